@@ -1,0 +1,28 @@
+//! Building a [`ToolDef`] with the defaults of a fast, riskless read tool.
+
+use crate::{CapabilityTier, Category, RiskTier, SpriteTrigger, TickBudget, ToolDef};
+use schemars::JsonSchema;
+
+/// A `ToolDef` for `P`'s JSON Schema with read-tool defaults: read tier, no risk, fast budget,
+/// no progress steps, the `thinking` sprite, any chain. Override fields with struct update
+/// syntax: `ToolDef { risk_tier: RiskTier::Medium, ..tool_def::<P>(..) }`.
+pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category) -> ToolDef {
+    let schema = schemars::schema_for!(P);
+    ToolDef {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        category,
+        capability_tier: CapabilityTier::Read,
+        risk_tier: RiskTier::None,
+        tick_budget: TickBudget::Fast,
+        progress_steps: Vec::new(),
+        sprite_trigger: SpriteTrigger::Thinking,
+        prompt_snippet: String::new(),
+        prompt_guidelines: Vec::new(),
+        // A schema always serializes; the fallback keeps this function infallible.
+        input_schema: serde_json::to_string(&schema).unwrap_or_else(|_| "{}".to_owned()),
+        supported_chains: Vec::new(),
+        action_kinds: Vec::new(),
+        requires: Vec::new(),
+    }
+}
