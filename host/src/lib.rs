@@ -1,0 +1,21 @@
+//! Bardo host: runs DeFi tool plugins (WebAssembly components) under uniform limits.
+//!
+//! Re-exports only; see each module.
+#![deny(unsafe_code)]
+
+mod bindings;
+pub mod audit;
+pub mod caps;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod plugin;
+pub mod profile;
+pub mod setup;
+pub mod tool;
+
+pub use config::Config;
+pub use engine::{Engine, Limits};
+pub use error::{ErrorCode, ToolError};
+pub use plugin::{CallReport, CallStats, Host, LoadError};
+pub use profile::Profile;

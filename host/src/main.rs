@@ -1,0 +1,233 @@
+//! `bardo`: the Bardo Tools host CLI.
+
+use anyhow::{Context, Result, bail};
+use bardo_host::audit::{self, Diff, Report};
+use bardo_host::config::Config;
+use bardo_host::engine::Engine;
+use bardo_host::setup;
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "bardo", version, about = "Runs DeFi tool plugins (WebAssembly components) under uniform limits")]
+struct Cli {
+    /// Configuration file.
+    #[arg(long, global = true, default_value = "bardo.toml")]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the tools a profile loads.
+    Tools {
+        /// Profile, or a composition such as `trader,vault` (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON (every ToolDef field).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a read tool and print its result and what the call cost.
+    Call {
+        /// Tool name.
+        tool: String,
+        /// Params as a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Print a component's capability surface, or what grew between two versions (exit 1 if it grew).
+    Audit {
+        /// The component.
+        file: PathBuf,
+        /// A newer version to compare with.
+        new: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-pin every configured plugin in the lock file to its current sha256.
+    Lock,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let explicit = cli.config != Path::new("bardo.toml");
+    let config = || Config::load(&cli.config, explicit).context("loading configuration");
+    match cli.command {
+        Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json),
+        Command::Call { tool, params, profile } => call(&config()?, &tool, &params, profile.as_deref()),
+        Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
+        Command::Lock => {
+            let lock = setup::relock(&config()?)?;
+            for e in lock.entries() {
+                println!("{}  {}", e.sha256, e.file);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn report_refused(refused: &[bardo_host::LoadError]) {
+    for e in refused {
+        eprintln!("refused: {e}");
+    }
+}
+
+fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode> {
+    let opened = setup::open(config, profile)?;
+    report_refused(&opened.refused);
+    let host = &opened.host;
+    if json {
+        let tools: Vec<_> = host
+            .catalog()
+            .values()
+            .map(|e| serde_json::json!({"plugin": &*e.plugin.name, "version": e.plugin.manifest.version, "tool": e.def}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"tools": tools, "skipped": host.skipped()}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<32} {:<20} {:<10} {:<12} {:<7} budget", "tool", "plugin", "tier", "category", "risk");
+    for (name, e) in host.catalog() {
+        let d = &e.def;
+        println!(
+            "{:<32} {:<20} {:<10} {:<12} {:<7} {} ms",
+            name,
+            format!("{}@{}", e.plugin.name, e.plugin.manifest.version),
+            format!("{:?}", d.capability_tier).to_lowercase(),
+            format!("{:?}", d.category).to_lowercase(),
+            format!("{:?}", d.risk_tier).to_lowercase(),
+            d.tick_budget.millis()
+        );
+    }
+    for s in host.skipped() {
+        println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
+    }
+    println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Result<ExitCode> {
+    let opened = setup::open(config, profile)?;
+    report_refused(&opened.refused);
+    let report = opened.host.call(tool, params);
+    let s = report.stats;
+    eprintln!(
+        "fuel {}  wall {} µs  peak memory {} KiB  events {}",
+        s.fuel_consumed,
+        s.wall.as_micros(),
+        s.peak_memory_bytes >> 10,
+        report.events.events.len()
+    );
+    match report.result {
+        Ok(json) => {
+            println!("{json}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn load_report(engine: &Engine, file: &Path) -> Result<Report> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    Ok(audit::audit(engine.clone(), &file.display().to_string(), &bytes)?)
+}
+
+fn audit_cmd(file: &Path, new: Option<&Path>, json: bool) -> Result<ExitCode> {
+    let engine = Engine::new(None)?;
+    let old = load_report(&engine, file)?;
+    let Some(new) = new else {
+        if json {
+            println!("{}", serde_json::to_string_pretty(&old)?);
+        } else {
+            print_report(&old);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let new = load_report(&engine, new)?;
+    let d = audit::diff(&old, &new);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+    } else {
+        print_diff(&old, &new, &d);
+    }
+    if old.plugin != new.plugin {
+        bail!("these are different plugins: `{}` and `{}`", old.plugin, new.plugin);
+    }
+    Ok(if d.grew { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_report(r: &Report) {
+    println!("plugin   {}@{}", r.plugin, r.version);
+    println!("sha256   {}", r.sha256);
+    println!("world    {:?}", r.world);
+    println!("imports");
+    for i in &r.imports {
+        println!("  {:<48} {:?}", i.name, i.class);
+    }
+    println!("exports");
+    for e in &r.exports {
+        println!("  {e}");
+    }
+    println!("tools");
+    for t in &r.tools {
+        println!(
+            "  {:<32} {:<10} {:<12} risk {:<7} {:?}",
+            t.name,
+            format!("{:?}", t.capability_tier).to_lowercase(),
+            format!("{:?}", t.category).to_lowercase(),
+            format!("{:?}", t.risk_tier).to_lowercase(),
+            t.tick_budget
+        );
+    }
+    match &r.policy_refusal {
+        None => println!("policy   loads under the default policy"),
+        Some(why) => println!("policy   REFUSED by the default policy: {why}"),
+    }
+}
+
+fn print_diff(old: &Report, new: &Report, d: &Diff) {
+    println!("{}@{} -> {}@{}", old.plugin, old.version, new.plugin, new.version);
+    if let Some((o, n)) = d.world {
+        println!("world    {o:?} -> {n:?}");
+    }
+    for i in &d.added_imports {
+        println!("+ import {i}");
+    }
+    for i in &d.removed_imports {
+        println!("- import {i}");
+    }
+    for t in &d.added_tools {
+        println!("+ tool   {} ({:?}, {:?}, risk {:?})", t.name, t.capability_tier, t.category, t.risk_tier);
+    }
+    for t in &d.removed_tools {
+        println!("- tool   {t}");
+    }
+    for c in &d.changed_tools {
+        println!("~ tool   {} {}: {} -> {}{}", c.name, c.field, c.old, c.new, if c.grew { " (grew)" } else { "" });
+    }
+    println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
+}

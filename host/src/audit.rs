@@ -1,0 +1,158 @@
+//! `bardo audit`: a component's capability surface, and what grew between two versions.
+
+use crate::engine::{Engine, Limits};
+use crate::plugin::surface::{self, GRANTABLE_WASI, MINIMAL_WASI, World, unversioned};
+use crate::plugin::{Host, LoadError, WasiPolicy};
+use crate::profile::Profile;
+use crate::tool::{CapabilityTier, Category, RiskTier, TickBudget};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the default policy treats an import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportClass {
+    /// A `bardo:host` interface.
+    Host,
+    /// In the minimal WASI set every plugin gets.
+    MinimalWasi,
+    /// WASI an operator must grant.
+    GrantableWasi,
+    /// Never provided.
+    Refused,
+}
+
+/// One import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Import {
+    pub name: String,
+    pub class: ImportClass,
+}
+
+/// One declared tool, as far as the surface goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolSurface {
+    pub name: String,
+    pub category: Category,
+    pub capability_tier: CapabilityTier,
+    pub risk_tier: RiskTier,
+    pub tick_budget: TickBudget,
+}
+
+/// A component's capability surface.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub plugin: String,
+    pub version: String,
+    pub sha256: String,
+    pub world: World,
+    pub imports: Vec<Import>,
+    pub exports: Vec<String>,
+    pub tools: Vec<ToolSurface>,
+    /// None when the default policy would load it; else why it would be refused.
+    pub policy_refusal: Option<String>,
+}
+
+/// Audit a component's bytes (the manifest is read in a sandboxed instance under the default
+/// limits, whatever the component imports).
+pub fn audit(engine: Engine, label: &str, bytes: &[u8]) -> Result<Report, LoadError> {
+    let host = Host::new(engine, Profile::parse("dev").map_err(|e| LoadError::Refused {
+        plugin: label.to_owned(),
+        reason: e.to_string(),
+    })?, Limits::default(), WasiPolicy::default())?;
+    let p = host.prepare(label, bytes, false)?;
+    let policy_refusal = surface::check_imports(&p.surface, p.world, &BTreeSet::new()).err();
+    let imports = p.surface.imports.iter().map(|name| Import { name: name.clone(), class: classify(name) }).collect();
+    let tools = p
+        .manifest
+        .tools
+        .iter()
+        .map(|t| ToolSurface {
+            name: t.name.clone(),
+            category: t.category,
+            capability_tier: t.capability_tier,
+            risk_tier: t.risk_tier,
+            tick_budget: t.tick_budget,
+        })
+        .collect();
+    Ok(Report {
+        plugin: p.manifest.name.clone(),
+        version: p.manifest.version.clone(),
+        sha256: p.sha256.clone(),
+        world: p.world,
+        imports,
+        exports: p.surface.exports.clone(),
+        tools,
+        policy_refusal,
+    })
+}
+
+fn classify(import: &str) -> ImportClass {
+    let name = unversioned(import);
+    if name.starts_with("bardo:host/") || name == "bardo:plugin/types" {
+        ImportClass::Host
+    } else if MINIMAL_WASI.contains(&name) {
+        ImportClass::MinimalWasi
+    } else if GRANTABLE_WASI.iter().any(|g| name == *g || name.starts_with(&format!("{g}/"))) {
+        ImportClass::GrantableWasi
+    } else {
+        ImportClass::Refused
+    }
+}
+
+/// A change of one tool between versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolChange {
+    pub name: String,
+    pub field: &'static str,
+    pub old: String,
+    pub new: String,
+    /// Whether this change widens what the tool can do.
+    pub grew: bool,
+}
+
+/// What changed between two versions of a component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diff {
+    pub world: Option<(World, World)>,
+    pub added_imports: Vec<String>,
+    pub removed_imports: Vec<String>,
+    pub added_tools: Vec<ToolSurface>,
+    pub removed_tools: Vec<String>,
+    pub changed_tools: Vec<ToolChange>,
+    /// New imports, a wider world, new write/privileged tools, or a higher tier.
+    pub grew: bool,
+}
+
+/// Compare two surfaces. Imports compare without their versions (a WASI patch bump is not growth).
+pub fn diff(old: &Report, new: &Report) -> Diff {
+    let names = |r: &Report| r.imports.iter().map(|i| unversioned(&i.name).to_owned()).collect::<BTreeSet<_>>();
+    let (old_imports, new_imports) = (names(old), names(new));
+    let added_imports: Vec<String> = new_imports.difference(&old_imports).cloned().collect();
+    let removed_imports: Vec<String> = old_imports.difference(&new_imports).cloned().collect();
+    let old_tools: BTreeMap<&str, &ToolSurface> = old.tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let new_tools: BTreeMap<&str, &ToolSurface> = new.tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let added_tools: Vec<ToolSurface> =
+        new.tools.iter().filter(|t| !old_tools.contains_key(t.name.as_str())).cloned().collect();
+    let removed_tools: Vec<String> =
+        old.tools.iter().filter(|t| !new_tools.contains_key(t.name.as_str())).map(|t| t.name.clone()).collect();
+    let mut changed_tools = Vec::new();
+    for (name, n) in &new_tools {
+        let Some(o) = old_tools.get(name) else { continue };
+        let mut change = |field: &'static str, old: String, new: String, grew: bool| {
+            if old != new {
+                changed_tools.push(ToolChange { name: (*name).to_owned(), field, old, new, grew });
+            }
+        };
+        change("capability_tier", format!("{:?}", o.capability_tier), format!("{:?}", n.capability_tier), n.capability_tier > o.capability_tier);
+        change("risk_tier", format!("{:?}", o.risk_tier), format!("{:?}", n.risk_tier), n.risk_tier > o.risk_tier);
+        change("category", format!("{:?}", o.category), format!("{:?}", n.category), false);
+        change("tick_budget", format!("{:?}", o.tick_budget), format!("{:?}", n.tick_budget), false);
+    }
+    let world = (old.world != new.world).then_some((old.world, new.world));
+    let grew = !added_imports.is_empty()
+        || world.is_some_and(|(o, n)| n > o)
+        || added_tools.iter().any(|t| t.capability_tier != CapabilityTier::Read)
+        || changed_tools.iter().any(|c| c.grew);
+    Diff { world, added_imports, removed_imports, added_tools, removed_tools, changed_tools, grew }
+}

@@ -1,0 +1,172 @@
+//! `bardo.toml`: profile, plugins, lock, cache, limits (global and per profile), tool overrides,
+//! capabilities and WASI grants. Relative paths are relative to the file.
+
+use crate::engine::Limits;
+use crate::plugin::WasiPolicy;
+use crate::tool::Capability;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Configuration errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+/// Per-profile limit overrides (`[profiles.trader] fuel = 20_000_000`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitOverrides {
+    pub fuel: Option<u64>,
+    pub memory_bytes: Option<usize>,
+    pub result_max_bytes: Option<usize>,
+}
+
+/// `[tools]`: per-tool overrides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolOverrides {
+    /// Tools to run even outside the profile's categories.
+    pub enable: Vec<String>,
+    /// Tools never to run.
+    pub disable: Vec<String>,
+}
+
+/// `[capabilities]`: what the operator has set up.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CapabilityConfig {
+    /// Environment variable holding a Uniswap API key; the capability is present when it is set.
+    pub uniswap_api_key_env: String,
+    /// Whether the agent memory store is enabled.
+    pub memory: bool,
+}
+
+impl Default for CapabilityConfig {
+    fn default() -> Self {
+        Self { uniswap_api_key_env: "UNISWAP_API_KEY".into(), memory: false }
+    }
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Default profile (`--profile` overrides it).
+    pub profile: String,
+    /// Plugin files, or directories whose `*.wasm` files are plugins.
+    pub plugins: Vec<PathBuf>,
+    /// The lock file.
+    pub lock: PathBuf,
+    /// Compiled-artifact cache directory.
+    pub cache_dir: PathBuf,
+    /// Limits of every call.
+    pub limits: Limits,
+    /// Per-profile limit overrides.
+    pub profiles: BTreeMap<String, LimitOverrides>,
+    /// Per-tool overrides.
+    pub tools: ToolOverrides,
+    /// Operator capabilities.
+    pub capabilities: CapabilityConfig,
+    /// WASI grants beyond the minimal set.
+    pub wasi: WasiPolicy,
+    #[serde(skip)]
+    base: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            profile: "data".into(),
+            plugins: vec![PathBuf::from("plugins")],
+            lock: PathBuf::from("bardo.lock"),
+            cache_dir: PathBuf::from(".bardo/cache"),
+            limits: Limits::default(),
+            profiles: BTreeMap::new(),
+            tools: ToolOverrides::default(),
+            capabilities: CapabilityConfig::default(),
+            wasi: WasiPolicy::default(),
+            base: PathBuf::from("."),
+        }
+    }
+}
+
+impl Config {
+    /// Load `path`; when `required` is false a missing file gives the defaults.
+    pub fn load(path: &Path, required: bool) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(Self::default()),
+            Err(source) => return Err(ConfigError::Io { path: path.to_owned(), source }),
+        };
+        Self::parse(&text, path)
+    }
+
+    /// Parse configuration text; `path` anchors relative paths and names errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let mut config: Self =
+            toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })?;
+        config.base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        Ok(config)
+    }
+
+    /// `p` resolved against the configuration file's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() { p.to_owned() } else { self.base.join(p) }
+    }
+
+    /// The limits for a profile spec: the global limits, raised by any composed profile's
+    /// overrides (composition widens, like the tool set).
+    pub fn limits_for(&self, spec: &str) -> Limits {
+        let overrides: Vec<&LimitOverrides> = spec.split(',').filter_map(|p| self.profiles.get(p.trim())).collect();
+        let mut limits = self.limits.clone();
+        if let Some(v) = overrides.iter().filter_map(|o| o.fuel).max() {
+            limits.fuel = v;
+        }
+        if let Some(v) = overrides.iter().filter_map(|o| o.memory_bytes).max() {
+            limits.memory_bytes = v;
+        }
+        if let Some(v) = overrides.iter().filter_map(|o| o.result_max_bytes).max() {
+            limits.result_max_bytes = v;
+        }
+        limits
+    }
+
+    /// The capabilities present: `uniswap_api` when its key variable is set, `memory` when
+    /// enabled. `wallet` comes with a configured signer, which this host does not have yet.
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let mut caps = Vec::new();
+        if std::env::var(&self.capabilities.uniswap_api_key_env).is_ok_and(|v| !v.is_empty()) {
+            caps.push(Capability::UniswapApi);
+        }
+        if self.capabilities.memory {
+            caps.push(Capability::Memory);
+        }
+        caps
+    }
+
+    /// The plugin files: listed files, plus the `*.wasm` files of listed directories (sorted).
+    pub fn plugin_files(&self) -> Result<Vec<PathBuf>, ConfigError> {
+        let mut files = Vec::new();
+        for p in &self.plugins {
+            let p = self.resolve(p);
+            if p.is_dir() {
+                let entries = std::fs::read_dir(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
+                let mut found: Vec<PathBuf> = entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|f| f.extension().is_some_and(|x| x == "wasm"))
+                    .collect();
+                found.sort();
+                files.extend(found);
+            } else {
+                files.push(p);
+            }
+        }
+        Ok(files)
+    }
+}

@@ -1,0 +1,176 @@
+//! Profiles: which tool categories an operator's `bardo` runs with, composition (`trader,vault`),
+//! per-tool overrides, and capability gating.
+//!
+//! | profile      | categories (plus `data`, implicit in every profile)                          |
+//! |--------------|-------------------------------------------------------------------------------|
+//! | data         | data                                                                          |
+//! | observatory  | streaming, dashboard, intelligence — read-only                                |
+//! | conservative | wallet, safety, lending, vault                                                |
+//! | trader       | trading, wallet, safety, streaming                                            |
+//! | lp           | liquidity, fees, wallet, safety, streaming                                    |
+//! | vault        | vault, lending, wallet, safety                                                |
+//! | fees         | fees, wallet, safety                                                          |
+//! | erc8004      | identity, reputation                                                          |
+//! | intelligence | intelligence, streaming                                                       |
+//! | learning     | learning, memory                                                              |
+//! | dashboard    | dashboard, streaming                                                          |
+//! | identity     | identity, reputation, wallet                                                  |
+//! | active       | trading, liquidity, lending, vault, fees, wallet, safety, streaming           |
+//! | golem        | active + identity, reputation, intelligence, memory, learning, dashboard      |
+//! | full         | every category but dev                                                        |
+//! | dev          | every category                                                                |
+
+use crate::tool::{Capability, CapabilityTier, Category, ToolDef};
+use std::collections::BTreeSet;
+
+use Category::*;
+
+/// Every profile name and its categories (`data` is added to all).
+pub const PROFILES: &[(&str, &[Category])] = &[
+    ("data", &[]),
+    ("observatory", &[Streaming, Dashboard, Intelligence]),
+    ("conservative", &[Wallet, Safety, Lending, Vault]),
+    ("trader", &[Trading, Wallet, Safety, Streaming]),
+    ("lp", &[Liquidity, Fees, Wallet, Safety, Streaming]),
+    ("vault", &[Vault, Lending, Wallet, Safety]),
+    ("fees", &[Fees, Wallet, Safety]),
+    ("erc8004", &[Identity, Reputation]),
+    ("intelligence", &[Intelligence, Streaming]),
+    ("learning", &[Learning, Memory]),
+    ("dashboard", &[Dashboard, Streaming]),
+    ("identity", &[Identity, Reputation, Wallet]),
+    ("active", &[Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming]),
+    (
+        "golem",
+        &[
+            Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming, Identity, Reputation, Intelligence,
+            Memory, Learning, Dashboard,
+        ],
+    ),
+    (
+        "full",
+        &[
+            Trading, Liquidity, Lending, Vault, Fees, Streaming, Wallet, Safety, Identity, Reputation, Intelligence,
+            Memory, Learning, Dashboard, Governance,
+        ],
+    ),
+    ("dev", &Category::ALL),
+];
+
+/// Profiles that never run write tools, whatever the categories say.
+const READ_ONLY: &[&str] = &["data", "observatory", "intelligence", "dashboard", "learning", "erc8004"];
+
+/// Errors in a profile specification.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ProfileError {
+    #[error("unknown profile `{0}`; known profiles: {known}", known = PROFILES.iter().map(|p| p.0).collect::<Vec<_>>().join(", "))]
+    Unknown(String),
+    #[error("empty profile name in `{0}`; compose profiles as `trader,vault`")]
+    Empty(String),
+}
+
+/// Whether a profile runs a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// In the catalog.
+    Included,
+    /// Not the profile's business (category not selected, or disabled).
+    Excluded,
+    /// Selected but missing a capability: skipped with a warning.
+    Skipped(String),
+}
+
+/// A resolved profile: categories, overrides and the capabilities the operator has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    name: String,
+    categories: BTreeSet<Category>,
+    read_only: bool,
+    enable: BTreeSet<String>,
+    disable: BTreeSet<String>,
+    capabilities: BTreeSet<CapabilityKey>,
+}
+
+/// `Capability` as an ordered key.
+type CapabilityKey = u8;
+
+fn key(c: Capability) -> CapabilityKey {
+    c as u8
+}
+
+impl Profile {
+    /// Resolve `spec` (`trader` or `trader,vault`) with no overrides and no capabilities.
+    pub fn parse(spec: &str) -> Result<Self, ProfileError> {
+        let mut categories = BTreeSet::from([Data]);
+        let mut read_only = true;
+        for part in spec.split(',').map(str::trim) {
+            if part.is_empty() {
+                return Err(ProfileError::Empty(spec.to_owned()));
+            }
+            let (_, cats) = PROFILES.iter().find(|(n, _)| *n == part).ok_or_else(|| ProfileError::Unknown(part.to_owned()))?;
+            categories.extend(cats.iter().copied());
+            read_only &= READ_ONLY.contains(&part);
+        }
+        Ok(Self {
+            name: spec.to_owned(),
+            categories,
+            read_only,
+            enable: BTreeSet::new(),
+            disable: BTreeSet::new(),
+            capabilities: BTreeSet::new(),
+        })
+    }
+
+    /// Per-tool overrides: `enable` adds tools outside the categories, `disable` removes tools.
+    pub fn with_overrides(mut self, enable: &[String], disable: &[String]) -> Self {
+        self.enable = enable.iter().cloned().collect();
+        self.disable = disable.iter().cloned().collect();
+        self
+    }
+
+    /// The capabilities the operator has configured.
+    pub fn with_capabilities(mut self, caps: impl IntoIterator<Item = Capability>) -> Self {
+        self.capabilities = caps.into_iter().map(key).collect();
+        self
+    }
+
+    /// The spec it was parsed from.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its categories.
+    pub fn categories(&self) -> &BTreeSet<Category> {
+        &self.categories
+    }
+
+    /// Whether it runs no write tools at all.
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether the profile runs `tool`.
+    pub fn select(&self, tool: &ToolDef) -> Selection {
+        if self.disable.contains(&tool.name) {
+            return Selection::Excluded;
+        }
+        let wanted = self.enable.contains(&tool.name) || self.categories.contains(&tool.category);
+        if !wanted {
+            return Selection::Excluded;
+        }
+        if self.read_only && tool.capability_tier != CapabilityTier::Read && !self.enable.contains(&tool.name) {
+            return Selection::Excluded;
+        }
+        let mut needs: Vec<Capability> = tool.requires.clone();
+        if tool.capability_tier == CapabilityTier::Write {
+            needs.push(Capability::Wallet);
+        }
+        match needs.into_iter().find(|c| !self.capabilities.contains(&key(*c))) {
+            Some(missing) => Selection::Skipped(format!(
+                "needs the `{}` capability, which is not configured",
+                serde_json::to_value(missing).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+            )),
+            None => Selection::Included,
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Open a host from `bardo.toml`: engine with the cache, the profile with its overrides and
+//! capabilities, and every configured plugin checked against `bardo.lock`.
+
+use crate::config::{Config, ConfigError};
+use crate::engine::{Engine, EngineError};
+use crate::plugin::lock::{Lockfile, Pin};
+use crate::plugin::{Host, LoadError};
+use crate::profile::{Profile, ProfileError};
+use sha2::{Digest, Sha256};
+
+/// Why a host could not be opened at all (a single plugin failing is not one of these).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+/// A host and the plugins it refused (it serves the others).
+pub struct Opened {
+    pub host: Host,
+    pub refused: Vec<LoadError>,
+}
+
+/// Open the host for `profile` (default: the configuration's).
+pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError> {
+    let spec = profile.unwrap_or(&config.profile);
+    let profile = Profile::parse(spec)?
+        .with_overrides(&config.tools.enable, &config.tools.disable)
+        .with_capabilities(config.capabilities());
+    let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
+    let mut host = Host::new(engine, profile, config.limits_for(spec), config.wasi.clone())?;
+    let lock_path = config.resolve(&config.lock);
+    let mut lock = Lockfile::read(&lock_path).map_err(LoadError::from)?;
+    let mut pinned_new = false;
+    let mut refused = Vec::new();
+    for file in config.plugin_files()? {
+        let loaded = std::fs::read(&file)
+            .map_err(|source| LoadError::Io { path: file.clone(), source })
+            .and_then(|bytes| {
+                let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let digest = hex::encode(Sha256::digest(&bytes));
+                pinned_new |= lock.verify(&name, &digest, &lock_path)? == Pin::Added;
+                host.load_bytes(&name, &bytes)
+            });
+        if let Err(e) = loaded {
+            tracing::debug!("{e}");
+            refused.push(e);
+        }
+    }
+    if pinned_new {
+        lock.write(&lock_path).map_err(LoadError::from)?;
+        tracing::info!(lock = %lock_path.display(), "pinned new plugins");
+    }
+    Ok(Opened { host, refused })
+}
+
+/// Re-pin every configured plugin file to its current digest.
+pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
+    let lock_path = config.resolve(&config.lock);
+    let mut lock = Lockfile::default();
+    for file in config.plugin_files()? {
+        let bytes = std::fs::read(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        lock.pin(&name, &hex::encode(Sha256::digest(&bytes)));
+    }
+    lock.write(&lock_path).map_err(LoadError::from)?;
+    Ok(lock)
+}
