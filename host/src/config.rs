@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
 }
@@ -48,7 +51,10 @@ pub struct CapabilityConfig {
 
 impl Default for CapabilityConfig {
     fn default() -> Self {
-        Self { uniswap_api_key_env: "UNISWAP_API_KEY".into(), memory: false }
+        Self {
+            uniswap_api_key_env: "UNISWAP_API_KEY".into(),
+            memory: false,
+        }
     }
 }
 
@@ -100,29 +106,49 @@ impl Config {
     pub fn load(path: &Path, required: bool) -> Result<Self, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(Self::default()),
-            Err(source) => return Err(ConfigError::Io { path: path.to_owned(), source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+                return Ok(Self::default());
+            }
+            Err(source) => {
+                return Err(ConfigError::Io {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
         };
         Self::parse(&text, path)
     }
 
     /// Parse configuration text; `path` anchors relative paths and names errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let mut config: Self =
-            toml::from_str(text).map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })?;
-        config.base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        let mut config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        config.base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_owned();
         Ok(config)
     }
 
     /// `p` resolved against the configuration file's directory.
     pub fn resolve(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() { p.to_owned() } else { self.base.join(p) }
+        if p.is_absolute() {
+            p.to_owned()
+        } else {
+            self.base.join(p)
+        }
     }
 
     /// The limits for a profile spec: the global limits, raised by any composed profile's
     /// overrides (composition widens, like the tool set).
     pub fn limits_for(&self, spec: &str) -> Limits {
-        let overrides: Vec<&LimitOverrides> = spec.split(',').filter_map(|p| self.profiles.get(p.trim())).collect();
+        let overrides: Vec<&LimitOverrides> = spec
+            .split(',')
+            .filter_map(|p| self.profiles.get(p.trim()))
+            .collect();
         let mut limits = self.limits.clone();
         if let Some(v) = overrides.iter().filter_map(|o| o.fuel).max() {
             limits.fuel = v;
@@ -155,7 +181,10 @@ impl Config {
         for p in &self.plugins {
             let p = self.resolve(p);
             if p.is_dir() {
-                let entries = std::fs::read_dir(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
+                let entries = std::fs::read_dir(&p).map_err(|source| ConfigError::Io {
+                    path: p.clone(),
+                    source,
+                })?;
                 let mut found: Vec<PathBuf> = entries
                     .filter_map(Result::ok)
                     .map(|e| e.path())

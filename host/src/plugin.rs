@@ -28,15 +28,24 @@ use wasmtime::component::{InstancePre, Linker};
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("cannot read plugin {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("plugin `{plugin}` is not a WebAssembly component: {reason}")]
     NotAComponent { plugin: String, reason: String },
     #[error("plugin `{plugin}` refused: {reason}")]
     Refused { plugin: String, reason: String },
     #[error("plugin `{plugin}` has an unusable manifest: {reason}")]
     Manifest { plugin: String, reason: String },
-    #[error("plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of them")]
-    DuplicateTool { plugin: String, tool: String, other: String },
+    #[error(
+        "plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of them"
+    )]
+    DuplicateTool {
+        plugin: String,
+        tool: String,
+        other: String,
+    },
     #[error(transparent)]
     Lock(#[from] lock::LockError),
     #[error(transparent)]
@@ -92,12 +101,20 @@ pub struct Host {
     skipped: Vec<Skipped>,
 }
 
+/// Limits for reading a manifest at load time.
+static LOAD_LIMITS: std::sync::LazyLock<Limits> = std::sync::LazyLock::new(Limits::default);
+
 /// Params larger than this are refused before any plugin code runs.
 const MAX_PARAMS: usize = 1 << 20;
 
 impl Host {
     /// A host with no plugins yet.
-    pub fn new(engine: Engine, profile: Profile, limits: Limits, wasi: WasiPolicy) -> Result<Self, LoadError> {
+    pub fn new(
+        engine: Engine,
+        profile: Profile,
+        limits: Limits,
+        wasi: WasiPolicy,
+    ) -> Result<Self, LoadError> {
         let mut linker = Linker::new(engine.wasmtime());
         let linked = caps::add_to_linker(&mut linker)
             .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker));
@@ -118,33 +135,65 @@ impl Host {
 
     /// Load the component at `path`.
     pub fn load_file(&mut self, path: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
-        let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let label = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         self.load_bytes(&label, &bytes)
     }
 
     /// Load a component: check its surface against the policy, read its manifest, and add the
     /// tools the profile selects to the catalog. `label` names it in errors until its manifest
     /// is read.
-    pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
+    pub fn load_bytes(
+        &mut self,
+        label: &str,
+        bytes: &[u8],
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
         let plugin = self.prepare(label, bytes, true)?;
         let plugin = Arc::new(plugin);
         for def in &plugin.manifest.tools {
-            if let Some(other) = self.catalog.get(&def.name).map(|e| e.plugin.name.to_string()).or_else(|| {
-                self.plugins.iter().find(|p| p.manifest.tools.iter().any(|t| t.name == def.name)).map(|p| p.name.to_string())
-            }) {
-                return Err(LoadError::DuplicateTool { plugin: plugin.name.to_string(), tool: def.name.clone(), other });
+            if let Some(other) = self
+                .catalog
+                .get(&def.name)
+                .map(|e| e.plugin.name.to_string())
+                .or_else(|| {
+                    self.plugins
+                        .iter()
+                        .find(|p| p.manifest.tools.iter().any(|t| t.name == def.name))
+                        .map(|p| p.name.to_string())
+                })
+            {
+                return Err(LoadError::DuplicateTool {
+                    plugin: plugin.name.to_string(),
+                    tool: def.name.clone(),
+                    other,
+                });
             }
         }
         for def in &plugin.manifest.tools {
             match self.profile.select(def) {
                 Selection::Included => {
-                    self.catalog.insert(def.name.clone(), CatalogEntry { plugin: plugin.clone(), def: def.clone() });
+                    self.catalog.insert(
+                        def.name.clone(),
+                        CatalogEntry {
+                            plugin: plugin.clone(),
+                            def: def.clone(),
+                        },
+                    );
                 }
                 Selection::Excluded => {}
                 Selection::Skipped(reason) => {
                     tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
-                    self.skipped.push(Skipped { tool: def.name.clone(), plugin: plugin.name.to_string(), reason });
+                    self.skipped.push(Skipped {
+                        tool: def.name.clone(),
+                        plugin: plugin.name.to_string(),
+                        reason,
+                    });
                 }
             }
         }
@@ -154,13 +203,25 @@ impl Host {
 
     /// Compile and read a component's surface and manifest. With `enforce`, refuse imports
     /// outside the policy; without, inspect anything (for `bardo audit`).
-    pub(crate) fn prepare(&self, label: &str, bytes: &[u8], enforce: bool) -> Result<LoadedPlugin, LoadError> {
-        let not_component = |reason: String| LoadError::NotAComponent { plugin: label.to_owned(), reason };
+    pub(crate) fn prepare(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        enforce: bool,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let not_component = |reason: String| LoadError::NotAComponent {
+            plugin: label.to_owned(),
+            reason,
+        };
         if !bytes.starts_with(b"\0asm") {
-            return Err(not_component("the file does not start with the wasm magic bytes `\\0asm`".into()));
+            return Err(not_component(
+                "the file does not start with the wasm magic bytes `\\0asm`".into(),
+            ));
         }
         if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
-            return Err(not_component("it is a core wasm module; build the plugin with `--target wasm32-wasip2`".into()));
+            return Err(not_component(
+                "it is a core wasm module; build the plugin with `--target wasm32-wasip2`".into(),
+            ));
         }
         let sha256 = hex::encode(Sha256::digest(bytes));
         let (component, cache) = self.engine.compile(bytes).map_err(|e| match e {
@@ -168,22 +229,45 @@ impl Host {
             other => LoadError::Engine(other),
         })?;
         let surface = Surface::of(&component, self.engine.wasmtime());
-        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
+        let refused = |reason: String| LoadError::Refused {
+            plugin: label.to_owned(),
+            reason,
+        };
         let world = surface.world().map_err(refused)?;
         if enforce {
             surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
         }
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| refused(format!("{e:#}")))?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| refused(format!("{e:#}")))?;
         let read = read::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
-        let write = (world == World::Writer).then(|| write::GuestIndices::new(&pre)).transpose().map_err(|e| refused(format!("{e:#}")))?;
-        let stream = (world == World::Streamer).then(|| stream::GuestIndices::new(&pre)).transpose().map_err(|e| refused(format!("{e:#}")))?;
-        let catalog_idx = catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let write = (world == World::Writer)
+            .then(|| write::GuestIndices::new(&pre))
+            .transpose()
+            .map_err(|e| refused(format!("{e:#}")))?;
+        let stream = (world == World::Streamer)
+            .then(|| stream::GuestIndices::new(&pre))
+            .transpose()
+            .map_err(|e| refused(format!("{e:#}")))?;
+        let catalog_idx =
+            catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
         let label_arc: Arc<str> = Arc::from(label);
-        let report = call::run(&self.env(), &pre, &label_arc, "get-manifest", TickBudget::Fast, |store, instance| {
-            let guest = catalog_idx.load(&mut *store, instance)?;
-            Ok(Ok(guest.call_get_manifest(&mut *store)?))
-        });
-        let bad = |reason: String| LoadError::Manifest { plugin: label.to_owned(), reason };
+        let report = call::run(
+            &self.load_env(),
+            &pre,
+            &label_arc,
+            "get-manifest",
+            TickBudget::Fast,
+            |store, instance| {
+                let guest = catalog_idx.load(&mut *store, instance)?;
+                Ok(Ok(guest.call_get_manifest(&mut *store)?))
+            },
+        );
+        let bad = |reason: String| LoadError::Manifest {
+            plugin: label.to_owned(),
+            reason,
+        };
         let manifest = report.result.map_err(|e| bad(e.message))?;
         let manifest = convert::manifest(manifest).map_err(bad)?;
         validate(&manifest, world).map_err(bad)?;
@@ -202,7 +286,20 @@ impl Host {
     }
 
     fn env(&self) -> CallEnv<'_> {
-        CallEnv { engine: &self.engine, caps: &self.caps, wasi: &self.wasi, limits: &self.limits }
+        CallEnv {
+            engine: &self.engine,
+            caps: &self.caps,
+            wasi: &self.wasi,
+            limits: &self.limits,
+        }
+    }
+
+    /// Reading a manifest is the host's own call: default limits, whatever the profile's.
+    fn load_env(&self) -> CallEnv<'_> {
+        CallEnv {
+            limits: &LOAD_LIMITS,
+            ..self.env()
+        }
     }
 
     /// The profile's tools, by name.
@@ -230,28 +327,46 @@ impl Host {
         let Some(entry) = self.catalog.get(tool) else {
             return CallReport::refused(ToolError::new(
                 ErrorCode::NotFound,
-                format!("no tool `{tool}` in profile `{}`; list the tools with `bardo tools`", self.profile.name()),
+                format!(
+                    "no tool `{tool}` in profile `{}`; list the tools with `bardo tools`",
+                    self.profile.name()
+                ),
             ));
         };
         if entry.def.capability_tier != CapabilityTier::Read {
             return CallReport::refused(ToolError::new(
                 ErrorCode::Denied,
-                format!("`{tool}` is a {:?} tool; writes go through preview_action and commit_action", entry.def.capability_tier),
+                format!(
+                    "`{tool}` is a {:?} tool; writes go through preview_action and commit_action",
+                    entry.def.capability_tier
+                ),
             ));
         }
         if params_json.len() > MAX_PARAMS {
             return CallReport::refused(ToolError::new(
                 ErrorCode::InvalidParams,
-                format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
+                format!(
+                    "params are {} bytes, over the {MAX_PARAMS} byte limit",
+                    params_json.len()
+                ),
             ));
         }
         let plugin = &entry.plugin;
         let limits = &self.limits;
-        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
-            let guest = plugin.read.load(&mut *store, instance)?;
-            let answer = guest.call_call(&mut *store, tool, params_json)?;
-            Ok(answer.map_err(convert::tool_error).and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
-        })
+        call::run(
+            &self.env(),
+            &plugin.pre,
+            &plugin.name,
+            tool,
+            entry.def.tick_budget,
+            |store, instance| {
+                let guest = plugin.read.load(&mut *store, instance)?;
+                let answer = guest.call_call(&mut *store, tool, params_json)?;
+                Ok(answer
+                    .map_err(convert::tool_error)
+                    .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
+            },
+        )
     }
 }
 
@@ -270,30 +385,54 @@ impl LoadedPlugin {
 /// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.
 fn valid_tool_name(name: &str) -> bool {
     let mut parts = name.split('_');
-    let first_ok = parts.next().is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
+    let first_ok = parts
+        .next()
+        .is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
     first_ok
         && name.split('_').count() >= 2
-        && name.split('_').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        && name.split('_').all(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
 }
 
 fn validate(m: &Manifest, world: World) -> Result<(), String> {
-    if m.name.is_empty() || !m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
-        return Err(format!("plugin name {:?} must be lowercase letters, digits and '-'", m.name));
+    if m.name.is_empty()
+        || !m
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(format!(
+            "plugin name {:?} must be lowercase letters, digits and '-'",
+            m.name
+        ));
     }
-    semver::Version::parse(&m.version).map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
+    semver::Version::parse(&m.version)
+        .map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
     let mut seen = BTreeSet::new();
     for t in &m.tools {
         if !valid_tool_name(&t.name) {
-            return Err(format!("tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase", t.name));
+            return Err(format!(
+                "tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase",
+                t.name
+            ));
         }
         if !seen.insert(&t.name) {
             return Err(format!("tool `{}` is declared twice", t.name));
         }
         if !t.input_schema.is_object() {
-            return Err(format!("tool `{}`: its input schema must be a JSON object", t.name));
+            return Err(format!(
+                "tool `{}`: its input schema must be a JSON object",
+                t.name
+            ));
         }
         if t.capability_tier == CapabilityTier::Write && world != World::Writer {
-            return Err(format!("tool `{}` is a write tool, but the plugin does not export `write`", t.name));
+            return Err(format!(
+                "tool `{}` is a write tool, but the plugin does not export `write`",
+                t.name
+            ));
         }
     }
     Ok(())

@@ -39,26 +39,63 @@ pub const PROFILES: &[(&str, &[Category])] = &[
     ("learning", &[Learning, Memory]),
     ("dashboard", &[Dashboard, Streaming]),
     ("identity", &[Identity, Reputation, Wallet]),
-    ("active", &[Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming]),
+    (
+        "active",
+        &[
+            Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming,
+        ],
+    ),
     (
         "golem",
         &[
-            Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming, Identity, Reputation, Intelligence,
-            Memory, Learning, Dashboard,
+            Trading,
+            Liquidity,
+            Lending,
+            Vault,
+            Fees,
+            Wallet,
+            Safety,
+            Streaming,
+            Identity,
+            Reputation,
+            Intelligence,
+            Memory,
+            Learning,
+            Dashboard,
         ],
     ),
     (
         "full",
         &[
-            Trading, Liquidity, Lending, Vault, Fees, Streaming, Wallet, Safety, Identity, Reputation, Intelligence,
-            Memory, Learning, Dashboard, Governance,
+            Trading,
+            Liquidity,
+            Lending,
+            Vault,
+            Fees,
+            Streaming,
+            Wallet,
+            Safety,
+            Identity,
+            Reputation,
+            Intelligence,
+            Memory,
+            Learning,
+            Dashboard,
+            Governance,
         ],
     ),
     ("dev", &Category::ALL),
 ];
 
 /// Profiles that never run write tools, whatever the categories say.
-const READ_ONLY: &[&str] = &["data", "observatory", "intelligence", "dashboard", "learning", "erc8004"];
+const READ_ONLY: &[&str] = &[
+    "data",
+    "observatory",
+    "intelligence",
+    "dashboard",
+    "learning",
+    "erc8004",
+];
 
 /// Errors in a profile specification.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -107,7 +144,10 @@ impl Profile {
             if part.is_empty() {
                 return Err(ProfileError::Empty(spec.to_owned()));
             }
-            let (_, cats) = PROFILES.iter().find(|(n, _)| *n == part).ok_or_else(|| ProfileError::Unknown(part.to_owned()))?;
+            let (_, cats) = PROFILES
+                .iter()
+                .find(|(n, _)| *n == part)
+                .ok_or_else(|| ProfileError::Unknown(part.to_owned()))?;
             categories.extend(cats.iter().copied());
             read_only &= READ_ONLY.contains(&part);
         }
@@ -158,17 +198,26 @@ impl Profile {
         if !wanted {
             return Selection::Excluded;
         }
-        if self.read_only && tool.capability_tier != CapabilityTier::Read && !self.enable.contains(&tool.name) {
+        if self.read_only
+            && tool.capability_tier != CapabilityTier::Read
+            && !self.enable.contains(&tool.name)
+        {
             return Selection::Excluded;
         }
         let mut needs: Vec<Capability> = tool.requires.clone();
         if tool.capability_tier == CapabilityTier::Write {
             needs.push(Capability::Wallet);
         }
-        match needs.into_iter().find(|c| !self.capabilities.contains(&key(*c))) {
+        match needs
+            .into_iter()
+            .find(|c| !self.capabilities.contains(&key(*c)))
+        {
             Some(missing) => Selection::Skipped(format!(
                 "needs the `{}` capability, which is not configured",
-                serde_json::to_value(missing).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+                serde_json::to_value(missing)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
             )),
             None => Selection::Included,
         }

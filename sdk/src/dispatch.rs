@@ -1,7 +1,7 @@
 //! JSON in and out of the typed tool traits. Used by the `plugin!` macro.
 
 use crate::errors::{internal, invalid_params};
-use crate::{Error, Log, ReadTool, Receipt, StreamStep, StreamTool, Source, WritePlan, WriteTool};
+use crate::{Error, Log, ReadTool, Receipt, Source, StreamStep, StreamTool, WritePlan, WriteTool};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -12,11 +12,16 @@ fn parse<P: DeserializeOwned>(tool: &str, json: &str) -> Result<P, Error> {
 }
 
 fn to_json<T: Serialize>(tool: &str, value: &T) -> Result<String, Error> {
-    serde_json::to_string(value).map_err(|e| internal(format!("`{tool}` produced a result that is not JSON: {e}")))
+    serde_json::to_string(value)
+        .map_err(|e| internal(format!("`{tool}` produced a result that is not JSON: {e}")))
 }
 
 fn parse_state<S: DeserializeOwned>(tool: &str, json: &str) -> Result<S, Error> {
-    serde_json::from_str(json).map_err(|e| internal(format!("state of stream `{tool}` is corrupt: {e}; reopen the stream")))
+    serde_json::from_str(json).map_err(|e| {
+        internal(format!(
+            "state of stream `{tool}` is corrupt: {e}; reopen the stream"
+        ))
+    })
 }
 
 /// Run read tool `T` on JSON params.
@@ -31,7 +36,10 @@ pub fn dispatch_plan<T: WriteTool>(params: &str) -> Result<WritePlan, Error> {
 }
 
 /// Verify write tool `T`'s receipts.
-pub fn dispatch_verify<T: WriteTool>(params: &str, receipts: Vec<Receipt>) -> Result<String, Error> {
+pub fn dispatch_verify<T: WriteTool>(
+    params: &str,
+    receipts: Vec<Receipt>,
+) -> Result<String, Error> {
     let out = T::verify(parse(T::NAME, params)?, receipts)?;
     to_json(T::NAME, &out)
 }
@@ -44,11 +52,18 @@ pub fn dispatch_open<T: StreamTool>(params: &str) -> Result<(Source, String), Er
 
 fn step<T: StreamTool>(result: (Vec<crate::StreamEvent>, T::State)) -> Result<StreamStep, Error> {
     let (events, state) = result;
-    Ok(StreamStep { events, state_json: to_json(T::NAME, &state)? })
+    Ok(StreamStep {
+        events,
+        state_json: to_json(T::NAME, &state)?,
+    })
 }
 
 /// Logs for stream tool `T`.
-pub fn dispatch_on_logs<T: StreamTool>(params: &str, logs: Vec<Log>, state: &str) -> Result<StreamStep, Error> {
+pub fn dispatch_on_logs<T: StreamTool>(
+    params: &str,
+    logs: Vec<Log>,
+    state: &str,
+) -> Result<StreamStep, Error> {
     let params = parse(T::NAME, params)?;
     step::<T>(T::on_logs(&params, logs, parse_state(T::NAME, state)?)?)
 }

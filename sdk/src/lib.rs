@@ -8,25 +8,28 @@
 //! [`chain`], reports through [`events`] and, for write tools, returns a [`WritePlan`] that the
 //! host checks, simulates and signs.
 
+pub mod abi;
 mod bindings;
 mod def;
 mod dispatch;
-pub mod abi;
 pub mod errors;
 
-#[doc(hidden)]
-pub use bindings::{reader, stream_part, write_part};
-pub use bindings::imports::bardo::host::{chain, events, signer, simulate};
 pub use bindings::imports::bardo::host::types::{
     Address, B256, ChainId, Error, ErrorCode, Log, LogFilter, Receipt, TxCall, U256,
 };
+pub use bindings::imports::bardo::host::{chain, events, signer, simulate};
 pub use bindings::imports::bardo::plugin::types::{
     Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, PlannedCall, RiskTier,
     Source, SpriteTrigger, StreamEvent, StreamStep, TickBudget, ToolDef, WritePlan,
 };
+#[doc(hidden)]
+pub use bindings::{reader, stream_part, write_part};
 pub use def::tool_def;
 #[doc(hidden)]
-pub use dispatch::{dispatch_on_logs, dispatch_on_tick, dispatch_open, dispatch_plan, dispatch_read, dispatch_verify};
+pub use dispatch::{
+    dispatch_on_logs, dispatch_on_tick, dispatch_open, dispatch_plan, dispatch_read,
+    dispatch_verify,
+};
 
 // Re-exported so that plugins need no direct dependency on them to use the macro.
 pub use schemars;
@@ -78,12 +81,19 @@ pub trait StreamTool {
     /// The source to subscribe to and the initial state.
     fn open(params: &Self::Params) -> Result<(Source, Self::State), Error>;
     /// Logs arrived for the subscription.
-    fn on_logs(params: &Self::Params, logs: Vec<Log>, state: Self::State) -> Result<(Vec<StreamEvent>, Self::State), Error> {
+    fn on_logs(
+        params: &Self::Params,
+        logs: Vec<Log>,
+        state: Self::State,
+    ) -> Result<(Vec<StreamEvent>, Self::State), Error> {
         let _ = (params, logs);
         Ok((Vec::new(), state))
     }
     /// A poll tick for the subscription.
-    fn on_tick(params: &Self::Params, state: Self::State) -> Result<(Vec<StreamEvent>, Self::State), Error> {
+    fn on_tick(
+        params: &Self::Params,
+        state: Self::State,
+    ) -> Result<(Vec<StreamEvent>, Self::State), Error> {
         let _ = params;
         Ok((Vec::new(), state))
     }

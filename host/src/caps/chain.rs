@@ -16,7 +16,9 @@ impl ChainCaps {
     fn unsupported(&self, chain: u64) -> Error {
         wit_error(ToolError::new(
             ErrorCode::ChainNotSupported,
-            format!("chain {chain} is not configured in this host; run the tool against a configured chain"),
+            format!(
+                "chain {chain} is not configured in this host; run the tool against a configured chain"
+            ),
         ))
     }
 }
@@ -24,7 +26,10 @@ impl ChainCaps {
 /// The chain import as one call sees it.
 pub struct ChainView<'a> {
     caps: &'a ChainCaps,
-    #[expect(dead_code, reason = "RPC timeouts will be bounded by the call's deadline")]
+    #[expect(
+        dead_code,
+        reason = "RPC timeouts will be bounded by the call's deadline"
+    )]
     call: &'a mut CallCtx,
 }
 
@@ -36,7 +41,10 @@ impl HasData for HasChain {
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::chain::add_to_linker::<T, HasChain>(linker, |t| {
         let (caps, call) = t.parts();
-        ChainView { caps: &caps.chain, call }
+        ChainView {
+            caps: &caps.chain,
+            call,
+        }
     })
 }
 
@@ -44,7 +52,12 @@ impl Host for ChainView<'_> {
     fn call(&mut self, call: TxCall, _block: Option<u64>) -> Result<Vec<u8>, Error> {
         Err(self.caps.unsupported(call.chain_id))
     }
-    fn balance(&mut self, chain: u64, _account: String, _block: Option<u64>) -> Result<String, Error> {
+    fn balance(
+        &mut self,
+        chain: u64,
+        _account: String,
+        _block: Option<u64>,
+    ) -> Result<String, Error> {
         Err(self.caps.unsupported(chain))
     }
     fn block_number(&mut self, chain: u64) -> Result<u64, Error> {

@@ -22,7 +22,10 @@ pub enum ToolEvent {
     /// The tool reached progress step `step`.
     Progress { step: u32, elapsed_us: u64 },
     /// A domain event.
-    Emit { kind: String, payload: serde_json::Value },
+    Emit {
+        kind: String,
+        payload: serde_json::Value,
+    },
 }
 
 /// The events of one call.
@@ -57,13 +60,17 @@ impl HasData for HasEvents {
 }
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    crate::bindings::bardo::host::events::add_to_linker::<T, HasEvents>(linker, |t| EventsView { call: t.parts().1 })
+    crate::bindings::bardo::host::events::add_to_linker::<T, HasEvents>(linker, |t| EventsView {
+        call: t.parts().1,
+    })
 }
 
 impl Host for EventsView<'_> {
     fn progress(&mut self, step: u32) {
         let elapsed_us = self.call.started.elapsed().as_micros() as u64;
-        self.call.events.push(ToolEvent::Progress { step, elapsed_us });
+        self.call
+            .events
+            .push(ToolEvent::Progress { step, elapsed_us });
     }
 
     fn emit(&mut self, kind: String, payload_json: String) {

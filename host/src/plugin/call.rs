@@ -43,7 +43,11 @@ pub struct CallReport<T = String> {
 impl<T> CallReport<T> {
     /// A call refused before any plugin code ran.
     pub fn refused(error: ToolError) -> Self {
-        Self { result: Err(error), stats: CallStats::default(), events: CallEvents::default() }
+        Self {
+            result: Err(error),
+            stats: CallStats::default(),
+            events: CallEvents::default(),
+        }
     }
 }
 
@@ -74,7 +78,9 @@ pub(crate) fn run<R>(
     };
     let state = CallState::new(env.caps.clone(), call, env.wasi.clone());
     let mut store = env.engine.store(state, env.limits, budget);
-    let outcome = pre.instantiate(&mut store).and_then(|instance| f(&mut store, &instance));
+    let outcome = pre
+        .instantiate(&mut store)
+        .and_then(|instance| f(&mut store, &instance));
     let fuel_left = store.get_fuel().unwrap_or(0);
     let result = match outcome {
         Ok(result) => result,
@@ -91,7 +97,11 @@ pub(crate) fn run<R>(
         wall: started.elapsed(),
         peak_memory_bytes: state.limiter.peak_memory(),
     };
-    CallReport { result, stats, events: state.call.events }
+    CallReport {
+        result,
+        stats,
+        events: state.call.events,
+    }
 }
 
 /// A trap or host failure as a typed error that says what happened and what to do.
@@ -117,29 +127,54 @@ fn classify(
     match error.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => ToolError::new(
             ErrorCode::LimitExceeded,
-            format!("{who} ran out of fuel ({} instructions); it may loop forever — report it to the plugin's author or raise `limits.fuel`", limits.fuel),
+            format!(
+                "{who} ran out of fuel ({} instructions); it may loop forever — report it to the plugin's author or raise `limits.fuel`",
+                limits.fuel
+            ),
         ),
         Some(Trap::Interrupt) => ToolError::retryable(
             ErrorCode::Timeout,
-            format!("{who} ran past its {} ms budget and was stopped; retry later or with a narrower request", budget.millis()),
+            format!(
+                "{who} ran past its {} ms budget and was stopped; retry later or with a narrower request",
+                budget.millis()
+            ),
         ),
         Some(Trap::StackOverflow) => ToolError::new(
             ErrorCode::LimitExceeded,
-            format!("{who} overflowed its stack (unbounded recursion?); report it to the plugin's author"),
+            format!(
+                "{who} overflowed its stack (unbounded recursion?); report it to the plugin's author"
+            ),
         ),
         Some(trap) => match store.data().output.panic_message() {
-            Some(message) => ToolError::new(ErrorCode::Internal, format!("{who} panicked: {message}")),
-            None => ToolError::new(ErrorCode::Internal, format!("{who} trapped: {trap}; report it to the plugin's author")),
+            Some(message) => {
+                ToolError::new(ErrorCode::Internal, format!("{who} panicked: {message}"))
+            }
+            None => ToolError::new(
+                ErrorCode::Internal,
+                format!("{who} trapped: {trap}; report it to the plugin's author"),
+            ),
         },
-        None if error.to_string().contains("concurrent") || error.to_string().contains("maximum") => {
-            ToolError::retryable(ErrorCode::LimitExceeded, format!("{who} could not start: {error:#}; the host is at its instance limit, retry shortly"))
+        None if error.to_string().contains("concurrent")
+            || error.to_string().contains("maximum") =>
+        {
+            ToolError::retryable(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "{who} could not start: {error:#}; the host is at its instance limit, retry shortly"
+                ),
+            )
         }
         None => ToolError::new(ErrorCode::Internal, format!("{who} failed: {error:#}")),
     }
 }
 
 /// Refuse results over the cap before they travel further.
-pub(crate) fn cap_result(result: String, limits: &Limits, plugin: &str, tool: &str) -> Result<String, ToolError> {
+pub(crate) fn cap_result(
+    result: String,
+    limits: &Limits,
+    plugin: &str,
+    tool: &str,
+) -> Result<String, ToolError> {
     if result.len() > limits.result_max_bytes {
         return Err(ToolError::new(
             ErrorCode::LimitExceeded,

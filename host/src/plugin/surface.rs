@@ -31,8 +31,14 @@ impl Surface {
     /// Read the surface from the component's type, without instantiating it.
     pub fn of(component: &Component, engine: &wasmtime::Engine) -> Self {
         let ty = component.component_type();
-        let mut imports: Vec<String> = ty.imports(engine).map(|(name, _)| name.to_owned()).collect();
-        let mut exports: Vec<String> = ty.exports(engine).map(|(name, _)| name.to_owned()).collect();
+        let mut imports: Vec<String> = ty
+            .imports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let mut exports: Vec<String> = ty
+            .exports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
         imports.sort();
         exports.sort();
         Self { imports, exports }
@@ -40,9 +46,16 @@ impl Surface {
 
     /// The world, or why the component is not a Bardo plugin.
     pub fn world(&self) -> Result<World, String> {
-        let exported = |iface: &str| self.exports.iter().any(|e| unversioned(e) == format!("bardo:plugin/{iface}"));
+        let exported = |iface: &str| {
+            self.exports
+                .iter()
+                .any(|e| unversioned(e) == format!("bardo:plugin/{iface}"))
+        };
         for e in &self.exports {
-            if let Some(version) = e.strip_prefix("bardo:plugin/").and_then(|rest| rest.split_once('@')).map(|(_, v)| v)
+            if let Some(version) = e
+                .strip_prefix("bardo:plugin/")
+                .and_then(|rest| rest.split_once('@'))
+                .map(|(_, v)| v)
                 && !version.starts_with(&format!("{PLUGIN_API}."))
             {
                 return Err(format!(
@@ -56,13 +69,18 @@ impl Surface {
             ));
         }
         if !exported("read") {
-            return Err(format!("it does not export `bardo:plugin/read@{PLUGIN_API}.x`"));
+            return Err(format!(
+                "it does not export `bardo:plugin/read@{PLUGIN_API}.x`"
+            ));
         }
         match (exported("write"), exported("stream")) {
             (false, false) => Ok(World::Reader),
             (true, false) => Ok(World::Writer),
             (false, true) => Ok(World::Streamer),
-            (true, true) => Err("it exports both write and stream; split it into a writer and a streamer plugin".into()),
+            (true, true) => Err(
+                "it exports both write and stream; split it into a writer and a streamer plugin"
+                    .into(),
+            ),
         }
     }
 }
@@ -107,7 +125,9 @@ pub const GRANTABLE_WASI: &[&str] = &[
 /// Which imports a world may have beyond WASI.
 fn host_interfaces(world: World) -> &'static [&'static str] {
     match world {
-        World::Reader | World::Streamer => &["bardo:host/types", "bardo:host/chain", "bardo:host/events"],
+        World::Reader | World::Streamer => {
+            &["bardo:host/types", "bardo:host/chain", "bardo:host/events"]
+        }
         World::Writer => &[
             "bardo:host/types",
             "bardo:host/chain",
@@ -118,43 +138,75 @@ fn host_interfaces(world: World) -> &'static [&'static str] {
     }
 }
 
-/// Check every import against the world and the operator's WASI grants; the error names the
-/// first refused import and says why.
-pub fn check_imports(surface: &Surface, world: World, grants: &BTreeSet<String>) -> Result<(), String> {
-    for import in &surface.imports {
-        let name = unversioned(import);
-        let version = import.split_once('@').map(|(_, v)| v).unwrap_or("");
-        if name == "bardo:plugin/types" {
-            // Type definitions only (tool-def, write-plan, ...): no functions, no capability.
-            continue;
-        }
-        if let Some(iface) = name.strip_prefix("bardo:host/") {
-            if !version.starts_with(&format!("{PLUGIN_API}.")) {
-                return Err(format!("import `{import}`: this host provides bardo:host@{PLUGIN_API}.x"));
-            }
-            if !host_interfaces(world).contains(&name) {
-                return Err(format!(
-                    "import `{import}`: a {world:?} plugin may not import `{iface}`; only writer plugins (those exporting `write`) get `simulate` and `signer`"
-                ));
-            }
-            continue;
-        }
-        if MINIMAL_WASI.contains(&name) {
-            continue;
-        }
-        let granted = grants.iter().any(|g| name == g || name.starts_with(&format!("{g}/")));
-        if granted && GRANTABLE_WASI.iter().any(|g| name == *g || name.starts_with(&format!("{g}/"))) {
-            continue;
-        }
-        let why = if name.starts_with("wasi:http") {
-            "this host does not provide HTTP to plugins; read chains through `bardo:host/chain`".to_owned()
-        } else if GRANTABLE_WASI.iter().any(|g| name == *g || name.starts_with(&format!("{g}/"))) {
-            let pkg = GRANTABLE_WASI.iter().find(|g| name == **g || name.starts_with(&format!("{g}/"))).copied().unwrap_or(name);
-            format!("not in the minimal WASI set; an operator can grant it with `[wasi] grant = [\"{pkg}\"]` in bardo.toml")
-        } else {
-            "neither a bardo:host interface nor WASI this host provides".to_owned()
-        };
-        return Err(format!("import `{import}` refused: {why}"));
+/// Check every import against the world and the operator's WASI grants; the error names every
+/// refused import and says why.
+pub fn check_imports(
+    surface: &Surface,
+    world: World,
+    grants: &BTreeSet<String>,
+) -> Result<(), String> {
+    let refusals: Vec<String> = surface
+        .imports
+        .iter()
+        .filter_map(|i| check_import(i, world, grants).err())
+        .collect();
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(refusals.join("; "))
     }
-    Ok(())
+}
+
+fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result<(), String> {
+    let name = unversioned(import);
+    let version = import.split_once('@').map(|(_, v)| v).unwrap_or("");
+    if name == "bardo:plugin/types" {
+        // Type definitions only (tool-def, write-plan, ...): no functions, no capability.
+        return Ok(());
+    }
+    if let Some(iface) = name.strip_prefix("bardo:host/") {
+        if !version.starts_with(&format!("{PLUGIN_API}.")) {
+            return Err(format!(
+                "import `{import}` refused: this host provides bardo:host@{PLUGIN_API}.x"
+            ));
+        }
+        if !host_interfaces(world).contains(&name) {
+            return Err(format!(
+                "import `{import}` refused: a {world:?} plugin may not import `{iface}`; only writer plugins (those exporting `write`) get `simulate` and `signer`"
+            ));
+        }
+        return Ok(());
+    }
+    if MINIMAL_WASI.contains(&name) {
+        return Ok(());
+    }
+    let granted = grants
+        .iter()
+        .any(|g| name == g || name.starts_with(&format!("{g}/")));
+    if granted
+        && GRANTABLE_WASI
+            .iter()
+            .any(|g| name == *g || name.starts_with(&format!("{g}/")))
+    {
+        return Ok(());
+    }
+    let why = if name.starts_with("wasi:http") {
+        "this host does not provide HTTP to plugins; read chains through `bardo:host/chain`"
+            .to_owned()
+    } else if GRANTABLE_WASI
+        .iter()
+        .any(|g| name == *g || name.starts_with(&format!("{g}/")))
+    {
+        let pkg = GRANTABLE_WASI
+            .iter()
+            .find(|g| name == **g || name.starts_with(&format!("{g}/")))
+            .copied()
+            .unwrap_or(name);
+        format!(
+            "not in the minimal WASI set; an operator can grant it with `[wasi] grant = [\"{pkg}\"]` in bardo.toml"
+        )
+    } else {
+        "neither a bardo:host interface nor WASI this host provides".to_owned()
+    };
+    Err(format!("import `{import}` refused: {why}"))
 }

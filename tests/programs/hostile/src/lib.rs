@@ -1,7 +1,7 @@
 //! A hostile plugin: each tool abuses the host in one way. The host must turn every one into a
 //! typed error for that call and keep serving. `hostile_echo` is the well-behaved control.
 
-use bardo_sdk::{Category, Error, ReadTool, TickBudget, ToolDef, chain, events, tool_def};
+use bardo_sdk::{Category, Error, ReadTool, ToolDef, chain, events, tool_def};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::hint::black_box;
@@ -41,19 +41,32 @@ hostile!(Spin, "hostile_spin", "Loops forever on pure compute.", {
     }
 });
 
-hostile!(HostSpin, "hostile_host_spin", "Loops forever calling host imports.", {
-    loop {
-        events::log(events::Level::Trace, "spinning");
-        let _ = black_box(chain::block_number(31337));
+hostile!(
+    HostSpin,
+    "hostile_host_spin",
+    "Loops forever calling host imports.",
+    {
+        loop {
+            events::log(events::Level::Trace, "spinning");
+            let _ = black_box(chain::block_number(31337));
+        }
     }
-});
+);
 
-hostile!(MemoryBomb, "hostile_memory_bomb", "Allocates until memory runs out.", {
-    let mut hoard: Vec<Vec<u8>> = Vec::new();
-    loop {
-        hoard.push(black_box(vec![1u8; 1 << 20]));
+hostile!(
+    MemoryBomb,
+    "hostile_memory_bomb",
+    "Allocates until memory runs out.",
+    {
+        // Allocate without touching the pages: memory grows fast, fuel barely moves.
+        let mut hoard: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let mut chunk = Vec::with_capacity(16 << 20);
+            chunk.push(1u8);
+            hoard.push(black_box(chunk));
+        }
     }
-});
+);
 
 #[expect(unconditional_recursion, reason = "the point of the test program")]
 fn recurse(depth: u64) -> u64 {
@@ -68,25 +81,12 @@ hostile!(Panic, "hostile_panic", "Panics.", {
     panic!("hostile plugin panicked on purpose")
 });
 
-hostile!(HugeOutput, "hostile_huge_output", "Returns a 50 MB result.", {
-    Ok("x".repeat(50_000_000))
-});
-
-struct Slow;
-impl ReadTool for Slow {
-    const NAME: &'static str = "hostile_slow_spin";
-    type Params = NoParams;
-    type Output = String;
-    fn def() -> ToolDef {
-        ToolDef { tick_budget: TickBudget::Slow, ..def(Self::NAME, "Loops forever with a slow budget.") }
-    }
-    fn run(_: NoParams) -> Result<String, Error> {
-        let mut x = 0u64;
-        loop {
-            x = black_box(x.wrapping_add(1));
-        }
-    }
-}
+hostile!(
+    HugeOutput,
+    "hostile_huge_output",
+    "Returns a 50 MB result.",
+    { Ok("x".repeat(50_000_000)) }
+);
 
 struct Echo;
 impl ReadTool for Echo {
@@ -94,7 +94,11 @@ impl ReadTool for Echo {
     type Params = EchoParams;
     type Output = String;
     fn def() -> ToolDef {
-        tool_def::<EchoParams>(Self::NAME, "Returns `text`: the well-behaved control.", Category::Dev)
+        tool_def::<EchoParams>(
+            Self::NAME,
+            "Returns `text`: the well-behaved control.",
+            Category::Dev,
+        )
     }
     fn run(p: EchoParams) -> Result<String, Error> {
         Ok(p.text)
@@ -103,5 +107,5 @@ impl ReadTool for Echo {
 
 bardo_sdk::plugin! {
     name: "hostile",
-    read: [Spin, HostSpin, MemoryBomb, Recurse, Panic, HugeOutput, Slow, Echo],
+    read: [Spin, HostSpin, MemoryBomb, Recurse, Panic, HugeOutput, Echo],
 }

@@ -1,0 +1,44 @@
+//! Integration tests of the host against real guest components (built by tests/artifacts).
+
+mod audit;
+mod cli;
+mod hostile;
+mod loading;
+
+use bardo_host::engine::{Engine, Limits};
+use bardo_host::plugin::{Host, WasiPolicy};
+use bardo_host::profile::Profile;
+use std::sync::OnceLock;
+
+/// One engine for the whole binary, with a shared compiled-artifact cache, so each component
+/// is compiled once per test run.
+pub fn engine() -> Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bardo-cache");
+            Engine::new(Some(cache)).expect("engine")
+        })
+        .clone()
+}
+
+/// A host with `profile` and `limits`, and the given guest components loaded.
+pub fn host_with(profile: &str, limits: Limits, guests: &[&str]) -> Host {
+    let mut host = Host::new(
+        engine(),
+        Profile::parse(profile).expect("profile"),
+        limits,
+        WasiPolicy::default(),
+    )
+    .expect("host");
+    for g in guests {
+        host.load_file(std::path::Path::new(g))
+            .unwrap_or_else(|e| panic!("loading {g}: {e}"));
+    }
+    host
+}
+
+/// A `dev`-profile host with default limits.
+pub fn host(guests: &[&str]) -> Host {
+    host_with("dev", Limits::default(), guests)
+}
