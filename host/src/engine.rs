@@ -95,8 +95,8 @@ impl Engine {
             // Reset only what a call dirtied (Linux >= 6.7), keep the rest mapped: this is
             // what makes a fresh instance per call cost microseconds (TESTENV.md).
             .pagemap_scan(Enabled::Auto)
-            .linear_memory_keep_resident(1 << 20)
-            .table_keep_resident(64 << 10);
+            .linear_memory_keep_resident(4 << 20)
+            .table_keep_resident(256 << 10);
         let mut config = wasmtime::Config::new();
         config
             .wasm_component_model(true)

@@ -370,6 +370,56 @@ impl Host {
     }
 }
 
+/// One instance kept across calls: the baseline an isolated call is measured against. Calls
+/// share the instance's memory, so this is for benchmarks of trusted plugins only; the host
+/// itself always uses a fresh instance per call.
+pub struct ReusedInstance {
+    store: wasmtime::Store<CallState>,
+    guest: read::Guest,
+    limits: Limits,
+}
+
+impl ReusedInstance {
+    /// Call `tool` on the kept instance, refuelled to the full budget.
+    pub fn call(&mut self, tool: &str, params_json: &str) -> Result<String, ToolError> {
+        let _ = self.store.set_fuel(self.limits.fuel);
+        self.store
+            .set_epoch_deadline(crate::engine::deadline_ticks(TickBudget::Fast));
+        match self.guest.call_call(&mut self.store, tool, params_json) {
+            Ok(answer) => answer.map_err(convert::tool_error),
+            Err(trap) => Err(ToolError::new(ErrorCode::Internal, format!("{trap:#}"))),
+        }
+    }
+}
+
+impl Host {
+    /// A kept instance of the plugin serving `tool` (see [`ReusedInstance`]).
+    pub fn reused_instance(&self, tool: &str) -> Result<ReusedInstance, ToolError> {
+        let entry = self
+            .catalog
+            .get(tool)
+            .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("no tool `{tool}`")))?;
+        let plugin = &entry.plugin;
+        let call = caps::CallCtx {
+            plugin: plugin.name.clone(),
+            tool: tool.to_owned(),
+            started: std::time::Instant::now(),
+            deadline: std::time::Instant::now(),
+            events: Default::default(),
+        };
+        let state = CallState::new(self.caps.clone(), call, self.wasi.clone());
+        let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);
+        let internal = |e: wasmtime::Error| ToolError::new(ErrorCode::Internal, format!("{e:#}"));
+        let instance = plugin.pre.instantiate(&mut store).map_err(internal)?;
+        let guest = plugin.read.load(&mut store, &instance).map_err(internal)?;
+        Ok(ReusedInstance {
+            store,
+            guest,
+            limits: self.limits.clone(),
+        })
+    }
+}
+
 impl LoadedPlugin {
     /// Whether the plugin exports `write` / `stream` handlers (checked at load).
     pub fn exports_write(&self) -> bool {
@@ -425,6 +475,12 @@ fn validate(m: &Manifest, world: World) -> Result<(), String> {
         if !t.input_schema.is_object() {
             return Err(format!(
                 "tool `{}`: its input schema must be a JSON object",
+                t.name
+            ));
+        }
+        if t.capability_tier == CapabilityTier::Privileged {
+            return Err(format!(
+                "tool `{}` declares the privileged tier, which only the host's own tools have",
                 t.name
             ));
         }

@@ -223,3 +223,128 @@ impl Profile {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{RiskTier, SpriteTrigger, TickBudget};
+
+    fn tool(
+        name: &str,
+        category: Category,
+        tier: CapabilityTier,
+        requires: &[Capability],
+    ) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: String::new(),
+            category,
+            capability_tier: tier,
+            risk_tier: RiskTier::None,
+            tick_budget: TickBudget::Fast,
+            progress_steps: vec![],
+            sprite_trigger: SpriteTrigger::Thinking,
+            prompt_snippet: String::new(),
+            prompt_guidelines: vec![],
+            input_schema: serde_json::json!({}),
+            supported_chains: vec![],
+            action_kinds: vec![],
+            requires: requires.to_vec(),
+        }
+    }
+
+    #[test]
+    fn every_profile_parses_and_includes_data() {
+        assert_eq!(PROFILES.len(), 16);
+        for (name, _) in PROFILES {
+            let p = Profile::parse(name).expect("known profile");
+            assert!(p.categories().contains(&Data), "{name} lacks data");
+        }
+        assert_eq!(Profile::parse("dev").expect("dev").categories().len(), 17);
+        assert!(
+            !Profile::parse("full")
+                .expect("full")
+                .categories()
+                .contains(&Dev)
+        );
+    }
+
+    #[test]
+    fn composition_is_the_union() {
+        let p = Profile::parse("trader,vault").expect("composed");
+        for c in [Data, Trading, Vault, Lending, Wallet, Safety, Streaming] {
+            assert!(p.categories().contains(&c), "missing {c:?}");
+        }
+        assert!(!p.categories().contains(&Liquidity));
+        assert!(!p.read_only());
+        assert!(
+            Profile::parse("data,observatory")
+                .expect("read-only pair")
+                .read_only()
+        );
+    }
+
+    #[test]
+    fn bad_specs_are_typed_errors() {
+        assert_eq!(
+            Profile::parse("wizard"),
+            Err(ProfileError::Unknown("wizard".into()))
+        );
+        assert_eq!(
+            Profile::parse("trader,"),
+            Err(ProfileError::Empty("trader,".into()))
+        );
+        assert!(
+            ProfileError::Unknown("x".into())
+                .to_string()
+                .contains("trader")
+        );
+    }
+
+    #[test]
+    fn categories_overrides_and_read_only() {
+        let swap = tool("uniswap_execute_swap", Trading, CapabilityTier::Write, &[]);
+        let pool = tool("uniswap_get_pool_info", Data, CapabilityTier::Read, &[]);
+        let lp = tool("uniswap_get_position", Liquidity, CapabilityTier::Read, &[]);
+        let data = Profile::parse("data").expect("data");
+        assert_eq!(data.select(&pool), Selection::Included);
+        assert_eq!(data.select(&lp), Selection::Excluded);
+        assert_eq!(
+            data.select(&swap),
+            Selection::Excluded,
+            "read-only profiles run no writes"
+        );
+        let data = data.with_overrides(
+            &["uniswap_get_position".into()],
+            &["uniswap_get_pool_info".into()],
+        );
+        assert_eq!(data.select(&lp), Selection::Included, "enabled by override");
+        assert_eq!(
+            data.select(&pool),
+            Selection::Excluded,
+            "disabled by override"
+        );
+    }
+
+    #[test]
+    fn missing_capabilities_skip_with_a_reason() {
+        let swap = tool("uniswap_execute_swap", Trading, CapabilityTier::Write, &[]);
+        let routed = tool(
+            "uniswap_get_route",
+            Data,
+            CapabilityTier::Read,
+            &[Capability::UniswapApi],
+        );
+        let trader = Profile::parse("trader").expect("trader");
+        assert_eq!(
+            trader.select(&swap),
+            Selection::Skipped("needs the `wallet` capability, which is not configured".into())
+        );
+        assert!(
+            matches!(trader.select(&routed), Selection::Skipped(r) if r.contains("uniswap_api"))
+        );
+        let equipped = trader.with_capabilities([Capability::Wallet, Capability::UniswapApi]);
+        assert_eq!(equipped.select(&swap), Selection::Included);
+        assert_eq!(equipped.select(&routed), Selection::Included);
+    }
+}

@@ -86,11 +86,9 @@ pub(crate) fn run<R>(
         Ok(result) => result,
         Err(trap) => Err(classify(&trap, &store, env.limits, budget, plugin, tool)),
     };
-    let output = store.data().output.clone();
     let state = store.into_data();
-    let text = output.text();
-    if !text.is_empty() {
-        tracing::debug!(target: "plugin", plugin = %plugin, tool, "output: {text}");
+    if !state.output.is_empty() {
+        tracing::debug!(target: "plugin", plugin = %plugin, tool, "output: {}", state.output.text());
     }
     let stats = CallStats {
         fuel_consumed: env.limits.fuel.saturating_sub(fuel_left),

@@ -106,6 +106,11 @@ const OUTPUT_CAP: usize = 8 << 10;
 pub(crate) struct OutputCapture(Arc<Mutex<Vec<u8>>>);
 
 impl OutputCapture {
+    /// Whether the guest printed anything.
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    }
+
     /// What the guest printed, lossily decoded.
     pub fn text(&self) -> String {
         let buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
