@@ -6,3 +6,12 @@ if ! rustup target list --installed | grep -qx wasm32-wasip2; then
     echo "setup: installing the wasm32-wasip2 Rust target"
     rustup target add wasm32-wasip2
 fi
+
+# anvil and the published contract artifacts, pinned by devnet/package-lock.json.
+devnet="$(dirname "$0")/../devnet"
+stamp="$devnet/node_modules/.bardo-installed"
+if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
+    echo "setup: installing the devnet's npm packages (anvil, Uniswap and Aave artifacts)"
+    (cd "$devnet" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    touch "$stamp"
+fi

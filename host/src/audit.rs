@@ -1,7 +1,7 @@
 //! `bardo audit`: a component's capability surface, and what grew between two versions.
 
 use crate::engine::{Engine, Limits};
-use crate::plugin::surface::{self, GRANTABLE_WASI, MINIMAL_WASI, World, unversioned};
+use crate::plugin::surface::{self, MINIMAL_WASI, World, unversioned};
 use crate::plugin::{Host, LoadError, WasiPolicy};
 use crate::profile::Profile;
 use crate::tool::{CapabilityTier, Category, RiskTier, TickBudget};
@@ -106,10 +106,7 @@ fn classify(import: &str) -> ImportClass {
         ImportClass::Host
     } else if MINIMAL_WASI.contains(&name) {
         ImportClass::MinimalWasi
-    } else if GRANTABLE_WASI
-        .iter()
-        .any(|g| name == *g || name.starts_with(&format!("{g}/")))
-    {
+    } else if surface::grantable_package(name).is_some() {
         ImportClass::GrantableWasi
     } else {
         ImportClass::Refused

@@ -1,8 +1,10 @@
 //! `bardo.toml`: profile, plugins, lock, cache, limits (global and per profile), tool overrides,
 //! capabilities and WASI grants. Relative paths are relative to the file.
 
+use crate::chain::ChainConfig;
 use crate::engine::Limits;
 use crate::plugin::WasiPolicy;
+use crate::signer::SignerConfig;
 use crate::tool::Capability;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -80,6 +82,10 @@ pub struct Config {
     pub capabilities: CapabilityConfig,
     /// WASI grants beyond the minimal set.
     pub wasi: WasiPolicy,
+    /// RPC nodes per chain id (`[chains.31337] rpc = "http://127.0.0.1:8545"`).
+    pub chains: BTreeMap<String, ChainConfig>,
+    /// The signing key.
+    pub signer: SignerConfig,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -96,6 +102,8 @@ impl Default for Config {
             tools: ToolOverrides::default(),
             capabilities: CapabilityConfig::default(),
             wasi: WasiPolicy::default(),
+            chains: BTreeMap::new(),
+            signer: SignerConfig::default(),
             base: PathBuf::from("."),
         }
     }
@@ -133,6 +141,21 @@ impl Config {
         Ok(config)
     }
 
+    /// The chain configurations keyed by chain id.
+    pub fn chain_configs(&self) -> Result<BTreeMap<u64, ChainConfig>, ConfigError> {
+        self.chains
+            .iter()
+            .map(|(id, c)| {
+                id.parse::<u64>()
+                    .map(|id| (id, c.clone()))
+                    .map_err(|_| ConfigError::Parse {
+                        path: self.base.join("bardo.toml"),
+                        message: format!("[chains.{id}]: the key must be a chain id such as 31337"),
+                    })
+            })
+            .collect()
+    }
+
     /// `p` resolved against the configuration file's directory.
     pub fn resolve(&self, p: &Path) -> PathBuf {
         if p.is_absolute() {
@@ -162,10 +185,13 @@ impl Config {
         limits
     }
 
-    /// The capabilities present: `uniswap_api` when its key variable is set, `memory` when
-    /// enabled. `wallet` comes with a configured signer, which this host does not have yet.
-    pub fn capabilities(&self) -> Vec<Capability> {
+    /// The capabilities present: `wallet` when a signer is configured, `uniswap_api` when its
+    /// key variable is set, `memory` when enabled.
+    pub fn capabilities(&self, wallet: bool) -> Vec<Capability> {
         let mut caps = Vec::new();
+        if wallet {
+            caps.push(Capability::Wallet);
+        }
         if std::env::var(&self.capabilities.uniswap_api_key_env).is_ok_and(|v| !v.is_empty()) {
             caps.push(Capability::UniswapApi);
         }

@@ -57,12 +57,6 @@ pub enum EngineError {
     /// The bytes are not a valid component.
     #[error("not a valid WebAssembly component: {0}")]
     Compile(String),
-    /// The compiled-artifact cache could not be written.
-    #[error("compiled-artifact cache at {path}: {source}")]
-    Cache {
-        path: PathBuf,
-        source: std::io::Error,
-    },
 }
 
 /// Where a component came from when it was loaded.
@@ -153,8 +147,10 @@ impl Engine {
         let serialized = component
             .serialize()
             .map_err(|e| EngineError::Compile(format!("{e:#}")))?;
-        write_atomically(dir, &path, &serialized)
-            .map_err(|source| EngineError::Cache { path, source })?;
+        if let Err(e) = write_atomically(dir, &path, &serialized) {
+            // The component is compiled and usable; only the next load pays again.
+            tracing::warn!(path = %path.display(), "cannot write the compiled-artifact cache: {e}");
+        }
         Ok((component, CacheOutcome::Compiled))
     }
 
@@ -211,7 +207,10 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    // Unique per writer: concurrent loads of one component in one process must not collide.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
 }

@@ -6,12 +6,15 @@
 pub mod audit;
 mod bindings;
 pub mod caps;
+pub mod chain;
 pub mod config;
+pub mod devnet;
 pub mod engine;
 pub mod error;
 pub mod plugin;
 pub mod profile;
 pub mod setup;
+pub mod signer;
 pub mod tool;
 
 pub use config::Config;

@@ -133,6 +133,12 @@ impl Host {
         })
     }
 
+    /// Serve the host imports from `caps` (chains, wallet). Call before loading plugins.
+    pub fn with_caps(mut self, caps: Caps) -> Self {
+        self.caps = Arc::new(caps);
+        self
+    }
+
     /// Load the component at `path`.
     pub fn load_file(&mut self, path: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
         let bytes = std::fs::read(path).map_err(|source| LoadError::Io {

@@ -25,7 +25,12 @@ use std::collections::BTreeSet;
 
 use Category::*;
 
-/// Every profile name and its categories (`data` is added to all).
+const ACTIVE: &[Category] = &[
+    Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming,
+];
+
+/// Every profile name and its own categories (`data` is added to all; `golem` adds `active`'s,
+/// `full` and `dev` are computed from [`Category::ALL`] in [`categories_of`]).
 pub const PROFILES: &[(&str, &[Category])] = &[
     ("data", &[]),
     ("observatory", &[Streaming, Dashboard, Intelligence]),
@@ -39,23 +44,10 @@ pub const PROFILES: &[(&str, &[Category])] = &[
     ("learning", &[Learning, Memory]),
     ("dashboard", &[Dashboard, Streaming]),
     ("identity", &[Identity, Reputation, Wallet]),
-    (
-        "active",
-        &[
-            Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming,
-        ],
-    ),
+    ("active", ACTIVE),
     (
         "golem",
         &[
-            Trading,
-            Liquidity,
-            Lending,
-            Vault,
-            Fees,
-            Wallet,
-            Safety,
-            Streaming,
             Identity,
             Reputation,
             Intelligence,
@@ -64,28 +56,19 @@ pub const PROFILES: &[(&str, &[Category])] = &[
             Dashboard,
         ],
     ),
-    (
-        "full",
-        &[
-            Trading,
-            Liquidity,
-            Lending,
-            Vault,
-            Fees,
-            Streaming,
-            Wallet,
-            Safety,
-            Identity,
-            Reputation,
-            Intelligence,
-            Memory,
-            Learning,
-            Dashboard,
-            Governance,
-        ],
-    ),
-    ("dev", &Category::ALL),
+    ("full", &[]),
+    ("dev", &[]),
 ];
+
+/// The categories of one named profile.
+fn categories_of(name: &str, own: &[Category]) -> BTreeSet<Category> {
+    match name {
+        "golem" => ACTIVE.iter().chain(own).copied().collect(),
+        "full" => Category::ALL.into_iter().filter(|c| *c != Dev).collect(),
+        "dev" => Category::ALL.into_iter().collect(),
+        _ => own.iter().copied().collect(),
+    }
+}
 
 /// Profiles that never run write tools, whatever the categories say.
 const READ_ONLY: &[&str] = &[
@@ -144,11 +127,11 @@ impl Profile {
             if part.is_empty() {
                 return Err(ProfileError::Empty(spec.to_owned()));
             }
-            let (_, cats) = PROFILES
+            let (_, own) = PROFILES
                 .iter()
                 .find(|(n, _)| *n == part)
                 .ok_or_else(|| ProfileError::Unknown(part.to_owned()))?;
-            categories.extend(cats.iter().copied());
+            categories.extend(categories_of(part, own));
             read_only &= READ_ONLY.contains(&part);
         }
         Ok(Self {

@@ -1,11 +1,16 @@
 //! Open a host from `bardo.toml`: engine with the cache, the profile with its overrides and
 //! capabilities, and every configured plugin checked against `bardo.lock`.
 
+use crate::caps::Caps;
+use crate::caps::chain::ChainCaps;
+use crate::caps::signer::SignerCaps;
+use crate::chain::{ChainError, Chains};
 use crate::config::{Config, ConfigError};
 use crate::engine::{Engine, EngineError};
 use crate::plugin::lock::{Lockfile, Pin};
 use crate::plugin::{Host, LoadError};
 use crate::profile::{Profile, ProfileError};
+use crate::signer::{SignerError, Wallet};
 use sha2::{Digest, Sha256};
 
 /// Why a host could not be opened at all (a single plugin failing is not one of these).
@@ -19,6 +24,10 @@ pub enum SetupError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Load(#[from] LoadError),
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    #[error(transparent)]
+    Signer(#[from] SignerError),
 }
 
 /// A host and the plugins it refused (it serves the others).
@@ -30,16 +39,24 @@ pub struct Opened {
 /// Open the host for `profile` (default: the configuration's).
 pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError> {
     let spec = profile.unwrap_or(&config.profile);
+    let chain_configs = config.chain_configs()?;
+    let wallet = Wallet::open(&config.signer)?;
     let profile = Profile::parse(spec)?
         .with_overrides(&config.tools.enable, &config.tools.disable)
-        .with_capabilities(config.capabilities());
+        .with_capabilities(config.capabilities(wallet.is_some()));
+    let caps = Caps {
+        chain: ChainCaps::new(Chains::new(&chain_configs)?),
+        simulate: Default::default(),
+        signer: SignerCaps::new(wallet, chain_configs.keys().copied()),
+    };
     let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
     let mut host = Host::new(
         engine,
         profile,
         config.limits_for(spec),
         config.wasi.clone(),
-    )?;
+    )?
+    .with_caps(caps);
     let lock_path = config.resolve(&config.lock);
     let mut lock = Lockfile::read(&lock_path).map_err(LoadError::from)?;
     let mut pinned_new = false;

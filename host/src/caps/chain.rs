@@ -1,35 +1,43 @@
-//! `bardo:host/chain`: read-only RPC access. No chain is configured in this version of the
-//! host, so every call answers `chain-not-supported` — never invented data.
+//! `bardo:host/chain`: read-only RPC access for plugins, over [`crate::chain`]. Converts WIT
+//! strings to typed values (a malformed address is `invalid-params`, not a trap), bounds every
+//! request by the call's deadline, and maps chain failures to typed errors.
 
 use super::{CallCtx, CapsView};
 use crate::bindings::bardo::host::chain::Host;
 use crate::bindings::bardo::host::types::{Error, Log, LogFilter, Receipt, TxCall};
 use crate::caps::convert::wit_error;
+use crate::chain::{ChainClient, ChainError, Chains};
 use crate::error::{ErrorCode, ToolError};
+use alloy::primitives::{Address, B256, Bytes, U256};
 use wasmtime::component::{HasData, Linker};
 
-/// The configured chains (none yet).
-#[derive(Debug, Default)]
-pub struct ChainCaps {}
+/// Widest block range one `logs` call may cover.
+pub const MAX_LOG_RANGE: u64 = 10_000;
+
+/// The configured chains.
+#[derive(Debug)]
+pub struct ChainCaps {
+    pub(crate) chains: Chains,
+}
+
+impl Default for ChainCaps {
+    fn default() -> Self {
+        Self {
+            chains: Chains::none(),
+        }
+    }
+}
 
 impl ChainCaps {
-    fn unsupported(&self, chain: u64) -> Error {
-        wit_error(ToolError::new(
-            ErrorCode::ChainNotSupported,
-            format!(
-                "chain {chain} is not configured in this host; run the tool against a configured chain"
-            ),
-        ))
+    /// Serve `chains`.
+    pub fn new(chains: Chains) -> Self {
+        Self { chains }
     }
 }
 
 /// The chain import as one call sees it.
 pub struct ChainView<'a> {
     caps: &'a ChainCaps,
-    #[expect(
-        dead_code,
-        reason = "RPC timeouts will be bounded by the call's deadline"
-    )]
     call: &'a mut CallCtx,
 }
 
@@ -48,34 +56,165 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
     })
 }
 
-impl Host for ChainView<'_> {
-    fn call(&mut self, call: TxCall, _block: Option<u64>) -> Result<Vec<u8>, Error> {
-        Err(self.caps.unsupported(call.chain_id))
+pub(crate) fn chain_error(e: ChainError) -> Error {
+    let message = e.to_string();
+    wit_error(match e {
+        ChainError::NotSupported(_) => ToolError::new(ErrorCode::ChainNotSupported, message),
+        ChainError::InvalidParams(_) => ToolError::new(ErrorCode::InvalidParams, message),
+        ChainError::Rpc { retryable, .. } => ToolError {
+            code: ErrorCode::Rpc,
+            message,
+            retryable,
+        },
+        ChainError::Reverted { .. } => ToolError::new(ErrorCode::Reverted, message),
+        ChainError::Timeout { .. } => ToolError::retryable(ErrorCode::Timeout, message),
+    })
+}
+
+fn invalid(message: String) -> Error {
+    wit_error(ToolError::new(ErrorCode::InvalidParams, message))
+}
+
+pub(crate) fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
+    text.parse().map_err(|_| {
+        invalid(format!(
+            "`{field}` is not an address: {text:?}; expected 0x and 40 hex digits"
+        ))
+    })
+}
+
+fn parse_b256(field: &str, text: &str) -> Result<B256, Error> {
+    text.parse()
+        .map_err(|_| invalid(format!("`{field}` is not a 32-byte hex word: {text:?}")))
+}
+
+pub(crate) fn parse_u256(field: &str, text: &str) -> Result<U256, Error> {
+    U256::from_str_radix(text, 10)
+        .map_err(|_| invalid(format!("`{field}` is not a decimal uint256: {text:?}")))
+}
+
+pub(crate) fn wit_log(l: &alloy::rpc::types::Log) -> Log {
+    Log {
+        address: l.address().to_checksum(None),
+        topics: l.topics().iter().map(|t| t.to_string()).collect(),
+        data: l.data().data.to_vec(),
+        block_number: l.block_number,
+        tx_hash: l.transaction_hash.map(|h| h.to_string()),
+        log_index: l.log_index,
     }
+}
+
+impl ChainView<'_> {
+    fn client(&self, chain: u64) -> Result<&ChainClient, Error> {
+        self.caps.chains.get(chain).map_err(chain_error)
+    }
+
+    fn run<T>(&self, f: impl Future<Output = Result<T, ChainError>>) -> Result<T, Error> {
+        self.caps.chains.block_on(f).map_err(chain_error)
+    }
+}
+
+impl Host for ChainView<'_> {
+    fn call(&mut self, call: TxCall, block: Option<u64>) -> Result<Vec<u8>, Error> {
+        let client = self.client(call.chain_id)?;
+        let to = parse_address("to", &call.to)?;
+        let value = parse_u256("value", &call.value)?;
+        let deadline = self.call.deadline;
+        self.run(client.call(to, Bytes::from(call.data), value, block, deadline))
+            .map(|b| b.to_vec())
+    }
+
     fn balance(
         &mut self,
         chain: u64,
-        _account: String,
-        _block: Option<u64>,
+        account: String,
+        block: Option<u64>,
     ) -> Result<String, Error> {
-        Err(self.caps.unsupported(chain))
+        let client = self.client(chain)?;
+        let account = parse_address("account", &account)?;
+        self.run(client.balance(account, block, self.call.deadline))
+            .map(|b| b.to_string())
     }
+
     fn block_number(&mut self, chain: u64) -> Result<u64, Error> {
-        Err(self.caps.unsupported(chain))
+        let client = self.client(chain)?;
+        self.run(client.block_number(self.call.deadline))
     }
-    fn block_timestamp(&mut self, chain: u64, _block: Option<u64>) -> Result<u64, Error> {
-        Err(self.caps.unsupported(chain))
+
+    fn block_timestamp(&mut self, chain: u64, block: Option<u64>) -> Result<u64, Error> {
+        let client = self.client(chain)?;
+        self.run(client.block_timestamp(block, self.call.deadline))
     }
+
     fn logs(&mut self, filter: LogFilter) -> Result<Vec<Log>, Error> {
-        Err(self.caps.unsupported(filter.chain_id))
+        let client = self.client(filter.chain_id)?;
+        let addresses = filter
+            .addresses
+            .iter()
+            .map(|a| parse_address("addresses", a))
+            .collect::<Result<Vec<_>, _>>()?;
+        if filter.topics.len() > 4 {
+            return Err(invalid(format!(
+                "`topics` has {} positions; an event has at most 4",
+                filter.topics.len()
+            )));
+        }
+        let mut f = alloy::rpc::types::Filter::new().address(addresses);
+        let latest = if filter.from_block.is_none() || filter.to_block.is_none() {
+            Some(self.run(client.block_number(self.call.deadline))?)
+        } else {
+            None
+        };
+        let from = filter.from_block.or(latest).unwrap_or_default();
+        let to = filter.to_block.or(latest).unwrap_or_default();
+        if to < from || to - from >= MAX_LOG_RANGE {
+            return Err(invalid(format!(
+                "block range {from}..={to} is empty or wider than {MAX_LOG_RANGE} blocks; split it into smaller ranges"
+            )));
+        }
+        f = f.from_block(from).to_block(to);
+        for (i, position) in filter.topics.iter().enumerate() {
+            let words = position
+                .iter()
+                .map(|t| parse_b256("topics", t))
+                .collect::<Result<Vec<_>, _>>()?;
+            if !words.is_empty() {
+                f.topics[i] = words.into();
+            }
+        }
+        self.run(client.logs(&f, self.call.deadline))
+            .map(|logs| logs.iter().map(wit_log).collect())
     }
-    fn code(&mut self, chain: u64, _account: String) -> Result<Vec<u8>, Error> {
-        Err(self.caps.unsupported(chain))
+
+    fn code(&mut self, chain: u64, account: String) -> Result<Vec<u8>, Error> {
+        let client = self.client(chain)?;
+        let account = parse_address("account", &account)?;
+        self.run(client.code(account, self.call.deadline))
+            .map(|b| b.to_vec())
     }
-    fn storage_at(&mut self, chain: u64, _account: String, _slot: String) -> Result<String, Error> {
-        Err(self.caps.unsupported(chain))
+
+    fn storage_at(&mut self, chain: u64, account: String, slot: String) -> Result<String, Error> {
+        let client = self.client(chain)?;
+        let account = parse_address("account", &account)?;
+        let slot = parse_b256("slot", &slot)?;
+        self.run(client.storage_at(account, slot.into(), self.call.deadline))
+            .map(|w| B256::from(w).to_string())
     }
-    fn tx_receipt(&mut self, chain: u64, _tx_hash: String) -> Result<Option<Receipt>, Error> {
-        Err(self.caps.unsupported(chain))
+
+    fn tx_receipt(&mut self, chain: u64, tx_hash: String) -> Result<Option<Receipt>, Error> {
+        let client = self.client(chain)?;
+        let hash = parse_b256("tx-hash", &tx_hash)?;
+        let receipt = self.run(client.receipt(hash, self.call.deadline))?;
+        Ok(receipt.map(|r| Receipt {
+            chain_id: chain,
+            tx_hash: r.transaction_hash.to_string(),
+            block_number: r.block_number.unwrap_or_default(),
+            success: r.status(),
+            gas_used: r.gas_used,
+            effective_gas_price: r.effective_gas_price.to_string(),
+            sender: r.from.to_checksum(None),
+            to: r.to.map(|a| a.to_checksum(None)),
+            logs: r.inner.logs().iter().map(wit_log).collect(),
+        }))
     }
 }

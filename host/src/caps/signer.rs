@@ -1,13 +1,32 @@
-//! `bardo:host/signer`: the wallet's address, never a signature. No key is configured in this
-//! version of the host, so the answer is always none.
+//! `bardo:host/signer`: the wallet's address on a configured chain, never a signature.
 
 use super::CapsView;
 use crate::bindings::bardo::host::signer::Host;
+use crate::signer::Wallet;
+use std::collections::BTreeSet;
 use wasmtime::component::{HasData, Linker};
 
-/// The operator's wallet (none configured yet).
+/// The operator's wallet, if configured, and the chains it is used on.
 #[derive(Debug, Default)]
-pub struct SignerCaps {}
+pub struct SignerCaps {
+    wallet: Option<Wallet>,
+    chains: BTreeSet<u64>,
+}
+
+impl SignerCaps {
+    /// Expose `wallet`'s address on `chains`.
+    pub fn new(wallet: Option<Wallet>, chains: impl IntoIterator<Item = u64>) -> Self {
+        Self {
+            wallet,
+            chains: chains.into_iter().collect(),
+        }
+    }
+
+    /// Whether a wallet is configured (the `wallet` capability).
+    pub fn configured(&self) -> bool {
+        self.wallet.is_some()
+    }
+}
 
 /// The signer import as one call sees it.
 pub struct SignerView<'a> {
@@ -26,8 +45,11 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
 }
 
 impl Host for SignerView<'_> {
-    fn wallet_address(&mut self, _chain: u64) -> Option<String> {
-        let _ = self.caps;
-        None
+    fn wallet_address(&mut self, chain: u64) -> Option<String> {
+        let wallet = self.caps.wallet.as_ref()?;
+        self.caps
+            .chains
+            .contains(&chain)
+            .then(|| wallet.address().to_checksum(None))
     }
 }

@@ -1,5 +1,5 @@
-//! `bardo:host/simulate`: dry runs on a fork. No chain is configured in this version of the
-//! host, so every run answers `chain-not-supported`.
+//! `bardo:host/simulate`: dry runs on a fork. Forking is not implemented in this version of the
+//! host: every run answers `denied`, never invented results.
 
 use super::CapsView;
 use crate::bindings::bardo::host::simulate::{Host, Simulation};
@@ -39,8 +39,10 @@ impl Host for SimulateView<'_> {
     ) -> Result<Simulation, Error> {
         let _ = self.caps;
         Err(wit_error(ToolError::new(
-            ErrorCode::ChainNotSupported,
-            format!("cannot simulate on chain {chain}: it is not configured in this host"),
+            ErrorCode::Denied,
+            format!(
+                "cannot simulate on chain {chain}: this host version has no fork simulator; plan without simulating"
+            ),
         )))
     }
 }

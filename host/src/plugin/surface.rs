@@ -122,6 +122,14 @@ pub const GRANTABLE_WASI: &[&str] = &[
     "wasi:sockets",
 ];
 
+/// The grantable WASI entry covering `name`, if any.
+pub fn grantable_package(name: &str) -> Option<&'static str> {
+    GRANTABLE_WASI
+        .iter()
+        .copied()
+        .find(|g| name == *g || name.starts_with(&format!("{g}/")))
+}
+
 /// Which imports a world may have beyond WASI.
 fn host_interfaces(world: World) -> &'static [&'static str] {
     match world {
@@ -180,33 +188,23 @@ fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result
     if MINIMAL_WASI.contains(&name) {
         return Ok(());
     }
-    let granted = grants
-        .iter()
-        .any(|g| name == g || name.starts_with(&format!("{g}/")));
-    if granted
-        && GRANTABLE_WASI
+    let grantable = grantable_package(name);
+    if grantable.is_some()
+        && grants
             .iter()
-            .any(|g| name == *g || name.starts_with(&format!("{g}/")))
+            .any(|g| name == g || name.starts_with(&format!("{g}/")))
     {
         return Ok(());
     }
-    let why = if name.starts_with("wasi:http") {
-        "this host does not provide HTTP to plugins; read chains through `bardo:host/chain`"
-            .to_owned()
-    } else if GRANTABLE_WASI
-        .iter()
-        .any(|g| name == *g || name.starts_with(&format!("{g}/")))
-    {
-        let pkg = GRANTABLE_WASI
-            .iter()
-            .find(|g| name == **g || name.starts_with(&format!("{g}/")))
-            .copied()
-            .unwrap_or(name);
-        format!(
+    let why = match grantable {
+        _ if name.starts_with("wasi:http") => {
+            "this host does not provide HTTP to plugins; read chains through `bardo:host/chain`"
+                .to_owned()
+        }
+        Some(pkg) => format!(
             "not in the minimal WASI set; an operator can grant it with `[wasi] grant = [\"{pkg}\"]` in bardo.toml"
-        )
-    } else {
-        "neither a bardo:host interface nor WASI this host provides".to_owned()
+        ),
+        None => "neither a bardo:host interface nor WASI this host provides".to_owned(),
     };
     Err(format!("import `{import}` refused: {why}"))
 }

@@ -1,6 +1,7 @@
 //! Integration tests of the host against real guest components (built by tests/artifacts).
 
 mod audit;
+mod chain;
 mod cli;
 mod hostile;
 mod loading;

@@ -1,0 +1,383 @@
+//! EVM chain access through alloy providers: per-chain RPC configuration, request timeouts
+//! bounded by the caller's deadline, retries with backoff on transient errors only, and a
+//! block-scoped `eth_call` cache. Plain Rust: no wasmtime types here.
+
+use alloy::eips::BlockId;
+use alloy::primitives::{Address, B256, Bytes, U256};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::{Filter, Log, TransactionReceipt, TransactionRequest};
+use alloy::transports::{RpcError, TransportErrorKind};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `[chains.<id>]` in bardo.toml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainConfig {
+    /// HTTP JSON-RPC endpoint.
+    pub rpc: String,
+    /// WebSocket endpoint for subscriptions (optional).
+    #[serde(default)]
+    pub ws: Option<String>,
+    /// Longest a single request may take, ms (also bounded by the call's budget).
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Retries after a transient failure.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+}
+
+fn default_timeout_ms() -> u64 {
+    5_000
+}
+
+fn default_retries() -> u32 {
+    2
+}
+
+/// A failed chain read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    #[error("chain {0} is not configured in this host; add a [chains.{0}] rpc entry to bardo.toml")]
+    NotSupported(u64),
+    #[error("{0}")]
+    InvalidParams(String),
+    #[error("RPC node of chain {chain} failed: {message}")]
+    Rpc {
+        chain: u64,
+        message: String,
+        retryable: bool,
+    },
+    #[error("execution reverted: {reason}")]
+    Reverted { reason: String, data: Bytes },
+    #[error("RPC node of chain {chain} did not answer within {waited_ms} ms; retry later")]
+    Timeout { chain: u64, waited_ms: u64 },
+}
+
+/// Entries kept per chain in the eth_call cache.
+const CACHE_ENTRIES: usize = 4_096;
+
+type CallKey = (u64, Address, Bytes, U256);
+
+/// One configured chain.
+pub struct ChainClient {
+    id: u64,
+    provider: DynProvider,
+    config: ChainConfig,
+    /// eth_call results at explicit block numbers: immutable, so safe to reuse.
+    cache: Mutex<HashMap<CallKey, Bytes>>,
+}
+
+/// Every configured chain, and the runtime their requests run on.
+pub struct Chains {
+    clients: BTreeMap<u64, ChainClient>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for Chains {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chains")
+            .field("ids", &self.clients.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Chains {
+    /// Clients for `configs` (keyed by chain id); nothing is contacted yet.
+    pub fn new(configs: &BTreeMap<u64, ChainConfig>) -> Result<Self, ChainError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("bardo-rpc")
+            .enable_all()
+            .build()
+            .map_err(|e| ChainError::InvalidParams(format!("cannot start the RPC runtime: {e}")))?;
+        let mut clients = BTreeMap::new();
+        for (id, config) in configs {
+            let url = config.rpc.parse().map_err(|e| {
+                ChainError::InvalidParams(format!(
+                    "[chains.{id}] rpc {:?} is not a URL: {e}",
+                    config.rpc
+                ))
+            })?;
+            let provider = ProviderBuilder::new()
+                .disable_recommended_fillers()
+                .connect_http(url)
+                .erased();
+            clients.insert(
+                *id,
+                ChainClient {
+                    id: *id,
+                    provider,
+                    config: config.clone(),
+                    cache: Mutex::new(HashMap::new()),
+                },
+            );
+        }
+        Ok(Self { clients, runtime })
+    }
+
+    /// No chains at all.
+    pub fn none() -> Self {
+        Self::new(&BTreeMap::new())
+            .unwrap_or_else(|e| panic!("an empty chain set cannot fail: {e}"))
+    }
+
+    /// The client of chain `id`.
+    pub fn get(&self, id: u64) -> Result<&ChainClient, ChainError> {
+        self.clients.get(&id).ok_or(ChainError::NotSupported(id))
+    }
+
+    /// The configured chain ids.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.clients.keys().copied()
+    }
+
+    /// Run a chain future to completion from synchronous code (a plugin call's thread).
+    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+}
+
+impl ChainClient {
+    /// The chain id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Send one request with the timeout and retry policy, stopping at `deadline`.
+    async fn request<T, F, Fut>(&self, deadline: Instant, mut send: F) -> Result<T, ChainError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, RpcError<TransportErrorKind>>>,
+    {
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(50);
+        let mut attempt = 0;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let timeout = left.min(Duration::from_millis(self.config.timeout_ms));
+            if timeout.is_zero() {
+                return Err(ChainError::Timeout {
+                    chain: self.id,
+                    waited_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            let error = match tokio::time::timeout(timeout, send()).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) => classify(self.id, e),
+                Err(_) => ChainError::Timeout {
+                    chain: self.id,
+                    waited_ms: started.elapsed().as_millis() as u64,
+                },
+            };
+            let retryable = matches!(
+                error,
+                ChainError::Rpc {
+                    retryable: true,
+                    ..
+                } | ChainError::Timeout { .. }
+            );
+            if !retryable || attempt >= self.config.retries || Instant::now() + backoff >= deadline
+            {
+                return Err(error);
+            }
+            tracing::debug!(
+                chain = self.id,
+                attempt,
+                "retrying after a transient RPC failure: {error}"
+            );
+            tokio::time::sleep(backoff).await;
+            backoff *= 2;
+            attempt += 1;
+        }
+    }
+
+    /// `eth_call` at `block` (latest when none). Results at an explicit block are cached.
+    pub async fn call(
+        &self,
+        to: Address,
+        data: Bytes,
+        value: U256,
+        block: Option<u64>,
+        deadline: Instant,
+    ) -> Result<Bytes, ChainError> {
+        let key = block.map(|b| (b, to, data.clone(), value));
+        if let Some(key) = &key
+            && let Some(hit) = self
+                .cache
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(key)
+        {
+            return Ok(hit.clone());
+        }
+        let tx = TransactionRequest::default()
+            .to(to)
+            .input(data.into())
+            .value(value);
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        let out = self
+            .request(deadline, || {
+                self.provider.call(tx.clone()).block(id).into_future()
+            })
+            .await?;
+        if let Some(key) = key {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(key, out.clone());
+        }
+        Ok(out)
+    }
+
+    /// Native balance in wei.
+    pub async fn balance(
+        &self,
+        account: Address,
+        block: Option<u64>,
+        deadline: Instant,
+    ) -> Result<U256, ChainError> {
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        self.request(deadline, || {
+            self.provider
+                .get_balance(account)
+                .block_id(id)
+                .into_future()
+        })
+        .await
+    }
+
+    /// Latest block number.
+    pub async fn block_number(&self, deadline: Instant) -> Result<u64, ChainError> {
+        self.request(deadline, || self.provider.get_block_number().into_future())
+            .await
+    }
+
+    /// Timestamp of `block` (latest when none).
+    pub async fn block_timestamp(
+        &self,
+        block: Option<u64>,
+        deadline: Instant,
+    ) -> Result<u64, ChainError> {
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        let found = self
+            .request(deadline, || self.provider.get_block(id).into_future())
+            .await?;
+        found.map(|b| b.header.timestamp).ok_or_else(|| {
+            ChainError::InvalidParams(format!(
+                "block {} does not exist yet on chain {}",
+                block.unwrap_or_default(),
+                self.id
+            ))
+        })
+    }
+
+    /// `eth_getLogs`.
+    pub async fn logs(&self, filter: &Filter, deadline: Instant) -> Result<Vec<Log>, ChainError> {
+        self.request(deadline, || self.provider.get_logs(filter))
+            .await
+    }
+
+    /// Deployed bytecode.
+    pub async fn code(&self, account: Address, deadline: Instant) -> Result<Bytes, ChainError> {
+        self.request(deadline, || {
+            self.provider.get_code_at(account).into_future()
+        })
+        .await
+    }
+
+    /// Raw storage word.
+    pub async fn storage_at(
+        &self,
+        account: Address,
+        slot: U256,
+        deadline: Instant,
+    ) -> Result<U256, ChainError> {
+        self.request(deadline, || {
+            self.provider.get_storage_at(account, slot).into_future()
+        })
+        .await
+    }
+
+    /// A transaction's receipt, none while pending or unknown.
+    pub async fn receipt(
+        &self,
+        tx: B256,
+        deadline: Instant,
+    ) -> Result<Option<TransactionReceipt>, ChainError> {
+        self.request(deadline, || {
+            self.provider.get_transaction_receipt(tx).into_future()
+        })
+        .await
+    }
+}
+
+/// Map an alloy RPC error: reverts decoded, transient failures retryable, the rest final.
+fn classify(chain: u64, e: RpcError<TransportErrorKind>) -> ChainError {
+    match e {
+        RpcError::ErrorResp(payload) => {
+            if let Some(data) = payload.as_revert_data() {
+                let reason = alloy::sol_types::decode_revert_reason(&data).unwrap_or_else(|| {
+                    if data.is_empty() {
+                        "no reason given".to_owned()
+                    } else {
+                        format!("custom error 0x{}", alloy::hex::encode(&data))
+                    }
+                });
+                return ChainError::Reverted { reason, data };
+            }
+            if payload.message.contains("revert") {
+                return ChainError::Reverted {
+                    reason: payload.message.to_string(),
+                    data: Bytes::new(),
+                };
+            }
+            if payload.code == -32602 {
+                return ChainError::InvalidParams(format!(
+                    "the node rejected the request: {}",
+                    payload.message
+                ));
+            }
+            ChainError::Rpc {
+                chain,
+                retryable: payload.is_retry_err(),
+                message: format!("{} (code {})", payload.message, payload.code),
+            }
+        }
+        RpcError::Transport(kind) => {
+            let retryable = match &kind {
+                TransportErrorKind::HttpError(http) => {
+                    http.is_rate_limit_err() || http.status >= 500
+                }
+                _ => true,
+            };
+            ChainError::Rpc {
+                chain,
+                retryable,
+                message: format!("{kind}; is the node up?"),
+            }
+        }
+        RpcError::DeserError { err, text } => ChainError::Rpc {
+            chain,
+            retryable: false,
+            message: format!(
+                "malformed JSON-RPC response ({err}): {}",
+                text.chars().take(120).collect::<String>()
+            ),
+        },
+        RpcError::NullResp => ChainError::Rpc {
+            chain,
+            retryable: true,
+            message: "the node answered with null".into(),
+        },
+        other => ChainError::Rpc {
+            chain,
+            retryable: false,
+            message: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,106 @@
+//! The local devnet: an anvil process from the pinned npm package, on a free loopback port.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The devnet's chain id.
+pub const CHAIN_ID: u64 = 31337;
+
+/// The first of anvil's funded dev accounts and its well-known key (public test key).
+pub const DEV_ACCOUNT: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+/// Private key of [`DEV_ACCOUNT`].
+pub const DEV_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+/// Devnet failures.
+#[derive(Debug, thiserror::Error)]
+pub enum DevnetError {
+    #[error("anvil not found at {0}; run `make setup` (npm ci in devnet/) or set BARDO_ANVIL")]
+    NotInstalled(PathBuf),
+    #[error("cannot start anvil: {0}")]
+    Start(String),
+}
+
+/// A running anvil, killed on drop.
+pub struct Anvil {
+    child: Child,
+    port: u16,
+}
+
+impl Anvil {
+    /// The anvil binary: `$BARDO_ANVIL`, else the one npm installed under `root/devnet`.
+    pub fn binary(root: &Path) -> PathBuf {
+        std::env::var_os("BARDO_ANVIL")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                root.join("devnet/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
+            })
+    }
+
+    /// Start anvil on 127.0.0.1 with a free port, plus `args`; returns once it listens.
+    pub fn spawn(binary: &Path, args: &[&str]) -> Result<Self, DevnetError> {
+        if !binary.exists() {
+            return Err(DevnetError::NotInstalled(binary.to_owned()));
+        }
+        let mut child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| DevnetError::Start(e.to_string()))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| DevnetError::Start("no stdout".into()))?;
+        let (tx, rx) = mpsc::channel();
+        // Keep draining stdout for the process's life: anvil logs every request.
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(port) = line
+                    .strip_prefix("Listening on 127.0.0.1:")
+                    .and_then(|p| p.trim().parse::<u16>().ok())
+                    && let Some(tx) = tx.take()
+                {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        match rx.recv_timeout(Duration::from_secs(15)) {
+            Ok(port) => Ok(Self { child, port }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(DevnetError::Start(
+                    "it did not print `Listening on 127.0.0.1:PORT` within 15 s".into(),
+                ))
+            }
+        }
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its HTTP JSON-RPC URL.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Its WebSocket URL.
+    pub fn ws_url(&self) -> String {
+        format!("ws://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
