@@ -15,12 +15,19 @@ plugins: setup
 	@mkdir -p .bardo/plugins
 	@for p in $(PLUGINS); do cp target/wasm32-wasip2/plugin/bardo_plugin_$$p.wasm .bardo/plugins/$$p.wasm; done
 
-# The main job: build the plugins, list a profile's tools, run a read call, audit a plugin.
+BARDO := ./target/debug/bardo
+
+# The main job: build the plugins, start the local chain, list a profile's tools, run read
+# calls (one reads the chain), audit a plugin, stop the chain.
 demo: plugins
 	$(CARGO) build --locked -p bardo-host
-	./target/debug/bardo tools --profile data
-	./target/debug/bardo call hello_greet --params '{"name":"golem"}'
-	./target/debug/bardo audit .bardo/plugins/hello.wasm
+	$(BARDO) devnet up --detach
+	@status=0; \
+	  $(BARDO) tools --profile data && \
+	  $(BARDO) call hello_greet --params '{"name":"golem"}' && \
+	  $(BARDO) call hello_greet --params '{"name":"golem","chain_id":31337}' && \
+	  $(BARDO) audit .bardo/plugins/hello.wasm || status=$$?; \
+	  $(BARDO) devnet down; exit $$status
 
 lint: setup
 	$(CARGO) fmt --all --check

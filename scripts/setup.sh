@@ -12,6 +12,8 @@ devnet="$(dirname "$0")/../devnet"
 stamp="$devnet/node_modules/.bardo-installed"
 if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
     echo "setup: installing the devnet's npm packages (anvil, Uniswap and Aave artifacts)"
-    (cd "$devnet" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    # `npm ci` rejects this lock (npm drops the other platforms' optional anvil builds);
+    # `install` honours the lock and the exact pins in package.json.
+    (cd "$devnet" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi

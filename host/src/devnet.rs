@@ -41,11 +41,16 @@ impl Anvil {
 
     /// Start anvil on 127.0.0.1 with a free port, plus `args`; returns once it listens.
     pub fn spawn(binary: &Path, args: &[&str]) -> Result<Self, DevnetError> {
+        Self::spawn_on(binary, 0, args)
+    }
+
+    /// Start anvil on 127.0.0.1:`port` (0 = a free one), plus `args`; returns once it listens.
+    pub fn spawn_on(binary: &Path, port: u16, args: &[&str]) -> Result<Self, DevnetError> {
         if !binary.exists() {
             return Err(DevnetError::NotInstalled(binary.to_owned()));
         }
         let mut child = Command::new(binary)
-            .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -103,4 +108,74 @@ impl Drop for Anvil {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// What `bardo devnet up --detach` leaves behind for `bardo devnet down` and for operators.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Detached {
+    pub pid: u32,
+    pub rpc: String,
+    pub chain_id: u64,
+    pub log: PathBuf,
+}
+
+/// Install the devnet's npm packages if anvil is missing (idempotent).
+pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
+    let binary = Anvil::binary(devnet_dir.parent().unwrap_or(Path::new(".")));
+    if binary.exists() {
+        return Ok(binary);
+    }
+    eprintln!("devnet: installing anvil and the contract artifacts with npm (one time, ~20 s)...");
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ])
+        .current_dir(devnet_dir)
+        .status()
+        .map_err(|e| DevnetError::Start(format!("cannot run npm: {e}; install Node.js and npm")))?;
+    if !status.success() || !binary.exists() {
+        return Err(DevnetError::NotInstalled(binary));
+    }
+    Ok(binary)
+}
+
+/// Start anvil on `port` in the background, logging to `log`; returns once it answers.
+pub fn spawn_detached(binary: &Path, port: u16, log: &Path) -> Result<Detached, DevnetError> {
+    if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        return Err(DevnetError::Start(format!(
+            "port {port} is already in use; is a devnet running? stop it with `bardo devnet down` or set [devnet] port"
+        )));
+    }
+    let out = std::fs::File::create(log)
+        .map_err(|e| DevnetError::Start(format!("{}: {e}", log.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| DevnetError::Start(e.to_string()))?;
+    let child = Command::new(binary)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| DevnetError::Start(e.to_string()))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if std::time::Instant::now() > deadline {
+            return Err(DevnetError::Start(format!(
+                "anvil did not listen on port {port} within 15 s; see {}",
+                log.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(Detached {
+        pid: child.id(),
+        rpc: format!("http://127.0.0.1:{port}"),
+        chain_id: CHAIN_ID,
+        log: log.to_owned(),
+    })
 }

@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use bardo_host::audit::{self, Diff, Report};
 use bardo_host::config::Config;
 use bardo_host::engine::Engine;
-use bardo_host::setup;
+use bardo_host::{devnet, setup};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,6 +57,26 @@ enum Command {
     },
     /// Re-pin every configured plugin in the lock file to its current sha256.
     Lock,
+    /// The local devnet (anvil from the pinned npm package).
+    Devnet {
+        #[command(subcommand)]
+        action: DevnetAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum DevnetAction {
+    /// Install what is missing, start the devnet, print its RPC URL; runs until Ctrl-C.
+    Up {
+        /// Start in the background and return; stop it with `bardo devnet down`.
+        #[arg(long)]
+        detach: bool,
+        /// Port to listen on.
+        #[arg(long, default_value_t = 18545)]
+        port: u16,
+    },
+    /// Stop a devnet started with `--detach`.
+    Down,
 }
 
 fn main() -> ExitCode {
@@ -87,6 +107,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             profile,
         } => call(&config()?, &tool, &params, profile.as_deref()),
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
+        Command::Devnet { action } => devnet(&cli.config, action),
         Command::Lock => {
             let lock = setup::relock(&config()?)?;
             for e in lock.entries() {
@@ -285,4 +306,58 @@ fn print_diff(old: &Report, new: &Report, d: &Diff) {
             "surface did not grow"
         }
     );
+}
+
+fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
+    let base = config_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let state_dir = base.join(".bardo");
+    std::fs::create_dir_all(&state_dir).context("creating .bardo")?;
+    let pid_file = state_dir.join("devnet.json");
+    match action {
+        DevnetAction::Up { detach, port } => {
+            let binary = devnet::ensure_installed(&base.join("devnet"))?;
+            if detach {
+                let d = devnet::spawn_detached(&binary, port, &state_dir.join("devnet.log"))?;
+                std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
+                println!(
+                    "devnet up: chain {} at {} (pid {}, log {})",
+                    d.chain_id,
+                    d.rpc,
+                    d.pid,
+                    d.log.display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let anvil = devnet::Anvil::spawn_on(&binary, port, &[])?;
+            println!(
+                "devnet up: chain {} at {} — Ctrl-C to stop",
+                devnet::CHAIN_ID,
+                anvil.url()
+            );
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(tokio::signal::ctrl_c())?;
+            drop(anvil);
+            println!("devnet stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        DevnetAction::Down => {
+            let text = std::fs::read_to_string(&pid_file)
+                .with_context(|| format!("no detached devnet ({} missing)", pid_file.display()))?;
+            let d: devnet::Detached = serde_json::from_str(&text)?;
+            let status = std::process::Command::new("kill")
+                .arg(d.pid.to_string())
+                .status()?;
+            std::fs::remove_file(&pid_file)?;
+            if !status.success() {
+                eprintln!("pid {} was not running", d.pid);
+            }
+            println!("devnet down");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
