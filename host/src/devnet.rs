@@ -1,4 +1,8 @@
-//! The local devnet: an anvil process from the pinned npm package, on a free loopback port.
+//! The local devnet: an anvil process from the pinned npm package, on a free loopback port,
+//! and the deployer of the published contracts.
+
+pub mod artifacts;
+pub mod deploy;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

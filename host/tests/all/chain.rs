@@ -28,14 +28,14 @@ sol! {
     function mint(address to, uint256 amount) external;
 }
 
-fn root() -> PathBuf {
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("repo root")
         .to_owned()
 }
 
-fn anvil() -> Anvil {
+pub fn anvil() -> Anvil {
     Anvil::spawn(&Anvil::binary(&root()), &[]).expect("anvil (run `make setup`)")
 }
 
@@ -65,7 +65,7 @@ fn host_on(url: &str, guests: &[&str]) -> Host {
     host
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

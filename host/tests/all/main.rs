@@ -3,6 +3,7 @@
 mod audit;
 mod chain;
 mod cli;
+mod devnet;
 mod hostile;
 mod loading;
 

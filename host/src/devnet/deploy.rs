@@ -1,0 +1,464 @@
+//! Deploys the devnet's contracts from the published npm artifacts with alloy, from anvil's
+//! first (unlocked) dev account, and seeds liquidity. Addresses go to a deployments JSON.
+
+use super::DEV_ACCOUNT;
+use super::artifacts::{Artifact, ArtifactError};
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{
+    Address, Bytes, U256,
+    aliases::{I24, U24, U160},
+};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::{SolCall, SolValue};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+sol! {
+    function mint(address account, uint256 value) external returns (bool);
+    function approve(address spender, uint256 amount) external returns (bool);
+    function deposit() external payable;
+    function createPair(address tokenA, address tokenB) external returns (address pair);
+    function getPair(address tokenA, address tokenB) external view returns (address pair);
+    function addLiquidity(address tokenA, address tokenB, uint256 amountADesired, uint256 amountBDesired,
+        uint256 amountAMin, uint256 amountBMin, address to, uint256 deadline) external returns (uint256, uint256, uint256);
+    function createAndInitializePoolIfNecessary(address token0, address token1, uint24 fee, uint160 sqrtPriceX96)
+        external payable returns (address pool);
+    struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
+        uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient; uint256 deadline; }
+    function mint(MintParams params) external payable returns (uint256 tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
+}
+
+/// Deployment failures.
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    #[error(transparent)]
+    Artifact(#[from] ArtifactError),
+    #[error("{step}: {message}")]
+    Tx { step: String, message: String },
+}
+
+/// A test token.
+#[derive(Debug, Clone, Serialize)]
+pub struct Token {
+    pub address: Address,
+    pub symbol: String,
+    pub decimals: u8,
+    /// USD price the pools are seeded at.
+    pub usd: f64,
+}
+
+/// A seeded pool.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pool {
+    pub address: Address,
+    pub token0: String,
+    pub token1: String,
+    /// V3 fee in hundredths of a bip; 3000 for V2.
+    pub fee: u32,
+}
+
+/// Where everything is.
+#[derive(Debug, Clone, Serialize)]
+pub struct Deployments {
+    pub chain_id: u64,
+    pub deployer: Address,
+    pub tokens: BTreeMap<String, Token>,
+    pub uniswap_v2: BTreeMap<&'static str, Address>,
+    pub uniswap_v2_pairs: Vec<Pool>,
+    pub uniswap_v3: BTreeMap<&'static str, Address>,
+    pub uniswap_v3_pools: Vec<Pool>,
+}
+
+struct Deployer {
+    provider: DynProvider,
+    from: Address,
+    modules: std::path::PathBuf,
+    progress: Box<dyn Fn(&str)>,
+}
+
+const V3_FULL_RANGE: i32 = 887_272;
+
+impl Deployer {
+    async fn send(
+        &self,
+        step: &str,
+        tx: TransactionRequest,
+    ) -> Result<alloy::rpc::types::TransactionReceipt, DeployError> {
+        let err = |message: String| DeployError::Tx {
+            step: step.to_owned(),
+            message,
+        };
+        let receipt = self
+            .provider
+            .send_transaction(tx.from(self.from))
+            .await
+            .map_err(|e| err(e.to_string()))?
+            .get_receipt()
+            .await
+            .map_err(|e| err(e.to_string()))?;
+        if !receipt.status() {
+            return Err(err(format!("reverted in tx {}", receipt.transaction_hash)));
+        }
+        Ok(receipt)
+    }
+
+    async fn call(
+        &self,
+        step: &str,
+        to: Address,
+        data: Vec<u8>,
+        value: U256,
+    ) -> Result<(), DeployError> {
+        self.send(
+            step,
+            TransactionRequest::default()
+                .to(to)
+                .with_input(Bytes::from(data))
+                .value(value),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn deploy(
+        &self,
+        rel: &str,
+        args: Vec<u8>,
+        libs: &BTreeMap<String, Address>,
+    ) -> Result<Address, DeployError> {
+        let name = rel
+            .rsplit('/')
+            .next()
+            .unwrap_or(rel)
+            .trim_end_matches(".json");
+        (self.progress)(&format!("deploying {name}"));
+        let mut code = Artifact::load(&self.modules, rel)?.link(libs)?;
+        code.extend(args);
+        let receipt = self
+            .send(
+                name,
+                TransactionRequest::default().with_deploy_code(Bytes::from(code)),
+            )
+            .await?;
+        receipt.contract_address.ok_or_else(|| DeployError::Tx {
+            step: name.to_owned(),
+            message: "no contract created".into(),
+        })
+    }
+}
+
+/// sqrt(price) as Q64.96, price = raw token1 per raw token0.
+fn sqrt_price_x96(price: f64) -> U160 {
+    let scaled = (price.sqrt() * 2f64.powi(48)) as u128;
+    U160::from(scaled) << 48
+}
+
+fn aligned(tick: i32, spacing: i32) -> i32 {
+    tick.div_euclid(spacing) * spacing
+}
+
+/// Deploy everything on the node at `rpc`; `progress` hears each step.
+pub async fn deploy_all(
+    rpc: &str,
+    node_modules: &Path,
+    progress: impl Fn(&str) + 'static,
+) -> Result<Deployments, DeployError> {
+    let url = rpc.parse().map_err(|e| DeployError::Tx {
+        step: "connect".into(),
+        message: format!("{e}"),
+    })?;
+    let provider = ProviderBuilder::new().connect_http(url).erased();
+    let chain_id = provider.get_chain_id().await.map_err(|e| DeployError::Tx {
+        step: "connect".into(),
+        message: e.to_string(),
+    })?;
+    let from: Address = DEV_ACCOUNT.parse().map_err(|_| DeployError::Tx {
+        step: "account".into(),
+        message: "bad dev account".into(),
+    })?;
+    let d = Deployer {
+        provider,
+        from,
+        modules: node_modules.to_owned(),
+        progress: Box::new(progress),
+    };
+    let none = BTreeMap::new();
+
+    // Tokens with realistic decimals; WETH is the real WETH9.
+    let mut tokens = BTreeMap::new();
+    let weth = d
+        .deploy("@uniswap/v2-periphery/build/WETH9.json", vec![], &none)
+        .await?;
+    d.call(
+        "wrap ETH",
+        weth,
+        depositCall {}.abi_encode(),
+        U256::from(8_000u64) * U256::from(10u64).pow(U256::from(18)),
+    )
+    .await?;
+    tokens.insert(
+        "WETH".to_owned(),
+        Token {
+            address: weth,
+            symbol: "WETH".into(),
+            decimals: 18,
+            usd: 2_000.0,
+        },
+    );
+    for (symbol, name, decimals, usd) in [
+        ("USDC", "USD Coin", 6u8, 1.0),
+        ("DAI", "Dai Stablecoin", 18, 1.0),
+        ("WBTC", "Wrapped BTC", 8, 60_000.0),
+    ] {
+        let args = (name.to_owned(), symbol.to_owned(), U256::from(decimals)).abi_encode_params();
+        let address = d.deploy("@aave/core-v3/artifacts/contracts/mocks/tokens/MintableERC20.sol/MintableERC20.json", args, &none).await?;
+        // Ten million dollars' worth for the deployer.
+        let amount =
+            U256::from((10_000_000.0 / usd) as u128) * U256::from(10u64).pow(U256::from(decimals));
+        d.call(
+            &format!("mint {symbol}"),
+            address,
+            mint_0Call {
+                account: from,
+                value: amount,
+            }
+            .abi_encode(),
+            U256::ZERO,
+        )
+        .await?;
+        tokens.insert(
+            symbol.to_owned(),
+            Token {
+                address,
+                symbol: symbol.into(),
+                decimals,
+                usd,
+            },
+        );
+    }
+    let units = |t: &Token, usd: f64| {
+        U256::from((usd / t.usd * 10f64.powi(i32::from(t.decimals).min(18))) as u128)
+    };
+
+    // Uniswap V2.
+    let v2_factory = d
+        .deploy(
+            "@uniswap/v2-core/build/UniswapV2Factory.json",
+            from.abi_encode(),
+            &none,
+        )
+        .await?;
+    let v2_router = d
+        .deploy(
+            "@uniswap/v2-periphery/build/UniswapV2Router02.json",
+            (v2_factory, weth).abi_encode_params(),
+            &none,
+        )
+        .await?;
+    for t in tokens.values() {
+        d.call(
+            &format!("approve {} to V2 router", t.symbol),
+            t.address,
+            approveCall {
+                spender: v2_router,
+                amount: U256::MAX,
+            }
+            .abi_encode(),
+            U256::ZERO,
+        )
+        .await?;
+    }
+    let mut v2_pairs = Vec::new();
+    for (a, b) in [("WETH", "USDC"), ("WETH", "DAI"), ("WBTC", "WETH")] {
+        let (ta, tb) = (&tokens[a], &tokens[b]);
+        (d.progress)(&format!("seeding V2 {a}/{b}"));
+        let liquidity_usd = 1_000_000.0;
+        let call = addLiquidityCall {
+            tokenA: ta.address,
+            tokenB: tb.address,
+            amountADesired: units(ta, liquidity_usd),
+            amountBDesired: units(tb, liquidity_usd),
+            amountAMin: U256::ZERO,
+            amountBMin: U256::ZERO,
+            to: from,
+            deadline: U256::MAX,
+        };
+        d.call(
+            &format!("add V2 liquidity {a}/{b}"),
+            v2_router,
+            call.abi_encode(),
+            U256::ZERO,
+        )
+        .await?;
+        let pair = d
+            .provider
+            .call(
+                TransactionRequest::default().to(v2_factory).with_input(
+                    getPairCall {
+                        tokenA: ta.address,
+                        tokenB: tb.address,
+                    }
+                    .abi_encode(),
+                ),
+            )
+            .await
+            .map_err(|e| DeployError::Tx {
+                step: "getPair".into(),
+                message: e.to_string(),
+            })?;
+        let pair = Address::abi_decode(&pair).map_err(|e| DeployError::Tx {
+            step: "getPair".into(),
+            message: e.to_string(),
+        })?;
+        let (t0, t1) = if ta.address < tb.address {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        v2_pairs.push(Pool {
+            address: pair,
+            token0: t0.into(),
+            token1: t1.into(),
+            fee: 3000,
+        });
+    }
+
+    // Uniswap V3.
+    let v3_factory = d
+        .deploy(
+            "@uniswap/v3-core/artifacts/contracts/UniswapV3Factory.sol/UniswapV3Factory.json",
+            vec![],
+            &none,
+        )
+        .await?;
+    let nft_descriptor_lib = d.deploy("@uniswap/v3-periphery/artifacts/contracts/libraries/NFTDescriptor.sol/NFTDescriptor.json", vec![], &none).await?;
+    let libs = BTreeMap::from([("NFTDescriptor".to_owned(), nft_descriptor_lib)]);
+    let label = alloy::primitives::B256::right_padding_from(b"ETH");
+    let descriptor = d
+        .deploy("@uniswap/v3-periphery/artifacts/contracts/NonfungibleTokenPositionDescriptor.sol/NonfungibleTokenPositionDescriptor.json", (weth, label).abi_encode_params(), &libs)
+        .await?;
+    let npm = d
+        .deploy("@uniswap/v3-periphery/artifacts/contracts/NonfungiblePositionManager.sol/NonfungiblePositionManager.json", (v3_factory, weth, descriptor).abi_encode_params(), &none)
+        .await?;
+    let swap_router = d
+        .deploy(
+            "@uniswap/v3-periphery/artifacts/contracts/SwapRouter.sol/SwapRouter.json",
+            (v3_factory, weth).abi_encode_params(),
+            &none,
+        )
+        .await?;
+    let quoter = d
+        .deploy(
+            "@uniswap/v3-periphery/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json",
+            (v3_factory, weth).abi_encode_params(),
+            &none,
+        )
+        .await?;
+    for t in tokens.values() {
+        d.call(
+            &format!("approve {} to position manager", t.symbol),
+            t.address,
+            approveCall {
+                spender: npm,
+                amount: U256::MAX,
+            }
+            .abi_encode(),
+            U256::ZERO,
+        )
+        .await?;
+    }
+    let mut v3_pools = Vec::new();
+    // (token a, token b, fee, tick spacing, concentrated ± ticks or full range)
+    for (a, b, fee, spacing, width) in [
+        ("WETH", "USDC", 3000u32, 60i32, None),
+        ("WETH", "USDC", 500, 10, Some(2_000i32)),
+        ("WETH", "DAI", 3000, 60, None),
+        ("WBTC", "WETH", 3000, 60, Some(6_000)),
+    ] {
+        (d.progress)(&format!("seeding V3 {a}/{b} {fee}"));
+        let (ta, tb) = (&tokens[a], &tokens[b]);
+        let (t0, t1) = if ta.address < tb.address {
+            (ta, tb)
+        } else {
+            (tb, ta)
+        };
+        // Raw token1 per raw token0 at the USD prices.
+        let price = (t0.usd / t1.usd) * 10f64.powi(i32::from(t1.decimals) - i32::from(t0.decimals));
+        let create = createAndInitializePoolIfNecessaryCall {
+            token0: t0.address,
+            token1: t1.address,
+            fee: U24::from(fee),
+            sqrtPriceX96: sqrt_price_x96(price),
+        };
+        let receipt = d
+            .send(
+                "create V3 pool",
+                TransactionRequest::default()
+                    .to(npm)
+                    .with_input(create.abi_encode()),
+            )
+            .await?;
+        let pool = receipt
+            .inner
+            .logs()
+            .iter()
+            .find(|l| l.address() == v3_factory)
+            .and_then(|l| l.data().data.get(44..64))
+            .map(Address::from_slice);
+        let tick = (price.ln() / 1.0001f64.ln()).floor() as i32;
+        let (lower, upper) = match width {
+            None => (
+                aligned(-V3_FULL_RANGE, spacing) + spacing,
+                aligned(V3_FULL_RANGE, spacing),
+            ),
+            Some(w) => (aligned(tick - w, spacing), aligned(tick + w, spacing)),
+        };
+        let liquidity_usd = 1_000_000.0;
+        let params = MintParams {
+            token0: t0.address,
+            token1: t1.address,
+            fee: U24::from(fee),
+            tickLower: I24::try_from(lower).unwrap_or_default(),
+            tickUpper: I24::try_from(upper).unwrap_or_default(),
+            amount0Desired: units(t0, liquidity_usd),
+            amount1Desired: units(t1, liquidity_usd),
+            amount0Min: U256::ZERO,
+            amount1Min: U256::ZERO,
+            recipient: from,
+            deadline: U256::MAX,
+        };
+        d.call(
+            "mint V3 position",
+            npm,
+            mint_1Call { params }.abi_encode(),
+            U256::ZERO,
+        )
+        .await?;
+        v3_pools.push(Pool {
+            address: pool.unwrap_or_default(),
+            token0: t0.symbol.clone(),
+            token1: t1.symbol.clone(),
+            fee,
+        });
+    }
+
+    Ok(Deployments {
+        chain_id,
+        deployer: from,
+        tokens,
+        uniswap_v2: BTreeMap::from([("factory", v2_factory), ("router02", v2_router)]),
+        uniswap_v2_pairs: v2_pairs,
+        uniswap_v3: BTreeMap::from([
+            ("factory", v3_factory),
+            ("nft_descriptor_library", nft_descriptor_lib),
+            ("position_descriptor", descriptor),
+            ("position_manager", npm),
+            ("swap_router", swap_router),
+            ("quoter_v2", quoter),
+        ]),
+        uniswap_v3_pools: v3_pools,
+    })
+}
