@@ -18,20 +18,11 @@ use std::hint::black_box;
 fn params_1kb() -> String {
     let orders: Vec<String> = (0..12)
         .map(|i| {
-            format!(
-                r#"{{"token":"0x{:040x}","amount":"{}","price":{}.5}}"#,
-                i + 1,
-                1_000_000 + i,
-                1800 + i
-            )
+            format!(r#"{{"token":"0x{:040x}","amount":"{}","price":{}.5}}"#, i + 1, 1_000_000 + i, 1800 + i)
         })
         .collect();
     let p = format!(r#"{{"orders":[{}]}}"#, orders.join(","));
-    assert!(
-        (900..1200).contains(&p.len()),
-        "params are {} bytes",
-        p.len()
-    );
+    assert!((900..1200).contains(&p.len()), "params are {} bytes", p.len());
     p
 }
 
@@ -43,8 +34,7 @@ fn host(engine: &Engine) -> Host {
         WasiPolicy::default(),
     )
     .expect("host");
-    host.load_bytes("bench.wasm", &bytes(BENCH))
-        .expect("load bench plugin");
+    host.load_bytes("bench.wasm", &bytes(BENCH)).expect("load bench plugin");
     host
 }
 
@@ -53,33 +43,20 @@ fn calls(c: &mut Criterion) {
     let engine = Engine::new(Some(dir.path().to_owned())).expect("engine");
     let host = host(&engine);
     let params = params_1kb();
-    let expected = host
-        .call("bench_summarize", &params)
-        .result
-        .expect("bench call works");
+    let expected = host.call("bench_summarize", &params).result.expect("bench call works");
     assert!(expected.contains(r#""count":12"#), "{expected}");
 
     let mut g = c.benchmark_group("call");
     g.bench_function("isolated_1kb", |b| {
-        b.iter(|| {
-            black_box(
-                host.call("bench_summarize", black_box(&params))
-                    .result
-                    .is_ok(),
-            )
-        })
+        b.iter(|| black_box(host.call("bench_summarize", black_box(&params)).result.is_ok()))
     });
     let mut reused = host.reused_instance("bench_summarize").expect("instance");
     g.bench_function("reused_1kb", |b| {
         b.iter(|| black_box(reused.call("bench_summarize", black_box(&params)).is_ok()))
     });
-    g.bench_function("isolated_noop", |b| {
-        b.iter(|| black_box(host.call("bench_noop", "{}").result.is_ok()))
-    });
+    g.bench_function("isolated_noop", |b| b.iter(|| black_box(host.call("bench_noop", "{}").result.is_ok())));
     let mut reused = host.reused_instance("bench_noop").expect("instance");
-    g.bench_function("reused_noop", |b| {
-        b.iter(|| black_box(reused.call("bench_noop", "{}").is_ok()))
-    });
+    g.bench_function("reused_noop", |b| b.iter(|| black_box(reused.call("bench_noop", "{}").is_ok())));
     g.finish();
 }
 

@@ -58,24 +58,15 @@ pub struct Report {
 pub fn audit(engine: Engine, label: &str, bytes: &[u8]) -> Result<Report, LoadError> {
     let host = Host::new(
         engine,
-        Profile::parse("dev").map_err(|e| LoadError::Refused {
-            plugin: label.to_owned(),
-            reason: e.to_string(),
-        })?,
+        Profile::parse("dev")
+            .map_err(|e| LoadError::Refused { plugin: label.to_owned(), reason: e.to_string() })?,
         Limits::default(),
         WasiPolicy::default(),
     )?;
     let p = host.prepare(label, bytes, false)?;
     let policy_refusal = surface::check_imports(&p.surface, p.world, &BTreeSet::new()).err();
-    let imports = p
-        .surface
-        .imports
-        .iter()
-        .map(|name| Import {
-            name: name.clone(),
-            class: classify(name),
-        })
-        .collect();
+    let imports =
+        p.surface.imports.iter().map(|name| Import { name: name.clone(), class: classify(name) }).collect();
     let tools = p
         .manifest
         .tools
@@ -139,25 +130,15 @@ pub struct Diff {
 
 /// Compare two surfaces. Imports compare without their versions (a WASI patch bump is not growth).
 pub fn diff(old: &Report, new: &Report) -> Diff {
-    let names = |r: &Report| {
-        r.imports
-            .iter()
-            .map(|i| unversioned(&i.name).to_owned())
-            .collect::<BTreeSet<_>>()
-    };
+    let names =
+        |r: &Report| r.imports.iter().map(|i| unversioned(&i.name).to_owned()).collect::<BTreeSet<_>>();
     let (old_imports, new_imports) = (names(old), names(new));
     let added_imports: Vec<String> = new_imports.difference(&old_imports).cloned().collect();
     let removed_imports: Vec<String> = old_imports.difference(&new_imports).cloned().collect();
-    let old_tools: BTreeMap<&str, &ToolSurface> =
-        old.tools.iter().map(|t| (t.name.as_str(), t)).collect();
-    let new_tools: BTreeMap<&str, &ToolSurface> =
-        new.tools.iter().map(|t| (t.name.as_str(), t)).collect();
-    let added_tools: Vec<ToolSurface> = new
-        .tools
-        .iter()
-        .filter(|t| !old_tools.contains_key(t.name.as_str()))
-        .cloned()
-        .collect();
+    let old_tools: BTreeMap<&str, &ToolSurface> = old.tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let new_tools: BTreeMap<&str, &ToolSurface> = new.tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let added_tools: Vec<ToolSurface> =
+        new.tools.iter().filter(|t| !old_tools.contains_key(t.name.as_str())).cloned().collect();
     let removed_tools: Vec<String> = old
         .tools
         .iter()
@@ -171,13 +152,7 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         };
         let mut change = |field: &'static str, old: String, new: String, grew: bool| {
             if old != new {
-                changed_tools.push(ToolChange {
-                    name: (*name).to_owned(),
-                    field,
-                    old,
-                    new,
-                    grew,
-                });
+                changed_tools.push(ToolChange { name: (*name).to_owned(), field, old, new, grew });
             }
         };
         change(
@@ -192,33 +167,13 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
             format!("{:?}", n.risk_tier),
             n.risk_tier > o.risk_tier,
         );
-        change(
-            "category",
-            format!("{:?}", o.category),
-            format!("{:?}", n.category),
-            false,
-        );
-        change(
-            "tick_budget",
-            format!("{:?}", o.tick_budget),
-            format!("{:?}", n.tick_budget),
-            false,
-        );
+        change("category", format!("{:?}", o.category), format!("{:?}", n.category), false);
+        change("tick_budget", format!("{:?}", o.tick_budget), format!("{:?}", n.tick_budget), false);
     }
     let world = (old.world != new.world).then_some((old.world, new.world));
     let grew = !added_imports.is_empty()
         || world.is_some_and(|(o, n)| n > o)
-        || added_tools
-            .iter()
-            .any(|t| t.capability_tier != CapabilityTier::Read)
+        || added_tools.iter().any(|t| t.capability_tier != CapabilityTier::Read)
         || changed_tools.iter().any(|c| c.grew);
-    Diff {
-        world,
-        added_imports,
-        removed_imports,
-        added_tools,
-        removed_tools,
-        changed_tools,
-        grew,
-    }
+    Diff { world, added_imports, removed_imports, added_tools, removed_tools, changed_tools, grew }
 }

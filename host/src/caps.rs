@@ -48,10 +48,7 @@ pub trait CapsView: Send + 'static {
 pub(crate) fn add_to_linker<T: CapsView + crate::bindings::bardo::host::types::Host>(
     linker: &mut Linker<T>,
 ) -> wasmtime::Result<()> {
-    crate::bindings::bardo::host::types::add_to_linker::<T, wasmtime::component::HasSelf<T>>(
-        linker,
-        |t| t,
-    )?;
+    crate::bindings::bardo::host::types::add_to_linker::<T, wasmtime::component::HasSelf<T>>(linker, |t| t)?;
     chain::add_to_linker(linker)?;
     simulate::add_to_linker(linker)?;
     signer::add_to_linker(linker)?;

@@ -46,11 +46,7 @@ pub enum ChainError {
     #[error("{0}")]
     InvalidParams(String),
     #[error("RPC node of chain {chain} failed: {message}")]
-    Rpc {
-        chain: u64,
-        message: String,
-        retryable: bool,
-    },
+    Rpc { chain: u64, message: String, retryable: bool },
     #[error("execution reverted: {reason}")]
     Reverted { reason: String, data: Bytes },
     #[error("RPC node of chain {chain} did not answer within {waited_ms} ms; retry later")]
@@ -79,9 +75,7 @@ pub struct Chains {
 
 impl std::fmt::Debug for Chains {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chains")
-            .field("ids", &self.clients.keys().collect::<Vec<_>>())
-            .finish()
+        f.debug_struct("Chains").field("ids", &self.clients.keys().collect::<Vec<_>>()).finish()
     }
 }
 
@@ -97,23 +91,12 @@ impl Chains {
         let mut clients = BTreeMap::new();
         for (id, config) in configs {
             let url = config.rpc.parse().map_err(|e| {
-                ChainError::InvalidParams(format!(
-                    "[chains.{id}] rpc {:?} is not a URL: {e}",
-                    config.rpc
-                ))
+                ChainError::InvalidParams(format!("[chains.{id}] rpc {:?} is not a URL: {e}", config.rpc))
             })?;
-            let provider = ProviderBuilder::new()
-                .disable_recommended_fillers()
-                .connect_http(url)
-                .erased();
+            let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(url).erased();
             clients.insert(
                 *id,
-                ChainClient {
-                    id: *id,
-                    provider,
-                    config: config.clone(),
-                    cache: Mutex::new(HashMap::new()),
-                },
+                ChainClient { id: *id, provider, config: config.clone(), cache: Mutex::new(HashMap::new()) },
             );
         }
         Ok(Self { clients, runtime })
@@ -121,8 +104,7 @@ impl Chains {
 
     /// No chains at all.
     pub fn none() -> Self {
-        Self::new(&BTreeMap::new())
-            .unwrap_or_else(|e| panic!("an empty chain set cannot fail: {e}"))
+        Self::new(&BTreeMap::new()).unwrap_or_else(|e| panic!("an empty chain set cannot fail: {e}"))
     }
 
     /// The client of chain `id`.
@@ -168,27 +150,16 @@ impl ChainClient {
             let error = match tokio::time::timeout(timeout, send()).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => classify(self.id, e),
-                Err(_) => ChainError::Timeout {
-                    chain: self.id,
-                    waited_ms: started.elapsed().as_millis() as u64,
-                },
+                Err(_) => {
+                    ChainError::Timeout { chain: self.id, waited_ms: started.elapsed().as_millis() as u64 }
+                }
             };
-            let retryable = matches!(
-                error,
-                ChainError::Rpc {
-                    retryable: true,
-                    ..
-                } | ChainError::Timeout { .. }
-            );
-            if !retryable || attempt >= self.config.retries || Instant::now() + backoff >= deadline
-            {
+            let retryable =
+                matches!(error, ChainError::Rpc { retryable: true, .. } | ChainError::Timeout { .. });
+            if !retryable || attempt >= self.config.retries || Instant::now() + backoff >= deadline {
                 return Err(error);
             }
-            tracing::debug!(
-                chain = self.id,
-                attempt,
-                "retrying after a transient RPC failure: {error}"
-            );
+            tracing::debug!(chain = self.id, attempt, "retrying after a transient RPC failure: {error}");
             tokio::time::sleep(backoff).await;
             backoff *= 2;
             attempt += 1;
@@ -206,24 +177,13 @@ impl ChainClient {
     ) -> Result<Bytes, ChainError> {
         let key = block.map(|b| (b, to, data.clone(), value));
         if let Some(key) = &key
-            && let Some(hit) = self
-                .cache
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(key)
+            && let Some(hit) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(key)
         {
             return Ok(hit.clone());
         }
-        let tx = TransactionRequest::default()
-            .to(to)
-            .input(data.into())
-            .value(value);
+        let tx = TransactionRequest::default().to(to).input(data.into()).value(value);
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        let out = self
-            .request(deadline, || {
-                self.provider.call(tx.clone()).block(id).into_future()
-            })
-            .await?;
+        let out = self.request(deadline, || self.provider.call(tx.clone()).block(id).into_future()).await?;
         if let Some(key) = key {
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= CACHE_ENTRIES {
@@ -242,31 +202,18 @@ impl ChainClient {
         deadline: Instant,
     ) -> Result<U256, ChainError> {
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        self.request(deadline, || {
-            self.provider
-                .get_balance(account)
-                .block_id(id)
-                .into_future()
-        })
-        .await
+        self.request(deadline, || self.provider.get_balance(account).block_id(id).into_future()).await
     }
 
     /// Latest block number.
     pub async fn block_number(&self, deadline: Instant) -> Result<u64, ChainError> {
-        self.request(deadline, || self.provider.get_block_number().into_future())
-            .await
+        self.request(deadline, || self.provider.get_block_number().into_future()).await
     }
 
     /// Timestamp of `block` (latest when none).
-    pub async fn block_timestamp(
-        &self,
-        block: Option<u64>,
-        deadline: Instant,
-    ) -> Result<u64, ChainError> {
+    pub async fn block_timestamp(&self, block: Option<u64>, deadline: Instant) -> Result<u64, ChainError> {
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        let found = self
-            .request(deadline, || self.provider.get_block(id).into_future())
-            .await?;
+        let found = self.request(deadline, || self.provider.get_block(id).into_future()).await?;
         found.map(|b| b.header.timestamp).ok_or_else(|| {
             ChainError::InvalidParams(format!(
                 "block {} does not exist yet on chain {}",
@@ -278,16 +225,12 @@ impl ChainClient {
 
     /// `eth_getLogs`.
     pub async fn logs(&self, filter: &Filter, deadline: Instant) -> Result<Vec<Log>, ChainError> {
-        self.request(deadline, || self.provider.get_logs(filter))
-            .await
+        self.request(deadline, || self.provider.get_logs(filter)).await
     }
 
     /// Deployed bytecode.
     pub async fn code(&self, account: Address, deadline: Instant) -> Result<Bytes, ChainError> {
-        self.request(deadline, || {
-            self.provider.get_code_at(account).into_future()
-        })
-        .await
+        self.request(deadline, || self.provider.get_code_at(account).into_future()).await
     }
 
     /// Raw storage word.
@@ -297,10 +240,7 @@ impl ChainClient {
         slot: U256,
         deadline: Instant,
     ) -> Result<U256, ChainError> {
-        self.request(deadline, || {
-            self.provider.get_storage_at(account, slot).into_future()
-        })
-        .await
+        self.request(deadline, || self.provider.get_storage_at(account, slot).into_future()).await
     }
 
     /// A transaction's receipt, none while pending or unknown.
@@ -309,10 +249,7 @@ impl ChainClient {
         tx: B256,
         deadline: Instant,
     ) -> Result<Option<TransactionReceipt>, ChainError> {
-        self.request(deadline, || {
-            self.provider.get_transaction_receipt(tx).into_future()
-        })
-        .await
+        self.request(deadline, || self.provider.get_transaction_receipt(tx).into_future()).await
     }
 }
 
@@ -331,10 +268,7 @@ fn classify(chain: u64, e: RpcError<TransportErrorKind>) -> ChainError {
                 return ChainError::Reverted { reason, data };
             }
             if payload.message.contains("revert") {
-                return ChainError::Reverted {
-                    reason: payload.message.to_string(),
-                    data: Bytes::new(),
-                };
+                return ChainError::Reverted { reason: payload.message.to_string(), data: Bytes::new() };
             }
             if payload.code == -32602 {
                 return ChainError::InvalidParams(format!(
@@ -350,16 +284,10 @@ fn classify(chain: u64, e: RpcError<TransportErrorKind>) -> ChainError {
         }
         RpcError::Transport(kind) => {
             let retryable = match &kind {
-                TransportErrorKind::HttpError(http) => {
-                    http.is_rate_limit_err() || http.status >= 500
-                }
+                TransportErrorKind::HttpError(http) => http.is_rate_limit_err() || http.status >= 500,
                 _ => true,
             };
-            ChainError::Rpc {
-                chain,
-                retryable,
-                message: format!("{kind}; is the node up?"),
-            }
+            ChainError::Rpc { chain, retryable, message: format!("{kind}; is the node up?") }
         }
         RpcError::DeserError { err, text } => ChainError::Rpc {
             chain,
@@ -369,15 +297,9 @@ fn classify(chain: u64, e: RpcError<TransportErrorKind>) -> ChainError {
                 text.chars().take(120).collect::<String>()
             ),
         },
-        RpcError::NullResp => ChainError::Rpc {
-            chain,
-            retryable: true,
-            message: "the node answered with null".into(),
-        },
-        other => ChainError::Rpc {
-            chain,
-            retryable: false,
-            message: other.to_string(),
-        },
+        RpcError::NullResp => {
+            ChainError::Rpc { chain, retryable: true, message: "the node answered with null".into() }
+        }
+        other => ChainError::Rpc { chain, retryable: false, message: other.to_string() },
     }
 }

@@ -14,10 +14,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
 }
@@ -53,10 +50,7 @@ pub struct CapabilityConfig {
 
 impl Default for CapabilityConfig {
     fn default() -> Self {
-        Self {
-            uniswap_api_key_env: "UNISWAP_API_KEY".into(),
-            memory: false,
-        }
+        Self { uniswap_api_key_env: "UNISWAP_API_KEY".into(), memory: false }
     }
 }
 
@@ -118,10 +112,7 @@ impl Config {
                 return Ok(Self::default());
             }
             Err(source) => {
-                return Err(ConfigError::Io {
-                    path: path.to_owned(),
-                    source,
-                });
+                return Err(ConfigError::Io { path: path.to_owned(), source });
             }
         };
         Self::parse(&text, path)
@@ -129,15 +120,10 @@ impl Config {
 
     /// Parse configuration text; `path` anchors relative paths and names errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let mut config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
-        config.base = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_owned();
+        let mut config: Self = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })?;
+        config.base =
+            path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
         Ok(config)
     }
 
@@ -146,32 +132,24 @@ impl Config {
         self.chains
             .iter()
             .map(|(id, c)| {
-                id.parse::<u64>()
-                    .map(|id| (id, c.clone()))
-                    .map_err(|_| ConfigError::Parse {
-                        path: self.base.join("bardo.toml"),
-                        message: format!("[chains.{id}]: the key must be a chain id such as 31337"),
-                    })
+                id.parse::<u64>().map(|id| (id, c.clone())).map_err(|_| ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("[chains.{id}]: the key must be a chain id such as 31337"),
+                })
             })
             .collect()
     }
 
     /// `p` resolved against the configuration file's directory.
     pub fn resolve(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() {
-            p.to_owned()
-        } else {
-            self.base.join(p)
-        }
+        if p.is_absolute() { p.to_owned() } else { self.base.join(p) }
     }
 
     /// The limits for a profile spec: the global limits, raised by any composed profile's
     /// overrides (composition widens, like the tool set).
     pub fn limits_for(&self, spec: &str) -> Limits {
-        let overrides: Vec<&LimitOverrides> = spec
-            .split(',')
-            .filter_map(|p| self.profiles.get(p.trim()))
-            .collect();
+        let overrides: Vec<&LimitOverrides> =
+            spec.split(',').filter_map(|p| self.profiles.get(p.trim())).collect();
         let mut limits = self.limits.clone();
         if let Some(v) = overrides.iter().filter_map(|o| o.fuel).max() {
             limits.fuel = v;
@@ -207,10 +185,8 @@ impl Config {
         for p in &self.plugins {
             let p = self.resolve(p);
             if p.is_dir() {
-                let entries = std::fs::read_dir(&p).map_err(|source| ConfigError::Io {
-                    path: p.clone(),
-                    source,
-                })?;
+                let entries =
+                    std::fs::read_dir(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
                 let mut found: Vec<PathBuf> = entries
                     .filter_map(Result::ok)
                     .map(|e| e.path())

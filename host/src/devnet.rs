@@ -38,9 +38,7 @@ impl Anvil {
     pub fn binary(root: &Path) -> PathBuf {
         std::env::var_os("BARDO_ANVIL")
             .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                root.join("devnet/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
-            })
+            .unwrap_or_else(|| root.join("devnet/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil"))
     }
 
     /// Start anvil on 127.0.0.1 with a free port, plus `args`; returns once it listens.
@@ -61,18 +59,14 @@ impl Anvil {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| DevnetError::Start(e.to_string()))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| DevnetError::Start("no stdout".into()))?;
+        let stdout = child.stdout.take().ok_or_else(|| DevnetError::Start("no stdout".into()))?;
         let (tx, rx) = mpsc::channel();
         // Keep draining stdout for the process's life: anvil logs every request.
         std::thread::spawn(move || {
             let mut tx = Some(tx);
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(port) = line
-                    .strip_prefix("Listening on 127.0.0.1:")
-                    .and_then(|p| p.trim().parse::<u16>().ok())
+                if let Some(port) =
+                    line.strip_prefix("Listening on 127.0.0.1:").and_then(|p| p.trim().parse::<u16>().ok())
                     && let Some(tx) = tx.take()
                 {
                     let _ = tx.send(port);
@@ -84,9 +78,7 @@ impl Anvil {
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                Err(DevnetError::Start(
-                    "it did not print `Listening on 127.0.0.1:PORT` within 15 s".into(),
-                ))
+                Err(DevnetError::Start("it did not print `Listening on 127.0.0.1:PORT` within 15 s".into()))
             }
         }
     }
@@ -131,13 +123,7 @@ pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
     }
     eprintln!("devnet: installing anvil and the contract artifacts with npm (one time, ~20 s)...");
     let status = Command::new("npm")
-        .args([
-            "install",
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ])
+        .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(devnet_dir)
         .status()
         .map_err(|e| DevnetError::Start(format!("cannot run npm: {e}; install Node.js and npm")))?;
@@ -154,11 +140,9 @@ pub fn spawn_detached(binary: &Path, port: u16, log: &Path) -> Result<Detached, 
             "port {port} is already in use; is a devnet running? stop it with `bardo devnet down` or set [devnet] port"
         )));
     }
-    let out = std::fs::File::create(log)
-        .map_err(|e| DevnetError::Start(format!("{}: {e}", log.display())))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| DevnetError::Start(e.to_string()))?;
+    let out =
+        std::fs::File::create(log).map_err(|e| DevnetError::Start(format!("{}: {e}", log.display())))?;
+    let err = out.try_clone().map_err(|e| DevnetError::Start(e.to_string()))?;
     let child = Command::new(binary)
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .stdin(Stdio::null())

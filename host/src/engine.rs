@@ -8,9 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmtime::component::Component;
-use wasmtime::{
-    Enabled, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-};
+use wasmtime::{Enabled, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store};
 
 /// Epoch ticker period: deadlines are counted in these ticks.
 pub const TICK: Duration = Duration::from_millis(10);
@@ -99,17 +97,12 @@ impl Engine {
             // Component-model async is off: no plugin needs it and calls are faster without.
             .concurrency_support(false)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let inner =
-            wasmtime::Engine::new(&config).map_err(|e| EngineError::Config(format!("{e:#}")))?;
+        let inner = wasmtime::Engine::new(&config).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         inner.precompile_compatibility_hash().hash(&mut hasher);
         let compat = format!("{:016x}", hasher.finish());
         spawn_ticker(&inner);
-        Ok(Self {
-            inner,
-            cache_dir,
-            compat,
-        })
+        Ok(Self { inner, cache_dir, compat })
     }
 
     /// The underlying wasmtime engine.
@@ -135,18 +128,12 @@ impl Engine {
         let Some(dir) = &self.cache_dir else {
             return Ok((self.compile_now(bytes)?, CacheOutcome::Compiled));
         };
-        let path = dir.join(format!(
-            "{}-{}.cwasm",
-            hex::encode(Sha256::digest(bytes)),
-            self.compat
-        ));
+        let path = dir.join(format!("{}-{}.cwasm", hex::encode(Sha256::digest(bytes)), self.compat));
         if let Some(component) = self.load_cached(&path) {
             return Ok((component, CacheOutcome::Hit));
         }
         let component = self.compile_now(bytes)?;
-        let serialized = component
-            .serialize()
-            .map_err(|e| EngineError::Compile(format!("{e:#}")))?;
+        let serialized = component.serialize().map_err(|e| EngineError::Compile(format!("{e:#}")))?;
         if let Err(e) = write_atomically(dir, &path, &serialized) {
             // The component is compiled and usable; only the next load pays again.
             tracing::warn!(path = %path.display(), "cannot write the compiled-artifact cache: {e}");
@@ -185,15 +172,13 @@ pub fn deadline_ticks(budget: TickBudget) -> u64 {
 /// Advances the engine's epoch every [`TICK`]; stops when the engine is dropped.
 fn spawn_ticker(engine: &wasmtime::Engine) {
     let weak = engine.weak();
-    let spawned = std::thread::Builder::new()
-        .name("bardo-epoch".into())
-        .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(TICK);
-            }
-        });
+    let spawned = std::thread::Builder::new().name("bardo-epoch".into()).spawn(move || {
+        while let Some(engine) = weak.upgrade() {
+            engine.increment_epoch();
+            drop(engine);
+            std::thread::sleep(TICK);
+        }
+    });
     if let Err(e) = spawned {
         // Without a ticker no deadline fires; fuel still bounds pure compute.
         tracing::error!("cannot start the epoch ticker thread: {e}");

@@ -61,20 +61,12 @@ pub struct ToolError {
 impl ToolError {
     /// A non-retryable error.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            retryable: false,
-        }
+        Self { code, message: message.into(), retryable: false }
     }
 
     /// A retryable error.
     pub fn retryable(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            retryable: true,
-        }
+        Self { code, message: message.into(), retryable: true }
     }
 }
 

@@ -82,8 +82,7 @@ enum DevnetAction {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -101,11 +100,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let config = || Config::load(&cli.config, explicit).context("loading configuration");
     match cli.command {
         Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json),
-        Command::Call {
-            tool,
-            params,
-            profile,
-        } => call(&config()?, &tool, &params, profile.as_deref()),
+        Command::Call { tool, params, profile } => call(&config()?, &tool, &params, profile.as_deref()),
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
         Command::Devnet { action } => devnet(&cli.config, action),
         Command::Lock => {
@@ -136,16 +131,11 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"tools": tools, "skipped": host.skipped()})
-            )?
+            serde_json::to_string_pretty(&serde_json::json!({"tools": tools, "skipped": host.skipped()}))?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{:<32} {:<20} {:<10} {:<12} {:<7} budget",
-        "tool", "plugin", "tier", "category", "risk"
-    );
+    println!("{:<32} {:<20} {:<10} {:<12} {:<7} budget", "tool", "plugin", "tier", "category", "risk");
     for (name, e) in host.catalog() {
         let d = &e.def;
         println!(
@@ -161,11 +151,7 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
     for s in host.skipped() {
         println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
     }
-    println!(
-        "{} tools in profile `{}`",
-        host.catalog().len(),
-        profile.unwrap_or(&config.profile)
-    );
+    println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -187,10 +173,7 @@ fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Res
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!(
-                "{}",
-                serde_json::to_string(&serde_json::json!({"error": e}))?
-            );
+            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
             Ok(ExitCode::from(1))
         }
     }
@@ -198,11 +181,7 @@ fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Res
 
 fn load_report(engine: &Engine, file: &Path) -> Result<Report> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    Ok(audit::audit(
-        engine.clone(),
-        &file.display().to_string(),
-        &bytes,
-    )?)
+    Ok(audit::audit(engine.clone(), &file.display().to_string(), &bytes)?)
 }
 
 fn audit_cmd(file: &Path, new: Option<&Path>, json: bool) -> Result<ExitCode> {
@@ -224,16 +203,9 @@ fn audit_cmd(file: &Path, new: Option<&Path>, json: bool) -> Result<ExitCode> {
         print_diff(&old, &new, &d);
     }
     if old.plugin != new.plugin {
-        eprintln!(
-            "warning: comparing different plugins, `{}` and `{}`",
-            old.plugin, new.plugin
-        );
+        eprintln!("warning: comparing different plugins, `{}` and `{}`", old.plugin, new.plugin);
     }
-    Ok(if d.grew {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if d.grew { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn print_report(r: &Report) {
@@ -266,10 +238,7 @@ fn print_report(r: &Report) {
 }
 
 fn print_diff(old: &Report, new: &Report, d: &Diff) {
-    println!(
-        "{}@{} -> {}@{}",
-        old.plugin, old.version, new.plugin, new.version
-    );
+    println!("{}@{} -> {}@{}", old.plugin, old.version, new.plugin, new.version);
     if let Some((o, n)) = d.world {
         println!("world    {o:?} -> {n:?}");
     }
@@ -280,10 +249,7 @@ fn print_diff(old: &Report, new: &Report, d: &Diff) {
         println!("- import {i}");
     }
     for t in &d.added_tools {
-        println!(
-            "+ tool   {} ({:?}, {:?}, risk {:?})",
-            t.name, t.capability_tier, t.category, t.risk_tier
-        );
+        println!("+ tool   {} ({:?}, {:?}, risk {:?})", t.name, t.capability_tier, t.category, t.risk_tier);
     }
     for t in &d.removed_tools {
         println!("- tool   {t}");
@@ -298,30 +264,31 @@ fn print_diff(old: &Report, new: &Report, d: &Diff) {
             if c.grew { " (grew)" } else { "" }
         );
     }
-    println!(
-        "{}",
-        if d.grew {
-            "surface GREW: review before approving"
-        } else {
-            "surface did not grow"
-        }
-    );
+    println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
 }
 
 fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
-    let base = config_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let base = config_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let state_dir = base.join(".bardo");
     std::fs::create_dir_all(&state_dir).context("creating .bardo")?;
     let pid_file = state_dir.join("devnet.json");
     match action {
         DevnetAction::Up { detach, port } => {
             let binary = devnet::ensure_installed(&base.join("devnet"))?;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let deployments_file = state_dir.join("deployments.json");
+            let deploy = |rpc: &str| -> Result<()> {
+                let modules = base.join("devnet/node_modules");
+                let d = rt.block_on(devnet::deploy::deploy_all(rpc, &modules, |step| {
+                    eprintln!("devnet: {step}")
+                }))?;
+                std::fs::write(&deployments_file, serde_json::to_string_pretty(&d)?)?;
+                Ok(())
+            };
             if detach {
                 let d = devnet::spawn_detached(&binary, port, &state_dir.join("devnet.log"))?;
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
+                deploy(&d.rpc)?;
                 println!(
                     "devnet up: chain {} at {} (pid {}, log {})",
                     d.chain_id,
@@ -329,17 +296,13 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
                     d.pid,
                     d.log.display()
                 );
+                println!("deployments: {}", deployments_file.display());
                 return Ok(ExitCode::SUCCESS);
             }
             let anvil = devnet::Anvil::spawn_on(&binary, port, &[])?;
-            println!(
-                "devnet up: chain {} at {} — Ctrl-C to stop",
-                devnet::CHAIN_ID,
-                anvil.url()
-            );
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
+            deploy(&anvil.url())?;
+            println!("devnet up: chain {} at {} — Ctrl-C to stop", devnet::CHAIN_ID, anvil.url());
+            println!("deployments: {}", deployments_file.display());
             rt.block_on(tokio::signal::ctrl_c())?;
             drop(anvil);
             println!("devnet stopped");
@@ -349,9 +312,7 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
             let text = std::fs::read_to_string(&pid_file)
                 .with_context(|| format!("no detached devnet ({} missing)", pid_file.display()))?;
             let d: devnet::Detached = serde_json::from_str(&text)?;
-            let status = std::process::Command::new("kill")
-                .arg(d.pid.to_string())
-                .status()?;
+            let status = std::process::Command::new("kill").arg(d.pid.to_string()).status()?;
             std::fs::remove_file(&pid_file)?;
             if !status.success() {
                 eprintln!("pid {} was not running", d.pid);

@@ -28,10 +28,7 @@ use wasmtime::component::{InstancePre, Linker};
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("cannot read plugin {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("plugin `{plugin}` is not a WebAssembly component: {reason}")]
     NotAComponent { plugin: String, reason: String },
     #[error("plugin `{plugin}` refused: {reason}")]
@@ -41,11 +38,7 @@ pub enum LoadError {
     #[error(
         "plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of them"
     )]
-    DuplicateTool {
-        plugin: String,
-        tool: String,
-        other: String,
-    },
+    DuplicateTool { plugin: String, tool: String, other: String },
     #[error(transparent)]
     Lock(#[from] lock::LockError),
     #[error(transparent)]
@@ -141,33 +134,21 @@ impl Host {
 
     /// Load the component at `path`.
     pub fn load_file(&mut self, path: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        let label = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+        let label =
+            path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         self.load_bytes(&label, &bytes)
     }
 
     /// Load a component: check its surface against the policy, read its manifest, and add the
     /// tools the profile selects to the catalog. `label` names it in errors until its manifest
     /// is read.
-    pub fn load_bytes(
-        &mut self,
-        label: &str,
-        bytes: &[u8],
-    ) -> Result<Arc<LoadedPlugin>, LoadError> {
+    pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
         let plugin = self.prepare(label, bytes, true)?;
         let plugin = Arc::new(plugin);
         for def in &plugin.manifest.tools {
-            if let Some(other) = self
-                .catalog
-                .get(&def.name)
-                .map(|e| e.plugin.name.to_string())
-                .or_else(|| {
+            if let Some(other) =
+                self.catalog.get(&def.name).map(|e| e.plugin.name.to_string()).or_else(|| {
                     self.plugins
                         .iter()
                         .find(|p| p.manifest.tools.iter().any(|t| t.name == def.name))
@@ -184,13 +165,8 @@ impl Host {
         for def in &plugin.manifest.tools {
             match self.profile.select(def) {
                 Selection::Included => {
-                    self.catalog.insert(
-                        def.name.clone(),
-                        CatalogEntry {
-                            plugin: plugin.clone(),
-                            def: def.clone(),
-                        },
-                    );
+                    self.catalog
+                        .insert(def.name.clone(), CatalogEntry { plugin: plugin.clone(), def: def.clone() });
                 }
                 Selection::Excluded => {}
                 Selection::Skipped(reason) => {
@@ -215,14 +191,9 @@ impl Host {
         bytes: &[u8],
         enforce: bool,
     ) -> Result<LoadedPlugin, LoadError> {
-        let not_component = |reason: String| LoadError::NotAComponent {
-            plugin: label.to_owned(),
-            reason,
-        };
+        let not_component = |reason: String| LoadError::NotAComponent { plugin: label.to_owned(), reason };
         if !bytes.starts_with(b"\0asm") {
-            return Err(not_component(
-                "the file does not start with the wasm magic bytes `\\0asm`".into(),
-            ));
+            return Err(not_component("the file does not start with the wasm magic bytes `\\0asm`".into()));
         }
         if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
             return Err(not_component(
@@ -235,18 +206,12 @@ impl Host {
             other => LoadError::Engine(other),
         })?;
         let surface = Surface::of(&component, self.engine.wasmtime());
-        let refused = |reason: String| LoadError::Refused {
-            plugin: label.to_owned(),
-            reason,
-        };
+        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
         let world = surface.world().map_err(refused)?;
         if enforce {
             surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
         }
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| refused(format!("{e:#}")))?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| refused(format!("{e:#}")))?;
         let read = read::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
         let write = (world == World::Writer)
             .then(|| write::GuestIndices::new(&pre))
@@ -256,8 +221,7 @@ impl Host {
             .then(|| stream::GuestIndices::new(&pre))
             .transpose()
             .map_err(|e| refused(format!("{e:#}")))?;
-        let catalog_idx =
-            catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let catalog_idx = catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
         let label_arc: Arc<str> = Arc::from(label);
         let report = call::run(
             &self.load_env(),
@@ -270,10 +234,7 @@ impl Host {
                 Ok(Ok(guest.call_get_manifest(&mut *store)?))
             },
         );
-        let bad = |reason: String| LoadError::Manifest {
-            plugin: label.to_owned(),
-            reason,
-        };
+        let bad = |reason: String| LoadError::Manifest { plugin: label.to_owned(), reason };
         let manifest = report.result.map_err(|e| bad(e.message))?;
         let manifest = convert::manifest(manifest).map_err(bad)?;
         validate(&manifest, world).map_err(bad)?;
@@ -292,20 +253,12 @@ impl Host {
     }
 
     fn env(&self) -> CallEnv<'_> {
-        CallEnv {
-            engine: &self.engine,
-            caps: &self.caps,
-            wasi: &self.wasi,
-            limits: &self.limits,
-        }
+        CallEnv { engine: &self.engine, caps: &self.caps, wasi: &self.wasi, limits: &self.limits }
     }
 
     /// Reading a manifest is the host's own call: default limits, whatever the profile's.
     fn load_env(&self) -> CallEnv<'_> {
-        CallEnv {
-            limits: &LOAD_LIMITS,
-            ..self.env()
-        }
+        CallEnv { limits: &LOAD_LIMITS, ..self.env() }
     }
 
     /// The profile's tools, by name.
@@ -351,28 +304,18 @@ impl Host {
         if params_json.len() > MAX_PARAMS {
             return CallReport::refused(ToolError::new(
                 ErrorCode::InvalidParams,
-                format!(
-                    "params are {} bytes, over the {MAX_PARAMS} byte limit",
-                    params_json.len()
-                ),
+                format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
             ));
         }
         let plugin = &entry.plugin;
         let limits = &self.limits;
-        call::run(
-            &self.env(),
-            &plugin.pre,
-            &plugin.name,
-            tool,
-            entry.def.tick_budget,
-            |store, instance| {
-                let guest = plugin.read.load(&mut *store, instance)?;
-                let answer = guest.call_call(&mut *store, tool, params_json)?;
-                Ok(answer
-                    .map_err(convert::tool_error)
-                    .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
-            },
-        )
+        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
+            let guest = plugin.read.load(&mut *store, instance)?;
+            let answer = guest.call_call(&mut *store, tool, params_json)?;
+            Ok(answer
+                .map_err(convert::tool_error)
+                .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
+        })
     }
 }
 
@@ -389,8 +332,7 @@ impl ReusedInstance {
     /// Call `tool` on the kept instance, refuelled to the full budget.
     pub fn call(&mut self, tool: &str, params_json: &str) -> Result<String, ToolError> {
         let _ = self.store.set_fuel(self.limits.fuel);
-        self.store
-            .set_epoch_deadline(crate::engine::deadline_ticks(TickBudget::Fast));
+        self.store.set_epoch_deadline(crate::engine::deadline_ticks(TickBudget::Fast));
         match self.guest.call_call(&mut self.store, tool, params_json) {
             Ok(answer) => answer.map_err(convert::tool_error),
             Err(trap) => Err(ToolError::new(ErrorCode::Internal, format!("{trap:#}"))),
@@ -418,11 +360,7 @@ impl Host {
         let internal = |e: wasmtime::Error| ToolError::new(ErrorCode::Internal, format!("{e:#}"));
         let instance = plugin.pre.instantiate(&mut store).map_err(internal)?;
         let guest = plugin.read.load(&mut store, &instance).map_err(internal)?;
-        Ok(ReusedInstance {
-            store,
-            guest,
-            limits: self.limits.clone(),
-        })
+        Ok(ReusedInstance { store, guest, limits: self.limits.clone() })
     }
 }
 
@@ -441,48 +379,30 @@ impl LoadedPlugin {
 /// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.
 fn valid_tool_name(name: &str) -> bool {
     let mut parts = name.split('_');
-    let first_ok = parts
-        .next()
-        .is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
+    let first_ok = parts.next().is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
     first_ok
         && name.split('_').count() >= 2
-        && name.split('_').all(|p| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        })
+        && name
+            .split('_')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
 }
 
 fn validate(m: &Manifest, world: World) -> Result<(), String> {
-    if m.name.is_empty()
-        || !m
-            .name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    if m.name.is_empty() || !m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     {
-        return Err(format!(
-            "plugin name {:?} must be lowercase letters, digits and '-'",
-            m.name
-        ));
+        return Err(format!("plugin name {:?} must be lowercase letters, digits and '-'", m.name));
     }
-    semver::Version::parse(&m.version)
-        .map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
+    semver::Version::parse(&m.version).map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
     let mut seen = BTreeSet::new();
     for t in &m.tools {
         if !valid_tool_name(&t.name) {
-            return Err(format!(
-                "tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase",
-                t.name
-            ));
+            return Err(format!("tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase", t.name));
         }
         if !seen.insert(&t.name) {
             return Err(format!("tool `{}` is declared twice", t.name));
         }
         if !t.input_schema.is_object() {
-            return Err(format!(
-                "tool `{}`: its input schema must be a JSON object",
-                t.name
-            ));
+            return Err(format!("tool `{}`: its input schema must be a JSON object", t.name));
         }
         if t.capability_tier == CapabilityTier::Privileged {
             return Err(format!(
@@ -491,10 +411,7 @@ fn validate(m: &Manifest, world: World) -> Result<(), String> {
             ));
         }
         if t.capability_tier == CapabilityTier::Write && world != World::Writer {
-            return Err(format!(
-                "tool `{}` is a write tool, but the plugin does not export `write`",
-                t.name
-            ));
+            return Err(format!("tool `{}` is a write tool, but the plugin does not export `write`", t.name));
         }
     }
     Ok(())

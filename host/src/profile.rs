@@ -25,9 +25,7 @@ use std::collections::BTreeSet;
 
 use Category::*;
 
-const ACTIVE: &[Category] = &[
-    Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming,
-];
+const ACTIVE: &[Category] = &[Trading, Liquidity, Lending, Vault, Fees, Wallet, Safety, Streaming];
 
 /// Every profile name and its own categories (`data` is added to all; `golem` adds `active`'s,
 /// `full` and `dev` are computed from [`Category::ALL`] in [`categories_of`]).
@@ -45,17 +43,7 @@ pub const PROFILES: &[(&str, &[Category])] = &[
     ("dashboard", &[Dashboard, Streaming]),
     ("identity", &[Identity, Reputation, Wallet]),
     ("active", ACTIVE),
-    (
-        "golem",
-        &[
-            Identity,
-            Reputation,
-            Intelligence,
-            Memory,
-            Learning,
-            Dashboard,
-        ],
-    ),
+    ("golem", &[Identity, Reputation, Intelligence, Memory, Learning, Dashboard]),
     ("full", &[]),
     ("dev", &[]),
 ];
@@ -71,14 +59,7 @@ fn categories_of(name: &str, own: &[Category]) -> BTreeSet<Category> {
 }
 
 /// Profiles that never run write tools, whatever the categories say.
-const READ_ONLY: &[&str] = &[
-    "data",
-    "observatory",
-    "intelligence",
-    "dashboard",
-    "learning",
-    "erc8004",
-];
+const READ_ONLY: &[&str] = &["data", "observatory", "intelligence", "dashboard", "learning", "erc8004"];
 
 /// Errors in a profile specification.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -181,9 +162,7 @@ impl Profile {
         if !wanted {
             return Selection::Excluded;
         }
-        if self.read_only
-            && tool.capability_tier != CapabilityTier::Read
-            && !self.enable.contains(&tool.name)
+        if self.read_only && tool.capability_tier != CapabilityTier::Read && !self.enable.contains(&tool.name)
         {
             return Selection::Excluded;
         }
@@ -191,10 +170,7 @@ impl Profile {
         if tool.capability_tier == CapabilityTier::Write {
             needs.push(Capability::Wallet);
         }
-        match needs
-            .into_iter()
-            .find(|c| !self.capabilities.contains(&key(*c)))
-        {
+        match needs.into_iter().find(|c| !self.capabilities.contains(&key(*c))) {
             Some(missing) => Selection::Skipped(format!(
                 "needs the `{}` capability, which is not configured",
                 serde_json::to_value(missing)
@@ -212,12 +188,7 @@ mod tests {
     use super::*;
     use crate::tool::{RiskTier, SpriteTrigger, TickBudget};
 
-    fn tool(
-        name: &str,
-        category: Category,
-        tier: CapabilityTier,
-        requires: &[Capability],
-    ) -> ToolDef {
+    fn tool(name: &str, category: Category, tier: CapabilityTier, requires: &[Capability]) -> ToolDef {
         ToolDef {
             name: name.into(),
             description: String::new(),
@@ -244,12 +215,7 @@ mod tests {
             assert!(p.categories().contains(&Data), "{name} lacks data");
         }
         assert_eq!(Profile::parse("dev").expect("dev").categories().len(), 17);
-        assert!(
-            !Profile::parse("full")
-                .expect("full")
-                .categories()
-                .contains(&Dev)
-        );
+        assert!(!Profile::parse("full").expect("full").categories().contains(&Dev));
     }
 
     #[test]
@@ -260,28 +226,14 @@ mod tests {
         }
         assert!(!p.categories().contains(&Liquidity));
         assert!(!p.read_only());
-        assert!(
-            Profile::parse("data,observatory")
-                .expect("read-only pair")
-                .read_only()
-        );
+        assert!(Profile::parse("data,observatory").expect("read-only pair").read_only());
     }
 
     #[test]
     fn bad_specs_are_typed_errors() {
-        assert_eq!(
-            Profile::parse("wizard"),
-            Err(ProfileError::Unknown("wizard".into()))
-        );
-        assert_eq!(
-            Profile::parse("trader,"),
-            Err(ProfileError::Empty("trader,".into()))
-        );
-        assert!(
-            ProfileError::Unknown("x".into())
-                .to_string()
-                .contains("trader")
-        );
+        assert_eq!(Profile::parse("wizard"), Err(ProfileError::Unknown("wizard".into())));
+        assert_eq!(Profile::parse("trader,"), Err(ProfileError::Empty("trader,".into())));
+        assert!(ProfileError::Unknown("x".into()).to_string().contains("trader"));
     }
 
     #[test]
@@ -292,40 +244,22 @@ mod tests {
         let data = Profile::parse("data").expect("data");
         assert_eq!(data.select(&pool), Selection::Included);
         assert_eq!(data.select(&lp), Selection::Excluded);
-        assert_eq!(
-            data.select(&swap),
-            Selection::Excluded,
-            "read-only profiles run no writes"
-        );
-        let data = data.with_overrides(
-            &["uniswap_get_position".into()],
-            &["uniswap_get_pool_info".into()],
-        );
+        assert_eq!(data.select(&swap), Selection::Excluded, "read-only profiles run no writes");
+        let data = data.with_overrides(&["uniswap_get_position".into()], &["uniswap_get_pool_info".into()]);
         assert_eq!(data.select(&lp), Selection::Included, "enabled by override");
-        assert_eq!(
-            data.select(&pool),
-            Selection::Excluded,
-            "disabled by override"
-        );
+        assert_eq!(data.select(&pool), Selection::Excluded, "disabled by override");
     }
 
     #[test]
     fn missing_capabilities_skip_with_a_reason() {
         let swap = tool("uniswap_execute_swap", Trading, CapabilityTier::Write, &[]);
-        let routed = tool(
-            "uniswap_get_route",
-            Data,
-            CapabilityTier::Read,
-            &[Capability::UniswapApi],
-        );
+        let routed = tool("uniswap_get_route", Data, CapabilityTier::Read, &[Capability::UniswapApi]);
         let trader = Profile::parse("trader").expect("trader");
         assert_eq!(
             trader.select(&swap),
             Selection::Skipped("needs the `wallet` capability, which is not configured".into())
         );
-        assert!(
-            matches!(trader.select(&routed), Selection::Skipped(r) if r.contains("uniswap_api"))
-        );
+        assert!(matches!(trader.select(&routed), Selection::Skipped(r) if r.contains("uniswap_api")));
         let equipped = trader.with_capabilities([Capability::Wallet, Capability::UniswapApi]);
         assert_eq!(equipped.select(&swap), Selection::Included);
         assert_eq!(equipped.select(&routed), Selection::Included);

@@ -50,28 +50,16 @@ pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError
         signer: SignerCaps::new(wallet, chain_configs.keys().copied()),
     };
     let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
-    let mut host = Host::new(
-        engine,
-        profile,
-        config.limits_for(spec),
-        config.wasi.clone(),
-    )?
-    .with_caps(caps);
+    let mut host = Host::new(engine, profile, config.limits_for(spec), config.wasi.clone())?.with_caps(caps);
     let lock_path = config.resolve(&config.lock);
     let mut lock = Lockfile::read(&lock_path).map_err(LoadError::from)?;
     let mut pinned_new = false;
     let mut refused = Vec::new();
     for file in config.plugin_files()? {
         let loaded = std::fs::read(&file)
-            .map_err(|source| LoadError::Io {
-                path: file.clone(),
-                source,
-            })
+            .map_err(|source| LoadError::Io { path: file.clone(), source })
             .and_then(|bytes| {
-                let name = file
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 let digest = hex::encode(Sha256::digest(&bytes));
                 pinned_new |= lock.verify(&name, &digest, &lock_path)? == Pin::Added;
                 host.load_bytes(&name, &bytes)
@@ -93,14 +81,8 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
     let lock_path = config.resolve(&config.lock);
     let mut lock = Lockfile::default();
     for file in config.plugin_files()? {
-        let bytes = std::fs::read(&file).map_err(|source| LoadError::Io {
-            path: file.clone(),
-            source,
-        })?;
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let bytes = std::fs::read(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         lock.pin(&name, &hex::encode(Sha256::digest(&bytes)));
     }
     lock.write(&lock_path).map_err(LoadError::from)?;

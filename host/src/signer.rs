@@ -44,9 +44,7 @@ pub struct Wallet {
 
 impl std::fmt::Debug for Wallet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Wallet")
-            .field("address", &self.address())
-            .finish_non_exhaustive()
+        f.debug_struct("Wallet").field("address", &self.address()).finish_non_exhaustive()
     }
 }
 
@@ -56,10 +54,8 @@ impl Wallet {
         if let Ok(key) = std::env::var(&config.key_env)
             && !key.is_empty()
         {
-            let signer: PrivateKeySigner = key
-                .trim()
-                .parse()
-                .map_err(|_| SignerError::BadKey(config.key_env.clone()))?;
+            let signer: PrivateKeySigner =
+                key.trim().parse().map_err(|_| SignerError::BadKey(config.key_env.clone()))?;
             return Ok(Some(Self { signer }));
         }
         let Some(path) = &config.keystore else {
@@ -69,12 +65,8 @@ impl Wallet {
             path: path.clone(),
             message: format!("set ${} to its password", config.password_env),
         })?;
-        let signer = PrivateKeySigner::decrypt_keystore(path, password).map_err(|e| {
-            SignerError::Keystore {
-                path: path.clone(),
-                message: e.to_string(),
-            }
-        })?;
+        let signer = PrivateKeySigner::decrypt_keystore(path, password)
+            .map_err(|e| SignerError::Keystore { path: path.clone(), message: e.to_string() })?;
         Ok(Some(Self { signer }))
     }
 

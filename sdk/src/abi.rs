@@ -16,12 +16,7 @@ pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
 
 /// The [`TxCall`] for a typed contract call.
 pub fn tx_call<C: SolCall>(chain_id: ChainId, to: Address, call: &C) -> TxCall {
-    TxCall {
-        chain_id,
-        to: to.to_checksum(None),
-        data: call.abi_encode(),
-        value: "0".to_owned(),
-    }
+    TxCall { chain_id, to: to.to_checksum(None), data: call.abi_encode(), value: "0".to_owned() }
 }
 
 /// `eth_call` a typed contract call at the latest block and decode its return value.

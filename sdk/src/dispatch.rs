@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 
 fn parse<P: DeserializeOwned>(tool: &str, json: &str) -> Result<P, Error> {
     serde_json::from_str(json).map_err(|e| {
-        invalid_params(format!("params of `{tool}` do not match its input schema: {e}; see `bardo tools --json` for the schema"))
+        invalid_params(format!(
+            "params of `{tool}` do not match its input schema: {e}; see `bardo tools --json` for the schema"
+        ))
     })
 }
 
@@ -17,11 +19,8 @@ fn to_json<T: Serialize>(tool: &str, value: &T) -> Result<String, Error> {
 }
 
 fn parse_state<S: DeserializeOwned>(tool: &str, json: &str) -> Result<S, Error> {
-    serde_json::from_str(json).map_err(|e| {
-        internal(format!(
-            "state of stream `{tool}` is corrupt: {e}; reopen the stream"
-        ))
-    })
+    serde_json::from_str(json)
+        .map_err(|e| internal(format!("state of stream `{tool}` is corrupt: {e}; reopen the stream")))
 }
 
 /// Run read tool `T` on JSON params.
@@ -36,10 +35,7 @@ pub fn dispatch_plan<T: WriteTool>(params: &str) -> Result<WritePlan, Error> {
 }
 
 /// Verify write tool `T`'s receipts.
-pub fn dispatch_verify<T: WriteTool>(
-    params: &str,
-    receipts: Vec<Receipt>,
-) -> Result<String, Error> {
+pub fn dispatch_verify<T: WriteTool>(params: &str, receipts: Vec<Receipt>) -> Result<String, Error> {
     let out = T::verify(parse(T::NAME, params)?, receipts)?;
     to_json(T::NAME, &out)
 }
@@ -52,10 +48,7 @@ pub fn dispatch_open<T: StreamTool>(params: &str) -> Result<(Source, String), Er
 
 fn step<T: StreamTool>(result: (Vec<crate::StreamEvent>, T::State)) -> Result<StreamStep, Error> {
     let (events, state) = result;
-    Ok(StreamStep {
-        events,
-        state_json: to_json(T::NAME, &state)?,
-    })
+    Ok(StreamStep { events, state_json: to_json(T::NAME, &state)? })
 }
 
 /// Logs for stream tool `T`.

@@ -4,11 +4,7 @@ use crate::{Error, ErrorCode};
 
 /// An error of kind `code` that is not worth retrying.
 pub fn error(code: ErrorCode, message: impl Into<String>) -> Error {
-    Error {
-        code,
-        message: message.into(),
-        retryable: false,
-    }
+    Error { code, message: message.into(), retryable: false }
 }
 
 /// The params are wrong; `message` should say which field and what is expected.
@@ -28,7 +24,5 @@ pub fn internal(message: impl Into<String>) -> Error {
 
 /// The host asked for a tool this plugin does not implement.
 pub fn unknown_tool(tool: &str) -> Error {
-    not_found(format!(
-        "this plugin has no tool `{tool}`; list the tools with `bardo tools`"
-    ))
+    not_found(format!("this plugin has no tool `{tool}`; list the tools with `bardo tools`"))
 }

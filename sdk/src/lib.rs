@@ -19,16 +19,15 @@ pub use bindings::imports::bardo::host::types::{
 };
 pub use bindings::imports::bardo::host::{chain, events, signer, simulate};
 pub use bindings::imports::bardo::plugin::types::{
-    Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, PlannedCall, RiskTier,
-    Source, SpriteTrigger, StreamEvent, StreamStep, TickBudget, ToolDef, WritePlan,
+    Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, PlannedCall, RiskTier, Source,
+    SpriteTrigger, StreamEvent, StreamStep, TickBudget, ToolDef, WritePlan,
 };
 #[doc(hidden)]
 pub use bindings::{reader, stream_part, write_part};
 pub use def::tool_def;
 #[doc(hidden)]
 pub use dispatch::{
-    dispatch_on_logs, dispatch_on_tick, dispatch_open, dispatch_plan, dispatch_read,
-    dispatch_verify,
+    dispatch_on_logs, dispatch_on_tick, dispatch_open, dispatch_plan, dispatch_read, dispatch_verify,
 };
 
 // Re-exported so that plugins need no direct dependency on them to use the macro.
@@ -90,10 +89,7 @@ pub trait StreamTool {
         Ok((Vec::new(), state))
     }
     /// A poll tick for the subscription.
-    fn on_tick(
-        params: &Self::Params,
-        state: Self::State,
-    ) -> Result<(Vec<StreamEvent>, Self::State), Error> {
+    fn on_tick(params: &Self::Params, state: Self::State) -> Result<(Vec<StreamEvent>, Self::State), Error> {
         let _ = params;
         Ok((Vec::new(), state))
     }

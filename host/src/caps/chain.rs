@@ -22,9 +22,7 @@ pub struct ChainCaps {
 
 impl Default for ChainCaps {
     fn default() -> Self {
-        Self {
-            chains: Chains::none(),
-        }
+        Self { chains: Chains::none() }
     }
 }
 
@@ -49,10 +47,7 @@ impl HasData for HasChain {
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::chain::add_to_linker::<T, HasChain>(linker, |t| {
         let (caps, call) = t.parts();
-        ChainView {
-            caps: &caps.chain,
-            call,
-        }
+        ChainView { caps: &caps.chain, call }
     })
 }
 
@@ -61,11 +56,7 @@ pub(crate) fn chain_error(e: ChainError) -> Error {
     wit_error(match e {
         ChainError::NotSupported(_) => ToolError::new(ErrorCode::ChainNotSupported, message),
         ChainError::InvalidParams(_) => ToolError::new(ErrorCode::InvalidParams, message),
-        ChainError::Rpc { retryable, .. } => ToolError {
-            code: ErrorCode::Rpc,
-            message,
-            retryable,
-        },
+        ChainError::Rpc { retryable, .. } => ToolError { code: ErrorCode::Rpc, message, retryable },
         ChainError::Reverted { .. } => ToolError::new(ErrorCode::Reverted, message),
         ChainError::Timeout { .. } => ToolError::retryable(ErrorCode::Timeout, message),
     })
@@ -76,16 +67,12 @@ fn invalid(message: String) -> Error {
 }
 
 pub(crate) fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
-    text.parse().map_err(|_| {
-        invalid(format!(
-            "`{field}` is not an address: {text:?}; expected 0x and 40 hex digits"
-        ))
-    })
+    text.parse()
+        .map_err(|_| invalid(format!("`{field}` is not an address: {text:?}; expected 0x and 40 hex digits")))
 }
 
 fn parse_b256(field: &str, text: &str) -> Result<B256, Error> {
-    text.parse()
-        .map_err(|_| invalid(format!("`{field}` is not a 32-byte hex word: {text:?}")))
+    text.parse().map_err(|_| invalid(format!("`{field}` is not a 32-byte hex word: {text:?}")))
 }
 
 pub(crate) fn parse_u256(field: &str, text: &str) -> Result<U256, Error> {
@@ -120,20 +107,13 @@ impl Host for ChainView<'_> {
         let to = parse_address("to", &call.to)?;
         let value = parse_u256("value", &call.value)?;
         let deadline = self.call.deadline;
-        self.run(client.call(to, Bytes::from(call.data), value, block, deadline))
-            .map(|b| b.to_vec())
+        self.run(client.call(to, Bytes::from(call.data), value, block, deadline)).map(|b| b.to_vec())
     }
 
-    fn balance(
-        &mut self,
-        chain: u64,
-        account: String,
-        block: Option<u64>,
-    ) -> Result<String, Error> {
+    fn balance(&mut self, chain: u64, account: String, block: Option<u64>) -> Result<String, Error> {
         let client = self.client(chain)?;
         let account = parse_address("account", &account)?;
-        self.run(client.balance(account, block, self.call.deadline))
-            .map(|b| b.to_string())
+        self.run(client.balance(account, block, self.call.deadline)).map(|b| b.to_string())
     }
 
     fn block_number(&mut self, chain: u64) -> Result<u64, Error> {
@@ -148,11 +128,8 @@ impl Host for ChainView<'_> {
 
     fn logs(&mut self, filter: LogFilter) -> Result<Vec<Log>, Error> {
         let client = self.client(filter.chain_id)?;
-        let addresses = filter
-            .addresses
-            .iter()
-            .map(|a| parse_address("addresses", a))
-            .collect::<Result<Vec<_>, _>>()?;
+        let addresses =
+            filter.addresses.iter().map(|a| parse_address("addresses", a)).collect::<Result<Vec<_>, _>>()?;
         if filter.topics.len() > 4 {
             return Err(invalid(format!(
                 "`topics` has {} positions; an event has at most 4",
@@ -174,23 +151,18 @@ impl Host for ChainView<'_> {
         }
         f = f.from_block(from).to_block(to);
         for (i, position) in filter.topics.iter().enumerate() {
-            let words = position
-                .iter()
-                .map(|t| parse_b256("topics", t))
-                .collect::<Result<Vec<_>, _>>()?;
+            let words = position.iter().map(|t| parse_b256("topics", t)).collect::<Result<Vec<_>, _>>()?;
             if !words.is_empty() {
                 f.topics[i] = words.into();
             }
         }
-        self.run(client.logs(&f, self.call.deadline))
-            .map(|logs| logs.iter().map(wit_log).collect())
+        self.run(client.logs(&f, self.call.deadline)).map(|logs| logs.iter().map(wit_log).collect())
     }
 
     fn code(&mut self, chain: u64, account: String) -> Result<Vec<u8>, Error> {
         let client = self.client(chain)?;
         let account = parse_address("account", &account)?;
-        self.run(client.code(account, self.call.deadline))
-            .map(|b| b.to_vec())
+        self.run(client.code(account, self.call.deadline)).map(|b| b.to_vec())
     }
 
     fn storage_at(&mut self, chain: u64, account: String, slot: String) -> Result<String, Error> {

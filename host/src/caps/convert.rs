@@ -21,11 +21,7 @@ pub(crate) fn wit_error(e: ToolError) -> WitError {
         ErrorCode::WalletNotConfigured => WitErrorCode::WalletNotConfigured,
         ErrorCode::Internal => WitErrorCode::Internal,
     };
-    WitError {
-        code,
-        message: e.message,
-        retryable: e.retryable,
-    }
+    WitError { code, message: e.message, retryable: e.retryable }
 }
 
 pub(crate) fn tool_error(e: WitError) -> ToolError {
@@ -41,34 +37,18 @@ pub(crate) fn tool_error(e: WitError) -> ToolError {
         WitErrorCode::WalletNotConfigured => ErrorCode::WalletNotConfigured,
         WitErrorCode::Internal => ErrorCode::Internal,
     };
-    ToolError {
-        code,
-        message: e.message,
-        retryable: e.retryable,
-    }
+    ToolError { code, message: e.message, retryable: e.retryable }
 }
 
 /// The host's manifest, or why the plugin's is unusable.
 pub(crate) fn manifest(m: wit::Manifest) -> Result<Manifest, String> {
-    let tools = m
-        .tools
-        .into_iter()
-        .map(tool_def)
-        .collect::<Result<_, _>>()?;
-    Ok(Manifest {
-        name: m.name,
-        version: m.version,
-        tools,
-    })
+    let tools = m.tools.into_iter().map(tool_def).collect::<Result<_, _>>()?;
+    Ok(Manifest { name: m.name, version: m.version, tools })
 }
 
 fn tool_def(t: wit::ToolDef) -> Result<ToolDef, String> {
-    let input_schema = serde_json::from_str(&t.input_schema).map_err(|e| {
-        format!(
-            "tool `{}` declares an input schema that is not JSON: {e}",
-            t.name
-        )
-    })?;
+    let input_schema = serde_json::from_str(&t.input_schema)
+        .map_err(|e| format!("tool `{}` declares an input schema that is not JSON: {e}", t.name))?;
     Ok(ToolDef {
         category: category(t.category),
         capability_tier: match t.capability_tier {

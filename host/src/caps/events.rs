@@ -22,10 +22,7 @@ pub enum ToolEvent {
     /// The tool reached progress step `step`.
     Progress { step: u32, elapsed_us: u64 },
     /// A domain event.
-    Emit {
-        kind: String,
-        payload: serde_json::Value,
-    },
+    Emit { kind: String, payload: serde_json::Value },
 }
 
 /// The events of one call.
@@ -68,9 +65,7 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
 impl Host for EventsView<'_> {
     fn progress(&mut self, step: u32) {
         let elapsed_us = self.call.started.elapsed().as_micros() as u64;
-        self.call
-            .events
-            .push(ToolEvent::Progress { step, elapsed_us });
+        self.call.events.push(ToolEvent::Progress { step, elapsed_us });
     }
 
     fn emit(&mut self, kind: String, payload_json: String) {

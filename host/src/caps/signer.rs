@@ -16,10 +16,7 @@ pub struct SignerCaps {
 impl SignerCaps {
     /// Expose `wallet`'s address on `chains`.
     pub fn new(wallet: Option<Wallet>, chains: impl IntoIterator<Item = u64>) -> Self {
-        Self {
-            wallet,
-            chains: chains.into_iter().collect(),
-        }
+        Self { wallet, chains: chains.into_iter().collect() }
     }
 
     /// Whether a wallet is configured (the `wallet` capability).
@@ -47,9 +44,6 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
 impl Host for SignerView<'_> {
     fn wallet_address(&mut self, chain: u64) -> Option<String> {
         let wallet = self.caps.wallet.as_ref()?;
-        self.caps
-            .chains
-            .contains(&chain)
-            .then(|| wallet.address().to_checksum(None))
+        self.caps.chains.contains(&chain).then(|| wallet.address().to_checksum(None))
     }
 }

@@ -23,20 +23,13 @@ impl HasData for HasSimulate {
 }
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    crate::bindings::bardo::host::simulate::add_to_linker::<T, HasSimulate>(linker, |t| {
-        SimulateView {
-            caps: &t.parts().0.simulate,
-        }
+    crate::bindings::bardo::host::simulate::add_to_linker::<T, HasSimulate>(linker, |t| SimulateView {
+        caps: &t.parts().0.simulate,
     })
 }
 
 impl Host for SimulateView<'_> {
-    fn run(
-        &mut self,
-        chain: u64,
-        _sender: String,
-        _calls: Vec<TxCall>,
-    ) -> Result<Simulation, Error> {
+    fn run(&mut self, chain: u64, _sender: String, _calls: Vec<TxCall>) -> Result<Simulation, Error> {
         let _ = self.caps;
         Err(wit_error(ToolError::new(
             ErrorCode::Denied,

@@ -27,31 +27,20 @@ impl Artifact {
     /// Load `rel` under `node_modules`.
     pub fn load(node_modules: &Path, rel: &str) -> Result<Self, ArtifactError> {
         let path = node_modules.join(rel);
-        let invalid = |message: String| ArtifactError::Invalid {
-            path: rel.to_owned(),
-            message,
-        };
-        let text = std::fs::read_to_string(&path).map_err(|e| ArtifactError::Read {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let invalid = |message: String| ArtifactError::Invalid { path: rel.to_owned(), message };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| ArtifactError::Read { path: path.display().to_string(), message: e.to_string() })?;
         let json: Value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
         // hardhat: "bytecode": "0x..", "linkReferences"; forge: "bytecode": {"object", "linkReferences"};
         // waffle: "bytecode": "..." (no 0x) or "evm": {"bytecode": {"object"}}.
         let (code, refs) = match &json["bytecode"] {
             Value::String(s) => (s.clone(), json["linkReferences"].clone()),
             Value::Object(o) => (
-                o.get("object")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
+                o.get("object").and_then(Value::as_str).unwrap_or_default().to_owned(),
                 o.get("linkReferences").cloned().unwrap_or(Value::Null),
             ),
             _ => (
-                json["evm"]["bytecode"]["object"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
+                json["evm"]["bytecode"]["object"].as_str().unwrap_or_default().to_owned(),
                 json["evm"]["bytecode"]["linkReferences"].clone(),
             ),
         };
@@ -72,11 +61,7 @@ impl Artifact {
                 }
             }
         }
-        Ok(Self {
-            path: rel.to_owned(),
-            hex,
-            links,
-        })
+        Ok(Self { path: rel.to_owned(), hex, links })
     }
 
     /// Library names this bytecode needs.

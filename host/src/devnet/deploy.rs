@@ -87,10 +87,7 @@ impl Deployer {
         step: &str,
         tx: TransactionRequest,
     ) -> Result<alloy::rpc::types::TransactionReceipt, DeployError> {
-        let err = |message: String| DeployError::Tx {
-            step: step.to_owned(),
-            message,
-        };
+        let err = |message: String| DeployError::Tx { step: step.to_owned(), message };
         let receipt = self
             .provider
             .send_transaction(tx.from(self.from))
@@ -105,22 +102,10 @@ impl Deployer {
         Ok(receipt)
     }
 
-    async fn call(
-        &self,
-        step: &str,
-        to: Address,
-        data: Vec<u8>,
-        value: U256,
-    ) -> Result<(), DeployError> {
-        self.send(
-            step,
-            TransactionRequest::default()
-                .to(to)
-                .with_input(Bytes::from(data))
-                .value(value),
-        )
-        .await
-        .map(|_| ())
+    async fn call(&self, step: &str, to: Address, data: Vec<u8>, value: U256) -> Result<(), DeployError> {
+        self.send(step, TransactionRequest::default().to(to).with_input(Bytes::from(data)).value(value))
+            .await
+            .map(|_| ())
     }
 
     async fn deploy(
@@ -129,24 +114,15 @@ impl Deployer {
         args: Vec<u8>,
         libs: &BTreeMap<String, Address>,
     ) -> Result<Address, DeployError> {
-        let name = rel
-            .rsplit('/')
-            .next()
-            .unwrap_or(rel)
-            .trim_end_matches(".json");
+        let name = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".json");
         (self.progress)(&format!("deploying {name}"));
         let mut code = Artifact::load(&self.modules, rel)?.link(libs)?;
         code.extend(args);
-        let receipt = self
-            .send(
-                name,
-                TransactionRequest::default().with_deploy_code(Bytes::from(code)),
-            )
-            .await?;
-        receipt.contract_address.ok_or_else(|| DeployError::Tx {
-            step: name.to_owned(),
-            message: "no contract created".into(),
-        })
+        let receipt =
+            self.send(name, TransactionRequest::default().with_deploy_code(Bytes::from(code))).await?;
+        receipt
+            .contract_address
+            .ok_or_else(|| DeployError::Tx { step: name.to_owned(), message: "no contract created".into() })
     }
 }
 
@@ -166,32 +142,21 @@ pub async fn deploy_all(
     node_modules: &Path,
     progress: impl Fn(&str) + 'static,
 ) -> Result<Deployments, DeployError> {
-    let url = rpc.parse().map_err(|e| DeployError::Tx {
-        step: "connect".into(),
-        message: format!("{e}"),
-    })?;
+    let url = rpc.parse().map_err(|e| DeployError::Tx { step: "connect".into(), message: format!("{e}") })?;
     let provider = ProviderBuilder::new().connect_http(url).erased();
-    let chain_id = provider.get_chain_id().await.map_err(|e| DeployError::Tx {
-        step: "connect".into(),
-        message: e.to_string(),
-    })?;
-    let from: Address = DEV_ACCOUNT.parse().map_err(|_| DeployError::Tx {
-        step: "account".into(),
-        message: "bad dev account".into(),
-    })?;
-    let d = Deployer {
-        provider,
-        from,
-        modules: node_modules.to_owned(),
-        progress: Box::new(progress),
-    };
+    let chain_id = provider
+        .get_chain_id()
+        .await
+        .map_err(|e| DeployError::Tx { step: "connect".into(), message: e.to_string() })?;
+    let from: Address = DEV_ACCOUNT
+        .parse()
+        .map_err(|_| DeployError::Tx { step: "account".into(), message: "bad dev account".into() })?;
+    let d = Deployer { provider, from, modules: node_modules.to_owned(), progress: Box::new(progress) };
     let none = BTreeMap::new();
 
     // Tokens with realistic decimals; WETH is the real WETH9.
     let mut tokens = BTreeMap::new();
-    let weth = d
-        .deploy("@uniswap/v2-periphery/build/WETH9.json", vec![], &none)
-        .await?;
+    let weth = d.deploy("@uniswap/v2-periphery/build/WETH9.json", vec![], &none).await?;
     d.call(
         "wrap ETH",
         weth,
@@ -201,12 +166,7 @@ pub async fn deploy_all(
     .await?;
     tokens.insert(
         "WETH".to_owned(),
-        Token {
-            address: weth,
-            symbol: "WETH".into(),
-            decimals: 18,
-            usd: 2_000.0,
-        },
+        Token { address: weth, symbol: "WETH".into(), decimals: 18, usd: 2_000.0 },
     );
     for (symbol, name, decimals, usd) in [
         ("USDC", "USD Coin", 6u8, 1.0),
@@ -214,43 +174,30 @@ pub async fn deploy_all(
         ("WBTC", "Wrapped BTC", 8, 60_000.0),
     ] {
         let args = (name.to_owned(), symbol.to_owned(), U256::from(decimals)).abi_encode_params();
-        let address = d.deploy("@aave/core-v3/artifacts/contracts/mocks/tokens/MintableERC20.sol/MintableERC20.json", args, &none).await?;
+        let address = d
+            .deploy(
+                "@aave/core-v3/artifacts/contracts/mocks/tokens/MintableERC20.sol/MintableERC20.json",
+                args,
+                &none,
+            )
+            .await?;
         // Ten million dollars' worth for the deployer.
-        let amount =
-            U256::from((10_000_000.0 / usd) as u128) * U256::from(10u64).pow(U256::from(decimals));
+        let amount = U256::from((10_000_000.0 / usd) as u128) * U256::from(10u64).pow(U256::from(decimals));
         d.call(
             &format!("mint {symbol}"),
             address,
-            mint_0Call {
-                account: from,
-                value: amount,
-            }
-            .abi_encode(),
+            mint_0Call { account: from, value: amount }.abi_encode(),
             U256::ZERO,
         )
         .await?;
-        tokens.insert(
-            symbol.to_owned(),
-            Token {
-                address,
-                symbol: symbol.into(),
-                decimals,
-                usd,
-            },
-        );
+        tokens.insert(symbol.to_owned(), Token { address, symbol: symbol.into(), decimals, usd });
     }
-    let units = |t: &Token, usd: f64| {
-        U256::from((usd / t.usd * 10f64.powi(i32::from(t.decimals).min(18))) as u128)
-    };
+    let units =
+        |t: &Token, usd: f64| U256::from((usd / t.usd * 10f64.powi(i32::from(t.decimals).min(18))) as u128);
 
     // Uniswap V2.
-    let v2_factory = d
-        .deploy(
-            "@uniswap/v2-core/build/UniswapV2Factory.json",
-            from.abi_encode(),
-            &none,
-        )
-        .await?;
+    let v2_factory =
+        d.deploy("@uniswap/v2-core/build/UniswapV2Factory.json", from.abi_encode(), &none).await?;
     let v2_router = d
         .deploy(
             "@uniswap/v2-periphery/build/UniswapV2Router02.json",
@@ -262,11 +209,7 @@ pub async fn deploy_all(
         d.call(
             &format!("approve {} to V2 router", t.symbol),
             t.address,
-            approveCall {
-                spender: v2_router,
-                amount: U256::MAX,
-            }
-            .abi_encode(),
+            approveCall { spender: v2_router, amount: U256::MAX }.abi_encode(),
             U256::ZERO,
         )
         .await?;
@@ -286,44 +229,20 @@ pub async fn deploy_all(
             to: from,
             deadline: U256::MAX,
         };
-        d.call(
-            &format!("add V2 liquidity {a}/{b}"),
-            v2_router,
-            call.abi_encode(),
-            U256::ZERO,
-        )
-        .await?;
+        d.call(&format!("add V2 liquidity {a}/{b}"), v2_router, call.abi_encode(), U256::ZERO).await?;
         let pair = d
             .provider
             .call(
-                TransactionRequest::default().to(v2_factory).with_input(
-                    getPairCall {
-                        tokenA: ta.address,
-                        tokenB: tb.address,
-                    }
-                    .abi_encode(),
-                ),
+                TransactionRequest::default()
+                    .to(v2_factory)
+                    .with_input(getPairCall { tokenA: ta.address, tokenB: tb.address }.abi_encode()),
             )
             .await
-            .map_err(|e| DeployError::Tx {
-                step: "getPair".into(),
-                message: e.to_string(),
-            })?;
-        let pair = Address::abi_decode(&pair).map_err(|e| DeployError::Tx {
-            step: "getPair".into(),
-            message: e.to_string(),
-        })?;
-        let (t0, t1) = if ta.address < tb.address {
-            (a, b)
-        } else {
-            (b, a)
-        };
-        v2_pairs.push(Pool {
-            address: pair,
-            token0: t0.into(),
-            token1: t1.into(),
-            fee: 3000,
-        });
+            .map_err(|e| DeployError::Tx { step: "getPair".into(), message: e.to_string() })?;
+        let pair = Address::abi_decode(&pair)
+            .map_err(|e| DeployError::Tx { step: "getPair".into(), message: e.to_string() })?;
+        let (t0, t1) = if ta.address < tb.address { (a, b) } else { (b, a) };
+        v2_pairs.push(Pool { address: pair, token0: t0.into(), token1: t1.into(), fee: 3000 });
     }
 
     // Uniswap V3.
@@ -334,7 +253,13 @@ pub async fn deploy_all(
             &none,
         )
         .await?;
-    let nft_descriptor_lib = d.deploy("@uniswap/v3-periphery/artifacts/contracts/libraries/NFTDescriptor.sol/NFTDescriptor.json", vec![], &none).await?;
+    let nft_descriptor_lib = d
+        .deploy(
+            "@uniswap/v3-periphery/artifacts/contracts/libraries/NFTDescriptor.sol/NFTDescriptor.json",
+            vec![],
+            &none,
+        )
+        .await?;
     let libs = BTreeMap::from([("NFTDescriptor".to_owned(), nft_descriptor_lib)]);
     let label = alloy::primitives::B256::right_padding_from(b"ETH");
     let descriptor = d
@@ -361,11 +286,7 @@ pub async fn deploy_all(
         d.call(
             &format!("approve {} to position manager", t.symbol),
             t.address,
-            approveCall {
-                spender: npm,
-                amount: U256::MAX,
-            }
-            .abi_encode(),
+            approveCall { spender: npm, amount: U256::MAX }.abi_encode(),
             U256::ZERO,
         )
         .await?;
@@ -380,11 +301,7 @@ pub async fn deploy_all(
     ] {
         (d.progress)(&format!("seeding V3 {a}/{b} {fee}"));
         let (ta, tb) = (&tokens[a], &tokens[b]);
-        let (t0, t1) = if ta.address < tb.address {
-            (ta, tb)
-        } else {
-            (tb, ta)
-        };
+        let (t0, t1) = if ta.address < tb.address { (ta, tb) } else { (tb, ta) };
         // Raw token1 per raw token0 at the USD prices.
         let price = (t0.usd / t1.usd) * 10f64.powi(i32::from(t1.decimals) - i32::from(t0.decimals));
         let create = createAndInitializePoolIfNecessaryCall {
@@ -394,12 +311,7 @@ pub async fn deploy_all(
             sqrtPriceX96: sqrt_price_x96(price),
         };
         let receipt = d
-            .send(
-                "create V3 pool",
-                TransactionRequest::default()
-                    .to(npm)
-                    .with_input(create.abi_encode()),
-            )
+            .send("create V3 pool", TransactionRequest::default().to(npm).with_input(create.abi_encode()))
             .await?;
         let pool = receipt
             .inner
@@ -410,10 +322,7 @@ pub async fn deploy_all(
             .map(Address::from_slice);
         let tick = (price.ln() / 1.0001f64.ln()).floor() as i32;
         let (lower, upper) = match width {
-            None => (
-                aligned(-V3_FULL_RANGE, spacing) + spacing,
-                aligned(V3_FULL_RANGE, spacing),
-            ),
+            None => (aligned(-V3_FULL_RANGE, spacing) + spacing, aligned(V3_FULL_RANGE, spacing)),
             Some(w) => (aligned(tick - w, spacing), aligned(tick + w, spacing)),
         };
         let liquidity_usd = 1_000_000.0;
@@ -430,13 +339,7 @@ pub async fn deploy_all(
             recipient: from,
             deadline: U256::MAX,
         };
-        d.call(
-            "mint V3 position",
-            npm,
-            mint_1Call { params }.abi_encode(),
-            U256::ZERO,
-        )
-        .await?;
+        d.call("mint V3 position", npm, mint_1Call { params }.abi_encode(), U256::ZERO).await?;
         v3_pools.push(Pool {
             address: pool.unwrap_or_default(),
             token0: t0.symbol.clone(),

@@ -43,11 +43,7 @@ pub struct CallReport<T = String> {
 impl<T> CallReport<T> {
     /// A call refused before any plugin code ran.
     pub fn refused(error: ToolError) -> Self {
-        Self {
-            result: Err(error),
-            stats: CallStats::default(),
-            events: CallEvents::default(),
-        }
+        Self { result: Err(error), stats: CallStats::default(), events: CallEvents::default() }
     }
 }
 
@@ -78,9 +74,7 @@ pub(crate) fn run<R>(
     };
     let state = CallState::new(env.caps.clone(), call, env.wasi.clone());
     let mut store = env.engine.store(state, env.limits, budget);
-    let outcome = pre
-        .instantiate(&mut store)
-        .and_then(|instance| f(&mut store, &instance));
+    let outcome = pre.instantiate(&mut store).and_then(|instance| f(&mut store, &instance));
     let fuel_left = store.get_fuel().unwrap_or(0);
     let result = match outcome {
         Ok(result) => result,
@@ -95,11 +89,7 @@ pub(crate) fn run<R>(
         wall: started.elapsed(),
         peak_memory_bytes: state.limiter.peak_memory(),
     };
-    CallReport {
-        result,
-        stats,
-        events: state.call.events,
-    }
+    CallReport { result, stats, events: state.call.events }
 }
 
 /// A trap or host failure as a typed error that says what happened and what to do.
@@ -139,27 +129,19 @@ fn classify(
         ),
         Some(Trap::StackOverflow) => ToolError::new(
             ErrorCode::LimitExceeded,
-            format!(
-                "{who} overflowed its stack (unbounded recursion?); report it to the plugin's author"
-            ),
+            format!("{who} overflowed its stack (unbounded recursion?); report it to the plugin's author"),
         ),
         Some(trap) => match store.data().output.panic_message() {
-            Some(message) => {
-                ToolError::new(ErrorCode::Internal, format!("{who} panicked: {message}"))
-            }
+            Some(message) => ToolError::new(ErrorCode::Internal, format!("{who} panicked: {message}")),
             None => ToolError::new(
                 ErrorCode::Internal,
                 format!("{who} trapped: {trap}; report it to the plugin's author"),
             ),
         },
-        None if error.to_string().contains("concurrent")
-            || error.to_string().contains("maximum") =>
-        {
+        None if error.to_string().contains("concurrent") || error.to_string().contains("maximum") => {
             ToolError::retryable(
                 ErrorCode::LimitExceeded,
-                format!(
-                    "{who} could not start: {error:#}; the host is at its instance limit, retry shortly"
-                ),
+                format!("{who} could not start: {error:#}; the host is at its instance limit, retry shortly"),
             )
         }
         None => ToolError::new(ErrorCode::Internal, format!("{who} failed: {error:#}")),

@@ -8,21 +8,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error("cannot access {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a valid lock file: {message}; fix or delete it, then run `bardo lock`")]
     Parse { path: PathBuf, message: String },
     #[error(
         "plugin {file} has sha256 {actual}, but {lock} pins {expected}; if you replaced it on purpose, re-pin it with `bardo lock`"
     )]
-    Mismatch {
-        file: String,
-        expected: String,
-        actual: String,
-        lock: PathBuf,
-    },
+    Mismatch { file: String, expected: String, actual: String, lock: PathBuf },
 }
 
 /// One pinned plugin.
@@ -56,32 +48,22 @@ impl Lockfile {
     /// Read `path`; a missing file is an empty lock.
     pub fn read(path: &Path) -> Result<Self, LockError> {
         match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| LockError::Parse {
-                path: path.to_owned(),
-                message: e.to_string(),
-            }),
+            Ok(text) => toml::from_str(&text)
+                .map_err(|e| LockError::Parse { path: path.to_owned(), message: e.to_string() }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(source) => Err(LockError::Io {
-                path: path.to_owned(),
-                source,
-            }),
+            Err(source) => Err(LockError::Io { path: path.to_owned(), source }),
         }
     }
 
     /// Write to `path` (sorted by file name).
     pub fn write(&mut self, path: &Path) -> Result<(), LockError> {
         self.entries.sort_by(|a, b| a.file.cmp(&b.file));
-        let text = toml::to_string(self).map_err(|e| LockError::Parse {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+        let text = toml::to_string(self)
+            .map_err(|e| LockError::Parse { path: path.to_owned(), message: e.to_string() })?;
         let text = format!(
             "# Each plugin file pinned to the sha256 of its bytes; re-pin with `bardo lock`.\n{text}"
         );
-        std::fs::write(path, text).map_err(|source| LockError::Io {
-            path: path.to_owned(),
-            source,
-        })
+        std::fs::write(path, text).map_err(|source| LockError::Io { path: path.to_owned(), source })
     }
 
     /// Check `file` against its pin, pinning it if it has none.
@@ -95,10 +77,7 @@ impl Lockfile {
                 lock: lock.to_owned(),
             }),
             None => {
-                self.entries.push(LockEntry {
-                    file: file.to_owned(),
-                    sha256: sha256.to_owned(),
-                });
+                self.entries.push(LockEntry { file: file.to_owned(), sha256: sha256.to_owned() });
                 Ok(Pin::Added)
             }
         }
@@ -107,10 +86,7 @@ impl Lockfile {
     /// Pin `file` to `sha256`, replacing any previous pin.
     pub fn pin(&mut self, file: &str, sha256: &str) {
         self.entries.retain(|e| e.file != file);
-        self.entries.push(LockEntry {
-            file: file.to_owned(),
-            sha256: sha256.to_owned(),
-        });
+        self.entries.push(LockEntry { file: file.to_owned(), sha256: sha256.to_owned() });
     }
 
     /// The pins.

@@ -91,10 +91,7 @@ impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         let (policy, output) = (&self.wasi_policy, &self.output);
         let ctx = self.wasi.get_or_insert_with(|| policy.build(output));
-        WasiCtxView {
-            ctx,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx, table: &mut self.table }
     }
 }
 
@@ -122,10 +119,7 @@ impl OutputCapture {
         let text = self.text();
         let at = text.find("panicked at")?;
         let rest = &text[at..];
-        let message = rest
-            .lines()
-            .nth(1)
-            .unwrap_or(rest.lines().next().unwrap_or(""));
+        let message = rest.lines().nth(1).unwrap_or(rest.lines().next().unwrap_or(""));
         Some(message.trim().to_owned())
     }
 }

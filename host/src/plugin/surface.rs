@@ -31,14 +31,8 @@ impl Surface {
     /// Read the surface from the component's type, without instantiating it.
     pub fn of(component: &Component, engine: &wasmtime::Engine) -> Self {
         let ty = component.component_type();
-        let mut imports: Vec<String> = ty
-            .imports(engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        let mut exports: Vec<String> = ty
-            .exports(engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
+        let mut imports: Vec<String> = ty.imports(engine).map(|(name, _)| name.to_owned()).collect();
+        let mut exports: Vec<String> = ty.exports(engine).map(|(name, _)| name.to_owned()).collect();
         imports.sort();
         exports.sort();
         Self { imports, exports }
@@ -46,16 +40,11 @@ impl Surface {
 
     /// The world, or why the component is not a Bardo plugin.
     pub fn world(&self) -> Result<World, String> {
-        let exported = |iface: &str| {
-            self.exports
-                .iter()
-                .any(|e| unversioned(e) == format!("bardo:plugin/{iface}"))
-        };
+        let exported =
+            |iface: &str| self.exports.iter().any(|e| unversioned(e) == format!("bardo:plugin/{iface}"));
         for e in &self.exports {
-            if let Some(version) = e
-                .strip_prefix("bardo:plugin/")
-                .and_then(|rest| rest.split_once('@'))
-                .map(|(_, v)| v)
+            if let Some(version) =
+                e.strip_prefix("bardo:plugin/").and_then(|rest| rest.split_once('@')).map(|(_, v)| v)
                 && !version.starts_with(&format!("{PLUGIN_API}."))
             {
                 return Err(format!(
@@ -69,18 +58,15 @@ impl Surface {
             ));
         }
         if !exported("read") {
-            return Err(format!(
-                "it does not export `bardo:plugin/read@{PLUGIN_API}.x`"
-            ));
+            return Err(format!("it does not export `bardo:plugin/read@{PLUGIN_API}.x`"));
         }
         match (exported("write"), exported("stream")) {
             (false, false) => Ok(World::Reader),
             (true, false) => Ok(World::Writer),
             (false, true) => Ok(World::Streamer),
-            (true, true) => Err(
-                "it exports both write and stream; split it into a writer and a streamer plugin"
-                    .into(),
-            ),
+            (true, true) => {
+                Err("it exports both write and stream; split it into a writer and a streamer plugin".into())
+            }
         }
     }
 }
@@ -115,27 +101,18 @@ pub const MINIMAL_WASI: &[&str] = &[
 
 /// WASI an operator can grant in `bardo.toml` (`[wasi] grant = [...]`): a prefix matches every
 /// interface of a package (`wasi:filesystem` grants `wasi:filesystem/types` and `/preopens`).
-pub const GRANTABLE_WASI: &[&str] = &[
-    "wasi:clocks/wall-clock",
-    "wasi:random/random",
-    "wasi:filesystem",
-    "wasi:sockets",
-];
+pub const GRANTABLE_WASI: &[&str] =
+    &["wasi:clocks/wall-clock", "wasi:random/random", "wasi:filesystem", "wasi:sockets"];
 
 /// The grantable WASI entry covering `name`, if any.
 pub fn grantable_package(name: &str) -> Option<&'static str> {
-    GRANTABLE_WASI
-        .iter()
-        .copied()
-        .find(|g| name == *g || name.starts_with(&format!("{g}/")))
+    GRANTABLE_WASI.iter().copied().find(|g| name == *g || name.starts_with(&format!("{g}/")))
 }
 
 /// Which imports a world may have beyond WASI.
 fn host_interfaces(world: World) -> &'static [&'static str] {
     match world {
-        World::Reader | World::Streamer => {
-            &["bardo:host/types", "bardo:host/chain", "bardo:host/events"]
-        }
+        World::Reader | World::Streamer => &["bardo:host/types", "bardo:host/chain", "bardo:host/events"],
         World::Writer => &[
             "bardo:host/types",
             "bardo:host/chain",
@@ -148,21 +125,10 @@ fn host_interfaces(world: World) -> &'static [&'static str] {
 
 /// Check every import against the world and the operator's WASI grants; the error names every
 /// refused import and says why.
-pub fn check_imports(
-    surface: &Surface,
-    world: World,
-    grants: &BTreeSet<String>,
-) -> Result<(), String> {
-    let refusals: Vec<String> = surface
-        .imports
-        .iter()
-        .filter_map(|i| check_import(i, world, grants).err())
-        .collect();
-    if refusals.is_empty() {
-        Ok(())
-    } else {
-        Err(refusals.join("; "))
-    }
+pub fn check_imports(surface: &Surface, world: World, grants: &BTreeSet<String>) -> Result<(), String> {
+    let refusals: Vec<String> =
+        surface.imports.iter().filter_map(|i| check_import(i, world, grants).err()).collect();
+    if refusals.is_empty() { Ok(()) } else { Err(refusals.join("; ")) }
 }
 
 fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result<(), String> {
@@ -174,9 +140,7 @@ fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result
     }
     if let Some(iface) = name.strip_prefix("bardo:host/") {
         if !version.starts_with(&format!("{PLUGIN_API}.")) {
-            return Err(format!(
-                "import `{import}` refused: this host provides bardo:host@{PLUGIN_API}.x"
-            ));
+            return Err(format!("import `{import}` refused: this host provides bardo:host@{PLUGIN_API}.x"));
         }
         if !host_interfaces(world).contains(&name) {
             return Err(format!(
@@ -189,17 +153,12 @@ fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result
         return Ok(());
     }
     let grantable = grantable_package(name);
-    if grantable.is_some()
-        && grants
-            .iter()
-            .any(|g| name == g || name.starts_with(&format!("{g}/")))
-    {
+    if grantable.is_some() && grants.iter().any(|g| name == g || name.starts_with(&format!("{g}/"))) {
         return Ok(());
     }
     let why = match grantable {
         _ if name.starts_with("wasi:http") => {
-            "this host does not provide HTTP to plugins; read chains through `bardo:host/chain`"
-                .to_owned()
+            "this host does not provide HTTP to plugins; read chains through `bardo:host/chain`".to_owned()
         }
         Some(pkg) => format!(
             "not in the minimal WASI set; an operator can grant it with `[wasi] grant = [\"{pkg}\"]` in bardo.toml"

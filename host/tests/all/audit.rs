@@ -13,23 +13,11 @@ fn report(path: &str) -> audit::Report {
 #[test]
 fn hello_surface() {
     let r = report(HELLO);
-    assert_eq!(
-        (r.plugin.as_str(), r.version.as_str(), r.world),
-        ("hello", "0.1.0", World::Reader)
-    );
-    let class = |name: &str| {
-        r.imports
-            .iter()
-            .find(|i| i.name.starts_with(name))
-            .map(|i| i.class)
-    };
+    assert_eq!((r.plugin.as_str(), r.version.as_str(), r.world), ("hello", "0.1.0", World::Reader));
+    let class = |name: &str| r.imports.iter().find(|i| i.name.starts_with(name)).map(|i| i.class);
     assert_eq!(class("bardo:host/chain@0.1.0"), Some(ImportClass::Host));
     assert_eq!(class("bardo:host/events@0.1.0"), Some(ImportClass::Host));
-    assert_eq!(
-        class("bardo:host/signer"),
-        None,
-        "a reader never imports signer"
-    );
+    assert_eq!(class("bardo:host/signer"), None, "a reader never imports signer");
     assert_eq!(class("wasi:io/streams"), Some(ImportClass::MinimalWasi));
     assert!(r.exports.iter().any(|e| e == "bardo:plugin/read@0.1.0"));
     assert_eq!(r.tools.len(), 1);
@@ -42,64 +30,33 @@ fn hello_surface() {
 fn refused_components_are_still_auditable() {
     let r = report(FS_IMPORT);
     assert!(
-        r.imports.iter().any(
-            |i| i.name.starts_with("wasi:filesystem/") && i.class == ImportClass::GrantableWasi
-        )
-    );
-    assert!(
-        r.policy_refusal
-            .as_deref()
-            .is_some_and(|w| w.contains("wasi:filesystem"))
-    );
-    let r = report(OVERREACH);
-    assert!(
         r.imports
             .iter()
-            .any(|i| i.name.starts_with("bardo:host/signer"))
+            .any(|i| i.name.starts_with("wasi:filesystem/") && i.class == ImportClass::GrantableWasi)
     );
-    assert!(
-        r.policy_refusal
-            .as_deref()
-            .is_some_and(|w| w.contains("signer"))
-    );
+    assert!(r.policy_refusal.as_deref().is_some_and(|w| w.contains("wasi:filesystem")));
+    let r = report(OVERREACH);
+    assert!(r.imports.iter().any(|i| i.name.starts_with("bardo:host/signer")));
+    assert!(r.policy_refusal.as_deref().is_some_and(|w| w.contains("signer")));
 }
 
 #[test]
 fn diff_reports_growth() {
     let old = report(HELLO);
-    assert!(
-        !audit::diff(&old, &old).grew,
-        "identical surfaces do not grow"
-    );
+    assert!(!audit::diff(&old, &old).grew, "identical surfaces do not grow");
     let grown = report(FS_IMPORT);
     let d = audit::diff(&old, &grown);
     assert!(d.grew);
-    assert!(
-        d.added_imports
-            .iter()
-            .any(|i| i.starts_with("wasi:filesystem/")),
-        "{:?}",
-        d.added_imports
-    );
+    assert!(d.added_imports.iter().any(|i| i.starts_with("wasi:filesystem/")), "{:?}", d.added_imports);
     assert_eq!(d.removed_tools, ["hello_greet"]);
     // Shrinking is not growth.
-    assert!(
-        !audit::diff(&grown, &old)
-            .added_imports
-            .iter()
-            .any(|i| i.starts_with("wasi:filesystem"))
-    );
+    assert!(!audit::diff(&grown, &old).added_imports.iter().any(|i| i.starts_with("wasi:filesystem")));
 
     // A tier raise on an existing tool is growth; a new read tool alone is not.
     let mut raised = old.clone();
     raised.tools[0].capability_tier = CapabilityTier::Write;
     let d = audit::diff(&old, &raised);
-    assert!(
-        d.grew
-            && d.changed_tools
-                .iter()
-                .any(|c| c.field == "capability_tier" && c.grew)
-    );
+    assert!(d.grew && d.changed_tools.iter().any(|c| c.field == "capability_tier" && c.grew));
     let mut more_reads = old.clone();
     let mut extra = old.tools[0].clone();
     extra.name = "hello_wave".into();

@@ -29,10 +29,7 @@ sol! {
 }
 
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_owned()
 }
 
 pub fn anvil() -> Anvil {
@@ -40,17 +37,9 @@ pub fn anvil() -> Anvil {
 }
 
 fn host_on(url: &str, guests: &[&str]) -> Host {
-    let config = ChainConfig {
-        rpc: url.to_owned(),
-        ws: None,
-        timeout_ms: 5_000,
-        retries: 2,
-    };
+    let config = ChainConfig { rpc: url.to_owned(), ws: None, timeout_ms: 5_000, retries: 2 };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)])).expect("chains");
-    let caps = Caps {
-        chain: ChainCaps::new(chains),
-        ..Caps::default()
-    };
+    let caps = Caps { chain: ChainCaps::new(chains), ..Caps::default() };
     let mut host = Host::new(
         engine(),
         Profile::parse("dev").expect("profile"),
@@ -66,52 +55,26 @@ fn host_on(url: &str, guests: &[&str]) -> Host {
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
 
 /// Deploy OpenZeppelin's ERC20PresetMinterPauser from its published artifact and mint to the
 /// dev account; returns the token.
 async fn deploy_token(url: &str, minted: U256) -> Address {
     let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
-    let path = root().join(
-        "devnet/node_modules/@openzeppelin/contracts/build/contracts/ERC20PresetMinterPauser.json",
-    );
+    let path = root()
+        .join("devnet/node_modules/@openzeppelin/contracts/build/contracts/ERC20PresetMinterPauser.json");
     let artifact: serde_json::Value =
         serde_json::from_slice(&std::fs::read(path).expect("artifact")).expect("json");
-    let mut code =
-        alloy::hex::decode(artifact["bytecode"].as_str().expect("bytecode")).expect("hex");
+    let mut code = alloy::hex::decode(artifact["bytecode"].as_str().expect("bytecode")).expect("hex");
     code.extend(("Test USD".to_owned(), "TUSD".to_owned()).abi_encode_params());
     let dev: Address = DEV_ACCOUNT.parse().expect("address");
-    let tx = TransactionRequest::default()
-        .from(dev)
-        .with_deploy_code(Bytes::from(code));
-    let receipt = provider
-        .send_transaction(tx)
-        .await
-        .expect("deploy")
-        .get_receipt()
-        .await
-        .expect("receipt");
+    let tx = TransactionRequest::default().from(dev).with_deploy_code(Bytes::from(code));
+    let receipt = provider.send_transaction(tx).await.expect("deploy").get_receipt().await.expect("receipt");
     let token = receipt.contract_address.expect("created");
-    let call = mintCall {
-        to: dev,
-        amount: minted,
-    }
-    .abi_encode();
-    let tx = TransactionRequest::default()
-        .from(dev)
-        .to(token)
-        .with_input(call);
-    provider
-        .send_transaction(tx)
-        .await
-        .expect("mint")
-        .get_receipt()
-        .await
-        .expect("mint receipt");
+    let call = mintCall { to: dev, amount: minted }.abi_encode();
+    let tx = TransactionRequest::default().from(dev).to(token).with_input(call);
+    provider.send_transaction(tx).await.expect("mint").get_receipt().await.expect("mint receipt");
     token
 }
 
@@ -122,31 +85,25 @@ fn every_chain_function_matches_a_direct_rpc_call() {
     let minted = U256::from(1_234_567_890u64);
     let token = rt.block_on(deploy_token(&node.url(), minted));
     let host = host_on(&node.url(), &[CHAIN_READER]);
-    let params = serde_json::json!({"chain_id": CHAIN_ID, "token": token.to_string(), "account": DEV_ACCOUNT}).to_string();
+    let params =
+        serde_json::json!({"chain_id": CHAIN_ID, "token": token.to_string(), "account": DEV_ACCOUNT})
+            .to_string();
     let r = host.call("reader_snapshot", &params);
     let got: serde_json::Value = serde_json::from_str(&r.result.expect("snapshot")).expect("json");
 
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
     let dev: Address = DEV_ACCOUNT.parse().expect("address");
     let (block, balance, native, code, slot0, head) = rt.block_on(async {
-        let tx = TransactionRequest::default()
-            .to(token)
-            .with_input(balanceOfCall { account: dev }.abi_encode());
+        let tx =
+            TransactionRequest::default().to(token).with_input(balanceOfCall { account: dev }.abi_encode());
         let raw = provider.call(tx).await.expect("eth_call");
         (
             provider.get_block_number().await.expect("block"),
             U256::abi_decode(&raw).expect("uint"),
             provider.get_balance(dev).await.expect("balance"),
             provider.get_code_at(token).await.expect("code"),
-            provider
-                .get_storage_at(token, U256::ZERO)
-                .await
-                .expect("storage"),
-            provider
-                .get_block_by_number(Default::default())
-                .await
-                .expect("block")
-                .expect("latest"),
+            provider.get_storage_at(token, U256::ZERO).await.expect("storage"),
+            provider.get_block_by_number(Default::default()).await.expect("block").expect("latest"),
         )
     });
     assert_eq!(balance, minted);
@@ -157,10 +114,7 @@ fn every_chain_function_matches_a_direct_rpc_call() {
     assert_eq!(got["slot0"], format!("0x{:064x}", slot0));
     assert_eq!(got["block_timestamp"], head.header.timestamp);
     assert_eq!(got["transfer_logs"], 1, "the mint's Transfer");
-    assert!(
-        got["last_receipt_gas"].as_u64().is_some_and(|g| g > 21_000),
-        "{got}"
-    );
+    assert!(got["last_receipt_gas"].as_u64().is_some_and(|g| g > 21_000), "{got}");
 }
 
 #[test]
@@ -168,21 +122,12 @@ fn hello_reads_the_block_number() {
     let node = anvil();
     let rt = runtime();
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
-    rt.block_on(provider.raw_request::<_, ()>("anvil_mine".into(), (7u64,)))
-        .expect("mine");
+    rt.block_on(provider.raw_request::<_, ()>("anvil_mine".into(), (7u64,))).expect("mine");
     let host = host_on(&node.url(), &[HELLO]);
-    let r = host.call(
-        "hello_greet",
-        &format!(r#"{{"name":"n","chain_id":{CHAIN_ID}}}"#),
-    );
-    assert_eq!(
-        r.result.as_deref(),
-        Ok(r#"{"greeting":"hello, n","block_number":7}"#)
-    );
-    let e = host
-        .call("hello_greet", r#"{"name":"n","chain_id":1}"#)
-        .result
-        .expect_err("chain 1 not configured");
+    let r = host.call("hello_greet", &format!(r#"{{"name":"n","chain_id":{CHAIN_ID}}}"#));
+    assert_eq!(r.result.as_deref(), Ok(r#"{"greeting":"hello, n","block_number":7}"#));
+    let e =
+        host.call("hello_greet", r#"{"name":"n","chain_id":1}"#).result.expect_err("chain 1 not configured");
     assert_eq!(e.code, ErrorCode::ChainNotSupported);
 }
 
@@ -191,11 +136,10 @@ fn a_revert_is_a_typed_error_with_the_decoded_reason() {
     let node = anvil();
     let token = runtime().block_on(deploy_token(&node.url(), U256::from(5)));
     let host = host_on(&node.url(), &[CHAIN_READER]);
-    let params = serde_json::json!({"chain_id": CHAIN_ID, "token": token.to_string(), "account": DEV_ACCOUNT}).to_string();
-    let e = host
-        .call("reader_revert", &params)
-        .result
-        .expect_err("reverts");
+    let params =
+        serde_json::json!({"chain_id": CHAIN_ID, "token": token.to_string(), "account": DEV_ACCOUNT})
+            .to_string();
+    let e = host.call("reader_revert", &params).result.expect_err("reverts");
     assert_eq!(e.code, ErrorCode::Reverted, "{e}");
     assert!(e.message.contains("ERC20: insufficient allowance"), "{e}");
 }
@@ -205,12 +149,8 @@ fn malformed_addresses_are_invalid_params() {
     let node = anvil();
     let host = host_on(&node.url(), &[CHAIN_READER]);
     let params =
-        serde_json::json!({"chain_id": CHAIN_ID, "token": "0x1234", "account": DEV_ACCOUNT})
-            .to_string();
-    let e = host
-        .call("reader_snapshot", &params)
-        .result
-        .expect_err("bad token");
+        serde_json::json!({"chain_id": CHAIN_ID, "token": "0x1234", "account": DEV_ACCOUNT}).to_string();
+    let e = host.call("reader_snapshot", &params).result.expect_err("bad token");
     assert_eq!(e.code, ErrorCode::InvalidParams);
     assert!(e.message.contains("`token` is not an address"), "{e}");
 }
@@ -218,27 +158,17 @@ fn malformed_addresses_are_invalid_params() {
 fn block_number_error(url: &str) -> (ToolError, Duration) {
     let host = host_on(url, &[HELLO]);
     let started = Instant::now();
-    let r = host.call(
-        "hello_greet",
-        &format!(r#"{{"name":"n","chain_id":{CHAIN_ID}}}"#),
-    );
+    let r = host.call("hello_greet", &format!(r#"{{"name":"n","chain_id":{CHAIN_ID}}}"#));
     (r.result.expect_err("the node fails"), started.elapsed())
 }
 
 #[test]
 fn node_down_is_a_retryable_rpc_error() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let (e, took) = block_number_error(&format!("http://127.0.0.1:{port}"));
     assert_eq!(e.code, ErrorCode::Rpc, "{e}");
     assert!(e.retryable);
-    assert!(
-        took < Duration::from_millis(900),
-        "retries stay within the budget: {took:?}"
-    );
+    assert!(took < Duration::from_millis(900), "retries stay within the budget: {took:?}");
 }
 
 /// Fault injection: a server that accepts connections and never answers.
@@ -255,10 +185,7 @@ fn silent_node_times_out_within_the_budget() {
     let (e, took) = block_number_error(&url);
     assert_eq!(e.code, ErrorCode::Timeout, "{e}");
     assert!(e.retryable);
-    assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_millis(1_500),
-        "{took:?}"
-    );
+    assert!(took >= Duration::from_millis(900) && took < Duration::from_millis(1_500), "{took:?}");
 }
 
 /// Fault injection: a server that answers HTTP 200 with a body that is not JSON-RPC.

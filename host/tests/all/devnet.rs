@@ -25,44 +25,29 @@ sol! {
 fn deploys_tokens_and_uniswap_v2_v3_with_liquidity() {
     let node = anvil();
     let rt = runtime();
-    let d = rt
-        .block_on(deploy_all(
-            &node.url(),
-            &root().join("devnet/node_modules"),
-            |_| {},
-        ))
-        .expect("deploy");
+    let d =
+        rt.block_on(deploy_all(&node.url(), &root().join("devnet/node_modules"), |_| {})).expect("deploy");
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
     let call = |to: Address, data: Vec<u8>| {
-        rt.block_on(
-            provider
-                .call(TransactionRequest::default().to(to).with_input(data))
-                .into_future(),
-        )
-        .expect("eth_call")
+        rt.block_on(provider.call(TransactionRequest::default().to(to).with_input(data)).into_future())
+            .expect("eth_call")
     };
     for (symbol, decimals) in [("WETH", 18u8), ("USDC", 6), ("DAI", 18), ("WBTC", 8)] {
-        let got = decimalsCall::abi_decode_returns(&call(
-            d.tokens[symbol].address,
-            decimalsCall {}.abi_encode(),
-        ))
-        .expect("uint8");
+        let got =
+            decimalsCall::abi_decode_returns(&call(d.tokens[symbol].address, decimalsCall {}.abi_encode()))
+                .expect("uint8");
         assert_eq!(got, decimals, "{symbol} decimals");
     }
     assert_eq!(d.uniswap_v2_pairs.len(), 3);
     for pair in &d.uniswap_v2_pairs {
-        let r = getReservesCall::abi_decode_returns(&call(
-            pair.address,
-            getReservesCall {}.abi_encode(),
-        ))
-        .expect("reserves");
+        let r = getReservesCall::abi_decode_returns(&call(pair.address, getReservesCall {}.abi_encode()))
+            .expect("reserves");
         assert!(r.reserve0 > 0 && r.reserve1 > 0, "{pair:?}");
     }
     assert_eq!(d.uniswap_v3_pools.len(), 4);
     for pool in &d.uniswap_v3_pools {
-        let l =
-            liquidityCall::abi_decode_returns(&call(pool.address, liquidityCall {}.abi_encode()))
-                .expect("liquidity");
+        let l = liquidityCall::abi_decode_returns(&call(pool.address, liquidityCall {}.abi_encode()))
+            .expect("liquidity");
         assert!(l > 0, "{pool:?} has no liquidity");
     }
     // 1 WETH quotes at about 2,000 USDC on the 0.3% pool.
@@ -75,11 +60,9 @@ fn deploys_tokens_and_uniswap_v2_v3_with_liquidity() {
             sqrtPriceLimitX96: U160::ZERO,
         },
     };
-    let out = quoteExactInputSingleCall::abi_decode_returns(&call(
-        d.uniswap_v3["quoter_v2"],
-        quote.abi_encode(),
-    ))
-    .expect("quote");
+    let out =
+        quoteExactInputSingleCall::abi_decode_returns(&call(d.uniswap_v3["quoter_v2"], quote.abi_encode()))
+            .expect("quote");
     let usdc = out.amountOut.to::<u128>() as f64 / 1e6;
     assert!((1_980.0..2_000.0).contains(&usdc), "1 WETH -> {usdc} USDC");
 }

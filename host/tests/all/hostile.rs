@@ -41,10 +41,7 @@ fn loop_over_host_imports_is_bounded_and_its_logs_capped() {
         "it logged {} lines",
         r.events.log_lines
     );
-    assert!(
-        r.events.dropped > 0,
-        "lines over the cap are counted as dropped"
-    );
+    assert!(r.events.dropped > 0, "lines over the cap are counted as dropped");
     echo_works(&h);
 }
 
@@ -64,14 +61,7 @@ fn memory_bomb_hits_the_memory_limit() {
 
 #[test]
 fn memory_limit_is_configurable() {
-    let h = host_with(
-        "dev",
-        Limits {
-            memory_bytes: 32 << 20,
-            ..Limits::default()
-        },
-        &[HOSTILE],
-    );
+    let h = host_with("dev", Limits { memory_bytes: 32 << 20, ..Limits::default() }, &[HOSTILE]);
     let (e, stats) = error_of(&h, "hostile_memory_bomb");
     assert!(e.message.contains("over the 32 MiB limit"), "{e}");
     assert!(stats.peak_memory_bytes <= 32 << 20);
@@ -91,53 +81,25 @@ fn panic_is_an_internal_error_with_the_message() {
     let h = host(&[HOSTILE]);
     let (e, _) = error_of(&h, "hostile_panic");
     assert_eq!(e.code, ErrorCode::Internal, "{e}");
-    assert!(
-        e.message
-            .contains("panicked: hostile plugin panicked on purpose"),
-        "{e}"
-    );
+    assert!(e.message.contains("panicked: hostile plugin panicked on purpose"), "{e}");
     echo_works(&h);
 }
 
 #[test]
 fn huge_result_is_refused() {
     // Enough fuel to build 50 MB, so the result cap is what stops it.
-    let h = host_with(
-        "dev",
-        Limits {
-            fuel: 5_000_000_000,
-            ..Limits::default()
-        },
-        &[HOSTILE],
-    );
+    let h = host_with("dev", Limits { fuel: 5_000_000_000, ..Limits::default() }, &[HOSTILE]);
     let (e, _) = error_of(&h, "hostile_huge_output");
     assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
-    assert!(
-        e.message
-            .contains("returned 50000002 bytes, over the 1048576 byte limit"),
-        "{e}"
-    );
+    assert!(e.message.contains("returned 50000002 bytes, over the 1048576 byte limit"), "{e}");
     echo_works(&h);
 }
 
 #[test]
 fn result_cap_is_configurable() {
-    let h = host_with(
-        "dev",
-        Limits {
-            result_max_bytes: 10,
-            ..Limits::default()
-        },
-        &[HOSTILE],
-    );
-    let r = h.call(
-        "hostile_echo",
-        r#"{"text":"this is longer than ten bytes"}"#,
-    );
-    assert_eq!(
-        r.result.expect_err("over the cap").code,
-        ErrorCode::LimitExceeded
-    );
+    let h = host_with("dev", Limits { result_max_bytes: 10, ..Limits::default() }, &[HOSTILE]);
+    let r = h.call("hostile_echo", r#"{"text":"this is longer than ten bytes"}"#);
+    assert_eq!(r.result.expect_err("over the cap").code, ErrorCode::LimitExceeded);
     assert!(h.call("hostile_echo", r#"{"text":"short"}"#).result.is_ok());
 }
 
@@ -145,32 +107,19 @@ fn result_cap_is_configurable() {
 /// while a well-behaved call on another thread keeps being served quickly.
 #[test]
 fn deadline_stops_a_loop_and_other_calls_keep_running() {
-    let h = host_with(
-        "dev",
-        Limits {
-            fuel: u64::MAX / 2,
-            ..Limits::default()
-        },
-        &[HOSTILE, HELLO],
-    );
+    let h = host_with("dev", Limits { fuel: u64::MAX / 2, ..Limits::default() }, &[HOSTILE, HELLO]);
     std::thread::scope(|s| {
         let spinner = s.spawn(|| {
             let started = Instant::now();
             let r = h.call("hostile_spin", "{}");
-            (
-                r.result.expect_err("stopped by the deadline"),
-                started.elapsed(),
-            )
+            (r.result.expect_err("stopped by the deadline"), started.elapsed())
         });
         std::thread::sleep(Duration::from_millis(50));
         let mut served = 0;
         while !spinner.is_finished() {
             let started = Instant::now();
             let r = h.call("hello_greet", r#"{"name":"neighbour"}"#);
-            assert_eq!(
-                r.result.as_deref(),
-                Ok(r#"{"greeting":"hello, neighbour","block_number":null}"#)
-            );
+            assert_eq!(r.result.as_deref(), Ok(r#"{"greeting":"hello, neighbour","block_number":null}"#));
             assert!(
                 started.elapsed() < Duration::from_millis(250),
                 "a neighbour call took {:?}",
@@ -187,9 +136,6 @@ fn deadline_stops_a_loop_and_other_calls_keep_running() {
             took >= Duration::from_millis(990) && took < Duration::from_millis(1500),
             "stopped after {took:?}"
         );
-        assert!(
-            served >= 10,
-            "only {served} neighbour calls were served during the spin"
-        );
+        assert!(served >= 10, "only {served} neighbour calls were served during the spin");
     });
 }

@@ -26,16 +26,11 @@ pub fn engine() -> Engine {
 
 /// A host with `profile` and `limits`, and the given guest components loaded.
 pub fn host_with(profile: &str, limits: Limits, guests: &[&str]) -> Host {
-    let mut host = Host::new(
-        engine(),
-        Profile::parse(profile).expect("profile"),
-        limits,
-        WasiPolicy::default(),
-    )
-    .expect("host");
+    let mut host =
+        Host::new(engine(), Profile::parse(profile).expect("profile"), limits, WasiPolicy::default())
+            .expect("host");
     for g in guests {
-        host.load_file(std::path::Path::new(g))
-            .unwrap_or_else(|e| panic!("loading {g}: {e}"));
+        host.load_file(std::path::Path::new(g)).unwrap_or_else(|e| panic!("loading {g}: {e}"));
     }
     host
 }

@@ -53,10 +53,7 @@ impl ReadTool for Greet {
             }
             None => None,
         };
-        Ok(Greeting {
-            greeting: format!("hello, {}", p.name),
-            block_number,
-        })
+        Ok(Greeting { greeting: format!("hello, {}", p.name), block_number })
     }
 }
 

@@ -32,19 +32,12 @@ impl ReadTool for Summarize {
     type Params = BookParams;
     type Output = Summary;
     fn def() -> ToolDef {
-        tool_def::<BookParams>(
-            Self::NAME,
-            "Summarizes an order book (benchmark workload).",
-            Category::Dev,
-        )
+        tool_def::<BookParams>(Self::NAME, "Summarizes an order book (benchmark workload).", Category::Dev)
     }
     fn run(p: BookParams) -> Result<Summary, Error> {
         events::progress(0);
         let count = p.orders.len();
-        let best = p
-            .orders
-            .into_iter()
-            .max_by(|a, b| a.price.total_cmp(&b.price));
+        let best = p.orders.into_iter().max_by(|a, b| a.price.total_cmp(&b.price));
         Ok(Summary { count, best })
     }
 }
@@ -58,11 +51,7 @@ impl ReadTool for Noop {
     type Params = NoParams;
     type Output = ();
     fn def() -> ToolDef {
-        tool_def::<NoParams>(
-            Self::NAME,
-            "Does nothing (benchmark baseline).",
-            Category::Dev,
-        )
+        tool_def::<NoParams>(Self::NAME, "Does nothing (benchmark baseline).", Category::Dev)
     }
     fn run(_: NoParams) -> Result<(), Error> {
         Ok(())

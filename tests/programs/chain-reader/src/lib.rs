@@ -49,8 +49,7 @@ impl ReadTool for Read {
         let account = abi::parse_address("account", &p.account)?;
         let balance: U256 = eth_call(p.chain_id, token, &balanceOfCall { account })?;
         let block_number = chain::block_number(p.chain_id)?;
-        let transfer_topic =
-            "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef".to_owned();
+        let transfer_topic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef".to_owned();
         let logs = chain::logs(&LogFilter {
             chain_id: p.chain_id,
             addresses: vec![p.token.clone()],
@@ -84,20 +83,12 @@ impl ReadTool for Revert {
     type Params = TokenAccount;
     type Output = bool;
     fn def() -> ToolDef {
-        tool_def::<TokenAccount>(
-            Self::NAME,
-            "Calls transferFrom without allowance.",
-            Category::Dev,
-        )
+        tool_def::<TokenAccount>(Self::NAME, "Calls transferFrom without allowance.", Category::Dev)
     }
     fn run(p: TokenAccount) -> Result<bool, Error> {
         let token = abi::parse_address("token", &p.token)?;
         let from = abi::parse_address("account", &p.account)?;
-        let call = transferFromCall {
-            from,
-            to: Address::ZERO,
-            amount: U256::from(1),
-        };
+        let call = transferFromCall { from, to: Address::ZERO, amount: U256::from(1) };
         eth_call(p.chain_id, token, &call)
     }
 }

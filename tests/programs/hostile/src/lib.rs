@@ -41,52 +41,33 @@ hostile!(Spin, "hostile_spin", "Loops forever on pure compute.", {
     }
 });
 
-hostile!(
-    HostSpin,
-    "hostile_host_spin",
-    "Loops forever calling host imports.",
-    {
-        loop {
-            events::log(events::Level::Trace, "spinning");
-            let _ = black_box(chain::block_number(31337));
-        }
+hostile!(HostSpin, "hostile_host_spin", "Loops forever calling host imports.", {
+    loop {
+        events::log(events::Level::Trace, "spinning");
+        let _ = black_box(chain::block_number(31337));
     }
-);
+});
 
-hostile!(
-    MemoryBomb,
-    "hostile_memory_bomb",
-    "Allocates until memory runs out.",
-    {
-        // Allocate without touching the pages: memory grows fast, fuel barely moves.
-        let mut hoard: Vec<Vec<u8>> = Vec::new();
-        loop {
-            let mut chunk = Vec::with_capacity(16 << 20);
-            chunk.push(1u8);
-            hoard.push(black_box(chunk));
-        }
+hostile!(MemoryBomb, "hostile_memory_bomb", "Allocates until memory runs out.", {
+    // Allocate without touching the pages: memory grows fast, fuel barely moves.
+    let mut hoard: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let mut chunk = Vec::with_capacity(16 << 20);
+        chunk.push(1u8);
+        hoard.push(black_box(chunk));
     }
-);
+});
 
 #[expect(unconditional_recursion, reason = "the point of the test program")]
 fn recurse(depth: u64) -> u64 {
     black_box(recurse(black_box(depth + 1))) + 1
 }
 
-hostile!(Recurse, "hostile_recurse", "Recurses without bound.", {
-    Ok(recurse(0).to_string())
-});
+hostile!(Recurse, "hostile_recurse", "Recurses without bound.", { Ok(recurse(0).to_string()) });
 
-hostile!(Panic, "hostile_panic", "Panics.", {
-    panic!("hostile plugin panicked on purpose")
-});
+hostile!(Panic, "hostile_panic", "Panics.", { panic!("hostile plugin panicked on purpose") });
 
-hostile!(
-    HugeOutput,
-    "hostile_huge_output",
-    "Returns a 50 MB result.",
-    { Ok("x".repeat(50_000_000)) }
-);
+hostile!(HugeOutput, "hostile_huge_output", "Returns a 50 MB result.", { Ok("x".repeat(50_000_000)) });
 
 struct Echo;
 impl ReadTool for Echo {
@@ -94,11 +75,7 @@ impl ReadTool for Echo {
     type Params = EchoParams;
     type Output = String;
     fn def() -> ToolDef {
-        tool_def::<EchoParams>(
-            Self::NAME,
-            "Returns `text`: the well-behaved control.",
-            Category::Dev,
-        )
+        tool_def::<EchoParams>(Self::NAME, "Returns `text`: the well-behaved control.", Category::Dev)
     }
     fn run(p: EchoParams) -> Result<String, Error> {
         Ok(p.text)
