@@ -29,7 +29,16 @@ sol! {
     struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
         uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient; uint256 deadline; }
     function mint(MintParams params) external payable returns (uint256 tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
+    struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
+    struct ModifyLiquidityParams { int24 tickLower; int24 tickUpper; int256 liquidityDelta; bytes32 salt; }
+    function initialize(PoolKey key, uint160 sqrtPriceX96) external returns (int24 tick);
+    function modifyLiquidity(PoolKey key, ModifyLiquidityParams params, bytes hookData) external payable returns (int256 delta);
+    struct RouterParameters { address permit2; address weth9; address v2Factory; address v3Factory; bytes32 pairInitCodeHash;
+        bytes32 poolInitCodeHash; address v4PoolManager; address v3NFTPositionManager; address v4PositionManager; address spokePool; }
 }
+
+/// Permit2's canonical address (its runtime code is placed there with `anvil_setCode`).
+pub const PERMIT2: Address = alloy::primitives::address!("0x000000000022D473030F116dDEE9F6B43aC78BA3");
 
 /// Deployment failures.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +69,16 @@ pub struct Pool {
     pub fee: u32,
 }
 
+/// A seeded V4 pool (V4 pools live inside the PoolManager; they are named by id).
+#[derive(Debug, Clone, Serialize)]
+pub struct V4Pool {
+    pub id: alloy::primitives::B256,
+    pub token0: String,
+    pub token1: String,
+    pub fee: u32,
+    pub tick_spacing: i32,
+}
+
 /// Where everything is.
 #[derive(Debug, Clone, Serialize)]
 pub struct Deployments {
@@ -70,6 +89,8 @@ pub struct Deployments {
     pub uniswap_v2_pairs: Vec<Pool>,
     pub uniswap_v3: BTreeMap<&'static str, Address>,
     pub uniswap_v3_pools: Vec<Pool>,
+    pub uniswap_v4: BTreeMap<&'static str, Address>,
+    pub uniswap_v4_pools: Vec<V4Pool>,
 }
 
 struct Deployer {
@@ -348,8 +369,12 @@ pub async fn deploy_all(
         });
     }
 
+    let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
+
     Ok(Deployments {
         chain_id,
+        uniswap_v4,
+        uniswap_v4_pools,
         deployer: from,
         tokens,
         uniswap_v2: BTreeMap::from([("factory", v2_factory), ("router02", v2_router)]),
@@ -364,4 +389,135 @@ pub async fn deploy_all(
         ]),
         uniswap_v3_pools: v3_pools,
     })
+}
+
+/// Creation bytecode hash of an artifact (the CREATE2 init code hash of V2 pairs / V3 pools).
+fn init_code_hash(d: &Deployer, rel: &str) -> Result<alloy::primitives::B256, DeployError> {
+    Ok(alloy::primitives::keccak256(Artifact::load(&d.modules, rel)?.link(&BTreeMap::new())?))
+}
+
+/// Permit2's runtime code, from the hex literal in v4-periphery's DeployPermit2.sol.
+fn permit2_runtime(d: &Deployer) -> Result<Vec<u8>, DeployError> {
+    let rel = "@uniswap/v4-periphery/lib/permit2/test/utils/DeployPermit2.sol";
+    let text = std::fs::read_to_string(d.modules.join(rel))
+        .map_err(|e| ArtifactError::Read { path: rel.into(), message: e.to_string() })?;
+    let invalid = |message: &str| ArtifactError::Invalid { path: rel.into(), message: message.into() };
+    let start = text.find("hex\"").ok_or_else(|| invalid("no hex literal"))? + 4;
+    let end = text[start..].find('"').ok_or_else(|| invalid("unterminated hex literal"))? + start;
+    Ok(alloy::hex::decode(&text[start..end]).map_err(|_| invalid("the literal is not hex"))?)
+}
+
+async fn deploy_v4(
+    d: &Deployer,
+    tokens: &BTreeMap<String, Token>,
+    weth: Address,
+    v2_factory: Address,
+    v3_factory: Address,
+    v3_npm: Address,
+) -> Result<(BTreeMap<&'static str, Address>, Vec<V4Pool>), DeployError> {
+    let none = BTreeMap::new();
+    (d.progress)("placing Permit2 at its canonical address");
+    let code = Bytes::from(permit2_runtime(d)?);
+    d.provider
+        .raw_request::<_, ()>("anvil_setCode".into(), (PERMIT2, code))
+        .await
+        .map_err(|e| DeployError::Tx { step: "anvil_setCode Permit2".into(), message: e.to_string() })?;
+    let manager =
+        d.deploy("@uniswap/v4-core/out/PoolManager.sol/PoolManager.json", d.from.abi_encode(), &none).await?;
+    let positions = d
+        .deploy(
+            "@uniswap/v4-periphery/foundry-out/PositionManager.sol/PositionManager.json",
+            (manager, PERMIT2, U256::from(300_000u64), Address::ZERO, weth).abi_encode_params(),
+            &none,
+        )
+        .await?;
+    let quoter = d
+        .deploy("@uniswap/v4-periphery/foundry-out/V4Quoter.sol/V4Quoter.json", manager.abi_encode(), &none)
+        .await?;
+    let state_view = d
+        .deploy("@uniswap/v4-periphery/foundry-out/StateView.sol/StateView.json", manager.abi_encode(), &none)
+        .await?;
+    let params = RouterParameters {
+        permit2: PERMIT2,
+        weth9: weth,
+        v2Factory: v2_factory,
+        v3Factory: v3_factory,
+        pairInitCodeHash: init_code_hash(d, "@uniswap/v2-core/build/UniswapV2Pair.json")?,
+        poolInitCodeHash: init_code_hash(
+            d,
+            "@uniswap/v3-core/artifacts/contracts/UniswapV3Pool.sol/UniswapV3Pool.json",
+        )?,
+        v4PoolManager: manager,
+        v3NFTPositionManager: v3_npm,
+        v4PositionManager: positions,
+        spokePool: Address::ZERO,
+    };
+    let router = d
+        .deploy(
+            "@uniswap/universal-router/artifacts/contracts/UniversalRouter.sol/UniversalRouter.json",
+            params.abi_encode(),
+            &none,
+        )
+        .await?;
+    let liquidity_router = d
+        .deploy(
+            "@uniswap/v4-core/out/PoolModifyLiquidityTest.sol/PoolModifyLiquidityTest.json",
+            manager.abi_encode(),
+            &none,
+        )
+        .await?;
+    for t in tokens.values() {
+        let approve = approveCall { spender: liquidity_router, amount: U256::MAX }.abi_encode();
+        d.call(&format!("approve {} to the V4 liquidity router", t.symbol), t.address, approve, U256::ZERO)
+            .await?;
+    }
+    let mut pools = Vec::new();
+    for (a, b, fee, spacing) in [("WETH", "USDC", 3000u32, 60i32)] {
+        (d.progress)(&format!("seeding V4 {a}/{b} {fee}"));
+        let (ta, tb) = (&tokens[a], &tokens[b]);
+        let (t0, t1) = if ta.address < tb.address { (ta, tb) } else { (tb, ta) };
+        let price = (t0.usd / t1.usd) * 10f64.powi(i32::from(t1.decimals) - i32::from(t0.decimals));
+        let key = PoolKey {
+            currency0: t0.address,
+            currency1: t1.address,
+            fee: U24::from(fee),
+            tickSpacing: I24::try_from(spacing).unwrap_or_default(),
+            hooks: Address::ZERO,
+        };
+        let init = initializeCall { key: key.clone(), sqrtPriceX96: sqrt_price_x96(price) };
+        d.call("initialize V4 pool", manager, init.abi_encode(), U256::ZERO).await?;
+        // Full range, about $1M a side: L = sqrt(raw0 * raw1).
+        let raw0 = 1_000_000.0 / t0.usd * 10f64.powi(i32::from(t0.decimals));
+        let raw1 = 1_000_000.0 / t1.usd * 10f64.powi(i32::from(t1.decimals));
+        let liquidity = ((raw0 * raw1).sqrt() * 0.9) as i128;
+        let modify = modifyLiquidityCall {
+            key: key.clone(),
+            params: ModifyLiquidityParams {
+                tickLower: I24::try_from(aligned(-V3_FULL_RANGE, spacing) + spacing).unwrap_or_default(),
+                tickUpper: I24::try_from(aligned(V3_FULL_RANGE, spacing)).unwrap_or_default(),
+                liquidityDelta: alloy::primitives::I256::try_from(liquidity).unwrap_or_default(),
+                salt: alloy::primitives::B256::ZERO,
+            },
+            hookData: Bytes::new(),
+        };
+        d.call("add V4 liquidity", liquidity_router, modify.abi_encode(), U256::ZERO).await?;
+        let id = alloy::primitives::keccak256(key.abi_encode());
+        pools.push(V4Pool {
+            id,
+            token0: t0.symbol.clone(),
+            token1: t1.symbol.clone(),
+            fee,
+            tick_spacing: spacing,
+        });
+    }
+    let addresses = BTreeMap::from([
+        ("pool_manager", manager),
+        ("position_manager", positions),
+        ("v4_quoter", quoter),
+        ("state_view", state_view),
+        ("permit2", PERMIT2),
+        ("universal_router", router),
+        ("modify_liquidity_router", liquidity_router),
+    ]);
+    Ok((addresses, pools))
 }

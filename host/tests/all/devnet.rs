@@ -19,10 +19,12 @@ sol! {
     function liquidity() external view returns (uint128);
     struct QuoteExactInputSingleParams { address tokenIn; address tokenOut; uint256 amountIn; uint24 fee; uint160 sqrtPriceLimitX96; }
     function quoteExactInputSingle(QuoteExactInputSingleParams params) external returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate);
+    function getLiquidity(bytes32 poolId) external view returns (uint128 liquidity);
+    function getSlot0(bytes32 poolId) external view returns (uint160 sqrtPriceX96, int24 tick, uint24 protocolFee, uint24 lpFee);
 }
 
 #[test]
-fn deploys_tokens_and_uniswap_v2_v3_with_liquidity() {
+fn deploys_tokens_and_uniswap_v2_v3_v4_with_liquidity() {
     let node = anvil();
     let rt = runtime();
     let d =
@@ -50,6 +52,32 @@ fn deploys_tokens_and_uniswap_v2_v3_with_liquidity() {
             .expect("liquidity");
         assert!(l > 0, "{pool:?} has no liquidity");
     }
+    // V4: Permit2 placed, the pool initialized at ~2,000 USDC/WETH with liquidity, read through StateView.
+    let permit2_code =
+        rt.block_on(provider.get_code_at(d.uniswap_v4["permit2"]).into_future()).expect("code");
+    assert!(permit2_code.len() > 1_000, "Permit2 runtime code is in place");
+    assert_eq!(d.uniswap_v4_pools.len(), 1);
+    let pool = &d.uniswap_v4_pools[0];
+    let state_view = d.uniswap_v4["state_view"];
+    let l = getLiquidityCall::abi_decode_returns(&call(
+        state_view,
+        getLiquidityCall { poolId: pool.id }.abi_encode(),
+    ))
+    .expect("liquidity");
+    assert!(l > 0, "V4 pool {pool:?} has no liquidity");
+    let slot0 =
+        getSlot0Call::abi_decode_returns(&call(state_view, getSlot0Call { poolId: pool.id }.abi_encode()))
+            .expect("slot0");
+    // USDC (6) is token1 or token0 depending on addresses; either way the tick encodes ~2,000 $/ETH.
+    let tick = slot0.tick.as_i32();
+    let expected = if d.tokens["USDC"].address < d.tokens["WETH"].address {
+        2000f64.ln() * -1.0 + 12.0 * 10f64.ln()
+    } else {
+        2000f64.ln() - 12.0 * 10f64.ln()
+    };
+    let expected_tick = (expected / 1.0001f64.ln()) as i32;
+    assert!((tick - expected_tick).abs() < 5, "tick {tick}, expected about {expected_tick}");
+
     // 1 WETH quotes at about 2,000 USDC on the 0.3% pool.
     let quote = quoteExactInputSingleCall {
         params: QuoteExactInputSingleParams {
