@@ -1,6 +1,7 @@
 //! The local devnet: an anvil process from the pinned npm package, on a free loopback port,
 //! and the deployer of the published contracts.
 
+mod aave;
 pub mod artifacts;
 pub mod deploy;
 

@@ -91,19 +91,21 @@ pub struct Deployments {
     pub uniswap_v3_pools: Vec<Pool>,
     pub uniswap_v4: BTreeMap<&'static str, Address>,
     pub uniswap_v4_pools: Vec<V4Pool>,
+    pub aave_v3: BTreeMap<String, Address>,
 }
 
-struct Deployer {
-    provider: DynProvider,
-    from: Address,
-    modules: std::path::PathBuf,
-    progress: Box<dyn Fn(&str)>,
+/// Sends the deployment transactions (shared with the Aave deployer).
+pub(super) struct Deployer {
+    pub(super) provider: DynProvider,
+    pub(super) from: Address,
+    pub(super) modules: std::path::PathBuf,
+    pub(super) progress: Box<dyn Fn(&str)>,
 }
 
 const V3_FULL_RANGE: i32 = 887_272;
 
 impl Deployer {
-    async fn send(
+    pub(super) async fn send(
         &self,
         step: &str,
         tx: TransactionRequest,
@@ -123,13 +125,19 @@ impl Deployer {
         Ok(receipt)
     }
 
-    async fn call(&self, step: &str, to: Address, data: Vec<u8>, value: U256) -> Result<(), DeployError> {
+    pub(super) async fn call(
+        &self,
+        step: &str,
+        to: Address,
+        data: Vec<u8>,
+        value: U256,
+    ) -> Result<(), DeployError> {
         self.send(step, TransactionRequest::default().to(to).with_input(Bytes::from(data)).value(value))
             .await
             .map(|_| ())
     }
 
-    async fn deploy(
+    pub(super) async fn deploy(
         &self,
         rel: &str,
         args: Vec<u8>,
@@ -369,12 +377,14 @@ pub async fn deploy_all(
         });
     }
 
+    let aave_v3 = super::aave::deploy_aave(&d, &tokens).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
 
     Ok(Deployments {
         chain_id,
         uniswap_v4,
         uniswap_v4_pools,
+        aave_v3,
         deployer: from,
         tokens,
         uniswap_v2: BTreeMap::from([("factory", v2_factory), ("router02", v2_router)]),

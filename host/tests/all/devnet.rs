@@ -20,11 +20,17 @@ sol! {
     struct QuoteExactInputSingleParams { address tokenIn; address tokenOut; uint256 amountIn; uint24 fee; uint160 sqrtPriceLimitX96; }
     function quoteExactInputSingle(QuoteExactInputSingleParams params) external returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate);
     function getLiquidity(bytes32 poolId) external view returns (uint128 liquidity);
+    function approve(address spender, uint256 amount) external returns (bool);
+    function deposit() external payable;
+    function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external;
+    function borrow(address asset, uint256 amount, uint256 interestRateMode, uint16 referralCode, address onBehalfOf) external;
+    function getUserAccountData(address user) external view returns (uint256 totalCollateralBase, uint256 totalDebtBase,
+        uint256 availableBorrowsBase, uint256 currentLiquidationThreshold, uint256 ltv, uint256 healthFactor);
     function getSlot0(bytes32 poolId) external view returns (uint160 sqrtPriceX96, int24 tick, uint24 protocolFee, uint24 lpFee);
 }
 
 #[test]
-fn deploys_tokens_and_uniswap_v2_v3_v4_with_liquidity() {
+fn deploys_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     let node = anvil();
     let rt = runtime();
     let d =
@@ -77,6 +83,42 @@ fn deploys_tokens_and_uniswap_v2_v3_v4_with_liquidity() {
     };
     let expected_tick = (expected / 1.0001f64.ln()) as i32;
     assert!((tick - expected_tick).abs() < 5, "tick {tick}, expected about {expected_tick}");
+
+    // Aave: a fresh user wraps and supplies 10 WETH ($20,000) and borrows 5,000 USDC;
+    // health factor = 20,000 * 0.825 / 5,000 = 3.3.
+    let pool = d.aave_v3["pool"];
+    let user: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8".parse().expect("anvil account 1");
+    let dev = user;
+    let send_value = |to: Address, data: Vec<u8>, value: U256| {
+        let tx = TransactionRequest::default().from(dev).to(to).with_input(data).value(value);
+        let receipt = rt
+            .block_on(async { provider.send_transaction(tx).await.expect("send").get_receipt().await })
+            .expect("receipt");
+        assert!(receipt.status(), "transaction to {to} reverted");
+    };
+    let send = |to: Address, data: Vec<u8>| send_value(to, data, U256::ZERO);
+    let weth = d.tokens["WETH"].address;
+    let ten_weth = U256::from(10u64) * U256::from(10u64).pow(U256::from(18));
+    send_value(weth, depositCall {}.abi_encode(), ten_weth);
+    send(weth, approveCall { spender: pool, amount: ten_weth }.abi_encode());
+    send(pool, supplyCall { asset: weth, amount: ten_weth, onBehalfOf: dev, referralCode: 0 }.abi_encode());
+    let usdc = d.tokens["USDC"].address;
+    let borrow = borrowCall {
+        asset: usdc,
+        amount: U256::from(5_000_000_000u64),
+        interestRateMode: U256::from(2),
+        referralCode: 0,
+        onBehalfOf: dev,
+    };
+    send(pool, borrow.abi_encode());
+    let account = getUserAccountDataCall::abi_decode_returns(&call(
+        pool,
+        getUserAccountDataCall { user: dev }.abi_encode(),
+    ))
+    .expect("account data");
+    let hf = account.healthFactor.to::<u128>() as f64 / 1e18;
+    assert!((hf - 3.3).abs() < 0.01, "health factor {hf}");
+    assert_eq!(account.totalDebtBase.to::<u128>(), 5_000 * 100_000_000, "debt in USD with 8 decimals");
 
     // 1 WETH quotes at about 2,000 USDC on the 0.3% pool.
     let quote = quoteExactInputSingleCall {
