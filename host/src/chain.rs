@@ -117,6 +117,11 @@ impl Chains {
         self.clients.keys().copied()
     }
 
+    /// The runtime's handle (for sync adapters such as the fork database).
+    pub fn handle(&self) -> tokio::runtime::Handle {
+        self.runtime.handle().clone()
+    }
+
     /// Run a chain future to completion from synchronous code (a plugin call's thread).
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.runtime.block_on(f)
@@ -127,6 +132,11 @@ impl ChainClient {
     /// The chain id.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The alloy provider (for the simulator's fork database).
+    pub fn provider(&self) -> &DynProvider {
+        &self.provider
     }
 
     /// Send one request with the timeout and retry policy, stopping at `deadline`.

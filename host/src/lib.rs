@@ -15,6 +15,7 @@ pub mod plugin;
 pub mod profile;
 pub mod setup;
 pub mod signer;
+pub mod simulate;
 pub mod tool;
 
 pub use config::Config;

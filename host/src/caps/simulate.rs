@@ -1,20 +1,30 @@
-//! `bardo:host/simulate`: dry runs on a fork. Forking is not implemented in this version of the
-//! host: every run answers `denied`, never invented results.
+//! `bardo:host/simulate`: dry runs on a fork of a configured chain, over [`crate::simulate`].
 
-use super::CapsView;
-use crate::bindings::bardo::host::simulate::{Host, Simulation};
-use crate::bindings::bardo::host::types::{Error, TxCall};
+use super::chain::{chain_error, parse_address, parse_u256};
+use super::{CallCtx, CapsView};
+use crate::bindings::bardo::host::simulate::{BalanceDelta, CallOutcome, Host, Simulation};
+use crate::bindings::bardo::host::types::{Error, Log, TxCall};
 use crate::caps::convert::wit_error;
+use crate::chain::Chains;
 use crate::error::{ErrorCode, ToolError};
+use crate::simulate::{SimCall, Simulator};
+use alloy::primitives::Bytes;
 use wasmtime::component::{HasData, Linker};
 
-/// The simulation service (no forkable chain yet).
+/// Most calls one simulation may run.
+pub const MAX_CALLS: usize = 16;
+
+/// The fork simulator.
 #[derive(Debug, Default)]
-pub struct SimulateCaps {}
+pub struct SimulateCaps {
+    pub(crate) simulator: Simulator,
+}
 
 /// The simulate import as one call sees it.
 pub struct SimulateView<'a> {
     caps: &'a SimulateCaps,
+    chains: &'a Chains,
+    call: &'a mut CallCtx,
 }
 
 struct HasSimulate;
@@ -23,19 +33,71 @@ impl HasData for HasSimulate {
 }
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
-    crate::bindings::bardo::host::simulate::add_to_linker::<T, HasSimulate>(linker, |t| SimulateView {
-        caps: &t.parts().0.simulate,
+    crate::bindings::bardo::host::simulate::add_to_linker::<T, HasSimulate>(linker, |t| {
+        let (caps, call) = t.parts();
+        SimulateView { caps: &caps.simulate, chains: &caps.chain.chains, call }
     })
 }
 
+fn wit_log(l: &alloy::primitives::Log) -> Log {
+    Log {
+        address: l.address.to_checksum(None),
+        topics: l.topics().iter().map(|t| t.to_string()).collect(),
+        data: l.data.data.to_vec(),
+        block_number: None,
+        tx_hash: None,
+        log_index: None,
+    }
+}
+
 impl Host for SimulateView<'_> {
-    fn run(&mut self, chain: u64, _sender: String, _calls: Vec<TxCall>) -> Result<Simulation, Error> {
-        let _ = self.caps;
-        Err(wit_error(ToolError::new(
-            ErrorCode::Denied,
-            format!(
-                "cannot simulate on chain {chain}: this host version has no fork simulator; plan without simulating"
-            ),
-        )))
+    fn run(&mut self, chain: u64, sender: String, calls: Vec<TxCall>) -> Result<Simulation, Error> {
+        if calls.is_empty() || calls.len() > MAX_CALLS {
+            return Err(wit_error(ToolError::new(
+                ErrorCode::InvalidParams,
+                format!("a simulation takes 1 to {MAX_CALLS} calls, not {}", calls.len()),
+            )));
+        }
+        let sender = parse_address("sender", &sender)?;
+        let mut sim_calls = Vec::with_capacity(calls.len());
+        for c in calls {
+            if c.chain_id != chain {
+                return Err(wit_error(ToolError::new(
+                    ErrorCode::InvalidParams,
+                    format!("a call targets chain {} inside a simulation of chain {chain}", c.chain_id),
+                )));
+            }
+            sim_calls.push(SimCall {
+                to: parse_address("to", &c.to)?,
+                data: Bytes::from(c.data),
+                value: parse_u256("value", &c.value)?,
+            });
+        }
+        let sim = self
+            .caps
+            .simulator
+            .run(self.chains, chain, sender, &sim_calls, self.call.deadline)
+            .map_err(chain_error)?;
+        Ok(Simulation {
+            block_number: sim.block_number,
+            outcomes: sim
+                .outcomes
+                .iter()
+                .map(|o| CallOutcome {
+                    success: o.success,
+                    gas_used: o.gas_used,
+                    output: o.output.to_vec(),
+                    logs: o.logs.iter().map(wit_log).collect(),
+                })
+                .collect(),
+            balance_deltas: sim
+                .balance_deltas
+                .iter()
+                .map(|(token, delta)| BalanceDelta {
+                    token: token.map(|t| t.to_checksum(None)),
+                    delta: delta.to_string(),
+                })
+                .collect(),
+        })
     }
 }

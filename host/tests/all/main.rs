@@ -6,6 +6,7 @@ mod cli;
 mod devnet;
 mod hostile;
 mod loading;
+mod simulate;
 
 use bardo_host::engine::{Engine, Limits};
 use bardo_host::plugin::{Host, WasiPolicy};
