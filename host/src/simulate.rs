@@ -104,10 +104,15 @@ struct NextBlock {
     prevrandao: B256,
 }
 
+/// How long a fetched chain head is trusted before asking the node again. Within it, repeated
+/// simulations skip the header round trip and run on the warm fork of that head.
+pub const HEAD_TTL: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Forks per chain, reused while the chain's head does not move.
 #[derive(Default)]
 pub struct Simulator {
     forks: Mutex<BTreeMap<u64, Arc<ForkState>>>,
+    heads: Mutex<BTreeMap<u64, (NextBlock, Instant)>>,
     spec: Option<SpecId>,
 }
 
@@ -124,7 +129,7 @@ fn db_error(chain: u64, e: impl std::fmt::Display) -> ChainError {
 impl Simulator {
     /// A simulator for the given hardfork (default: Prague, the devnet's).
     pub fn new(spec: Option<SpecId>) -> Self {
-        Self { forks: Mutex::default(), spec }
+        Self { forks: Mutex::default(), heads: Mutex::default(), spec }
     }
 
     fn fork(&self, chains: &Chains, chain: u64, block: u64) -> Result<Arc<ForkState>, ChainError> {
@@ -174,14 +179,20 @@ impl Simulator {
         deadline: Instant,
     ) -> Result<Simulation, ChainError> {
         let client = chains.get(chain)?;
-        let next = chains.block_on(async {
-            tokio::time::timeout(
-                deadline.saturating_duration_since(Instant::now()),
-                Self::next_block(client.provider(), chain),
-            )
-            .await
-            .map_err(|_| ChainError::Timeout { chain, waited_ms: 0 })?
-        })?;
+        let cached = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(&chain).copied();
+        let next = match cached {
+            Some((next, at)) if at.elapsed() < HEAD_TTL => next,
+            _ => {
+                let next = chains.block_on(async {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::timeout(left, Self::next_block(client.provider(), chain))
+                        .await
+                        .map_err(|_| ChainError::Timeout { chain, waited_ms: left.as_millis() as u64 })?
+                })?;
+                self.heads.lock().unwrap_or_else(|p| p.into_inner()).insert(chain, (next, Instant::now()));
+                next
+            }
+        };
         let fork = self.fork(chains, chain, next.latest)?;
         let spec = self.spec.unwrap_or(SpecId::PRAGUE);
         let mut evm = Context::mainnet()
