@@ -80,3 +80,75 @@ impl Wallet {
         self.signer.address()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+    const ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+    fn config(key_env: &str, keystore: Option<PathBuf>, password_env: &str) -> SignerConfig {
+        SignerConfig { key_env: key_env.into(), keystore, password_env: password_env.into() }
+    }
+
+    #[test]
+    #[expect(unsafe_code, reason = "set_var in a test, with a variable no other test reads")]
+    fn key_from_the_environment() {
+        unsafe { std::env::set_var("BARDO_TEST_SIGNER_KEY_A", KEY) };
+        let wallet = Wallet::open(&config("BARDO_TEST_SIGNER_KEY_A", None, "UNSET"))
+            .expect("opens")
+            .expect("a wallet");
+        assert_eq!(wallet.address().to_checksum(None), ADDRESS);
+        assert!(!format!("{wallet:?}").contains("ac0974"), "Debug never shows the key");
+        unsafe { std::env::set_var("BARDO_TEST_SIGNER_KEY_B", "not a key") };
+        assert!(matches!(
+            Wallet::open(&config("BARDO_TEST_SIGNER_KEY_B", None, "UNSET")),
+            Err(SignerError::BadKey(_))
+        ));
+    }
+
+    #[test]
+    fn no_key_means_no_wallet() {
+        assert!(
+            Wallet::open(&config("BARDO_TEST_SIGNER_NEVER_SET", None, "UNSET")).expect("no error").is_none()
+        );
+    }
+
+    #[test]
+    #[expect(unsafe_code, reason = "set_var in a test, with a variable no other test reads")]
+    fn encrypted_keystore_opens_with_its_password_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = alloy::hex::decode(KEY).expect("hex");
+        PrivateKeySigner::encrypt_keystore(
+            dir.path(),
+            &mut rand::thread_rng(),
+            key,
+            "correct horse",
+            Some("key.json"),
+        )
+        .expect("encrypt");
+        let path = dir.path().join("key.json");
+        unsafe { std::env::set_var("BARDO_TEST_KEYSTORE_PW_A", "correct horse") };
+        let wallet = Wallet::open(&config(
+            "BARDO_TEST_SIGNER_NEVER_SET",
+            Some(path.clone()),
+            "BARDO_TEST_KEYSTORE_PW_A",
+        ))
+        .expect("decrypts")
+        .expect("a wallet");
+        assert_eq!(wallet.address().to_checksum(None), ADDRESS);
+        unsafe { std::env::set_var("BARDO_TEST_KEYSTORE_PW_B", "wrong") };
+        let wrong = Wallet::open(&config(
+            "BARDO_TEST_SIGNER_NEVER_SET",
+            Some(path.clone()),
+            "BARDO_TEST_KEYSTORE_PW_B",
+        ));
+        assert!(matches!(wrong, Err(SignerError::Keystore { .. })));
+        let missing =
+            Wallet::open(&config("BARDO_TEST_SIGNER_NEVER_SET", Some(path), "BARDO_TEST_KEYSTORE_PW_UNSET"));
+        assert!(
+            matches!(missing, Err(SignerError::Keystore { message, .. }) if message.contains("BARDO_TEST_KEYSTORE_PW_UNSET"))
+        );
+    }
+}

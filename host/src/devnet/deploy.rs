@@ -84,6 +84,8 @@ pub struct V4Pool {
 pub struct Deployments {
     pub chain_id: u64,
     pub deployer: Address,
+    /// The funded test accounts (each holds every test token).
+    pub accounts: Vec<Address>,
     pub tokens: BTreeMap<String, Token>,
     pub uniswap_v2: BTreeMap<&'static str, Address>,
     pub uniswap_v2_pairs: Vec<Pool>,
@@ -183,6 +185,19 @@ pub async fn deploy_all(
     let d = Deployer { provider, from, modules: node_modules.to_owned(), progress: Box::new(progress) };
     let none = BTreeMap::new();
 
+    // The node's funded test accounts; the deployer is the first.
+    let accounts = d
+        .provider
+        .get_accounts()
+        .await
+        .map_err(|e| DeployError::Tx { step: "eth_accounts".into(), message: e.to_string() })?;
+    if accounts.first() != Some(&from) {
+        return Err(DeployError::Tx {
+            step: "eth_accounts".into(),
+            message: format!("the node's first account is not {from}; is it anvil?"),
+        });
+    }
+
     // Tokens with realistic decimals; WETH is the real WETH9.
     let mut tokens = BTreeMap::new();
     let weth = d.deploy("@uniswap/v2-periphery/build/WETH9.json", vec![], &none).await?;
@@ -210,15 +225,18 @@ pub async fn deploy_all(
                 &none,
             )
             .await?;
-        // Ten million dollars' worth for the deployer.
-        let amount = U256::from((10_000_000.0 / usd) as u128) * U256::from(10u64).pow(U256::from(decimals));
-        d.call(
-            &format!("mint {symbol}"),
-            address,
-            mint_0Call { account: from, value: amount }.abi_encode(),
-            U256::ZERO,
-        )
-        .await?;
+        // Ten million dollars' worth for the deployer, one million for every other test account.
+        for (i, account) in accounts.iter().enumerate() {
+            let usd_worth = if i == 0 { 10_000_000.0 } else { 1_000_000.0 };
+            let value = U256::from((usd_worth / usd) as u128) * U256::from(10u64).pow(U256::from(decimals));
+            d.call(
+                &format!("mint {symbol}"),
+                address,
+                mint_0Call { account: *account, value }.abi_encode(),
+                U256::ZERO,
+            )
+            .await?;
+        }
         tokens.insert(symbol.to_owned(), Token { address, symbol: symbol.into(), decimals, usd });
     }
     let units =
@@ -386,6 +404,7 @@ pub async fn deploy_all(
         uniswap_v4_pools,
         aave_v3,
         deployer: from,
+        accounts,
         tokens,
         uniswap_v2: BTreeMap::from([("factory", v2_factory), ("router02", v2_router)]),
         uniswap_v2_pairs: v2_pairs,

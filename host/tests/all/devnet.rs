@@ -15,6 +15,7 @@ use bardo_host::devnet::deploy::deploy_all;
 
 sol! {
     function decimals() external view returns (uint8);
+    function balanceOf(address account) external view returns (uint256);
     function getReserves() external view returns (uint112 reserve0, uint112 reserve1, uint32 blockTimestampLast);
     function liquidity() external view returns (uint128);
     struct QuoteExactInputSingleParams { address tokenIn; address tokenOut; uint256 amountIn; uint24 fee; uint160 sqrtPriceLimitX96; }

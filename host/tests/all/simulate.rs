@@ -2,7 +2,7 @@
 //! its approval, in sequence on one fork) must deliver exactly the amount anvil then delivers,
 //! with gas within 1 %.
 
-use super::chain::{anvil, root, runtime};
+use super::chain::{devnet, runtime};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, U256,
@@ -14,7 +14,6 @@ use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_host::chain::{ChainConfig, Chains};
 use bardo_host::devnet::CHAIN_ID;
-use bardo_host::devnet::deploy::deploy_all;
 use bardo_host::simulate::{SimCall, Simulator};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -29,10 +28,8 @@ sol! {
 
 #[test]
 fn v3_swap_simulation_matches_anvil_execution() {
-    let node = anvil();
+    let (node, d) = devnet();
     let rt = runtime();
-    let d =
-        rt.block_on(deploy_all(&node.url(), &root().join("devnet/node_modules"), |_| {})).expect("deploy");
     let (weth, usdc, router, dev) =
         (d.tokens["WETH"].address, d.tokens["USDC"].address, d.uniswap_v3["swap_router"], d.deployer);
     let one_weth = U256::from(10u64).pow(U256::from(18));
