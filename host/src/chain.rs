@@ -1,6 +1,6 @@
 //! EVM chain access through alloy providers: per-chain RPC configuration, request timeouts
 //! bounded by the caller's deadline, retries with backoff on transient errors only, and a
-//! block-scoped `eth_call` cache. Plain Rust: no wasmtime types here.
+//! block-scoped `eth_call` cache. Plain Rust: no binding types here.
 
 use alloy::eips::BlockId;
 use alloy::primitives::{Address, B256, Bytes, U256};

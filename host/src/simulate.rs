@@ -1,6 +1,6 @@
 //! Simulation on a fork: revm over the chain's state at its latest block, fetched through alloy
 //! on demand and kept per block, so repeated simulations at one block run warm. Each simulation
-//! writes only to its own overlay; nothing is signed or sent. Plain Rust: no wasmtime here.
+//! writes only to its own overlay; nothing is signed or sent. Plain Rust: no binding types here.
 
 use crate::chain::{ChainError, Chains};
 use alloy::eips::BlockId;
