@@ -78,7 +78,7 @@ fn deploys_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     // USDC (6) is token1 or token0 depending on addresses; either way the tick encodes ~2,000 $/ETH.
     let tick = slot0.tick.as_i32();
     let expected = if d.tokens["USDC"].address < d.tokens["WETH"].address {
-        2000f64.ln() * -1.0 + 12.0 * 10f64.ln()
+        12.0 * 10f64.ln() - 2000f64.ln()
     } else {
         2000f64.ln() - 12.0 * 10f64.ln()
     };
