@@ -213,13 +213,10 @@ impl Simulator {
                 b.prevrandao = Some(next.prevrandao);
             })
             .build_mainnet();
-        let native_before = evm
-            .ctx
-            .db_mut()
-            .basic(sender)
-            .map_err(|e| db_error(chain, e))?
-            .map(|a| a.balance)
-            .unwrap_or_default();
+        let native_balance = |db: &mut CacheDB<&ForkState>| -> Result<U256, ChainError> {
+            Ok(db.basic(sender).map_err(|e| db_error(chain, e))?.map(|a| a.balance).unwrap_or_default())
+        };
+        let native_before = native_balance(evm.ctx.db_mut())?;
         let mut outcomes = Vec::with_capacity(calls.len());
         for call in calls {
             if Instant::now() >= deadline {
@@ -245,13 +242,7 @@ impl Simulator {
                 break;
             }
         }
-        let native_after = evm
-            .ctx
-            .db_mut()
-            .basic(sender)
-            .map_err(|e| db_error(chain, e))?
-            .map(|a| a.balance)
-            .unwrap_or_default();
+        let native_after = native_balance(evm.ctx.db_mut())?;
         let mut deltas: BTreeMap<Option<Address>, I256> = BTreeMap::new();
         let native = I256::from_raw(native_after).wrapping_sub(I256::from_raw(native_before));
         if !native.is_zero() {
