@@ -2,7 +2,7 @@
 CARGO ?= cargo
 GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-socket-import \
           -p program-no-catalog -p program-overreach -p program-chain-reader
-PLUGINS := hello
+PLUGINS := hello uniswap
 
 .PHONY: setup plugins demo test lint bench
 
@@ -17,16 +17,24 @@ plugins: setup
 
 BARDO := ./target/debug/bardo
 
-# The main job: build the plugins, start the local chain, list a profile's tools, run read
-# calls (one reads the chain), audit a plugin, stop the chain.
+# The main job: build the plugins, start the local chain, list a profile's tools, read pools,
+# quotes and prices on the chain, plan a swap (anvil's public dev key as the wallet), audit the
+# Uniswap plugin, stop the chain.
+DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 demo: plugins
 	$(CARGO) build --locked -p bardo-host
+	@# The plugins were just built from this checkout: pin exactly these in bardo.lock.
+	$(BARDO) lock
 	$(BARDO) devnet up --detach
 	@status=0; \
 	  $(BARDO) tools --profile data && \
-	  $(BARDO) call hello_greet --params '{"name":"golem"}' && \
 	  $(BARDO) call hello_greet --params '{"name":"golem","chain_id":31337}' && \
-	  $(BARDO) audit .bardo/plugins/hello.wasm || status=$$?; \
+	  $(BARDO) call uniswap_get_pool_info --params '{"chain_id":31337,"token_a":"WETH","token_b":"USDC"}' && \
+	  $(BARDO) call uniswap_get_quote --params '{"chain_id":31337,"token_in":"WETH","token_out":"USDC","amount":"1.5"}' && \
+	  $(BARDO) call data_get_token_price --params '{"chain_id":31337,"token":"WETH"}' && \
+	  BARDO_PRIVATE_KEY=$(DEV_KEY) $(BARDO) plan uniswap_execute_swap --profile trader \
+	    --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}' && \
+	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \
 	  $(BARDO) devnet down; exit $$status
 
 lint: setup

@@ -12,7 +12,7 @@ use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_host::chain::{ChainConfig, Chains};
-use bardo_host::devnet::deploy::deploy_all;
+use bardo_host::devnet::snapshot::Snapshot;
 use bardo_host::devnet::{Anvil, CHAIN_ID};
 use bardo_host::simulate::{SimCall, Simulator};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -30,9 +30,13 @@ sol! {
 
 fn simulate_swap(c: &mut Criterion) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_owned();
-    let node = Anvil::spawn(&Anvil::binary(&root), &[]).expect("anvil (run `make setup`)");
+    let binary = Anvil::binary(&root);
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("devnet");
+    let snapshot =
+        Snapshot::ensure(&binary, &root.join("devnet"), &cache, |_| {}).expect("snapshot (run `make setup`)");
+    let node = snapshot.spawn(&binary).expect("anvil");
+    let d = &snapshot.deployments;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let d = rt.block_on(deploy_all(&node.url(), &root.join("devnet/node_modules"), |_| {})).expect("deploy");
     let (weth, usdc, router, dev) =
         (d.tokens["WETH"].address, d.tokens["USDC"].address, d.uniswap_v3["swap_router"], d.deployer);
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
@@ -54,7 +58,7 @@ fn simulate_swap(c: &mut Criterion) {
     }
     .abi_encode();
 
-    let config = ChainConfig { rpc: node.url(), ws: None, timeout_ms: 5_000, retries: 0 };
+    let config = ChainConfig { retries: 0, ..ChainConfig::new(node.url()) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)])).expect("chains");
     let simulator = Simulator::default();
     let calls = [SimCall { to: router, data: swap.clone().into(), value: U256::ZERO }];

@@ -3,6 +3,7 @@
 //! Nothing outside this module and `plugin` sees binding types.
 
 pub mod chain;
+pub mod config;
 pub(crate) mod convert;
 pub mod events;
 pub mod signer;
@@ -21,6 +22,8 @@ pub struct Caps {
     pub simulate: simulate::SimulateCaps,
     /// `bardo:host/signer`.
     pub signer: signer::SignerCaps,
+    /// `bardo:host/config`.
+    pub config: config::ConfigCaps,
 }
 
 /// What the imports know about the call they serve.
@@ -53,5 +56,6 @@ pub(crate) fn add_to_linker<T: CapsView + crate::bindings::bardo::host::types::H
     simulate::add_to_linker(linker)?;
     signer::add_to_linker(linker)?;
     events::add_to_linker(linker)?;
+    config::add_to_linker(linker)?;
     Ok(())
 }

@@ -28,6 +28,28 @@ pub struct ChainConfig {
     /// Retries after a transient failure.
     #[serde(default = "default_retries")]
     pub retries: u32,
+    /// How long the simulator trusts a fetched chain head, ms. Within it repeated simulations
+    /// run on the warm fork without asking for the head; 0 asks every time (an automining
+    /// devnet, where every transaction is a new block).
+    #[serde(default = "default_head_ttl_ms")]
+    pub head_ttl_ms: u64,
+}
+
+impl ChainConfig {
+    /// A node at `rpc` with the default timeout, retries and head TTL.
+    pub fn new(rpc: impl Into<String>) -> Self {
+        Self {
+            rpc: rpc.into(),
+            ws: None,
+            timeout_ms: default_timeout_ms(),
+            retries: default_retries(),
+            head_ttl_ms: default_head_ttl_ms(),
+        }
+    }
+}
+
+fn default_head_ttl_ms() -> u64 {
+    250
 }
 
 fn default_timeout_ms() -> u64 {
@@ -132,6 +154,11 @@ impl ChainClient {
     /// The chain id.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// How long a fetched head stays trusted (see [`ChainConfig::head_ttl_ms`]).
+    pub fn head_ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.config.head_ttl_ms)
     }
 
     /// The alloy provider (for the simulator's fork database).

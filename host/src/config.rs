@@ -54,6 +54,16 @@ impl Default for CapabilityConfig {
     }
 }
 
+/// One plugin's settings in `[settings]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PluginSettings {
+    /// A JSON file, relative to the configuration file.
+    File(PathBuf),
+    /// Inline TOML.
+    Inline(toml::Table),
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -80,6 +90,9 @@ pub struct Config {
     pub chains: BTreeMap<String, ChainConfig>,
     /// The signing key.
     pub signer: SignerConfig,
+    /// Per-plugin settings, by plugin name: an inline table, or the path of a JSON file
+    /// (`[settings] uniswap = ".bardo/devnet/uniswap.json"`).
+    pub settings: BTreeMap<String, PluginSettings>,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -98,6 +111,7 @@ impl Default for Config {
             wasi: WasiPolicy::default(),
             chains: BTreeMap::new(),
             signer: SignerConfig::default(),
+            settings: BTreeMap::new(),
             base: PathBuf::from("."),
         }
     }
@@ -138,6 +152,38 @@ impl Config {
                 })
             })
             .collect()
+    }
+
+    /// Every plugin's settings as a JSON object, files read.
+    pub fn plugin_settings(&self) -> Result<BTreeMap<String, serde_json::Value>, ConfigError> {
+        let mut out = BTreeMap::new();
+        for (plugin, s) in &self.settings {
+            let value = match s {
+                PluginSettings::Inline(table) => {
+                    serde_json::to_value(table).map_err(|e| ConfigError::Parse {
+                        path: self.base.join("bardo.toml"),
+                        message: format!("[settings.{plugin}]: {e}"),
+                    })?
+                }
+                PluginSettings::File(file) => {
+                    let path = self.resolve(file);
+                    let text = std::fs::read(&path)
+                        .map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+                    serde_json::from_slice(&text).map_err(|e| ConfigError::Parse {
+                        path: path.clone(),
+                        message: format!("settings of plugin `{plugin}` must be JSON: {e}"),
+                    })?
+                }
+            };
+            if !value.is_object() {
+                return Err(ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("the settings of plugin `{plugin}` must be an object"),
+                });
+            }
+            out.insert(plugin.clone(), value);
+        }
+        Ok(out)
     }
 
     /// `p` resolved against the configuration file's directory.

@@ -4,6 +4,7 @@
 mod aave;
 pub mod artifacts;
 pub mod deploy;
+pub mod snapshot;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -134,8 +135,8 @@ pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
     Ok(binary)
 }
 
-/// Start anvil on `port` in the background, logging to `log`; returns once it answers.
-pub fn spawn_detached(binary: &Path, port: u16, log: &Path) -> Result<Detached, DevnetError> {
+/// Start anvil on `port` in the background with `args`, logging to `log`; returns once it answers.
+pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Result<Detached, DevnetError> {
     if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
         return Err(DevnetError::Start(format!(
             "port {port} is already in use; is a devnet running? stop it with `bardo devnet down` or set [devnet] port"
@@ -146,6 +147,7 @@ pub fn spawn_detached(binary: &Path, port: u16, log: &Path) -> Result<Detached, 
     let err = out.try_clone().map_err(|e| DevnetError::Start(e.to_string()))?;
     let child = Command::new(binary)
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)

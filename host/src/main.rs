@@ -45,6 +45,17 @@ enum Command {
         #[arg(long)]
         profile: Option<String>,
     },
+    /// Ask a write tool for its plan (calls + expected outcome); nothing is signed or sent.
+    Plan {
+        /// Tool name.
+        tool: String,
+        /// Params as a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
     /// Print a component's capability surface, or what grew between two versions (exit 1 if it grew).
     Audit {
         /// The component.
@@ -100,7 +111,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let config = || Config::load(&cli.config, explicit).context("loading configuration");
     match cli.command {
         Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json),
-        Command::Call { tool, params, profile } => call(&config()?, &tool, &params, profile.as_deref()),
+        Command::Call { tool, params, profile } => {
+            let opened = setup::open(&config()?, profile.as_deref())?;
+            report_refused(&opened.refused);
+            print_call(opened.host.call(&tool, &params))
+        }
+        Command::Plan { tool, params, profile } => {
+            let opened = setup::open(&config()?, profile.as_deref())?;
+            report_refused(&opened.refused);
+            print_call(opened.host.plan(&tool, &params))
+        }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
         Command::Devnet { action } => devnet(&cli.config, action),
         Command::Lock => {
@@ -155,10 +175,8 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Result<ExitCode> {
-    let opened = setup::open(config, profile)?;
-    report_refused(&opened.refused);
-    let report = opened.host.call(tool, params);
+/// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout.
+fn print_call<T: serde::Serialize>(report: bardo_host::plugin::CallReport<T>) -> Result<ExitCode> {
     let s = report.stats;
     eprintln!(
         "fuel {}  wall {} µs  peak memory {} KiB  events {}",
@@ -168,8 +186,13 @@ fn call(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Res
         report.events.events.len()
     );
     match report.result {
-        Ok(json) => {
-            println!("{json}");
+        Ok(answer) => {
+            // Read tools answer JSON text; print it as is rather than as a JSON string.
+            let value = serde_json::to_value(&answer)?;
+            match value.as_str() {
+                Some(text) => println!("{text}"),
+                None => println!("{}", serde_json::to_string_pretty(&value)?),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -274,21 +297,26 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
     let pid_file = state_dir.join("devnet.json");
     match action {
         DevnetAction::Up { detach, port } => {
-            let binary = devnet::ensure_installed(&base.join("devnet"))?;
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let devnet_dir = base.join("devnet");
+            let binary = devnet::ensure_installed(&devnet_dir)?;
+            let snapshot = devnet::snapshot::Snapshot::ensure(
+                &binary,
+                &devnet_dir,
+                &state_dir.join("devnet"),
+                |step| eprintln!("devnet: {step}"),
+            )?;
             let deployments_file = state_dir.join("deployments.json");
-            let deploy = |rpc: &str| -> Result<()> {
-                let modules = base.join("devnet/node_modules");
-                let d = rt.block_on(devnet::deploy::deploy_all(rpc, &modules, |step| {
-                    eprintln!("devnet: {step}")
-                }))?;
-                std::fs::write(&deployments_file, serde_json::to_string_pretty(&d)?)?;
-                Ok(())
-            };
+            std::fs::write(&deployments_file, serde_json::to_string_pretty(&snapshot.deployments)?)?;
+            // The repo's plugins find the devnet's contracts through their settings.
+            let settings = state_dir.join("settings");
+            std::fs::create_dir_all(&settings)?;
+            let uniswap = serde_json::to_string_pretty(&snapshot.deployments.uniswap_settings())?;
+            std::fs::write(settings.join("uniswap.json"), uniswap)?;
             if detach {
-                let d = devnet::spawn_detached(&binary, port, &state_dir.join("devnet.log"))?;
+                let state = snapshot.state.to_string_lossy();
+                let log = state_dir.join("devnet.log");
+                let d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
-                deploy(&d.rpc)?;
                 println!(
                     "devnet up: chain {} at {} (pid {}, log {})",
                     d.chain_id,
@@ -299,10 +327,10 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
                 println!("deployments: {}", deployments_file.display());
                 return Ok(ExitCode::SUCCESS);
             }
-            let anvil = devnet::Anvil::spawn_on(&binary, port, &[])?;
-            deploy(&anvil.url())?;
+            let anvil = snapshot.spawn_on(&binary, port)?;
             println!("devnet up: chain {} at {} — Ctrl-C to stop", devnet::CHAIN_ID, anvil.url());
             println!("deployments: {}", deployments_file.display());
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             rt.block_on(tokio::signal::ctrl_c())?;
             drop(anvil);
             println!("devnet stopped");

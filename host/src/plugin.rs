@@ -3,6 +3,7 @@
 
 mod call;
 pub mod lock;
+mod plan;
 mod state;
 pub mod surface;
 
@@ -78,6 +79,10 @@ pub struct Skipped {
     pub tool: String,
     pub plugin: String,
     pub reason: String,
+    /// Skipped because no wallet is configured (a write tool): calling it is
+    /// `wallet-not-configured`, not `not-found`.
+    #[serde(skip)]
+    pub needs_wallet: bool,
 }
 
 /// The host: engine, imports, loaded plugins and the profile's catalog.
@@ -169,12 +174,13 @@ impl Host {
                         .insert(def.name.clone(), CatalogEntry { plugin: plugin.clone(), def: def.clone() });
                 }
                 Selection::Excluded => {}
-                Selection::Skipped(reason) => {
+                Selection::Skipped { missing, reason } => {
                     tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
                     self.skipped.push(Skipped {
                         tool: def.name.clone(),
                         plugin: plugin.name.to_string(),
                         reason,
+                        needs_wallet: missing == crate::tool::Capability::Wallet,
                     });
                 }
             }
@@ -281,10 +287,19 @@ impl Host {
         &self.limits
     }
 
-    /// Call read tool `tool` with JSON params, in a fresh instance under the limits.
-    pub fn call(&self, tool: &str, params_json: &str) -> CallReport {
+    /// The catalog entry for `tool` if it has `tier`; else the error the caller should see.
+    fn entry(&self, tool: &str, tier: CapabilityTier) -> Result<&CatalogEntry, ToolError> {
         let Some(entry) = self.catalog.get(tool) else {
-            return CallReport::refused(ToolError::new(
+            if self.skipped.iter().any(|s| s.tool == tool && s.needs_wallet) {
+                return Err(ToolError::new(
+                    ErrorCode::WalletNotConfigured,
+                    format!(
+                        "`{tool}` plans writes and no wallet is configured; set BARDO_PRIVATE_KEY or \
+                         [signer] keystore in bardo.toml"
+                    ),
+                ));
+            }
+            return Err(ToolError::new(
                 ErrorCode::NotFound,
                 format!(
                     "no tool `{tool}` in profile `{}`; list the tools with `bardo tools`",
@@ -292,20 +307,27 @@ impl Host {
                 ),
             ));
         };
-        if entry.def.capability_tier != CapabilityTier::Read {
-            return CallReport::refused(ToolError::new(
+        if entry.def.capability_tier != tier {
+            let how = match entry.def.capability_tier {
+                CapabilityTier::Read => "call it with `bardo call`",
+                _ => "plan it with `bardo plan`; the host executes writes",
+            };
+            return Err(ToolError::new(
                 ErrorCode::Denied,
-                format!(
-                    "`{tool}` is a {:?} tool; writes go through preview_action and commit_action",
-                    entry.def.capability_tier
-                ),
+                format!("`{tool}` is a {:?} tool; {how}", entry.def.capability_tier),
             ));
         }
-        if params_json.len() > MAX_PARAMS {
-            return CallReport::refused(ToolError::new(
-                ErrorCode::InvalidParams,
-                format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
-            ));
+        Ok(entry)
+    }
+
+    /// Call read tool `tool` with JSON params, in a fresh instance under the limits.
+    pub fn call(&self, tool: &str, params_json: &str) -> CallReport {
+        let entry = match self.entry(tool, CapabilityTier::Read) {
+            Ok(entry) => entry,
+            Err(e) => return CallReport::refused(e),
+        };
+        if let Err(e) = check_params(params_json) {
+            return CallReport::refused(e);
         }
         let plugin = &entry.plugin;
         let limits = &self.limits;
@@ -374,6 +396,17 @@ impl LoadedPlugin {
     pub fn exports_stream(&self) -> bool {
         self.stream.is_some()
     }
+}
+
+/// Params larger than [`MAX_PARAMS`] are refused before any plugin code runs.
+fn check_params(params_json: &str) -> Result<(), ToolError> {
+    if params_json.len() > MAX_PARAMS {
+        return Err(ToolError::new(
+            ErrorCode::InvalidParams,
+            format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
+        ));
+    }
+    Ok(())
 }
 
 /// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.

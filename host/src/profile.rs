@@ -78,7 +78,7 @@ pub enum Selection {
     /// Not the profile's business (category not selected, or disabled).
     Excluded,
     /// Selected but missing a capability: skipped with a warning.
-    Skipped(String),
+    Skipped { missing: Capability, reason: String },
 }
 
 /// A resolved profile: categories, overrides and the capabilities the operator has.
@@ -171,13 +171,16 @@ impl Profile {
             needs.push(Capability::Wallet);
         }
         match needs.into_iter().find(|c| !self.capabilities.contains(&key(*c))) {
-            Some(missing) => Selection::Skipped(format!(
-                "needs the `{}` capability, which is not configured",
-                serde_json::to_value(missing)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default()
-            )),
+            Some(missing) => Selection::Skipped {
+                missing,
+                reason: format!(
+                    "needs the `{}` capability, which is not configured",
+                    serde_json::to_value(missing)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                ),
+            },
             None => Selection::Included,
         }
     }
@@ -257,9 +260,14 @@ mod tests {
         let trader = Profile::parse("trader").expect("trader");
         assert_eq!(
             trader.select(&swap),
-            Selection::Skipped("needs the `wallet` capability, which is not configured".into())
+            Selection::Skipped {
+                missing: Capability::Wallet,
+                reason: "needs the `wallet` capability, which is not configured".into()
+            }
         );
-        assert!(matches!(trader.select(&routed), Selection::Skipped(r) if r.contains("uniswap_api")));
+        assert!(
+            matches!(trader.select(&routed), Selection::Skipped { reason, .. } if reason.contains("uniswap_api"))
+        );
         let equipped = trader.with_capabilities([Capability::Wallet, Capability::UniswapApi]);
         assert_eq!(equipped.select(&swap), Selection::Included);
         assert_eq!(equipped.select(&routed), Selection::Included);

@@ -3,6 +3,7 @@
 
 use crate::caps::Caps;
 use crate::caps::chain::ChainCaps;
+use crate::caps::config::ConfigCaps;
 use crate::caps::signer::SignerCaps;
 use crate::chain::{ChainError, Chains};
 use crate::config::{Config, ConfigError};
@@ -48,6 +49,7 @@ pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError
         chain: ChainCaps::new(Chains::new(&chain_configs)?),
         simulate: Default::default(),
         signer: SignerCaps::new(wallet, chain_configs.keys().copied()),
+        config: ConfigCaps::new(config.plugin_settings()?),
     };
     let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
     let mut host = Host::new(engine, profile, config.limits_for(spec), config.wasi.clone())?.with_caps(caps);

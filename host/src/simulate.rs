@@ -104,10 +104,6 @@ struct NextBlock {
     prevrandao: B256,
 }
 
-/// How long a fetched chain head is trusted before asking the node again. Within it, repeated
-/// simulations skip the header round trip and run on the warm fork of that head.
-pub const HEAD_TTL: std::time::Duration = std::time::Duration::from_millis(250);
-
 /// Forks per chain, reused while the chain's head does not move.
 #[derive(Default)]
 pub struct Simulator {
@@ -181,7 +177,7 @@ impl Simulator {
         let client = chains.get(chain)?;
         let cached = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(&chain).copied();
         let next = match cached {
-            Some((next, at)) if at.elapsed() < HEAD_TTL => next,
+            Some((next, at)) if at.elapsed() < client.head_ttl() => next,
             _ => {
                 let next = chains.block_on(async {
                     let left = deadline.saturating_duration_since(Instant::now());

@@ -156,3 +156,33 @@ pub struct Manifest {
     pub version: String,
     pub tools: Vec<ToolDef>,
 }
+
+/// One step of a write plan, as the host will sign and send it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedCall {
+    pub chain_id: u64,
+    #[serde(serialize_with = "checksummed")]
+    pub to: alloy::primitives::Address,
+    pub data: alloy::primitives::Bytes,
+    /// Wei, serialized as a decimal string.
+    #[serde(serialize_with = "decimal")]
+    pub value: alloy::primitives::U256,
+    /// What the step does, for humans.
+    pub description: String,
+}
+
+/// A write a plugin proposes: calls in order and the outcome it expects.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WritePlan {
+    pub calls: Vec<PlannedCall>,
+    /// A JSON object (amounts, position ids, ...).
+    pub expected_outcome: serde_json::Value,
+}
+
+fn checksummed<S: serde::Serializer>(a: &alloy::primitives::Address, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&a.to_checksum(None))
+}
+
+fn decimal<S: serde::Serializer>(v: &alloy::primitives::U256, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
+}

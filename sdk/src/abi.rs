@@ -29,3 +29,78 @@ pub fn eth_call<C: SolCall>(chain_id: ChainId, to: Address, call: &C) -> Result<
         ))
     })
 }
+
+/// Decode `log` as event `E`; none when it is another event (or malformed).
+pub fn decode_log<E: alloy_sol_types::SolEvent>(log: &crate::Log) -> Option<E> {
+    let topics =
+        log.topics.iter().map(|t| t.parse::<alloy_primitives::B256>().ok()).collect::<Option<Vec<_>>>()?;
+    if topics.first() != Some(&E::SIGNATURE_HASH) {
+        return None;
+    }
+    E::decode_raw_log(topics, &log.data).ok()
+}
+
+/// Every `E` event emitted by `emitter` in `receipts`, in order.
+pub fn events<E: alloy_sol_types::SolEvent>(receipts: &[crate::Receipt], emitter: Address) -> Vec<E> {
+    receipts
+        .iter()
+        .flat_map(|r| &r.logs)
+        .filter(|l| l.address.parse::<Address>().ok() == Some(emitter))
+        .filter_map(decode_log::<E>)
+        .collect()
+}
+
+/// The operator's wallet on `chain_id`; a write planned without one is `wallet-not-configured`.
+pub fn wallet(chain_id: ChainId) -> Result<Address, Error> {
+    let text = crate::signer::wallet_address(chain_id).ok_or_else(|| {
+        crate::errors::error(
+            crate::ErrorCode::WalletNotConfigured,
+            format!("no wallet is configured for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
+        )
+    })?;
+    text.parse().map_err(|_| internal(format!("the host's wallet address {text:?} does not parse")))
+}
+
+/// Simulate `calls` from `sender` and decode the last call's return value as `C`'s. Every call
+/// must succeed; a revert is `reverted` with the step that failed.
+pub fn simulate_last<C: SolCall>(
+    chain_id: ChainId,
+    sender: Address,
+    calls: &[TxCall],
+) -> Result<C::Return, Error> {
+    let sim = crate::simulate::run(chain_id, &sender.to_checksum(None), calls)?;
+    if let Some((i, failed)) = sim.outcomes.iter().enumerate().find(|(_, o)| !o.success) {
+        return Err(crate::errors::error(
+            crate::ErrorCode::Reverted,
+            format!(
+                "step {} of {} reverts in simulation ({}); check the amounts and balances",
+                i + 1,
+                calls.len(),
+                revert_reason(&failed.output)
+            ),
+        ));
+    }
+    let last = sim.outcomes.last().filter(|_| sim.outcomes.len() == calls.len()).ok_or_else(|| {
+        internal(format!("the simulation ran {} of {} calls", sim.outcomes.len(), calls.len()))
+    })?;
+    C::abi_decode_returns(&last.output).map_err(|e| {
+        internal(format!("{} returned data that does not decode in simulation: {e}", C::SIGNATURE))
+    })
+}
+
+/// A revert's reason: `Error(string)` decoded, else the raw selector.
+pub fn revert_reason(output: &[u8]) -> String {
+    alloy_sol_types::decode_revert_reason(output).unwrap_or_else(|| {
+        if output.is_empty() {
+            "no reason given".into()
+        } else {
+            format!("0x{}", alloy_primitives::hex::encode(output))
+        }
+    })
+}
+
+/// Serialize an address in its EIP-55 checksummed form (`#[serde(serialize_with = ...)]`);
+/// alloy's own serializer writes lowercase.
+pub fn checksummed<S: serde::Serializer>(address: &Address, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&address.to_checksum(None))
+}

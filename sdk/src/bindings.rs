@@ -12,6 +12,7 @@ pub mod imports {
             world imports {
                 import bardo:host/chain@0.1.0;
                 import bardo:host/events@0.1.0;
+                import bardo:host/config@0.1.0;
                 import bardo:host/simulate@0.1.0;
                 import bardo:host/signer@0.1.0;
                 import bardo:plugin/types@0.1.0;
@@ -32,6 +33,7 @@ pub mod reader {
             "bardo:host/types@0.1.0": crate::bindings::imports::bardo::host::types,
             "bardo:host/chain@0.1.0": crate::bindings::imports::bardo::host::chain,
             "bardo:host/events@0.1.0": crate::bindings::imports::bardo::host::events,
+            "bardo:host/config@0.1.0": crate::bindings::imports::bardo::host::config,
             "bardo:plugin/types@0.1.0": crate::bindings::imports::bardo::plugin::types,
         },
         pub_export_macro: true,

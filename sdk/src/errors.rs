@@ -26,3 +26,8 @@ pub fn internal(message: impl Into<String>) -> Error {
 pub fn unknown_tool(tool: &str) -> Error {
     not_found(format!("this plugin has no tool `{tool}`; list the tools with `bardo tools`"))
 }
+
+/// The chain is not one this plugin (or host) has configuration for.
+pub fn chain_not_supported(message: impl Into<String>) -> Error {
+    error(ErrorCode::ChainNotSupported, message)
+}

@@ -12,12 +12,16 @@ pub mod abi;
 mod bindings;
 mod def;
 mod dispatch;
+pub mod erc20;
 pub mod errors;
+pub mod settings;
+pub mod tokens;
+pub mod units;
 
 pub use bindings::imports::bardo::host::types::{
     Address, B256, ChainId, Error, ErrorCode, Log, LogFilter, Receipt, TxCall, U256,
 };
-pub use bindings::imports::bardo::host::{chain, events, signer, simulate};
+pub use bindings::imports::bardo::host::{chain, config, events, signer, simulate};
 pub use bindings::imports::bardo::plugin::types::{
     Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, PlannedCall, RiskTier, Source,
     SpriteTrigger, StreamEvent, StreamStep, TickBudget, ToolDef, WritePlan,

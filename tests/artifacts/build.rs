@@ -8,6 +8,7 @@ use std::process::Command;
 /// (constant name, package, wasm file stem)
 const GUESTS: &[(&str, &str, &str)] = &[
     ("HELLO", "bardo-plugin-hello", "bardo_plugin_hello"),
+    ("UNISWAP", "bardo-plugin-uniswap", "bardo_plugin_uniswap"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

@@ -177,16 +177,21 @@ impl Host for ChainView<'_> {
         let client = self.client(chain)?;
         let hash = parse_b256("tx-hash", &tx_hash)?;
         let receipt = self.run(client.receipt(hash, self.call.deadline))?;
-        Ok(receipt.map(|r| Receipt {
-            chain_id: chain,
-            tx_hash: r.transaction_hash.to_string(),
-            block_number: r.block_number.unwrap_or_default(),
-            success: r.status(),
-            gas_used: r.gas_used,
-            effective_gas_price: r.effective_gas_price.to_string(),
-            sender: r.from.to_checksum(None),
-            to: r.to.map(|a| a.to_checksum(None)),
-            logs: r.inner.logs().iter().map(wit_log).collect(),
-        }))
+        Ok(receipt.map(|r| wit_receipt(chain, &r)))
+    }
+}
+
+/// A mined transaction's receipt as plugins see it.
+pub(crate) fn wit_receipt(chain: u64, r: &alloy::rpc::types::TransactionReceipt) -> Receipt {
+    Receipt {
+        chain_id: chain,
+        tx_hash: r.transaction_hash.to_string(),
+        block_number: r.block_number.unwrap_or_default(),
+        success: r.status(),
+        gas_used: r.gas_used,
+        effective_gas_price: r.effective_gas_price.to_string(),
+        sender: r.from.to_checksum(None),
+        to: r.to.map(|a| a.to_checksum(None)),
+        logs: r.inner.logs().iter().map(wit_log).collect(),
     }
 }

@@ -4,8 +4,8 @@ use crate::bindings::bardo::plugin::types as wit;
 use crate::bindings::{WitError, WitErrorCode};
 use crate::error::{ErrorCode, ToolError};
 use crate::tool::{
-    Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, RiskTier, SpriteTrigger,
-    TickBudget, ToolDef,
+    Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, PlannedCall, RiskTier,
+    SpriteTrigger, TickBudget, ToolDef, WritePlan,
 };
 
 pub(crate) fn wit_error(e: ToolError) -> WitError {
@@ -128,4 +128,36 @@ fn category(c: wit::Category) -> Category {
         wit::Category::Governance => Category::Governance,
         wit::Category::Dev => Category::Dev,
     }
+}
+
+/// The host's plan, or why the plugin's is unusable (a plugin bug, never executed half-parsed).
+pub(crate) fn write_plan(p: wit::WritePlan) -> Result<WritePlan, String> {
+    let calls = p
+        .calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let to =
+                c.call.to.parse().map_err(|_| format!("call {i}: `to` {:?} is not an address", c.call.to))?;
+            let value = c.call.value.parse().map_err(|_| {
+                format!("call {i}: `value` {:?} is not a decimal amount of wei", c.call.value)
+            })?;
+            Ok(PlannedCall {
+                chain_id: c.call.chain_id,
+                to,
+                data: c.call.data.into(),
+                value,
+                description: c.description,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if calls.is_empty() {
+        return Err("the plan has no calls".into());
+    }
+    let expected_outcome: serde_json::Value = serde_json::from_str(&p.expected_outcome_json)
+        .map_err(|e| format!("expected outcome is not JSON: {e}"))?;
+    if !expected_outcome.is_object() {
+        return Err("expected outcome must be a JSON object".into());
+    }
+    Ok(WritePlan { calls, expected_outcome })
 }

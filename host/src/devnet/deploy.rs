@@ -12,7 +12,7 @@ use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::{SolCall, SolValue};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -50,7 +50,7 @@ pub enum DeployError {
 }
 
 /// A test token.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Token {
     pub address: Address,
     pub symbol: String,
@@ -60,7 +60,7 @@ pub struct Token {
 }
 
 /// A seeded pool.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pool {
     pub address: Address,
     pub token0: String,
@@ -70,7 +70,7 @@ pub struct Pool {
 }
 
 /// A seeded V4 pool (V4 pools live inside the PoolManager; they are named by id).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct V4Pool {
     pub id: alloy::primitives::B256,
     pub token0: String,
@@ -80,20 +80,42 @@ pub struct V4Pool {
 }
 
 /// Where everything is.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Deployments {
     pub chain_id: u64,
     pub deployer: Address,
     /// The funded test accounts (each holds every test token).
     pub accounts: Vec<Address>,
     pub tokens: BTreeMap<String, Token>,
-    pub uniswap_v2: BTreeMap<&'static str, Address>,
+    pub uniswap_v2: BTreeMap<String, Address>,
     pub uniswap_v2_pairs: Vec<Pool>,
-    pub uniswap_v3: BTreeMap<&'static str, Address>,
+    pub uniswap_v3: BTreeMap<String, Address>,
     pub uniswap_v3_pools: Vec<Pool>,
-    pub uniswap_v4: BTreeMap<&'static str, Address>,
+    pub uniswap_v4: BTreeMap<String, Address>,
     pub uniswap_v4_pools: Vec<V4Pool>,
     pub aave_v3: BTreeMap<String, Address>,
+}
+
+impl Deployments {
+    /// Settings for the repo's `uniswap` plugin on this devnet (`[settings] uniswap`): its
+    /// contract addresses and the token list.
+    pub fn uniswap_settings(&self) -> serde_json::Value {
+        let tokens: Vec<_> = self
+            .tokens
+            .values()
+            .map(|t| serde_json::json!({"symbol": t.symbol, "address": t.address}))
+            .collect();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "v3_factory": self.uniswap_v3["factory"],
+            "quoter_v2": self.uniswap_v3["quoter_v2"],
+            "swap_router": self.uniswap_v3["swap_router"],
+            "position_manager": self.uniswap_v3["position_manager"],
+            "v2_factory": self.uniswap_v2["factory"],
+            "v2_router": self.uniswap_v2["router02"],
+            "tokens": tokens,
+            "quote_token": "USDC",
+        }}})
+    }
 }
 
 /// Sends the deployment transactions (shared with the Aave deployer).
@@ -406,9 +428,9 @@ pub async fn deploy_all(
         deployer: from,
         accounts,
         tokens,
-        uniswap_v2: BTreeMap::from([("factory", v2_factory), ("router02", v2_router)]),
+        uniswap_v2: named([("factory", v2_factory), ("router02", v2_router)]),
         uniswap_v2_pairs: v2_pairs,
-        uniswap_v3: BTreeMap::from([
+        uniswap_v3: named([
             ("factory", v3_factory),
             ("nft_descriptor_library", nft_descriptor_lib),
             ("position_descriptor", descriptor),
@@ -418,6 +440,10 @@ pub async fn deploy_all(
         ]),
         uniswap_v3_pools: v3_pools,
     })
+}
+
+fn named<const N: usize>(items: [(&str, Address); N]) -> BTreeMap<String, Address> {
+    items.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 /// Creation bytecode hash of an artifact (the CREATE2 init code hash of V2 pairs / V3 pools).
@@ -443,7 +469,7 @@ async fn deploy_v4(
     v2_factory: Address,
     v3_factory: Address,
     v3_npm: Address,
-) -> Result<(BTreeMap<&'static str, Address>, Vec<V4Pool>), DeployError> {
+) -> Result<(BTreeMap<String, Address>, Vec<V4Pool>), DeployError> {
     let none = BTreeMap::new();
     (d.progress)("placing Permit2 at its canonical address");
     let code = Bytes::from(permit2_runtime(d)?);
@@ -539,7 +565,7 @@ async fn deploy_v4(
             tick_spacing: spacing,
         });
     }
-    let addresses = BTreeMap::from([
+    let addresses = named([
         ("pool_manager", manager),
         ("position_manager", positions),
         ("v4_quoter", quoter),

@@ -112,11 +112,14 @@ pub fn grantable_package(name: &str) -> Option<&'static str> {
 /// Which imports a world may have beyond WASI.
 fn host_interfaces(world: World) -> &'static [&'static str] {
     match world {
-        World::Reader | World::Streamer => &["bardo:host/types", "bardo:host/chain", "bardo:host/events"],
+        World::Reader | World::Streamer => {
+            &["bardo:host/types", "bardo:host/chain", "bardo:host/events", "bardo:host/config"]
+        }
         World::Writer => &[
             "bardo:host/types",
             "bardo:host/chain",
             "bardo:host/events",
+            "bardo:host/config",
             "bardo:host/simulate",
             "bardo:host/signer",
         ],

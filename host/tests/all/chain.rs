@@ -11,6 +11,7 @@ use alloy::sol_types::{SolCall, SolValue};
 use bardo_host::caps::Caps;
 use bardo_host::caps::chain::ChainCaps;
 use bardo_host::chain::{ChainConfig, Chains};
+use bardo_host::devnet::snapshot::Snapshot;
 use bardo_host::devnet::{Anvil, CHAIN_ID, DEV_ACCOUNT};
 use bardo_host::engine::Limits;
 use bardo_host::plugin::{Host, WasiPolicy};
@@ -32,14 +33,21 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_owned()
 }
 
-/// A fresh anvil with the full devnet deployed (~0.5 s).
+/// A fresh anvil started from the deployed-devnet snapshot (built once per fingerprint, then
+/// ~100 ms per test), and where everything is.
 pub fn devnet() -> (Anvil, bardo_host::devnet::deploy::Deployments) {
-    let node = anvil();
-    let modules = root().join("devnet/node_modules");
-    let d = runtime()
-        .block_on(bardo_host::devnet::deploy::deploy_all(&node.url(), &modules, |_| {}))
-        .expect("deploy");
-    (node, d)
+    let s = snapshot();
+    (s.spawn(&Anvil::binary(&root())).expect("anvil from snapshot"), s.deployments.clone())
+}
+
+/// The deployed devnet's snapshot, shared by every test in this binary.
+pub fn snapshot() -> &'static Snapshot {
+    static SNAPSHOT: std::sync::OnceLock<Snapshot> = std::sync::OnceLock::new();
+    SNAPSHOT.get_or_init(|| {
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("devnet");
+        Snapshot::ensure(&Anvil::binary(&root()), &root().join("devnet"), &cache, |_| {})
+            .expect("devnet snapshot (run `make setup`)")
+    })
 }
 
 pub fn anvil() -> Anvil {
@@ -47,7 +55,7 @@ pub fn anvil() -> Anvil {
 }
 
 fn host_on(url: &str, guests: &[&str]) -> Host {
-    let config = ChainConfig { rpc: url.to_owned(), ws: None, timeout_ms: 5_000, retries: 2 };
+    let config = ChainConfig { retries: 2, ..ChainConfig::new(url.to_owned()) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)])).expect("chains");
     let caps = Caps { chain: ChainCaps::new(chains), ..Caps::default() };
     let mut host = Host::new(

@@ -70,3 +70,60 @@ fn audit_prints_surface_and_exits_1_on_growth() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(json["grew"], true);
 }
+
+#[test]
+fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"trader\"\nplugins = [\"plugins\"]\n")
+        .expect("config");
+    let names = |o: &Output| -> Vec<String> {
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        json["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["tool"]["name"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let key = bardo_host::devnet::DEV_KEY;
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", key)
+        .args(["tools", "--json"])
+        .output()
+        .expect("run");
+    let with_wallet = names(&o);
+    for tool in ["uniswap_execute_swap", "uniswap_get_quote", "uniswap_get_pool_info", "data_get_token_price"]
+    {
+        assert!(with_wallet.iter().any(|t| t == tool), "trader lists {tool}: {with_wallet:?}");
+    }
+    assert!(!with_wallet.iter().any(|t| t == "uniswap_add_liquidity"), "liquidity is the lp profile's");
+    let o = bardo(dir.path(), &["tools", "--json", "--profile", "lp"]);
+    assert!(names(&o).iter().any(|t| t == "uniswap_get_position"));
+
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .env_remove("BARDO_PRIVATE_KEY")
+        .args([
+            "plan",
+            "uniswap_execute_swap",
+            "--params",
+            r#"{"chain_id":1,"token_in":"WETH","token_out":"USDC","amount":"1"}"#,
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["error"]["code"], "wallet-not-configured", "{json}");
+
+    let o = bardo(dir.path(), &["audit", "plugins/uniswap.wasm"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    for expected in
+        ["bardo:host/simulate", "bardo:host/signer", "bardo:host/config", "uniswap_execute_swap", "writer"]
+    {
+        assert!(out.to_lowercase().contains(&expected.to_lowercase()), "audit shows {expected}: {out}");
+    }
+}

@@ -1,7 +1,7 @@
 //! The devnet deployer against a real anvil: the published Uniswap contracts deployed from
 //! their npm artifacts, pools seeded, and the contracts answering as they should.
 
-use super::chain::{anvil, root, runtime};
+use super::chain::{devnet, runtime};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, U256,
@@ -11,7 +11,6 @@ use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
-use bardo_host::devnet::deploy::deploy_all;
 
 sol! {
     function decimals() external view returns (uint8);
@@ -31,11 +30,11 @@ sol! {
 }
 
 #[test]
-fn deploys_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
-    let node = anvil();
+fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
+    // The snapshot was deployed by `deploy_all` (once per deployer source and npm lock) and
+    // dumped; this anvil started from it with --load-state.
+    let (node, d) = devnet();
     let rt = runtime();
-    let d =
-        rt.block_on(deploy_all(&node.url(), &root().join("devnet/node_modules"), |_| {})).expect("deploy");
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
     let call = |to: Address, data: Vec<u8>| {
         rt.block_on(provider.call(TransactionRequest::default().to(to).with_input(data)).into_future())

@@ -7,6 +7,7 @@ mod devnet;
 mod hostile;
 mod loading;
 mod simulate;
+mod uniswap;
 
 use bardo_host::engine::{Engine, Limits};
 use bardo_host::plugin::{Host, WasiPolicy};

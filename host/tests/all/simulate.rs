@@ -54,7 +54,7 @@ fn v3_swap_simulation_matches_anvil_execution() {
     rt.block_on(provider.raw_request::<_, i64>("evm_increaseTime".into(), (60u64,))).expect("increase time");
     rt.block_on(provider.raw_request::<_, String>("evm_mine".into(), ())).expect("mine");
 
-    let config = ChainConfig { rpc: node.url(), ws: None, timeout_ms: 5_000, retries: 1 };
+    let config = ChainConfig { retries: 1, ..ChainConfig::new(node.url()) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)])).expect("chains");
     let calls = [
         SimCall { to: weth, data: approve.clone().into(), value: U256::ZERO },

@@ -1,0 +1,116 @@
+//! The deployed devnet as a file. Deploying every contract takes seconds; anvil starts from a
+//! dumped state in ~100 ms. So the stack is deployed once, dumped (`anvil_dumpState`), and every
+//! later devnet — each test's, `bardo devnet up` — starts from that file with `--load-state`.
+
+use super::deploy::{DeployError, Deployments, deploy_all};
+use super::{Anvil, DevnetError};
+use alloy::primitives::Bytes;
+use alloy::providers::{Provider, ProviderBuilder};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A dumped devnet: anvil's state file and the addresses deployed in it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub state: PathBuf,
+    pub deployments: Deployments,
+}
+
+/// Snapshot failures.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error(transparent)]
+    Devnet(#[from] DevnetError),
+    #[error(transparent)]
+    Deploy(#[from] DeployError),
+    #[error("devnet snapshot {path}: {message}")]
+    Io { path: PathBuf, message: String },
+}
+
+/// What the snapshot depends on: the deployer's own source and the pinned npm packages. Any
+/// change to either names a new snapshot directory, so a stale state is never loaded.
+fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
+    let lock = devnet_dir.join("package-lock.json");
+    let pinned = std::fs::read(&lock).map_err(|e| io(&lock, e))?;
+    let mut h = Sha256::new();
+    for part in [include_str!("deploy.rs"), include_str!("aave.rs"), include_str!("artifacts.rs")] {
+        h.update(part.as_bytes());
+    }
+    h.update(&pinned);
+    Ok(hex::encode(&h.finalize()[..8]))
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> SnapshotError {
+    SnapshotError::Io { path: path.to_owned(), message: e.to_string() }
+}
+
+impl Snapshot {
+    /// The snapshot for the current deployer and packages under `cache`: read it if it exists,
+    /// else deploy on a scratch anvil, dump, and store it (atomically: concurrent callers each
+    /// build one and the first rename wins).
+    pub fn ensure(
+        binary: &Path,
+        devnet_dir: &Path,
+        cache: &Path,
+        progress: impl Fn(&str) + 'static,
+    ) -> Result<Self, SnapshotError> {
+        let dir = cache.join(fingerprint(devnet_dir)?);
+        if let Ok(snapshot) = Self::read(&dir) {
+            return Ok(snapshot);
+        }
+        progress("deploying the contracts once; later devnets start from the dumped state");
+        let node = Anvil::spawn(binary, &[])?;
+        let rt =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| io(&dir, e))?;
+        let modules = devnet_dir.join("node_modules");
+        let deployments = rt.block_on(deploy_all(&node.url(), &modules, progress))?;
+        let state = rt.block_on(dump_state(&node.url())).map_err(|e| io(&dir, e))?;
+        drop(node);
+
+        std::fs::create_dir_all(cache).map_err(|e| io(cache, e))?;
+        let tmp = cache.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| io(&tmp, e))?;
+        let json = serde_json::to_vec_pretty(&deployments).map_err(|e| io(&tmp, e))?;
+        std::fs::write(tmp.join("deployments.json"), json).map_err(|e| io(&tmp, e))?;
+        std::fs::write(tmp.join("state.json"), state).map_err(|e| io(&tmp, e))?;
+        if std::fs::rename(&tmp, &dir).is_err() {
+            // Another process stored the same snapshot first; use theirs.
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        Self::read(&dir)
+    }
+
+    fn read(dir: &Path) -> Result<Self, SnapshotError> {
+        let file = dir.join("deployments.json");
+        let text = std::fs::read(&file).map_err(|e| io(&file, e))?;
+        let deployments = serde_json::from_slice(&text).map_err(|e| io(&file, e))?;
+        let state = dir.join("state.json");
+        if !state.is_file() {
+            return Err(io(&state, "missing"));
+        }
+        Ok(Self { state, deployments })
+    }
+
+    /// Start a fresh anvil from this snapshot on a free port.
+    pub fn spawn(&self, binary: &Path) -> Result<Anvil, DevnetError> {
+        self.spawn_on(binary, 0)
+    }
+
+    /// Start a fresh anvil from this snapshot on `port` (0 = a free one).
+    pub fn spawn_on(&self, binary: &Path, port: u16) -> Result<Anvil, DevnetError> {
+        let state = self.state.to_string_lossy();
+        Anvil::spawn_on(binary, port, &["--load-state", &state])
+    }
+}
+
+/// anvil's state as the JSON `--load-state` reads (the RPC returns it gzip-compressed).
+async fn dump_state(rpc: &str) -> Result<Vec<u8>, String> {
+    let url = rpc.parse().map_err(|e| format!("{e}"))?;
+    let provider = ProviderBuilder::new().connect_http(url);
+    let gz: Bytes = provider.raw_request("anvil_dumpState".into(), ()).await.map_err(|e| e.to_string())?;
+    let mut json = Vec::with_capacity(gz.len() * 8);
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).map_err(|e| format!("gunzip: {e}"))?;
+    Ok(json)
+}

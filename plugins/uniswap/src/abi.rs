@@ -1,0 +1,63 @@
+//! The Uniswap V2 / V3 contract functions and events the tools use (from the published ABIs).
+
+alloy_sol_types::sol! {
+    // V3 factory and pool
+    function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address pool);
+    function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
+        uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
+    function liquidity() external view returns (uint128);
+    function tickSpacing() external view returns (int24);
+    function fee() external view returns (uint24);
+
+    // V2 factory, pair and router
+    function getPair(address tokenA, address tokenB) external view returns (address pair);
+    function getReserves() external view returns (uint112 reserve0, uint112 reserve1, uint32 blockTimestampLast);
+    function getAmountsOut(uint256 amountIn, address[] path) external view returns (uint256[] amounts);
+    function getAmountsIn(uint256 amountOut, address[] path) external view returns (uint256[] amounts);
+    function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to,
+        uint256 deadline) external returns (uint256[] amounts);
+    function swapTokensForExactTokens(uint256 amountOut, uint256 amountInMax, address[] path, address to,
+        uint256 deadline) external returns (uint256[] amounts);
+
+    // V3 QuoterV2
+    struct QuoteExactInputSingleParams { address tokenIn; address tokenOut; uint256 amountIn; uint24 fee;
+        uint160 sqrtPriceLimitX96; }
+    function quoteExactInputSingle(QuoteExactInputSingleParams params) external returns (uint256 amountOut,
+        uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate);
+    struct QuoteExactOutputSingleParams { address tokenIn; address tokenOut; uint256 amount; uint24 fee;
+        uint160 sqrtPriceLimitX96; }
+    function quoteExactOutputSingle(QuoteExactOutputSingleParams params) external returns (uint256 amountIn,
+        uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate);
+
+    // V3 SwapRouter
+    struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient;
+        uint256 deadline; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
+    function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
+    struct ExactOutputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient;
+        uint256 deadline; uint256 amountOut; uint256 amountInMaximum; uint160 sqrtPriceLimitX96; }
+    function exactOutputSingle(ExactOutputSingleParams params) external payable returns (uint256 amountIn);
+
+    // V3 NonfungiblePositionManager
+    function positions(uint256 tokenId) external view returns (uint96 nonce, address operator, address token0,
+        address token1, uint24 fee, int24 tickLower, int24 tickUpper, uint128 liquidity,
+        uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1);
+    function ownerOf(uint256 tokenId) external view returns (address owner);
+    struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
+        uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient;
+        uint256 deadline; }
+    function mint(MintParams params) external payable returns (uint256 tokenId, uint128 liquidity, uint256 amount0,
+        uint256 amount1);
+    struct IncreaseLiquidityParams { uint256 tokenId; uint256 amount0Desired; uint256 amount1Desired;
+        uint256 amount0Min; uint256 amount1Min; uint256 deadline; }
+    function increaseLiquidity(IncreaseLiquidityParams params) external payable returns (uint128 liquidity,
+        uint256 amount0, uint256 amount1);
+    struct DecreaseLiquidityParams { uint256 tokenId; uint128 liquidity; uint256 amount0Min; uint256 amount1Min;
+        uint256 deadline; }
+    function decreaseLiquidity(DecreaseLiquidityParams params) external payable returns (uint256 amount0,
+        uint256 amount1);
+    struct CollectParams { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
+    function collect(CollectParams params) external payable returns (uint256 amount0, uint256 amount1);
+    event IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
+    event DecreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
+    event Collect(uint256 indexed tokenId, address recipient, uint256 amount0, uint256 amount1);
+}

@@ -1,0 +1,24 @@
+//! Uniswap tools for Bardo (V3 and V2): pool and position reads, quotes through the contracts,
+//! and swap / liquidity write plans that the host checks, simulates, signs and sends.
+//!
+//! Contract addresses and the token list per chain come from the operator's settings
+//! (`[settings] uniswap` in bardo.toml), with Ethereum mainnet built in; see `book.rs`.
+
+mod abi;
+mod book;
+mod liquidity;
+mod math;
+mod pools;
+mod quote;
+mod read;
+mod swap;
+
+use liquidity::{AddLiquidity, CollectFees, RemoveLiquidity};
+use read::{GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetQuote, GetTokenInfo, GetTokenPrice};
+use swap::ExecuteSwap;
+
+bardo_sdk::plugin! {
+    name: "uniswap",
+    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetTokenInfo, GetTokenPrice],
+    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees],
+}

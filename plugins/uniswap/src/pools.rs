@@ -1,0 +1,109 @@
+//! Finding pools through the factories and reading their state.
+
+use crate::abi::*;
+use crate::book::Book;
+use alloy_primitives::aliases::U24;
+use alloy_primitives::{Address, U256};
+use bardo_sdk::abi::eth_call;
+use bardo_sdk::erc20::Token;
+use bardo_sdk::{ChainId, Error};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A Uniswap protocol version. (V4 pools live in the PoolManager; adding `v4` extends this enum
+/// without changing any existing params.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Version {
+    V2,
+    V3,
+}
+
+/// A V3 pool and its current state.
+#[derive(Debug, Clone)]
+pub struct V3Pool {
+    pub address: Address,
+    pub token0: Token,
+    pub token1: Token,
+    pub fee: u32,
+    pub tick_spacing: i32,
+    pub sqrt_price_x96: U256,
+    pub tick: i32,
+    pub liquidity: u128,
+}
+
+/// A V2 pair and its reserves.
+#[derive(Debug, Clone)]
+pub struct V2Pair {
+    pub address: Address,
+    pub token0: Token,
+    pub token1: Token,
+    pub reserve0: U256,
+    pub reserve1: U256,
+}
+
+/// The two tokens in pool order (token0 has the lower address).
+pub fn sorted(a: &Token, b: &Token) -> (Token, Token) {
+    if a.address < b.address { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) }
+}
+
+/// The V3 pool of `a`/`b` at `fee`, none when the factory has none.
+pub fn v3_pool(
+    chain_id: ChainId,
+    book: &Book,
+    a: &Token,
+    b: &Token,
+    fee: u32,
+) -> Result<Option<V3Pool>, Error> {
+    let address = eth_call(
+        chain_id,
+        book.v3_factory,
+        &getPoolCall { tokenA: a.address, tokenB: b.address, fee: U24::from(fee) },
+    )?;
+    if address.is_zero() {
+        return Ok(None);
+    }
+    v3_state(chain_id, address, a, b, fee).map(Some)
+}
+
+/// Read a V3 pool's state; `a`, `b` are its tokens in any order.
+pub fn v3_state(
+    chain_id: ChainId,
+    address: Address,
+    a: &Token,
+    b: &Token,
+    fee: u32,
+) -> Result<V3Pool, Error> {
+    let (token0, token1) = sorted(a, b);
+    let slot0 = eth_call(chain_id, address, &slot0Call {})?;
+    let liquidity = eth_call(chain_id, address, &liquidityCall {})?;
+    let tick_spacing = eth_call(chain_id, address, &tickSpacingCall {})?;
+    Ok(V3Pool {
+        address,
+        token0,
+        token1,
+        fee,
+        tick_spacing: tick_spacing.as_i32(),
+        sqrt_price_x96: U256::from(slot0.sqrtPriceX96),
+        tick: slot0.tick.as_i32(),
+        liquidity,
+    })
+}
+
+/// The V2 pair of `a`/`b`, none when the chain has no V2 factory or no such pair.
+pub fn v2_pair(chain_id: ChainId, book: &Book, a: &Token, b: &Token) -> Result<Option<V2Pair>, Error> {
+    let Some(factory) = book.v2_factory else { return Ok(None) };
+    let address = eth_call(chain_id, factory, &getPairCall { tokenA: a.address, tokenB: b.address })?;
+    if address.is_zero() {
+        return Ok(None);
+    }
+    let (token0, token1) = sorted(a, b);
+    let r = eth_call(chain_id, address, &getReservesCall {})?;
+    Ok(Some(V2Pair {
+        address,
+        token0,
+        token1,
+        reserve0: U256::from(r.reserve0),
+        reserve1: U256::from(r.reserve1),
+    }))
+}

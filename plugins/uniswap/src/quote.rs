@@ -1,0 +1,155 @@
+//! Quotes through the contracts themselves — QuoterV2 for V3, Router02's getAmounts* for V2 —
+//! and the best route among fee tiers and versions.
+
+use crate::abi::*;
+use crate::book::{Book, FEE_TIERS};
+use crate::pools::{Version, v2_pair, v3_pool};
+use alloy_primitives::aliases::{U24, U160};
+use alloy_primitives::{Address, U256};
+use bardo_sdk::abi::eth_call;
+use bardo_sdk::erc20::Token;
+use bardo_sdk::errors::not_found;
+use bardo_sdk::{ChainId, Error, ErrorCode};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which amount is fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// `amount` is what goes in; the quote is what comes out.
+    #[default]
+    ExactIn,
+    /// `amount` is what must come out; the quote is what goes in.
+    ExactOut,
+}
+
+/// Where a swap goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Route {
+    pub version: Version,
+    /// Fee in hundredths of a bip (V2: 3000).
+    pub fee: u32,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pub pool: Address,
+}
+
+/// One route's quote, in base units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quote {
+    pub route: Route,
+    pub amount_in: U256,
+    pub amount_out: U256,
+}
+
+/// Restrictions on the route.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter {
+    pub version: Option<Version>,
+    pub fee: Option<u32>,
+}
+
+/// A contract call that reverted means "this route cannot fill it"; anything else is an error.
+fn skip_reverts<T>(r: Result<T, Error>) -> Result<Option<T>, Error> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.code == ErrorCode::Reverted => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Quote every route allowed by `filter`; the best first (most out for exact-in, least in for
+/// exact-out). `not-found` when no pool can fill the amount.
+pub fn quotes(
+    chain_id: ChainId,
+    book: &Book,
+    tin: &Token,
+    tout: &Token,
+    amount: U256,
+    side: Side,
+    filter: Filter,
+) -> Result<Vec<Quote>, Error> {
+    let mut out = Vec::new();
+    if filter.version != Some(Version::V2) {
+        for fee in FEE_TIERS.into_iter().filter(|f| filter.fee.is_none_or(|want| want == *f)) {
+            let Some(pool) = v3_pool(chain_id, book, tin, tout, fee)? else { continue };
+            if pool.liquidity == 0 {
+                continue;
+            }
+            let quoted = match side {
+                Side::ExactIn => skip_reverts(eth_call(
+                    chain_id,
+                    book.quoter_v2,
+                    &quoteExactInputSingleCall {
+                        params: QuoteExactInputSingleParams {
+                            tokenIn: tin.address,
+                            tokenOut: tout.address,
+                            amountIn: amount,
+                            fee: U24::from(fee),
+                            sqrtPriceLimitX96: U160::ZERO,
+                        },
+                    },
+                ))?
+                .map(|r| (amount, r.amountOut)),
+                Side::ExactOut => skip_reverts(eth_call(
+                    chain_id,
+                    book.quoter_v2,
+                    &quoteExactOutputSingleCall {
+                        params: QuoteExactOutputSingleParams {
+                            tokenIn: tin.address,
+                            tokenOut: tout.address,
+                            amount,
+                            fee: U24::from(fee),
+                            sqrtPriceLimitX96: U160::ZERO,
+                        },
+                    },
+                ))?
+                .map(|r| (r.amountIn, amount)),
+            };
+            if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
+                let route = Route { version: Version::V3, fee, pool: pool.address };
+                out.push(Quote { route, amount_in, amount_out });
+            }
+        }
+    }
+    let v2_allowed = filter.version != Some(Version::V3) && filter.fee.is_none_or(|f| f == 3000);
+    if v2_allowed && let (Some(router), Some(pair)) = (book.v2_router, v2_pair(chain_id, book, tin, tout)?) {
+        let path = vec![tin.address, tout.address];
+        let quoted = match side {
+            Side::ExactIn => {
+                skip_reverts(eth_call(chain_id, router, &getAmountsOutCall { amountIn: amount, path }))?
+                    .and_then(|a| a.last().map(|out| (amount, *out)))
+            }
+            Side::ExactOut => {
+                skip_reverts(eth_call(chain_id, router, &getAmountsInCall { amountOut: amount, path }))?
+                    .and_then(|a| a.first().map(|i| (*i, amount)))
+            }
+        };
+        if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
+            let route = Route { version: Version::V2, fee: 3000, pool: pair.address };
+            out.push(Quote { route, amount_in, amount_out });
+        }
+    }
+    match side {
+        Side::ExactIn => out.sort_by_key(|q| std::cmp::Reverse(q.amount_out)),
+        Side::ExactOut => out.sort_by_key(|q| q.amount_in),
+    }
+    if out.is_empty() {
+        return Err(not_found(format!(
+            "no Uniswap pool{} can fill {} {} → {} on chain {chain_id}; try a smaller amount or another pair",
+            match (filter.version, filter.fee) {
+                (Some(v), Some(f)) => format!(" ({v:?}, fee {f})"),
+                (Some(v), None) => format!(" ({v:?})"),
+                (None, Some(f)) => format!(" (fee {f})"),
+                (None, None) => String::new(),
+            },
+            bardo_sdk::units::format_units(
+                amount,
+                if side == Side::ExactIn { tin.decimals } else { tout.decimals }
+            ),
+            tin.symbol,
+            tout.symbol
+        )));
+    }
+    Ok(out)
+}

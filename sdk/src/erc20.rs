@@ -1,0 +1,125 @@
+//! ERC-20 reads and calls every DeFi plugin needs: metadata read on chain (never trusted from
+//! params), balances, allowances, and exact approvals.
+
+use crate::abi::{eth_call, tx_call};
+use crate::errors::{error, invalid_params};
+use crate::{ChainId, Error, ErrorCode, PlannedCall, chain};
+use alloy_primitives::{Address, U256};
+use serde::Serialize;
+
+alloy_sol_types::sol! {
+    function symbol() external view returns (string);
+    function name() external view returns (string);
+    function decimals() external view returns (uint8);
+    function totalSupply() external view returns (uint256);
+    function balanceOf(address account) external view returns (uint256);
+    function allowance(address owner, address spender) external view returns (uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+    event Transfer(address indexed from, address indexed to, uint256 value);
+}
+
+/// A token as the chain describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Token {
+    /// Checksummed address.
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub address: Address,
+    pub symbol: String,
+    pub decimals: u8,
+}
+
+/// Read `address`'s symbol and decimals; an account without code is `invalid-params`.
+pub fn token(chain_id: ChainId, address: Address) -> Result<Token, Error> {
+    require_code(chain_id, address, "token")?;
+    let decimals = eth_call(chain_id, address, &decimalsCall {})?;
+    let symbol = eth_call(chain_id, address, &symbolCall {})?;
+    Ok(Token { address, symbol, decimals })
+}
+
+/// Refuse an address that holds no contract (a typo, a wallet, another chain's address).
+pub fn require_code(chain_id: ChainId, address: Address, what: &str) -> Result<(), Error> {
+    if chain::code(chain_id, &address.to_checksum(None))?.is_empty() {
+        return Err(invalid_params(format!(
+            "{what} {address} has no contract code on chain {chain_id}; check the address and the chain"
+        )));
+    }
+    Ok(())
+}
+
+/// The token's full name.
+pub fn name(chain_id: ChainId, token: Address) -> Result<String, Error> {
+    eth_call(chain_id, token, &nameCall {})
+}
+
+/// Total supply in base units.
+pub fn total_supply(chain_id: ChainId, token: Address) -> Result<U256, Error> {
+    eth_call(chain_id, token, &totalSupplyCall {})
+}
+
+/// `owner`'s balance in base units.
+pub fn balance_of(chain_id: ChainId, token: Address, owner: Address) -> Result<U256, Error> {
+    eth_call(chain_id, token, &balanceOfCall { account: owner })
+}
+
+/// What `spender` may move from `owner`.
+pub fn allowance(chain_id: ChainId, token: Address, owner: Address, spender: Address) -> Result<U256, Error> {
+    eth_call(chain_id, token, &allowanceCall { owner, spender })
+}
+
+/// An approval of exactly `amount` to `spender`, or none when the allowance already covers it.
+/// Never unlimited: a plugin asks only for what the plan spends.
+pub fn approval_if_short(
+    chain_id: ChainId,
+    token: &Token,
+    owner: Address,
+    spender: Address,
+    amount: U256,
+    spender_name: &str,
+) -> Result<Option<PlannedCall>, Error> {
+    if allowance(chain_id, token.address, owner, spender)? >= amount {
+        return Ok(None);
+    }
+    Ok(Some(PlannedCall {
+        call: tx_call(chain_id, token.address, &approveCall { spender, amount }),
+        description: format!(
+            "approve {} {} to {spender_name}",
+            crate::units::format_units(amount, token.decimals),
+            token.symbol
+        ),
+    }))
+}
+
+/// Refuse a spend above `owner`'s balance, saying how much there is.
+pub fn require_balance(chain_id: ChainId, token: &Token, owner: Address, amount: U256) -> Result<(), Error> {
+    let balance = balance_of(chain_id, token.address, owner)?;
+    if balance < amount {
+        return Err(error(
+            ErrorCode::InvalidParams,
+            format!(
+                "the wallet holds {} {} but this needs {}; lower the amount",
+                crate::units::format_units(balance, token.decimals),
+                token.symbol,
+                crate::units::format_units(amount, token.decimals)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How much of `token` `account` received and sent in `logs`' Transfer events.
+pub fn transfers(logs: &[crate::Log], token: Address, account: Address) -> (U256, U256) {
+    let (mut received, mut sent) = (U256::ZERO, U256::ZERO);
+    for log in logs {
+        if log.address.parse::<Address>().ok() != Some(token) {
+            continue;
+        }
+        let Some(t) = crate::abi::decode_log::<Transfer>(log) else { continue };
+        if t.to == account {
+            received += t.value;
+        }
+        if t.from == account {
+            sent += t.value;
+        }
+    }
+    (received, sent)
+}

@@ -1,0 +1,59 @@
+//! Token params: an address (checked to hold code) or a symbol resolved through the operator's
+//! token list for that chain — never through the token's own on-chain `symbol()`, which anyone
+//! can set to anything.
+
+use crate::erc20::{Token, token};
+use crate::errors::{invalid_params, not_found};
+use crate::{ChainId, Error};
+use alloy_primitives::Address;
+use serde::Deserialize;
+
+/// One entry of a token list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct Listed {
+    pub symbol: String,
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub address: Address,
+}
+
+/// Parse an address param: `0x` + 40 hex digits; mixed case must be a valid EIP-55 checksum.
+pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
+    let address = crate::abi::parse_address(field, text)?;
+    let hex = &text[2..];
+    let mixed = hex.chars().any(|c| c.is_ascii_lowercase()) && hex.chars().any(|c| c.is_ascii_uppercase());
+    if mixed && Address::parse_checksummed(text, None).is_err() {
+        return Err(invalid_params(format!(
+            "`{field}` {text} fails its EIP-55 checksum (a typo?); the checksummed form of these digits is {}",
+            address.to_checksum(None)
+        )));
+    }
+    Ok(address)
+}
+
+/// Resolve `input` (an address or a symbol) to a token on `chain_id`, reading its decimals and
+/// symbol on chain. `list` is the configured token list for that chain.
+pub fn resolve(chain_id: ChainId, field: &str, input: &str, list: &[Listed]) -> Result<Token, Error> {
+    let input = input.trim();
+    if input.starts_with("0x") || input.starts_with("0X") {
+        return token(chain_id, parse_address(field, input)?);
+    }
+    let matches: Vec<&Listed> = list.iter().filter(|t| t.symbol.eq_ignore_ascii_case(input)).collect();
+    match matches.as_slice() {
+        [one] => token(chain_id, one.address),
+        [] => {
+            let known: Vec<&str> = list.iter().map(|t| t.symbol.as_str()).collect();
+            Err(not_found(format!(
+                "`{field}`: no token {input:?} in the token list for chain {chain_id} (known: {}); pass the token's address instead",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            )))
+        }
+        many => {
+            let candidates: Vec<String> =
+                many.iter().map(|t| format!("{} {}", t.symbol, t.address)).collect();
+            Err(invalid_params(format!(
+                "`{field}`: the symbol {input:?} is ambiguous on chain {chain_id}: {}; pass the address of the one you mean",
+                candidates.join(", ")
+            )))
+        }
+    }
+}
