@@ -78,6 +78,11 @@ fn simulate_swap(c: &mut Criterion) {
     g.bench_function("anvil_eth_call_rpc", |b| {
         b.iter(|| black_box(rt.block_on(provider.call(call_tx.clone()).into_future()).expect("eth_call")))
     });
+    // The transport alone: a call anvil answers without running the EVM. The gap between this
+    // and the swap's eth_call is anvil's own execution of the swap.
+    g.bench_function("anvil_rpc_floor_block_number", |b| {
+        b.iter(|| black_box(rt.block_on(provider.get_block_number().into_future()).expect("block number")))
+    });
     g.finish();
     let _: Address = dev;
 }
