@@ -26,3 +26,11 @@ pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category
         requires: Vec::new(),
     }
 }
+
+/// Per-phase guidance from `(phase, text)` pairs, for [`ToolDef::prompt_guidelines`].
+pub fn guidelines(items: &[(crate::Phase, &str)]) -> Vec<crate::PhaseGuideline> {
+    items
+        .iter()
+        .map(|(phase, text)| crate::PhaseGuideline { phase: *phase, guideline: (*text).to_owned() })
+        .collect()
+}

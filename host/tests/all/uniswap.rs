@@ -313,10 +313,21 @@ fn liquidity_mint_fees_collect_and_remove() {
     assert_eq!(added["amount1_base"], plan.expected_outcome["amount1_base"]);
     let id = added["position_id"].as_str().expect("id").to_owned();
 
+    // Increase the same position: its pool and range come from the position itself.
+    let increase = json!({"chain_id": CHAIN_ID, "token_a": "USDC", "token_b": "WETH", "fee": 3000,
+        "amount_a": "1000", "amount_b": "1", "position_id": id});
+    let plan = e.plan("uniswap_add_liquidity", &increase);
+    let receipts = e.execute(&plan);
+    let increased = e.verify("uniswap_add_liquidity", &increase, &receipts);
+    assert_eq!(increased["position_id"], json!(id));
+    assert_eq!(increased["liquidity_added"], plan.expected_outcome["liquidity_added"]);
+    let total = u256(&added["liquidity_added"]) + u256(&increased["liquidity_added"]);
+
     let direct =
         e.read(e.d.uniswap_v3["position_manager"], positionsCall { tokenId: id.parse().expect("id") });
     let position = e.call("uniswap_get_position", json!({"chain_id": CHAIN_ID, "position_id": id}));
     assert_eq!(position["liquidity"], json!(direct.liquidity.to_string()));
+    assert_eq!(U256::from(direct.liquidity), total, "mint + increase");
     assert_eq!(
         (position["tick_lower"].clone(), position["tick_upper"].clone()),
         (json!(lower), json!(upper))
@@ -324,11 +335,11 @@ fn liquidity_mint_fees_collect_and_remove() {
     assert_eq!(position["in_range"], true);
     assert_eq!(addr(&position["owner"]), e.dev);
     assert_eq!(position["fees0_base"], "0");
-    // Deposited amounts come back, less the pool's rounding (at most 1 base unit each).
+    // Deposited amounts come back, less the pool's rounding (at most 1 base unit per deposit).
     for i in ["0", "1"] {
-        let (back, put) =
-            (u256(&position[format!("amount{i}_base")]), u256(&added[format!("amount{i}_base")]));
-        assert!(put - back <= U256::from(1), "amount{i}: {back} back of {put}");
+        let key = format!("amount{i}_base");
+        let (back, put) = (u256(&position[&key]), u256(&added[&key]) + u256(&increased[&key]));
+        assert!(back <= put && put - back <= U256::from(2), "amount{i}: {back} back of {put}");
     }
 
     // Trade through the pool both ways so that the position earns fees in both tokens.
@@ -571,4 +582,24 @@ fn ambiguous_symbols_and_missing_wallets_are_refused() {
         json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1"}),
     );
     assert_eq!(err.code, ErrorCode::WalletNotConfigured, "{err}");
+}
+
+#[test]
+fn every_tool_carries_complete_metadata() {
+    let host = super::host_with("dev", Limits::default(), &[UNISWAP]);
+    let plugin = host.plugins().iter().find(|p| &*p.name == "uniswap").expect("uniswap loaded");
+    assert_eq!(plugin.manifest.tools.len(), 10);
+    for t in &plugin.manifest.tools {
+        assert!(t.name.starts_with("uniswap_") || t.name.starts_with("data_"), "{}", t.name);
+        assert!(t.description.len() > 120, "{}: a description that says when and what not", t.name);
+        assert!(t.prompt_snippet.starts_with(&t.name), "{}", t.name);
+        assert!(!t.progress_steps.is_empty() && !t.prompt_guidelines.is_empty(), "{}", t.name);
+        let props = t.input_schema["properties"].as_object().expect("schema properties");
+        assert!(props.contains_key("chain_id"), "{}", t.name);
+        for (field, schema) in props {
+            assert!(schema.get("description").is_some(), "{}.{field} is documented", t.name);
+        }
+        let write = t.capability_tier == bardo_host::tool::CapabilityTier::Write;
+        assert_eq!(!t.action_kinds.is_empty(), write, "{}: write tools name their action kinds", t.name);
+    }
 }

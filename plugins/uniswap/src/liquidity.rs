@@ -13,8 +13,8 @@ use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::{error, internal, invalid_params, not_found};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
-    CapabilityTier, Category, ChainId, Error, ErrorCode, PlannedCall, Receipt, RiskTier, SpriteTrigger,
-    TickBudget, ToolDef, TxCall, WritePlan, WriteTool, events, tool_def,
+    CapabilityTier, Category, ChainId, Error, ErrorCode, Phase, PlannedCall, Receipt, RiskTier,
+    SpriteTrigger, TickBudget, ToolDef, TxCall, WritePlan, WriteTool, events, tool_def,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,10 @@ fn write_def<P: JsonSchema>(
     risk: RiskTier,
     kind: &str,
     steps: &[&str],
+    guidance: &[(Phase, &str)],
 ) -> ToolDef {
     ToolDef {
+        prompt_guidelines: bardo_sdk::guidelines(guidance),
         capability_tier: CapabilityTier::Write,
         risk_tier: risk,
         tick_budget: TickBudget::Medium,
@@ -179,6 +181,11 @@ impl WriteTool for AddLiquidity {
             RiskTier::High,
             "add_liquidity",
             &["resolve pool", "simulate deposit", "build calls"],
+            &[
+                (Phase::Thriving, "Concentrate around the current price only in pools you watch."),
+                (Phase::Defensive, "Prefer wide or full ranges; open no positions in volatile pairs."),
+                (Phase::Survival, "Do not add liquidity."),
+            ],
         )
     }
 
@@ -390,6 +397,10 @@ impl WriteTool for RemoveLiquidity {
             RiskTier::Medium,
             "remove_liquidity",
             &["read position", "simulate withdrawal", "build calls"],
+            &[
+                (Phase::Defensive, "Remove out-of-range positions first."),
+                (Phase::Survival, "Remove everything at risk."),
+            ],
         )
     }
 
@@ -518,6 +529,7 @@ impl WriteTool for CollectFees {
             RiskTier::Low,
             "collect_fees",
             &["read position", "simulate collect", "build call"],
+            &[(Phase::Thriving, "Collect when the fees are worth more than the gas.")],
         )
     }
 

@@ -11,7 +11,7 @@ use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
-    Category, ChainId, Error, Phase, PhaseGuideline, ReadTool, TickBudget, ToolDef, events, tool_def,
+    Category, ChainId, Error, Phase, ReadTool, TickBudget, ToolDef, events, guidelines, tool_def,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -117,10 +117,6 @@ impl From<V2Pair> for PoolInfo {
     }
 }
 
-fn guideline(phase: Phase, text: &str) -> PhaseGuideline {
-    PhaseGuideline { phase, guideline: text.into() }
-}
-
 /// Params of `uniswap_get_pool_info`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -152,10 +148,10 @@ impl ReadTool for GetPoolInfo {
             prompt_snippet:
                 "uniswap_get_pool_info: one Uniswap pool's tokens, fee, price, tick and liquidity".into(),
             progress_steps: vec!["resolve tokens".into(), "read pool".into()],
-            prompt_guidelines: vec![guideline(
-                Phase::Cautious,
-                "Check liquidity before sizing a trade against a pool.",
-            )],
+            prompt_guidelines: guidelines(&[
+                (Phase::Cautious, "Check liquidity before sizing a trade against a pool."),
+                (Phase::Survival, "Read only what the next exit needs."),
+            ]),
             ..tool_def::<PoolInfoParams>(
                 Self::NAME,
                 "Reads one Uniswap pool (V3 by default, or the V2 pair): its tokens with symbol and decimals, \
@@ -224,6 +220,10 @@ impl ReadTool for GetPoolsByTokenPair {
         ToolDef {
             prompt_snippet: "uniswap_get_pools_by_token_pair: every Uniswap pool of a token pair".into(),
             progress_steps: vec!["resolve tokens".into(), "query factories".into()],
+            prompt_guidelines: guidelines(&[(
+                Phase::Thriving,
+                "Compare fee tiers: deep low-fee pools are cheapest for large trades.",
+            )]),
             ..tool_def::<PairParams>(
                 Self::NAME,
                 "Lists every Uniswap pool of a token pair through the factories: each V3 fee tier that \
@@ -333,6 +333,10 @@ impl ReadTool for GetQuote {
                 .into(),
             progress_steps: vec!["resolve tokens".into(), "quote routes".into()],
             tick_budget: TickBudget::Medium,
+            prompt_guidelines: guidelines(&[
+                (Phase::Cautious, "Quote before every swap and compare with data_get_token_price."),
+                (Phase::Terminal, "Quote only exits to the quote token."),
+            ]),
             ..tool_def::<QuoteParams>(
                 Self::NAME,
                 "Quotes a swap exact-in or exact-out through the contracts (V3 QuoterV2 per fee tier, V2 \
@@ -497,10 +501,10 @@ impl ReadTool for GetPosition {
                 .into(),
             progress_steps: vec!["read position".into(), "read pool".into(), "value position".into()],
             tick_budget: TickBudget::Medium,
-            prompt_guidelines: vec![guideline(
-                Phase::Defensive,
-                "Out-of-range positions earn nothing; consider removing them.",
-            )],
+            prompt_guidelines: guidelines(&[
+                (Phase::Defensive, "Out-of-range positions earn nothing; consider removing them."),
+                (Phase::Survival, "Check every open position; withdraw what is at risk."),
+            ]),
             ..tool_def::<PositionParams>(
                 Self::NAME,
                 "Reads a Uniswap V3 position NFT: owner, pool, tick range, liquidity, the token amounts it is \
@@ -588,6 +592,11 @@ impl ReadTool for GetTokenInfo {
     fn def() -> ToolDef {
         ToolDef {
             prompt_snippet: "uniswap_get_token_info: a token's symbol, name, decimals, supply".into(),
+            progress_steps: vec!["resolve token".into(), "read metadata".into()],
+            prompt_guidelines: guidelines(&[(
+                Phase::Cautious,
+                "Prefer listed tokens; an unlisted token may be a lookalike.",
+            )]),
             ..tool_def::<TokenParams>(
                 Self::NAME,
                 "Reads an ERC-20 token on chain: symbol, name, decimals and total supply, and whether the \
@@ -600,7 +609,9 @@ impl ReadTool for GetTokenInfo {
 
     fn run(p: TokenParams) -> Result<TokenInfo, Error> {
         let book = book(p.chain_id)?;
+        events::progress(0);
         let t = book.token(p.chain_id, "token", &p.token)?;
+        events::progress(1);
         let supply = erc20::total_supply(p.chain_id, t.address)?;
         Ok(TokenInfo {
             name: erc20::name(p.chain_id, t.address)?,
@@ -652,6 +663,10 @@ impl ReadTool for GetTokenPrice {
             prompt_snippet: "data_get_token_price: a token's spot price from its deepest Uniswap pool".into(),
             progress_steps: vec!["resolve tokens".into(), "find deepest pool".into()],
             tick_budget: TickBudget::Medium,
+            prompt_guidelines: guidelines(&[(
+                Phase::Cautious,
+                "Spot prices move; value positions with a margin.",
+            )]),
             ..tool_def::<PriceParams>(
                 Self::NAME,
                 "Prices a token in the configured quote token (USDC unless set) from the spot price of its \

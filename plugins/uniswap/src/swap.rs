@@ -113,16 +113,11 @@ impl WriteTool for ExecuteSwap {
             progress_steps: vec!["quote".into(), "check balance and allowance".into(), "build calls".into()],
             action_kinds: vec!["swap".into()],
             prompt_snippet: "uniswap_execute_swap: plan a Uniswap swap with slippage protection".into(),
-            prompt_guidelines: vec![
-                bardo_sdk::PhaseGuideline {
-                    phase: bardo_sdk::Phase::Cautious,
-                    guideline: "Keep slippage at 50 bps or less.".into(),
-                },
-                bardo_sdk::PhaseGuideline {
-                    phase: bardo_sdk::Phase::Survival,
-                    guideline: "Only swap to reduce risk, never to add exposure.".into(),
-                },
-            ],
+            prompt_guidelines: bardo_sdk::guidelines(&[
+                (bardo_sdk::Phase::Cautious, "Keep slippage at 50 bps or less."),
+                (bardo_sdk::Phase::Defensive, "Only swap toward the quote token or to rebalance risk."),
+                (bardo_sdk::Phase::Survival, "Only swap to reduce risk, never to add exposure."),
+            ]),
             ..tool_def::<SwapParams>(
                 Self::NAME,
                 "Plans a token swap on Uniswap (V3 SwapRouter or V2 Router02, whichever quotes best), exact-in \
