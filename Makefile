@@ -1,7 +1,7 @@
 # The two commands a fresh machine needs: `make demo` and `make test`.
 CARGO ?= cargo
 GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-socket-import \
-          -p program-no-catalog -p program-overreach -p program-chain-reader
+          -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer
 PLUGINS := hello uniswap
 
 .PHONY: setup plugins demo test lint bench

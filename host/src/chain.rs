@@ -156,6 +156,11 @@ impl ChainClient {
         self.id
     }
 
+    /// The node's HTTP URL (the write path sends signed transactions there).
+    pub fn rpc_url(&self) -> &str {
+        &self.config.rpc
+    }
+
     /// How long a fetched head stays trusted (see [`ChainConfig::head_ttl_ms`]).
     pub fn head_ttl(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.config.head_ttl_ms)

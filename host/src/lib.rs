@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod plugin;
 pub mod profile;
+pub mod safety;
 pub mod setup;
 pub mod signer;
 pub mod simulate;

@@ -267,6 +267,11 @@ impl Host {
         CallEnv { limits: &LOAD_LIMITS, ..self.env() }
     }
 
+    /// The services behind the imports (the write path simulates and signs with them).
+    pub(crate) fn caps(&self) -> &Arc<Caps> {
+        &self.caps
+    }
+
     /// The profile's tools, by name.
     pub fn catalog(&self) -> &BTreeMap<String, CatalogEntry> {
         &self.catalog

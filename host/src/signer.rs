@@ -75,6 +75,11 @@ impl Wallet {
         Self { signer }
     }
 
+    /// The signer itself: only the write path's broadcaster uses it.
+    pub(crate) fn local_signer(&self) -> &PrivateKeySigner {
+        &self.signer
+    }
+
     /// The address it signs with.
     pub fn address(&self) -> Address {
         self.signer.address()

@@ -179,7 +179,10 @@ pub struct WritePlan {
     pub expected_outcome: serde_json::Value,
 }
 
-fn checksummed<S: serde::Serializer>(a: &alloy::primitives::Address, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn checksummed<S: serde::Serializer>(
+    a: &alloy::primitives::Address,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.serialize_str(&a.to_checksum(None))
 }
 

@@ -16,6 +16,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("NO_CATALOG", "program-no-catalog", "program_no_catalog"),
     ("OVERREACH", "program-overreach", "program_overreach"),
     ("CHAIN_READER", "program-chain-reader", "program_chain_reader"),
+    ("EVIL_WRITER", "program-evil-writer", "program_evil_writer"),
 ];
 
 fn main() {

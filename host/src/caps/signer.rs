@@ -19,6 +19,17 @@ impl SignerCaps {
         Self { wallet, chains: chains.into_iter().collect() }
     }
 
+    /// The wallet, for the write path's broadcaster only.
+    pub(crate) fn wallet(&self) -> Option<&Wallet> {
+        self.wallet.as_ref()
+    }
+
+    /// The wallet's address on `chain`, if a wallet is configured and the chain is.
+    pub fn address(&self, chain: u64) -> Option<alloy::primitives::Address> {
+        let wallet = self.wallet.as_ref()?;
+        self.chains.contains(&chain).then(|| wallet.address())
+    }
+
     /// Whether a wallet is configured (the `wallet` capability).
     pub fn configured(&self) -> bool {
         self.wallet.is_some()

@@ -97,6 +97,21 @@ pub struct Deployments {
 }
 
 impl Deployments {
+    /// The contracts a write on this devnet may call or approve: the tokens, the Uniswap
+    /// routers and position managers, and the Aave pool (a safety allowlist).
+    pub fn write_targets(&self) -> std::collections::BTreeSet<Address> {
+        let mut set: std::collections::BTreeSet<Address> = self.tokens.values().map(|t| t.address).collect();
+        set.extend(["router02"].iter().filter_map(|k| self.uniswap_v2.get(*k)));
+        set.extend(["swap_router", "position_manager"].iter().filter_map(|k| self.uniswap_v3.get(*k)));
+        set.extend(
+            ["universal_router", "position_manager", "permit2"]
+                .iter()
+                .filter_map(|k| self.uniswap_v4.get(*k)),
+        );
+        set.extend(self.aave_v3.get("pool"));
+        set
+    }
+
     /// Settings for the repo's `uniswap` plugin on this devnet (`[settings] uniswap`): its
     /// contract addresses and the token list.
     pub fn uniswap_settings(&self) -> serde_json::Value {

@@ -8,6 +8,7 @@ mod hostile;
 mod loading;
 mod simulate;
 mod uniswap;
+mod write_path;
 
 use bardo_host::engine::{Engine, Limits};
 use bardo_host::plugin::{Host, WasiPolicy};

@@ -52,22 +52,31 @@ struct Env {
     dev: Address,
 }
 
-fn env_with(settings: impl FnOnce(&Deployments) -> Value, wallet: bool) -> Env {
-    let (node, d) = devnet();
+/// A `dev`-profile host on the devnet at `url` with the dev wallet (if `wallet`), `settings` for
+/// the uniswap plugin, and `guests` loaded.
+pub fn devnet_host(url: &str, settings: Value, wallet: bool, guests: &[&str]) -> Host {
     // anvil mines a block per transaction: simulations must see the newest head.
-    let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(node.url()) };
+    let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)])).expect("chains");
     let wallet = wallet.then(|| Wallet::from_signer(DEV_KEY.parse().expect("key")));
     let caps = Caps {
         chain: ChainCaps::new(chains),
         signer: SignerCaps::new(wallet, [CHAIN_ID]),
-        config: ConfigCaps::new(BTreeMap::from([("uniswap".to_owned(), settings(&d))])),
+        config: ConfigCaps::new(BTreeMap::from([("uniswap".to_owned(), settings)])),
         ..Caps::default()
     };
     let profile = Profile::parse("dev").expect("profile").with_capabilities([Capability::Wallet]);
     let mut host =
         Host::new(engine(), profile, Limits::default(), WasiPolicy::default()).expect("host").with_caps(caps);
-    host.load_file(Path::new(UNISWAP)).expect("load uniswap");
+    for g in guests {
+        host.load_file(Path::new(g)).unwrap_or_else(|e| panic!("load {g}: {e}"));
+    }
+    host
+}
+
+fn env_with(settings: impl FnOnce(&Deployments) -> Value, wallet: bool) -> Env {
+    let (node, d) = devnet();
+    let host = devnet_host(&node.url(), settings(&d), wallet, &[UNISWAP]);
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let dev = d.deployer;
     Env { _node: node, d, host, rt: runtime(), provider, dev }

@@ -1,0 +1,361 @@
+//! The write path. A plugin only plans; here a plan is checked by the hook chain, simulated,
+//! turned into a single-use permit, and — at commit, after a fresh simulation matches — executed
+//! through a [`Capability`] that only this module can mint and only [`broadcast`] consumes.
+
+pub mod audit_log;
+pub mod capability;
+pub mod hooks;
+pub mod permit;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::plugin::Host;
+use crate::tool::{CapabilityTier, Phase};
+use alloy::network::{EthereumWallet, TransactionBuilder};
+use alloy::primitives::Address;
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
+use audit_log::{AuditEvent, AuditLog};
+use capability::Capability;
+use hooks::{Decision, Findings, Proposal, RevmSimulator, SafetyHook, simulation_hash};
+use permit::{ActionPermit, PermitError, Permits};
+use serde::Serialize;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+/// How long a permit stays valid by default.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+/// The clock permits are judged by (injectable, so expiry is testable without waiting).
+pub type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
+
+/// What a committed write did: expected by the plugin at preview, actual from the receipts.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteResult {
+    pub permit_id: String,
+    pub tool: String,
+    pub expected: serde_json::Value,
+    pub actual: serde_json::Value,
+    /// Where `actual` comes from.
+    pub ground_truth: &'static str,
+    pub tx_hashes: Vec<String>,
+    pub gas_used: u64,
+}
+
+/// A plan that passed every check and its fresh re-simulation: what a capability authorizes.
+#[derive(Debug)]
+pub struct Approved {
+    pub permit: ActionPermit,
+}
+
+/// Preview, commit, cancel and halt over one host.
+pub struct WritePath {
+    host: Arc<Host>,
+    hooks: Vec<Box<dyn SafetyHook>>,
+    simulator: RevmSimulator,
+    permits: Permits,
+    audit: AuditLog,
+    phase: RwLock<Phase>,
+    ttl: Duration,
+    clock: Clock,
+}
+
+fn denied(message: impl Into<String>) -> ToolError {
+    ToolError::new(ErrorCode::Denied, message)
+}
+
+fn permit_error(e: PermitError) -> ToolError {
+    let code = match e {
+        PermitError::Unknown(_) => ErrorCode::NotFound,
+        _ => ErrorCode::Denied,
+    };
+    ToolError::new(code, e.to_string())
+}
+
+impl WritePath {
+    /// A write path over `host` with `hooks` (in order; the simulator runs after them), logging
+    /// to `audit`.
+    pub fn new(host: Arc<Host>, hooks: Vec<Box<dyn SafetyHook>>, audit: AuditLog) -> Self {
+        let simulator = RevmSimulator { caps: host.caps().clone(), budget: Duration::from_secs(5) };
+        Self {
+            host,
+            hooks,
+            simulator,
+            permits: Permits::default(),
+            audit,
+            phase: RwLock::new(Phase::Thriving),
+            ttl: DEFAULT_TTL,
+            clock: Arc::new(SystemTime::now),
+        }
+    }
+
+    /// Use `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Permits live this long.
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        *self.phase.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Set the phase (from the agent's directives).
+    pub fn set_phase(&self, phase: Phase) {
+        *self.phase.write().unwrap_or_else(|p| p.into_inner()) = phase;
+    }
+
+    fn log(&self, event: AuditEvent) -> Result<(), ToolError> {
+        self.audit.append(event).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+    }
+
+    /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
+    fn route(&self, kind: &str) -> Result<&crate::plugin::CatalogEntry, ToolError> {
+        let kind = kind.replace('-', "_");
+        self.host
+            .catalog()
+            .values()
+            .find(|e| e.def.capability_tier == CapabilityTier::Write && e.def.action_kinds.contains(&kind))
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::NotFound,
+                    format!("no write tool implements `{kind}` in this profile; see `bardo tools`"),
+                )
+            })
+    }
+
+    /// Plan action `kind`, run the hook chain and the simulation, and issue a permit.
+    pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
+        let entry = self.route(kind)?;
+        let tool = entry.def.name.clone();
+        let chain_id = params["chain_id"]
+            .as_u64()
+            .ok_or_else(|| ToolError::new(ErrorCode::InvalidParams, "`chain_id` is required for a write"))?;
+        let sender = self.host.caps().signer.address(chain_id).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::WalletNotConfigured,
+                format!("no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
+            )
+        })?;
+        let report = self.host.plan(&tool, &params.to_string());
+        self.log(AuditEvent::ToolCall {
+            tool: tool.clone(),
+            phase: "plan".into(),
+            ok: report.result.is_ok(),
+        })?;
+        let plan = report.result?;
+        if let Some(c) = plan.calls.iter().find(|c| c.chain_id != chain_id) {
+            return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
+        }
+        let proposal = Proposal {
+            kind: &kind.replace('-', "_"),
+            tool: &entry.def,
+            chain_id,
+            sender,
+            plan: &plan,
+            phase: self.phase(),
+        };
+        let mut found = Findings::default();
+        let chain =
+            self.hooks.iter().map(|h| h.as_ref()).chain(std::iter::once(&self.simulator as &dyn SafetyHook));
+        for hook in chain {
+            let decision = hook.check(&proposal, &mut found);
+            let (allowed, reason) = match &decision {
+                Decision::Allow => (true, None),
+                Decision::Reject { reason, .. } => (false, Some(reason.clone())),
+            };
+            self.log(AuditEvent::HookDecision {
+                tool: tool.clone(),
+                hook: hook.name().into(),
+                allowed,
+                reason,
+            })?;
+            if let Decision::Reject { code, reason } = decision {
+                return Err(ToolError::new(code, format!("{}: {reason}", hook.name())));
+            }
+        }
+        let sim = found
+            .simulation
+            .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
+        let permit = ActionPermit {
+            permit_id: new_permit_id(),
+            kind: kind.to_owned(),
+            tool: tool.clone(),
+            params: params.clone(),
+            chain_id,
+            sender,
+            simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
+            expected_outcome: plan.expected_outcome.clone(),
+            plan,
+            risk_tier: entry.def.risk_tier,
+            created_at: (self.clock)(),
+            ttl: self.ttl,
+        };
+        self.log(AuditEvent::PermitCreated {
+            permit_id: permit.permit_id.clone(),
+            tool,
+            simulation_hash: permit.simulation_hash.to_string(),
+        })?;
+        self.permits.insert(permit.clone());
+        Ok(permit)
+    }
+
+    /// Execute a permit once: re-simulate on the current block, refuse if anything changed, then
+    /// sign, broadcast, wait for the receipts and let the plugin verify the outcome.
+    pub fn commit(&self, permit_id: &str) -> Result<WriteResult, ToolError> {
+        if self.phase() == Phase::Terminal {
+            return Err(denied("the host is halted (terminal phase): no writes"));
+        }
+        let permit = match self.permits.take(permit_id, (self.clock)()) {
+            Ok(p) => p,
+            Err(e) => {
+                if matches!(e, PermitError::Expired(_)) {
+                    self.log(AuditEvent::PermitExpired { permit_id: permit_id.to_owned() })?;
+                }
+                return Err(permit_error(e));
+            }
+        };
+        self.log(AuditEvent::PermitConsumed { permit_id: permit_id.to_owned() })?;
+        let refuse = |code: ErrorCode, reason: String| -> Result<WriteResult, ToolError> {
+            self.log(AuditEvent::PermitRefused {
+                permit_id: permit_id.to_owned(),
+                code: code.as_str().into(),
+                reason: reason.clone(),
+            })?;
+            Err(ToolError::new(code, reason))
+        };
+        let sim = match self.simulator.run(permit.chain_id, permit.sender, &permit.plan) {
+            Ok(sim) => sim,
+            Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
+        };
+        if simulation_hash(permit.chain_id, permit.sender, &permit.plan, &sim) != permit.simulation_hash {
+            return refuse(
+                ErrorCode::Denied,
+                "the chain changed since the preview (the simulation differs); preview the action again"
+                    .into(),
+            );
+        }
+        let capability = Capability::mint(Approved { permit });
+        let (permit, receipts) = broadcast(capability, &self.host, &self.audit)?;
+        let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
+        self.log(AuditEvent::ToolCall {
+            tool: permit.tool.clone(),
+            phase: "verify".into(),
+            ok: report.result.is_ok(),
+        })?;
+        let actual = report.result?;
+        Ok(WriteResult {
+            permit_id: permit.permit_id,
+            tool: permit.tool,
+            expected: permit.expected_outcome,
+            actual,
+            ground_truth: "receipt",
+            tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
+            gas_used: receipts.iter().map(|r| r.gas_used).sum(),
+        })
+    }
+
+    /// Cancel an open permit.
+    pub fn cancel(&self, permit_id: &str) -> Result<(), ToolError> {
+        self.permits.cancel(permit_id, (self.clock)()).map_err(permit_error)?;
+        self.log(AuditEvent::PermitCancelled { permit_id: permit_id.to_owned() })
+    }
+
+    /// Emergency halt: terminal phase, every open permit revoked, later writes refused.
+    pub fn halt(&self, reason: &str) -> Result<Vec<String>, ToolError> {
+        self.set_phase(Phase::Terminal);
+        let revoked = self.permits.revoke_all();
+        self.log(AuditEvent::Halted { reason: reason.to_owned(), revoked: revoked.clone() })?;
+        Ok(revoked)
+    }
+}
+
+fn new_permit_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand_bytes(&mut bytes);
+    format!("permit-{}", hex::encode(bytes))
+}
+
+/// Unpredictable ids: sha256 of time, a counter and the process id (no extra RNG dependency).
+fn rand_bytes(out: &mut [u8; 16]) {
+    use sha2::{Digest, Sha256};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let t = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let digest = Sha256::new()
+        .chain_update(t.to_be_bytes())
+        .chain_update(n.to_be_bytes())
+        .chain_update(std::process::id().to_be_bytes())
+        .finalize();
+    out.copy_from_slice(&digest[..16]);
+}
+
+/// Sign and send the permitted calls in order, waiting for each receipt; stop at a revert. The
+/// only way to reach the chain with a write: it needs the capability, and consumes it.
+fn broadcast(
+    capability: Capability<Approved>,
+    host: &Host,
+    audit: &AuditLog,
+) -> Result<(ActionPermit, Vec<TransactionReceipt>), ToolError> {
+    let Approved { permit } = capability.into_inner();
+    let caps = host.caps();
+    let no_wallet =
+        || ToolError::new(ErrorCode::WalletNotConfigured, "no wallet is configured; nothing was sent");
+    let wallet = caps.signer.wallet().ok_or_else(no_wallet)?;
+    let chains = &caps.chain.chains;
+    let client = chains
+        .get(permit.chain_id)
+        .map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;
+    let url =
+        client.rpc_url().parse().map_err(|e| ToolError::new(ErrorCode::Internal, format!("rpc url: {e}")))?;
+    let provider =
+        ProviderBuilder::new().wallet(EthereumWallet::from(wallet.local_signer().clone())).connect_http(url);
+    let sender: Address = wallet.address();
+    let mut receipts = Vec::with_capacity(permit.plan.calls.len());
+    for call in &permit.plan.calls {
+        let tx = TransactionRequest::default()
+            .from(sender)
+            .to(call.to)
+            .with_input(call.data.clone())
+            .value(call.value)
+            .with_chain_id(permit.chain_id);
+        let receipt = chains
+            .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
+            .map_err(|e| ToolError {
+                code: ErrorCode::Rpc,
+                message: format!("sending `{}`: {e}", call.description),
+                retryable: false,
+            })?;
+        audit
+            .append(AuditEvent::ActionExecuted {
+                permit_id: permit.permit_id.clone(),
+                tx_hash: receipt.transaction_hash.to_string(),
+                gas_used: receipt.gas_used,
+                success: receipt.status(),
+            })
+            .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+        let ok = receipt.status();
+        receipts.push(receipt);
+        if !ok {
+            return Err(ToolError::new(
+                ErrorCode::Reverted,
+                format!("`{}` reverted on chain", call.description),
+            ));
+        }
+    }
+    Ok((permit, receipts))
+}
+
+impl std::fmt::Debug for WritePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WritePath")
+            .field("phase", &self.phase())
+            .field("audit", &self.audit.path())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,120 @@
+//! The audit chain: append-only JSONL. Each record carries the sha256 of the previous record's
+//! line, so an edited, deleted or reordered record breaks the chain at that point.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What happened.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type")]
+pub enum AuditEvent {
+    PermitCreated { permit_id: String, tool: String, simulation_hash: String },
+    HookDecision { tool: String, hook: String, allowed: bool, reason: Option<String> },
+    ToolCall { tool: String, phase: String, ok: bool },
+    PermitConsumed { permit_id: String },
+    PermitExpired { permit_id: String },
+    PermitRefused { permit_id: String, code: String, reason: String },
+    PermitCancelled { permit_id: String },
+    ActionExecuted { permit_id: String, tx_hash: String, gas_used: u64, success: bool },
+    Halted { reason: String, revoked: Vec<String> },
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    seq: u64,
+    prev: &'a str,
+    time_ms: u64,
+    event: &'a AuditEvent,
+}
+
+/// Audit log failures.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("audit log {path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("audit log {path}, record {line}: {reason}")]
+    Broken { path: PathBuf, line: u64, reason: String },
+}
+
+/// The genesis `prev` of the first record.
+const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// An open audit log: appends only.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    tail: Mutex<(u64, String)>,
+}
+
+impl AuditLog {
+    /// Open (or create) the log at `path`, verifying the existing chain first.
+    pub fn open(path: &Path) -> Result<Self, AuditError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io(path, e))?;
+        }
+        let tail = if path.exists() { verify(path)? } else { (0, GENESIS.to_owned()) };
+        Ok(Self { path: path.to_owned(), tail: Mutex::new(tail) })
+    }
+
+    /// Append one record (flushed before returning).
+    pub fn append(&self, event: AuditEvent) -> Result<(), AuditError> {
+        let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
+        let time_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let record = Record { seq: tail.0 + 1, prev: &tail.1, time_ms, event: &event };
+        let line = serde_json::to_string(&record).map_err(|e| io(&self.path, e))?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| io(&self.path, e))?;
+        file.write_all(format!("{line}\n").as_bytes())
+            .and_then(|_| file.sync_data())
+            .map_err(|e| io(&self.path, e))?;
+        *tail = (tail.0 + 1, hex::encode(Sha256::digest(line.as_bytes())));
+        Ok(())
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
+    AuditError::Io { path: path.to_owned(), message: e.to_string() }
+}
+
+/// Check the whole chain: sequence numbers 1, 2, 3, … and each `prev` the hash of the line before.
+/// Returns (records, hash of the last line).
+pub fn verify(path: &Path) -> Result<(u64, String), AuditError> {
+    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
+    let mut prev = GENESIS.to_owned();
+    let mut seq = 0u64;
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.map_err(|e| io(path, e))?;
+        let broken = |reason: String| AuditError::Broken { path: path.to_owned(), line: seq + 1, reason };
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| broken(format!("not JSON: {e}")))?;
+        if v["seq"].as_u64() != Some(seq + 1) {
+            return Err(broken(format!(
+                "sequence {} where {} was expected (deleted or reordered)",
+                v["seq"],
+                seq + 1
+            )));
+        }
+        if v["prev"].as_str() != Some(prev.as_str()) {
+            return Err(broken(
+                "its `prev` is not the hash of the record before (edited, deleted or reordered)".into(),
+            ));
+        }
+        seq += 1;
+        prev = hex::encode(Sha256::digest(line.as_bytes()));
+    }
+    Ok((seq, prev))
+}

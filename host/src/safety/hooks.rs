@@ -1,0 +1,246 @@
+//! The safety hooks a write plan passes, in order, before it becomes a permit. Each is small and
+//! says why it refuses.
+
+use crate::caps::Caps;
+use crate::error::ErrorCode;
+use crate::simulate::{SimCall, Simulation};
+use crate::tool::{Phase, ToolDef, WritePlan};
+use alloy::primitives::{Address, B256, U256};
+use alloy::sol_types::SolCall;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+alloy::sol! {
+    function approve(address spender, uint256 amount) external returns (bool);
+    function transfer(address to, uint256 amount) external returns (bool);
+    function transferFrom(address from, address to, uint256 amount) external returns (bool);
+}
+
+/// What a hook looks at.
+pub struct Proposal<'a> {
+    pub kind: &'a str,
+    pub tool: &'a ToolDef,
+    pub chain_id: u64,
+    pub sender: Address,
+    pub plan: &'a WritePlan,
+    pub phase: Phase,
+}
+
+/// A hook's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Reject { code: ErrorCode, reason: String },
+}
+
+fn reject(code: ErrorCode, reason: impl Into<String>) -> Decision {
+    Decision::Reject { code, reason: reason.into() }
+}
+
+/// What hooks learn along the chain (the simulation, for the permit's hash).
+#[derive(Debug, Default)]
+pub struct Findings {
+    pub simulation: Option<Simulation>,
+}
+
+/// One check of the chain.
+pub trait SafetyHook: Send + Sync {
+    /// Its name in decisions and the audit log.
+    fn name(&self) -> &'static str;
+    /// Allow, or reject with a code and a reason that says what to do.
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision;
+}
+
+/// Phase gating: what each survival phase may still do. Actions that add exposure stop first;
+/// actions that reduce it stay allowed longest; terminal allows nothing.
+pub struct PolicyCage;
+
+/// Action kinds that reduce exposure.
+const REDUCING: &[&str] = &["remove_liquidity", "collect_fees", "repay", "withdraw"];
+
+impl SafetyHook for PolicyCage {
+    fn name(&self) -> &'static str {
+        "policy-cage"
+    }
+
+    fn check(&self, p: &Proposal<'_>, _: &mut Findings) -> Decision {
+        let reducing = REDUCING.contains(&p.kind);
+        let allowed = match p.phase {
+            Phase::Thriving | Phase::Cautious => true,
+            Phase::Defensive => reducing || p.kind == "swap",
+            Phase::Survival => reducing,
+            Phase::Terminal => false,
+        };
+        if allowed {
+            Decision::Allow
+        } else {
+            reject(ErrorCode::Denied, format!("`{}` is not allowed in the {:?} phase", p.kind, p.phase))
+        }
+    }
+}
+
+/// Contracts, approval spenders and transfer recipients allowed per chain: exact address match.
+pub struct AllowlistGuard {
+    pub allowed: BTreeMap<u64, BTreeSet<Address>>,
+}
+
+impl SafetyHook for AllowlistGuard {
+    fn name(&self) -> &'static str {
+        "allowlist-guard"
+    }
+
+    fn check(&self, p: &Proposal<'_>, _: &mut Findings) -> Decision {
+        let Some(allowed) = self.allowed.get(&p.chain_id) else {
+            return reject(
+                ErrorCode::Denied,
+                format!(
+                    "no allowlist for chain {}; add [safety.allowlist] entries to bardo.toml",
+                    p.chain_id
+                ),
+            );
+        };
+        for call in &p.plan.calls {
+            if !allowed.contains(&call.to) {
+                return reject(
+                    ErrorCode::Denied,
+                    format!("{} is not on the allowlist of chain {}", call.to, p.chain_id),
+                );
+            }
+            // Value can also leave through a token call's argument: the spender of an approval,
+            // the recipient of a transfer. Those must be allowlisted (or the wallet itself) too.
+            let party = approveCall::abi_decode(&call.data)
+                .map(|a| ("approval spender", a.spender))
+                .or_else(|_| transferCall::abi_decode(&call.data).map(|t| ("transfer recipient", t.to)))
+                .or_else(|_| transferFromCall::abi_decode(&call.data).map(|t| ("transfer recipient", t.to)));
+            if let Ok((role, who)) = party
+                && who != p.sender
+                && !allowed.contains(&who)
+            {
+                return reject(
+                    ErrorCode::Denied,
+                    format!("{role} {who} is not on the allowlist of chain {}", p.chain_id),
+                );
+            }
+        }
+        Decision::Allow
+    }
+}
+
+/// Approvals are bounded (never "unlimited") and only to a contract the plan itself calls.
+pub struct ApprovalGuard;
+
+/// Anything at or above 2^128 base units is an unlimited approval in disguise.
+const UNLIMITED: U256 = U256::from_limbs([0, 0, 1, 0]);
+
+impl SafetyHook for ApprovalGuard {
+    fn name(&self) -> &'static str {
+        "approval-guard"
+    }
+
+    fn check(&self, p: &Proposal<'_>, _: &mut Findings) -> Decision {
+        let targets: BTreeSet<Address> = p.plan.calls.iter().map(|c| c.to).collect();
+        for call in &p.plan.calls {
+            let Ok(a) = approveCall::abi_decode(&call.data) else { continue };
+            if a.amount >= UNLIMITED {
+                return reject(
+                    ErrorCode::Denied,
+                    format!("the plan approves an unlimited amount of {} to {}", call.to, a.spender),
+                );
+            }
+            if !targets.contains(&a.spender) {
+                return reject(
+                    ErrorCode::Denied,
+                    format!("the plan approves {} but never calls it", a.spender),
+                );
+            }
+        }
+        Decision::Allow
+    }
+}
+
+/// The plan run on a fork of the latest block, as the wallet: any revert rejects it.
+pub struct RevmSimulator {
+    pub caps: Arc<Caps>,
+    pub budget: Duration,
+}
+
+impl RevmSimulator {
+    /// Simulate `plan` from `sender`.
+    pub fn run(
+        &self,
+        chain_id: u64,
+        sender: Address,
+        plan: &WritePlan,
+    ) -> Result<Simulation, crate::chain::ChainError> {
+        let calls: Vec<SimCall> =
+            plan.calls.iter().map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value }).collect();
+        self.caps.simulate.simulator.run(
+            &self.caps.chain.chains,
+            chain_id,
+            sender,
+            &calls,
+            Instant::now() + self.budget,
+        )
+    }
+}
+
+impl SafetyHook for RevmSimulator {
+    fn name(&self) -> &'static str {
+        "revm-simulator"
+    }
+
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let sim = match self.run(p.chain_id, p.sender, p.plan) {
+            Ok(sim) => sim,
+            Err(e) => return reject(ErrorCode::Rpc, format!("cannot simulate: {e}")),
+        };
+        if let Some((i, failed)) = sim.outcomes.iter().enumerate().find(|(_, o)| !o.success) {
+            let reason = alloy::sol_types::decode_revert_reason(&failed.output)
+                .unwrap_or_else(|| format!("0x{}", hex::encode(&failed.output)));
+            return reject(
+                ErrorCode::Reverted,
+                format!(
+                    "call {} of {} ({}) reverts in simulation: {reason}",
+                    i + 1,
+                    p.plan.calls.len(),
+                    p.plan.calls[i].description
+                ),
+            );
+        }
+        found.simulation = Some(sim);
+        Decision::Allow
+    }
+}
+
+/// sha256 over the simulated calls and what they did: per call success, output and logs, and the
+/// sender's balance deltas. Raw storage diffs are left out on purpose: they include block
+/// timestamps (V3 oracle observations), which would change the hash on every block even when
+/// the trade itself is unchanged.
+pub fn simulation_hash(chain_id: u64, sender: Address, plan: &WritePlan, sim: &Simulation) -> B256 {
+    let mut h = Sha256::new();
+    h.update(chain_id.to_be_bytes());
+    h.update(sender);
+    for c in &plan.calls {
+        h.update(c.to);
+        h.update(&c.data);
+        h.update(c.value.to_be_bytes::<32>());
+    }
+    for o in &sim.outcomes {
+        h.update([o.success as u8]);
+        h.update(&o.output);
+        for log in &o.logs {
+            h.update(log.address);
+            for t in log.topics() {
+                h.update(t);
+            }
+            h.update(&log.data.data);
+        }
+    }
+    for (token, delta) in &sim.balance_deltas {
+        h.update(token.unwrap_or_default());
+        h.update(delta.to_be_bytes::<32>());
+    }
+    B256::from_slice(&h.finalize())
+}

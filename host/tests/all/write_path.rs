@@ -1,0 +1,280 @@
+//! The write path on the devnet: preview → hooks → permit → commit → signed, broadcast, verified;
+//! and the attacks, each refused with its code, balances unchanged, the refusal audited.
+
+use super::chain::{devnet, runtime};
+use super::uniswap::devnet_host;
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, U256};
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use bardo_host::devnet::deploy::Deployments;
+use bardo_host::devnet::{Anvil, CHAIN_ID};
+use bardo_host::safety::audit_log::{AuditLog, verify};
+use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_host::safety::{Clock, WritePath};
+use bardo_host::tool::Phase;
+use bardo_host::{ErrorCode, ToolError};
+use bardo_test_artifacts::{EVIL_WRITER, UNISWAP};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+sol! {
+    function balanceOf(address account) external view returns (uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+    struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 deadline;
+        uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
+    function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
+}
+
+struct Env {
+    node: Anvil,
+    d: Deployments,
+    path: Arc<WritePath>,
+    audit: tempfile::TempDir,
+    skew_ms: Arc<AtomicU64>,
+}
+
+fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeSet<Address>) -> Env {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), wallet, &[UNISWAP, EVIL_WRITER]));
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let audit = tempfile::tempdir().expect("tempdir");
+    let log = AuditLog::open(&audit.path().join("audit.jsonl")).expect("audit log");
+    // A clock the test can move forward.
+    let skew_ms = Arc::new(AtomicU64::new(0));
+    let skew = skew_ms.clone();
+    let clock: Clock =
+        Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
+    let path = Arc::new(WritePath::new(host, hooks, log).with_clock(clock));
+    Env { node, d, path, audit, skew_ms }
+}
+
+fn env() -> Env {
+    env_with(true, Deployments::write_targets)
+}
+
+impl Env {
+    fn balance(&self, symbol: &str) -> U256 {
+        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
+        let call = balanceOfCall { account: self.d.deployer }.abi_encode();
+        let tx = TransactionRequest::default().to(self.d.tokens[symbol].address).with_input(call);
+        let out = runtime().block_on(provider.call(tx).into_future()).expect("eth_call");
+        balanceOfCall::abi_decode_returns(&out).expect("uint")
+    }
+
+    fn balances(&self) -> (U256, U256) {
+        (self.balance("WETH"), self.balance("USDC"))
+    }
+
+    fn audit_types(&self) -> Vec<String> {
+        std::fs::read_to_string(self.audit.path().join("audit.jsonl"))
+            .expect("audit log")
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("json")["event"]["type"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    fn refused(&self, r: Result<impl std::fmt::Debug, ToolError>, code: ErrorCode, hint: &str) {
+        let e = r.expect_err("must be refused");
+        assert_eq!(e.code, code, "{e}");
+        assert!(e.message.contains(hint), "{:?} should mention {hint:?}", e.message);
+    }
+}
+
+fn swap(amount: &str) -> Value {
+    json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": amount})
+}
+
+#[test]
+fn preview_commit_executes_once_and_verifies_from_the_receipt() {
+    let e = env();
+    let before = e.balances();
+    let permit = e.path.preview("swap", &swap("1000")).expect("preview");
+    assert_eq!(permit.tool, "uniswap_execute_swap");
+    assert_eq!(e.balances(), before, "a preview sends nothing");
+    let result = e.path.commit(&permit.permit_id).expect("commit");
+    assert_eq!(result.ground_truth, "receipt");
+    assert_eq!(result.actual["amount_out_base"], result.expected["amount_out_base"], "{result:?}");
+    let out: U256 = result.actual["amount_out_base"].as_str().expect("amount").parse().expect("u256");
+    let after = e.balances();
+    assert_eq!(after.0 - before.0, out, "the WETH the receipt reports reached the wallet");
+    assert_eq!(before.1 - after.1, U256::from(1_000_000_000u64), "exactly 1000 USDC left");
+    assert_eq!(result.tx_hashes.len(), 2, "approve + swap");
+
+    // The same permit again: refused, nothing moves.
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "already used");
+    assert_eq!(e.balances(), after);
+
+    let types = e.audit_types();
+    for t in ["ToolCall", "HookDecision", "PermitCreated", "PermitConsumed", "ActionExecuted"] {
+        assert!(types.iter().any(|x| x == t), "{t} in {types:?}");
+    }
+    assert_eq!(
+        types.iter().filter(|t| *t == "HookDecision").count(),
+        4,
+        "policy, allowlist, approvals, simulation"
+    );
+    assert_eq!(verify(&e.audit.path().join("audit.jsonl")).expect("intact").0 as usize, types.len());
+}
+
+#[test]
+fn two_concurrent_commits_of_one_permit_execute_exactly_once() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("500")).expect("preview");
+    let before = e.balance("USDC");
+    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2).map(|_| s.spawn(|| e.path.commit(&permit.permit_id))).collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+    assert_eq!(before - e.balance("USDC"), U256::from(500_000_000u64), "spent once");
+}
+
+#[test]
+fn an_expired_permit_is_refused_and_audited() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("100")).expect("preview");
+    e.skew_ms.store(61_000, Ordering::SeqCst);
+    let before = e.balances();
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "expired");
+    assert_eq!(e.balances(), before);
+    assert!(e.audit_types().iter().any(|t| t == "PermitExpired"));
+}
+
+#[test]
+fn a_pool_moved_by_someone_else_between_preview_and_commit_is_refused() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("1000")).expect("preview");
+    // Another account trades the same pool before the commit.
+    let other =
+        Address::from_slice(&alloy::hex::decode("70997970C51812dc3A010C7d01b50e0d17dc79C8").expect("hex"));
+    let router = e.d.uniswap_v3["swap_router"];
+    let (weth, usdc) = (e.d.tokens["WETH"].address, e.d.tokens["USDC"].address);
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let rt = runtime();
+    let send = |to: Address, data: Vec<u8>| {
+        let tx = TransactionRequest::default().from(other).to(to).with_input(data);
+        let r =
+            rt.block_on(async { provider.send_transaction(tx).await?.get_receipt().await }).expect("send");
+        assert!(r.status());
+    };
+    send(usdc, approveCall { spender: router, amount: U256::from(10u64).pow(U256::from(12)) }.abi_encode());
+    let route = permit.expected_outcome["route"]["fee"].as_u64().expect("fee");
+    send(
+        router,
+        exactInputSingleCall {
+            params: ExactInputSingleParams {
+                tokenIn: usdc,
+                tokenOut: weth,
+                fee: alloy::primitives::aliases::U24::from(route),
+                recipient: other,
+                deadline: U256::MAX,
+                amountIn: U256::from(50_000_000_000u64),
+                amountOutMinimum: U256::from(1),
+                sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
+            },
+        }
+        .abi_encode(),
+    );
+    let before = e.balances();
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "chain changed");
+    assert_eq!(e.balances(), before, "nothing executed");
+    assert!(e.audit_types().iter().any(|t| t == "PermitRefused"));
+}
+
+#[test]
+fn hostile_plans_are_refused_by_the_hooks() {
+    let e = env();
+    let usdc = e.d.tokens["USDC"].address.to_checksum(None);
+    let router = e.d.uniswap_v3["swap_router"].to_checksum(None);
+    let stranger = "0x000000000000000000000000000000000000dEaD";
+    let evil = |mode: &str, target: &str| json!({"chain_id": CHAIN_ID, "mode": mode, "token": usdc, "target": target});
+    let before = e.balances();
+    e.refused(e.path.preview("evil", &evil("unlimited", &router)), ErrorCode::Denied, "unlimited");
+    e.refused(e.path.preview("evil", &evil("max_minus_one", &router)), ErrorCode::Denied, "unlimited");
+    e.refused(e.path.preview("evil", &evil("transfer_all", stranger)), ErrorCode::Denied, "allowlist");
+    e.refused(e.path.preview("evil", &evil("unlimited", stranger)), ErrorCode::Denied, "allowlist");
+    e.refused(e.path.preview("evil", &evil("revert", &router)), ErrorCode::Reverted, "reverts in simulation");
+    // A lookalike: the router's address with its last digit changed.
+    let mut lookalike = router.clone();
+    lookalike.pop();
+    lookalike.push(if router.ends_with('0') { '1' } else { '0' });
+    e.refused(e.path.preview("evil", &evil("transfer_all", &lookalike)), ErrorCode::Denied, "allowlist");
+    // A minimum of 0 cannot be asked for: the swap tool's params have no such field.
+    let mut zero_min = swap("10");
+    zero_min["amount_out_minimum"] = json!("0");
+    e.refused(e.path.preview("swap", &zero_min), ErrorCode::InvalidParams, "amount_out_minimum");
+    assert_eq!(e.balances(), before);
+    let refusals = std::fs::read_to_string(e.audit.path().join("audit.jsonl")).expect("log");
+    assert!(refusals.matches("\"allowed\":false").count() >= 5, "every refusal is audited");
+}
+
+#[test]
+fn a_token_off_the_allowlist_is_refused() {
+    let e = env_with(true, |d| {
+        let mut set = d.write_targets();
+        set.remove(&d.tokens["USDC"].address);
+        set
+    });
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "not on the allowlist");
+}
+
+#[test]
+fn phases_gate_writes_and_a_halt_revokes_permits() {
+    let e = env();
+    e.path.set_phase(Phase::Survival);
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Survival");
+    e.path.set_phase(Phase::Thriving);
+    let permit = e.path.preview("swap", &swap("10")).expect("preview");
+    let revoked = e.path.halt("operator pressed the button").expect("halt");
+    assert_eq!(revoked, vec![permit.permit_id.clone()]);
+    let before = e.balances();
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "halted");
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Terminal");
+    assert_eq!(e.balances(), before);
+}
+
+#[test]
+fn no_signer_means_wallet_not_configured() {
+    let e = env_with(false, Deployments::write_targets);
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::WalletNotConfigured, "BARDO_PRIVATE_KEY");
+}
+
+#[test]
+fn the_audit_chain_detects_edits_deletions_and_reordering() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("10")).expect("preview");
+    e.path.cancel(&permit.permit_id).expect("cancel");
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "");
+    let file = e.audit.path().join("audit.jsonl");
+    let good = std::fs::read_to_string(&file).expect("log");
+    let lines: Vec<&str> = good.lines().collect();
+    assert!(lines.len() >= 6);
+    assert!(verify(&file).is_ok());
+    let tamper = |text: String| {
+        std::fs::write(&file, text).expect("write");
+        verify(&file).expect_err("tampering must be detected").to_string()
+    };
+    let edited = good.replacen("\"allowed\":true", "\"allowed\":false", 1);
+    assert!(tamper(edited).contains("record"));
+    let mut deleted = lines.clone();
+    deleted.remove(2);
+    assert!(tamper(deleted.join("\n") + "\n").contains("record 3"));
+    let mut swapped = lines.clone();
+    swapped.swap(1, 2);
+    assert!(tamper(swapped.join("\n") + "\n").contains("record 2"));
+}
