@@ -17,23 +17,27 @@ plugins: setup
 
 BARDO := ./target/debug/bardo
 
-# The main job: build the plugins, start the local chain, list a profile's tools, read pools,
-# quotes and prices on the chain, plan a swap (anvil's public dev key as the wallet), audit the
-# Uniswap plugin, stop the chain.
+# The main job, a scripted agent session on the devnet: list the tools, read a pool, a quote
+# and a price, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
+# with anvil's public dev key, broadcast, verified from the receipt), show and verify the audit
+# trail, audit the Uniswap plugin's surface, stop the chain.
 DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
+SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
 demo: plugins
 	$(CARGO) build --locked -p bardo-host
 	@# The plugins were just built from this checkout: pin exactly these in bardo.lock.
 	$(BARDO) lock
 	$(BARDO) devnet up --detach
-	@status=0; \
-	  $(BARDO) tools --profile data && \
-	  $(BARDO) call hello_greet --params '{"name":"golem","chain_id":31337}' && \
+	@status=0; export BARDO_PRIVATE_KEY=$(DEV_KEY); \
+	  $(BARDO) tools --profile trader && \
 	  $(BARDO) call uniswap_get_pool_info --params '{"chain_id":31337,"token_a":"WETH","token_b":"USDC"}' && \
-	  $(BARDO) call uniswap_get_quote --params '{"chain_id":31337,"token_in":"WETH","token_out":"USDC","amount":"1.5"}' && \
+	  $(BARDO) call uniswap_get_quote --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000"}' && \
 	  $(BARDO) call data_get_token_price --params '{"chain_id":31337,"token":"WETH"}' && \
-	  BARDO_PRIVATE_KEY=$(DEV_KEY) $(BARDO) plan uniswap_execute_swap --profile trader \
-	    --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}' && \
+	  $(BARDO) preview swap --profile trader --params '$(SWAP)' | tee .bardo/permit.json && \
+	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
+	  $(BARDO) commit $$permit --profile trader && \
+	  { ! $(BARDO) commit $$permit --profile trader; } && \
+	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \
 	  $(BARDO) devnet down; exit $$status
 

@@ -54,6 +54,37 @@ impl Default for CapabilityConfig {
     }
 }
 
+/// `[safety]`: the write path's policy and state files.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SafetyConfig {
+    /// How long a permit stays valid, seconds.
+    pub ttl_secs: u64,
+    /// The agent's phase; writes are gated by it.
+    pub phase: crate::tool::Phase,
+    /// The hash-linked audit log.
+    pub audit_log: PathBuf,
+    /// Open and settled permits, shared by `bardo preview` and `bardo commit`.
+    pub permits: PathBuf,
+    /// Contracts writes may call, approve or pay, per chain id: exact addresses.
+    pub allowlist: BTreeMap<String, Vec<alloy::primitives::Address>>,
+    /// More allowlist entries from a JSON file of the same shape (the devnet writes one).
+    pub allowlist_file: Option<PathBuf>,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        Self {
+            ttl_secs: 60,
+            phase: crate::tool::Phase::Thriving,
+            audit_log: PathBuf::from(".bardo/audit.jsonl"),
+            permits: PathBuf::from(".bardo/permits.json"),
+            allowlist: BTreeMap::new(),
+            allowlist_file: None,
+        }
+    }
+}
+
 /// One plugin's settings in `[settings]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
@@ -93,6 +124,8 @@ pub struct Config {
     /// Per-plugin settings, by plugin name: an inline table, or the path of a JSON file
     /// (`[settings] uniswap = ".bardo/devnet/uniswap.json"`).
     pub settings: BTreeMap<String, PluginSettings>,
+    /// The write path.
+    pub safety: SafetyConfig,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -112,6 +145,7 @@ impl Default for Config {
             chains: BTreeMap::new(),
             signer: SignerConfig::default(),
             settings: BTreeMap::new(),
+            safety: SafetyConfig::default(),
             base: PathBuf::from("."),
         }
     }
@@ -184,6 +218,33 @@ impl Config {
             out.insert(plugin.clone(), value);
         }
         Ok(out)
+    }
+
+    /// The write allowlist per chain: `[safety] allowlist` plus `allowlist_file`.
+    pub fn allowlist(
+        &self,
+    ) -> Result<BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::Address>>, ConfigError> {
+        let mut entries = self.safety.allowlist.clone();
+        if let Some(file) = &self.safety.allowlist_file {
+            let path = self.resolve(file);
+            let text =
+                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let more: BTreeMap<String, Vec<alloy::primitives::Address>> = serde_json::from_slice(&text)
+                .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
+            for (chain, list) in more {
+                entries.entry(chain).or_default().extend(list);
+            }
+        }
+        entries
+            .into_iter()
+            .map(|(chain, list)| {
+                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("[safety.allowlist] key {chain:?} must be a chain id"),
+                })?;
+                Ok((id, list.into_iter().collect()))
+            })
+            .collect()
     }
 
     /// `p` resolved against the configuration file's directory.

@@ -24,6 +24,20 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum AuditLogAction {
+    /// Print the records, one line each.
+    Show {
+        /// The log (default: `[safety] audit_log`).
+        file: Option<PathBuf>,
+    },
+    /// Check every record's link to the one before; exit 1 at the first broken one.
+    Verify {
+        /// The log (default: `[safety] audit_log`).
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// List the tools a profile loads.
     Tools {
@@ -55,6 +69,35 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+    },
+    /// Preview an action (`swap`, `add-liquidity`, …): plan, safety hooks, simulation → a permit.
+    Preview {
+        /// The action kind; it routes to the write tool that declares it.
+        kind: String,
+        /// Params of that tool, as a JSON object.
+        #[arg(long)]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Execute a permit once: re-simulate, sign, broadcast, wait for receipts, verify.
+    Commit {
+        /// The permit id `bardo preview` printed.
+        permit_id: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Cancel an open permit.
+    Cancel {
+        /// The permit id.
+        permit_id: String,
+    },
+    /// The hash-linked audit log.
+    AuditLog {
+        #[command(subcommand)]
+        action: AuditLogAction,
     },
     /// Print a component's capability surface, or what grew between two versions (exit 1 if it grew).
     Audit {
@@ -121,6 +164,60 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report_refused(&opened.refused);
             print_call(opened.host.plan(&tool, &params))
         }
+        Command::Preview { kind, params, profile } => {
+            let config = config()?;
+            let params: serde_json::Value = serde_json::from_str(&params).context("--params must be JSON")?;
+            let path = open_write_path(&config, profile.as_deref())?;
+            print_write(path.preview(&kind, &params).map(|p| {
+                serde_json::json!({
+                    "permit_id": p.permit_id,
+                    "tool": p.tool,
+                    "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
+                    "expected_outcome": p.expected_outcome,
+                    "simulation_hash": p.simulation_hash,
+                    "risk_tier": p.risk_tier,
+                    "expires_in_s": p.ttl.as_secs(),
+                })
+            }))
+        }
+        Command::Commit { permit_id, profile } => {
+            let path = open_write_path(&config()?, profile.as_deref())?;
+            print_write(path.commit(&permit_id))
+        }
+        Command::Cancel { permit_id } => {
+            let path = open_write_path(&config()?, None)?;
+            print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+        }
+        Command::AuditLog { action: AuditLogAction::Show { file } } => {
+            let config = config()?;
+            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            for line in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(line)?;
+                let mut event = v["event"].clone();
+                let kind = event["type"].as_str().unwrap_or("?").to_owned();
+                if let Some(o) = event.as_object_mut() {
+                    o.remove("type");
+                }
+                println!("{:>4}  {kind:<15} {event}", v["seq"]);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::AuditLog { action: AuditLogAction::Verify { file } } => {
+            let config = config()?;
+            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+            match bardo_host::safety::audit_log::verify(&file) {
+                Ok((records, _)) => {
+                    println!("{}: intact, {records} records", file.display());
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    println!("TAMPERED: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
         Command::Devnet { action } => devnet(&cli.config, action),
         Command::Lock => {
@@ -173,6 +270,26 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
     }
     println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
     Ok(ExitCode::SUCCESS)
+}
+
+fn open_write_path(config: &Config, profile: Option<&str>) -> Result<bardo_host::safety::WritePath> {
+    let opened = setup::open(config, profile)?;
+    report_refused(&opened.refused);
+    Ok(setup::write_path(config, opened.host)?)
+}
+
+/// Print a write-path answer, or `{"error": ...}` with exit 1.
+fn print_write<T: serde::Serialize>(result: Result<T, bardo_host::ToolError>) -> Result<ExitCode> {
+    match result {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 /// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout.
@@ -312,6 +429,9 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
             std::fs::create_dir_all(&settings)?;
             let uniswap = serde_json::to_string_pretty(&snapshot.deployments.uniswap_settings())?;
             std::fs::write(settings.join("uniswap.json"), uniswap)?;
+            let targets = &snapshot.deployments.write_targets();
+            let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
+            std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;
             if detach {
                 let state = snapshot.state.to_string_lossy();
                 let log = state_dir.join("devnet.log");

@@ -66,6 +66,7 @@ fn denied(message: impl Into<String>) -> ToolError {
 fn permit_error(e: PermitError) -> ToolError {
     let code = match e {
         PermitError::Unknown(_) => ErrorCode::NotFound,
+        PermitError::Store(_) => ErrorCode::Internal,
         _ => ErrorCode::Denied,
     };
     ToolError::new(code, e.to_string())
@@ -91,6 +92,12 @@ impl WritePath {
     /// Use `clock` instead of the system clock.
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Keep permits in `path`, shared with other `bardo` processes.
+    pub fn with_permit_file(mut self, path: &std::path::Path) -> Self {
+        self.permits = Permits::open(path);
         self
     }
 
@@ -201,7 +208,7 @@ impl WritePath {
             tool,
             simulation_hash: permit.simulation_hash.to_string(),
         })?;
-        self.permits.insert(permit.clone());
+        self.permits.insert(permit.clone()).map_err(permit_error)?;
         Ok(permit)
     }
 
@@ -214,10 +221,16 @@ impl WritePath {
         let permit = match self.permits.take(permit_id, (self.clock)()) {
             Ok(p) => p,
             Err(e) => {
-                if matches!(e, PermitError::Expired(_)) {
-                    self.log(AuditEvent::PermitExpired { permit_id: permit_id.to_owned() })?;
-                }
-                return Err(permit_error(e));
+                let error = permit_error(e.clone());
+                self.log(match e {
+                    PermitError::Expired(_) => AuditEvent::PermitExpired { permit_id: permit_id.to_owned() },
+                    _ => AuditEvent::PermitRefused {
+                        permit_id: permit_id.to_owned(),
+                        code: error.code.as_str().into(),
+                        reason: error.message.clone(),
+                    },
+                })?;
+                return Err(error);
             }
         };
         self.log(AuditEvent::PermitConsumed { permit_id: permit_id.to_owned() })?;
@@ -269,7 +282,7 @@ impl WritePath {
     /// Emergency halt: terminal phase, every open permit revoked, later writes refused.
     pub fn halt(&self, reason: &str) -> Result<Vec<String>, ToolError> {
         self.set_phase(Phase::Terminal);
-        let revoked = self.permits.revoke_all();
+        let revoked = self.permits.revoke_all((self.clock)()).map_err(permit_error)?;
         self.log(AuditEvent::Halted { reason: reason.to_owned(), revoked: revoked.clone() })?;
         Ok(revoked)
     }

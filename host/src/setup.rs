@@ -29,6 +29,8 @@ pub enum SetupError {
     Chain(#[from] ChainError),
     #[error(transparent)]
     Signer(#[from] SignerError),
+    #[error(transparent)]
+    Audit(#[from] crate::safety::audit_log::AuditError),
 }
 
 /// A host and the plugins it refused (it serves the others).
@@ -89,4 +91,20 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
     }
     lock.write(&lock_path).map_err(LoadError::from)?;
     Ok(lock)
+}
+
+/// The write path over an opened host, with the hook chain and files `[safety]` configures.
+pub fn write_path(config: &Config, host: Host) -> Result<crate::safety::WritePath, SetupError> {
+    use crate::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage),
+        Box::new(AllowlistGuard { allowed: config.allowlist()? }),
+        Box::new(ApprovalGuard),
+    ];
+    let audit = crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log))?;
+    let path = crate::safety::WritePath::new(std::sync::Arc::new(host), hooks, audit)
+        .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
+        .with_permit_file(&config.resolve(&config.safety.permits));
+    path.set_phase(config.safety.phase);
+    Ok(path)
 }

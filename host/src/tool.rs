@@ -58,7 +58,7 @@ pub enum CapabilityTier {
 }
 
 /// Value at risk. Ordered, so growth can be compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RiskTier {
     None,
@@ -100,7 +100,7 @@ pub enum SpriteTrigger {
 }
 
 /// The agent's survival phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     Thriving,
@@ -158,21 +158,21 @@ pub struct Manifest {
 }
 
 /// One step of a write plan, as the host will sign and send it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PlannedCall {
     pub chain_id: u64,
     #[serde(serialize_with = "checksummed")]
     pub to: alloy::primitives::Address,
     pub data: alloy::primitives::Bytes,
     /// Wei, serialized as a decimal string.
-    #[serde(serialize_with = "decimal")]
+    #[serde(serialize_with = "decimal", deserialize_with = "from_decimal")]
     pub value: alloy::primitives::U256,
     /// What the step does, for humans.
     pub description: String,
 }
 
 /// A write a plugin proposes: calls in order and the outcome it expects.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct WritePlan {
     pub calls: Vec<PlannedCall>,
     /// A JSON object (amounts, position ids, ...).
@@ -188,4 +188,9 @@ pub(crate) fn checksummed<S: serde::Serializer>(
 
 fn decimal<S: serde::Serializer>(v: &alloy::primitives::U256, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&v.to_string())
+}
+
+fn from_decimal<'de, D: serde::Deserializer<'de>>(d: D) -> Result<alloy::primitives::U256, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
 }

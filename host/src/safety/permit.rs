@@ -2,13 +2,14 @@
 
 use crate::tool::{RiskTier, WritePlan};
 use alloy::primitives::{Address, B256};
-use serde::Serialize;
-use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 /// A permitted plan, waiting for `commit_action`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActionPermit {
     pub permit_id: String,
     pub kind: String,
@@ -22,9 +23,9 @@ pub struct ActionPermit {
     pub simulation_hash: B256,
     pub expected_outcome: serde_json::Value,
     pub risk_tier: RiskTier,
-    #[serde(serialize_with = "unix_ms")]
+    #[serde(serialize_with = "unix_ms", deserialize_with = "from_unix_ms")]
     pub created_at: SystemTime,
-    #[serde(serialize_with = "millis")]
+    #[serde(rename = "ttl_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub ttl: Duration,
 }
 
@@ -34,6 +35,14 @@ fn unix_ms<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_millis() as u64)
+}
+
+fn from_unix_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+    Ok(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::deserialize(d)?))
+}
+
+fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    Ok(Duration::from_millis(u64::deserialize(d)?))
 }
 
 /// Why a permit cannot be committed or cancelled.
@@ -49,9 +58,11 @@ pub enum PermitError {
     Consumed(String),
     #[error("permit `{0}` was revoked by an emergency halt")]
     Revoked(String),
+    #[error("permit store {0}")]
+    Store(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum State {
     Open,
     Consumed,
@@ -60,61 +71,115 @@ enum State {
     Revoked,
 }
 
-/// Every permit this host issued, by id.
-#[derive(Debug, Default)]
-pub struct Permits {
-    entries: Mutex<HashMap<String, (ActionPermit, State)>>,
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    permit: ActionPermit,
+    state: State,
 }
 
+type Map = BTreeMap<String, Entry>;
+
+/// Every permit this host issued, by id: in memory, or in a JSON file shared by every `bardo`
+/// process (`bardo preview` in one, `bardo commit` in another), changed only under an exclusive
+/// file lock so that a permit is consumed once across processes too.
+#[derive(Debug, Default)]
+pub struct Permits {
+    file: Option<PathBuf>,
+    mem: Mutex<Map>,
+}
+
+/// Settled permits are kept this long (for "already used" answers), then dropped from the file.
+const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
+
 impl Permits {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (ActionPermit, State)>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    /// Permits kept in `path` (created on first use).
+    pub fn open(path: &Path) -> Self {
+        Self { file: Some(path.to_owned()), mem: Mutex::default() }
     }
 
-    pub fn insert(&self, permit: ActionPermit) {
-        self.lock().insert(permit.permit_id.clone(), (permit, State::Open));
+    fn with<R>(&self, now: SystemTime, f: impl FnOnce(&mut Map) -> R) -> Result<R, PermitError> {
+        let mut mem = self.mem.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(path) = &self.file else { return Ok(f(&mut mem)) };
+        let store = |e: std::io::Error| PermitError::Store(format!("{}: {e}", path.display()));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(store)?;
+        }
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path.with_extension("lock"))
+            .map_err(store)?;
+        lock.lock().map_err(store)?;
+        let mut map: Map = match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| PermitError::Store(format!("{} is corrupt: {e}", path.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+            Err(e) => return Err(store(e)),
+        };
+        let out = f(&mut map);
+        map.retain(|_, e| {
+            e.state == State::Open || now.duration_since(e.permit.created_at).is_ok_and(|a| a < KEEP_SETTLED)
+        });
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let json = serde_json::to_vec_pretty(&map).map_err(|e| PermitError::Store(e.to_string()))?;
+        std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, path)).map_err(store)?;
+        Ok(out)
     }
 
-    /// Take an open permit for execution: the state changes to consumed under the lock, so of
+    /// Record a new open permit.
+    pub fn insert(&self, permit: ActionPermit) -> Result<(), PermitError> {
+        let now = permit.created_at;
+        self.with(now, |m| {
+            m.insert(permit.permit_id.clone(), Entry { permit, state: State::Open });
+        })
+    }
+
+    /// Take an open permit for execution: its state changes to consumed under the lock, so of
     /// two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        let mut entries = self.lock();
-        let (permit, state) = entries.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
-        match *state {
-            State::Open if expired(permit, now) => {
-                *state = State::Expired;
-                Err(PermitError::Expired(id.to_owned()))
+        self.with(now, |m| {
+            let entry = m.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            match entry.state {
+                State::Open if expired(&entry.permit, now) => {
+                    entry.state = State::Expired;
+                    Err(PermitError::Expired(id.to_owned()))
+                }
+                State::Open => {
+                    entry.state = State::Consumed;
+                    Ok(entry.permit.clone())
+                }
+                State::Consumed => Err(PermitError::Consumed(id.to_owned())),
+                State::Cancelled => Err(PermitError::Cancelled(id.to_owned())),
+                State::Expired => Err(PermitError::Expired(id.to_owned())),
+                State::Revoked => Err(PermitError::Revoked(id.to_owned())),
             }
-            State::Open => {
-                *state = State::Consumed;
-                Ok(permit.clone())
-            }
-            State::Consumed => Err(PermitError::Consumed(id.to_owned())),
-            State::Cancelled => Err(PermitError::Cancelled(id.to_owned())),
-            State::Expired => Err(PermitError::Expired(id.to_owned())),
-            State::Revoked => Err(PermitError::Revoked(id.to_owned())),
-        }
+        })?
     }
 
     /// Cancel an open permit.
     pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
         let permit = self.take(id, now)?;
-        if let Some(entry) = self.lock().get_mut(id) {
-            entry.1 = State::Cancelled;
-        }
+        self.with(now, |m| {
+            if let Some(entry) = m.get_mut(id) {
+                entry.state = State::Cancelled;
+            }
+        })?;
         Ok(permit)
     }
 
     /// Revoke every open permit; returns their ids.
-    pub fn revoke_all(&self) -> Vec<String> {
-        let mut revoked = Vec::new();
-        for (id, (_, state)) in self.lock().iter_mut() {
-            if *state == State::Open {
-                *state = State::Revoked;
-                revoked.push(id.clone());
+    pub fn revoke_all(&self, now: SystemTime) -> Result<Vec<String>, PermitError> {
+        self.with(now, |m| {
+            let mut revoked = Vec::new();
+            for (id, entry) in m.iter_mut() {
+                if entry.state == State::Open {
+                    entry.state = State::Revoked;
+                    revoked.push(id.clone());
+                }
             }
-        }
-        revoked
+            revoked
+        })
     }
 }
 

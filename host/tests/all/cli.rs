@@ -127,3 +127,50 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
         assert!(out.to_lowercase().contains(&expected.to_lowercase()), "audit shows {expected}: {out}");
     }
 }
+
+#[test]
+fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
+    let (node, d) = super::chain::devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    std::fs::write(dir.path().join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
+    let allow: Vec<String> = d.write_targets().iter().map(|a| format!("\"{a}\"")).collect();
+    let config = format!(
+        "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n\
+         [settings]\nuniswap = \"uniswap.json\"\n[safety.allowlist]\n31337 = [{}]\n",
+        node.url(),
+        allow.join(", ")
+    );
+    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .env("BARDO_PRIVATE_KEY", bardo_host::devnet::DEV_KEY)
+            .args(args)
+            .output()
+            .expect("run bardo")
+    };
+    let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"250"}"#;
+    let o = run(&["preview", "swap", "--params", swap]);
+    assert!(o.status.success(), "{o:?}");
+    let permit: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let id = permit["permit_id"].as_str().expect("permit id").to_owned();
+    let o = run(&["commit", &id]);
+    assert!(o.status.success(), "{o:?}");
+    let result: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(result["ground_truth"], "receipt");
+    assert_eq!(result["actual"]["amount_out_base"], permit["expected_outcome"]["amount_out_base"]);
+    let o = run(&["commit", &id]);
+    assert_eq!(o.status.code(), Some(1), "a second process cannot reuse the permit");
+    assert!(stdout(&o).contains("already used"));
+
+    let o = run(&["audit-log", "verify"]);
+    assert!(o.status.success() && stdout(&o).contains("intact"), "{o:?}");
+    let log = dir.path().join(".bardo/audit.jsonl");
+    let text = std::fs::read_to_string(&log).expect("log");
+    std::fs::write(&log, text.replacen("\"ok\":true", "\"ok\":false", 1)).expect("tamper");
+    let o = run(&["audit-log", "verify"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("TAMPERED"), "{o:?}");
+}

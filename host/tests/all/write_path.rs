@@ -115,9 +115,10 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     assert_eq!(before.1 - after.1, U256::from(1_000_000_000u64), "exactly 1000 USDC left");
     assert_eq!(result.tx_hashes.len(), 2, "approve + swap");
 
-    // The same permit again: refused, nothing moves.
+    // The same permit again: refused, nothing moves, the refusal is audited.
     e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "already used");
     assert_eq!(e.balances(), after);
+    assert_eq!(e.audit_types().last().map(String::as_str), Some("PermitRefused"));
 
     let types = e.audit_types();
     for t in ["ToolCall", "HookDecision", "PermitCreated", "PermitConsumed", "ActionExecuted"] {
