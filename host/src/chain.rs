@@ -87,6 +87,12 @@ pub struct ChainClient {
     config: ChainConfig,
     /// eth_call results at explicit block numbers: immutable, so safe to reuse.
     cache: Mutex<HashMap<CallKey, Bytes>>,
+    /// The latest block number and when it was fetched (trusted for `head_ttl_ms`).
+    head: Mutex<Option<(u64, Instant)>>,
+    /// Block timestamps by number.
+    timestamps: Mutex<HashMap<u64, u64>>,
+    /// Contract code by (block, account).
+    codes: Mutex<HashMap<(u64, Address), Bytes>>,
 }
 
 /// Every configured chain, and the runtime their requests run on.
@@ -118,7 +124,15 @@ impl Chains {
             let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(url).erased();
             clients.insert(
                 *id,
-                ChainClient { id: *id, provider, config: config.clone(), cache: Mutex::new(HashMap::new()) },
+                ChainClient {
+                    id: *id,
+                    provider,
+                    config: config.clone(),
+                    cache: Mutex::default(),
+                    head: Mutex::default(),
+                    timestamps: Mutex::default(),
+                    codes: Mutex::default(),
+                },
             );
         }
         Ok(Self { clients, runtime })
@@ -208,7 +222,24 @@ impl ChainClient {
         }
     }
 
-    /// `eth_call` at `block` (latest when none). Results at an explicit block are cached.
+    /// The block "latest" means now: the head fetched within the last `head_ttl_ms`, so that
+    /// reads at latest share the block-scoped cache; none (ask the node) when the TTL is 0.
+    async fn resolve(&self, block: Option<u64>, deadline: Instant) -> Result<Option<u64>, ChainError> {
+        if block.is_some() || self.config.head_ttl_ms == 0 {
+            return Ok(block);
+        }
+        if let Some((n, at)) = *self.head.lock().unwrap_or_else(|p| p.into_inner())
+            && at.elapsed() < self.head_ttl()
+        {
+            return Ok(Some(n));
+        }
+        let n = self.block_number(deadline).await?;
+        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Some((n, Instant::now()));
+        Ok(Some(n))
+    }
+
+    /// `eth_call` at `block` (latest when none). Results are cached per block: an explicit
+    /// block never changes, and "latest" resolves to a block within the head TTL.
     pub async fn call(
         &self,
         to: Address,
@@ -217,6 +248,7 @@ impl ChainClient {
         block: Option<u64>,
         deadline: Instant,
     ) -> Result<Bytes, ChainError> {
+        let block = self.resolve(block, deadline).await?;
         let key = block.map(|b| (b, to, data.clone(), value));
         if let Some(key) = &key
             && let Some(hit) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(key)
@@ -254,8 +286,21 @@ impl ChainClient {
 
     /// Timestamp of `block` (latest when none).
     pub async fn block_timestamp(&self, block: Option<u64>, deadline: Instant) -> Result<u64, ChainError> {
+        let block = self.resolve(block, deadline).await?;
+        if let Some(t) =
+            block.and_then(|b| self.timestamps.lock().unwrap_or_else(|p| p.into_inner()).get(&b).copied())
+        {
+            return Ok(t);
+        }
         let id = block.map_or(BlockId::latest(), BlockId::number);
         let found = self.request(deadline, || self.provider.get_block(id).into_future()).await?;
+        if let Some(b) = &found {
+            let mut cache = self.timestamps.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(b.header.number, b.header.timestamp);
+        }
         found.map(|b| b.header.timestamp).ok_or_else(|| {
             ChainError::InvalidParams(format!(
                 "block {} does not exist yet on chain {}",
@@ -272,7 +317,24 @@ impl ChainClient {
 
     /// Deployed bytecode.
     pub async fn code(&self, account: Address, deadline: Instant) -> Result<Bytes, ChainError> {
-        self.request(deadline, || self.provider.get_code_at(account).into_future()).await
+        let block = self.resolve(None, deadline).await?;
+        let key = block.map(|b| (b, account));
+        if let Some(key) = &key
+            && let Some(hit) = self.codes.lock().unwrap_or_else(|p| p.into_inner()).get(key)
+        {
+            return Ok(hit.clone());
+        }
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        let code =
+            self.request(deadline, || self.provider.get_code_at(account).block_id(id).into_future()).await?;
+        if let Some(key) = key {
+            let mut codes = self.codes.lock().unwrap_or_else(|p| p.into_inner());
+            if codes.len() >= CACHE_ENTRIES {
+                codes.clear();
+            }
+            codes.insert(key, code.clone());
+        }
+        Ok(code)
     }
 
     /// Raw storage word.

@@ -107,6 +107,11 @@ impl WritePath {
         self
     }
 
+    /// The host it plans with.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
     /// The current phase.
     pub fn phase(&self) -> Phase {
         *self.phase.read().unwrap_or_else(|p| p.into_inner())
@@ -136,8 +141,23 @@ impl WritePath {
             })
     }
 
-    /// Plan action `kind`, run the hook chain and the simulation, and issue a permit.
+    /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
+    /// records are written together, with one sync, before the permit exists.
     pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
+        let mut trail = Vec::new();
+        let result = self.check(kind, params, &mut trail);
+        self.audit.append_all(&trail).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+        let permit = result?;
+        self.permits.insert(permit.clone()).map_err(permit_error)?;
+        Ok(permit)
+    }
+
+    fn check(
+        &self,
+        kind: &str,
+        params: &serde_json::Value,
+        trail: &mut Vec<AuditEvent>,
+    ) -> Result<ActionPermit, ToolError> {
         let entry = self.route(kind)?;
         let tool = entry.def.name.clone();
         let chain_id = params["chain_id"]
@@ -150,11 +170,11 @@ impl WritePath {
             )
         })?;
         let report = self.host.plan(&tool, &params.to_string());
-        self.log(AuditEvent::ToolCall {
+        trail.push(AuditEvent::ToolCall {
             tool: tool.clone(),
             phase: "plan".into(),
             ok: report.result.is_ok(),
-        })?;
+        });
         let plan = report.result?;
         if let Some(c) = plan.calls.iter().find(|c| c.chain_id != chain_id) {
             return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
@@ -176,12 +196,12 @@ impl WritePath {
                 Decision::Allow => (true, None),
                 Decision::Reject { reason, .. } => (false, Some(reason.clone())),
             };
-            self.log(AuditEvent::HookDecision {
+            trail.push(AuditEvent::HookDecision {
                 tool: tool.clone(),
                 hook: hook.name().into(),
                 allowed,
                 reason,
-            })?;
+            });
             if let Decision::Reject { code, reason } = decision {
                 return Err(ToolError::new(code, format!("{}: {reason}", hook.name())));
             }
@@ -203,12 +223,11 @@ impl WritePath {
             created_at: (self.clock)(),
             ttl: self.ttl,
         };
-        self.log(AuditEvent::PermitCreated {
+        trail.push(AuditEvent::PermitCreated {
             permit_id: permit.permit_id.clone(),
             tool,
             simulation_hash: permit.simulation_hash.to_string(),
-        })?;
-        self.permits.insert(permit.clone()).map_err(permit_error)?;
+        });
         Ok(permit)
     }
 

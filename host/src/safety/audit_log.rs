@@ -59,24 +59,37 @@ impl AuditLog {
         Ok(Self { path: path.to_owned(), tail: Mutex::new(tail) })
     }
 
-    /// Append one record (flushed before returning).
+    /// Append one record (synced before returning).
     pub fn append(&self, event: AuditEvent) -> Result<(), AuditError> {
+        self.append_all(std::slice::from_ref(&event))
+    }
+
+    /// Append records in order, written and synced together.
+    pub fn append_all(&self, events: &[AuditEvent]) -> Result<(), AuditError> {
+        if events.is_empty() {
+            return Ok(());
+        }
         let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
         let time_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
-        let record = Record { seq: tail.0 + 1, prev: &tail.1, time_ms, event: &event };
-        let line = serde_json::to_string(&record).map_err(|e| io(&self.path, e))?;
+        let (mut seq, mut prev) = tail.clone();
+        let mut text = String::new();
+        for event in events {
+            let record = Record { seq: seq + 1, prev: &prev, time_ms, event };
+            let line = serde_json::to_string(&record).map_err(|e| io(&self.path, e))?;
+            (seq, prev) = (seq + 1, hex::encode(Sha256::digest(line.as_bytes())));
+            text.push_str(&line);
+            text.push('\n');
+        }
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.path)
             .map_err(|e| io(&self.path, e))?;
-        file.write_all(format!("{line}\n").as_bytes())
-            .and_then(|_| file.sync_data())
-            .map_err(|e| io(&self.path, e))?;
-        *tail = (tail.0 + 1, hex::encode(Sha256::digest(line.as_bytes())));
+        file.write_all(text.as_bytes()).and_then(|_| file.sync_data()).map_err(|e| io(&self.path, e))?;
+        *tail = (seq, prev);
         Ok(())
     }
 
