@@ -70,6 +70,10 @@ pub struct SafetyConfig {
     pub allowlist: BTreeMap<String, Vec<alloy::primitives::Address>>,
     /// More allowlist entries from a JSON file of the same shape (the devnet writes one).
     pub allowlist_file: Option<PathBuf>,
+    /// USD spending limits (`[safety.spending] per_tx_usd, per_day_usd`); none = no limit.
+    pub spending: Option<crate::safety::spending::SpendingLimits>,
+    /// Most write previews per minute; none = no limit.
+    pub previews_per_minute: Option<usize>,
 }
 
 impl Default for SafetyConfig {
@@ -81,6 +85,8 @@ impl Default for SafetyConfig {
             permits: PathBuf::from(".bardo/permits.json"),
             allowlist: BTreeMap::new(),
             allowlist_file: None,
+            spending: None,
+            previews_per_minute: None,
         }
     }
 }

@@ -436,6 +436,7 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
                 let state = snapshot.state.to_string_lossy();
                 let log = state_dir.join("devnet.log");
                 let d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
+                devnet::snapshot::mine_now(&d.rpc)?;
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
                 println!(
                     "devnet up: chain {} at {} (pid {}, log {})",

@@ -6,6 +6,7 @@ pub mod audit_log;
 pub mod capability;
 pub mod hooks;
 pub mod permit;
+pub mod spending;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::plugin::Host;
@@ -51,6 +52,7 @@ pub struct Approved {
 pub struct WritePath {
     host: Arc<Host>,
     hooks: Vec<Box<dyn SafetyHook>>,
+    after_simulation: Vec<Box<dyn SafetyHook>>,
     simulator: RevmSimulator,
     permits: Permits,
     audit: AuditLog,
@@ -80,6 +82,7 @@ impl WritePath {
         Self {
             host,
             hooks,
+            after_simulation: Vec::new(),
             simulator,
             permits: Permits::default(),
             audit,
@@ -93,6 +96,28 @@ impl WritePath {
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self
+    }
+
+    /// Hooks that need the simulation's result (spending), run after the simulator.
+    pub fn with_after_simulation(mut self, hooks: Vec<Box<dyn SafetyHook>>) -> Self {
+        self.after_simulation = hooks;
+        self
+    }
+
+    /// The clock permits are judged by.
+    pub fn clock(&self) -> Clock {
+        self.clock.clone()
+    }
+
+    /// The permit TTL.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn settle(&self, permit_id: &str, executed: bool) {
+        for hook in self.hooks.iter().chain(&self.after_simulation) {
+            hook.settle(permit_id, executed);
+        }
     }
 
     /// Keep permits in `path`, shared with other `bardo` processes.
@@ -145,15 +170,23 @@ impl WritePath {
     /// records are written together, with one sync, before the permit exists.
     pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
         let mut trail = Vec::new();
-        let result = self.check(kind, params, &mut trail);
-        self.audit.append_all(&trail).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
-        let permit = result?;
-        self.permits.insert(permit.clone()).map_err(permit_error)?;
-        Ok(permit)
+        let permit_id = new_permit_id();
+        let result = self.check(&permit_id, kind, params, &mut trail);
+        let stored = self
+            .audit
+            .append_all(&trail)
+            .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+            .and(result)
+            .and_then(|permit| self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error));
+        if stored.is_err() {
+            self.settle(&permit_id, false);
+        }
+        stored
     }
 
     fn check(
         &self,
+        permit_id: &str,
         kind: &str,
         params: &serde_json::Value,
         trail: &mut Vec<AuditEvent>,
@@ -180,6 +213,7 @@ impl WritePath {
             return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
         }
         let proposal = Proposal {
+            permit_id,
             kind: &kind.replace('-', "_"),
             tool: &entry.def,
             chain_id,
@@ -188,8 +222,12 @@ impl WritePath {
             phase: self.phase(),
         };
         let mut found = Findings::default();
-        let chain =
-            self.hooks.iter().map(|h| h.as_ref()).chain(std::iter::once(&self.simulator as &dyn SafetyHook));
+        let chain = self
+            .hooks
+            .iter()
+            .map(|h| h.as_ref())
+            .chain(std::iter::once(&self.simulator as &dyn SafetyHook))
+            .chain(self.after_simulation.iter().map(|h| h.as_ref()));
         for hook in chain {
             let decision = hook.check(&proposal, &mut found);
             let (allowed, reason) = match &decision {
@@ -210,7 +248,7 @@ impl WritePath {
             .simulation
             .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
         let permit = ActionPermit {
-            permit_id: new_permit_id(),
+            permit_id: permit_id.to_owned(),
             kind: kind.to_owned(),
             tool: tool.clone(),
             params: params.clone(),
@@ -241,6 +279,9 @@ impl WritePath {
             Ok(p) => p,
             Err(e) => {
                 let error = permit_error(e.clone());
+                if matches!(e, PermitError::Expired(_)) {
+                    self.settle(permit_id, false);
+                }
                 self.log(match e {
                     PermitError::Expired(_) => AuditEvent::PermitExpired { permit_id: permit_id.to_owned() },
                     _ => AuditEvent::PermitRefused {
@@ -254,6 +295,7 @@ impl WritePath {
         };
         self.log(AuditEvent::PermitConsumed { permit_id: permit_id.to_owned() })?;
         let refuse = |code: ErrorCode, reason: String| -> Result<WriteResult, ToolError> {
+            self.settle(permit_id, false);
             self.log(AuditEvent::PermitRefused {
                 permit_id: permit_id.to_owned(),
                 code: code.as_str().into(),
@@ -273,7 +315,10 @@ impl WritePath {
             );
         }
         let capability = Capability::mint(Approved { permit });
-        let (permit, receipts) = broadcast(capability, &self.host, &self.audit)?;
+        // Whatever the broadcast's outcome, count the spend: a failure may come after a transfer.
+        let sent = broadcast(capability, &self.host, &self.audit);
+        self.settle(permit_id, true);
+        let (permit, receipts) = sent?;
         let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
         self.log(AuditEvent::ToolCall {
             tool: permit.tool.clone(),
@@ -295,6 +340,7 @@ impl WritePath {
     /// Cancel an open permit.
     pub fn cancel(&self, permit_id: &str) -> Result<(), ToolError> {
         self.permits.cancel(permit_id, (self.clock)()).map_err(permit_error)?;
+        self.settle(permit_id, false);
         self.log(AuditEvent::PermitCancelled { permit_id: permit_id.to_owned() })
     }
 
@@ -302,6 +348,9 @@ impl WritePath {
     pub fn halt(&self, reason: &str) -> Result<Vec<String>, ToolError> {
         self.set_phase(Phase::Terminal);
         let revoked = self.permits.revoke_all((self.clock)()).map_err(permit_error)?;
+        for id in &revoked {
+            self.settle(id, false);
+        }
         self.log(AuditEvent::Halted { reason: reason.to_owned(), revoked: revoked.clone() })?;
         Ok(revoked)
     }

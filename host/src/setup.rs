@@ -95,16 +95,22 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
 
 /// The write path over an opened host, with the hook chain and files `[safety]` configures.
 pub fn write_path(config: &Config, host: Host) -> Result<crate::safety::WritePath, SetupError> {
-    use crate::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage),
-        Box::new(AllowlistGuard { allowed: config.allowlist()? }),
-        Box::new(ApprovalGuard),
-    ];
+    use crate::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
+    let mut hooks: Vec<Box<dyn SafetyHook>> =
+        vec![Box::new(PolicyCage), Box::new(AllowlistGuard { allowed: config.allowlist()? })];
+    if let Some(n) = config.safety.previews_per_minute {
+        hooks.push(Box::new(RateLimiter::new(n)));
+    }
+    hooks.push(Box::new(ApprovalGuard));
     let audit = crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log))?;
-    let path = crate::safety::WritePath::new(std::sync::Arc::new(host), hooks, audit)
+    let host = std::sync::Arc::new(host);
+    let mut path = crate::safety::WritePath::new(host.clone(), hooks, audit)
         .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
         .with_permit_file(&config.resolve(&config.safety.permits));
+    if let Some(limits) = config.safety.spending {
+        let limiter = crate::safety::spending::SpendingLimiter::new(limits, &host, path.ttl(), path.clock());
+        path = path.with_after_simulation(vec![Box::new(limiter)]);
+    }
     path.set_phase(config.safety.phase);
     Ok(path)
 }

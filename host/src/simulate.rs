@@ -93,6 +93,10 @@ impl DatabaseRef for ForkState {
     }
 }
 
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
 /// The block a simulation runs in: the one after the latest.
 #[derive(Debug, Clone, Copy)]
 struct NextBlock {
@@ -157,7 +161,8 @@ impl Simulator {
         let h = &block.header;
         Ok(NextBlock {
             latest: h.number,
-            timestamp: h.timestamp + 1,
+            // The node stamps the next block with its clock; a quiet chain's head can be old.
+            timestamp: (h.timestamp + 1).max(unix_now()),
             basefee: h.base_fee_per_gas.unwrap_or_default(),
             gas_limit: h.gas_limit,
             beneficiary: h.beneficiary,

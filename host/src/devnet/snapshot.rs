@@ -101,8 +101,26 @@ impl Snapshot {
     /// Start a fresh anvil from this snapshot on `port` (0 = a free one).
     pub fn spawn_on(&self, binary: &Path, port: u16) -> Result<Anvil, DevnetError> {
         let state = self.state.to_string_lossy();
-        Anvil::spawn_on(binary, port, &["--load-state", &state])
+        let node = Anvil::spawn_on(binary, port, &["--load-state", &state])?;
+        mine_now(&node.url())?;
+        Ok(node)
     }
+}
+
+/// Mine one block so that the head's timestamp is now. A loaded state's head carries the time
+/// of the dump; plans take their deadlines from the head, and the next real block is stamped
+/// with the wall clock, so without this a snapshot older than a deadline yields plans that
+/// expire on arrival.
+pub fn mine_now(rpc: &str) -> Result<(), DevnetError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DevnetError::Start(e.to_string()))?;
+    let url = rpc.parse().map_err(|e| DevnetError::Start(format!("{e}")))?;
+    let provider = ProviderBuilder::new().connect_http(url);
+    rt.block_on(provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ()))
+        .map(drop)
+        .map_err(|e| DevnetError::Start(format!("mining the first block: {e}")))
 }
 
 /// anvil's state as the JSON `--load-state` reads (the RPC returns it gzip-compressed).

@@ -20,6 +20,8 @@ alloy::sol! {
 
 /// What a hook looks at.
 pub struct Proposal<'a> {
+    /// The id the permit will have if every hook allows it.
+    pub permit_id: &'a str,
     pub kind: &'a str,
     pub tool: &'a ToolDef,
     pub chain_id: u64,
@@ -51,6 +53,46 @@ pub trait SafetyHook: Send + Sync {
     fn name(&self) -> &'static str;
     /// Allow, or reject with a code and a reason that says what to do.
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision;
+    /// The permit a check allowed was executed (`true`) or will never be (`false`: rejected
+    /// later in the chain, cancelled, expired, refused at commit). Hooks that reserve release.
+    fn settle(&self, permit_id: &str, executed: bool) {
+        let _ = (permit_id, executed);
+    }
+}
+
+/// At most `per_minute` previews in any 60 s window: a runaway agent loop stops here.
+pub struct RateLimiter {
+    pub per_minute: usize,
+    recent: std::sync::Mutex<std::collections::VecDeque<Instant>>,
+}
+
+impl RateLimiter {
+    pub fn new(per_minute: usize) -> Self {
+        Self { per_minute, recent: std::sync::Mutex::default() }
+    }
+}
+
+impl SafetyHook for RateLimiter {
+    fn name(&self) -> &'static str {
+        "rate-limiter"
+    }
+
+    fn check(&self, _: &Proposal<'_>, _: &mut Findings) -> Decision {
+        let now = Instant::now();
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        while recent.front().is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60)) {
+            recent.pop_front();
+        }
+        if recent.len() >= self.per_minute {
+            let wait = recent.front().map(|t| 60 - now.duration_since(*t).as_secs()).unwrap_or(60);
+            return reject(
+                ErrorCode::LimitExceeded,
+                format!("{} write previews in the last minute (the limit); wait {wait} s", recent.len()),
+            );
+        }
+        recent.push_back(now);
+        Decision::Allow
+    }
 }
 
 /// Phase gating: what each survival phase may still do. Actions that add exposure stop first;

@@ -12,7 +12,8 @@ use alloy::sol_types::SolCall;
 use bardo_host::devnet::deploy::Deployments;
 use bardo_host::devnet::{Anvil, CHAIN_ID};
 use bardo_host::safety::audit_log::{AuditLog, verify};
-use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
+use bardo_host::safety::spending::{SpendingLimiter, SpendingLimits};
 use bardo_host::safety::{Clock, WritePath};
 use bardo_host::tool::Phase;
 use bardo_host::{ErrorCode, ToolError};
@@ -40,13 +41,25 @@ struct Env {
 }
 
 fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeSet<Address>) -> Env {
+    env_full(wallet, allow, None, None)
+}
+
+fn env_full(
+    wallet: bool,
+    allow: impl FnOnce(&Deployments) -> BTreeSet<Address>,
+    spending: Option<SpendingLimits>,
+    previews_per_minute: Option<usize>,
+) -> Env {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), wallet, &[UNISWAP, EVIL_WRITER]));
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+    let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
         Box::new(ApprovalGuard),
     ];
+    if let Some(n) = previews_per_minute {
+        hooks.push(Box::new(RateLimiter::new(n)));
+    }
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl")).expect("audit log");
     // A clock the test can move forward.
@@ -54,8 +67,12 @@ fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeSet<Address>)
     let skew = skew_ms.clone();
     let clock: Clock =
         Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
-    let path = Arc::new(WritePath::new(host, hooks, log).with_clock(clock));
-    Env { node, d, path, audit, skew_ms }
+    let mut path = WritePath::new(host.clone(), hooks, log).with_clock(clock);
+    if let Some(limits) = spending {
+        let limiter = SpendingLimiter::new(limits, &host, path.ttl(), path.clock());
+        path = path.with_after_simulation(vec![Box::new(limiter)]);
+    }
+    Env { node, d, path: Arc::new(path), audit, skew_ms }
 }
 
 fn env() -> Env {
@@ -278,4 +295,47 @@ fn the_audit_chain_detects_edits_deletions_and_reordering() {
     let mut swapped = lines.clone();
     swapped.swap(1, 2);
     assert!(tamper(swapped.join("\n") + "\n").contains("record 2"));
+}
+
+#[test]
+fn spending_limits_hold_under_concurrent_previews_and_value_tokens_on_chain() {
+    let limits = SpendingLimits { per_tx_usd: 1_000, per_day_usd: 3_000 };
+    let e = env_full(true, Deployments::write_targets, Some(limits), None);
+    e.refused(e.path.preview("swap", &swap("1500")), ErrorCode::LimitExceeded, "per-transaction");
+    // WETH is valued at its pool price (~$2,000): 0.6 WETH is over the $1,000 per transaction.
+    let weth_swap = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "0.6"});
+    e.refused(e.path.preview("swap", &weth_swap), ErrorCode::LimitExceeded, "per-transaction");
+
+    // A $3,000 day split into eight $500 previews, raced: exactly six fit.
+    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| e.path.preview("swap", &swap("500")))).collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    let ok: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(ok.len(), 6, "{results:?}");
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(r.code, ErrorCode::LimitExceeded);
+        assert!(r.message.contains("daily"), "{r}");
+    }
+    // Cancelling a permit releases its reservation; committing one makes it spent.
+    e.path.cancel(&ok[0].permit_id).expect("cancel");
+    let again = e.path.preview("swap", &swap("500")).expect("the released $500 fits again");
+    e.path.commit(&again.permit_id).expect("commit");
+    e.refused(e.path.preview("swap", &swap("100")), ErrorCode::LimitExceeded, "daily");
+
+    // Wrong decimals: a plan that approves 1000 "USDC" as if USDC had 18 decimals is valued by
+    // the token's real 6 decimals: $1e15, refused.
+    let usdc = e.d.tokens["USDC"].address.to_checksum(None);
+    let router = e.d.uniswap_v3["swap_router"].to_checksum(None);
+    let wrong = json!({"chain_id": CHAIN_ID, "mode": "approve", "token": usdc, "target": router,
+        "amount": "1000000000000000000000"});
+    e.refused(e.path.preview("evil", &wrong), ErrorCode::LimitExceeded, "per-transaction");
+}
+
+#[test]
+fn the_rate_limiter_stops_a_runaway_loop() {
+    let e = env_full(true, Deployments::write_targets, None, Some(2));
+    e.path.preview("swap", &swap("1")).expect("first");
+    e.path.preview("swap", &swap("1")).expect("second");
+    e.refused(e.path.preview("swap", &swap("1")), ErrorCode::LimitExceeded, "in the last minute");
 }
