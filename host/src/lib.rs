@@ -3,6 +3,7 @@
 //! Re-exports only; see each module.
 #![deny(unsafe_code)]
 
+pub mod adapter;
 pub mod audit;
 mod bindings;
 pub mod caps;
