@@ -17,7 +17,9 @@ use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
 use audit_log::{AuditEvent, AuditLog};
 use capability::Capability;
-use hooks::{Decision, Findings, Proposal, RevmSimulator, SafetyHook, simulation_hash};
+use hooks::{
+    Decision, Findings, HallucinationDetector, Proposal, RevmSimulator, SafetyHook, simulation_hash,
+};
 use permit::{ActionPermit, PermitError, Permits};
 use serde::Serialize;
 use std::sync::{Arc, RwLock};
@@ -227,7 +229,9 @@ impl WritePath {
             .iter()
             .map(|h| h.as_ref())
             .chain(std::iter::once(&self.simulator as &dyn SafetyHook))
-            .chain(self.after_simulation.iter().map(|h| h.as_ref()));
+            .chain(self.after_simulation.iter().map(|h| h.as_ref()))
+            // Always last, whatever the configuration: the plan's claims against its simulation.
+            .chain(std::iter::once(&HallucinationDetector as &dyn SafetyHook));
         for hook in chain {
             let decision = hook.check(&proposal, &mut found);
             let (allowed, reason) = match &decision {

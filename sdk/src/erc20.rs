@@ -123,3 +123,26 @@ pub fn transfers(logs: &[crate::Log], token: Address, account: Address) -> (U256
     }
     (received, sent)
 }
+
+/// One token balance change a write plan declares in its expected outcome
+/// (`"balance_changes": [...]`). The host simulates the plan and refuses it unless the
+/// simulation moves exactly these amounts and nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BalanceChange {
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub token: Address,
+    /// Signed base units, decimal (`"-1000000"`).
+    pub delta: String,
+}
+
+impl BalanceChange {
+    /// `amount` of `token` leaves the wallet.
+    pub fn spent(token: &Token, amount: U256) -> Self {
+        Self { token: token.address, delta: if amount.is_zero() { "0".into() } else { format!("-{amount}") } }
+    }
+
+    /// `amount` of `token` arrives in the wallet.
+    pub fn received(token: &Token, amount: U256) -> Self {
+        Self { token: token.address, delta: amount.to_string() }
+    }
+}

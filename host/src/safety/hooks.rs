@@ -286,3 +286,67 @@ pub fn simulation_hash(chain_id: u64, sender: Address, plan: &WritePlan, sim: &S
     }
     B256::from_slice(&h.finalize())
 }
+
+/// The plugin's claims against the simulation: a plan declares the wallet's token balance
+/// changes (`expected_outcome.balance_changes`), and the simulation must move exactly those
+/// amounts of exactly those tokens — no undeclared outflow, no invented gain.
+pub struct HallucinationDetector;
+
+impl SafetyHook for HallucinationDetector {
+    fn name(&self) -> &'static str {
+        "hallucination-detector"
+    }
+
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let Some(sim) = &found.simulation else {
+            return reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated");
+        };
+        let Some(list) = p.plan.expected_outcome.get("balance_changes").and_then(|v| v.as_array()) else {
+            return reject(
+                ErrorCode::Denied,
+                format!(
+                    "`{}` declares no balance_changes in its expected outcome; its effect cannot be checked",
+                    p.tool.name
+                ),
+            );
+        };
+        let mut declared: BTreeMap<Address, alloy::primitives::I256> = BTreeMap::new();
+        for item in list {
+            let token = item["token"].as_str().and_then(|t| t.parse::<Address>().ok());
+            let delta = item["delta"].as_str().and_then(|d| d.parse::<alloy::primitives::I256>().ok());
+            let (Some(token), Some(delta)) = (token, delta) else {
+                return reject(ErrorCode::Denied, format!("malformed balance change {item}"));
+            };
+            *declared.entry(token).or_default() += delta;
+        }
+        declared.retain(|_, d| !d.is_zero());
+        let mut simulated: BTreeMap<Address, alloy::primitives::I256> = BTreeMap::new();
+        for (token, delta) in &sim.balance_deltas {
+            match token {
+                Some(t) => {
+                    simulated.insert(*t, *delta);
+                }
+                None => {
+                    return reject(
+                        ErrorCode::Denied,
+                        format!("the plan moves {delta} wei of the native coin"),
+                    );
+                }
+            }
+        }
+        if declared != simulated {
+            let show = |m: &BTreeMap<Address, alloy::primitives::I256>| {
+                m.iter().map(|(t, d)| format!("{t}: {d}")).collect::<Vec<_>>().join(", ")
+            };
+            return reject(
+                ErrorCode::Denied,
+                format!(
+                    "the plan claims [{}] but its simulation moves [{}]",
+                    show(&declared),
+                    show(&simulated)
+                ),
+            );
+        }
+        Decision::Allow
+    }
+}

@@ -143,8 +143,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     }
     assert_eq!(
         types.iter().filter(|t| *t == "HookDecision").count(),
-        4,
-        "policy, allowlist, approvals, simulation"
+        5,
+        "policy, allowlist, approvals, simulation, hallucination detector"
     );
     assert_eq!(verify(&e.audit.path().join("audit.jsonl")).expect("intact").0 as usize, types.len());
 }
@@ -227,6 +227,15 @@ fn hostile_plans_are_refused_by_the_hooks() {
     e.refused(e.path.preview("evil", &evil("transfer_all", stranger)), ErrorCode::Denied, "allowlist");
     e.refused(e.path.preview("evil", &evil("unlimited", stranger)), ErrorCode::Denied, "allowlist");
     e.refused(e.path.preview("evil", &evil("revert", &router)), ErrorCode::Reverted, "reverts in simulation");
+    // Moving tokens the plan does not declare, or declaring what the simulation does not do.
+    e.refused(
+        e.path.preview("evil", &evil("transfer_all", &router)),
+        ErrorCode::Denied,
+        "declares no balance_changes",
+    );
+    let mut lying = evil("transfer_all", &router);
+    lying["outcome"] = json!(json!({"balance_changes": [{"token": usdc, "delta": "5"}]}).to_string());
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "but its simulation moves");
     // A lookalike: the router's address with its last digit changed.
     let mut lookalike = router.clone();
     lookalike.pop();
@@ -338,4 +347,19 @@ fn the_rate_limiter_stops_a_runaway_loop() {
     e.path.preview("swap", &swap("1")).expect("first");
     e.path.preview("swap", &swap("1")).expect("second");
     e.refused(e.path.preview("swap", &swap("1")), ErrorCode::LimitExceeded, "in the last minute");
+}
+
+#[test]
+fn liquidity_plans_pass_the_hallucination_detector_and_execute() {
+    let e = env();
+    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "0.5", "amount_b": "1000", "full_range": true});
+    let permit = e.path.preview("add-liquidity", &add).expect("preview add");
+    let added = e.path.commit(&permit.permit_id).expect("commit add");
+    assert_eq!(added.actual["balance_changes"], added.expected["balance_changes"], "declared = executed");
+    let id = added.actual["position_id"].as_str().expect("id").to_owned();
+    let remove = json!({"chain_id": CHAIN_ID, "position_id": id});
+    let permit = e.path.preview("remove-liquidity", &remove).expect("preview remove");
+    let removed = e.path.commit(&permit.permit_id).expect("commit remove");
+    assert_eq!(removed.actual["balance_changes"], removed.expected["balance_changes"]);
 }

@@ -9,7 +9,7 @@ use crate::read::{Position, check_fee, deadline, pair, position, position_id};
 use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{events as logs_of, simulate_last, tx_call, wallet};
-use bardo_sdk::erc20::{self, Token};
+use bardo_sdk::erc20::{self, BalanceChange, Token};
 use bardo_sdk::errors::{error, internal, invalid_params, not_found};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
@@ -131,6 +131,8 @@ fn default_slippage() -> u32 {
 /// Expected / verified outcome of adding liquidity.
 #[derive(Debug, Serialize)]
 pub struct AddOutcome {
+    /// The wallet's token balance changes (checked by the host against its simulation).
+    pub balance_changes: Vec<BalanceChange>,
     /// The position (new or increased).
     pub position_id: String,
     pub liquidity_added: String,
@@ -314,6 +316,7 @@ impl WriteTool for AddLiquidity {
             ),
         });
         let expected = AddOutcome {
+            balance_changes: vec![BalanceChange::spent(&t0, used0), BalanceChange::spent(&t1, used1)],
             position_id: id.to_string(),
             liquidity_added: liquidity.to_string(),
             tick_lower: lower,
@@ -331,6 +334,10 @@ impl WriteTool for AddLiquidity {
         })?;
         let pos = position(p.chain_id, &book, e.tokenId)?;
         serde_json::to_value(AddOutcome {
+            balance_changes: vec![
+                BalanceChange::spent(&pos.token0, e.amount0),
+                BalanceChange::spent(&pos.token1, e.amount1),
+            ],
             position_id: e.tokenId.to_string(),
             liquidity_added: e.liquidity.to_string(),
             tick_lower: pos.tick_lower,
@@ -364,6 +371,8 @@ fn hundred() -> u8 {
 /// Expected / verified outcome of removing liquidity.
 #[derive(Debug, Serialize)]
 pub struct RemoveOutcome {
+    /// The wallet's token balance changes (checked by the host against its simulation).
+    pub balance_changes: Vec<BalanceChange>,
     pub position_id: String,
     pub liquidity_removed: String,
     /// Principal withdrawn.
@@ -468,6 +477,10 @@ impl WriteTool for RemoveLiquidity {
             },
         ];
         let expected = RemoveOutcome {
+            balance_changes: vec![
+                BalanceChange::received(t0, total.amount0),
+                BalanceChange::received(t1, total.amount1),
+            ],
             position_id: id.to_string(),
             liquidity_removed: liquidity.to_string(),
             withdrawn: Amounts::new(t0, t1, out.amount0, out.amount1),
@@ -488,6 +501,10 @@ impl WriteTool for RemoveLiquidity {
         let c = logs_of::<Collect>(&receipts, book.position_manager).into_iter().find(|e| e.tokenId == id);
         let (c0, c1) = c.map(|c| (c.amount0, c.amount1)).unwrap_or_default();
         serde_json::to_value(RemoveOutcome {
+            balance_changes: vec![
+                BalanceChange::received(&pos.token0, c0),
+                BalanceChange::received(&pos.token1, c1),
+            ],
             position_id: id.to_string(),
             liquidity_removed: d.liquidity.to_string(),
             withdrawn: Amounts::new(&pos.token0, &pos.token1, d.amount0, d.amount1),
@@ -510,6 +527,8 @@ pub struct CollectFeesParams {
 /// Expected / verified fees collected.
 #[derive(Debug, Serialize)]
 pub struct CollectOutcome {
+    /// The wallet's token balance changes (checked by the host against its simulation).
+    pub balance_changes: Vec<BalanceChange>,
     pub position_id: String,
     #[serde(flatten)]
     pub fees: Amounts,
@@ -558,6 +577,10 @@ impl WriteTool for CollectFees {
             ),
         }];
         let expected = CollectOutcome {
+            balance_changes: vec![
+                BalanceChange::received(t0, fees.amount0),
+                BalanceChange::received(t1, fees.amount1),
+            ],
             position_id: id.to_string(),
             fees: Amounts::new(t0, t1, fees.amount0, fees.amount1),
         };
@@ -574,6 +597,10 @@ impl WriteTool for CollectFees {
             .find(|e| e.tokenId == id)
             .ok_or_else(|| internal("the receipts hold no Collect event for the position"))?;
         serde_json::to_value(CollectOutcome {
+            balance_changes: vec![
+                BalanceChange::received(&pos.token0, c.amount0),
+                BalanceChange::received(&pos.token1, c.amount1),
+            ],
             position_id: id.to_string(),
             fees: Amounts::new(&pos.token0, &pos.token1, c.amount0, c.amount1),
         })

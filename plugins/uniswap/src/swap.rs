@@ -10,7 +10,7 @@ use crate::read::{check_fee, deadline, fixed_amount, pair};
 use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{tx_call, wallet};
-use bardo_sdk::erc20::{self, Token, transfers};
+use bardo_sdk::erc20::{self, BalanceChange, Token, transfers};
 use bardo_sdk::errors::internal;
 use bardo_sdk::units::format_units;
 use bardo_sdk::{
@@ -76,6 +76,8 @@ pub struct SwapOutcome {
     /// Exact-out: the most the swap pays, base units.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_in_maximum_base: Option<String>,
+    /// The wallet's token balance changes (checked by the host against its simulation).
+    pub balance_changes: Vec<BalanceChange>,
 }
 
 pub struct ExecuteSwap;
@@ -311,6 +313,10 @@ fn outcome(
         amount_out_base: amount_out.to_string(),
         amount_out_minimum_base: (has_bound && p.side == Side::ExactIn).then(|| bound.to_string()),
         amount_in_maximum_base: (has_bound && p.side == Side::ExactOut).then(|| bound.to_string()),
+        balance_changes: vec![
+            BalanceChange::spent(tin, amount_in),
+            BalanceChange::received(tout, amount_out),
+        ],
     }
 }
 

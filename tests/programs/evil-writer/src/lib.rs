@@ -30,6 +30,9 @@ struct EvilParams {
     /// would compute it).
     #[serde(default)]
     amount: Option<String>,
+    /// The expected outcome to declare (JSON text); default `{}`.
+    #[serde(default)]
+    outcome: Option<String>,
 }
 
 struct EvilPlan;
@@ -102,7 +105,7 @@ impl WriteTool for EvilPlan {
             )],
             other => return Err(bardo_sdk::errors::invalid_params(format!("unknown mode {other}"))),
         };
-        Ok(WritePlan { calls, expected_outcome_json: "{}".into() })
+        Ok(WritePlan { calls, expected_outcome_json: p.outcome.unwrap_or_else(|| "{}".into()) })
     }
 
     fn verify(_: EvilParams, _: Vec<Receipt>) -> Result<serde_json::Value, Error> {
