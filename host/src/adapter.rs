@@ -3,6 +3,7 @@
 //! (routed to read tools), searches the operator's context, and keeps a grimoire.
 
 pub mod context;
+pub mod filter;
 pub mod grimoire;
 
 use crate::error::{ErrorCode, ToolError};
@@ -13,6 +14,9 @@ use grimoire::Grimoire;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
+
+/// The most an agent is shown from one tool call.
+pub const MAX_RESULT_BYTES: usize = 64 * 1024;
 
 /// An agent-facing tool: name, what it does, and its params' JSON Schema.
 #[derive(Debug, Clone, Serialize)]
@@ -121,8 +125,14 @@ impl Adapter {
         tools
     }
 
-    /// Call agent tool `name` with `args`.
+    /// Call agent tool `name` with `args`; the answer passes the result filter.
     pub fn call(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
+        let answer = self.dispatch(name, args)?;
+        let secrets: Vec<String> = self.path.host().caps().signer.secret_hex().into_iter().collect();
+        filter::filter(answer, &secrets, MAX_RESULT_BYTES)
+    }
+
+    fn dispatch(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
         if !self.tools().iter().any(|t| t.name == name) {
             return Err(ToolError::new(
                 ErrorCode::NotFound,

@@ -24,6 +24,11 @@ impl SignerCaps {
         self.wallet.as_ref()
     }
 
+    /// The private key as hex (without 0x), for the result filter to redact; never exported.
+    pub(crate) fn secret_hex(&self) -> Option<String> {
+        self.wallet.as_ref().map(|w| hex::encode(w.local_signer().to_bytes()))
+    }
+
     /// The wallet's address on `chain`, if a wallet is configured and the chain is.
     pub fn address(&self, chain: u64) -> Option<alloy::primitives::Address> {
         let wallet = self.wallet.as_ref()?;
