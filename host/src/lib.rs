@@ -12,6 +12,7 @@ pub mod config;
 pub mod devnet;
 pub mod engine;
 pub mod error;
+pub mod fabric;
 pub mod plugin;
 pub mod profile;
 pub mod safety;

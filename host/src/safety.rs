@@ -9,6 +9,7 @@ pub mod permit;
 pub mod spending;
 
 use crate::error::{ErrorCode, ToolError};
+use crate::fabric::{Fabric, GolemEvent};
 use crate::plugin::Host;
 use crate::tool::{CapabilityTier, Phase};
 use alloy::network::{EthereumWallet, TransactionBuilder};
@@ -61,6 +62,7 @@ pub struct WritePath {
     phase: RwLock<Phase>,
     ttl: Duration,
     clock: Clock,
+    fabric: Option<Arc<Fabric>>,
 }
 
 fn denied(message: impl Into<String>) -> ToolError {
@@ -91,6 +93,7 @@ impl WritePath {
             phase: RwLock::new(Phase::Thriving),
             ttl: DEFAULT_TTL,
             clock: Arc::new(SystemTime::now),
+            fabric: None,
         }
     }
 
@@ -149,8 +152,25 @@ impl WritePath {
         *self.phase.write().unwrap_or_else(|p| p.into_inner()) = phase;
     }
 
+    /// Audit `events` (one write, one sync), then publish them on the fabric.
+    fn record(&self, events: &[AuditEvent]) -> Result<(), ToolError> {
+        self.audit.append_all(events).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+        if let Some(fabric) = &self.fabric {
+            for e in events {
+                fabric.emit(fabric_event(e));
+            }
+        }
+        Ok(())
+    }
+
     fn log(&self, event: AuditEvent) -> Result<(), ToolError> {
-        self.audit.append(event).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+        self.record(std::slice::from_ref(&event))
+    }
+
+    /// Publish every step on `fabric` too.
+    pub fn with_fabric(mut self, fabric: Arc<Fabric>) -> Self {
+        self.fabric = Some(fabric);
+        self
     }
 
     /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
@@ -175,9 +195,7 @@ impl WritePath {
         let permit_id = new_permit_id();
         let result = self.check(&permit_id, kind, params, &mut trail);
         let stored = self
-            .audit
-            .append_all(&trail)
-            .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+            .record(&trail)
             .and(result)
             .and_then(|permit| self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error));
         if stored.is_err() {
@@ -320,7 +338,7 @@ impl WritePath {
         }
         let capability = Capability::mint(Approved { permit });
         // Whatever the broadcast's outcome, count the spend: a failure may come after a transfer.
-        let sent = broadcast(capability, &self.host, &self.audit);
+        let sent = broadcast(capability, &self.host, &|e| self.log(e));
         self.settle(permit_id, true);
         let (permit, receipts) = sent?;
         let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
@@ -385,7 +403,7 @@ fn rand_bytes(out: &mut [u8; 16]) {
 fn broadcast(
     capability: Capability<Approved>,
     host: &Host,
-    audit: &AuditLog,
+    record: &dyn Fn(AuditEvent) -> Result<(), ToolError>,
 ) -> Result<(ActionPermit, Vec<TransactionReceipt>), ToolError> {
     let Approved { permit } = capability.into_inner();
     let caps = host.caps();
@@ -416,14 +434,12 @@ fn broadcast(
                 message: format!("sending `{}`: {e}", call.description),
                 retryable: false,
             })?;
-        audit
-            .append(AuditEvent::ActionExecuted {
-                permit_id: permit.permit_id.clone(),
-                tx_hash: receipt.transaction_hash.to_string(),
-                gas_used: receipt.gas_used,
-                success: receipt.status(),
-            })
-            .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+        record(AuditEvent::ActionExecuted {
+            permit_id: permit.permit_id.clone(),
+            tx_hash: receipt.transaction_hash.to_string(),
+            gas_used: receipt.gas_used,
+            success: receipt.status(),
+        })?;
         let ok = receipt.status();
         receipts.push(receipt);
         if !ok {
@@ -442,5 +458,35 @@ impl std::fmt::Debug for WritePath {
             .field("phase", &self.phase())
             .field("audit", &self.audit.path())
             .finish_non_exhaustive()
+    }
+}
+
+/// The fabric's view of an audit record.
+fn fabric_event(e: &AuditEvent) -> GolemEvent {
+    let id = |p: &String| p.clone();
+    match e {
+        AuditEvent::ToolCall { tool, ok, .. } => GolemEvent::ToolExecutionEnd { tool: tool.clone(), ok: *ok },
+        AuditEvent::HookDecision { tool, hook, allowed, .. } => {
+            GolemEvent::HookDecision { tool: tool.clone(), hook: hook.clone(), allowed: *allowed }
+        }
+        AuditEvent::PermitCreated { permit_id, tool, .. } => {
+            GolemEvent::PermitCreated { permit_id: id(permit_id), tool: tool.clone() }
+        }
+        AuditEvent::PermitConsumed { permit_id } => GolemEvent::PermitConsumed { permit_id: id(permit_id) },
+        AuditEvent::PermitExpired { permit_id } => {
+            GolemEvent::PermitRefused { permit_id: id(permit_id), code: "expired".into() }
+        }
+        AuditEvent::PermitCancelled { permit_id } => {
+            GolemEvent::PermitRefused { permit_id: id(permit_id), code: "cancelled".into() }
+        }
+        AuditEvent::PermitRefused { permit_id, code, .. } => {
+            GolemEvent::PermitRefused { permit_id: id(permit_id), code: code.clone() }
+        }
+        AuditEvent::ActionExecuted { permit_id, tx_hash, gas_used, .. } => GolemEvent::ActionExecuted {
+            permit_id: id(permit_id),
+            tx_hash: tx_hash.clone(),
+            gas_used: *gas_used,
+        },
+        AuditEvent::Halted { reason, .. } => GolemEvent::Halted { reason: reason.clone() },
     }
 }

@@ -11,6 +11,7 @@ use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_host::devnet::deploy::Deployments;
 use bardo_host::devnet::{Anvil, CHAIN_ID};
+use bardo_host::fabric::{Fabric, GolemEvent};
 use bardo_host::safety::audit_log::{AuditLog, verify};
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
 use bardo_host::safety::spending::{SpendingLimiter, SpendingLimits};
@@ -38,6 +39,7 @@ struct Env {
     path: Arc<WritePath>,
     audit: tempfile::TempDir,
     skew_ms: Arc<AtomicU64>,
+    fabric: Arc<Fabric>,
 }
 
 fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeSet<Address>) -> Env {
@@ -67,12 +69,13 @@ fn env_full(
     let skew = skew_ms.clone();
     let clock: Clock =
         Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
-    let mut path = WritePath::new(host.clone(), hooks, log).with_clock(clock);
+    let fabric = Arc::new(Fabric::new());
+    let mut path = WritePath::new(host.clone(), hooks, log).with_clock(clock).with_fabric(fabric.clone());
     if let Some(limits) = spending {
         let limiter = SpendingLimiter::new(limits, &host, path.ttl(), path.clock());
         path = path.with_after_simulation(vec![Box::new(limiter)]);
     }
-    Env { node, d, path: Arc::new(path), audit, skew_ms }
+    Env { node, d, path: Arc::new(path), audit, skew_ms, fabric }
 }
 
 fn env() -> Env {
@@ -119,6 +122,7 @@ fn swap(amount: &str) -> Value {
 #[test]
 fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     let e = env();
+    let mut events = e.fabric.subscribe(None);
     let before = e.balances();
     let permit = e.path.preview("swap", &swap("1000")).expect("preview");
     assert_eq!(permit.tool, "uniswap_execute_swap");
@@ -136,6 +140,29 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "already used");
     assert_eq!(e.balances(), after);
     assert_eq!(e.audit_types().last().map(String::as_str), Some("PermitRefused"));
+
+    // The same steps, in order, on the Event Fabric, sequence numbers contiguous.
+    let seen: Vec<_> = std::iter::from_fn(|| events.try_recv()).map(|r| r.expect("no gap")).collect();
+    assert!(seen.windows(2).all(|w| w[1].seq == w[0].seq + 1));
+    let kinds: Vec<&str> = seen
+        .iter()
+        .map(|e| match &*e.event {
+            GolemEvent::ToolExecutionEnd { .. } => "tool",
+            GolemEvent::HookDecision { .. } => "hook",
+            GolemEvent::PermitCreated { .. } => "created",
+            GolemEvent::PermitConsumed { .. } => "consumed",
+            GolemEvent::ActionExecuted { .. } => "executed",
+            GolemEvent::PermitRefused { .. } => "refused",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool", "hook", "hook", "hook", "hook", "hook", "created", "consumed", "executed", "executed",
+            "tool", "refused"
+        ]
+    );
 
     let types = e.audit_types();
     for t in ["ToolCall", "HookDecision", "PermitCreated", "PermitConsumed", "ActionExecuted"] {

@@ -1,0 +1,239 @@
+//! The Event Fabric: every step the host takes, as a typed event with a monotonic sequence
+//! number, broadcast to live subscribers and kept in a ring of the last 10,000 for replay.
+//!
+//! A subscriber can resume from a sequence number: the ring is replayed and the live stream
+//! continues after it without a gap or a duplicate at the seam (the receiver is created under
+//! the same lock that orders emits). A subscriber that falls behind, or resumes from before the
+//! ring, is told exactly which range it missed — never a silent drop. Events stay typed until a
+//! consumer serializes them, so emitting with no subscriber serializes nothing.
+
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast;
+
+/// How many past events are kept for `resume_from`.
+pub const RING: usize = 10_000;
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+pub enum GolemEvent {
+    ToolExecutionStart { tool: String },
+    ToolExecutionEnd { tool: String, ok: bool },
+    HookDecision { tool: String, hook: String, allowed: bool },
+    PermitCreated { permit_id: String, tool: String },
+    PermitConsumed { permit_id: String },
+    PermitRefused { permit_id: String, code: String },
+    ActionExecuted { permit_id: String, tx_hash: String, gas_used: u64 },
+    Halted { reason: String },
+}
+
+/// An event with its place in the sequence.
+#[derive(Debug, Clone, Serialize)]
+pub struct Envelope {
+    pub seq: u64,
+    pub at_ms: u64,
+    pub event: Arc<GolemEvent>,
+}
+
+/// Events a subscriber did not get: `from..=to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("events {from}..={to} were missed (the subscriber fell behind or resumed past the ring)")]
+pub struct Gap {
+    pub from: u64,
+    pub to: u64,
+}
+
+struct Ring {
+    next_seq: u64,
+    events: VecDeque<Envelope>,
+}
+
+/// The fabric.
+pub struct Fabric {
+    ring: Mutex<Ring>,
+    tx: broadcast::Sender<Envelope>,
+}
+
+impl Default for Fabric {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fabric {
+    /// An empty fabric; sequence numbers start at 1.
+    pub fn new() -> Self {
+        let (tx, _) = broadcast::channel(RING);
+        Self { ring: Mutex::new(Ring { next_seq: 1, events: VecDeque::with_capacity(RING) }), tx }
+    }
+
+    /// Publish `event`; returns its sequence number.
+    pub fn emit(&self, event: GolemEvent) -> u64 {
+        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = ring.next_seq;
+        ring.next_seq += 1;
+        let envelope = Envelope { seq, at_ms: now_ms(), event: Arc::new(event) };
+        if ring.events.len() == RING {
+            ring.events.pop_front();
+        }
+        ring.events.push_back(envelope.clone());
+        if self.tx.receiver_count() > 0 {
+            // Under the ring lock, so live order = sequence order.
+            let _ = self.tx.send(envelope);
+        }
+        seq
+    }
+
+    /// The last sequence number emitted (0 before the first).
+    pub fn last_seq(&self) -> u64 {
+        self.ring.lock().unwrap_or_else(|p| p.into_inner()).next_seq - 1
+    }
+
+    /// Subscribe to events from `resume_from` on (none: only new events).
+    pub fn subscribe(&self, resume_from: Option<u64>) -> Subscription {
+        let ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        let rx = self.tx.subscribe();
+        let from = resume_from.unwrap_or(ring.next_seq).max(1);
+        let oldest = ring.events.front().map_or(ring.next_seq, |e| e.seq);
+        let gap = (from < oldest).then(|| Gap { from, to: oldest - 1 });
+        let backlog: VecDeque<Envelope> = ring.events.iter().filter(|e| e.seq >= from).cloned().collect();
+        Subscription { backlog, rx, next: from.max(oldest).min(ring.next_seq), gap }
+    }
+}
+
+/// One subscriber's stream: the replayed backlog, then live events.
+pub struct Subscription {
+    backlog: VecDeque<Envelope>,
+    rx: broadcast::Receiver<Envelope>,
+    next: u64,
+    gap: Option<Gap>,
+}
+
+impl Subscription {
+    /// What to hand out for live event `e`: nothing if it was already replayed, the missed range
+    /// if it skips ahead (then `e` itself on the next call), else `e`.
+    fn accept(&mut self, e: Envelope) -> Option<Result<Envelope, Gap>> {
+        if e.seq < self.next {
+            return None;
+        }
+        if e.seq > self.next {
+            let gap = Gap { from: self.next, to: e.seq - 1 };
+            self.next = e.seq;
+            self.backlog.push_back(e);
+            return Some(Err(gap));
+        }
+        self.next = e.seq + 1;
+        Some(Ok(e))
+    }
+
+    fn pending(&mut self) -> Option<Result<Envelope, Gap>> {
+        if let Some(gap) = self.gap.take() {
+            return Some(Err(gap));
+        }
+        let e = self.backlog.pop_front()?;
+        self.next = e.seq + 1;
+        Some(Ok(e))
+    }
+
+    /// The next event, or the range that was missed before it. `None` when the fabric is gone.
+    pub async fn recv(&mut self) -> Option<Result<Envelope, Gap>> {
+        if let Some(ready) = self.pending() {
+            return Some(ready);
+        }
+        loop {
+            match self.rx.recv().await {
+                Ok(e) => {
+                    if let Some(out) = self.accept(e) {
+                        return Some(out);
+                    }
+                }
+                // The next event received shows the gap with exact bounds.
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// The next event if one is ready now.
+    pub fn try_recv(&mut self) -> Option<Result<Envelope, Gap>> {
+        if let Some(ready) = self.pending() {
+            return Some(ready);
+        }
+        loop {
+            match self.rx.try_recv() {
+                Ok(e) => {
+                    if let Some(out) = self.accept(e) {
+                        return Some(out);
+                    }
+                }
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(i: u64) -> GolemEvent {
+        GolemEvent::PermitConsumed { permit_id: i.to_string() }
+    }
+
+    fn drain(sub: &mut Subscription) -> Vec<Result<u64, Gap>> {
+        std::iter::from_fn(|| sub.try_recv()).map(|r| r.map(|e| e.seq)).collect()
+    }
+
+    #[test]
+    fn resume_replays_then_continues_live_without_gap_or_duplicate() {
+        let fabric = Fabric::new();
+        for i in 0..5 {
+            fabric.emit(ev(i));
+        }
+        let mut sub = fabric.subscribe(Some(3));
+        fabric.emit(ev(5));
+        assert_eq!(drain(&mut sub), vec![Ok(3), Ok(4), Ok(5), Ok(6)]);
+        fabric.emit(ev(6));
+        assert_eq!(drain(&mut sub), vec![Ok(7)]);
+        let mut fresh = fabric.subscribe(None);
+        assert!(drain(&mut fresh).is_empty(), "no backlog without resume_from");
+    }
+
+    #[test]
+    fn resuming_past_the_ring_and_lagging_report_the_missed_range() {
+        let fabric = Fabric::new();
+        for i in 0..(RING as u64 + 50) {
+            fabric.emit(ev(i));
+        }
+        let mut sub = fabric.subscribe(Some(1));
+        let first = sub.try_recv().expect("something");
+        assert_eq!(first.map(|e| e.seq), Err(Gap { from: 1, to: 50 }));
+        assert_eq!(sub.try_recv().and_then(Result::ok).map(|e| e.seq), Some(51));
+
+        // A live subscriber that falls more than the channel's capacity behind (the capacity is
+        // RING rounded up to a power of two).
+        let mut slow = fabric.subscribe(None);
+        let start = fabric.last_seq() + 1;
+        for i in 0..(2 * RING as u64 + 10) {
+            fabric.emit(ev(i));
+        }
+        match slow.try_recv() {
+            Some(Err(gap)) => {
+                assert_eq!(gap.from, start);
+                let next = slow.try_recv().and_then(Result::ok).expect("continues after the gap");
+                assert_eq!(next.seq, gap.to + 1, "contiguous after the reported gap");
+            }
+            other => panic!("expected a gap, got {other:?}"),
+        }
+    }
+}
