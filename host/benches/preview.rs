@@ -40,7 +40,7 @@ fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path) ->
         Host::new(engine, profile, Limits::default(), WasiPolicy::default()).expect("host").with_caps(caps);
     host.load_file(Path::new(bardo_test_artifacts::UNISWAP)).expect("uniswap");
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage),
+        Box::new(PolicyCage::default()),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
         Box::new(ApprovalGuard),
     ];

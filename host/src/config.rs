@@ -74,6 +74,8 @@ pub struct SafetyConfig {
     pub spending: Option<crate::safety::spending::SpendingLimits>,
     /// Most write previews per minute; none = no limit.
     pub previews_per_minute: Option<usize>,
+    /// Tokens a write may acquire, per chain id; a chain not listed is not restricted.
+    pub approved_assets: BTreeMap<String, Vec<alloy::primitives::Address>>,
 }
 
 impl Default for SafetyConfig {
@@ -87,6 +89,7 @@ impl Default for SafetyConfig {
             allowlist_file: None,
             spending: None,
             previews_per_minute: None,
+            approved_assets: BTreeMap::new(),
         }
     }
 }
@@ -249,6 +252,23 @@ impl Config {
                     message: format!("[safety.allowlist] key {chain:?} must be a chain id"),
                 })?;
                 Ok((id, list.into_iter().collect()))
+            })
+            .collect()
+    }
+
+    /// `[safety.approved_assets]` by chain id.
+    pub fn approved_assets(
+        &self,
+    ) -> Result<BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::Address>>, ConfigError> {
+        self.safety
+            .approved_assets
+            .iter()
+            .map(|(chain, list)| {
+                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("[safety.approved_assets] key {chain:?} must be a chain id"),
+                })?;
+                Ok((id, list.iter().copied().collect()))
             })
             .collect()
     }

@@ -96,8 +96,10 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
 /// The write path over an opened host, with the hook chain and files `[safety]` configures.
 pub fn write_path(config: &Config, host: Host) -> Result<crate::safety::WritePath, SetupError> {
     use crate::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
-    let mut hooks: Vec<Box<dyn SafetyHook>> =
-        vec![Box::new(PolicyCage), Box::new(AllowlistGuard { allowed: config.allowlist()? })];
+    let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage { approved_assets: config.approved_assets()? }),
+        Box::new(AllowlistGuard { allowed: config.allowlist()? }),
+    ];
     if let Some(n) = config.safety.previews_per_minute {
         hooks.push(Box::new(RateLimiter::new(n)));
     }

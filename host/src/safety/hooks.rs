@@ -95,9 +95,14 @@ impl SafetyHook for RateLimiter {
     }
 }
 
-/// Phase gating: what each survival phase may still do. Actions that add exposure stop first;
-/// actions that reduce it stay allowed longest; terminal allows nothing.
-pub struct PolicyCage;
+/// The operator's policy. Phase gating: actions that add exposure stop first, actions that
+/// reduce it stay allowed longest, terminal allows nothing. Approved assets: on a chain with a
+/// list, a plan may only acquire listed tokens (read from its declared balance changes, which
+/// the hallucination detector later holds it to).
+#[derive(Debug, Clone, Default)]
+pub struct PolicyCage {
+    pub approved_assets: BTreeMap<u64, BTreeSet<Address>>,
+}
 
 /// Action kinds that reduce exposure.
 const REDUCING: &[&str] = &["remove_liquidity", "collect_fees", "repay", "withdraw"];
@@ -115,11 +120,32 @@ impl SafetyHook for PolicyCage {
             Phase::Survival => reducing,
             Phase::Terminal => false,
         };
-        if allowed {
-            Decision::Allow
-        } else {
-            reject(ErrorCode::Denied, format!("`{}` is not allowed in the {:?} phase", p.kind, p.phase))
+        if !allowed {
+            return reject(
+                ErrorCode::Denied,
+                format!("`{}` is not allowed in the {:?} phase", p.kind, p.phase),
+            );
         }
+        if let Some(approved) = self.approved_assets.get(&p.chain_id) {
+            let acquired = p.plan.expected_outcome["balance_changes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["delta"].as_str().is_some_and(|d| !d.starts_with('-') && d != "0"))
+                .filter_map(|c| c["token"].as_str().and_then(|t| t.parse::<Address>().ok()));
+            for token in acquired {
+                if !approved.contains(&token) {
+                    return reject(
+                        ErrorCode::Denied,
+                        format!(
+                            "{token} is not an approved asset on chain {}; see [safety.approved_assets]",
+                            p.chain_id
+                        ),
+                    );
+                }
+            }
+        }
+        Decision::Allow
     }
 }
 

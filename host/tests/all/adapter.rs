@@ -21,7 +21,7 @@ fn an_agent_session_through_the_eight_tools() {
     let dir = tempfile::tempdir().expect("tempdir");
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage),
+        Box::new(PolicyCage::default()),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
         Box::new(ApprovalGuard),
     ];

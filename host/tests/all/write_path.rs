@@ -55,7 +55,7 @@ fn env_full(
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), wallet, &[UNISWAP, EVIL_WRITER]));
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage),
+        Box::new(PolicyCage::default()),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
         Box::new(ApprovalGuard),
     ];
@@ -389,4 +389,24 @@ fn liquidity_plans_pass_the_hallucination_detector_and_execute() {
     let permit = e.path.preview("remove-liquidity", &remove).expect("preview remove");
     let removed = e.path.commit(&permit.permit_id).expect("commit remove");
     assert_eq!(removed.actual["balance_changes"], removed.expected["balance_changes"]);
+}
+
+#[test]
+fn only_approved_assets_can_be_acquired() {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+    let usdc = d.tokens["USDC"].address;
+    let cage = PolicyCage { approved_assets: BTreeMap::from([(CHAIN_ID, BTreeSet::from([usdc]))]) };
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(cage),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = WritePath::new(host, hooks, AuditLog::open(&dir.path().join("a.jsonl")).expect("log"));
+    // Buying WETH is refused; selling WETH for the approved USDC is allowed.
+    let err = path.preview("swap", &swap("100")).expect_err("WETH is not approved");
+    assert_eq!(err.code, ErrorCode::Denied);
+    assert!(err.message.contains("not an approved asset"), "{err}");
+    let sell = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "0.1"});
+    path.preview("swap", &sell).expect("acquiring USDC is allowed");
 }
