@@ -49,6 +49,8 @@ pub struct WriteResult {
 #[derive(Debug)]
 pub struct Approved {
     pub permit: ActionPermit,
+    /// Gas each call used in the commit-time simulation.
+    pub gas: Vec<u64>,
 }
 
 /// Preview, commit, cancel and halt over one host.
@@ -336,7 +338,8 @@ impl WritePath {
                     .into(),
             );
         }
-        let capability = Capability::mint(Approved { permit });
+        let gas = sim.outcomes.iter().map(|o| o.gas_used).collect();
+        let capability = Capability::mint(Approved { permit, gas });
         // Whatever the broadcast's outcome, count the spend: a failure may come after a transfer.
         let sent = broadcast(capability, &self.host, &|e| self.log(e));
         self.settle(permit_id, true);
@@ -405,7 +408,7 @@ fn broadcast(
     host: &Host,
     record: &dyn Fn(AuditEvent) -> Result<(), ToolError>,
 ) -> Result<(ActionPermit, Vec<TransactionReceipt>), ToolError> {
-    let Approved { permit } = capability.into_inner();
+    let Approved { permit, gas } = capability.into_inner();
     let caps = host.caps();
     let no_wallet =
         || ToolError::new(ErrorCode::WalletNotConfigured, "no wallet is configured; nothing was sent");
@@ -420,12 +423,16 @@ fn broadcast(
         ProviderBuilder::new().wallet(EthereumWallet::from(wallet.local_signer().clone())).connect_http(url);
     let sender: Address = wallet.address();
     let mut receipts = Vec::with_capacity(permit.plan.calls.len());
-    for call in &permit.plan.calls {
+    for (i, call) in permit.plan.calls.iter().enumerate() {
+        // The simulated gas plus a quarter: storage writes that depend on the block timestamp
+        // (a V3 oracle observation, interest accrual) can cost more one second later.
+        let limit = gas.get(i).map_or(1_000_000, |g| g * 5 / 4 + 20_000);
         let tx = TransactionRequest::default()
             .from(sender)
             .to(call.to)
             .with_input(call.data.clone())
             .value(call.value)
+            .with_gas_limit(limit)
             .with_chain_id(permit.chain_id);
         let receipt = chains
             .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })

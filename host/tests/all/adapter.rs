@@ -104,7 +104,7 @@ fn a_read_only_profile_has_no_write_routes() {
 #[test]
 fn chain_strings_reach_the_agent_neutralized() {
     use alloy::network::TransactionBuilder;
-    use alloy::providers::{Provider, ProviderBuilder};
+    use alloy::providers::ProviderBuilder;
     use alloy::sol_types::SolValue;
     let (node, d) = devnet();
     // Anyone can deploy a token whose name is an instruction to the model.
@@ -121,9 +121,7 @@ fn chain_strings_reach_the_agent_neutralized() {
     );
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
     let tx = alloy::rpc::types::TransactionRequest::default().from(d.deployer).with_deploy_code(code);
-    let receipt = super::chain::runtime()
-        .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
-        .expect("deploy");
+    let receipt = super::chain::runtime().block_on(super::chain::send(&provider, tx));
     let token = receipt.contract_address.expect("address");
 
     let dir = tempfile::tempdir().expect("tempdir");

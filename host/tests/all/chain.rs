@@ -50,6 +50,19 @@ pub fn snapshot() -> &'static Snapshot {
     })
 }
 
+/// Send `tx` and wait for its receipt, with a gas limit a quarter above the node's estimate: an
+/// estimate made in one second can fall short in the next (Uniswap V3 writes an oracle
+/// observation, Aave accrues interest, only when the block timestamp moved).
+pub async fn send<P: Provider>(
+    provider: &P,
+    tx: TransactionRequest,
+) -> alloy::rpc::types::TransactionReceipt {
+    use alloy::network::TransactionBuilder as _;
+    let gas = provider.estimate_gas(tx.clone()).await.expect("estimate gas");
+    let tx = tx.with_gas_limit(gas * 5 / 4 + 20_000);
+    provider.send_transaction(tx).await.expect("send").get_receipt().await.expect("receipt")
+}
+
 pub fn anvil() -> Anvil {
     Anvil::spawn(&Anvil::binary(&root()), &[]).expect("anvil (run `make setup`)")
 }
@@ -88,11 +101,11 @@ async fn deploy_token(url: &str, minted: U256) -> Address {
     code.extend(("Test USD".to_owned(), "TUSD".to_owned()).abi_encode_params());
     let dev: Address = DEV_ACCOUNT.parse().expect("address");
     let tx = TransactionRequest::default().from(dev).with_deploy_code(Bytes::from(code));
-    let receipt = provider.send_transaction(tx).await.expect("deploy").get_receipt().await.expect("receipt");
+    let receipt = send(&provider, tx).await;
     let token = receipt.contract_address.expect("created");
     let call = mintCall { to: dev, amount: minted }.abi_encode();
     let tx = TransactionRequest::default().from(dev).to(token).with_input(call);
-    provider.send_transaction(tx).await.expect("mint").get_receipt().await.expect("mint receipt");
+    send(&provider, tx).await;
     token
 }
 

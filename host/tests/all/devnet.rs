@@ -91,9 +91,7 @@ fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     let dev = user;
     let send_value = |to: Address, data: Vec<u8>, value: U256| {
         let tx = TransactionRequest::default().from(dev).to(to).with_input(data).value(value);
-        let receipt = rt
-            .block_on(async { provider.send_transaction(tx).await.expect("send").get_receipt().await })
-            .expect("receipt");
+        let receipt = rt.block_on(super::chain::send(&provider, tx));
         assert!(receipt.status(), "transaction to {to} reverted");
     };
     let send = |to: Address, data: Vec<u8>| send_value(to, data, U256::ZERO);

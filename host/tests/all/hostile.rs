@@ -87,11 +87,11 @@ fn panic_is_an_internal_error_with_the_message() {
 
 #[test]
 fn huge_result_is_refused() {
-    // Enough fuel to build 50 MB, so the result cap is what stops it.
+    // Enough fuel to build 5 MB (5x the cap), so the result cap is what stops it.
     let h = host_with("dev", Limits { fuel: 5_000_000_000, ..Limits::default() }, &[HOSTILE]);
     let (e, _) = error_of(&h, "hostile_huge_output");
     assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
-    assert!(e.message.contains("returned 50000002 bytes, over the 1048576 byte limit"), "{e}");
+    assert!(e.message.contains("returned 5000002 bytes, over the 1048576 byte limit"), "{e}");
     echo_works(&h);
 }
 

@@ -79,8 +79,7 @@ fn v3_swap_simulation_matches_anvil_execution() {
     let before = balance(usdc);
     let send = |to: Address, data: Vec<u8>| {
         let tx = TransactionRequest::default().from(dev).to(to).with_input(data);
-        rt.block_on(async { provider.send_transaction(tx).await.expect("send").get_receipt().await })
-            .expect("receipt")
+        rt.block_on(super::chain::send(&provider, tx))
     };
     assert!(send(weth, approve).status());
     let receipt = send(router, swap);

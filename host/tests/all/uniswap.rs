@@ -131,11 +131,13 @@ impl Env {
                     .to(c.to)
                     .with_input(c.data.clone())
                     .value(c.value);
-                let r = self
-                    .rt
-                    .block_on(async { self.provider.send_transaction(tx).await?.get_receipt().await })
-                    .expect("send");
-                assert!(r.status(), "{} reverted", c.description);
+                let r = self.rt.block_on(super::chain::send(&self.provider, tx.clone()));
+                if !r.status() {
+                    // Replay on the parent block for the revert reason.
+                    let parent = r.block_number.unwrap_or(1) - 1;
+                    let why = self.rt.block_on(self.provider.call(tx).block(parent.into()).into_future());
+                    panic!("{} reverted in block {:?}: {why:?}", c.description, r.block_number);
+                }
                 r
             })
             .collect()
@@ -289,8 +291,7 @@ fn approvals_are_exact_and_only_when_the_allowance_is_short() {
         .from(e.dev)
         .to(usdc)
         .with_input(approveCall { spender: router, amount: U256::from(1_000_000_000u64) }.abi_encode());
-    e.rt.block_on(async { e.provider.send_transaction(tx).await.expect("send").get_receipt().await })
-        .expect("receipt");
+    e.rt.block_on(super::chain::send(&e.provider, tx));
     let plan = e.plan("uniswap_execute_swap", &params);
     assert_eq!(plan.calls.len(), 1, "the allowance covers it: no approval");
     e.execute(&plan);

@@ -213,8 +213,7 @@ fn a_pool_moved_by_someone_else_between_preview_and_commit_is_refused() {
     let rt = runtime();
     let send = |to: Address, data: Vec<u8>| {
         let tx = TransactionRequest::default().from(other).to(to).with_input(data);
-        let r =
-            rt.block_on(async { provider.send_transaction(tx).await?.get_receipt().await }).expect("send");
+        let r = rt.block_on(super::chain::send(&provider, tx));
         assert!(r.status());
     };
     send(usdc, approveCall { spender: router, amount: U256::from(10u64).pow(U256::from(12)) }.abi_encode());

@@ -67,7 +67,7 @@ hostile!(Recurse, "hostile_recurse", "Recurses without bound.", { Ok(recurse(0).
 
 hostile!(Panic, "hostile_panic", "Panics.", { panic!("hostile plugin panicked on purpose") });
 
-hostile!(HugeOutput, "hostile_huge_output", "Returns a 50 MB result.", { Ok("x".repeat(50_000_000)) });
+hostile!(HugeOutput, "hostile_huge_output", "Returns a 5 MB result.", { Ok("x".repeat(5_000_000)) });
 
 struct Echo;
 impl ReadTool for Echo {
