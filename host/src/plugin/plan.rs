@@ -9,19 +9,30 @@ use crate::tool::{CapabilityTier, WritePlan};
 use alloy::rpc::types::TransactionReceipt;
 
 impl Host {
+    /// The catalog entry and write exports serving write tool `tool`, params size checked.
+    fn writer(
+        &self,
+        tool: &str,
+        params_json: &str,
+    ) -> Result<(&super::CatalogEntry, &super::write::GuestIndices), ToolError> {
+        let entry = self.entry(tool, CapabilityTier::Write)?;
+        check_params(params_json)?;
+        let indices = entry.plugin.write.as_ref().ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::Internal,
+                format!("plugin `{}` declares write tools but exports no `write`", entry.plugin.name),
+            )
+        })?;
+        Ok((entry, indices))
+    }
+
     /// Plan write tool `tool` with JSON params, in a fresh instance under the limits.
     pub fn plan(&self, tool: &str, params_json: &str) -> call::CallReport<WritePlan> {
-        let entry = match self.entry(tool, CapabilityTier::Write).and_then(|e| {
-            check_params(params_json)?;
-            Ok(e)
-        }) {
-            Ok(entry) => entry,
+        let (entry, indices) = match self.writer(tool, params_json) {
+            Ok(found) => found,
             Err(e) => return call::CallReport::refused(e),
         };
         let plugin = &entry.plugin;
-        let Some(indices) = &plugin.write else {
-            return call::CallReport::refused(not_a_writer(&plugin.name));
-        };
         call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
             let guest = indices.load(&mut *store, instance)?;
             let answer = guest.call_plan(&mut *store, tool, params_json)?;
@@ -45,17 +56,11 @@ impl Host {
         chain: u64,
         receipts: &[TransactionReceipt],
     ) -> call::CallReport<serde_json::Value> {
-        let entry = match self.entry(tool, CapabilityTier::Write).and_then(|e| {
-            check_params(params_json)?;
-            Ok(e)
-        }) {
-            Ok(entry) => entry,
+        let (entry, indices) = match self.writer(tool, params_json) {
+            Ok(found) => found,
             Err(e) => return call::CallReport::refused(e),
         };
         let plugin = &entry.plugin;
-        let Some(indices) = &plugin.write else {
-            return call::CallReport::refused(not_a_writer(&plugin.name));
-        };
         let receipts: Vec<_> = receipts.iter().map(|r| wit_receipt(chain, r)).collect();
         let limits = &self.limits;
         call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
@@ -75,11 +80,4 @@ impl Host {
             }))
         })
     }
-}
-
-fn not_a_writer(plugin: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::Internal,
-        format!("plugin `{plugin}` declares write tools but exports no `write`"),
-    )
 }

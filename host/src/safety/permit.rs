@@ -138,6 +138,16 @@ impl Permits {
     /// Take an open permit for execution: its state changes to consumed under the lock, so of
     /// two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
+        self.settle_open(id, now, State::Consumed)
+    }
+
+    /// Cancel an open permit.
+    pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
+        self.settle_open(id, now, State::Cancelled)
+    }
+
+    /// Move open permit `id` to `to` in one locked step; any other state is the error it names.
+    fn settle_open(&self, id: &str, now: SystemTime, to: State) -> Result<ActionPermit, PermitError> {
         self.with(now, |m| {
             let entry = m.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
             match entry.state {
@@ -146,7 +156,7 @@ impl Permits {
                     Err(PermitError::Expired(id.to_owned()))
                 }
                 State::Open => {
-                    entry.state = State::Consumed;
+                    entry.state = to;
                     Ok(entry.permit.clone())
                 }
                 State::Consumed => Err(PermitError::Consumed(id.to_owned())),
@@ -155,17 +165,6 @@ impl Permits {
                 State::Revoked => Err(PermitError::Revoked(id.to_owned())),
             }
         })?
-    }
-
-    /// Cancel an open permit.
-    pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        let permit = self.take(id, now)?;
-        self.with(now, |m| {
-            if let Some(entry) = m.get_mut(id) {
-                entry.state = State::Cancelled;
-            }
-        })?;
-        Ok(permit)
     }
 
     /// Revoke every open permit; returns their ids.
