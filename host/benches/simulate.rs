@@ -64,7 +64,7 @@ fn simulate_swap(c: &mut Criterion) {
     let calls = [SimCall { to: router, data: swap.clone().into(), value: U256::ZERO }];
     let run = || {
         simulator
-            .run(&chains, CHAIN_ID, dev, &calls, Instant::now() + Duration::from_secs(5))
+            .run(&chains, CHAIN_ID, dev, &calls, None, Instant::now() + Duration::from_secs(5))
             .expect("simulate")
     };
     let warm = run();

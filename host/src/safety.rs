@@ -279,6 +279,7 @@ impl WritePath {
             chain_id,
             sender,
             simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
+            simulated_at: sim.timestamp,
             expected_outcome: plan.expected_outcome.clone(),
             plan,
             risk_tier: entry.def.risk_tier,
@@ -327,10 +328,14 @@ impl WritePath {
             })?;
             Err(ToolError::new(code, reason))
         };
-        let sim = match self.simulator.run(permit.chain_id, permit.sender, &permit.plan) {
-            Ok(sim) => sim,
-            Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
-        };
+        // At the preview's timestamp: only a change of state, not the passing of time (interest
+        // accruing, oracle slots), makes the re-simulation differ.
+        let sim =
+            match self.simulator.run(permit.chain_id, permit.sender, &permit.plan, Some(permit.simulated_at))
+            {
+                Ok(sim) => sim,
+                Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
+            };
         if simulation_hash(permit.chain_id, permit.sender, &permit.plan, &sim) != permit.simulation_hash {
             return refuse(
                 ErrorCode::Denied,

@@ -41,6 +41,8 @@ pub struct CallOutcome {
 pub struct Simulation {
     /// The block the fork was taken at.
     pub block_number: u64,
+    /// The timestamp the calls ran at (the next block's).
+    pub timestamp: u64,
     /// One outcome per call, stopping after the first failure.
     pub outcomes: Vec<CallOutcome>,
     /// Sender balance changes: none = the native coin, else the token; signed base units.
@@ -170,13 +172,16 @@ impl Simulator {
         })
     }
 
-    /// Run `calls` in order from `sender` on a fork of `chain`'s latest block.
+    /// Run `calls` in order from `sender` on a fork of `chain`'s latest block, stamped with the
+    /// next block's timestamp or, given `at`, with that one (a re-check of an earlier simulation
+    /// must differ only where the state changed, not because time passed).
     pub fn run(
         &self,
         chains: &Chains,
         chain: u64,
         sender: Address,
         calls: &[SimCall],
+        at: Option<u64>,
         deadline: Instant,
     ) -> Result<Simulation, ChainError> {
         let client = chains.get(chain)?;
@@ -194,6 +199,7 @@ impl Simulator {
                 next
             }
         };
+        let next = NextBlock { timestamp: at.unwrap_or(next.timestamp), ..next };
         let fork = self.fork(chains, chain, next.latest)?;
         let spec = self.spec.unwrap_or(SpecId::PRAGUE);
         let mut evm = Context::mainnet()
@@ -265,6 +271,11 @@ impl Simulator {
             }
         }
         deltas.retain(|_, d| !d.is_zero());
-        Ok(Simulation { block_number: next.latest, outcomes, balance_deltas: deltas.into_iter().collect() })
+        Ok(Simulation {
+            block_number: next.latest,
+            timestamp: next.timestamp,
+            outcomes,
+            balance_deltas: deltas.into_iter().collect(),
+        })
     }
 }

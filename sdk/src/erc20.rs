@@ -126,23 +126,41 @@ pub fn transfers(logs: &[crate::Log], token: Address, account: Address) -> (U256
 
 /// One token balance change a write plan declares in its expected outcome
 /// (`"balance_changes": [...]`). The host simulates the plan and refuses it unless the
-/// simulation moves exactly these amounts and nothing else.
+/// simulation moves exactly these amounts and nothing else — or, with a `tolerance`, leaves the
+/// wallet better off by at most that much (never worse): room for interest that accrues
+/// between planning and execution, which can never hide an outflow or invent a gain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BalanceChange {
     #[serde(serialize_with = "crate::abi::checksummed")]
     pub token: Address,
     /// Signed base units, decimal (`"-1000000"`).
     pub delta: String,
+    /// How much more than `delta` the wallet may end up with, base units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<String>,
 }
 
 impl BalanceChange {
     /// `amount` of `token` leaves the wallet.
     pub fn spent(token: &Token, amount: U256) -> Self {
-        Self { token: token.address, delta: if amount.is_zero() { "0".into() } else { format!("-{amount}") } }
+        Self::net(token.address, U256::ZERO, amount)
     }
 
     /// `amount` of `token` arrives in the wallet.
     pub fn received(token: &Token, amount: U256) -> Self {
-        Self { token: token.address, delta: amount.to_string() }
+        Self::net(token.address, amount, U256::ZERO)
+    }
+
+    /// `received` minus `sent` of `token`.
+    pub fn net(token: Address, received: U256, sent: U256) -> Self {
+        let delta =
+            if received >= sent { (received - sent).to_string() } else { format!("-{}", sent - received) };
+        Self { token, delta, tolerance: None }
+    }
+
+    /// Allow the wallet to end up to `extra` base units better off than declared.
+    pub fn up_to(mut self, extra: U256) -> Self {
+        self.tolerance = Some(extra.to_string());
+        self
     }
 }

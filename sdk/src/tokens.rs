@@ -5,7 +5,7 @@
 use crate::erc20::{Token, token};
 use crate::errors::{invalid_params, not_found};
 use crate::{ChainId, Error};
-use alloy_primitives::Address;
+use alloy_primitives::{Address, address};
 use serde::Deserialize;
 
 /// One entry of a token list.
@@ -56,4 +56,16 @@ pub fn resolve(chain_id: ChainId, field: &str, input: &str, list: &[Listed]) -> 
             )))
         }
     }
+}
+
+/// Ethereum mainnet's major tokens, the default token list of chain 1.
+pub fn mainnet() -> Vec<Listed> {
+    let t = |symbol: &str, address| Listed { symbol: symbol.into(), address };
+    vec![
+        t("WETH", address!("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2")),
+        t("USDC", address!("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48")),
+        t("USDT", address!("0xdAC17F958D2ee523a2206206994597C13D831ec7")),
+        t("DAI", address!("0x6B175474E89094C44Da98b954EedeAC495271d0F")),
+        t("WBTC", address!("0x2260FAC5E5542a773Aa44fBCfeDf7C193bc2C599")),
+    ]
 }

@@ -9,6 +9,7 @@ use std::process::Command;
 const GUESTS: &[(&str, &str, &str)] = &[
     ("HELLO", "bardo-plugin-hello", "bardo_plugin_hello"),
     ("UNISWAP", "bardo-plugin-uniswap", "bardo_plugin_uniswap"),
+    ("AAVE", "bardo-plugin-aave", "bardo_plugin_aave"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

@@ -76,7 +76,7 @@ impl Host for SimulateView<'_> {
         let sim = self
             .caps
             .simulator
-            .run(self.chains, chain, sender, &sim_calls, self.call.deadline)
+            .run(self.chains, chain, sender, &sim_calls, None, self.call.deadline)
             .map_err(chain_error)?;
         Ok(Simulation {
             block_number: sim.block_number,

@@ -115,11 +115,7 @@ impl Deployments {
     /// Settings for the repo's `uniswap` plugin on this devnet (`[settings] uniswap`): its
     /// contract addresses and the token list.
     pub fn uniswap_settings(&self) -> serde_json::Value {
-        let tokens: Vec<_> = self
-            .tokens
-            .values()
-            .map(|t| serde_json::json!({"symbol": t.symbol, "address": t.address}))
-            .collect();
+        let tokens = self.token_list();
         serde_json::json!({"chains": {self.chain_id.to_string(): {
             "v3_factory": self.uniswap_v3["factory"],
             "quoter_v2": self.uniswap_v3["quoter_v2"],
@@ -129,6 +125,20 @@ impl Deployments {
             "v2_router": self.uniswap_v2["router02"],
             "tokens": tokens,
             "quote_token": "USDC",
+        }}})
+    }
+
+    /// The test tokens as a plugin token list (`[{"symbol", "address"}]`).
+    fn token_list(&self) -> Vec<serde_json::Value> {
+        self.tokens.values().map(|t| serde_json::json!({"symbol": t.symbol, "address": t.address})).collect()
+    }
+
+    /// The Aave plugin's settings for this devnet (`[settings] aave`).
+    pub fn aave_settings(&self) -> serde_json::Value {
+        let tokens = self.token_list();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "pool_addresses_provider": self.aave_v3["pool_addresses_provider"],
+            "tokens": tokens,
         }}})
     }
 }

@@ -5,7 +5,7 @@ use crate::caps::Caps;
 use crate::error::ErrorCode;
 use crate::simulate::{SimCall, Simulation};
 use crate::tool::{Phase, ToolDef, WritePlan};
-use alloy::primitives::{Address, B256, U256};
+use alloy::primitives::{Address, B256, I256, U256};
 use alloy::sol_types::SolCall;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -235,12 +235,13 @@ pub struct RevmSimulator {
 }
 
 impl RevmSimulator {
-    /// Simulate `plan` from `sender`.
+    /// Simulate `plan` from `sender`, at the next block's timestamp or at `at`.
     pub fn run(
         &self,
         chain_id: u64,
         sender: Address,
         plan: &WritePlan,
+        at: Option<u64>,
     ) -> Result<Simulation, crate::chain::ChainError> {
         let calls: Vec<SimCall> =
             plan.calls.iter().map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value }).collect();
@@ -249,6 +250,7 @@ impl RevmSimulator {
             chain_id,
             sender,
             &calls,
+            at,
             Instant::now() + self.budget,
         )
     }
@@ -260,7 +262,7 @@ impl SafetyHook for RevmSimulator {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let sim = match self.run(p.chain_id, p.sender, p.plan) {
+        let sim = match self.run(p.chain_id, p.sender, p.plan, None) {
             Ok(sim) => sim,
             Err(e) => return reject(ErrorCode::Rpc, format!("cannot simulate: {e}")),
         };
@@ -336,17 +338,22 @@ impl SafetyHook for HallucinationDetector {
                 ),
             );
         };
-        let mut declared: BTreeMap<Address, alloy::primitives::I256> = BTreeMap::new();
+        // Per token: the declared delta and how much better off the wallet may end up.
+        let mut declared: BTreeMap<Address, (I256, I256)> = BTreeMap::new();
         for item in list {
             let token = item["token"].as_str().and_then(|t| t.parse::<Address>().ok());
-            let delta = item["delta"].as_str().and_then(|d| d.parse::<alloy::primitives::I256>().ok());
-            let (Some(token), Some(delta)) = (token, delta) else {
+            let delta = item["delta"].as_str().and_then(|d| d.parse::<I256>().ok());
+            let tolerance = match item.get("tolerance") {
+                None => Some(I256::ZERO),
+                Some(t) => t.as_str().and_then(|t| t.parse::<I256>().ok()).filter(|t| !t.is_negative()),
+            };
+            let (Some(token), Some(delta), Some(tolerance)) = (token, delta, tolerance) else {
                 return reject(ErrorCode::Denied, format!("malformed balance change {item}"));
             };
-            *declared.entry(token).or_default() += delta;
+            let entry = declared.entry(token).or_default();
+            *entry = (entry.0 + delta, entry.1 + tolerance);
         }
-        declared.retain(|_, d| !d.is_zero());
-        let mut simulated: BTreeMap<Address, alloy::primitives::I256> = BTreeMap::new();
+        let mut simulated: BTreeMap<Address, I256> = BTreeMap::new();
         for (token, delta) in &sim.balance_deltas {
             match token {
                 Some(t) => {
@@ -360,17 +367,27 @@ impl SafetyHook for HallucinationDetector {
                 }
             }
         }
-        if declared != simulated {
-            let show = |m: &BTreeMap<Address, alloy::primitives::I256>| {
-                m.iter().map(|(t, d)| format!("{t}: {d}")).collect::<Vec<_>>().join(", ")
-            };
+        let tokens: BTreeSet<&Address> = declared.keys().chain(simulated.keys()).collect();
+        let off: Vec<String> = tokens
+            .into_iter()
+            .filter_map(|t| {
+                let (want, extra) = declared.get(t).copied().unwrap_or_default();
+                let got = simulated.get(t).copied().unwrap_or_default();
+                // Never worse than declared; better only by the declared tolerance.
+                (got < want || got - want > extra).then(|| {
+                    let allowed = if extra.is_zero() {
+                        String::new()
+                    } else {
+                        format!(" (up to {extra} more allowed)")
+                    };
+                    format!("{t}: claims {want}{allowed}, simulation moves {got}")
+                })
+            })
+            .collect();
+        if !off.is_empty() {
             return reject(
                 ErrorCode::Denied,
-                format!(
-                    "the plan claims [{}] but its simulation moves [{}]",
-                    show(&declared),
-                    show(&simulated)
-                ),
+                format!("the plan's claims do not match its simulation: {}", off.join("; ")),
             );
         }
         Decision::Allow

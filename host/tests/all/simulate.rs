@@ -61,7 +61,7 @@ fn v3_swap_simulation_matches_anvil_execution() {
         SimCall { to: router, data: swap.clone().into(), value: U256::ZERO },
     ];
     let sim = Simulator::default()
-        .run(&chains, CHAIN_ID, dev, &calls, Instant::now() + Duration::from_secs(10))
+        .run(&chains, CHAIN_ID, dev, &calls, None, Instant::now() + Duration::from_secs(10))
         .expect("simulate");
     assert_eq!(sim.outcomes.len(), 2);
     assert!(sim.outcomes.iter().all(|o| o.success), "{:?}", sim.outcomes);

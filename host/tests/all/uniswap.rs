@@ -55,14 +55,25 @@ struct Env {
 /// A `dev`-profile host on the devnet at `url` with the dev wallet (if `wallet`), `settings` for
 /// the uniswap plugin, and `guests` loaded.
 pub fn devnet_host(url: &str, settings: Value, wallet: bool, guests: &[&str]) -> Host {
+    let settings = BTreeMap::from([("uniswap".to_owned(), settings)]);
+    devnet_host_with(url, settings, wallet.then_some(DEV_KEY), guests)
+}
+
+/// A host on the devnet at `url` with plugin `settings` by plugin name, signing with `key`.
+pub fn devnet_host_with(
+    url: &str,
+    settings: BTreeMap<String, Value>,
+    key: Option<&str>,
+    guests: &[&str],
+) -> Host {
     // anvil mines a block per transaction: simulations must see the newest head.
     let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)])).expect("chains");
-    let wallet = wallet.then(|| Wallet::from_signer(DEV_KEY.parse().expect("key")));
+    let wallet = key.map(|k| Wallet::from_signer(k.parse().expect("key")));
     let caps = Caps {
         chain: ChainCaps::new(chains),
         signer: SignerCaps::new(wallet, [CHAIN_ID]),
-        config: ConfigCaps::new(BTreeMap::from([("uniswap".to_owned(), settings)])),
+        config: ConfigCaps::new(settings),
         ..Caps::default()
     };
     let profile = Profile::parse("dev").expect("profile").with_capabilities([Capability::Wallet]);

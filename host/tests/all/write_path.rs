@@ -261,7 +261,13 @@ fn hostile_plans_are_refused_by_the_hooks() {
     );
     let mut lying = evil("transfer_all", &router);
     lying["outcome"] = json!(json!({"balance_changes": [{"token": usdc, "delta": "5"}]}).to_string());
-    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "but its simulation moves");
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "simulation moves");
+    // A tolerance only lets the wallet end up better off than declared: it cannot hide an outflow.
+    lying["outcome"] = json!(
+        json!({"balance_changes": [{"token": usdc, "delta": "0", "tolerance": "1000000000000000000000000"}]})
+            .to_string()
+    );
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "simulation moves");
     // A lookalike: the router's address with its last digit changed.
     let mut lookalike = router.clone();
     lookalike.pop();

@@ -43,7 +43,6 @@ fn default_quote() -> String {
 }
 
 fn mainnet() -> Book {
-    let t = |symbol: &str, address| Listed { symbol: symbol.into(), address };
     Book {
         v3_factory: address!("0x1F98431c8aD98523631AE4a59f267346ea31F984"),
         quoter_v2: address!("0x61fFE014bA17989E743c5F6cB21bF9697530B21e"),
@@ -51,13 +50,7 @@ fn mainnet() -> Book {
         position_manager: address!("0xC36442b4a4522E871399CD717aBDD847Ab11FE88"),
         v2_factory: Some(address!("0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f")),
         v2_router: Some(address!("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D")),
-        tokens: vec![
-            t("WETH", address!("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2")),
-            t("USDC", address!("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48")),
-            t("USDT", address!("0xdAC17F958D2ee523a2206206994597C13D831ec7")),
-            t("DAI", address!("0x6B175474E89094C44Da98b954EedeAC495271d0F")),
-            t("WBTC", address!("0x2260FAC5E5542a773Aa44fBCfeDf7C193bc2C599")),
-        ],
+        tokens: tokens::mainnet(),
         quote_token: default_quote(),
     }
 }
