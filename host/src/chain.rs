@@ -170,6 +170,15 @@ impl ChainClient {
         self.id
     }
 
+    /// The node's WebSocket URL for subscriptions: `ws` from the config, else the HTTP URL's.
+    pub fn ws_url(&self) -> String {
+        match &self.config.ws {
+            Some(ws) => ws.clone(),
+            // Nodes such as anvil and geth serve WebSocket on their HTTP port.
+            None => self.config.rpc.replacen("https://", "wss://", 1).replacen("http://", "ws://", 1),
+        }
+    }
+
     /// The node's HTTP URL (the write path sends signed transactions there).
     pub fn rpc_url(&self) -> &str {
         &self.config.rpc

@@ -7,6 +7,7 @@
 //! ring, is told exactly which range it missed — never a silent drop. Events stay typed until a
 //! consumer serializes them, so emitting with no subscriber serializes nothing.
 
+use crate::tool::SpriteTrigger;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -19,14 +20,140 @@ pub const RING: usize = 10_000;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 pub enum GolemEvent {
-    ToolExecutionStart { tool: String },
-    ToolExecutionEnd { tool: String, ok: bool },
-    HookDecision { tool: String, hook: String, allowed: bool },
-    PermitCreated { permit_id: String, tool: String },
-    PermitConsumed { permit_id: String },
-    PermitRefused { permit_id: String, code: String },
-    ActionExecuted { permit_id: String, tx_hash: String, gas_used: u64 },
-    Halted { reason: String },
+    ToolExecutionStart {
+        tool: String,
+    },
+    ToolExecutionEnd {
+        tool: String,
+        ok: bool,
+    },
+    HookDecision {
+        tool: String,
+        hook: String,
+        allowed: bool,
+    },
+    PermitCreated {
+        permit_id: String,
+        tool: String,
+    },
+    PermitConsumed {
+        permit_id: String,
+    },
+    PermitRefused {
+        permit_id: String,
+        code: String,
+    },
+    ActionExecuted {
+        permit_id: String,
+        tx_hash: String,
+        gas_used: u64,
+    },
+    Halted {
+        reason: String,
+    },
+    /// A pool's swap, mint or burn (`stream_pool_events`).
+    PoolEventReceived(StreamData),
+    /// A pool's slot0, liquidity and fee growth (`stream_pool_state`).
+    PoolStateSnapshot(StreamData),
+    /// A position left or re-entered its range, or its fees crossed a threshold.
+    PositionAlert(StreamData),
+    /// A pair's price moved (`stream_price_feed`).
+    PriceUpdate(StreamData),
+    /// A token jar's balances changed or it burned tokens (`stream_tokenjar`).
+    TokenJarUpdate(StreamData),
+    /// The wallet swapped (`stream_trades`).
+    SwapExecuted(StreamData),
+    /// An Aave account's health factor crossed a threshold.
+    HealthFactorAlert(StreamData),
+    /// A subscription could not take a step (node down, plugin error); it keeps running.
+    StreamError {
+        subscription_id: String,
+        tool: String,
+        message: String,
+    },
+    /// A subscription ended.
+    StreamClosed {
+        subscription_id: String,
+        tool: String,
+        events: u64,
+    },
+}
+
+/// What a stream subscription delivered, with how an agent UI shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StreamData {
+    pub subscription_id: String,
+    pub tool: String,
+    pub sprite_trigger: SpriteTrigger,
+    /// The TUI pane that shows it.
+    pub pane: &'static str,
+    /// The plugin's decoded payload.
+    pub data: serde_json::Value,
+}
+
+/// The event variants a stream may emit, by the kind a plugin names: constructor, default
+/// sprite, pane.
+type Variant = (&'static str, fn(StreamData) -> GolemEvent, SpriteTrigger, &'static str);
+const STREAM_VARIANTS: &[Variant] = &[
+    ("pool-event-received", GolemEvent::PoolEventReceived, SpriteTrigger::Thinking, "pools"),
+    ("pool-state-snapshot", GolemEvent::PoolStateSnapshot, SpriteTrigger::Idle, "pools"),
+    ("position-alert", GolemEvent::PositionAlert, SpriteTrigger::Alert, "positions"),
+    ("price-update", GolemEvent::PriceUpdate, SpriteTrigger::Idle, "prices"),
+    ("token-jar-update", GolemEvent::TokenJarUpdate, SpriteTrigger::Idle, "fees"),
+    ("swap-executed", GolemEvent::SwapExecuted, SpriteTrigger::Success, "trades"),
+    ("health-factor-alert", GolemEvent::HealthFactorAlert, SpriteTrigger::Alert, "positions"),
+];
+
+impl GolemEvent {
+    /// The typed event for a stream event of `kind`; the payload may raise the sprite with
+    /// `"sprite_trigger"`. An unknown kind is an error, never passed through untyped.
+    pub fn from_stream(
+        kind: &str,
+        mut data: serde_json::Value,
+        subscription_id: &str,
+        tool: &str,
+    ) -> Result<Self, String> {
+        let Some((_, make, sprite, pane)) = STREAM_VARIANTS.iter().find(|v| v.0 == kind) else {
+            let known: Vec<&str> = STREAM_VARIANTS.iter().map(|v| v.0).collect();
+            return Err(format!("unknown stream event kind {kind:?} (known: {})", known.join(", ")));
+        };
+        let sprite = match data.as_object_mut().and_then(|o| o.remove("sprite_trigger")) {
+            None => *sprite,
+            Some(s) => {
+                serde_json::from_value(s.clone()).map_err(|_| format!("unknown sprite_trigger {s}"))?
+            }
+        };
+        Ok(make(StreamData {
+            subscription_id: subscription_id.into(),
+            tool: tool.into(),
+            sprite_trigger: sprite,
+            pane,
+            data,
+        }))
+    }
+
+    /// The name of the variant (`PoolEventReceived`).
+    pub fn variant(&self) -> &'static str {
+        match self {
+            Self::ToolExecutionStart { .. } => "ToolExecutionStart",
+            Self::ToolExecutionEnd { .. } => "ToolExecutionEnd",
+            Self::HookDecision { .. } => "HookDecision",
+            Self::PermitCreated { .. } => "PermitCreated",
+            Self::PermitConsumed { .. } => "PermitConsumed",
+            Self::PermitRefused { .. } => "PermitRefused",
+            Self::ActionExecuted { .. } => "ActionExecuted",
+            Self::Halted { .. } => "Halted",
+            Self::PoolEventReceived(_) => "PoolEventReceived",
+            Self::PoolStateSnapshot(_) => "PoolStateSnapshot",
+            Self::PositionAlert(_) => "PositionAlert",
+            Self::PriceUpdate(_) => "PriceUpdate",
+            Self::TokenJarUpdate(_) => "TokenJarUpdate",
+            Self::SwapExecuted(_) => "SwapExecuted",
+            Self::HealthFactorAlert(_) => "HealthFactorAlert",
+            Self::StreamError { .. } => "StreamError",
+            Self::StreamClosed { .. } => "StreamClosed",
+        }
+    }
 }
 
 /// An event with its place in the sequence.

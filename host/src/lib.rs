@@ -19,6 +19,7 @@ pub mod safety;
 pub mod setup;
 pub mod signer;
 pub mod simulate;
+pub mod stream;
 pub mod tool;
 
 pub use config::Config;

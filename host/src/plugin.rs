@@ -5,6 +5,7 @@ mod call;
 pub mod lock;
 mod plan;
 mod state;
+pub mod streams;
 pub mod surface;
 
 pub use call::{CallReport, CallStats};
@@ -333,6 +334,12 @@ impl Host {
         };
         if let Err(e) = check_params(params_json) {
             return CallReport::refused(e);
+        }
+        if self.is_stream(tool) {
+            return CallReport::refused(ToolError::new(
+                ErrorCode::Denied,
+                format!("`{tool}` is a stream tool; subscribe to it with `bardo stream {tool}`"),
+            ));
         }
         let plugin = &entry.plugin;
         let limits = &self.limits;

@@ -88,7 +88,7 @@ impl TickBudget {
 }
 
 /// Animation an agent UI plays for the tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpriteTrigger {
     Idle,

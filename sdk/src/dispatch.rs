@@ -41,7 +41,7 @@ pub fn dispatch_verify<T: WriteTool>(params: &str, receipts: Vec<Receipt>) -> Re
 }
 
 /// Open stream tool `T`.
-pub fn dispatch_open<T: StreamTool>(params: &str) -> Result<(Source, String), Error> {
+pub fn dispatch_open<T: StreamTool>(params: &str) -> Result<(Vec<Source>, String), Error> {
     let (source, state) = T::open(&parse(T::NAME, params)?)?;
     Ok((source, to_json(T::NAME, &state)?))
 }

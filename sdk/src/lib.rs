@@ -8,6 +8,7 @@
 //! [`chain`], reports through [`events`] and, for write tools, returns a [`WritePlan`] that the
 //! host checks, simulates and signs.
 
+pub mod aave;
 pub mod abi;
 mod bindings;
 mod def;
@@ -16,6 +17,7 @@ pub mod erc20;
 pub mod errors;
 pub mod settings;
 pub mod tokens;
+pub mod uniswap;
 pub mod units;
 
 pub use bindings::imports::bardo::host::types::{
@@ -81,8 +83,8 @@ pub trait StreamTool {
     type State: Serialize + DeserializeOwned;
     /// The tool's metadata.
     fn def() -> ToolDef;
-    /// The source to subscribe to and the initial state.
-    fn open(params: &Self::Params) -> Result<(Source, Self::State), Error>;
+    /// The sources to subscribe to (one per chain watched) and the initial state.
+    fn open(params: &Self::Params) -> Result<(Vec<Source>, Self::State), Error>;
     /// Logs arrived for the subscription.
     fn on_logs(
         params: &Self::Params,
@@ -132,7 +134,7 @@ macro_rules! plugin {
         $crate::__plugin_common!($name, [$($r),*], [], [$($s),*]);
         $crate::reader::__export_reader!(__BardoPlugin with_types_in $crate::reader);
         impl $crate::stream_part::exports::bardo::plugin::stream::Guest for __BardoPlugin {
-            fn open(tool: String, params: String) -> Result<($crate::Source, String), $crate::Error> {
+            fn open(tool: String, params: String) -> Result<(Vec<$crate::Source>, String), $crate::Error> {
                 $( if tool == <$s as $crate::StreamTool>::NAME { return $crate::dispatch_open::<$s>(&params); } )*
                 Err($crate::errors::unknown_tool(&tool))
             }

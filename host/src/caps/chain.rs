@@ -52,14 +52,20 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
 }
 
 pub(crate) fn chain_error(e: ChainError) -> Error {
-    let message = e.to_string();
-    wit_error(match e {
-        ChainError::NotSupported(_) => ToolError::new(ErrorCode::ChainNotSupported, message),
-        ChainError::InvalidParams(_) => ToolError::new(ErrorCode::InvalidParams, message),
-        ChainError::Rpc { retryable, .. } => ToolError { code: ErrorCode::Rpc, message, retryable },
-        ChainError::Reverted { .. } => ToolError::new(ErrorCode::Reverted, message),
-        ChainError::Timeout { .. } => ToolError::retryable(ErrorCode::Timeout, message),
-    })
+    wit_error(e.into())
+}
+
+impl From<ChainError> for ToolError {
+    fn from(e: ChainError) -> Self {
+        let message = e.to_string();
+        match e {
+            ChainError::NotSupported(_) => ToolError::new(ErrorCode::ChainNotSupported, message),
+            ChainError::InvalidParams(_) => ToolError::new(ErrorCode::InvalidParams, message),
+            ChainError::Rpc { retryable, .. } => ToolError { code: ErrorCode::Rpc, message, retryable },
+            ChainError::Reverted { .. } => ToolError::new(ErrorCode::Reverted, message),
+            ChainError::Timeout { .. } => ToolError::retryable(ErrorCode::Timeout, message),
+        }
+    }
 }
 
 fn invalid(message: String) -> Error {
@@ -78,6 +84,26 @@ fn parse_b256(field: &str, text: &str) -> Result<B256, Error> {
 pub(crate) fn parse_u256(field: &str, text: &str) -> Result<U256, Error> {
     U256::from_str_radix(text, 10)
         .map_err(|_| invalid(format!("`{field}` is not a decimal uint256: {text:?}")))
+}
+
+/// A plugin's log filter as alloy's, without its block range.
+pub(crate) fn alloy_filter(filter: &LogFilter) -> Result<alloy::rpc::types::Filter, Error> {
+    let addresses =
+        filter.addresses.iter().map(|a| parse_address("addresses", a)).collect::<Result<Vec<_>, _>>()?;
+    if filter.topics.len() > 4 {
+        return Err(invalid(format!(
+            "`topics` has {} positions; an event has at most 4",
+            filter.topics.len()
+        )));
+    }
+    let mut f = alloy::rpc::types::Filter::new().address(addresses);
+    for (i, position) in filter.topics.iter().enumerate() {
+        let words = position.iter().map(|t| parse_b256("topics", t)).collect::<Result<Vec<_>, _>>()?;
+        if !words.is_empty() {
+            f.topics[i] = words.into();
+        }
+    }
+    Ok(f)
 }
 
 pub(crate) fn wit_log(l: &alloy::rpc::types::Log) -> Log {
@@ -128,15 +154,7 @@ impl Host for ChainView<'_> {
 
     fn logs(&mut self, filter: LogFilter) -> Result<Vec<Log>, Error> {
         let client = self.client(filter.chain_id)?;
-        let addresses =
-            filter.addresses.iter().map(|a| parse_address("addresses", a)).collect::<Result<Vec<_>, _>>()?;
-        if filter.topics.len() > 4 {
-            return Err(invalid(format!(
-                "`topics` has {} positions; an event has at most 4",
-                filter.topics.len()
-            )));
-        }
-        let mut f = alloy::rpc::types::Filter::new().address(addresses);
+        let mut f = alloy_filter(&filter)?;
         let latest = if filter.from_block.is_none() || filter.to_block.is_none() {
             Some(self.run(client.block_number(self.call.deadline))?)
         } else {
@@ -150,12 +168,6 @@ impl Host for ChainView<'_> {
             )));
         }
         f = f.from_block(from).to_block(to);
-        for (i, position) in filter.topics.iter().enumerate() {
-            let words = position.iter().map(|t| parse_b256("topics", t)).collect::<Result<Vec<_>, _>>()?;
-            if !words.is_empty() {
-                f.topics[i] = words.into();
-            }
-        }
         self.run(client.logs(&f, self.call.deadline)).map(|logs| logs.iter().map(wit_log).collect())
     }
 

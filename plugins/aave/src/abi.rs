@@ -1,16 +1,15 @@
-//! The Aave V3 contract functions and events the tools use.
+//! The Aave V3 contract functions and events the tools use; the pool lookup and account view
+//! shared with other plugins are in `bardo_sdk::aave`.
+
+pub use bardo_sdk::aave::{getPoolCall, getUserAccountDataCall, getUserAccountDataReturn};
 
 alloy_sol_types::sol! {
     // PoolAddressesProvider
-    function getPool() external view returns (address);
     function getPriceOracle() external view returns (address);
     function getPoolDataProvider() external view returns (address);
 
     // Pool
     function getReservesList() external view returns (address[]);
-    function getUserAccountData(address user) external view returns (uint256 totalCollateralBase,
-        uint256 totalDebtBase, uint256 availableBorrowsBase, uint256 currentLiquidationThreshold,
-        uint256 ltv, uint256 healthFactor);
     function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external;
     function withdraw(address asset, uint256 amount, address to) external returns (uint256);
     function borrow(address asset, uint256 amount, uint256 interestRateMode, uint16 referralCode,

@@ -4,7 +4,7 @@
 //! is built in.
 
 use crate::abi::*;
-use alloy_primitives::{Address, U256, address};
+use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::eth_call;
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::{chain_not_supported, invalid_params, not_found};
@@ -13,6 +13,8 @@ use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{ChainId, Error, settings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub use bardo_sdk::aave::health_factor;
 
 /// 10^27, Aave's fixed-point unit for rates and indexes.
 pub fn ray() -> U256 {
@@ -63,7 +65,7 @@ pub fn market(chain_id: ChainId) -> Result<Market, Error> {
     let book = match (settings.chains.get(&chain_id.to_string()), chain_id) {
         (Some(book), _) => book.clone(),
         (None, 1) => Book {
-            pool_addresses_provider: address!("0x2f39d218133AFaB8F2B819B1066c7E434Ad94E9e"),
+            pool_addresses_provider: bardo_sdk::aave::MAINNET_ADDRESSES_PROVIDER,
             tokens: tokens::mainnet(),
             min_health_factor: default_min_health_factor(),
         },
@@ -232,7 +234,3 @@ impl Reserve {
     }
 }
 
-/// A health factor for people: 18 decimals, `infinite` with no debt.
-pub fn health_factor(hf: U256) -> String {
-    if hf == U256::MAX { "infinite".into() } else { format_units(hf, 18) }
-}

@@ -1,14 +1,11 @@
-//! The Uniswap V2 / V3 contract functions and events the tools use (from the published ABIs).
+//! The Uniswap V2 / V3 contract functions and events the tools use (from the published ABIs);
+//! the pool and position views shared with other plugins are in `bardo_sdk::uniswap`.
+
+pub use bardo_sdk::uniswap::{
+    feeCall, getPoolCall, liquidityCall, ownerOfCall, positionsCall, slot0Call, tickSpacingCall,
+};
 
 alloy_sol_types::sol! {
-    // V3 factory and pool
-    function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address pool);
-    function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
-        uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
-    function liquidity() external view returns (uint128);
-    function tickSpacing() external view returns (int24);
-    function fee() external view returns (uint24);
-
     // V2 factory, pair and router
     function getPair(address tokenA, address tokenB) external view returns (address pair);
     function getReserves() external view returns (uint112 reserve0, uint112 reserve1, uint32 blockTimestampLast);
@@ -38,10 +35,6 @@ alloy_sol_types::sol! {
     function exactOutputSingle(ExactOutputSingleParams params) external payable returns (uint256 amountIn);
 
     // V3 NonfungiblePositionManager
-    function positions(uint256 tokenId) external view returns (uint96 nonce, address operator, address token0,
-        address token1, uint24 fee, int24 tickLower, int24 tickUpper, uint128 liquidity,
-        uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1);
-    function ownerOf(uint256 tokenId) external view returns (address owner);
     struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
         uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient;
         uint256 deadline; }
