@@ -2,7 +2,7 @@
 CARGO ?= cargo
 GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-socket-import \
           -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer
-PLUGINS := hello uniswap aave
+PLUGINS := hello uniswap aave streaming
 
 .PHONY: setup plugins demo test lint bench
 

@@ -431,6 +431,8 @@ fn devnet(config_path: &Path, action: DevnetAction) -> Result<ExitCode> {
             std::fs::write(settings.join("uniswap.json"), uniswap)?;
             let aave = serde_json::to_string_pretty(&snapshot.deployments.aave_settings())?;
             std::fs::write(settings.join("aave.json"), aave)?;
+            let streaming = serde_json::to_string_pretty(&snapshot.deployments.streaming_settings())?;
+            std::fs::write(settings.join("streaming.json"), streaming)?;
             let targets = &snapshot.deployments.write_targets();
             let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
             std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;

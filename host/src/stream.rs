@@ -57,12 +57,17 @@ struct Subscription {
 /// A session's subscriptions. Dropping it cancels them all.
 pub struct Registry {
     host: Arc<Host>,
-    fabric: Arc<Fabric>,
     runtime: Option<tokio::runtime::Runtime>,
-    subs: Mutex<BTreeMap<String, Subscription>>,
+    book: Arc<Book>,
     next_id: AtomicU64,
-    live_tasks: Arc<AtomicUsize>,
     halt_watch: Option<JoinHandle<()>>,
+}
+
+/// The subscriptions themselves, shared with the task that watches for an emergency halt.
+struct Book {
+    fabric: Arc<Fabric>,
+    subs: Mutex<BTreeMap<String, Subscription>>,
+    live_tasks: Arc<AtomicUsize>,
 }
 
 /// What every task of one subscription shares.
@@ -75,6 +80,17 @@ struct Feed {
     /// The plugin's per-subscription state; steps of one subscription run one at a time.
     state: Mutex<String>,
     info: Arc<Mutex<SubscriptionInfo>>,
+}
+
+/// The number of a registry's tasks still running.
+#[derive(Debug, Clone)]
+pub struct TaskCounter(Arc<AtomicUsize>);
+
+impl TaskCounter {
+    /// Tasks still running.
+    pub fn live(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// Counts a task as live until it finishes or is aborted (its future dropped).
@@ -96,7 +112,7 @@ impl Drop for Live {
 impl Registry {
     /// A registry calling stream tools of `host` and publishing on `fabric`. An emergency halt
     /// published on the fabric cancels every subscription.
-    pub fn new(host: Arc<Host>, fabric: Arc<Fabric>) -> Result<Arc<Self>, ToolError> {
+    pub fn new(host: Arc<Host>, fabric: Arc<Fabric>) -> Result<Self, ToolError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("bardo-stream")
@@ -105,30 +121,26 @@ impl Registry {
             .map_err(|e| {
                 ToolError::new(ErrorCode::Internal, format!("cannot start the stream runtime: {e}"))
             })?;
-        let registry = Arc::new_cyclic(|weak: &std::sync::Weak<Registry>| {
-            let mut halted = fabric.subscribe(None);
-            let weak = weak.clone();
-            let halt_watch = runtime.spawn(async move {
-                while let Some(next) = halted.recv().await {
-                    if let Ok(e) = next
-                        && matches!(*e.event, GolemEvent::Halted { .. })
-                        && let Some(registry) = weak.upgrade()
-                    {
-                        registry.unsubscribe_all();
-                    }
+        let book =
+            Arc::new(Book { fabric: fabric.clone(), subs: Mutex::default(), live_tasks: Arc::default() });
+        let mut halted = fabric.subscribe(None);
+        let watched = book.clone();
+        let halt_watch = runtime.spawn(async move {
+            while let Some(next) = halted.recv().await {
+                if let Ok(e) = next
+                    && matches!(*e.event, GolemEvent::Halted { .. })
+                {
+                    watched.unsubscribe_all();
                 }
-            });
-            Registry {
-                host,
-                fabric,
-                runtime: Some(runtime),
-                subs: Mutex::default(),
-                next_id: AtomicU64::new(1),
-                live_tasks: Arc::default(),
-                halt_watch: Some(halt_watch),
             }
         });
-        Ok(registry)
+        Ok(Registry {
+            host,
+            runtime: Some(runtime),
+            book,
+            next_id: AtomicU64::new(1),
+            halt_watch: Some(halt_watch),
+        })
     }
 
     fn runtime(&self) -> &tokio::runtime::Runtime {
@@ -167,7 +179,7 @@ impl Registry {
         }));
         let feed = Arc::new(Feed {
             host: self.host.clone(),
-            fabric: self.fabric.clone(),
+            fabric: self.book.fabric.clone(),
             id: id.clone(),
             tool: tool.to_owned(),
             params: params_json.to_owned(),
@@ -178,11 +190,11 @@ impl Registry {
             .into_iter()
             .zip(starts)
             .map(|(source, start)| {
-                let (feed, live) = (feed.clone(), Live::new(&self.live_tasks));
+                let (feed, live) = (feed.clone(), Live::new(&self.book.live_tasks));
                 match source {
                     Source::Logs { chain_id, filter } => self.runtime().spawn(async move {
                         let _live = live;
-                        follow_logs(feed, chain_id, filter, start).await;
+                        follow_logs(feed, chain_id, *filter, start).await;
                     }),
                     Source::Poll { interval } => self.runtime().spawn(async move {
                         let _live = live;
@@ -192,20 +204,19 @@ impl Registry {
             })
             .collect();
         let snapshot = info.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        self.subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, Subscription { info, tasks });
+        self.book.subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, Subscription { info, tasks });
         Ok(snapshot)
     }
 
     /// The current subscriptions.
     pub fn list(&self) -> Vec<SubscriptionInfo> {
-        let subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
+        let subs = self.book.subs.lock().unwrap_or_else(|p| p.into_inner());
         subs.values().map(|s| s.info.lock().unwrap_or_else(|p| p.into_inner()).clone()).collect()
     }
 
     /// Cancel subscription `id`; false if there is none.
     pub fn unsubscribe(&self, id: &str) -> bool {
-        let removed = self.subs.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-        removed.map(|s| self.close(s)).is_some()
+        self.book.unsubscribe(id)
     }
 
     /// Cancel the subscriptions `ids`, or all of them (`None`).
@@ -213,27 +224,47 @@ impl Registry {
         let unsubscribed = match ids {
             None => self.unsubscribe_all(),
             Some(ids) => {
-                let unknown: Vec<&String> = ids
-                    .iter()
-                    .filter(|id| !self.subs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(*id))
-                    .collect();
+                let known = self.book.ids();
+                let unknown: Vec<&String> = ids.iter().filter(|id| !known.contains(id)).collect();
                 if !unknown.is_empty() {
                     return Err(ToolError::new(
                         ErrorCode::NotFound,
-                        format!(
-                            "no subscription {unknown:?}; list them with `stream_unsubscribe` and no ids"
-                        ),
+                        format!("no subscription {unknown:?}; the current ones are {known:?}"),
                     ));
                 }
                 ids.iter().filter(|id| self.unsubscribe(id)).cloned().collect()
             }
         };
-        let remaining = self.subs.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
-        Ok(Unsubscribed { unsubscribed, remaining })
+        Ok(Unsubscribed { unsubscribed, remaining: self.book.ids() })
     }
 
     /// Cancel every subscription (session end, emergency halt); returns their ids.
     pub fn unsubscribe_all(&self) -> Vec<String> {
+        self.book.unsubscribe_all()
+    }
+
+    /// Tasks still running (aborted ones stop at their next await).
+    pub fn live_tasks(&self) -> usize {
+        self.book.live_tasks.load(Ordering::SeqCst)
+    }
+
+    /// A handle on the live-task count that outlives the registry (to see a session end).
+    pub fn task_counter(&self) -> TaskCounter {
+        TaskCounter(self.book.live_tasks.clone())
+    }
+}
+
+impl Book {
+    fn ids(&self) -> Vec<String> {
+        self.subs.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
+    }
+
+    fn unsubscribe(&self, id: &str) -> bool {
+        let removed = self.subs.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        removed.map(|s| self.close(s)).is_some()
+    }
+
+    fn unsubscribe_all(&self) -> Vec<String> {
         let subs = std::mem::take(&mut *self.subs.lock().unwrap_or_else(|p| p.into_inner()));
         subs.into_iter()
             .map(|(id, s)| {
@@ -253,11 +284,6 @@ impl Registry {
             tool: info.tool_name,
             events: info.event_count,
         });
-    }
-
-    /// Tasks still running (aborted ones stop at their next await).
-    pub fn live_tasks(&self) -> usize {
-        self.live_tasks.load(Ordering::SeqCst)
     }
 }
 
@@ -353,7 +379,7 @@ async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u
         };
         // Catch up to the head first: blocks mined while disconnected.
         let caught_up = match http.get_block_number().await {
-            Ok(head) => catch_up(&feed, &http, &filter, &mut next, head).await,
+            Ok(head) => catch_up(&feed, chain_id, &http, &filter, &mut next, head).await,
             Err(e) => Err(e.to_string()),
         };
         if caught_up.is_ok() {
@@ -361,7 +387,7 @@ async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u
             down_since = None;
             loop {
                 let Ok(head) = heads.recv().await else { break };
-                if let Err(e) = catch_up(&feed, &http, &filter, &mut next, head.number).await {
+                if let Err(e) = catch_up(&feed, chain_id, &http, &filter, &mut next, head.number).await {
                     feed.error(format!("reading logs of chain {chain_id}: {e}; reconnecting"));
                     break;
                 }
@@ -381,6 +407,7 @@ async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u
 /// Deliver blocks `next..=head` in ranges; `next` moves past a range once the plugin has it.
 async fn catch_up(
     feed: &Arc<Feed>,
+    chain_id: u64,
     http: &alloy::providers::DynProvider,
     filter: &Filter,
     next: &mut u64,
@@ -392,7 +419,10 @@ async fn catch_up(
             http.get_logs(&filter.clone().from_block(*next).to_block(to)).await.map_err(|e| e.to_string())?;
         if !logs.is_empty() {
             let tool = feed.tool.clone();
-            feed.step(move |host, params, state| host.stream_logs(&tool, params, &logs, state).result).await;
+            feed.step(move |host, params, state| {
+                host.stream_logs(&tool, params, chain_id, &logs, state).result
+            })
+            .await;
         }
         *next = to + 1;
     }

@@ -36,15 +36,14 @@ alloy_sol_types::sol! {
         address token1, uint24 fee, int24 tickLower, int24 tickUpper, uint128 liquidity,
         uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1);
     function ownerOf(uint256 tokenId) external view returns (address owner);
-
-    // V2 pair
-    event V2Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out,
-        address indexed to);
 }
 
-/// The V2 pair `Swap` event's signature hash (`V2Swap` above only renames it for Rust).
-pub fn v2_swap_topic() -> alloy_primitives::B256 {
-    alloy_primitives::keccak256("Swap(address,uint256,uint256,uint256,uint256,address)")
+/// Uniswap V2 pair events (their names clash with V3's).
+pub mod v2 {
+    alloy_sol_types::sol! {
+        event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out,
+            address indexed to);
+    }
 }
 
 /// Uniswap's contracts and the token list on one chain (operator settings or built in).

@@ -10,6 +10,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("HELLO", "bardo-plugin-hello", "bardo_plugin_hello"),
     ("UNISWAP", "bardo-plugin-uniswap", "bardo_plugin_uniswap"),
     ("AAVE", "bardo-plugin-aave", "bardo_plugin_aave"),
+    ("STREAMING", "bardo-plugin-streaming", "bardo_plugin_streaming"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

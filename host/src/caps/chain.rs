@@ -106,8 +106,9 @@ pub(crate) fn alloy_filter(filter: &LogFilter) -> Result<alloy::rpc::types::Filt
     Ok(f)
 }
 
-pub(crate) fn wit_log(l: &alloy::rpc::types::Log) -> Log {
+pub(crate) fn wit_log(chain_id: u64, l: &alloy::rpc::types::Log) -> Log {
     Log {
+        chain_id,
         address: l.address().to_checksum(None),
         topics: l.topics().iter().map(|t| t.to_string()).collect(),
         data: l.data().data.to_vec(),
@@ -168,7 +169,9 @@ impl Host for ChainView<'_> {
             )));
         }
         f = f.from_block(from).to_block(to);
-        self.run(client.logs(&f, self.call.deadline)).map(|logs| logs.iter().map(wit_log).collect())
+        let chain_id = filter.chain_id;
+        self.run(client.logs(&f, self.call.deadline))
+            .map(|logs| logs.iter().map(|l| wit_log(chain_id, l)).collect())
     }
 
     fn code(&mut self, chain: u64, account: String) -> Result<Vec<u8>, Error> {
@@ -204,6 +207,6 @@ pub(crate) fn wit_receipt(chain: u64, r: &alloy::rpc::types::TransactionReceipt)
         effective_gas_price: r.effective_gas_price.to_string(),
         sender: r.from.to_checksum(None),
         to: r.to.map(|a| a.to_checksum(None)),
-        logs: r.inner.logs().iter().map(wit_log).collect(),
+        logs: r.inner.logs().iter().map(|l| wit_log(chain, l)).collect(),
     }
 }

@@ -39,8 +39,9 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
     })
 }
 
-fn wit_log(l: &alloy::primitives::Log) -> Log {
+fn wit_log(chain_id: u64, l: &alloy::primitives::Log) -> Log {
     Log {
+        chain_id,
         address: l.address.to_checksum(None),
         topics: l.topics().iter().map(|t| t.to_string()).collect(),
         data: l.data.data.to_vec(),
@@ -87,7 +88,7 @@ impl Host for SimulateView<'_> {
                     success: o.success,
                     gas_used: o.gas_used,
                     output: o.output.to_vec(),
-                    logs: o.logs.iter().map(wit_log).collect(),
+                    logs: o.logs.iter().map(|l| wit_log(chain, l)).collect(),
                 })
                 .collect(),
             balance_deltas: sim

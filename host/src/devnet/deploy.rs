@@ -128,6 +128,15 @@ impl Deployments {
         }}})
     }
 
+    /// The streaming plugin's settings for this devnet (`[settings] streaming`).
+    pub fn streaming_settings(&self) -> serde_json::Value {
+        let uniswap = self.uniswap_settings()["chains"][self.chain_id.to_string()].clone();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "uniswap": uniswap,
+            "aave_pool_addresses_provider": self.aave_v3["pool_addresses_provider"],
+        }}})
+    }
+
     /// The test tokens as a plugin token list (`[{"symbol", "address"}]`).
     fn token_list(&self) -> Vec<serde_json::Value> {
         self.tokens.values().map(|t| serde_json::json!({"symbol": t.symbol, "address": t.address})).collect()

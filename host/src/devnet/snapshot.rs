@@ -107,6 +107,16 @@ impl Snapshot {
     }
 }
 
+/// Save the node's current state to `path` (load it with `--load-state`).
+pub fn save_state(rpc: &str, path: &Path) -> Result<(), DevnetError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DevnetError::Start(e.to_string()))?;
+    let state = rt.block_on(dump_state(rpc)).map_err(DevnetError::Start)?;
+    std::fs::write(path, state).map_err(|e| DevnetError::Start(format!("writing {}: {e}", path.display())))
+}
+
 /// Mine one block so that the head's timestamp is now. A loaded state's head carries the time
 /// of the dump; plans take their deadlines from the head, and the next real block is stamped
 /// with the wall clock, so without this a snapshot older than a deadline yields plans that

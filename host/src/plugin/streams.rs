@@ -14,7 +14,7 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub enum Source {
     /// Logs matching `filter` on `chain_id` (its block range is the host's to set).
-    Logs { chain_id: u64, filter: alloy::rpc::types::Filter },
+    Logs { chain_id: u64, filter: Box<alloy::rpc::types::Filter> },
     /// A tick every `interval`.
     Poll { interval: Duration },
 }
@@ -81,11 +81,12 @@ impl Host {
         })
     }
 
-    /// Decode `logs` for a subscription of `tool` in `state`.
+    /// Decode `logs` (of chain `chain_id`) for a subscription of `tool` in `state`.
     pub fn stream_logs(
         &self,
         tool: &str,
         params_json: &str,
+        chain_id: u64,
         logs: &[alloy::rpc::types::Log],
         state: &str,
     ) -> call::CallReport<Step> {
@@ -94,7 +95,7 @@ impl Host {
             Err(e) => return call::CallReport::refused(e),
         };
         let (plugin, limits) = (&entry.plugin, &self.limits);
-        let logs: Vec<_> = logs.iter().map(wit_log).collect();
+        let logs: Vec<_> = logs.iter().map(|l| wit_log(chain_id, l)).collect();
         call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
             let guest = indices.load(&mut *store, instance)?;
             let answer = guest.call_on_logs(&mut *store, tool, params_json, &logs, state)?;
@@ -125,7 +126,7 @@ fn source(s: wit::Source) -> Result<Source, ToolError> {
         wit::Source::Logs(f) => {
             let chain_id = f.chain_id;
             let filter = alloy_filter(&f).map_err(convert::tool_error)?;
-            Ok(Source::Logs { chain_id, filter })
+            Ok(Source::Logs { chain_id, filter: Box::new(filter) })
         }
         wit::Source::Poll(ms) => {
             Ok(Source::Poll { interval: Duration::from_millis(u64::from(ms)).max(MIN_POLL) })

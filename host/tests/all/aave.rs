@@ -13,15 +13,18 @@ use alloy::sol;
 use alloy::sol_types::{SolCall, SolValue};
 use bardo_host::devnet::deploy::Deployments;
 use bardo_host::devnet::{Anvil, CHAIN_ID};
+use bardo_host::fabric::{Fabric, GolemEvent};
 use bardo_host::plugin::Host;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
 use bardo_host::safety::{WritePath, WriteResult};
+use bardo_host::stream::Registry;
 use bardo_host::{ErrorCode, ToolError};
-use bardo_test_artifacts::AAVE;
+use bardo_test_artifacts::{AAVE, STREAMING};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 sol! {
     function getUserAccountData(address user) external view returns (uint256 totalCollateralBase,
@@ -69,8 +72,9 @@ fn env() -> Env {
     let settings = BTreeMap::from([
         ("aave".to_owned(), d.aave_settings()),
         ("uniswap".to_owned(), d.uniswap_settings()),
+        ("streaming".to_owned(), d.streaming_settings()),
     ]);
-    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[AAVE]));
+    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[AAVE, STREAMING]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
@@ -280,15 +284,45 @@ fn lending_cycle_through_preview_and_commit() {
     // 100,000 is beyond what the collateral allows at all.
     refused(e.path.preview("borrow", &lend("USDC", "100000")), ErrorCode::InvalidParams, "capacity");
 
+    // A health-factor alert stream, threshold 1.5, checking every second.
+    let fabric = Arc::new(Fabric::new());
+    let mut events = fabric.subscribe(None);
+    let registry = Registry::new(e.host.clone(), fabric.clone()).expect("registry");
+    let params = json!({"chain_id": CHAIN_ID, "user": e.user.to_checksum(None), "threshold": "1.5", "interval_ms": 1000});
+    registry.subscribe("stream_health_factor_alerts", &params.to_string()).expect("subscribe");
+    let alerts = |events: &mut bardo_host::fabric::Subscription, within: Duration, stop: bool| {
+        super::streaming::collect(&e.rt, events, within, |x| stop && x.event.variant() == "HealthFactorAlert")
+            .into_iter()
+            .filter_map(|x| match &*x.event {
+                GolemEvent::HealthFactorAlert(d) => Some(d.data["alert"].as_str().unwrap_or("").to_owned()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        alerts(&mut events, Duration::from_millis(1500), false),
+        Vec::<String>::new(),
+        "1.65 is above 1.5"
+    );
+
     // WETH falls to $1,800: health factor 18,000 × 0.825 / 10,000 ≈ 1.485.
     e.set_price("WETH", 1_800);
+    assert_eq!(alerts(&mut events, Duration::from_secs(5), true), ["below"]);
+    assert_eq!(
+        alerts(&mut events, Duration::from_millis(2500), false),
+        Vec::<String>::new(),
+        "once per crossing"
+    );
     let account = e.tool("aave_get_user_account_data", json!({"chain_id": CHAIN_ID}));
     let hf = u256(&account["health_factor_raw"]);
     assert!(hf < U256::from(15u64) * U256::from(10u64).pow(U256::from(17u64)), "{account}");
-    assert_eq!(hf, e.health_factor());
+    // anvil evaluates calls at "latest" with the wall clock: seconds of interest apart at most.
+    assert!(hf.abs_diff(e.health_factor()) < U256::from(10u64).pow(U256::from(12u64)), "{account}");
     // Withdrawing collateral now would go further below the floor.
     refused(e.path.preview("withdraw", &lend("WETH", "1")), ErrorCode::Denied, "below the policy minimum");
-    assert_eq!((e.balance(usdc), e.balance(debt_usdc)), before, "refusals move nothing");
+    // Refusals move nothing; the debt only grows by its interest.
+    assert_eq!(e.balance(usdc), before.0, "refusals move nothing");
+    assert!(e.balance(debt_usdc) - before.1 < U256::from(1_000u64), "only interest accrued on the debt");
 
     // Repay everything (interest included), then withdraw everything. Half a minute passes
     // between preview and commit: interest accrues, the state does not change, the commit goes
@@ -299,6 +333,8 @@ fn lending_cycle_through_preview_and_commit() {
         let _: Value = e.provider.raw_request("evm_mine".into(), ()).await.expect("mine");
     });
     let repaid = e.path.commit(&permit.permit_id).expect("commit repay");
+    assert_eq!(alerts(&mut events, Duration::from_secs(5), true), ["recovered"]);
+    drop(registry);
     assert_eq!(e.balance(debt_usdc), U256::ZERO, "debt cleared");
     let paid = u256(&repaid.actual["amount_base"]);
     assert!(

@@ -9,6 +9,7 @@ mod devnet;
 mod hostile;
 mod loading;
 mod simulate;
+mod streaming;
 mod uniswap;
 mod write_path;
 

@@ -233,4 +233,3 @@ impl Reserve {
         Err(invalid_params(format!("the Aave reserve {} {why}; pick another asset", self.asset.symbol)))
     }
 }
-

@@ -1,0 +1,439 @@
+//! Pool streams: `stream_pool_events` (swaps, mints, burns as they are mined),
+//! `stream_pool_state` (slot0, liquidity and fee growth on a timer) and `stream_price_feed`
+//! (a pair's price from every swap in its deepest pool).
+
+use crate::config::{LogRef, event, interval, logs, signed_units, uniswap};
+use alloy_primitives::{Address, U256, U512};
+use alloy_sol_types::SolEvent;
+use bardo_sdk::abi::{decode_log, eth_call};
+use bardo_sdk::erc20::{self, Token};
+use bardo_sdk::errors::{invalid_params, not_found};
+use bardo_sdk::tokens::parse_address;
+use bardo_sdk::uniswap::*;
+use bardo_sdk::units::format_units;
+use bardo_sdk::{
+    Category, ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, TickBudget, ToolDef,
+    chain, tool_def,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A V3 pool's tokens.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PoolTokens {
+    pub pool: Address,
+    pub token0: TokenState,
+    pub token1: TokenState,
+}
+
+/// A token as kept in stream state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TokenState {
+    pub address: Address,
+    pub symbol: String,
+    pub decimals: u8,
+}
+
+impl From<Token> for TokenState {
+    fn from(t: Token) -> Self {
+        Self { address: t.address, symbol: t.symbol, decimals: t.decimals }
+    }
+}
+
+/// Read a V3 pool's tokens; an address that is not a V3 pool is `invalid-params`.
+pub fn pool_tokens(chain_id: ChainId, text: &str) -> Result<PoolTokens, Error> {
+    let pool = parse_address("pool", text)?;
+    erc20::require_code(chain_id, pool, "pool")?;
+    let not_v3 = |_| invalid_params(format!("{pool} is not a Uniswap V3 pool (no token0/token1/slot0)"));
+    let t0 = eth_call(chain_id, pool, &token0Call {}).map_err(not_v3)?;
+    let t1 = eth_call(chain_id, pool, &token1Call {}).map_err(not_v3)?;
+    eth_call(chain_id, pool, &slot0Call {}).map_err(not_v3)?;
+    Ok(PoolTokens {
+        pool,
+        token0: erc20::token(chain_id, t0)?.into(),
+        token1: erc20::token(chain_id, t1)?.into(),
+    })
+}
+
+fn stream_def<P: JsonSchema>(name: &str, description: &str, snippet: &str, sprite: SpriteTrigger) -> ToolDef {
+    ToolDef {
+        tick_budget: TickBudget::Medium,
+        sprite_trigger: sprite,
+        prompt_snippet: snippet.into(),
+        ..tool_def::<P>(name, description, Category::Streaming)
+    }
+}
+
+/// Pool event types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolEventType {
+    Swap,
+    Mint,
+    Burn,
+}
+
+/// Params of `stream_pool_events`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoolEventsParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The Uniswap V3 pool's address.
+    pub pool: String,
+    /// Which events (default: all of swap, mint, burn).
+    #[serde(default)]
+    pub events: Option<Vec<PoolEventType>>,
+}
+
+/// One pool event as delivered.
+#[derive(Debug, Serialize)]
+struct PoolEvent {
+    #[serde(rename = "type")]
+    kind: PoolEventType,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pool: Address,
+    #[serde(flatten)]
+    at: LogRef,
+    /// Token units, signed from the pool's side for swaps (+ into the pool).
+    amount0: String,
+    amount1: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sqrt_price_x96: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tick: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    liquidity: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tick_lower: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tick_upper: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_checksummed")]
+    owner: Option<Address>,
+}
+
+fn opt_checksummed<S: serde::Serializer>(a: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
+    match a {
+        Some(a) => s.serialize_str(&a.to_checksum(None)),
+        None => s.serialize_none(),
+    }
+}
+
+pub struct PoolEvents;
+
+impl StreamTool for PoolEvents {
+    const NAME: &'static str = "stream_pool_events";
+    type Params = PoolEventsParams;
+    type State = PoolTokens;
+
+    fn def() -> ToolDef {
+        stream_def::<PoolEventsParams>(
+            Self::NAME,
+            "Streams a Uniswap V3 pool's swaps, mints and burns as they are mined, decoded with token \
+             amounts, in chain order. Emits PoolEventReceived. Not for prices alone (use \
+             stream_price_feed) or a snapshot (use uniswap_get_pool_info).",
+            "stream_pool_events: live swaps/mints/burns of a Uniswap V3 pool",
+            SpriteTrigger::Thinking,
+        )
+    }
+
+    fn open(p: &PoolEventsParams) -> Result<(Vec<Source>, PoolTokens), Error> {
+        let tokens = pool_tokens(p.chain_id, &p.pool)?;
+        let wanted = p
+            .events
+            .clone()
+            .unwrap_or_else(|| vec![PoolEventType::Swap, PoolEventType::Mint, PoolEventType::Burn]);
+        if wanted.is_empty() {
+            return Err(invalid_params(
+                "`events` is empty; name at least one of swap, mint, burn or omit it",
+            ));
+        }
+        let topics = wanted
+            .iter()
+            .map(|t| match t {
+                PoolEventType::Swap => Swap::SIGNATURE_HASH,
+                PoolEventType::Mint => Mint::SIGNATURE_HASH,
+                PoolEventType::Burn => Burn::SIGNATURE_HASH,
+            })
+            .collect();
+        Ok((vec![logs(p.chain_id, &[tokens.pool], vec![topics])], tokens))
+    }
+
+    fn on_logs(
+        _: &PoolEventsParams,
+        logs: Vec<Log>,
+        s: PoolTokens,
+    ) -> Result<(Vec<StreamEvent>, PoolTokens), Error> {
+        let (d0, d1) = (s.token0.decimals, s.token1.decimals);
+        let mut out = Vec::new();
+        for log in &logs {
+            let base = |kind, amount0: String, amount1: String| PoolEvent {
+                kind,
+                pool: s.pool,
+                at: LogRef::from(log),
+                amount0,
+                amount1,
+                sqrt_price_x96: None,
+                tick: None,
+                liquidity: None,
+                tick_lower: None,
+                tick_upper: None,
+                owner: None,
+            };
+            let e = if let Some(e) = decode_log::<Swap>(log) {
+                PoolEvent {
+                    sqrt_price_x96: Some(e.sqrtPriceX96.to_string()),
+                    tick: Some(e.tick.as_i32()),
+                    liquidity: Some(e.liquidity.to_string()),
+                    ..base(PoolEventType::Swap, signed_units(e.amount0, d0), signed_units(e.amount1, d1))
+                }
+            } else if let Some(e) = decode_log::<Mint>(log) {
+                PoolEvent {
+                    liquidity: Some(e.amount.to_string()),
+                    tick_lower: Some(e.tickLower.as_i32()),
+                    tick_upper: Some(e.tickUpper.as_i32()),
+                    owner: Some(e.owner),
+                    ..base(PoolEventType::Mint, format_units(e.amount0, d0), format_units(e.amount1, d1))
+                }
+            } else if let Some(e) = decode_log::<Burn>(log) {
+                PoolEvent {
+                    liquidity: Some(e.amount.to_string()),
+                    tick_lower: Some(e.tickLower.as_i32()),
+                    tick_upper: Some(e.tickUpper.as_i32()),
+                    owner: Some(e.owner),
+                    ..base(PoolEventType::Burn, format_units(e.amount0, d0), format_units(e.amount1, d1))
+                }
+            } else {
+                continue;
+            };
+            out.push(event("pool-event-received", &e)?);
+        }
+        Ok((out, s))
+    }
+}
+
+/// Params of `stream_pool_state`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoolStateParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The Uniswap V3 pool's address.
+    pub pool: String,
+    /// Milliseconds between snapshots: at least 5,000, default 15,000.
+    #[serde(default = "default_interval")]
+    pub interval_ms: u32,
+}
+
+fn default_interval() -> u32 {
+    15_000
+}
+
+#[derive(Debug, Serialize)]
+struct Snapshot {
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pool: Address,
+    block_number: u64,
+    sqrt_price_x96: String,
+    tick: i32,
+    liquidity: String,
+    fee_growth_global0_x128: String,
+    fee_growth_global1_x128: String,
+    price_token1_per_token0: String,
+}
+
+pub struct PoolState;
+
+impl StreamTool for PoolState {
+    const NAME: &'static str = "stream_pool_state";
+    type Params = PoolStateParams;
+    type State = PoolTokens;
+
+    fn def() -> ToolDef {
+        stream_def::<PoolStateParams>(
+            Self::NAME,
+            "Snapshots a Uniswap V3 pool every interval_ms (at least 5 s, default 15 s): slot0 (price, \
+             tick), in-range liquidity and global fee growth. Emits PoolStateSnapshot. For every \
+             individual swap use stream_pool_events.",
+            "stream_pool_state: periodic slot0/liquidity/fee-growth snapshots of a V3 pool",
+            SpriteTrigger::Idle,
+        )
+    }
+
+    fn open(p: &PoolStateParams) -> Result<(Vec<Source>, PoolTokens), Error> {
+        let ms = interval(p.interval_ms, 5_000)?;
+        Ok((vec![Source::Poll(ms)], pool_tokens(p.chain_id, &p.pool)?))
+    }
+
+    fn on_tick(p: &PoolStateParams, s: PoolTokens) -> Result<(Vec<StreamEvent>, PoolTokens), Error> {
+        let c = p.chain_id;
+        let block_number = chain::block_number(c)?;
+        let slot0 = eth_call(c, s.pool, &slot0Call {})?;
+        let snapshot = Snapshot {
+            pool: s.pool,
+            block_number,
+            sqrt_price_x96: slot0.sqrtPriceX96.to_string(),
+            tick: slot0.tick.as_i32(),
+            liquidity: eth_call(c, s.pool, &liquidityCall {})?.to_string(),
+            fee_growth_global0_x128: eth_call(c, s.pool, &feeGrowthGlobal0X128Call {})?.to_string(),
+            fee_growth_global1_x128: eth_call(c, s.pool, &feeGrowthGlobal1X128Call {})?.to_string(),
+            price_token1_per_token0: v3_prices(
+                U256::from(slot0.sqrtPriceX96),
+                s.token0.decimals,
+                s.token1.decimals,
+            )
+            .0,
+        };
+        Ok((vec![event("pool-state-snapshot", &snapshot)?], s))
+    }
+}
+
+/// Params of `stream_price_feed`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFeedParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The token priced: a listed symbol or an address.
+    pub base: String,
+    /// The token it is priced in (default: the configured quote token, e.g. USDC).
+    #[serde(default)]
+    pub quote: Option<String>,
+}
+
+/// The price feed's state: the pool it follows and the last price reported.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct FeedState {
+    pool: Address,
+    fee: u32,
+    base: TokenState,
+    quote: TokenState,
+    base_is_token0: bool,
+    last_sqrt_price_x96: Option<U256>,
+}
+
+#[derive(Debug, Serialize)]
+struct PriceUpdate {
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pool: Address,
+    fee: u32,
+    base: String,
+    quote: String,
+    /// Quote tokens per base token.
+    price: String,
+    previous: Option<String>,
+    /// Signed change from the previous update, basis points.
+    change_bps: Option<i64>,
+    #[serde(flatten)]
+    at: LogRef,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sprite_trigger: Option<&'static str>,
+}
+
+pub struct PriceFeed;
+
+/// Quote per base as an exact ratio (numerator, denominator) from `sqrtPriceX96`.
+fn price_ratio(sqrt: U256, s: &FeedState) -> (U512, U512) {
+    let p2 = U512::from(sqrt) * U512::from(sqrt);
+    let q192 = U512::from(1u8) << 192;
+    let pow = |d: u8| U512::from(10u8).pow(U512::from(d));
+    // token1 per token0 in human units = p2 / q192 * 10^d0 / 10^d1.
+    let (t0, t1) = if s.base_is_token0 { (&s.base, &s.quote) } else { (&s.quote, &s.base) };
+    let (num, den) = (p2 * pow(t0.decimals), q192 * pow(t1.decimals));
+    if s.base_is_token0 { (num, den) } else { (den, num) }
+}
+
+impl StreamTool for PriceFeed {
+    const NAME: &'static str = "stream_price_feed";
+    type Params = PriceFeedParams;
+    type State = FeedState;
+
+    fn def() -> ToolDef {
+        stream_def::<PriceFeedParams>(
+            Self::NAME,
+            "Streams a token's price in a quote token from every swap in the pair's deepest Uniswap V3 \
+             pool (chosen by in-range liquidity when the stream opens). Emits PriceUpdate with the change \
+             from the previous update; a move of more than 5 % carries the Executing sprite.",
+            "stream_price_feed: live price of a token from its deepest Uniswap V3 pool",
+            SpriteTrigger::Idle,
+        )
+    }
+
+    fn open(p: &PriceFeedParams) -> Result<(Vec<Source>, FeedState), Error> {
+        let book = uniswap(p.chain_id)?;
+        let base = book.token(p.chain_id, "base", &p.base)?;
+        let quote = book.token(p.chain_id, "quote", p.quote.as_deref().unwrap_or(&book.quote_token))?;
+        if base.address == quote.address {
+            return Err(invalid_params("`base` and `quote` are the same token; pick two different tokens"));
+        }
+        let mut best: Option<(u128, Address, u32)> = None;
+        for fee in FEE_TIERS {
+            let call = getPoolCall {
+                tokenA: base.address,
+                tokenB: quote.address,
+                fee: fee.try_into().unwrap_or_default(),
+            };
+            let pool = eth_call(p.chain_id, book.v3_factory, &call)?;
+            if pool.is_zero() {
+                continue;
+            }
+            let liquidity = eth_call(p.chain_id, pool, &liquidityCall {})?;
+            if best.is_none_or(|(l, _, _)| liquidity > l) {
+                best = Some((liquidity, pool, fee));
+            }
+        }
+        let Some((_, pool, fee)) = best else {
+            return Err(not_found(format!(
+                "no Uniswap V3 pool for {}/{} on chain {}",
+                base.symbol, quote.symbol, p.chain_id
+            )));
+        };
+        let state = FeedState {
+            pool,
+            fee,
+            base_is_token0: base.address < quote.address,
+            base: base.into(),
+            quote: quote.into(),
+            last_sqrt_price_x96: None,
+        };
+        Ok((vec![logs(p.chain_id, &[pool], vec![vec![Swap::SIGNATURE_HASH]])], state))
+    }
+
+    fn on_logs(
+        _: &PriceFeedParams,
+        logs: Vec<Log>,
+        mut s: FeedState,
+    ) -> Result<(Vec<StreamEvent>, FeedState), Error> {
+        let mut out = Vec::new();
+        for log in &logs {
+            let Some(swap) = decode_log::<Swap>(log) else { continue };
+            let sqrt = U256::from(swap.sqrtPriceX96);
+            if s.last_sqrt_price_x96 == Some(sqrt) {
+                continue;
+            }
+            let (num, den) = price_ratio(sqrt, &s);
+            let previous = s.last_sqrt_price_x96.map(|old| price_ratio(old, &s));
+            // Change in bps: new/old − 1, exact in integers.
+            let change_bps = previous.map(|(pn, pd)| {
+                let new_over_old = num * pd * U512::from(10_000u32) / (den * pn);
+                i64::try_from(new_over_old.saturating_to::<u64>()).unwrap_or(i64::MAX) - 10_000
+            });
+            out.push(event(
+                "price-update",
+                &PriceUpdate {
+                    pool: s.pool,
+                    fee: s.fee,
+                    base: s.base.symbol.clone(),
+                    quote: s.quote.symbol.clone(),
+                    price: ratio(num, den),
+                    previous: previous.map(|(n, d)| ratio(n, d)),
+                    change_bps,
+                    at: LogRef::from(log),
+                    sprite_trigger: change_bps.filter(|c| c.abs() > 500).map(|_| "executing"),
+                },
+            )?);
+            s.last_sqrt_price_x96 = Some(sqrt);
+        }
+        Ok((out, s))
+    }
+}
