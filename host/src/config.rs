@@ -135,6 +135,8 @@ pub struct Config {
     pub settings: BTreeMap<String, PluginSettings>,
     /// The write path.
     pub safety: SafetyConfig,
+    /// Where `bardo stream` journals the Event Fabric for `bardo events`.
+    pub events_journal: PathBuf,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -155,6 +157,7 @@ impl Default for Config {
             signer: SignerConfig::default(),
             settings: BTreeMap::new(),
             safety: SafetyConfig::default(),
+            events_journal: PathBuf::from(".bardo/events.jsonl"),
             base: PathBuf::from("."),
         }
     }

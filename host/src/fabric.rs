@@ -192,8 +192,13 @@ impl Default for Fabric {
 impl Fabric {
     /// An empty fabric; sequence numbers start at 1.
     pub fn new() -> Self {
+        Self::starting_at(1)
+    }
+
+    /// An empty fabric whose first event gets sequence number `first` (continuing a journal).
+    pub fn starting_at(first: u64) -> Self {
         let (tx, _) = broadcast::channel(RING);
-        Self { ring: Mutex::new(Ring { next_seq: 1, events: VecDeque::with_capacity(RING) }), tx }
+        Self { ring: Mutex::new(Ring { next_seq: first.max(1), events: VecDeque::with_capacity(RING) }), tx }
     }
 
     /// Publish `event`; returns its sequence number.

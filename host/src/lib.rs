@@ -13,6 +13,7 @@ pub mod devnet;
 pub mod engine;
 pub mod error;
 pub mod fabric;
+pub mod journal;
 pub mod plugin;
 pub mod profile;
 pub mod safety;

@@ -6,6 +6,7 @@ use bardo_host::config::Config;
 use bardo_host::engine::Engine;
 use bardo_host::{devnet, setup};
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -111,6 +112,28 @@ enum Command {
     },
     /// Re-pin every configured plugin in the lock file to its current sha256.
     Lock,
+    /// Subscribe to a stream tool and print its events as JSON lines until Ctrl-C (also
+    /// journaled for `bardo events`).
+    Stream {
+        /// The stream tool, e.g. `stream_pool_events`.
+        tool: String,
+        /// Params as a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Print the journaled events from `--resume-from N` on (none: only new ones) and follow
+    /// them until Ctrl-C.
+    Events {
+        /// First sequence number to print.
+        #[arg(long)]
+        resume_from: Option<u64>,
+        /// Print what the journal holds and exit.
+        #[arg(long)]
+        no_follow: bool,
+    },
     /// The local devnet (anvil from the pinned npm package).
     Devnet {
         #[command(subcommand)]
@@ -154,6 +177,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let config = || Config::load(&cli.config, explicit).context("loading configuration");
     match cli.command {
         Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json),
+        Command::Stream { tool, params, profile } => stream(&config()?, &tool, &params, profile.as_deref()),
+        Command::Events { resume_from, no_follow } => events(&config()?, resume_from, no_follow),
         Command::Call { tool, params, profile } => {
             let opened = setup::open(&config()?, profile.as_deref())?;
             report_refused(&opened.refused);
@@ -269,6 +294,92 @@ fn tools(config: &Config, profile: Option<&str>, json: bool) -> Result<ExitCode>
         println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
     }
     println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bardo stream`: one subscription, its events to stdout and the journal, until Ctrl-C.
+fn stream(config: &Config, tool: &str, params: &str, profile: Option<&str>) -> Result<ExitCode> {
+    use bardo_host::{fabric::Fabric, journal::Journal, stream::Registry};
+    let opened = setup::open(config, profile)?;
+    report_refused(&opened.refused);
+    let path = config.resolve(&config.events_journal);
+    let (mut journal, first) = Journal::open(&path)?;
+    let fabric = std::sync::Arc::new(Fabric::starting_at(first));
+    let mut events = fabric.subscribe(None);
+    let registry = Registry::new(std::sync::Arc::new(opened.host), fabric)?;
+    let info = match registry.subscribe(tool, params) {
+        Ok(info) => info,
+        Err(e) => return print_write::<()>(Err(e)),
+    };
+    eprintln!(
+        "subscribed {} to {tool}; events go to stdout and {}; Ctrl-C stops",
+        info.subscription_id,
+        path.display()
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut out = std::io::stdout().lock();
+    let mut write = |e: &bardo_host::fabric::Envelope, out: &mut std::io::StdoutLock| -> Result<()> {
+        let line = journal.append(e, &path)?;
+        writeln!(out, "{line}")?;
+        out.flush()?;
+        Ok(())
+    };
+    rt.block_on(async {
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
+                next = events.recv() => match next {
+                    Some(Ok(e)) => write(&e, &mut out)?,
+                    Some(Err(gap)) => eprintln!("warning: {gap}"),
+                    None => return Ok(()),
+                }
+            }
+        }
+    })?;
+    registry.unsubscribe_all();
+    while let Some(Ok(e)) = events.try_recv() {
+        write(&e, &mut out)?;
+    }
+    eprintln!("unsubscribed {}", info.subscription_id);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bardo events`: the journal from a sequence number on, then new lines as they come.
+fn events(config: &Config, resume_from: Option<u64>, no_follow: bool) -> Result<ExitCode> {
+    use bardo_host::journal;
+    let path = config.resolve(&config.events_journal);
+    let mut out = std::io::stdout().lock();
+    if let Some(from) = resume_from {
+        let (gap, lines) = journal::read(&path, from)?;
+        if let Some(gap) = gap {
+            eprintln!("warning: {gap}: the journal starts at {}", gap.to + 1);
+            writeln!(out, "{}", serde_json::json!({"gap": gap}))?;
+        }
+        for (_, line) in lines {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()?;
+    }
+    if no_follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
+                _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                    let (lines, next) = journal::tail(&path, offset)?;
+                    offset = next;
+                    for line in lines {
+                        writeln!(out, "{line}")?;
+                    }
+                    out.flush()?;
+                }
+            }
+        }
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

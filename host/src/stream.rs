@@ -23,6 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
+/// The host's own stream tool: cancel subscriptions.
+pub const UNSUBSCRIBE: &str = "stream_unsubscribe";
+
 /// The most blocks one `eth_getLogs` asks for while catching up.
 const LOG_RANGE: u64 = 2_000;
 /// Reconnect backoff: first wait and cap.
@@ -206,6 +209,27 @@ impl Registry {
         let snapshot = info.lock().unwrap_or_else(|p| p.into_inner()).clone();
         self.book.subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, Subscription { info, tasks });
         Ok(snapshot)
+    }
+
+    /// The agent-facing entry point: a stream tool's name subscribes to it (the answer is the
+    /// subscription); `stream_unsubscribe` with `{"ids": [...]}` or `{}` (all) cancels and
+    /// answers `{unsubscribed, remaining}`.
+    pub fn call(&self, tool: &str, params_json: &str) -> Result<serde_json::Value, ToolError> {
+        if tool == UNSUBSCRIBE {
+            #[derive(serde::Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Params {
+                ids: Option<Vec<String>>,
+            }
+            let p: Params = serde_json::from_str(params_json).map_err(|e| {
+                ToolError::new(
+                    ErrorCode::InvalidParams,
+                    format!("params of `{UNSUBSCRIBE}`: {e}; pass {{\"ids\": [\"sub-1\"]}} or {{}} for all"),
+                )
+            })?;
+            return to_json(&self.unsubscribe_many(p.ids.as_deref())?);
+        }
+        to_json(&self.subscribe(tool, params_json)?)
     }
 
     /// The current subscriptions.
@@ -437,6 +461,10 @@ async fn poll(feed: Arc<Feed>, interval: Duration) {
         let tool = feed.tool.clone();
         feed.step(move |host, params, state| host.stream_tick(&tool, params, state).result).await;
     }
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<serde_json::Value, ToolError> {
+    serde_json::to_value(v).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
 }
 
 fn now_ms() -> u64 {

@@ -174,3 +174,73 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("TAMPERED"), "{o:?}");
 }
+
+#[test]
+fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
+    use alloy::network::TransactionBuilder;
+    use alloy::providers::ProviderBuilder;
+    use alloy::sol_types::SolCall;
+    use std::io::{BufRead, BufReader};
+    alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
+
+    let (node, d) = super::chain::devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
+    std::fs::write(dir.path().join("streaming.json"), d.streaming_settings().to_string()).expect("settings");
+    let config = format!(
+        "profile = \"observatory\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n",
+        node.url()
+    );
+    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    let jar = d.accounts[7];
+    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .args(["stream", "stream_tokenjar", "--params", &params])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bardo stream");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("stderr line");
+    assert!(line.contains("subscribed sub-1 to stream_tokenjar"), "{line}");
+
+    let rt = super::chain::runtime();
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
+    let call = transferCall { to: jar, amount: alloy::primitives::U256::from(42_000_000u64) };
+    let tx = alloy::rpc::types::TransactionRequest::default()
+        .from(d.deployer)
+        .to(d.tokens["USDC"].address)
+        .with_input(call.abi_encode());
+    rt.block_on(super::chain::send(&provider, tx));
+
+    let mut stdout_lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first: serde_json::Value =
+        serde_json::from_str(&stdout_lines.next().expect("an event").expect("line")).expect("json");
+    assert_eq!(first["seq"], 1);
+    assert_eq!(first["event"]["type"], "TokenJarUpdate");
+    assert_eq!(first["event"]["data"]["movement"], "deposit");
+    assert_eq!(first["event"]["data"]["amount"], "42");
+    assert_eq!(first["event"]["pane"], "fees");
+
+    let interrupted = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    assert!(interrupted.success());
+    let status = child.wait().expect("exit");
+    assert!(status.success(), "Ctrl-C ends `bardo stream` cleanly: {status:?}");
+    let rest: Vec<String> = stdout_lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|l| l.contains("StreamClosed")), "{rest:?}");
+
+    let o = bardo(dir.path(), &["events", "--resume-from", "1", "--no-follow"]);
+    assert!(o.status.success(), "{o:?}");
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(lines[0], first, "the journal replays what was printed");
+    assert_eq!(
+        lines.iter().map(|l| l["seq"].as_u64().expect("seq")).collect::<Vec<_>>(),
+        (1..=lines.len() as u64).collect::<Vec<_>>()
+    );
+    let o = bardo(dir.path(), &["events", "--resume-from", "2", "--no-follow"]);
+    assert_eq!(stdout(&o).lines().count(), lines.len() - 1);
+}

@@ -533,6 +533,20 @@ fn unsubscribe_session_end_and_halt_cancel_every_task() {
     assert_eq!((out.unsubscribed.len(), out.remaining.len()), (2, 0));
     wait_tasks(0);
 
+    // The agent-facing entry point: a stream tool's name subscribes, `stream_unsubscribe` cancels.
+    let v = e
+        .registry
+        .call("stream_pool_events", &json!({"chain_id": CHAIN_ID, "pool": pool}).to_string())
+        .expect("call");
+    let id = v["subscription_id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        e.registry.call("stream_unsubscribe", "{}").expect("unsubscribe"),
+        json!({"unsubscribed": [id], "remaining": []})
+    );
+    let bad = e.registry.call("stream_unsubscribe", r#"{"id": 3}"#).expect_err("bad params");
+    assert_eq!(bad.code, ErrorCode::InvalidParams);
+    wait_tasks(0);
+
     // An emergency halt on the fabric ends every subscription.
     e.subscribe("stream_pool_events", json!({"chain_id": CHAIN_ID, "pool": pool}));
     wait_tasks(1);
