@@ -51,4 +51,4 @@ test: lint
 	$(CARGO) test --locked
 
 bench: setup
-	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric
+	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream

@@ -318,7 +318,9 @@ impl Drop for Registry {
             watch.abort();
         }
         if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
+            // Waits for the tasks to be dropped here, so the last handle on the host (and its RPC
+            // runtime) is never dropped on an async worker thread.
+            runtime.shutdown_timeout(Duration::from_secs(2));
         }
     }
 }
