@@ -19,10 +19,11 @@ BARDO := ./target/debug/bardo
 
 # The main job, a scripted agent session on the devnet: list the tools, read a pool, a quote
 # and a price, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
-# with anvil's public dev key, broadcast, verified from the receipt), show and verify the audit
-# trail, audit the Uniswap plugin's surface, stop the chain.
+# with anvil's public dev key, broadcast, verified from the receipt), supply to Aave the same
+# way, show and verify the audit trail, audit the Uniswap plugin's surface, stop the chain.
 DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
+SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
 demo: plugins
 	$(CARGO) build --locked -p bardo-host
 	@# The plugins were just built from this checkout: pin exactly these in bardo.lock.
@@ -37,6 +38,11 @@ demo: plugins
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
 	  $(BARDO) commit $$permit --profile trader && \
 	  { ! $(BARDO) commit $$permit --profile trader; } && \
+	  $(BARDO) call aave_get_reserve_data --profile vault --params '{"chain_id":31337,"asset":"USDC"}' && \
+	  $(BARDO) preview supply --profile vault --params '$(SUPPLY)' | tee .bardo/permit.json && \
+	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
+	  $(BARDO) commit $$permit --profile vault && \
+	  $(BARDO) call aave_get_user_account_data --profile vault --params '{"chain_id":31337}' && \
 	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \
 	  $(BARDO) devnet down; exit $$status

@@ -23,6 +23,11 @@ pub enum GolemEvent {
     ToolExecutionStart {
         tool: String,
     },
+    /// A running tool reached a progress step.
+    ToolExecutionUpdate {
+        tool: String,
+        step: String,
+    },
     ToolExecutionEnd {
         tool: String,
         ok: bool,
@@ -136,6 +141,7 @@ impl GolemEvent {
     pub fn variant(&self) -> &'static str {
         match self {
             Self::ToolExecutionStart { .. } => "ToolExecutionStart",
+            Self::ToolExecutionUpdate { .. } => "ToolExecutionUpdate",
             Self::ToolExecutionEnd { .. } => "ToolExecutionEnd",
             Self::HookDecision { .. } => "HookDecision",
             Self::PermitCreated { .. } => "PermitCreated",

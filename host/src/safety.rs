@@ -169,6 +169,13 @@ impl WritePath {
         self.record(std::slice::from_ref(&event))
     }
 
+    /// Publish an event that has no audit record (tool start and progress), if there is a fabric.
+    fn publish(&self, event: impl FnOnce() -> GolemEvent) {
+        if let Some(fabric) = &self.fabric {
+            fabric.emit(event());
+        }
+    }
+
     /// Publish every step on `fabric` too.
     pub fn with_fabric(mut self, fabric: Arc<Fabric>) -> Self {
         self.fabric = Some(fabric);
@@ -224,7 +231,16 @@ impl WritePath {
                 format!("no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
             )
         })?;
+        self.publish(|| GolemEvent::ToolExecutionStart { tool: tool.clone() });
         let report = self.host.plan(&tool, &params.to_string());
+        // The plugin's progress steps, named from its ToolDef.
+        for e in &report.events.events {
+            if let crate::caps::events::ToolEvent::Progress { step, .. } = e {
+                let name =
+                    entry.def.progress_steps.get(*step as usize).cloned().unwrap_or_else(|| step.to_string());
+                self.publish(|| GolemEvent::ToolExecutionUpdate { tool: tool.clone(), step: name.clone() });
+            }
+        }
         trail.push(AuditEvent::ToolCall {
             tool: tool.clone(),
             phase: "plan".into(),
@@ -279,7 +295,7 @@ impl WritePath {
             chain_id,
             sender,
             simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
-            simulated_at: sim.timestamp,
+            simulated_at: Some(sim.timestamp),
             expected_outcome: plan.expected_outcome.clone(),
             plan,
             risk_tier: entry.def.risk_tier,
@@ -330,12 +346,11 @@ impl WritePath {
         };
         // At the preview's timestamp: only a change of state, not the passing of time (interest
         // accruing, oracle slots), makes the re-simulation differ.
-        let sim =
-            match self.simulator.run(permit.chain_id, permit.sender, &permit.plan, Some(permit.simulated_at))
-            {
-                Ok(sim) => sim,
-                Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
-            };
+        let sim = match self.simulator.run(permit.chain_id, permit.sender, &permit.plan, permit.simulated_at)
+        {
+            Ok(sim) => sim,
+            Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
+        };
         if simulation_hash(permit.chain_id, permit.sender, &permit.plan, &sim) != permit.simulation_hash {
             return refuse(
                 ErrorCode::Denied,

@@ -21,8 +21,10 @@ pub struct ActionPermit {
     pub plan: WritePlan,
     /// sha256 over the simulated calls and their outcomes (see `hooks::simulation_hash`).
     pub simulation_hash: B256,
-    /// The block timestamp the preview simulated at; commit re-simulates at the same one.
-    pub simulated_at: u64,
+    /// The block timestamp the preview simulated at; commit re-simulates at the same one
+    /// (absent in permits stored by earlier versions: then at the next block's).
+    #[serde(default)]
+    pub simulated_at: Option<u64>,
     pub expected_outcome: serde_json::Value,
     pub risk_tier: RiskTier,
     #[serde(serialize_with = "unix_ms", deserialize_with = "from_unix_ms")]

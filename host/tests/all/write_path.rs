@@ -147,6 +147,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     let kinds: Vec<&str> = seen
         .iter()
         .map(|e| match &*e.event {
+            GolemEvent::ToolExecutionStart { .. } => "start",
+            GolemEvent::ToolExecutionUpdate { .. } => "update",
             GolemEvent::ToolExecutionEnd { .. } => "tool",
             GolemEvent::HookDecision { .. } => "hook",
             GolemEvent::PermitCreated { .. } => "created",
@@ -159,9 +161,21 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     assert_eq!(
         kinds,
         [
-            "tool", "hook", "hook", "hook", "hook", "hook", "created", "consumed", "executed", "executed",
-            "tool", "refused"
+            "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "created",
+            "consumed", "executed", "executed", "tool", "refused"
         ]
+    );
+    let steps: Vec<&str> = seen
+        .iter()
+        .filter_map(|e| match &*e.event {
+            GolemEvent::ToolExecutionUpdate { step, .. } => Some(step.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        ["quote", "check balance and allowance", "build calls"],
+        "the ToolDef's progress steps"
     );
 
     let types = e.audit_types();
