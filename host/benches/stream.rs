@@ -47,7 +47,7 @@ impl Swaps {
     /// The next swap, alternating direction so the price stays put.
     fn next(&mut self) -> TransactionRequest {
         self.n += 1;
-        let (tin, tout, amount) = if self.n % 2 == 0 {
+        let (tin, tout, amount) = if self.n.is_multiple_of(2) {
             (self.weth, self.usdc, U256::from(10u64).pow(U256::from(16u64)))
         } else {
             (self.usdc, self.weth, U256::from(20_000_000u64))

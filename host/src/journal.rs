@@ -64,9 +64,13 @@ impl Journal {
     }
 }
 
+/// What `read` found: the range asked for that the journal no longer (or never) held, and the
+/// lines from the first sequence number asked for on, with their numbers.
+pub type Replay = (Option<Gap>, Vec<(u64, String)>);
+
 /// The journal's events with sequence ≥ `from`, and the range before them that it no longer (or
 /// never) held. A missing journal is empty.
-pub fn read(path: &Path, from: u64) -> Result<(Option<Gap>, Vec<(u64, String)>), JournalError> {
+pub fn read(path: &Path, from: u64) -> Result<Replay, JournalError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Vec::new())),
