@@ -209,18 +209,30 @@ impl Fabric {
 
     /// Publish `event`; returns its sequence number.
     pub fn emit(&self, event: GolemEvent) -> u64 {
+        let at_ms = now_ms();
         let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         let seq = ring.next_seq;
         ring.next_seq += 1;
-        let envelope = Envelope { seq, at_ms: now_ms(), event: Arc::new(event) };
-        if ring.events.len() == RING {
-            ring.events.pop_front();
-        }
-        ring.events.push_back(envelope.clone());
+        // A full ring recycles its oldest slot's allocation when nobody else holds it (no
+        // subscriber ever saw it): the steady state of an unwatched fabric allocates nothing.
+        let oldest = if ring.events.len() == RING { ring.events.pop_front() } else { None };
+        let event = match oldest.map(|e| e.event) {
+            Some(mut slot) => {
+                if let Some(inner) = Arc::get_mut(&mut slot) {
+                    *inner = event;
+                    slot
+                } else {
+                    Arc::new(event)
+                }
+            }
+            None => Arc::new(event),
+        };
+        let envelope = Envelope { seq, at_ms, event };
         if self.tx.receiver_count() > 0 {
             // Under the ring lock, so live order = sequence order.
-            let _ = self.tx.send(envelope);
+            let _ = self.tx.send(envelope.clone());
         }
+        ring.events.push_back(envelope);
         seq
     }
 
@@ -313,11 +325,18 @@ impl Subscription {
     }
 }
 
+/// Wall-clock milliseconds from the coarse clock (a few ns instead of tens; resolution is the
+/// kernel tick, 1–4 ms, which is what `at_ms` promises).
+#[cfg(target_os = "linux")]
 fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+    (t.tv_sec as u64) * 1_000 + (t.tv_nsec as u64) / 1_000_000
+}
+
+#[cfg(not(target_os = "linux"))]
+fn now_ms() -> u64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_secs() * 1_000 + u64::from(d.subsec_millis())
 }
 
 #[cfg(test)]
