@@ -2,13 +2,15 @@
 //! hook chain, revm simulation, permit — on a warm cache. Target p50 <= 2 ms. Measured beside
 //! the plan alone and the same preview with every chain read going to the node (head TTL 0).
 
+mod common;
+
 use bardo_host::caps::Caps;
 use bardo_host::caps::chain::ChainCaps;
 use bardo_host::caps::config::ConfigCaps;
 use bardo_host::caps::signer::SignerCaps;
 use bardo_host::chain::{ChainConfig, Chains};
 use bardo_host::devnet::snapshot::Snapshot;
-use bardo_host::devnet::{Anvil, CHAIN_ID, DEV_KEY};
+use bardo_host::devnet::{CHAIN_ID, DEV_KEY};
 use bardo_host::engine::{Engine, Limits};
 use bardo_host::plugin::{Host, WasiPolicy};
 use bardo_host::profile::Profile;
@@ -48,12 +50,7 @@ fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path) ->
 }
 
 fn preview(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_owned();
-    let binary = Anvil::binary(&root);
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("devnet");
-    let snapshot =
-        Snapshot::ensure(&binary, &root.join("devnet"), &cache, |_| {}).expect("snapshot (run `make setup`)");
-    let node = snapshot.spawn(&binary).expect("anvil");
+    let (snapshot, node) = common::devnet();
     let dir = tempfile::tempdir().expect("tempdir");
     let warm = write_path(&node.url(), &snapshot, 250, &dir.path().join("warm.jsonl"));
     let uncached = write_path(&node.url(), &snapshot, 0, &dir.path().join("cold.jsonl"));

@@ -2,6 +2,8 @@
 //! against anvil's own `eth_call` of the same swap over RPC, measured in one run.
 //! Target: >= 10x faster than the RPC round trip, p50 <= 500 µs.
 
+mod common;
+
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, U256,
@@ -12,13 +14,11 @@ use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_host::chain::{ChainConfig, Chains};
-use bardo_host::devnet::snapshot::Snapshot;
-use bardo_host::devnet::{Anvil, CHAIN_ID};
+use bardo_host::devnet::CHAIN_ID;
 use bardo_host::simulate::{SimCall, Simulator};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 sol! {
@@ -29,12 +29,7 @@ sol! {
 }
 
 fn simulate_swap(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_owned();
-    let binary = Anvil::binary(&root);
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("devnet");
-    let snapshot =
-        Snapshot::ensure(&binary, &root.join("devnet"), &cache, |_| {}).expect("snapshot (run `make setup`)");
-    let node = snapshot.spawn(&binary).expect("anvil");
+    let (snapshot, node) = common::devnet();
     let d = &snapshot.deployments;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let (weth, usdc, router, dev) =

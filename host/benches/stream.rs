@@ -3,6 +3,8 @@
 //! Target p50 <= 50 ms. Measured beside the baseline in the same run: the same swap sent and
 //! seen mined by polling its receipt every 0.5 ms, with no stream.
 
+mod common;
+
 use alloy::network::TransactionBuilder;
 use alloy::primitives::aliases::{U24, U160};
 use alloy::primitives::{Address, U256};
@@ -14,8 +16,7 @@ use bardo_host::caps::Caps;
 use bardo_host::caps::chain::ChainCaps;
 use bardo_host::caps::config::ConfigCaps;
 use bardo_host::chain::{ChainConfig, Chains};
-use bardo_host::devnet::snapshot::Snapshot;
-use bardo_host::devnet::{Anvil, CHAIN_ID};
+use bardo_host::devnet::CHAIN_ID;
 use bardo_host::engine::{Engine, Limits};
 use bardo_host::fabric::Fabric;
 use bardo_host::plugin::{Host, WasiPolicy};
@@ -76,12 +77,7 @@ impl Swaps {
 }
 
 fn stream(c: &mut Criterion) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("root").to_owned();
-    let binary = Anvil::binary(&root);
-    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("devnet");
-    let snapshot =
-        Snapshot::ensure(&binary, &root.join("devnet"), &cache, |_| {}).expect("snapshot (run `make setup`)");
-    let node = snapshot.spawn(&binary).expect("anvil");
+    let (snapshot, node) = common::devnet();
     let d = &snapshot.deployments;
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))])).expect("chains");
     let caps = Caps {
@@ -176,9 +172,6 @@ fn stream(c: &mut Criterion) {
                             );
                         };
                         let e = next.expect("open").expect("no gap");
-                        if !matches!(*e.event, bardo_host::fabric::GolemEvent::PoolEventReceived(_)) {
-                            eprintln!("{:?}", e.event);
-                        }
                         if let bardo_host::fabric::GolemEvent::PoolEventReceived(d) = &*e.event
                             && d.data["tx_hash"] == hash.as_str()
                         {

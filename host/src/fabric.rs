@@ -328,13 +328,13 @@ impl Subscription {
 /// Wall-clock milliseconds from the coarse clock (a few ns instead of tens; resolution is the
 /// kernel tick, 1–4 ms, which is what `at_ms` promises).
 #[cfg(target_os = "linux")]
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
     (t.tv_sec as u64) * 1_000 + (t.tv_nsec as u64) / 1_000_000
 }
 
 #[cfg(not(target_os = "linux"))]
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     d.as_secs() * 1_000 + u64::from(d.subsec_millis())
 }

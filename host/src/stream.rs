@@ -10,7 +10,7 @@
 //! A poll source ticks on a tokio interval.
 
 use crate::error::{ErrorCode, ToolError};
-use crate::fabric::{Fabric, GolemEvent};
+use crate::fabric::{Fabric, GolemEvent, now_ms};
 use crate::plugin::Host;
 use crate::plugin::streams::{Source, Step};
 use alloy::providers::{Provider, ProviderBuilder, WsConnect};
@@ -336,19 +336,20 @@ impl Feed {
         let outcome = tokio::task::spawn_blocking(move || {
             let mut state = feed.state.lock().unwrap_or_else(|p| p.into_inner());
             let step = run(&feed.host, &feed.params, &state)?;
-            *state = step.state.clone();
-            Ok::<_, ToolError>(step)
+            let Step { events, state: next } = step;
+            *state = next;
+            Ok::<_, ToolError>(events)
         })
         .await;
         match outcome {
-            Ok(Ok(step)) => self.publish(step),
+            Ok(Ok(events)) => self.publish(events),
             Ok(Err(e)) => self.error(format!("the plugin failed a step: {e}")),
             Err(e) => self.error(format!("a step did not finish: {e}")),
         }
     }
 
-    fn publish(&self, step: Step) {
-        for e in step.events {
+    fn publish(&self, events: Vec<crate::plugin::streams::StreamEvent>) {
+        for e in events {
             match GolemEvent::from_stream(&e.kind, e.payload, &self.id, &self.tool) {
                 Ok(event) => {
                     let variant = event.variant();
@@ -467,11 +468,4 @@ async fn poll(feed: Arc<Feed>, interval: Duration) {
 
 fn to_json<T: Serialize>(v: &T) -> Result<serde_json::Value, ToolError> {
     serde_json::to_value(v).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

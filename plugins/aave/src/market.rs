@@ -124,8 +124,14 @@ pub struct Reserve {
     /// Oracle price in the base currency (USD).
     pub price: String,
     /// Ray rates, for exact math.
-    pub liquidity_rate_ray: String,
-    pub variable_borrow_rate_ray: String,
+    #[serde(serialize_with = "decimal")]
+    pub liquidity_rate_ray: U256,
+    #[serde(serialize_with = "decimal")]
+    pub variable_borrow_rate_ray: U256,
+}
+
+fn decimal<S: serde::Serializer>(v: &U256, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
 }
 
 /// Percent of a per-second-compounded APR given as a ray.
@@ -181,8 +187,8 @@ impl Market {
             supply_cap: caps.supplyCap.to_string(),
             borrow_cap: caps.borrowCap.to_string(),
             price: format_units(price, self.base_decimals),
-            liquidity_rate_ray: data.liquidityRate.to_string(),
-            variable_borrow_rate_ray: data.variableBorrowRate.to_string(),
+            liquidity_rate_ray: data.liquidityRate,
+            variable_borrow_rate_ray: data.variableBorrowRate,
             asset: token,
         })
     }

@@ -111,8 +111,7 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
     let asset = &r.asset;
     let c = p.chain_id;
     let amount = amount(&p, &r, action)?;
-    let a_rate: U256 = r.liquidity_rate_ray.parse().unwrap_or_default();
-    let d_rate: U256 = r.variable_borrow_rate_ray.parse().unwrap_or_default();
+    let (a_rate, d_rate) = (r.liquidity_rate_ray, r.variable_borrow_rate_ray);
     let a_token =
         Token { address: r.a_token, symbol: format!("a{}", asset.symbol), decimals: asset.decimals };
     let debt_token = Token {

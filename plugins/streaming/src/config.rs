@@ -5,7 +5,11 @@
 use alloy_primitives::Address;
 use bardo_sdk::errors::{chain_not_supported, invalid_params};
 use bardo_sdk::uniswap::Book;
-use bardo_sdk::{ChainId, Error, LogFilter, Source, StreamEvent, settings};
+use bardo_sdk::{
+    Category, ChainId, Error, LogFilter, Source, SpriteTrigger, StreamEvent, TickBudget, ToolDef, settings,
+    tool_def,
+};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -93,4 +97,19 @@ pub fn signed_units(v: alloy_primitives::I256, decimals: u8) -> String {
     let (sign, abs) = v.into_sign_and_abs();
     let text = bardo_sdk::units::format_units(abs, decimals);
     if sign.is_negative() && !abs.is_zero() { format!("-{text}") } else { text }
+}
+
+/// A stream tool's ToolDef: every stream tool shares the category and budget.
+pub fn stream_def<P: JsonSchema>(
+    name: &str,
+    description: &str,
+    snippet: &str,
+    sprite: SpriteTrigger,
+) -> ToolDef {
+    ToolDef {
+        tick_budget: TickBudget::Medium,
+        sprite_trigger: sprite,
+        prompt_snippet: snippet.into(),
+        ..tool_def::<P>(name, description, Category::Streaming)
+    }
 }

@@ -1,15 +1,13 @@
 //! `stream_health_factor_alerts`: an Aave V3 account's health factor crossing a threshold,
 //! polled (prices move it without any event of the account's own), once per crossing.
 
-use crate::config::{chain, event, interval};
+use crate::config::{chain, event, interval, stream_def};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::aave::{account, health_factor, pool};
 use bardo_sdk::errors::chain_not_supported;
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{format_units, parse_units};
-use bardo_sdk::{
-    Category, ChainId, Error, Source, SpriteTrigger, StreamEvent, StreamTool, TickBudget, ToolDef, tool_def,
-};
+use bardo_sdk::{ChainId, Error, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -67,21 +65,15 @@ impl StreamTool for HealthFactorAlerts {
     type State = HealthState;
 
     fn def() -> ToolDef {
-        ToolDef {
-            tick_budget: TickBudget::Medium,
-            sprite_trigger: SpriteTrigger::Alert,
-            prompt_snippet:
-                "stream_health_factor_alerts: alert when an Aave account's health factor crosses a threshold"
-                    .into(),
-            ..tool_def::<HealthParams>(
-                Self::NAME,
-                "Checks an Aave V3 account's health factor every interval_ms and alerts once when it falls \
+        stream_def::<HealthParams>(
+            Self::NAME,
+            "Checks an Aave V3 account's health factor every interval_ms and alerts once when it falls \
                  below the threshold (below) and once when it recovers above it (recovered), relative to \
                  the side it was on when the stream opened. Emits HealthFactorAlert. Act on `below` by \
                  repaying or adding collateral.",
-                Category::Streaming,
-            )
-        }
+            "stream_health_factor_alerts: alert when an Aave account's health factor crosses a threshold",
+            SpriteTrigger::Alert,
+        )
     }
 
     fn open(p: &HealthParams) -> Result<(Vec<Source>, HealthState), Error> {

@@ -2,7 +2,7 @@
 //! as Uniswap's fee TokenJar) — its balances of the watched tokens after every transfer in or
 //! out, and burns (transfers to the zero or dead address) called out.
 
-use crate::config::{LogRef, event, logs, uniswap};
+use crate::config::{LogRef, event, logs, stream_def, uniswap};
 use alloy_primitives::{Address, address};
 use alloy_sol_types::SolEvent;
 use bardo_sdk::abi::decode_log;
@@ -10,10 +10,7 @@ use bardo_sdk::erc20::{self, Transfer};
 use bardo_sdk::errors::invalid_params;
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::format_units;
-use bardo_sdk::{
-    Category, ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, TickBudget, ToolDef,
-    tool_def,
-};
+use bardo_sdk::{ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -63,18 +60,14 @@ impl StreamTool for TokenJar {
     type State = JarState;
 
     fn def() -> ToolDef {
-        ToolDef {
-            tick_budget: TickBudget::Medium,
-            sprite_trigger: SpriteTrigger::Idle,
-            prompt_snippet: "stream_tokenjar: a fee jar's balances and burns as tokens move".into(),
-            ..tool_def::<JarParams>(
-                Self::NAME,
-                "Streams a token jar's movements of the watched tokens — deposits, withdrawals and burns \
+        stream_def::<JarParams>(
+            Self::NAME,
+            "Streams a token jar's movements of the watched tokens — deposits, withdrawals and burns \
                  (to the zero or dead address) — each with the jar's balances of every watched token. \
                  Emits TokenJarUpdate.",
-                Category::Streaming,
-            )
-        }
+            "stream_tokenjar: a fee jar's balances and burns as tokens move",
+            SpriteTrigger::Idle,
+        )
     }
 
     fn open(p: &JarParams) -> Result<(Vec<Source>, JarState), Error> {

@@ -2,7 +2,7 @@
 //! `stream_pool_state` (slot0, liquidity and fee growth on a timer) and `stream_price_feed`
 //! (a pair's price from every swap in its deepest pool).
 
-use crate::config::{LogRef, event, interval, logs, signed_units, uniswap};
+use crate::config::{LogRef, event, interval, logs, signed_units, stream_def, uniswap};
 use alloy_primitives::{Address, U256, U512};
 use alloy_sol_types::SolEvent;
 use bardo_sdk::abi::{decode_log, eth_call};
@@ -11,10 +11,7 @@ use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::uniswap::*;
 use bardo_sdk::units::format_units;
-use bardo_sdk::{
-    Category, ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, TickBudget, ToolDef,
-    chain, tool_def,
-};
+use bardo_sdk::{ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef, chain};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -53,15 +50,6 @@ pub fn pool_tokens(chain_id: ChainId, text: &str) -> Result<PoolTokens, Error> {
         token0: erc20::token(chain_id, t0)?.into(),
         token1: erc20::token(chain_id, t1)?.into(),
     })
-}
-
-fn stream_def<P: JsonSchema>(name: &str, description: &str, snippet: &str, sprite: SpriteTrigger) -> ToolDef {
-    ToolDef {
-        tick_budget: TickBudget::Medium,
-        sprite_trigger: sprite,
-        prompt_snippet: snippet.into(),
-        ..tool_def::<P>(name, description, Category::Streaming)
-    }
 }
 
 /// Pool event types.

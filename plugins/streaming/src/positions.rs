@@ -2,7 +2,7 @@
 //! swap's tick in its pool), and its uncollected fees crossing a USD threshold — each alert once
 //! per transition.
 
-use crate::config::{LogRef, event, logs, uniswap};
+use crate::config::{LogRef, event, logs, stream_def, uniswap};
 use crate::pools::TokenState;
 use alloy_primitives::{Address, U256, U512};
 use alloy_sol_types::SolEvent;
@@ -11,10 +11,7 @@ use bardo_sdk::erc20;
 use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::uniswap::*;
 use bardo_sdk::units::{format_units, parse_units};
-use bardo_sdk::{
-    Category, ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, TickBudget, ToolDef,
-    tool_def,
-};
+use bardo_sdk::{ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -76,11 +73,13 @@ fn token_id(p: &PositionParams) -> Result<U256, Error> {
         .map_err(|_| invalid_params(format!("`token_id` {:?} is not a decimal integer", p.token_id)))
 }
 
-/// The position's uncollected fees now, in base units of token0 and token1.
-fn fees(p: &PositionParams, s: &PositionState) -> Result<(U256, U256, i32), Error> {
+/// The position's uncollected fees now, in base units of token0 and token1, the pool's tick and
+/// its sqrt price.
+fn fees(p: &PositionParams, s: &PositionState) -> Result<(U256, U256, i32, U256), Error> {
     let (c, book) = (p.chain_id, uniswap(p.chain_id)?);
     let pos = eth_call(c, book.position_manager, &positionsCall { tokenId: token_id(p)? })?;
-    let tick = eth_call(c, s.pool, &slot0Call {})?.tick.as_i32();
+    let slot0 = eth_call(c, s.pool, &slot0Call {})?;
+    let tick = slot0.tick.as_i32();
     let lower = eth_call(c, s.pool, &ticksCall { tick: pos.tickLower })?;
     let upper = eth_call(c, s.pool, &ticksCall { tick: pos.tickUpper })?;
     let globals = [
@@ -101,20 +100,20 @@ fn fees(p: &PositionParams, s: &PositionState) -> Result<(U256, U256, i32), Erro
         let grown = (U512::from(inside.wrapping_sub(last[i])) * U512::from(pos.liquidity)) >> 128;
         owed[i] + U256::from(grown)
     };
-    Ok((owed_now(0), owed_now(1), tick))
+    Ok((owed_now(0), owed_now(1), tick, U256::from(slot0.sqrtPriceX96)))
 }
 
-/// `fees` valued in the quote token's base units at the pool's current price.
-fn value_in_quote(p: &PositionParams, s: &PositionState, f0: U256, f1: U256) -> Result<Option<U256>, Error> {
-    let Some(quote_is_token0) = s.quote_is_token0 else { return Ok(None) };
-    let sqrt = U512::from(U256::from(eth_call(p.chain_id, s.pool, &slot0Call {})?.sqrtPriceX96));
+/// `fees` valued in the quote token's base units at the pool's price `sqrt_price_x96`.
+fn value_in_quote(s: &PositionState, f0: U256, f1: U256, sqrt_price_x96: U256) -> Option<U256> {
+    let quote_is_token0 = s.quote_is_token0?;
+    let sqrt = U512::from(sqrt_price_x96);
     let (p2, q192) = (sqrt * sqrt, U512::from(1u8) << 192);
     let value = if quote_is_token0 {
         U512::from(f0) + U512::from(f1) * q192 / p2.max(U512::from(1u8))
     } else {
         U512::from(f1) + U512::from(f0) * p2 / q192
     };
-    Ok(Some(U256::from(value)))
+    Some(U256::from(value))
 }
 
 impl StreamTool for PositionAlerts {
@@ -123,21 +122,15 @@ impl StreamTool for PositionAlerts {
     type State = PositionState;
 
     fn def() -> ToolDef {
-        ToolDef {
-            tick_budget: TickBudget::Medium,
-            sprite_trigger: SpriteTrigger::Alert,
-            prompt_snippet:
-                "stream_position_alerts: alerts when a V3 position leaves/re-enters range or earns fees"
-                    .into(),
-            ..tool_def::<PositionParams>(
-                Self::NAME,
-                "Watches a Uniswap V3 position: an out_of_range alert when a swap moves the pool's tick out \
+        stream_def::<PositionParams>(
+            Self::NAME,
+            "Watches a Uniswap V3 position: an out_of_range alert when a swap moves the pool's tick out \
                  of the position's range, back_in_range when it returns, and fee_threshold once when the \
                  uncollected fees reach fee_threshold_usd. Each alert fires once per transition, relative \
                  to the state when the stream opened. Emits PositionAlert.",
-                Category::Streaming,
-            )
-        }
+            "stream_position_alerts: alerts when a V3 position leaves/re-enters range or earns fees",
+            SpriteTrigger::Alert,
+        )
     }
 
     fn open(p: &PositionParams) -> Result<(Vec<Source>, PositionState), Error> {
@@ -206,8 +199,8 @@ impl StreamTool for PositionAlerts {
             }
         }
         if let Some(threshold) = s.fee_threshold {
-            let (f0, f1, tick) = fees(p, &s)?;
-            let value = value_in_quote(p, &s, f0, f1)?.unwrap_or_default();
+            let (f0, f1, tick, sqrt) = fees(p, &s)?;
+            let value = value_in_quote(&s, f0, f1, sqrt).unwrap_or_default();
             let above = value >= threshold;
             if above && !s.fee_alerted {
                 let quote_decimals =

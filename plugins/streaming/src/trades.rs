@@ -2,7 +2,7 @@
 //! one host task per chain, one subscription. Swaps are found by recipient, the pool's own
 //! record, so any router or aggregator that pays the wallet is covered.
 
-use crate::config::{LogRef, event, logs};
+use crate::config::{LogRef, event, logs, stream_def};
 use alloy_primitives::{Address, I256, U256};
 use alloy_sol_types::SolEvent;
 use bardo_sdk::abi::{decode_log, eth_call};
@@ -11,10 +11,7 @@ use bardo_sdk::errors::invalid_params;
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::uniswap::{Swap, token0Call, token1Call, v2};
 use bardo_sdk::units::format_units;
-use bardo_sdk::{
-    Category, ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, TickBudget, ToolDef,
-    tool_def,
-};
+use bardo_sdk::{ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -77,19 +74,14 @@ impl StreamTool for Trades {
     type State = ();
 
     fn def() -> ToolDef {
-        ToolDef {
-            tick_budget: TickBudget::Medium,
-            sprite_trigger: SpriteTrigger::Success,
-            prompt_snippet: "stream_trades: the wallet's swaps as they are mined, on every chain given"
-                .into(),
-            ..tool_def::<TradesParams>(
-                Self::NAME,
-                "Streams every Uniswap V3 or V2 swap paying the wallet, on each chain given (one \
+        stream_def::<TradesParams>(
+            Self::NAME,
+            "Streams every Uniswap V3 or V2 swap paying the wallet, on each chain given (one \
                  subscription), with the tokens and amounts sold and bought. Emits SwapExecuted. Swaps \
                  that pay someone else are not included.",
-                Category::Streaming,
-            )
-        }
+            "stream_trades: the wallet's swaps as they are mined, on every chain given",
+            SpriteTrigger::Success,
+        )
     }
 
     fn open(p: &TradesParams) -> Result<(Vec<Source>, ()), Error> {
