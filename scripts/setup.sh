@@ -17,3 +17,12 @@ if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
     (cd "$devnet" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi
+
+# The OCI registry the registry tests publish to and pull from (Debian's `docker-registry`).
+if ! command -v docker-registry >/dev/null 2>&1; then
+    echo "setup: installing docker-registry (Debian package) for the registry tests"
+    as_root=""
+    if [ "$(id -u)" != 0 ]; then as_root="sudo"; fi
+    $as_root apt-get install -y --no-install-recommends docker-registry >/dev/null 2>&1 \
+        || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends docker-registry; }
+fi

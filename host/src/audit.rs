@@ -177,3 +177,21 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         || changed_tools.iter().any(|c| c.grew);
     Diff { world, added_imports, removed_imports, added_tools, removed_tools, changed_tools, grew }
 }
+
+/// One line naming what grew (or changed) in `d`.
+pub fn summary(d: &Diff) -> String {
+    let mut parts = Vec::new();
+    if let Some((o, n)) = d.world {
+        parts.push(format!("world {o:?} -> {n:?}"));
+    }
+    if !d.added_imports.is_empty() {
+        parts.push(format!("new imports {}", d.added_imports.join(", ")));
+    }
+    for t in &d.added_tools {
+        parts.push(format!("new {:?} tool {}", t.capability_tier, t.name));
+    }
+    for c in d.changed_tools.iter().filter(|c| c.grew) {
+        parts.push(format!("{} {} {} -> {}", c.name, c.field, c.old, c.new));
+    }
+    if parts.is_empty() { "no growth".into() } else { parts.join("; ") }
+}

@@ -104,6 +104,69 @@ pub enum PluginSettings {
     Inline(toml::Table),
 }
 
+/// `[registry]`: how components are pulled.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistryConfig {
+    /// Registries (`host:port`) spoken to over plain HTTP; every other one over HTTPS.
+    pub insecure: Vec<String>,
+    /// Refuse any component no trust policy covers (by default only covered ones need a signature).
+    pub require_signatures: bool,
+    /// Signer keys per repository namespace.
+    pub trust: Vec<TrustPolicy>,
+}
+
+/// `[[registry.trust]]`: components under `prefix` must be signed by one of `keys`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustPolicy {
+    /// A reference prefix, e.g. `127.0.0.1:5000/bardo/`.
+    pub prefix: String,
+    /// PEM public keys (P-256), relative to the configuration file.
+    pub keys: Vec<PathBuf>,
+}
+
+/// `[oci.NAME]`: a component to pull and load, optionally only in some profiles (a canary).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OciSource {
+    /// Just the reference: every profile.
+    Reference(String),
+    /// A reference routed to the listed profiles.
+    Routed {
+        reference: String,
+        #[serde(default)]
+        profiles: Vec<String>,
+    },
+}
+
+impl OciSource {
+    /// The reference to pull.
+    pub fn reference(&self) -> &str {
+        match self {
+            Self::Reference(r) | Self::Routed { reference: r, .. } => r,
+        }
+    }
+
+    /// Whether a host for profile `spec` (`trader` or `trader,vault`) loads it.
+    pub fn routed_to(&self, spec: &str) -> bool {
+        match self {
+            Self::Reference(_) => true,
+            Self::Routed { profiles, .. } => {
+                profiles.is_empty() || spec.split(',').any(|p| profiles.iter().any(|q| q == p.trim()))
+            }
+        }
+    }
+
+    /// The profiles it is routed to (empty: all).
+    pub fn profiles(&self) -> &[String] {
+        match self {
+            Self::Reference(_) => &[],
+            Self::Routed { profiles, .. } => profiles,
+        }
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -137,6 +200,10 @@ pub struct Config {
     pub safety: SafetyConfig,
     /// Where `bardo stream` journals the Event Fabric for `bardo events`.
     pub events_journal: PathBuf,
+    /// OCI registries: plain-HTTP ones and the trust policy.
+    pub registry: RegistryConfig,
+    /// Components pulled from registries, by the name they are loaded under.
+    pub oci: BTreeMap<String, OciSource>,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -158,6 +225,8 @@ impl Default for Config {
             settings: BTreeMap::new(),
             safety: SafetyConfig::default(),
             events_journal: PathBuf::from(".bardo/events.jsonl"),
+            registry: RegistryConfig::default(),
+            oci: BTreeMap::new(),
             base: PathBuf::from("."),
         }
     }

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod fabric;
 pub mod journal;
+pub mod live;
 pub mod plugin;
 pub mod profile;
 pub mod safety;

@@ -10,6 +10,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod plugin_cli;
+
 #[derive(Parser)]
 #[command(
     name = "bardo",
@@ -134,6 +136,22 @@ enum Command {
         #[arg(long)]
         no_follow: bool,
     },
+    /// Serve tool calls, one JSON request per stdin line (`{"id":1,"profile":"data","tool":"…",
+    /// "params":{…}}`), one JSON answer per stdout line; reloads plugins when bardo.toml or
+    /// bardo.lock changes, calls in flight finishing on the old version.
+    Run {
+        /// Profiles to serve (repeatable; default: the configuration's); a request picks one.
+        #[arg(long)]
+        profile: Vec<String>,
+        /// How often to check the configuration and lock for changes, milliseconds.
+        #[arg(long, default_value_t = 250)]
+        watch_ms: u64,
+    },
+    /// Publish, pull, approve and list plugin components in OCI registries.
+    Plugin {
+        #[command(subcommand)]
+        action: plugin_cli::PluginAction,
+    },
     /// The local devnet (anvil from the pinned npm package).
     Devnet {
         #[command(subcommand)]
@@ -245,6 +263,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json),
         Command::Devnet { action } => devnet(&cli.config, action),
+        Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms),
+        Command::Plugin { action } => plugin_cli::run(&config()?, action),
         Command::Lock => {
             let lock = setup::relock(&config()?)?;
             for e in lock.entries() {
@@ -490,6 +510,11 @@ fn print_report(r: &Report) {
 
 fn print_diff(old: &Report, new: &Report, d: &Diff) {
     println!("{}@{} -> {}@{}", old.plugin, old.version, new.plugin, new.version);
+    print_changes(d);
+}
+
+/// The lines of `bardo audit OLD NEW` below its header.
+fn print_changes(d: &Diff) {
     if let Some((o, n)) = d.world {
         println!("world    {o:?} -> {n:?}");
     }

@@ -3,6 +3,7 @@
 
 mod call;
 pub mod lock;
+pub mod oci;
 mod plan;
 mod state;
 pub mod streams;
@@ -43,6 +44,8 @@ pub enum LoadError {
     DuplicateTool { plugin: String, tool: String, other: String },
     #[error(transparent)]
     Lock(#[from] lock::LockError),
+    #[error("plugin `{plugin}`: {source}")]
+    Oci { plugin: String, source: oci::OciError },
     #[error(transparent)]
     Engine(#[from] EngineError),
 }
@@ -266,6 +269,11 @@ impl Host {
     /// Reading a manifest is the host's own call: default limits, whatever the profile's.
     fn load_env(&self) -> CallEnv<'_> {
         CallEnv { limits: &LOAD_LIMITS, ..self.env() }
+    }
+
+    /// The services behind the imports (the write path simulates and signs with them).
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     /// The services behind the imports (the write path simulates and signs with them).

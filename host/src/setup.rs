@@ -41,6 +41,12 @@ pub struct Opened {
 
 /// Open the host for `profile` (default: the configuration's).
 pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError> {
+    let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
+    open_with(config, profile, engine)
+}
+
+/// Open the host on an existing engine (a reload keeps its engine and pool).
+pub fn open_with(config: &Config, profile: Option<&str>, engine: Engine) -> Result<Opened, SetupError> {
     let spec = profile.unwrap_or(&config.profile);
     let chain_configs = config.chain_configs()?;
     let wallet = Wallet::open(&config.signer)?;
@@ -53,7 +59,6 @@ pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError
         signer: SignerCaps::new(wallet, chain_configs.keys().copied()),
         config: ConfigCaps::new(config.plugin_settings()?),
     };
-    let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
     let mut host = Host::new(engine, profile, config.limits_for(spec), config.wasi.clone())?.with_caps(caps);
     let lock_path = config.resolve(&config.lock);
     let mut lock = Lockfile::read(&lock_path).map_err(LoadError::from)?;
@@ -73,6 +78,7 @@ pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError
             refused.push(e);
         }
     }
+    pinned_new |= load_oci(config, spec, &mut host, &mut lock, &mut refused);
     if pinned_new {
         lock.write(&lock_path).map_err(LoadError::from)?;
         tracing::info!(lock = %lock_path.display(), "pinned new plugins");
@@ -80,10 +86,63 @@ pub fn open(config: &Config, profile: Option<&str>) -> Result<Opened, SetupError
     Ok(Opened { host, refused })
 }
 
+/// Pull the `[oci]` components routed to `spec` that are not pinned at their reference yet, then
+/// load every pinned component routed to it from the cache (re-verified). Returns whether the
+/// lock changed.
+fn load_oci(
+    config: &Config,
+    spec: &str,
+    host: &mut Host,
+    lock: &mut Lockfile,
+    refused: &mut Vec<LoadError>,
+) -> bool {
+    use crate::plugin::oci::{self, Outcome};
+    let mut changed = false;
+    for (name, source) in config.oci.iter().filter(|(_, s)| s.routed_to(spec)) {
+        let reference = source.reference();
+        let settled = lock.oci_pin(name).is_some_and(|p| p.reference == reference)
+            || lock.pending.iter().any(|p| p.name == *name && p.reference == reference);
+        if settled {
+            continue;
+        }
+        match oci::sync(config, host.engine(), lock, name, reference, source.profiles(), &|_| {}) {
+            Ok(Outcome::Held { pin, active, diff }) => {
+                changed = true;
+                tracing::warn!(
+                    plugin = %name,
+                    "{reference} ({}) grew its capability surface ({}); it stays inactive and {} ({}) serves until `bardo plugin approve {name}`",
+                    pin.version,
+                    crate::audit::summary(&diff),
+                    active.version,
+                    active.digest
+                );
+            }
+            Ok(Outcome::Offline { .. }) => {}
+            Ok(_) => changed = true,
+            Err(source) => refused.push(LoadError::Oci { plugin: name.clone(), source }),
+        }
+    }
+    let puller = oci::Puller::new(config);
+    for pin in &lock.oci {
+        if config.oci.get(&pin.name).is_some_and(|s| !s.routed_to(spec)) {
+            continue;
+        }
+        let loaded = oci::block_on(puller.component(pin))
+            .map_err(|source| LoadError::Oci { plugin: pin.name.clone(), source })
+            .and_then(|bytes| host.load_bytes(&pin.name, &bytes));
+        if let Err(e) = loaded {
+            tracing::warn!("{e}");
+            refused.push(e);
+        }
+    }
+    changed
+}
+
 /// Re-pin every configured plugin file to its current digest.
 pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
     let lock_path = config.resolve(&config.lock);
-    let mut lock = Lockfile::default();
+    let mut lock = Lockfile::read(&lock_path).map_err(LoadError::from)?;
+    lock.clear_files();
     for file in config.plugin_files()? {
         let bytes = std::fs::read(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

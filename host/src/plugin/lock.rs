@@ -33,6 +33,42 @@ pub struct LockEntry {
 pub struct Lockfile {
     #[serde(default, rename = "plugin")]
     entries: Vec<LockEntry>,
+    /// Components pulled from OCI registries, pinned by manifest digest; these are loaded.
+    #[serde(default, rename = "oci")]
+    pub oci: Vec<OciPin>,
+    /// Pulled updates whose capability surface grew: inactive until `bardo plugin approve`.
+    #[serde(default, rename = "pending")]
+    pub pending: Vec<OciPin>,
+}
+
+/// One pulled component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OciPin {
+    /// The name it is loaded and routed under (`[oci.NAME]` in bardo.toml).
+    pub name: String,
+    /// The reference it was pulled as (`registry/repository:version`).
+    pub reference: String,
+    /// The manifest digest (what signatures sign).
+    pub digest: String,
+    /// The component layer's digest (the cached file is checked against it before every use).
+    pub layer: String,
+    /// The plugin's version.
+    pub version: String,
+}
+
+impl OciPin {
+    /// `registry/repository@digest`: exactly the pinned manifest.
+    pub fn pinned_reference(&self) -> String {
+        let repo = self.reference.split('@').next().unwrap_or(&self.reference);
+        // Strip a tag (after the last ':' that follows the last '/').
+        let slash = repo.rfind('/').unwrap_or(0);
+        let repo = match repo[slash..].rfind(':') {
+            Some(i) => &repo[..slash + i],
+            None => repo,
+        };
+        format!("{repo}@{}", self.digest)
+    }
 }
 
 /// What `verify` found.
@@ -61,7 +97,8 @@ impl Lockfile {
         let text = toml::to_string(self)
             .map_err(|e| LockError::Parse { path: path.to_owned(), message: e.to_string() })?;
         let text = format!(
-            "# Each plugin file pinned to the sha256 of its bytes; re-pin with `bardo lock`.\n{text}"
+            "# Each plugin file pinned to the sha256 of its bytes (re-pin with `bardo lock`), and each\n\
+             # pulled component to its manifest digest (`bardo plugin pull`, `bardo plugin approve`).\n{text}"
         );
         std::fs::write(path, text).map_err(|source| LockError::Io { path: path.to_owned(), source })
     }
@@ -92,5 +129,30 @@ impl Lockfile {
     /// The pins.
     pub fn entries(&self) -> &[LockEntry] {
         &self.entries
+    }
+
+    /// Drop the file pins (the OCI pins stay): `bardo lock` re-pins the files.
+    pub fn clear_files(&mut self) {
+        self.entries.clear();
+    }
+
+    /// The active pin named `name`.
+    pub fn oci_pin(&self, name: &str) -> Option<&OciPin> {
+        self.oci.iter().find(|p| p.name == name)
+    }
+
+    /// Make `pin` the active one for its name (dropping any pending update of that name).
+    pub fn set_oci(&mut self, pin: OciPin) {
+        self.oci.retain(|p| p.name != pin.name);
+        self.pending.retain(|p| p.name != pin.name);
+        self.oci.push(pin);
+        self.oci.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// Hold `pin` for approval (replacing an older pending update of that name).
+    pub fn set_pending(&mut self, pin: OciPin) {
+        self.pending.retain(|p| p.name != pin.name);
+        self.pending.push(pin);
+        self.pending.sort_by(|a, b| a.name.cmp(&b.name));
     }
 }

@@ -8,6 +8,7 @@ mod cli;
 mod devnet;
 mod hostile;
 mod loading;
+mod registry;
 mod simulate;
 mod streaming;
 mod uniswap;

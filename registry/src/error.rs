@@ -1,0 +1,82 @@
+//! Registry errors: each says what failed and what to do.
+
+/// Why a publish, pull or signature check failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("invalid reference `{reference}`: {reason}")]
+    Reference { reference: String, reason: String },
+    #[error(
+        "registry {registry} is unreachable: {reason}; check that it is running, or list it under [registry] insecure if it speaks plain HTTP"
+    )]
+    Unreachable { registry: String, reason: String },
+    #[error("{reference} was not found in the registry: {reason}")]
+    NotFound { reference: String, reason: String },
+    #[error(
+        "{what} of {reference} does not match its digest: expected {expected}, got {actual}; the registry's copy was altered — do not use it"
+    )]
+    Tampered { reference: String, what: String, expected: String, actual: String },
+    #[error("{reference} is not a Wasm component artifact: {reason}")]
+    Layout { reference: String, reason: String },
+    #[error("{reference} has no signature (no `{tag}` tag); the trust policy requires one from {signers}")]
+    Unsigned { reference: String, tag: String, signers: String },
+    #[error("{reference}: {reason}")]
+    BadSignature { reference: String, reason: String },
+    #[error("key {path}: {reason}")]
+    Key { path: String, reason: String },
+    #[error("registry request for {reference} failed: {reason}")]
+    Request { reference: String, reason: String },
+}
+
+impl RegistryError {
+    /// Whether the registry could not be reached at all (a cached copy may stand in).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, Self::Unreachable { .. })
+    }
+
+    /// Classify an OCI client error for `reference`.
+    pub(crate) fn from_oci(
+        reference: &oci_client::Reference,
+        e: oci_client::errors::OciDistributionError,
+    ) -> Self {
+        use oci_client::errors::OciDistributionError as E;
+        let whole = reference.whole();
+        match e {
+            E::RequestError(r) if r.is_connect() || r.is_timeout() || r.is_request() => {
+                Self::Unreachable { registry: reference.registry().to_owned(), reason: chain(&r) }
+            }
+            E::ImageManifestNotFoundError(reason) => Self::NotFound { reference: whole, reason },
+            E::ServerError { code: 404, message, .. } => Self::NotFound { reference: whole, reason: message },
+            E::RegistryError { ref envelope, .. }
+                if envelope.errors.iter().any(|x| {
+                    matches!(
+                        x.code,
+                        oci_client::errors::OciErrorCode::ManifestUnknown
+                            | oci_client::errors::OciErrorCode::BlobUnknown
+                            | oci_client::errors::OciErrorCode::NameUnknown
+                    )
+                }) =>
+            {
+                Self::NotFound { reference: whole, reason: e.to_string() }
+            }
+            E::DigestError(d) => Self::Tampered {
+                reference: whole,
+                what: "a blob".into(),
+                expected: String::new(),
+                actual: d.to_string(),
+            },
+            other => Self::Request { reference: whole, reason: other.to_string() },
+        }
+    }
+}
+
+/// An error and its causes on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
