@@ -58,4 +58,4 @@ test: lint
 	$(CARGO) test --locked
 
 bench: setup
-	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream
+	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull

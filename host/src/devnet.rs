@@ -4,6 +4,7 @@
 mod aave;
 pub mod artifacts;
 pub mod deploy;
+pub mod registry;
 pub mod snapshot;
 
 use std::io::{BufRead, BufReader};

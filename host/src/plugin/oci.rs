@@ -53,6 +53,9 @@ pub enum Outcome {
     Offline { pin: OciPin, reason: String },
 }
 
+/// The keys a trust policy accepts for a reference, and their files (to name them).
+type Signers = (Vec<sign::PublicKey>, Vec<String>);
+
 /// Pulls components as `[registry]` configures, into `cache_dir/oci`.
 pub struct Puller<'a> {
     registry: Registry,
@@ -80,7 +83,7 @@ impl<'a> Puller<'a> {
     }
 
     /// The trusted keys for `reference` and how to name them, or None when no policy covers it.
-    fn signers(&self, reference: &str) -> Result<Option<(Vec<sign::PublicKey>, Vec<String>)>, OciError> {
+    fn signers(&self, reference: &str) -> Result<Option<Signers>, OciError> {
         let policies: Vec<_> =
             self.config.registry.trust.iter().filter(|t| reference.starts_with(&t.prefix)).collect();
         if policies.is_empty() {

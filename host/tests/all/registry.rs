@@ -2,6 +2,7 @@
 //! port with its storage in a temp dir (installed by `make setup`).
 
 use bardo_host::config::Config;
+use bardo_host::devnet::registry::LocalRegistry;
 use bardo_host::live::Live;
 use bardo_host::plugin::lock::Lockfile;
 use bardo_host::plugin::oci::{self, OciError, Outcome};
@@ -10,56 +11,23 @@ use bardo_registry::{Artifact, Registry, RegistryError, sign};
 use bardo_test_artifacts::{ECHO_V1, ECHO_V2, ECHO_V3, EVIL_WRITER, HELLO, SOCKET_IMPORT};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// A running `docker-registry serve`, killed on drop.
+/// A local registry (killed on drop) with its temp dir.
 pub struct RegistryServer {
     pub addr: String,
-    pub storage: PathBuf,
-    child: Child,
+    inner: LocalRegistry,
     _dir: tempfile::TempDir,
 }
 
 impl RegistryServer {
     pub fn start() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let port =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-        let addr = format!("127.0.0.1:{port}");
-        let storage = dir.path().join("storage");
-        let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-                storage.display()
-            ),
-        )
-        .expect("registry config");
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry is installed by `make setup` (Debian package docker-registry)");
-        let server = Self { addr, storage, child, _dir: dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !server.answers() {
-            assert!(Instant::now() < deadline, "docker-registry did not answer /v2/ within 10 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-
-    fn answers(&self) -> bool {
-        let Ok(mut s) = std::net::TcpStream::connect(&self.addr) else { return false };
-        let _ = write!(s, "GET /v2/ HTTP/1.0\r\nHost: {}\r\n\r\n", self.addr);
-        let mut head = [0u8; 12];
-        s.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+        let inner = LocalRegistry::start(dir.path()).expect("local registry");
+        Self { addr: inner.addr.clone(), inner, _dir: dir }
     }
 
     pub fn client(&self) -> Registry {
@@ -82,21 +50,12 @@ impl RegistryServer {
         (reference, published.digest, published.layer)
     }
 
-    /// The stored file of blob `digest`.
     pub fn blob_path(&self, digest: &str) -> PathBuf {
-        let hex = digest.trim_start_matches("sha256:");
-        self.storage.join(format!("docker/registry/v2/blobs/sha256/{}/{hex}/data", &hex[..2]))
+        self.inner.blob_path(digest)
     }
 
     pub fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for RegistryServer {
-    fn drop(&mut self) {
-        self.stop();
+        self.inner.stop();
     }
 }
 
@@ -532,4 +491,92 @@ fn hot_swap_under_load_drops_no_call_and_canaries_route_per_profile() {
     for _ in 0..50 {
         assert_eq!(answer("data"), "0.2.0");
     }
+}
+
+fn bardo(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_bardo")).current_dir(dir).args(args).output().expect("run bardo")
+}
+
+#[test]
+fn cli_publishes_signed_pulls_holds_approves_and_bardo_run_reloads() {
+    let server = RegistryServer::start();
+    let (dir, _) = workdir(&server, "");
+    let d = dir.path();
+    let o = bardo(d, &["plugin", "keygen", "publisher.pem"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !bardo(d, &["plugin", "keygen", "publisher.pem"]).status.success(),
+        "keygen must not overwrite a key"
+    );
+    let trust = format!(
+        "\n[[registry.trust]]\nprefix = \"{}/bardo/\"\nkeys = [\"publisher.pem.pub\"]\n",
+        server.addr
+    );
+    let config = std::fs::read_to_string(d.join("bardo.toml")).expect("read");
+    std::fs::write(d.join("bardo.toml"), format!("{config}{trust}")).expect("write");
+    let repo = format!("{}/bardo/echo", server.addr);
+
+    // Publish without a tag: tagged with the plugin's version, and signed.
+    let o = bardo(d, &["plugin", "publish", ECHO_V1, &repo, "--sign", "publisher.pem"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains(&format!("published {repo}:0.1.0 sha256:")) && out.contains(".sig"), "{out}");
+    // A tag that is not the plugin's version is refused.
+    let o = bardo(d, &["plugin", "publish", ECHO_V2, &format!("{repo}:9.9.9")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("differs from the plugin's version 0.2.0"));
+    let o = bardo(d, &["plugin", "publish", ECHO_V3, &repo, "--sign", "publisher.pem"]);
+    assert!(o.status.success());
+
+    let o = bardo(d, &["plugin", "pull", &format!("{repo}:0.1.0")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pinned echo 0.1.0"));
+
+    // `bardo run` serves v1.
+    let mut run = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(d)
+        .args(["run", "--profile", "dev", "--watch-ms", "50"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bardo run");
+    let mut stdin = run.stdin.take().expect("stdin");
+    let mut lines = std::io::BufReader::new(run.stdout.take().expect("stdout"));
+    let mut ask = |n: u64| -> serde_json::Value {
+        writeln!(stdin, r#"{{"id":{n},"tool":"echo_get_version","params":{{"n":{n}}}}}"#).expect("send");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut lines, &mut line).expect("answer");
+        serde_json::from_str(&line).expect("json answer")
+    };
+    let a = ask(1);
+    assert_eq!((a["id"].as_u64(), a["ok"]["version"].as_str()), (Some(1), Some("0.1.0")), "{a}");
+
+    // v3 grew: held, exit 3, the diff shown; v1 keeps serving.
+    let o = bardo(d, &["plugin", "pull", &format!("{repo}:0.3.0")]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("+ tool   echo_plan_nothing") && out.contains("HELD"), "{out}");
+    let list = String::from_utf8_lossy(&bardo(d, &["plugin", "list"]).stdout).into_owned();
+    assert!(list.contains("active   echo") && list.contains("0.1.0"), "{list}");
+    assert!(list.contains("HELD     echo") && list.contains("0.3.0"), "{list}");
+    assert_eq!(ask(2)["ok"]["version"], "0.1.0");
+
+    // Approved: the running host picks it up.
+    let o = bardo(d, &["plugin", "approve", "echo"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut n = 3;
+    while ask(n)["ok"]["version"] != "0.3.0" {
+        assert!(Instant::now() < deadline, "bardo run did not load the approved version");
+        std::thread::sleep(Duration::from_millis(50));
+        n += 1;
+    }
+    let bad = ask(0);
+    assert_eq!(bad["ok"]["version"], "0.3.0");
+    drop(stdin);
+    assert!(run.wait().expect("exit").success());
+
+    let o = bardo(d, &["plugin", "list", "--remote", &repo]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "0.1.0\n0.3.0\n");
 }
