@@ -76,6 +76,10 @@ pub struct SafetyConfig {
     pub previews_per_minute: Option<usize>,
     /// Tokens a write may acquire, per chain id; a chain not listed is not restricted.
     pub approved_assets: BTreeMap<String, Vec<alloy::primitives::Address>>,
+    /// The most a single token holding may be worth after a write, whole USD; none = no cap.
+    pub max_position_usd: Option<u64>,
+    /// The spending ledger every `bardo` process shares (reservations and spend).
+    pub spending_ledger: PathBuf,
 }
 
 impl Default for SafetyConfig {
@@ -90,6 +94,8 @@ impl Default for SafetyConfig {
             spending: None,
             previews_per_minute: None,
             approved_assets: BTreeMap::new(),
+            max_position_usd: None,
+            spending_ledger: PathBuf::from(".bardo/spending.json"),
         }
     }
 }

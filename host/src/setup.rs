@@ -154,9 +154,16 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
 
 /// The write path over an opened host, with the hook chain and files `[safety]` configures.
 pub fn write_path(config: &Config, host: Host) -> Result<crate::safety::WritePath, SetupError> {
-    use crate::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
+    use crate::safety::hooks::{
+        AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook,
+    };
+    let host = std::sync::Arc::new(host);
+    let max_position = config
+        .safety
+        .max_position_usd
+        .map(|usd| MaxPosition { usd, valuer: crate::safety::valuation::Valuer::new(&host) });
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage { approved_assets: config.approved_assets()? }),
+        Box::new(PolicyCage { approved_assets: config.approved_assets()?, max_position }),
         Box::new(AllowlistGuard { allowed: config.allowlist()? }),
     ];
     if let Some(n) = config.safety.previews_per_minute {
@@ -164,12 +171,12 @@ pub fn write_path(config: &Config, host: Host) -> Result<crate::safety::WritePat
     }
     hooks.push(Box::new(ApprovalGuard));
     let audit = crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log))?;
-    let host = std::sync::Arc::new(host);
     let mut path = crate::safety::WritePath::new(host.clone(), hooks, audit)
         .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
         .with_permit_file(&config.resolve(&config.safety.permits));
     if let Some(limits) = config.safety.spending {
-        let limiter = crate::safety::spending::SpendingLimiter::new(limits, &host, path.ttl(), path.clock());
+        let limiter = crate::safety::spending::SpendingLimiter::new(limits, &host, path.ttl(), path.clock())
+            .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
         path = path.with_after_simulation(vec![Box::new(limiter)]);
     }
     path.set_phase(config.safety.phase);

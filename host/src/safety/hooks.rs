@@ -102,6 +102,71 @@ impl SafetyHook for RateLimiter {
 #[derive(Debug, Clone, Default)]
 pub struct PolicyCage {
     pub approved_assets: BTreeMap<u64, BTreeSet<Address>>,
+    /// The most any single token holding may be worth after a write (`[safety] max_position_usd`).
+    pub max_position: Option<MaxPosition>,
+}
+
+/// A cap on the USD value of the wallet's holding of each token a write acquires.
+#[derive(Debug, Clone)]
+pub struct MaxPosition {
+    pub usd: u64,
+    pub valuer: super::valuation::Valuer,
+}
+
+impl MaxPosition {
+    /// Refuse when the wallet's holding of an acquired token would exceed the cap. A token the
+    /// price tool cannot value (an Aave aToken, an LP share) is valued at what the plan pays for
+    /// it, if it acquires exactly one token; otherwise it is refused, never waved through.
+    fn check(&self, p: &Proposal<'_>) -> Decision {
+        use super::valuation::{MicroUsd, usd};
+        let changes: Vec<(Address, alloy::primitives::I256)> = p.plan.expected_outcome["balance_changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| Some((c["token"].as_str()?.parse().ok()?, c["delta"].as_str()?.parse().ok()?)))
+            .collect();
+        let acquired: Vec<_> = changes.iter().filter(|(_, d)| d.is_positive()).collect();
+        let cap = MicroUsd::from(self.usd) * 1_000_000;
+        for (token, delta) in &acquired {
+            let held = match self.valuer.balance(p.chain_id, *token, p.sender) {
+                Ok(b) => b,
+                Err(reason) => return reject(ErrorCode::Denied, reason),
+            };
+            let after = held.saturating_add(delta.unsigned_abs());
+            let value = match self.valuer.usd(p.chain_id, *token, after) {
+                Ok(v) => v,
+                Err(no_price) if acquired.len() == 1 => {
+                    // Its price is what this plan pays per unit: the USD value of its outflows.
+                    let mut paid: MicroUsd = 0;
+                    for (t, d) in changes.iter().filter(|(_, d)| d.is_negative()) {
+                        match self.valuer.usd(p.chain_id, *t, d.unsigned_abs()) {
+                            Ok(v) => paid = paid.saturating_add(v),
+                            Err(_) => return reject(ErrorCode::Denied, no_price),
+                        }
+                    }
+                    if paid == 0 {
+                        return reject(ErrorCode::Denied, no_price);
+                    }
+                    let per_unit = alloy::primitives::U256::from(paid);
+                    let v = after.saturating_mul(per_unit)
+                        / delta.unsigned_abs().max(alloy::primitives::U256::from(1));
+                    u128::try_from(v).unwrap_or(u128::MAX)
+                }
+                Err(reason) => return reject(ErrorCode::Denied, reason),
+            };
+            if value > cap {
+                return reject(
+                    ErrorCode::LimitExceeded,
+                    format!(
+                        "after this write the wallet would hold {} of {token}, over the {} position limit ([safety] max_position_usd)",
+                        usd(value),
+                        usd(cap)
+                    ),
+                );
+            }
+        }
+        Decision::Allow
+    }
 }
 
 /// Action kinds that reduce exposure.
@@ -145,7 +210,11 @@ impl SafetyHook for PolicyCage {
                 }
             }
         }
-        Decision::Allow
+        match &self.max_position {
+            // Reducing exposure is always allowed, whatever a holding is worth.
+            Some(cap) if !reducing => cap.check(p),
+            _ => Decision::Allow,
+        }
     }
 }
 

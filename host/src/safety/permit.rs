@@ -104,31 +104,15 @@ impl Permits {
     fn with<R>(&self, now: SystemTime, f: impl FnOnce(&mut Map) -> R) -> Result<R, PermitError> {
         let mut mem = self.mem.lock().unwrap_or_else(|p| p.into_inner());
         let Some(path) = &self.file else { return Ok(f(&mut mem)) };
-        let store = |e: std::io::Error| PermitError::Store(format!("{}: {e}", path.display()));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(store)?;
-        }
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path.with_extension("lock"))
-            .map_err(store)?;
-        lock.lock().map_err(store)?;
-        let mut map: Map = match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| PermitError::Store(format!("{} is corrupt: {e}", path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-            Err(e) => return Err(store(e)),
-        };
-        let out = f(&mut map);
-        map.retain(|_, e| {
-            e.state == State::Open || now.duration_since(e.permit.created_at).is_ok_and(|a| a < KEEP_SETTLED)
-        });
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let json = serde_json::to_vec_pretty(&map).map_err(|e| PermitError::Store(e.to_string()))?;
-        std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, path)).map_err(store)?;
-        Ok(out)
+        super::store::with_locked(path, |map: &mut Map| {
+            let out = f(map);
+            map.retain(|_, e| {
+                e.state == State::Open
+                    || now.duration_since(e.permit.created_at).is_ok_and(|a| a < KEEP_SETTLED)
+            });
+            out
+        })
+        .map_err(PermitError::Store)
     }
 
     /// Record a new open permit.

@@ -6,88 +6,112 @@
 //! through the `data_get_token_price` tool; a token that cannot be valued is refused, never
 //! waved through. Previews reserve their spend under one lock, so concurrent previews cannot
 //! together exceed the day's limit; a reservation becomes spend at commit and is released when
-//! the permit is cancelled, refused or expires.
+//! the permit is cancelled, refused or expires. With `[safety] spending_ledger` the ledger is a
+//! file every `bardo` process shares under a lock, so separate `bardo preview` runs add up.
+//! The hot lane bounds the spend of any short window (an hour by default) below the day's.
 
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::valuation::{MicroUsd, Valuer, usd};
 use crate::error::ErrorCode;
 use crate::plugin::Host;
 use alloy::primitives::{Address, U256};
 use alloy::sol_types::SolCall;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 alloy::sol! {
     function approve(address spender, uint256 amount) external returns (bool);
-    function decimals() external view returns (uint8);
 }
 
-/// Micro-dollars (1e-6 USD): integer money, no floats.
-pub type MicroUsd = u128;
-
 /// `[safety.spending]` limits, whole US dollars.
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpendingLimits {
     pub per_tx_usd: u64,
     pub per_day_usd: u64,
+    /// The hot lane: at most this much within any `hot_lane_secs` window, so the day's budget
+    /// cannot be drained in minutes by a looping agent. None: no hot lane.
+    #[serde(default)]
+    pub hot_lane_usd: Option<u64>,
+    /// The hot lane's window, seconds (default one hour).
+    #[serde(default = "default_hot_lane_secs")]
+    pub hot_lane_secs: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+fn default_hot_lane_secs() -> u64 {
+    3600
+}
+
+impl SpendingLimits {
+    /// Per-transaction and per-day limits, no hot lane.
+    pub fn new(per_tx_usd: u64, per_day_usd: u64) -> Self {
+        Self { per_tx_usd, per_day_usd, hot_lane_usd: None, hot_lane_secs: default_hot_lane_secs() }
+    }
+
+    /// With a hot lane of `usd` per `window`.
+    pub fn with_hot_lane(self, usd: u64, window: Duration) -> Self {
+        Self { hot_lane_usd: Some(usd), hot_lane_secs: window.as_secs().max(1), ..self }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum State {
     Reserved,
     Spent,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Entry {
+    /// Micro-dollars.
     usd: MicroUsd,
-    at: SystemTime,
+    /// Unix milliseconds: reservation time, or spending time once spent.
+    at_ms: u64,
     state: State,
 }
 
-/// The limiter and its ledger.
+type Ledger = BTreeMap<String, Entry>;
+
+/// The limiter and its ledger (in memory, or a file every `bardo` process shares).
 pub struct SpendingLimiter {
     limits: SpendingLimits,
-    host: Weak<Host>,
+    valuer: Valuer,
     ttl: Duration,
     clock: super::Clock,
-    ledger: Mutex<BTreeMap<String, Entry>>,
+    file: Option<PathBuf>,
+    mem: Mutex<Ledger>,
 }
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
 
 impl SpendingLimiter {
     /// A limiter valuing tokens through `host`'s price tool; reservations older than `ttl`
     /// (the permit TTL) lapse.
     pub fn new(limits: SpendingLimits, host: &Arc<Host>, ttl: Duration, clock: super::Clock) -> Self {
-        Self { limits, host: Arc::downgrade(host), ttl, clock, ledger: Mutex::default() }
+        Self { limits, valuer: Valuer::new(host), ttl, clock, file: None, mem: Mutex::default() }
     }
 
-    /// The USD value of `amount` base units of `token` on `chain`.
-    fn value(&self, host: &Host, chain: u64, token: Address, amount: U256) -> Result<MicroUsd, String> {
-        let caps = host.caps();
-        let client = caps.chain.chains.get(chain).map_err(|e| e.to_string())?;
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        let raw = caps
-            .chain
-            .chains
-            .block_on(client.call(token, decimalsCall {}.abi_encode().into(), U256::ZERO, None, deadline))
-            .map_err(|e| format!("reading decimals of {token}: {e}"))?;
-        let decimals =
-            decimalsCall::abi_decode_returns(&raw).map_err(|e| format!("{token} decimals: {e}"))?;
-        let params = serde_json::json!({"chain_id": chain, "token": token.to_checksum(None)});
-        let answer = host.call("data_get_token_price", &params.to_string()).result.map_err(|e| {
-            format!(
-                "cannot value {token} in USD ({}); a write that cannot be valued is not allowed",
-                e.message
-            )
-        })?;
-        let price: serde_json::Value = serde_json::from_str(&answer).map_err(|e| e.to_string())?;
-        let price = price["price"].as_str().ok_or("the price tool answered without a price")?;
-        let micro_price = parse_micro(price).ok_or_else(|| format!("price {price:?} is not a decimal"))?;
-        let usd = amount.saturating_mul(U256::from(micro_price)) / U256::from(10u8).pow(U256::from(decimals));
-        Ok(u128::try_from(usd).unwrap_or(u128::MAX))
+    /// Keep the ledger in `path`, shared with other `bardo` processes (`bardo preview` reserves,
+    /// `bardo commit` spends, in different processes).
+    pub fn with_ledger_file(mut self, path: &Path) -> Self {
+        self.file = Some(path.to_owned());
+        self
+    }
+
+    /// Apply `f` to the ledger, under the in-process lock and, with a file, the file lock.
+    fn with_ledger<R>(&self, f: impl FnOnce(&mut Ledger) -> R) -> Result<R, String> {
+        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+        match &self.file {
+            None => Ok(f(&mut mem)),
+            Some(path) => super::store::with_locked(path, f),
+        }
     }
 
     /// What the plan spends per token: outflows in the simulation, or approvals if larger.
@@ -111,27 +135,18 @@ impl SpendingLimiter {
         spend
     }
 
-    fn day_total(&self, ledger: &BTreeMap<String, Entry>, now: SystemTime) -> MicroUsd {
+    /// Spent and reserved within `window` of `now` (reservations count while their permit lives).
+    fn total_within(&self, ledger: &Ledger, now_ms: u64, window: Duration) -> MicroUsd {
+        let live = |e: &Entry, keep: Duration| now_ms.saturating_sub(e.at_ms) < keep.as_millis() as u64;
         ledger
             .values()
             .filter(|e| match e.state {
-                State::Spent => now.duration_since(e.at).is_ok_and(|a| a < DAY),
-                State::Reserved => now.duration_since(e.at).is_ok_and(|a| a < self.ttl),
+                State::Spent => live(e, window),
+                State::Reserved => live(e, self.ttl),
             })
             .map(|e| e.usd)
             .sum()
     }
-}
-
-/// "1999.123456789" → 1_999_123_456 micro (truncated).
-fn parse_micro(text: &str) -> Option<u128> {
-    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
-    let frac: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
-    Some(whole.parse::<u128>().ok()?.checked_mul(1_000_000)? + frac.parse::<u128>().ok()?)
-}
-
-fn usd(m: MicroUsd) -> String {
-    format!("${}.{:02}", m / 1_000_000, (m % 1_000_000) / 10_000)
 }
 
 impl SafetyHook for SpendingLimiter {
@@ -140,12 +155,9 @@ impl SafetyHook for SpendingLimiter {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let Some(host) = self.host.upgrade() else {
-            return Decision::Reject { code: ErrorCode::Internal, reason: "the host is gone".into() };
-        };
         let mut total: MicroUsd = 0;
         for (token, amount) in Self::spend(p, found) {
-            match self.value(&host, p.chain_id, token, amount) {
+            match self.valuer.usd(p.chain_id, token, amount) {
                 Ok(v) => total = total.saturating_add(v),
                 Err(reason) => return Decision::Reject { code: ErrorCode::Denied, reason },
             }
@@ -157,48 +169,62 @@ impl SafetyHook for SpendingLimiter {
                 reason: format!("spends {} but the per-transaction limit is {}", usd(total), usd(per_tx)),
             };
         }
-        let now = (self.clock)();
-        let mut ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
+        let now = unix_ms((self.clock)());
         let per_day = MicroUsd::from(self.limits.per_day_usd) * 1_000_000;
-        let used = self.day_total(&ledger, now);
-        if used.saturating_add(total) > per_day {
-            return Decision::Reject {
-                code: ErrorCode::LimitExceeded,
-                reason: format!(
-                    "spends {} but only {} of the daily {} is left (spent or reserved by open permits)",
-                    usd(total),
-                    usd(per_day.saturating_sub(used)),
-                    usd(per_day)
-                ),
-            };
-        }
-        ledger.insert(p.permit_id.to_owned(), Entry { usd: total, at: now, state: State::Reserved });
-        Decision::Allow
+        let hot_lane = self.limits.hot_lane_usd.map(|u| MicroUsd::from(u) * 1_000_000);
+        let window = Duration::from_secs(self.limits.hot_lane_secs);
+        let decided = self.with_ledger(|ledger| {
+            ledger.retain(|_, e| now.saturating_sub(e.at_ms) < DAY.as_millis() as u64);
+            let used = self.total_within(ledger, now, DAY);
+            if used.saturating_add(total) > per_day {
+                return Decision::Reject {
+                    code: ErrorCode::LimitExceeded,
+                    reason: format!(
+                        "spends {} but only {} of the daily {} is left (spent or reserved by open permits)",
+                        usd(total),
+                        usd(per_day.saturating_sub(used)),
+                        usd(per_day)
+                    ),
+                };
+            }
+            if let Some(lane) = hot_lane {
+                let recent = self.total_within(ledger, now, window);
+                if recent.saturating_add(total) > lane {
+                    return Decision::Reject {
+                        code: ErrorCode::LimitExceeded,
+                        reason: format!(
+                            "spends {} but the hot lane allows {} per {} s and {} of it is used; wait or preview less",
+                            usd(total),
+                            usd(lane),
+                            window.as_secs(),
+                            usd(recent)
+                        ),
+                    };
+                }
+            }
+            ledger.insert(p.permit_id.to_owned(), Entry { usd: total, at_ms: now, state: State::Reserved });
+            Decision::Allow
+        });
+        decided.unwrap_or_else(|e| Decision::Reject {
+            code: ErrorCode::Internal,
+            reason: format!("the spending ledger is unusable: {e}"),
+        })
     }
 
     fn settle(&self, permit_id: &str, executed: bool) {
-        let mut ledger = self.ledger.lock().unwrap_or_else(|e| e.into_inner());
-        if executed {
-            if let Some(e) = ledger.get_mut(permit_id) {
-                e.state = State::Spent;
-                e.at = (self.clock)();
+        let now = unix_ms((self.clock)());
+        let settled = self.with_ledger(|ledger| {
+            if executed {
+                if let Some(e) = ledger.get_mut(permit_id) {
+                    e.state = State::Spent;
+                    e.at_ms = now;
+                }
+            } else {
+                ledger.remove(permit_id);
             }
-        } else {
-            ledger.remove(permit_id);
+        });
+        if let Err(e) = settled {
+            tracing::error!("settling {permit_id} in the spending ledger: {e}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prices_parse_to_micro_dollars() {
-        assert_eq!(parse_micro("1999.999999744536"), Some(1_999_999_999));
-        assert_eq!(parse_micro("1"), Some(1_000_000));
-        assert_eq!(parse_micro("0.0005"), Some(500));
-        assert_eq!(parse_micro("x"), None);
-        assert_eq!(usd(1_234_560_000), "$1234.56");
     }
 }

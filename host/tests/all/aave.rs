@@ -16,11 +16,12 @@ use bardo_host::devnet::{Anvil, CHAIN_ID};
 use bardo_host::fabric::{Fabric, GolemEvent};
 use bardo_host::plugin::Host;
 use bardo_host::safety::audit_log::AuditLog;
-use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, SafetyHook};
+use bardo_host::safety::valuation::Valuer;
 use bardo_host::safety::{WritePath, WriteResult};
 use bardo_host::stream::Registry;
 use bardo_host::{ErrorCode, ToolError};
-use bardo_test_artifacts::{AAVE, STREAMING};
+use bardo_test_artifacts::{AAVE, STREAMING, UNISWAP};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -68,15 +69,20 @@ struct Env {
 }
 
 fn env() -> Env {
+    env_with(|_| PolicyCage::default(), &[AAVE, STREAMING])
+}
+
+/// An environment with the policy cage `cage` builds and the plugins `guests`.
+fn env_with(cage: impl FnOnce(&Arc<Host>) -> PolicyCage, guests: &[&str]) -> Env {
     let (node, d) = devnet();
     let settings = BTreeMap::from([
         ("aave".to_owned(), d.aave_settings()),
         ("uniswap".to_owned(), d.uniswap_settings()),
         ("streaming".to_owned(), d.streaming_settings()),
     ]);
-    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[AAVE, STREAMING]));
+    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), guests));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
+        Box::new(cage(&host)),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
         Box::new(ApprovalGuard),
     ];
@@ -392,4 +398,23 @@ fn bad_lending_inputs_are_typed_errors() {
         .result
         .expect_err("bad user");
     assert_eq!(err.code, ErrorCode::InvalidParams, "{err}");
+}
+
+#[test]
+fn a_position_cap_values_an_atoken_at_what_the_supply_pays_for_it() {
+    let e = env_with(
+        |host| PolicyCage {
+            max_position: Some(MaxPosition { usd: 15_000, valuer: Valuer::new(host) }),
+            ..Default::default()
+        },
+        &[AAVE, UNISWAP],
+    );
+    let ten = U256::from(10u64) * U256::from(10u64).pow(U256::from(18u64));
+    e.send_as(e.user, e.token("WETH"), depositCall {}.abi_encode(), ten);
+    let supply = |amount: &str| json!({"chain_id": CHAIN_ID, "asset": "WETH", "amount": amount});
+    // aWETH has no pool price: it is valued at the WETH paid for it, ~$20,000 for 10.
+    let err = e.path.preview("supply", &supply("10")).expect_err("over the $15,000 cap");
+    assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
+    assert!(err.message.contains("position limit"), "{err}");
+    e.path.preview("supply", &supply("5")).expect("~$10,000 is under the cap");
 }

@@ -13,8 +13,11 @@ use bardo_host::devnet::deploy::Deployments;
 use bardo_host::devnet::{Anvil, CHAIN_ID};
 use bardo_host::fabric::{Fabric, GolemEvent};
 use bardo_host::safety::audit_log::{AuditLog, verify};
-use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
+use bardo_host::safety::hooks::{
+    AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook,
+};
 use bardo_host::safety::spending::{SpendingLimiter, SpendingLimits};
+use bardo_host::safety::valuation::Valuer;
 use bardo_host::safety::{Clock, WritePath};
 use bardo_host::tool::Phase;
 use bardo_host::{ErrorCode, ToolError};
@@ -354,7 +357,7 @@ fn the_audit_chain_detects_edits_deletions_and_reordering() {
 
 #[test]
 fn spending_limits_hold_under_concurrent_previews_and_value_tokens_on_chain() {
-    let limits = SpendingLimits { per_tx_usd: 1_000, per_day_usd: 3_000 };
+    let limits = SpendingLimits::new(1_000, 3_000);
     let e = env_full(true, Deployments::write_targets, Some(limits), None);
     e.refused(e.path.preview("swap", &swap("1500")), ErrorCode::LimitExceeded, "per-transaction");
     // WETH is valued at its pool price (~$2,000): 0.6 WETH is over the $1,000 per transaction.
@@ -415,7 +418,10 @@ fn only_approved_assets_can_be_acquired() {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
     let usdc = d.tokens["USDC"].address;
-    let cage = PolicyCage { approved_assets: BTreeMap::from([(CHAIN_ID, BTreeSet::from([usdc]))]) };
+    let cage = PolicyCage {
+        approved_assets: BTreeMap::from([(CHAIN_ID, BTreeSet::from([usdc]))]),
+        ..Default::default()
+    };
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(cage),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
@@ -428,4 +434,84 @@ fn only_approved_assets_can_be_acquired() {
     assert!(err.message.contains("not an approved asset"), "{err}");
     let sell = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "0.1"});
     path.preview("swap", &sell).expect("acquiring USDC is allowed");
+}
+
+#[test]
+fn the_spending_ledger_is_shared_between_processes_and_the_hot_lane_bounds_an_hour() {
+    let (node, d) = devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skew_ms = Arc::new(AtomicU64::new(0));
+    // Two write paths as two `bardo` processes: own hosts and memory; shared permit and ledger files.
+    let open = |n: u32| -> WritePath {
+        let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+        let hooks: Vec<Box<dyn SafetyHook>> = vec![
+            Box::new(PolicyCage::default()),
+            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(ApprovalGuard),
+        ];
+        let skew = skew_ms.clone();
+        let clock: Clock =
+            Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
+        let log = AuditLog::open(&dir.path().join(format!("audit{n}.jsonl"))).expect("log");
+        let path = WritePath::new(host.clone(), hooks, log)
+            .with_clock(clock)
+            .with_permit_file(&dir.path().join("permits.json"));
+        let limits = SpendingLimits::new(1_000, 10_000).with_hot_lane(1_500, Duration::from_secs(3600));
+        let limiter = SpendingLimiter::new(limits, &host, path.ttl(), path.clock())
+            .with_ledger_file(&dir.path().join("spending.json"));
+        path.with_after_simulation(vec![Box::new(limiter)])
+    };
+    let (a, b) = (open(1), open(2));
+    let refused = |r: Result<bardo_host::safety::permit::ActionPermit, ToolError>, hint: &str| {
+        let e = r.expect_err("must be refused");
+        assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+        assert!(e.message.contains(hint), "{e}");
+    };
+    let first = a.preview("swap", &swap("800")).expect("first $800");
+    // The other process sees the reservation: $1,600 within the hour is over the $1,500 lane.
+    refused(b.preview("swap", &swap("800")), "hot lane");
+    // Committed elsewhere: now spent, still counted.
+    b.commit(&first.permit_id).expect("commit in the other process");
+    refused(a.preview("swap", &swap("800")), "hot lane");
+    // A cancelled reservation frees its room for both.
+    let small = a.preview("swap", &swap("600")).expect("$1,400 fits the lane");
+    refused(b.preview("swap", &swap("200")), "hot lane");
+    b.cancel(&small.permit_id).expect("cancel in the other process");
+    b.preview("swap", &swap("200")).expect("released");
+    // An hour later the lane is free again; the day still counts the $800 spent.
+    skew_ms.store(3_601_000, Ordering::SeqCst);
+    a.preview("swap", &swap("900")).expect("a new hour");
+    let ledger: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("spending.json")).expect("ledger"))
+            .expect("json");
+    assert_eq!(ledger[&first.permit_id]["state"], "spent");
+}
+
+#[test]
+fn the_policy_cage_caps_the_value_of_a_position() {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = |usd: u64| {
+        let cage = PolicyCage {
+            max_position: Some(MaxPosition { usd, valuer: Valuer::new(&host) }),
+            ..Default::default()
+        };
+        let hooks: Vec<Box<dyn SafetyHook>> = vec![
+            Box::new(cage),
+            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(ApprovalGuard),
+        ];
+        WritePath::new(
+            host.clone(),
+            hooks,
+            AuditLog::open(&dir.path().join(format!("a{usd}.jsonl"))).expect("log"),
+        )
+    };
+    // The wallet's WETH after buying more, valued at the pool price, against a $1 cap: refused.
+    let err = path(1).preview("swap", &swap("100")).expect_err("over the position cap");
+    assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
+    assert!(err.message.contains("position limit") && err.message.contains("max_position_usd"), "{err}");
+    // A cap above the holding allows it.
+    path(1_000_000_000_000).preview("swap", &swap("100")).expect("under the cap");
 }
