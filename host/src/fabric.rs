@@ -10,6 +10,7 @@
 use crate::tool::SpriteTrigger;
 use serde::Serialize;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
@@ -178,15 +179,63 @@ pub struct Gap {
     pub to: u64,
 }
 
+/// A ring slot's event: by value while no subscriber has seen it (an unwatched emit allocates
+/// and shares nothing), an `Arc` once one has.
+enum Stored {
+    Owned(GolemEvent),
+    Shared(Arc<GolemEvent>),
+}
+
+struct Slot {
+    seq: u64,
+    at_ms: u64,
+    event: Stored,
+}
+
+impl Slot {
+    /// The slot as an envelope, sharing its event from now on.
+    fn share(&mut self) -> Envelope {
+        let event = match std::mem::replace(
+            &mut self.event,
+            Stored::Owned(GolemEvent::Halted { reason: String::new() }),
+        ) {
+            Stored::Owned(e) => Arc::new(e),
+            Stored::Shared(a) => a,
+        };
+        self.event = Stored::Shared(event.clone());
+        Envelope { seq: self.seq, at_ms: self.at_ms, event }
+    }
+}
+
+/// The last [`RING`] events, overwritten in place once full.
 struct Ring {
     next_seq: u64,
-    events: VecDeque<Envelope>,
+    slots: Vec<Slot>,
+    /// The oldest slot once full (0 until then).
+    head: usize,
+}
+
+impl Ring {
+    fn oldest_seq(&self) -> u64 {
+        self.slots.get(self.head).map_or(self.next_seq, |s| s.seq)
+    }
+
+    fn push(&mut self, slot: Slot) {
+        if self.slots.len() < RING {
+            self.slots.push(slot);
+        } else {
+            self.slots[self.head] = slot;
+            self.head = (self.head + 1) % RING;
+        }
+    }
 }
 
 /// The fabric.
 pub struct Fabric {
     ring: Mutex<Ring>,
     tx: broadcast::Sender<Envelope>,
+    /// Live subscriptions (changed under the ring lock when added; read by `emit` under it).
+    subscribers: Arc<AtomicUsize>,
 }
 
 impl Default for Fabric {
@@ -204,7 +253,8 @@ impl Fabric {
     /// An empty fabric whose first event gets sequence number `first` (continuing a journal).
     pub fn starting_at(first: u64) -> Self {
         let (tx, _) = broadcast::channel(RING);
-        Self { ring: Mutex::new(Ring { next_seq: first.max(1), events: VecDeque::with_capacity(RING) }), tx }
+        let ring = Ring { next_seq: first.max(1), slots: Vec::with_capacity(RING), head: 0 };
+        Self { ring: Mutex::new(ring), tx, subscribers: Arc::default() }
     }
 
     /// Publish `event`; returns its sequence number.
@@ -213,26 +263,15 @@ impl Fabric {
         let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         let seq = ring.next_seq;
         ring.next_seq += 1;
-        // A full ring recycles its oldest slot's allocation when nobody else holds it (no
-        // subscriber ever saw it): the steady state of an unwatched fabric allocates nothing.
-        let oldest = if ring.events.len() == RING { ring.events.pop_front() } else { None };
-        let event = match oldest.map(|e| e.event) {
-            Some(mut slot) => {
-                if let Some(inner) = Arc::get_mut(&mut slot) {
-                    *inner = event;
-                    slot
-                } else {
-                    Arc::new(event)
-                }
-            }
-            None => Arc::new(event),
-        };
-        let envelope = Envelope { seq, at_ms, event };
-        if self.tx.receiver_count() > 0 {
+        let event = if self.subscribers.load(Ordering::Relaxed) > 0 {
+            let shared = Arc::new(event);
             // Under the ring lock, so live order = sequence order.
-            let _ = self.tx.send(envelope.clone());
-        }
-        ring.events.push_back(envelope);
+            let _ = self.tx.send(Envelope { seq, at_ms, event: shared.clone() });
+            Stored::Shared(shared)
+        } else {
+            Stored::Owned(event)
+        };
+        ring.push(Slot { seq, at_ms, event });
         seq
     }
 
@@ -243,13 +282,32 @@ impl Fabric {
 
     /// Subscribe to events from `resume_from` on (none: only new events).
     pub fn subscribe(&self, resume_from: Option<u64>) -> Subscription {
-        let ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         let rx = self.tx.subscribe();
+        self.subscribers.fetch_add(1, Ordering::Relaxed);
         let from = resume_from.unwrap_or(ring.next_seq).max(1);
-        let oldest = ring.events.front().map_or(ring.next_seq, |e| e.seq);
+        let oldest = ring.oldest_seq();
         let gap = (from < oldest).then(|| Gap { from, to: oldest - 1 });
-        let backlog: VecDeque<Envelope> = ring.events.iter().filter(|e| e.seq >= from).cloned().collect();
-        Subscription { backlog, rx, next: from.max(oldest).min(ring.next_seq), gap }
+        let head = ring.head;
+        let (newer, older) = ring.slots.split_at_mut(head);
+        let backlog: VecDeque<Envelope> =
+            older.iter_mut().chain(newer.iter_mut()).filter(|s| s.seq >= from).map(Slot::share).collect();
+        Subscription {
+            backlog,
+            rx,
+            next: from.max(oldest).min(ring.next_seq),
+            gap,
+            _counted: Counted(self.subscribers.clone()),
+        }
+    }
+}
+
+/// Decrements the fabric's subscriber count when a subscription is dropped.
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -259,6 +317,7 @@ pub struct Subscription {
     rx: broadcast::Receiver<Envelope>,
     next: u64,
     gap: Option<Gap>,
+    _counted: Counted,
 }
 
 impl Subscription {

@@ -7,6 +7,8 @@ pub mod capability;
 pub mod hooks;
 pub mod permit;
 pub mod spending;
+mod store;
+pub mod valuation;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::fabric::{Fabric, GolemEvent};
