@@ -127,7 +127,8 @@ fn load_oci(
         if config.oci.get(&pin.name).is_some_and(|s| !s.routed_to(spec)) {
             continue;
         }
-        let loaded = oci::block_on(puller.component(pin))
+        let loaded = puller
+            .load(pin)
             .map_err(|source| LoadError::Oci { plugin: pin.name.clone(), source })
             .and_then(|bytes| host.load_bytes(&pin.name, &bytes));
         if let Err(e) = loaded {

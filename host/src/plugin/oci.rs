@@ -165,13 +165,13 @@ impl<'a> Puller<'a> {
         Ok(())
     }
 
-    /// The pinned component's bytes: the cached copy, re-verified; pulled by digest if absent.
-    pub async fn component(&self, pin: &OciPin) -> Result<Vec<u8>, OciError> {
+    /// The pinned component's bytes: the cached copy, re-verified, with no network and no
+    /// runtime; pulled by digest only when it is not cached.
+    pub fn load(&self, pin: &OciPin) -> Result<Vec<u8>, OciError> {
         if let Some(bytes) = self.cached(pin)? {
             return Ok(bytes);
         }
-        let pulled = self.pull(&pin.name, &pin.pinned_reference(), &[], &|_| {}).await?;
-        Ok(pulled.bytes)
+        Ok(block_on(self.pull(&pin.name, &pin.pinned_reference(), &[], &|_| {}))?.bytes)
     }
 
     /// The cached copy of `pin`, checked against its layer digest; None when not cached.
@@ -245,7 +245,7 @@ pub fn sync(
         lock.set_oci(pin.clone());
         return Ok(Outcome::Unchanged(pin));
     }
-    let old_bytes = block_on(puller.component(&active))?;
+    let old_bytes = puller.load(&active)?;
     let diff = audit::diff(&report(engine, &active, &old_bytes)?, &new);
     if diff.grew {
         lock.set_pending(pin.clone());
@@ -269,11 +269,11 @@ pub fn approve(
         .cloned()
         .ok_or_else(|| OciError::NoPending(name.to_owned()))?;
     let puller = Puller::new(config);
-    let new_bytes = block_on(puller.component(&pending))?;
+    let new_bytes = puller.load(&pending)?;
     let new = report(engine, &pending, &new_bytes)?;
     let diff = match lock.oci_pin(name).cloned() {
         Some(active) => {
-            let old = block_on(puller.component(&active))?;
+            let old = puller.load(&active)?;
             Some(audit::diff(&report(engine, &active, &old)?, &new))
         }
         None => None,

@@ -155,6 +155,7 @@ impl SafetyHook for SpendingLimiter {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let over = |reason: String| Decision::Reject { code: ErrorCode::LimitExceeded, reason };
         let mut total: MicroUsd = 0;
         for (token, amount) in Self::spend(p, found) {
             match self.valuer.usd(p.chain_id, token, amount) {
@@ -164,10 +165,7 @@ impl SafetyHook for SpendingLimiter {
         }
         let per_tx = MicroUsd::from(self.limits.per_tx_usd) * 1_000_000;
         if total > per_tx {
-            return Decision::Reject {
-                code: ErrorCode::LimitExceeded,
-                reason: format!("spends {} but the per-transaction limit is {}", usd(total), usd(per_tx)),
-            };
+            return over(format!("spends {} but the per-transaction limit is {}", usd(total), usd(per_tx)));
         }
         let now = unix_ms((self.clock)());
         let per_day = MicroUsd::from(self.limits.per_day_usd) * 1_000_000;
@@ -177,29 +175,23 @@ impl SafetyHook for SpendingLimiter {
             ledger.retain(|_, e| now.saturating_sub(e.at_ms) < DAY.as_millis() as u64);
             let used = self.total_within(ledger, now, DAY);
             if used.saturating_add(total) > per_day {
-                return Decision::Reject {
-                    code: ErrorCode::LimitExceeded,
-                    reason: format!(
-                        "spends {} but only {} of the daily {} is left (spent or reserved by open permits)",
-                        usd(total),
-                        usd(per_day.saturating_sub(used)),
-                        usd(per_day)
-                    ),
-                };
+                return over(format!(
+                    "spends {} but only {} of the daily {} is left (spent or reserved by open permits)",
+                    usd(total),
+                    usd(per_day.saturating_sub(used)),
+                    usd(per_day)
+                ));
             }
             if let Some(lane) = hot_lane {
                 let recent = self.total_within(ledger, now, window);
                 if recent.saturating_add(total) > lane {
-                    return Decision::Reject {
-                        code: ErrorCode::LimitExceeded,
-                        reason: format!(
-                            "spends {} but the hot lane allows {} per {} s and {} of it is used; wait or preview less",
-                            usd(total),
-                            usd(lane),
-                            window.as_secs(),
-                            usd(recent)
-                        ),
-                    };
+                    return over(format!(
+                        "spends {} but the hot lane allows {} per {} s and {} of it is used; wait or preview less",
+                        usd(total),
+                        usd(lane),
+                        window.as_secs(),
+                        usd(recent)
+                    ));
                 }
             }
             ledger.insert(p.permit_id.to_owned(), Entry { usd: total, at_ms: now, state: State::Reserved });
