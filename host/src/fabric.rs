@@ -182,6 +182,7 @@ pub struct Gap {
 /// A ring slot's event: by value while no subscriber has seen it (an unwatched emit allocates
 /// and shares nothing), an `Arc` once one has.
 enum Stored {
+    Empty,
     Owned(GolemEvent),
     Shared(Arc<GolemEvent>),
 }
@@ -195,38 +196,31 @@ struct Slot {
 impl Slot {
     /// The slot as an envelope, sharing its event from now on.
     fn share(&mut self) -> Envelope {
-        let event = match std::mem::replace(
-            &mut self.event,
-            Stored::Owned(GolemEvent::Halted { reason: String::new() }),
-        ) {
+        let event = match std::mem::replace(&mut self.event, Stored::Empty) {
             Stored::Owned(e) => Arc::new(e),
             Stored::Shared(a) => a,
+            Stored::Empty => unreachable!("only written slots are shared"),
         };
         self.event = Stored::Shared(event.clone());
         Envelope { seq: self.seq, at_ms: self.at_ms, event }
     }
 }
 
-/// The last [`RING`] events, overwritten in place once full.
+/// The last [`RING`] events: event `seq` lives in slot `seq % RING`, overwritten in place.
 struct Ring {
     next_seq: u64,
-    slots: Vec<Slot>,
-    /// The oldest slot once full (0 until then).
-    head: usize,
+    /// The first sequence number this fabric assigned.
+    first: u64,
+    slots: Box<[Slot]>,
 }
 
 impl Ring {
     fn oldest_seq(&self) -> u64 {
-        self.slots.get(self.head).map_or(self.next_seq, |s| s.seq)
+        self.first.max(self.next_seq.saturating_sub(RING as u64))
     }
 
-    fn push(&mut self, slot: Slot) {
-        if self.slots.len() < RING {
-            self.slots.push(slot);
-        } else {
-            self.slots[self.head] = slot;
-            self.head = (self.head + 1) % RING;
-        }
+    fn slot(&mut self, seq: u64) -> &mut Slot {
+        &mut self.slots[(seq % RING as u64) as usize]
     }
 }
 
@@ -253,7 +247,9 @@ impl Fabric {
     /// An empty fabric whose first event gets sequence number `first` (continuing a journal).
     pub fn starting_at(first: u64) -> Self {
         let (tx, _) = broadcast::channel(RING);
-        let ring = Ring { next_seq: first.max(1), slots: Vec::with_capacity(RING), head: 0 };
+        let first = first.max(1);
+        let slots = (0..RING).map(|_| Slot { seq: 0, at_ms: 0, event: Stored::Empty }).collect();
+        let ring = Ring { next_seq: first, first, slots };
         Self { ring: Mutex::new(ring), tx, subscribers: Arc::default() }
     }
 
@@ -263,15 +259,18 @@ impl Fabric {
         let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         let seq = ring.next_seq;
         ring.next_seq += 1;
-        let event = if self.subscribers.load(Ordering::Relaxed) > 0 {
-            let shared = Arc::new(event);
-            // Under the ring lock, so live order = sequence order.
-            let _ = self.tx.send(Envelope { seq, at_ms, event: shared.clone() });
-            Stored::Shared(shared)
+        let slot = ring.slot(seq);
+        if self.subscribers.load(Ordering::Relaxed) == 0 {
+            // Fields written in place: the event is copied once, straight into the ring.
+            slot.seq = seq;
+            slot.at_ms = at_ms;
+            slot.event = Stored::Owned(event);
         } else {
-            Stored::Owned(event)
-        };
-        ring.push(Slot { seq, at_ms, event });
+            let shared = Arc::new(event);
+            *slot = Slot { seq, at_ms, event: Stored::Shared(shared.clone()) };
+            // Under the ring lock, so live order = sequence order.
+            let _ = self.tx.send(Envelope { seq, at_ms, event: shared });
+        }
         seq
     }
 
@@ -288,10 +287,8 @@ impl Fabric {
         let from = resume_from.unwrap_or(ring.next_seq).max(1);
         let oldest = ring.oldest_seq();
         let gap = (from < oldest).then(|| Gap { from, to: oldest - 1 });
-        let head = ring.head;
-        let (newer, older) = ring.slots.split_at_mut(head);
-        let backlog: VecDeque<Envelope> =
-            older.iter_mut().chain(newer.iter_mut()).filter(|s| s.seq >= from).map(Slot::share).collect();
+        let start = from.max(oldest);
+        let backlog: VecDeque<Envelope> = (start..ring.next_seq).map(|s| ring.slot(s).share()).collect();
         Subscription {
             backlog,
             rx,
@@ -423,6 +420,17 @@ mod tests {
         assert_eq!(drain(&mut sub), vec![Ok(7)]);
         let mut fresh = fabric.subscribe(None);
         assert!(drain(&mut fresh).is_empty(), "no backlog without resume_from");
+    }
+
+    #[test]
+    fn a_fabric_continuing_a_journal_reports_what_came_before_it_as_missed() {
+        let fabric = Fabric::starting_at(100);
+        for i in 0..3 {
+            fabric.emit(ev(i));
+        }
+        assert_eq!(fabric.last_seq(), 102);
+        let mut sub = fabric.subscribe(Some(50));
+        assert_eq!(drain(&mut sub), vec![Err(Gap { from: 50, to: 99 }), Ok(100), Ok(101), Ok(102)]);
     }
 
     #[test]
