@@ -120,6 +120,20 @@ pub struct RegistryConfig {
     pub require_signatures: bool,
     /// Signer keys per repository namespace.
     pub trust: Vec<TrustPolicy>,
+    /// Logins, by registry; registries not listed use Docker's `config.json`, else none.
+    pub auth: Vec<RegistryLogin>,
+}
+
+/// `[[registry.auth]]`: a login for one registry. The password (or token) is read from the
+/// environment, so the configuration file holds no secret.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryLogin {
+    /// `host[:port]`, as written in references (`ghcr.io`).
+    pub registry: String,
+    pub username: String,
+    /// The environment variable holding the password or token.
+    pub password_env: String,
 }
 
 /// `[[registry.trust]]`: components under `prefix` must be signed by one of `keys`.

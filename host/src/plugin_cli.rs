@@ -150,7 +150,7 @@ fn publish(config: &Config, file: &Path, reference: &str, key: Option<&Path>) ->
         description: Some(format!("Bardo plugin `{}` ({:?} world)", report.plugin, report.world)),
         author: None,
     };
-    let registry = bardo_registry::Registry::new(&config.registry.insecure);
+    let registry = oci::registry_client(config);
     let bar = Bar::new(&format!("publish {}", parsed.whole()));
     let published = oci::block_on(registry.publish(&parsed, bytes, &artifact, &|t| bar.update(t)));
     bar.finish();

@@ -1,6 +1,7 @@
 //! Push and pull: every manifest, config and layer is checked against its sha256 digest here,
 //! whatever the registry's headers say.
 
+use crate::credentials::Credential;
 use crate::sign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE};
 use crate::{RegistryError, sha256_digest};
 use futures_util::StreamExt as _;
@@ -93,7 +94,8 @@ impl Resolved {
 /// An OCI registry client for plugin components.
 pub struct Registry {
     client: Client,
-    auth: RegistryAuth,
+    /// Logins by registry host; a registry not listed is spoken to anonymously.
+    credentials: BTreeMap<String, Credential>,
 }
 
 impl Registry {
@@ -106,7 +108,33 @@ impl Registry {
             read_timeout: Some(Duration::from_secs(60)),
             ..Default::default()
         };
-        Self { client: Client::new(config), auth: RegistryAuth::Anonymous }
+        Self { client: Client::new(config), credentials: BTreeMap::new() }
+    }
+
+    /// Log in to `registry` (`host[:port]`, as written in references) with `credential`.
+    pub fn with_credential(mut self, registry: impl Into<String>, credential: Credential) -> Self {
+        self.credentials.insert(registry.into(), credential);
+        self
+    }
+
+    /// How to authenticate to `reference`'s registry; an unavailable login is an error here, so
+    /// nothing goes out anonymously to a registry the operator meant to log in to.
+    fn auth(&self, reference: &Reference) -> Result<RegistryAuth, RegistryError> {
+        let login = self
+            .credentials
+            .get(reference.registry())
+            .or_else(|| self.credentials.get(reference.resolve_registry()));
+        match login {
+            None => Ok(RegistryAuth::Anonymous),
+            Some(Credential::Basic { username, password }) => {
+                Ok(RegistryAuth::Basic(username.clone(), password.clone()))
+            }
+            Some(Credential::Unavailable(reason)) => Err(RegistryError::Unauthorized {
+                registry: reference.registry().to_owned(),
+                reference: reference.whole(),
+                reason: reason.clone(),
+            }),
+        }
     }
 
     /// Publish `wasm` under `reference` (which must carry a tag) in the Wasm OCI layout.
@@ -148,7 +176,7 @@ impl Registry {
             OciImageManifest::build(std::slice::from_ref(&layer), &config_blob, Some(annotations));
         manifest.media_type = Some(WASM_MANIFEST_MEDIA_TYPE.into());
 
-        self.client.store_auth_if_needed(reference.resolve_registry(), &self.auth).await;
+        self.client.store_auth_if_needed(reference.resolve_registry(), &self.auth(reference)?).await;
         // The layer goes up in chunks so the caller can show progress.
         const CHUNK: usize = 256 << 10;
         let data = layer.data.clone();
@@ -203,7 +231,7 @@ impl Registry {
             reference.repository().to_owned(),
             sign::signature_tag(digest),
         );
-        self.client.push(&tag, &[layer], config, &self.auth, None).await.map_err(oci)?;
+        self.client.push(&tag, &[layer], config, &self.auth(reference)?, None).await.map_err(oci)?;
         Ok(tag)
     }
 
@@ -366,7 +394,7 @@ impl Registry {
     pub async fn versions(&self, reference: &Reference) -> Result<Vec<String>, RegistryError> {
         let tags = self
             .client
-            .list_tags(reference, &self.auth, None, None)
+            .list_tags(reference, &self.auth(reference)?, None, None)
             .await
             .map_err(|e| RegistryError::from_oci(reference, e))?;
         let mut versions: Vec<semver::Version> =
@@ -380,7 +408,7 @@ impl Registry {
     async fn manifest_bytes(&self, reference: &Reference) -> Result<(Vec<u8>, String), RegistryError> {
         let (bytes, announced) = self
             .client
-            .pull_manifest_raw(reference, &self.auth, &[WASM_MANIFEST_MEDIA_TYPE])
+            .pull_manifest_raw(reference, &self.auth(reference)?, &[WASM_MANIFEST_MEDIA_TYPE])
             .await
             .map_err(|e| RegistryError::from_oci(reference, e))?;
         if bytes.len() as i64 > MAX_SMALL_BLOB {

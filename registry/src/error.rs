@@ -23,6 +23,10 @@ pub enum RegistryError {
     BadSignature { reference: String, reason: String },
     #[error("key {path}: {reason}")]
     Key { path: String, reason: String },
+    #[error(
+        "registry {registry} refused access to {reference}: {reason}; give its login under [[registry.auth]] (registry, username, password_env) or with `docker login {registry}`"
+    )]
+    Unauthorized { registry: String, reference: String, reason: String },
     #[error("registry request for {reference} failed: {reason}")]
     Request { reference: String, reason: String },
 }
@@ -43,6 +47,22 @@ impl RegistryError {
         match e {
             E::RequestError(r) if r.is_connect() || r.is_timeout() || r.is_request() => {
                 Self::Unreachable { registry: reference.registry().to_owned(), reason: chain(&r) }
+            }
+            E::UnauthorizedError { url } => Self::unauthorized(reference, format!("{url} answered 401")),
+            E::AuthenticationFailure(reason) => Self::unauthorized(reference, reason),
+            E::ServerError { code: code @ (401 | 403), message, .. } => {
+                Self::unauthorized(reference, format!("{code} {message}"))
+            }
+            E::RegistryError { ref envelope, .. }
+                if envelope.errors.iter().any(|x| {
+                    matches!(
+                        x.code,
+                        oci_client::errors::OciErrorCode::Unauthorized
+                            | oci_client::errors::OciErrorCode::Denied
+                    )
+                }) =>
+            {
+                Self::unauthorized(reference, e.to_string())
             }
             E::ImageManifestNotFoundError(reason) => Self::NotFound { reference: whole, reason },
             E::ServerError { code: 404, message, .. } => Self::NotFound { reference: whole, reason: message },
@@ -66,6 +86,12 @@ impl RegistryError {
             },
             other => Self::Request { reference: whole, reason: other.to_string() },
         }
+    }
+}
+
+impl RegistryError {
+    fn unauthorized(reference: &oci_client::Reference, reason: String) -> Self {
+        Self::Unauthorized { registry: reference.registry().to_owned(), reference: reference.whole(), reason }
     }
 }
 

@@ -7,10 +7,12 @@
 #![deny(unsafe_code)]
 
 mod client;
+pub mod credentials;
 mod error;
 pub mod sign;
 
 pub use client::{Artifact, Published, Registry, Resolved, Transfer};
+pub use credentials::Credential;
 pub use error::RegistryError;
 pub use oci_client::Reference;
 pub use oci_wasm::{Component, WasmConfig};

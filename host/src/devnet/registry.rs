@@ -18,17 +18,23 @@ pub struct LocalRegistry {
 impl LocalRegistry {
     /// Start one storing under `dir`; waits until `/v2/` answers (at most 10 s).
     pub fn start(dir: &Path) -> std::io::Result<Self> {
+        Self::start_with(dir, None)
+    }
+
+    /// Start one that requires the logins in `htpasswd` (bcrypt entries), if given.
+    pub fn start_with(dir: &Path, htpasswd: Option<&Path>) -> std::io::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr = format!("127.0.0.1:{port}");
         let storage = dir.join("storage");
         let config = dir.join("registry.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-                storage.display()
-            ),
-        )?;
+        let mut yaml = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+            storage.display()
+        );
+        if let Some(path) = htpasswd {
+            yaml.push_str(&format!("auth:\n  htpasswd:\n    realm: bardo\n    path: {}\n", path.display()));
+        }
+        std::fs::write(&config, yaml)?;
         let child = Command::new("docker-registry")
             .arg("serve")
             .arg(&config)
@@ -56,7 +62,8 @@ impl LocalRegistry {
         let Ok(mut s) = std::net::TcpStream::connect(&self.addr) else { return false };
         let _ = write!(s, "GET /v2/ HTTP/1.0\r\nHost: {}\r\n\r\n", self.addr);
         let mut head = [0u8; 12];
-        s.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+        // 401: up, and asking for a login.
+        s.read_exact(&mut head).is_ok() && (head.ends_with(b"200") || head.ends_with(b"401"))
     }
 
     /// The stored file of blob `digest` (tests tamper with it).

@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::plugin::LoadError;
 use crate::plugin::lock::{Lockfile, OciPin};
 use crate::plugin::surface::{self, Surface, World};
-use bardo_registry::{Reference, Registry, RegistryError, Transfer, sign};
+use bardo_registry::{Credential, Reference, Registry, RegistryError, Transfer, credentials, sign};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -53,6 +53,36 @@ pub enum Outcome {
     Offline { pin: OciPin, reason: String },
 }
 
+/// A registry client as `[registry]` configures it: plain HTTP for the insecure registries,
+/// and logins from `[[registry.auth]]` (password from the environment) over those `docker login`
+/// left in Docker's `config.json`.
+pub fn registry_client(config: &Config) -> Registry {
+    let mut registry = Registry::new(&config.registry.insecure);
+    if let Some(path) = credentials::docker_config_path() {
+        match credentials::docker_logins(&path) {
+            Ok(logins) => {
+                for (host, login) in logins {
+                    registry = registry.with_credential(host, login);
+                }
+            }
+            Err(e) => tracing::warn!("{e}; its registry logins are not used"),
+        }
+    }
+    for login in &config.registry.auth {
+        let credential = match std::env::var(&login.password_env) {
+            Ok(password) if !password.is_empty() => {
+                Credential::Basic { username: login.username.clone(), password }
+            }
+            _ => Credential::Unavailable(format!(
+                "its [[registry.auth]] login reads the password from ${}, which is not set",
+                login.password_env
+            )),
+        };
+        registry = registry.with_credential(&login.registry, credential);
+    }
+    registry
+}
+
 /// The keys a trust policy accepts for a reference, and their files (to name them).
 type Signers = (Vec<sign::PublicKey>, Vec<String>);
 
@@ -66,7 +96,7 @@ pub struct Puller<'a> {
 impl<'a> Puller<'a> {
     pub fn new(config: &'a Config) -> Self {
         Self {
-            registry: Registry::new(&config.registry.insecure),
+            registry: registry_client(config),
             config,
             cache: config.resolve(&config.cache_dir).join("oci"),
         }

@@ -7,7 +7,7 @@ use bardo_host::live::Live;
 use bardo_host::plugin::lock::Lockfile;
 use bardo_host::plugin::oci::{self, OciError, Outcome};
 use bardo_host::setup;
-use bardo_registry::{Artifact, Registry, RegistryError, sign};
+use bardo_registry::{Artifact, Credential, Registry, RegistryError, sign};
 use bardo_test_artifacts::{ECHO_V1, ECHO_V2, ECHO_V3, EVIL_WRITER, HELLO, SOCKET_IMPORT};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 /// A local registry (killed on drop) with its temp dir.
 pub struct RegistryServer {
     pub addr: String,
+    /// The login it requires, if any (`client` uses it).
+    login: Option<(String, String)>,
     inner: LocalRegistry,
     _dir: tempfile::TempDir,
 }
@@ -27,11 +29,34 @@ impl RegistryServer {
     pub fn start() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let inner = LocalRegistry::start(dir.path()).expect("local registry");
-        Self { addr: inner.addr.clone(), inner, _dir: dir }
+        Self { addr: inner.addr.clone(), login: None, inner, _dir: dir }
     }
 
-    pub fn client(&self) -> Registry {
+    /// A registry that answers only `username` / `password` (htpasswd, bcrypt).
+    pub fn start_with_login(username: &str, password: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let htpasswd = dir.path().join("htpasswd");
+        let hash = bcrypt::hash(password, 4).expect("bcrypt");
+        std::fs::write(&htpasswd, format!("{username}:{hash}\n")).expect("htpasswd");
+        let inner = LocalRegistry::start_with(dir.path(), Some(&htpasswd)).expect("local registry");
+        let login = Some((username.to_owned(), password.to_owned()));
+        Self { addr: inner.addr.clone(), login, inner, _dir: dir }
+    }
+
+    /// A client with no login.
+    pub fn anonymous(&self) -> Registry {
         Registry::new(std::slice::from_ref(&self.addr))
+    }
+
+    /// A client with the login the server requires.
+    pub fn client(&self) -> Registry {
+        match &self.login {
+            None => self.anonymous(),
+            Some((username, password)) => self.anonymous().with_credential(
+                &self.addr,
+                Credential::Basic { username: username.clone(), password: password.clone() },
+            ),
+        }
     }
 
     /// Publish `file` as `repo:version` (its manifest version); returns (reference, manifest digest, layer digest).
@@ -579,4 +604,85 @@ fn cli_publishes_signed_pulls_holds_approves_and_bardo_run_reloads() {
 
     let o = bardo(d, &["plugin", "list", "--remote", &repo]);
     assert_eq!(String::from_utf8_lossy(&o.stdout), "0.1.0\n0.3.0\n");
+}
+
+#[test]
+fn a_registry_behind_a_login_is_reached_only_with_it() {
+    let server = RegistryServer::start_with_login("ann", "pw-123");
+    let reference = format!("{}/bardo/echo:0.1.0", server.addr);
+    let parsed = bardo_registry::parse_reference(&reference).expect("reference");
+    let artifact =
+        Artifact { version: "0.1.0".into(), title: "echo.wasm".into(), description: None, author: None };
+    let bytes = std::fs::read(ECHO_V1).expect("component");
+    let publish =
+        |client: Registry| oci::block_on(client.publish(&parsed, bytes.clone(), &artifact, &|_| {}));
+    let refused = |r: Result<bardo_registry::Published, RegistryError>, why: &str| match r {
+        Err(RegistryError::Unauthorized { registry, reason, .. }) => {
+            assert_eq!(registry, server.addr);
+            assert!(reason.contains(why), "{reason}");
+        }
+        other => panic!("expected unauthorized ({why}), got {:?}", other.map(|p| p.digest)),
+    };
+    refused(publish(server.anonymous()), "401");
+    let wrong = Credential::Basic { username: "ann".into(), password: "nope".into() };
+    refused(publish(server.anonymous().with_credential(&server.addr, wrong)), "401");
+    let unset = Credential::Unavailable("$SOME_VAR is not set".into());
+    refused(publish(server.anonymous().with_credential(&server.addr, unset)), "SOME_VAR");
+
+    let published = publish(server.client()).expect("publish with the login");
+    let client = server.client();
+    let resolved = oci::block_on(client.resolve(&parsed)).expect("resolve with the login");
+    assert_eq!(resolved.digest, published.digest);
+    assert_eq!(oci::block_on(client.fetch(&resolved, &|_| {})).expect("fetch"), bytes);
+    assert_eq!(oci::block_on(client.versions(&parsed)).expect("versions"), ["0.1.0"]);
+    match oci::block_on(server.anonymous().resolve(&parsed)) {
+        Err(RegistryError::Unauthorized { .. }) => {}
+        other => panic!("an anonymous pull must be refused, got {:?}", other.map(|r| r.digest)),
+    }
+}
+
+#[test]
+fn cli_logs_in_from_the_environment_or_docker_config_and_says_when_it_cannot() {
+    let server = RegistryServer::start_with_login("ann", "pw-123");
+    let login = format!(
+        "\n[[registry.auth]]\nregistry = \"{}\"\nusername = \"ann\"\npassword_env = \"BARDO_TEST_REGISTRY_PASSWORD\"\n",
+        server.addr
+    );
+    let (dir, _) = workdir(&server, &login);
+    let no_docker = tempfile::tempdir().expect("tempdir");
+    let bardo_env = |d: &Path, args: &[&str], password: Option<&str>, docker: &Path| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_bardo"));
+        cmd.current_dir(d).args(args).env("DOCKER_CONFIG", docker).env_remove("BARDO_TEST_REGISTRY_PASSWORD");
+        if let Some(p) = password {
+            cmd.env("BARDO_TEST_REGISTRY_PASSWORD", p);
+        }
+        cmd.output().expect("run bardo")
+    };
+    let repo = format!("{}/bardo/echo", server.addr);
+    // The password variable unset: refused before anything is sent, naming the variable.
+    let o = bardo_env(dir.path(), &["plugin", "publish", ECHO_V1, &repo], None, no_docker.path());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("$BARDO_TEST_REGISTRY_PASSWORD, which is not set") && err.contains("refused access"),
+        "{err}"
+    );
+    let o = bardo_env(dir.path(), &["plugin", "publish", ECHO_V1, &repo], Some("pw-123"), no_docker.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // No [[registry.auth]]: the login `docker login` left in config.json is used.
+    let (plain, _) = workdir(&server, "");
+    let o = bardo_env(plain.path(), &["plugin", "pull", &format!("{repo}:0.1.0")], None, no_docker.path());
+    assert_eq!(o.status.code(), Some(2), "anonymous pull must fail");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("docker login"));
+    let docker = tempfile::tempdir().expect("tempdir");
+    let auth = "YW5uOnB3LTEyMw=="; // base64 of `ann:pw-123`, as `docker login` writes it
+    std::fs::write(
+        docker.path().join("config.json"),
+        format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, server.addr),
+    )
+    .expect("docker config");
+    let o = bardo_env(plain.path(), &["plugin", "pull", &format!("{repo}:0.1.0")], None, docker.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pinned echo 0.1.0"));
 }
