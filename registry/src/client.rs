@@ -129,11 +129,9 @@ impl Registry {
             Some(Credential::Basic { username, password }) => {
                 Ok(RegistryAuth::Basic(username.clone(), password.clone()))
             }
-            Some(Credential::Unavailable(reason)) => Err(RegistryError::Unauthorized {
-                registry: reference.registry().to_owned(),
-                reference: reference.whole(),
-                reason: reason.clone(),
-            }),
+            Some(Credential::Unavailable(reason)) => {
+                Err(RegistryError::unauthorized(reference, reason.clone()))
+            }
         }
     }
 

@@ -42,7 +42,7 @@ impl RegistryError {
         reference: &oci_client::Reference,
         e: oci_client::errors::OciDistributionError,
     ) -> Self {
-        use oci_client::errors::OciDistributionError as E;
+        use oci_client::errors::{OciDistributionError as E, OciErrorCode as C};
         let whole = reference.whole();
         match e {
             E::RequestError(r) if r.is_connect() || r.is_timeout() || r.is_request() => {
@@ -53,28 +53,13 @@ impl RegistryError {
             E::ServerError { code: code @ (401 | 403), message, .. } => {
                 Self::unauthorized(reference, format!("{code} {message}"))
             }
-            E::RegistryError { ref envelope, .. }
-                if envelope.errors.iter().any(|x| {
-                    matches!(
-                        x.code,
-                        oci_client::errors::OciErrorCode::Unauthorized
-                            | oci_client::errors::OciErrorCode::Denied
-                    )
-                }) =>
-            {
+            E::RegistryError { ref envelope, .. } if any_code(envelope, &[C::Unauthorized, C::Denied]) => {
                 Self::unauthorized(reference, e.to_string())
             }
             E::ImageManifestNotFoundError(reason) => Self::NotFound { reference: whole, reason },
             E::ServerError { code: 404, message, .. } => Self::NotFound { reference: whole, reason: message },
             E::RegistryError { ref envelope, .. }
-                if envelope.errors.iter().any(|x| {
-                    matches!(
-                        x.code,
-                        oci_client::errors::OciErrorCode::ManifestUnknown
-                            | oci_client::errors::OciErrorCode::BlobUnknown
-                            | oci_client::errors::OciErrorCode::NameUnknown
-                    )
-                }) =>
+                if any_code(envelope, &[C::ManifestUnknown, C::BlobUnknown, C::NameUnknown]) =>
             {
                 Self::NotFound { reference: whole, reason: e.to_string() }
             }
@@ -90,9 +75,14 @@ impl RegistryError {
 }
 
 impl RegistryError {
-    fn unauthorized(reference: &oci_client::Reference, reason: String) -> Self {
+    pub(crate) fn unauthorized(reference: &oci_client::Reference, reason: String) -> Self {
         Self::Unauthorized { registry: reference.registry().to_owned(), reference: reference.whole(), reason }
     }
+}
+
+/// Whether the registry's error envelope carries one of `codes`.
+fn any_code(envelope: &oci_client::errors::OciEnvelope, codes: &[oci_client::errors::OciErrorCode]) -> bool {
+    envelope.errors.iter().any(|x| codes.contains(&x.code))
 }
 
 /// An error and its causes on one line.

@@ -88,7 +88,8 @@ type Signers = (Vec<sign::PublicKey>, Vec<String>);
 
 /// Pulls components as `[registry]` configures, into `cache_dir/oci`.
 pub struct Puller<'a> {
-    registry: Registry,
+    /// Built on first use: loading a cached pin reads no logins and reaches no registry.
+    registry: std::sync::OnceLock<Registry>,
     config: &'a Config,
     cache: PathBuf,
 }
@@ -96,7 +97,7 @@ pub struct Puller<'a> {
 impl<'a> Puller<'a> {
     pub fn new(config: &'a Config) -> Self {
         Self {
-            registry: registry_client(config),
+            registry: std::sync::OnceLock::new(),
             config,
             cache: config.resolve(&config.cache_dir).join("oci"),
         }
@@ -104,7 +105,7 @@ impl<'a> Puller<'a> {
 
     /// The registry client.
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        self.registry.get_or_init(|| registry_client(self.config))
     }
 
     /// Where the component with layer digest `layer` is cached.
@@ -146,20 +147,20 @@ impl<'a> Puller<'a> {
         progress: &(dyn Fn(Transfer) + Sync),
     ) -> Result<Pulled, OciError> {
         let parsed: Reference = bardo_registry::parse_reference(reference)?;
-        let resolved = self.registry.resolve(&parsed).await?;
+        let resolved = self.registry().resolve(&parsed).await?;
         let signed_by = match self.signers(reference)? {
             None => {
                 tracing::warn!(%reference, "no trust policy covers this reference: its signature is not checked");
                 None
             }
             Some((keys, names)) => {
-                let i = self.registry.verify_signature(&resolved, &keys, &names.join(", ")).await?;
+                let i = self.registry().verify_signature(&resolved, &keys, &names.join(", ")).await?;
                 Some(names[i].clone())
             }
         };
         let declared = Surface { imports: resolved.imports().to_vec(), exports: resolved.exports().to_vec() };
         self.check_imports(reference, &declared, profiles)?;
-        let bytes = self.registry.fetch(&resolved, progress).await?;
+        let bytes = self.registry().fetch(&resolved, progress).await?;
         let version = resolved.version().unwrap_or_default().to_owned();
         let pin = OciPin {
             name: name.to_owned(),

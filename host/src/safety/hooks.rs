@@ -117,29 +117,23 @@ impl MaxPosition {
     /// Refuse when the wallet's holding of an acquired token would exceed the cap. A token the
     /// price tool cannot value (an Aave aToken, an LP share) is valued at what the plan pays for
     /// it, if it acquires exactly one token; otherwise it is refused, never waved through.
-    fn check(&self, p: &Proposal<'_>) -> Decision {
+    fn check(&self, p: &Proposal<'_>, changes: &[Change]) -> Decision {
         use super::valuation::{MicroUsd, usd};
-        let changes: Vec<(Address, alloy::primitives::I256)> = p.plan.expected_outcome["balance_changes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| Some((c["token"].as_str()?.parse().ok()?, c["delta"].as_str()?.parse().ok()?)))
-            .collect();
-        let acquired: Vec<_> = changes.iter().filter(|(_, d)| d.is_positive()).collect();
+        let acquired: Vec<_> = changes.iter().filter(|c| c.delta.is_positive()).collect();
         let cap = MicroUsd::from(self.usd) * 1_000_000;
-        for (token, delta) in &acquired {
-            let held = match self.valuer.balance(p.chain_id, *token, p.sender) {
+        for &&Change { token, delta, .. } in &acquired {
+            let held = match self.valuer.balance(p.chain_id, token, p.sender) {
                 Ok(b) => b,
                 Err(reason) => return reject(ErrorCode::Denied, reason),
             };
             let after = held.saturating_add(delta.unsigned_abs());
-            let value = match self.valuer.usd(p.chain_id, *token, after) {
+            let value = match self.valuer.usd(p.chain_id, token, after) {
                 Ok(v) => v,
                 Err(no_price) if acquired.len() == 1 => {
                     // Its price is what this plan pays per unit: the USD value of its outflows.
                     let mut paid: MicroUsd = 0;
-                    for (t, d) in changes.iter().filter(|(_, d)| d.is_negative()) {
-                        match self.valuer.usd(p.chain_id, *t, d.unsigned_abs()) {
+                    for c in changes.iter().filter(|c| c.delta.is_negative()) {
+                        match self.valuer.usd(p.chain_id, c.token, c.delta.unsigned_abs()) {
                             Ok(v) => paid = paid.saturating_add(v),
                             Err(_) => return reject(ErrorCode::Denied, no_price),
                         }
@@ -191,14 +185,12 @@ impl SafetyHook for PolicyCage {
                 format!("`{}` is not allowed in the {:?} phase", p.kind, p.phase),
             );
         }
+        let changes = match declared_changes(p) {
+            Ok(changes) => changes.unwrap_or_default(),
+            Err(reason) => return reject(ErrorCode::Denied, reason),
+        };
         if let Some(approved) = self.approved_assets.get(&p.chain_id) {
-            let acquired = p.plan.expected_outcome["balance_changes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|c| c["delta"].as_str().is_some_and(|d| !d.starts_with('-') && d != "0"))
-                .filter_map(|c| c["token"].as_str().and_then(|t| t.parse::<Address>().ok()));
-            for token in acquired {
+            for token in changes.iter().filter(|c| c.delta.is_positive()).map(|c| c.token) {
                 if !approved.contains(&token) {
                     return reject(
                         ErrorCode::Denied,
@@ -212,7 +204,7 @@ impl SafetyHook for PolicyCage {
         }
         match &self.max_position {
             // Reducing exposure is always allowed, whatever a holding is worth.
-            Some(cap) if !reducing => cap.check(p),
+            Some(cap) if !reducing => cap.check(p, &changes),
             _ => Decision::Allow,
         }
     }
@@ -384,6 +376,37 @@ pub fn simulation_hash(chain_id: u64, sender: Address, plan: &WritePlan, sim: &S
     B256::from_slice(&h.finalize())
 }
 
+/// One balance change a plan declares (`expected_outcome.balance_changes[i]`).
+struct Change {
+    token: Address,
+    /// Base units; positive is acquired.
+    delta: I256,
+    /// How much better off than `delta` the wallet may end up (never negative).
+    tolerance: I256,
+}
+
+/// The plan's declared balance changes (None: it declares none); a malformed entry is an error.
+fn declared_changes(p: &Proposal<'_>) -> Result<Option<Vec<Change>>, String> {
+    let Some(list) = p.plan.expected_outcome.get("balance_changes").and_then(|v| v.as_array()) else {
+        return Ok(None);
+    };
+    let change = |item: &serde_json::Value| {
+        let tolerance = match item.get("tolerance") {
+            None => Some(I256::ZERO),
+            Some(t) => t.as_str().and_then(|t| t.parse::<I256>().ok()).filter(|t| !t.is_negative()),
+        };
+        Some(Change {
+            token: item["token"].as_str()?.parse().ok()?,
+            delta: item["delta"].as_str()?.parse().ok()?,
+            tolerance: tolerance?,
+        })
+    };
+    list.iter()
+        .map(|item| change(item).ok_or_else(|| format!("malformed balance change {item}")))
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
 /// The plugin's claims against the simulation: a plan declares the wallet's token balance
 /// changes (`expected_outcome.balance_changes`), and the simulation must move exactly those
 /// amounts of exactly those tokens — no undeclared outflow, no invented gain.
@@ -398,29 +421,24 @@ impl SafetyHook for HallucinationDetector {
         let Some(sim) = &found.simulation else {
             return reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated");
         };
-        let Some(list) = p.plan.expected_outcome.get("balance_changes").and_then(|v| v.as_array()) else {
-            return reject(
-                ErrorCode::Denied,
-                format!(
-                    "`{}` declares no balance_changes in its expected outcome; its effect cannot be checked",
-                    p.tool.name
-                ),
-            );
+        let list = match declared_changes(p) {
+            Ok(Some(list)) => list,
+            Ok(None) => {
+                return reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "`{}` declares no balance_changes in its expected outcome; its effect cannot be checked",
+                        p.tool.name
+                    ),
+                );
+            }
+            Err(reason) => return reject(ErrorCode::Denied, reason),
         };
         // Per token: the declared delta and how much better off the wallet may end up.
         let mut declared: BTreeMap<Address, (I256, I256)> = BTreeMap::new();
-        for item in list {
-            let token = item["token"].as_str().and_then(|t| t.parse::<Address>().ok());
-            let delta = item["delta"].as_str().and_then(|d| d.parse::<I256>().ok());
-            let tolerance = match item.get("tolerance") {
-                None => Some(I256::ZERO),
-                Some(t) => t.as_str().and_then(|t| t.parse::<I256>().ok()).filter(|t| !t.is_negative()),
-            };
-            let (Some(token), Some(delta), Some(tolerance)) = (token, delta, tolerance) else {
-                return reject(ErrorCode::Denied, format!("malformed balance change {item}"));
-            };
-            let entry = declared.entry(token).or_default();
-            *entry = (entry.0 + delta, entry.1 + tolerance);
+        for c in list {
+            let entry = declared.entry(c.token).or_default();
+            *entry = (entry.0 + c.delta, entry.1 + c.tolerance);
         }
         let mut simulated: BTreeMap<Address, I256> = BTreeMap::new();
         for (token, delta) in &sim.balance_deltas {
