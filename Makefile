@@ -26,7 +26,7 @@ DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
 SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
 demo: plugins
-	$(CARGO) build --locked -p bardo-host
+	$(CARGO) build --locked -p bardo
 	@# The plugins were just built from this checkout: pin exactly these in bardo.lock.
 	$(BARDO) lock
 	$(BARDO) devnet up --detach

@@ -24,8 +24,11 @@ const MAX_SMALL_BLOB: i64 = 1 << 20;
 /// A transfer's progress, for a progress bar: `done` of `total` bytes in `phase`.
 #[derive(Debug, Clone, Copy)]
 pub struct Transfer {
+    /// What is being transferred (`layer`).
     pub phase: &'static str,
+    /// Bytes transferred so far.
     pub done: u64,
+    /// Bytes in all.
     pub total: u64,
 }
 
@@ -36,7 +39,9 @@ pub struct Artifact {
     pub version: String,
     /// The component's file name (`org.opencontainers.image.title` on the layer).
     pub title: String,
+    /// A one-line description (`org.opencontainers.image.description`).
     pub description: Option<String>,
+    /// The author, recorded in the Wasm config.
     pub author: Option<String>,
 }
 
@@ -49,6 +54,7 @@ pub struct Published {
     pub digest: String,
     /// The layer (component bytes) digest.
     pub layer: String,
+    /// The component's size in bytes.
     pub size: u64,
 }
 
@@ -59,6 +65,7 @@ pub struct Resolved {
     pub reference: Reference,
     /// The manifest's digest (sha256 of the bytes the registry sent, checked).
     pub digest: String,
+    /// The manifest: one `application/wasm` layer, with its Wasm config.
     pub manifest: OciImageManifest,
     /// The Wasm config: the component's imports and exports.
     pub config: WasmConfig,
@@ -92,13 +99,13 @@ impl Resolved {
 }
 
 /// An OCI registry client for plugin components.
-pub struct Registry {
+pub struct RegistryClient {
     client: Client,
     /// Logins by registry host; a registry not listed is spoken to anonymously.
     credentials: BTreeMap<String, Credential>,
 }
 
-impl Registry {
+impl RegistryClient {
     /// A client speaking HTTPS, except to the `insecure` registries (`host:port`), which get plain
     /// HTTP. Connection attempts give up after 5 s, reads after 60 s.
     pub fn new(insecure: &[String]) -> Self {

@@ -10,7 +10,12 @@ use std::path::{Path, PathBuf};
 pub enum Credential {
     /// A user name and a password or token: sent as HTTP basic auth, or exchanged for a bearer
     /// token when the registry asks for one (ghcr.io, Docker Hub).
-    Basic { username: String, password: String },
+    Basic {
+        /// The user name.
+        username: String,
+        /// The password or access token.
+        password: String,
+    },
     /// Configured, but the secret is not available (e.g. its environment variable is unset):
     /// every request to that registry fails with this reason instead of going out anonymously.
     Unavailable(String),

@@ -3,32 +3,100 @@
 /// Why a publish, pull or signature check failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
+    /// The text is not an image reference.
     #[error("invalid reference `{reference}`: {reason}")]
-    Reference { reference: String, reason: String },
+    Reference {
+        /// The text as given.
+        reference: String,
+        /// Why it does not parse, and the expected form.
+        reason: String,
+    },
+    /// The registry could not be connected to.
     #[error(
         "registry {registry} is unreachable: {reason}; check that it is running, or list it under [registry] insecure if it speaks plain HTTP"
     )]
-    Unreachable { registry: String, reason: String },
+    Unreachable {
+        /// The registry host (`host[:port]`).
+        registry: String,
+        /// The connection error and its causes.
+        reason: String,
+    },
+    /// The manifest, tag, blob or repository does not exist.
     #[error("{reference} was not found in the registry: {reason}")]
-    NotFound { reference: String, reason: String },
+    NotFound {
+        /// The reference asked for.
+        reference: String,
+        /// The registry's answer.
+        reason: String,
+    },
+    /// Bytes the registry sent do not match their digest.
     #[error(
         "{what} of {reference} does not match its digest: expected {expected}, got {actual}; the registry's copy was altered — do not use it"
     )]
-    Tampered { reference: String, what: String, expected: String, actual: String },
+    Tampered {
+        /// The artifact's reference.
+        reference: String,
+        /// The part that did not match (`the manifest`, `the component layer`, a blob).
+        what: String,
+        /// The digest (or size) it should have had.
+        expected: String,
+        /// What was received instead.
+        actual: String,
+    },
+    /// Not a Wasm component in the Wasm OCI layout, or over a size limit.
     #[error("{reference} is not a Wasm component artifact: {reason}")]
-    Layout { reference: String, reason: String },
+    Layout {
+        /// The artifact's reference.
+        reference: String,
+        /// What about the layout is wrong.
+        reason: String,
+    },
+    /// The trust policy requires a signature and the manifest has none.
     #[error("{reference} has no signature (no `{tag}` tag); the trust policy requires one from {signers}")]
-    Unsigned { reference: String, tag: String, signers: String },
+    Unsigned {
+        /// The artifact's reference.
+        reference: String,
+        /// The signature tag that was looked for.
+        tag: String,
+        /// The trusted signers, for the message.
+        signers: String,
+    },
+    /// Signatures exist but none is a trusted key's signature of this manifest.
     #[error("{reference}: {reason}")]
-    BadSignature { reference: String, reason: String },
+    BadSignature {
+        /// The artifact's reference.
+        reference: String,
+        /// Why each signature found was refused.
+        reason: String,
+    },
+    /// A signing or verifying key could not be created or read.
     #[error("key {path}: {reason}")]
-    Key { path: String, reason: String },
+    Key {
+        /// The key file (`<new>` for a key being generated).
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The registry refused the login, or the configured login's secret is unavailable.
     #[error(
         "registry {registry} refused access to {reference}: {reason}; give its login under [[registry.auth]] (registry, username, password_env) or with `docker login {registry}`"
     )]
-    Unauthorized { registry: String, reference: String, reason: String },
+    Unauthorized {
+        /// The registry host (`host[:port]`).
+        registry: String,
+        /// The reference asked for.
+        reference: String,
+        /// The registry's answer, or why no login could be sent.
+        reason: String,
+    },
+    /// Any other failed registry request.
     #[error("registry request for {reference} failed: {reason}")]
-    Request { reference: String, reason: String },
+    Request {
+        /// The reference asked for.
+        reference: String,
+        /// The error.
+        reason: String,
+    },
 }
 
 impl RegistryError {

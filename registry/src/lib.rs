@@ -11,7 +11,7 @@ pub mod credentials;
 mod error;
 pub mod sign;
 
-pub use client::{Artifact, Published, Registry, Resolved, Transfer};
+pub use client::{Artifact, Published, RegistryClient, Resolved, Transfer};
 pub use credentials::Credential;
 pub use error::RegistryError;
 pub use oci_client::Reference;

@@ -23,27 +23,37 @@ pub fn signature_tag(manifest_digest: &str) -> String {
 /// cosign's simple signing payload.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Payload {
+    /// The signed claims.
     pub critical: Critical,
+    /// Free-form annotations (none written here).
     #[serde(default)]
     pub optional: Option<serde_json::Value>,
 }
 
+/// The payload's `critical` section: what the signature vouches for.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Critical {
+    /// The repository signed for.
     pub identity: Identity,
+    /// The manifest signed.
     pub image: Image,
+    /// `cosign container image signature`.
     #[serde(rename = "type")]
     pub kind: String,
 }
 
+/// The repository a signature is for.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Identity {
+    /// `registry/repository`, without tag or digest.
     #[serde(rename = "docker-reference")]
     pub docker_reference: String,
 }
 
+/// The manifest a signature is for.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Image {
+    /// The manifest digest, `sha256:<hex>`.
     #[serde(rename = "docker-manifest-digest")]
     pub docker_manifest_digest: String,
 }

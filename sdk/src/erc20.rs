@@ -24,7 +24,9 @@ pub struct Token {
     /// Checksummed address.
     #[serde(serialize_with = "crate::abi::checksummed")]
     pub address: Address,
+    /// Its `symbol()`, read on chain.
     pub symbol: String,
+    /// Its `decimals()`, read on chain.
     pub decimals: u8,
 }
 
@@ -131,6 +133,7 @@ pub fn transfers(logs: &[crate::Log], token: Address, account: Address) -> (U256
 /// between planning and execution, which can never hide an outflow or invent a gain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BalanceChange {
+    /// The token whose balance changes.
     #[serde(serialize_with = "crate::abi::checksummed")]
     pub token: Address,
     /// Signed base units, decimal (`"-1000000"`).

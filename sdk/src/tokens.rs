@@ -11,7 +11,9 @@ use serde::Deserialize;
 /// One entry of a token list.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct Listed {
+    /// The symbol params may name it by (matched case-insensitively).
     pub symbol: String,
+    /// Its contract on the list's chain.
     #[serde(serialize_with = "crate::abi::checksummed")]
     pub address: Address,
 }

@@ -50,12 +50,19 @@ pub mod v2 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Book {
+    /// The V3 factory (`getPool`).
     pub v3_factory: Address,
+    /// The V3 QuoterV2.
     pub quoter_v2: Address,
+    /// The V3 SwapRouter.
     pub swap_router: Address,
+    /// The V3 NonfungiblePositionManager.
     pub position_manager: Address,
+    /// The V2 factory, where V2 is deployed.
     pub v2_factory: Option<Address>,
+    /// The V2 Router02, where V2 is deployed.
     pub v2_router: Option<Address>,
+    /// The token list symbols resolve through.
     #[serde(default)]
     pub tokens: Vec<Listed>,
     /// Symbol prices are quoted in (`data_get_token_price`, USD values).

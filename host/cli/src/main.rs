@@ -1,0 +1,629 @@
+//! `bardo`: the Bardo Tools host CLI.
+
+use anyhow::{Context, Result};
+use bardo_core::Runtime;
+use bardo_devnet as devnet;
+use bardo_host::config::Config;
+use bardo_host::engine::Engine;
+use bardo_host::setup;
+use bardo_host::surface_audit::{self, SurfaceDiff, SurfaceReport};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+mod plugin_cli;
+
+#[derive(Parser)]
+#[command(
+    name = "bardo",
+    version,
+    about = "Runs DeFi tool plugins (WebAssembly components) under uniform limits"
+)]
+struct Cli {
+    /// Configuration file.
+    #[arg(long, global = true, default_value = "bardo.toml")]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum AuditLogAction {
+    /// Print the records, one line each.
+    Show {
+        /// The log (default: `[safety] audit_log`).
+        file: Option<PathBuf>,
+    },
+    /// Check every record's link to the one before; exit 1 at the first broken one.
+    Verify {
+        /// The log (default: `[safety] audit_log`).
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the tools a profile loads.
+    Tools {
+        /// Profile, or a composition such as `trader,vault` (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON (every ToolDef field).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a read tool and print its result and what the call cost.
+    Call {
+        /// Tool name.
+        tool: String,
+        /// Params as a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Ask a write tool for its plan (calls + expected outcome); nothing is signed or sent.
+    Plan {
+        /// Tool name.
+        tool: String,
+        /// Params as a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Preview an action (`swap`, `add-liquidity`, …): plan, safety hooks, simulation → a permit.
+    Preview {
+        /// The action kind; it routes to the write tool that declares it.
+        kind: String,
+        /// Params of that tool, as a JSON object.
+        #[arg(long)]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Execute a permit once: re-simulate, sign, broadcast, wait for receipts, verify.
+    Commit {
+        /// The permit id `bardo preview` printed.
+        permit_id: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Cancel an open permit.
+    Cancel {
+        /// The permit id.
+        permit_id: String,
+    },
+    /// The hash-linked audit log.
+    AuditLog {
+        #[command(subcommand)]
+        action: AuditLogAction,
+    },
+    /// Print a component's capability surface, or what grew between two versions (exit 1 if it grew).
+    Audit {
+        /// The component.
+        file: PathBuf,
+        /// A newer version to compare with.
+        new: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-pin every configured plugin in the lock file to its current sha256.
+    Lock,
+    /// Subscribe to a stream tool and print its events as JSON lines until Ctrl-C (also
+    /// journaled for `bardo events`).
+    Stream {
+        /// The stream tool, e.g. `stream_pool_events`.
+        tool: String,
+        /// Params as a JSON object.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Print the journaled events from `--resume-from N` on (none: only new ones) and follow
+    /// them until Ctrl-C.
+    Events {
+        /// First sequence number to print.
+        #[arg(long)]
+        resume_from: Option<u64>,
+        /// Print what the journal holds and exit.
+        #[arg(long)]
+        no_follow: bool,
+    },
+    /// Serve tool calls, one JSON request per stdin line (`{"id":1,"profile":"data","tool":"…",
+    /// "params":{…}}`), one JSON answer per stdout line; reloads plugins when bardo.toml or
+    /// bardo.lock changes, calls in flight finishing on the old version.
+    Run {
+        /// Profiles to serve (repeatable; default: the configuration's); a request picks one.
+        #[arg(long)]
+        profile: Vec<String>,
+        /// How often to check the configuration and lock for changes, milliseconds.
+        #[arg(long, default_value_t = 250)]
+        watch_ms: u64,
+    },
+    /// Publish, pull, approve and list plugin components in OCI registries.
+    Plugin {
+        #[command(subcommand)]
+        action: plugin_cli::PluginAction,
+    },
+    /// The local devnet (anvil from the pinned npm package).
+    Devnet {
+        #[command(subcommand)]
+        action: DevnetAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum DevnetAction {
+    /// Install what is missing, start the devnet, print its RPC URL; runs until Ctrl-C.
+    Up {
+        /// Start in the background and return; stop it with `bardo devnet down`.
+        #[arg(long)]
+        detach: bool,
+        /// Port to listen on.
+        #[arg(long, default_value_t = 18545)]
+        port: u16,
+    },
+    /// Stop a devnet started with `--detach`.
+    Down,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    // The one async runtime of this process: chains, streams, registry transfers, the devnet.
+    let rt = Runtime::new().context("starting the async runtime")?;
+    let rt = &rt;
+    let explicit = cli.config != Path::new("bardo.toml");
+    let config = || Config::load(&cli.config, explicit).context("loading configuration");
+    match cli.command {
+        Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json, rt),
+        Command::Stream { tool, params, profile } => {
+            stream(&config()?, &tool, &params, profile.as_deref(), rt)
+        }
+        Command::Events { resume_from, no_follow } => events(&config()?, resume_from, no_follow, rt),
+        Command::Call { tool, params, profile } => {
+            let opened = setup::open(&config()?, profile.as_deref(), rt)?;
+            report_refused(&opened.refused);
+            print_call(opened.host.call(&tool, &params))
+        }
+        Command::Plan { tool, params, profile } => {
+            let opened = setup::open(&config()?, profile.as_deref(), rt)?;
+            report_refused(&opened.refused);
+            print_call(opened.host.plan(&tool, &params))
+        }
+        Command::Preview { kind, params, profile } => {
+            let config = config()?;
+            let params: serde_json::Value = serde_json::from_str(&params).context("--params must be JSON")?;
+            let path = open_write_path(&config, profile.as_deref(), rt)?;
+            print_write(path.preview(&kind, &params).map(|p| {
+                serde_json::json!({
+                    "permit_id": p.permit_id,
+                    "tool": p.tool,
+                    "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
+                    "expected_outcome": p.expected_outcome,
+                    "simulation_hash": p.simulation_hash,
+                    "risk_tier": p.risk_tier,
+                    "expires_in_s": p.ttl.as_secs(),
+                })
+            }))
+        }
+        Command::Commit { permit_id, profile } => {
+            let path = open_write_path(&config()?, profile.as_deref(), rt)?;
+            print_write(path.commit(&permit_id))
+        }
+        Command::Cancel { permit_id } => {
+            let path = open_write_path(&config()?, None, rt)?;
+            print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+        }
+        Command::AuditLog { action: AuditLogAction::Show { file } } => {
+            let config = config()?;
+            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            for line in text.lines() {
+                let v: serde_json::Value = serde_json::from_str(line)?;
+                let mut event = v["event"].clone();
+                let kind = event["type"].as_str().unwrap_or("?").to_owned();
+                if let Some(o) = event.as_object_mut() {
+                    o.remove("type");
+                }
+                println!("{:>4}  {kind:<15} {event}", v["seq"]);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::AuditLog { action: AuditLogAction::Verify { file } } => {
+            let config = config()?;
+            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+            match bardo_host::safety::audit_log::verify(&file) {
+                Ok((records, _)) => {
+                    println!("{}: intact, {records} records", file.display());
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    println!("TAMPERED: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json, rt),
+        Command::Devnet { action } => devnet(&cli.config, action, rt),
+        Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
+        Command::Plugin { action } => plugin_cli::run(&config()?, action, rt),
+        Command::Lock => {
+            let lock = setup::relock(&config()?)?;
+            for e in lock.entries() {
+                println!("{}  {}", e.sha256, e.file);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn report_refused(refused: &[setup::Refused]) {
+    for e in refused {
+        eprintln!("refused: {e}");
+    }
+}
+
+fn tools(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Result<ExitCode> {
+    let opened = setup::open(config, profile, rt)?;
+    report_refused(&opened.refused);
+    let host = &opened.host;
+    if json {
+        let tools: Vec<_> = host
+            .catalog()
+            .values()
+            .map(|e| serde_json::json!({"plugin": &*e.plugin.name, "version": e.plugin.manifest.version, "tool": e.def}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"tools": tools, "skipped": host.skipped()}))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<32} {:<20} {:<10} {:<12} {:<7} budget", "tool", "plugin", "tier", "category", "risk");
+    for (name, e) in host.catalog() {
+        let d = &e.def;
+        println!(
+            "{:<32} {:<20} {:<10} {:<12} {:<7} {} ms",
+            name,
+            format!("{}@{}", e.plugin.name, e.plugin.manifest.version),
+            format!("{:?}", d.capability_tier).to_lowercase(),
+            format!("{:?}", d.category).to_lowercase(),
+            format!("{:?}", d.risk_tier).to_lowercase(),
+            d.tick_budget.millis()
+        );
+    }
+    for s in host.skipped() {
+        println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
+    }
+    println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bardo stream`: one subscription, its events to stdout and the journal, until Ctrl-C.
+fn stream(
+    config: &Config,
+    tool: &str,
+    params: &str,
+    profile: Option<&str>,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    use bardo_core::{fabric::Fabric, journal::Journal};
+    use bardo_host::subscriptions::SubscriptionRegistry;
+    let opened = setup::open(config, profile, rt)?;
+    report_refused(&opened.refused);
+    let path = config.resolve(&config.events_journal);
+    let (mut journal, first) = Journal::open(&path)?;
+    let fabric = std::sync::Arc::new(Fabric::starting_at(first));
+    let mut events = fabric.subscribe(None);
+    let registry = SubscriptionRegistry::new(std::sync::Arc::new(opened.host), opened.services, fabric)?;
+    let info = match registry.subscribe(tool, params) {
+        Ok(info) => info,
+        Err(e) => return print_write::<()>(Err(e)),
+    };
+    eprintln!(
+        "subscribed {} to {tool}; events go to stdout and {}; Ctrl-C stops",
+        info.subscription_id,
+        path.display()
+    );
+    let mut out = std::io::stdout().lock();
+    let mut write = |e: &bardo_core::fabric::Envelope, out: &mut std::io::StdoutLock| -> Result<()> {
+        let line = journal.append(e, &path)?;
+        writeln!(out, "{line}")?;
+        out.flush()?;
+        Ok(())
+    };
+    rt.block_on(async {
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
+                next = events.recv() => match next {
+                    Some(Ok(e)) => write(&e, &mut out)?,
+                    Some(Err(gap)) => eprintln!("warning: {gap}"),
+                    None => return Ok(()),
+                }
+            }
+        }
+    })?;
+    registry.unsubscribe_all();
+    while let Some(Ok(e)) = events.try_recv() {
+        write(&e, &mut out)?;
+    }
+    eprintln!("unsubscribed {}", info.subscription_id);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bardo events`: the journal from a sequence number on, then new lines as they come.
+fn events(config: &Config, resume_from: Option<u64>, no_follow: bool, rt: &Runtime) -> Result<ExitCode> {
+    use bardo_core::journal;
+    let path = config.resolve(&config.events_journal);
+    let mut out = std::io::stdout().lock();
+    if let Some(from) = resume_from {
+        let (gap, lines) = journal::read(&path, from)?;
+        if let Some(gap) = gap {
+            eprintln!("warning: {gap}: the journal starts at {}", gap.to + 1);
+            writeln!(out, "{}", serde_json::json!({"gap": gap}))?;
+        }
+        for (_, line) in lines {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()?;
+    }
+    if no_follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    rt.block_on(async {
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
+                _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                    let (lines, next) = journal::tail(&path, offset)?;
+                    offset = next;
+                    for line in lines {
+                        writeln!(out, "{line}")?;
+                    }
+                    out.flush()?;
+                }
+            }
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open_write_path(
+    config: &Config,
+    profile: Option<&str>,
+    rt: &Runtime,
+) -> Result<bardo_host::safety::WritePath> {
+    let opened = setup::open(config, profile, rt)?;
+    report_refused(&opened.refused);
+    Ok(setup::write_path(config, opened)?)
+}
+
+/// Print a write-path answer, or `{"error": ...}` with exit 1.
+fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::ToolError>) -> Result<ExitCode> {
+    match result {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout.
+fn print_call<T: serde::Serialize>(report: bardo_host::plugin::CallReport<T>) -> Result<ExitCode> {
+    let s = report.stats;
+    eprintln!(
+        "fuel {}  wall {} µs  peak memory {} KiB  events {}",
+        s.fuel_consumed,
+        s.wall.as_micros(),
+        s.peak_memory_bytes >> 10,
+        report.events.events.len()
+    );
+    match report.result {
+        Ok(answer) => {
+            // Read tools answer JSON text; print it as is rather than as a JSON string.
+            let value = serde_json::to_value(&answer)?;
+            match value.as_str() {
+                Some(text) => println!("{text}"),
+                None => println!("{}", serde_json::to_string_pretty(&value)?),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn load_report(engine: &Engine, rt: &Runtime, file: &Path) -> Result<SurfaceReport> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    Ok(surface_audit::audit(engine.clone(), rt, &file.display().to_string(), &bytes)?)
+}
+
+fn audit_cmd(file: &Path, new: Option<&Path>, json: bool, rt: &Runtime) -> Result<ExitCode> {
+    let engine = Engine::new(None)?;
+    let old = load_report(&engine, rt, file)?;
+    let Some(new) = new else {
+        if json {
+            println!("{}", serde_json::to_string_pretty(&old)?);
+        } else {
+            print_report(&old);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let new = load_report(&engine, rt, new)?;
+    let d = surface_audit::diff(&old, &new);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+    } else {
+        print_diff(&old, &new, &d);
+    }
+    if old.plugin != new.plugin {
+        eprintln!("warning: comparing different plugins, `{}` and `{}`", old.plugin, new.plugin);
+    }
+    Ok(if d.grew { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_report(r: &SurfaceReport) {
+    println!("plugin   {}@{}", r.plugin, r.version);
+    println!("sha256   {}", r.sha256);
+    println!("world    {:?}", r.world);
+    println!("imports");
+    for i in &r.imports {
+        println!("  {:<48} {:?}", i.name, i.class);
+    }
+    println!("exports");
+    for e in &r.exports {
+        println!("  {e}");
+    }
+    println!("tools");
+    for t in &r.tools {
+        println!(
+            "  {:<32} {:<10} {:<12} risk {:<7} {:?}",
+            t.name,
+            format!("{:?}", t.capability_tier).to_lowercase(),
+            format!("{:?}", t.category).to_lowercase(),
+            format!("{:?}", t.risk_tier).to_lowercase(),
+            t.tick_budget
+        );
+    }
+    match &r.policy_refusal {
+        None => println!("policy   loads under the default policy"),
+        Some(why) => println!("policy   REFUSED by the default policy: {why}"),
+    }
+}
+
+fn print_diff(old: &SurfaceReport, new: &SurfaceReport, d: &SurfaceDiff) {
+    println!("{}@{} -> {}@{}", old.plugin, old.version, new.plugin, new.version);
+    print_changes(d);
+}
+
+/// The lines of `bardo audit OLD NEW` below its header.
+fn print_changes(d: &SurfaceDiff) {
+    if let Some((o, n)) = d.world {
+        println!("world    {o:?} -> {n:?}");
+    }
+    for i in &d.added_imports {
+        println!("+ import {i}");
+    }
+    for i in &d.removed_imports {
+        println!("- import {i}");
+    }
+    for t in &d.added_tools {
+        println!("+ tool   {} ({:?}, {:?}, risk {:?})", t.name, t.capability_tier, t.category, t.risk_tier);
+    }
+    for t in &d.removed_tools {
+        println!("- tool   {t}");
+    }
+    for c in &d.changed_tools {
+        println!(
+            "~ tool   {} {}: {} -> {}{}",
+            c.name,
+            c.field,
+            c.old,
+            c.new,
+            if c.grew { " (grew)" } else { "" }
+        );
+    }
+    println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
+}
+
+fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<ExitCode> {
+    let base = config_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let state_dir = base.join(".bardo");
+    std::fs::create_dir_all(&state_dir).context("creating .bardo")?;
+    let pid_file = state_dir.join("devnet.json");
+    match action {
+        DevnetAction::Up { detach, port } => {
+            let devnet_dir = base.join("devnet");
+            let binary = devnet::ensure_installed(&devnet_dir)?;
+            let snapshot = devnet::snapshot::Snapshot::ensure(
+                rt,
+                &binary,
+                &devnet_dir,
+                &state_dir.join("devnet"),
+                |step| eprintln!("devnet: {step}"),
+            )?;
+            let deployments_file = state_dir.join("deployments.json");
+            std::fs::write(&deployments_file, serde_json::to_string_pretty(&snapshot.deployments)?)?;
+            // The repo's plugins find the devnet's contracts through their settings.
+            let settings = state_dir.join("settings");
+            std::fs::create_dir_all(&settings)?;
+            let uniswap = serde_json::to_string_pretty(&snapshot.deployments.uniswap_settings())?;
+            std::fs::write(settings.join("uniswap.json"), uniswap)?;
+            let aave = serde_json::to_string_pretty(&snapshot.deployments.aave_settings())?;
+            std::fs::write(settings.join("aave.json"), aave)?;
+            let streaming = serde_json::to_string_pretty(&snapshot.deployments.streaming_settings())?;
+            std::fs::write(settings.join("streaming.json"), streaming)?;
+            let targets = &snapshot.deployments.write_targets();
+            let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
+            std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;
+            if detach {
+                let state = snapshot.state.to_string_lossy();
+                let log = state_dir.join("devnet.log");
+                let d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
+                devnet::snapshot::mine_now(rt, &d.rpc)?;
+                std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
+                println!(
+                    "devnet up: chain {} at {} (pid {}, log {})",
+                    d.chain_id,
+                    d.rpc,
+                    d.pid,
+                    d.log.display()
+                );
+                println!("deployments: {}", deployments_file.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let anvil = snapshot.spawn_on(rt, &binary, port)?;
+            println!("devnet up: chain {} at {} — Ctrl-C to stop", devnet::CHAIN_ID, anvil.url());
+            println!("deployments: {}", deployments_file.display());
+            rt.block_on(tokio::signal::ctrl_c())?;
+            drop(anvil);
+            println!("devnet stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        DevnetAction::Down => {
+            let text = std::fs::read_to_string(&pid_file)
+                .with_context(|| format!("no detached devnet ({} missing)", pid_file.display()))?;
+            let d: devnet::Detached = serde_json::from_str(&text)?;
+            let status = std::process::Command::new("kill").arg(d.pid.to_string()).status()?;
+            std::fs::remove_file(&pid_file)?;
+            if !status.success() {
+                eprintln!("pid {} was not running", d.pid);
+            }
+            println!("devnet down");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The `bardo` binary, as an operator runs it.
+
+use bardo_test_artifacts::{FS_IMPORT, HELLO};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bardo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bardo")).current_dir(dir).args(args).output().expect("run bardo")
+}
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(HELLO, dir.path().join("plugins/hello.wasm")).expect("copy");
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"data\"\nplugins = [\"plugins\"]\n")
+        .expect("config");
+    dir
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn tools_lists_the_profile() {
+    let dir = setup();
+    let o = bardo(dir.path(), &["tools"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(out.contains("hello_greet") && out.contains("hello@0.1.0") && out.contains("1000 ms"), "{out}");
+    let o = bardo(dir.path(), &["tools", "--json", "--profile", "trader,vault"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["tools"][0]["tool"]["name"], "hello_greet");
+    assert_eq!(json["tools"][0]["tool"]["category"], "data");
+    let o = bardo(dir.path(), &["tools", "--profile", "wizard"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown profile `wizard`"));
+}
+
+#[test]
+fn call_prints_result_and_costs() {
+    let dir = setup();
+    let o = bardo(dir.path(), &["call", "hello_greet", "--params", r#"{"name":"operator"}"#]);
+    assert!(o.status.success(), "{o:?}");
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["greeting"], "hello, operator");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fuel ") && err.contains("wall ") && err.contains("peak memory"), "{err}");
+    let o = bardo(dir.path(), &["call", "hello_greet", "--params", r#"{"name":""}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["error"]["code"], "invalid-params");
+}
+
+#[test]
+fn audit_prints_surface_and_exits_1_on_growth() {
+    let dir = setup();
+    let o = bardo(dir.path(), &["audit", HELLO]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(
+        out.contains("world    Reader")
+            && out.contains("bardo:host/chain@0.1.0")
+            && out.contains("hello_greet"),
+        "{out}"
+    );
+    assert_eq!(bardo(dir.path(), &["audit", HELLO, HELLO]).status.code(), Some(0));
+    let o = bardo(dir.path(), &["audit", HELLO, FS_IMPORT, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["grew"], true);
+}
+
+#[test]
+fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"trader\"\nplugins = [\"plugins\"]\n")
+        .expect("config");
+    let names = |o: &Output| -> Vec<String> {
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        json["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["tool"]["name"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let key = bardo_devnet::DEV_KEY;
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", key)
+        .args(["tools", "--json"])
+        .output()
+        .expect("run");
+    let with_wallet = names(&o);
+    for tool in ["uniswap_execute_swap", "uniswap_get_quote", "uniswap_get_pool_info", "data_get_token_price"]
+    {
+        assert!(with_wallet.iter().any(|t| t == tool), "trader lists {tool}: {with_wallet:?}");
+    }
+    assert!(!with_wallet.iter().any(|t| t == "uniswap_add_liquidity"), "liquidity is the lp profile's");
+    let o = bardo(dir.path(), &["tools", "--json", "--profile", "lp"]);
+    assert!(names(&o).iter().any(|t| t == "uniswap_get_position"));
+
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .env_remove("BARDO_PRIVATE_KEY")
+        .args([
+            "plan",
+            "uniswap_execute_swap",
+            "--params",
+            r#"{"chain_id":1,"token_in":"WETH","token_out":"USDC","amount":"1"}"#,
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["error"]["code"], "wallet-not-configured", "{json}");
+
+    let o = bardo(dir.path(), &["audit", "plugins/uniswap.wasm"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    for expected in
+        ["bardo:host/simulate", "bardo:host/signer", "bardo:host/config", "uniswap_execute_swap", "writer"]
+    {
+        assert!(out.to_lowercase().contains(&expected.to_lowercase()), "audit shows {expected}: {out}");
+    }
+}
+
+#[test]
+fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
+    let (node, d) = super::chain::devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    std::fs::write(dir.path().join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
+    let allow: Vec<String> = d.write_targets().iter().map(|a| format!("\"{a}\"")).collect();
+    let config = format!(
+        "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n\
+         [settings]\nuniswap = \"uniswap.json\"\n[safety.allowlist]\n31337 = [{}]\n",
+        node.url(),
+        allow.join(", ")
+    );
+    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .env("BARDO_PRIVATE_KEY", bardo_devnet::DEV_KEY)
+            .args(args)
+            .output()
+            .expect("run bardo")
+    };
+    let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"250"}"#;
+    let o = run(&["preview", "swap", "--params", swap]);
+    assert!(o.status.success(), "{o:?}");
+    let permit: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let id = permit["permit_id"].as_str().expect("permit id").to_owned();
+    let o = run(&["commit", &id]);
+    assert!(o.status.success(), "{o:?}");
+    let result: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(result["ground_truth"], "receipt");
+    assert_eq!(result["actual"]["amount_out_base"], permit["expected_outcome"]["amount_out_base"]);
+    let o = run(&["commit", &id]);
+    assert_eq!(o.status.code(), Some(1), "a second process cannot reuse the permit");
+    assert!(stdout(&o).contains("already used"));
+
+    let o = run(&["audit-log", "verify"]);
+    assert!(o.status.success() && stdout(&o).contains("intact"), "{o:?}");
+    let log = dir.path().join(".bardo/audit.jsonl");
+    let text = std::fs::read_to_string(&log).expect("log");
+    std::fs::write(&log, text.replacen("\"ok\":true", "\"ok\":false", 1)).expect("tamper");
+    let o = run(&["audit-log", "verify"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("TAMPERED"), "{o:?}");
+}
+
+#[test]
+fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
+    use alloy::network::TransactionBuilder;
+    use alloy::providers::ProviderBuilder;
+    use alloy::sol_types::SolCall;
+    use std::io::{BufRead, BufReader};
+    alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
+
+    let (node, d) = super::chain::devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
+    std::fs::write(dir.path().join("streaming.json"), d.streaming_settings().to_string()).expect("settings");
+    let config = format!(
+        "profile = \"observatory\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n",
+        node.url()
+    );
+    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    let jar = d.accounts[7];
+    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .args(["stream", "stream_tokenjar", "--params", &params])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bardo stream");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("stderr line");
+    assert!(line.contains("subscribed sub-1 to stream_tokenjar"), "{line}");
+
+    let rt = super::chain::runtime();
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
+    let call = transferCall { to: jar, amount: alloy::primitives::U256::from(42_000_000u64) };
+    let tx = alloy::rpc::types::TransactionRequest::default()
+        .from(d.deployer)
+        .to(d.tokens["USDC"].address)
+        .with_input(call.abi_encode());
+    rt.block_on(super::chain::send(&provider, tx));
+
+    let mut stdout_lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first: serde_json::Value =
+        serde_json::from_str(&stdout_lines.next().expect("an event").expect("line")).expect("json");
+    assert_eq!(first["seq"], 1);
+    assert_eq!(first["event"]["type"], "TokenJarUpdate");
+    assert_eq!(first["event"]["data"]["movement"], "deposit");
+    assert_eq!(first["event"]["data"]["amount"], "42");
+    assert_eq!(first["event"]["pane"], "fees");
+
+    let interrupted = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
+    assert!(interrupted.success());
+    let status = child.wait().expect("exit");
+    assert!(status.success(), "Ctrl-C ends `bardo stream` cleanly: {status:?}");
+    let rest: Vec<String> = stdout_lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|l| l.contains("StreamClosed")), "{rest:?}");
+
+    let o = bardo(dir.path(), &["events", "--resume-from", "1", "--no-follow"]);
+    assert!(o.status.success(), "{o:?}");
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(lines[0], first, "the journal replays what was printed");
+    assert_eq!(
+        lines.iter().map(|l| l["seq"].as_u64().expect("seq")).collect::<Vec<_>>(),
+        (1..=lines.len() as u64).collect::<Vec<_>>()
+    );
+    let o = bardo(dir.path(), &["events", "--resume-from", "2", "--no-follow"]);
+    assert_eq!(stdout(&o).lines().count(), lines.len() - 1);
+}

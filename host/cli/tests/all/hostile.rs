@@ -1,0 +1,142 @@
+//! Hostile plugins: every abuse ends as a typed error for that call, and the host keeps serving.
+
+use super::{host, host_with};
+use bardo_core::ErrorCode;
+use bardo_host::Host;
+use bardo_host::engine::Limits;
+use bardo_test_artifacts::{HELLO, HOSTILE};
+use std::time::{Duration, Instant};
+
+fn echo_works(host: &Host) {
+    let r = host.call("hostile_echo", r#"{"text":"still serving"}"#);
+    assert_eq!(
+        r.result.as_deref(),
+        Ok(r#""still serving""#),
+        "the host must keep serving after a hostile call"
+    );
+}
+
+fn error_of(host: &Host, tool: &str) -> (bardo_core::ToolError, bardo_host::CallStats) {
+    let r = host.call(tool, "{}");
+    (r.result.expect_err("a hostile call must fail"), r.stats)
+}
+
+#[test]
+fn infinite_loop_runs_out_of_fuel() {
+    let h = host(&[HOSTILE]);
+    let (e, stats) = error_of(&h, "hostile_spin");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(e.message.contains("ran out of fuel (10000000"), "{e}");
+    assert_eq!(stats.fuel_consumed, 10_000_000);
+    echo_works(&h);
+}
+
+#[test]
+fn loop_over_host_imports_is_bounded_and_its_logs_capped() {
+    let h = host(&[HOSTILE]);
+    let r = h.call("hostile_host_spin", "{}");
+    let e = r.result.expect_err("must be stopped");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(
+        r.events.log_lines > bardo_host::caps::events::MAX_LOG_LINES,
+        "it logged {} lines",
+        r.events.log_lines
+    );
+    assert!(r.events.dropped > 0, "lines over the cap are counted as dropped");
+    echo_works(&h);
+}
+
+#[test]
+fn memory_bomb_hits_the_memory_limit() {
+    let h = host(&[HOSTILE]);
+    let (e, stats) = error_of(&h, "hostile_memory_bomb");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(e.message.contains("over the 256 MiB limit"), "{e}");
+    assert!(
+        stats.peak_memory_bytes <= 256 << 20 && stats.peak_memory_bytes > 200 << 20,
+        "peak {}",
+        stats.peak_memory_bytes
+    );
+    echo_works(&h);
+}
+
+#[test]
+fn memory_limit_is_configurable() {
+    let h = host_with("dev", Limits { memory_bytes: 32 << 20, ..Limits::default() }, &[HOSTILE]);
+    let (e, stats) = error_of(&h, "hostile_memory_bomb");
+    assert!(e.message.contains("over the 32 MiB limit"), "{e}");
+    assert!(stats.peak_memory_bytes <= 32 << 20);
+}
+
+#[test]
+fn unbounded_recursion_overflows_the_stack() {
+    let h = host(&[HOSTILE]);
+    let (e, _) = error_of(&h, "hostile_recurse");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(e.message.contains("overflowed its stack"), "{e}");
+    echo_works(&h);
+}
+
+#[test]
+fn panic_is_an_internal_error_with_the_message() {
+    let h = host(&[HOSTILE]);
+    let (e, _) = error_of(&h, "hostile_panic");
+    assert_eq!(e.code, ErrorCode::Internal, "{e}");
+    assert!(e.message.contains("panicked: hostile plugin panicked on purpose"), "{e}");
+    echo_works(&h);
+}
+
+#[test]
+fn huge_result_is_refused() {
+    // Enough fuel to build 5 MB (5x the cap), so the result cap is what stops it.
+    let h = host_with("dev", Limits { fuel: 5_000_000_000, ..Limits::default() }, &[HOSTILE]);
+    let (e, _) = error_of(&h, "hostile_huge_output");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(e.message.contains("returned 5000002 bytes, over the 1048576 byte limit"), "{e}");
+    echo_works(&h);
+}
+
+#[test]
+fn result_cap_is_configurable() {
+    let h = host_with("dev", Limits { result_max_bytes: 10, ..Limits::default() }, &[HOSTILE]);
+    let r = h.call("hostile_echo", r#"{"text":"this is longer than ten bytes"}"#);
+    assert_eq!(r.result.expect_err("over the cap").code, ErrorCode::LimitExceeded);
+    assert!(h.call("hostile_echo", r#"{"text":"short"}"#).result.is_ok());
+}
+
+/// With fuel out of the way, the epoch deadline stops a loop at the tool's budget (fast = 1 s),
+/// while a well-behaved call on another thread keeps being served quickly.
+#[test]
+fn deadline_stops_a_loop_and_other_calls_keep_running() {
+    let h = host_with("dev", Limits { fuel: u64::MAX / 2, ..Limits::default() }, &[HOSTILE, HELLO]);
+    std::thread::scope(|s| {
+        let spinner = s.spawn(|| {
+            let started = Instant::now();
+            let r = h.call("hostile_spin", "{}");
+            (r.result.expect_err("stopped by the deadline"), started.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let mut served = 0;
+        while !spinner.is_finished() {
+            let started = Instant::now();
+            let r = h.call("hello_greet", r#"{"name":"neighbour"}"#);
+            assert_eq!(r.result.as_deref(), Ok(r#"{"greeting":"hello, neighbour","block_number":null}"#));
+            assert!(
+                started.elapsed() < Duration::from_millis(250),
+                "a neighbour call took {:?}",
+                started.elapsed()
+            );
+            served += 1;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (e, took) = spinner.join().expect("spinner thread");
+        assert_eq!(e.code, ErrorCode::Timeout, "{e}");
+        assert!(e.retryable);
+        assert!(e.message.contains("1000 ms budget"), "{e}");
+        assert!(
+            took >= Duration::from_millis(990) && took < Duration::from_millis(1500),
+            "stopped after {took:?}"
+        );
+        assert!(served >= 10, "only {served} neighbour calls were served during the spin");
+    });
+}

@@ -1,0 +1,527 @@
+//! The write path on the devnet: preview → hooks → permit → commit → signed, broadcast, verified;
+//! and the attacks, each refused with its code, balances unchanged, the refusal audited.
+
+use super::chain::{devnet, runtime};
+use super::uniswap::devnet_host;
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, U256};
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use bardo_core::fabric::{Fabric, GolemEvent};
+use bardo_core::tool::Phase;
+use bardo_core::{ErrorCode, ToolError};
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_host::safety::audit_log::{AuditLog, verify};
+use bardo_host::safety::hooks::{
+    AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook,
+};
+use bardo_host::safety::spending::{SpendingLimiter, SpendingLimits};
+use bardo_host::safety::valuation::Valuer;
+use bardo_host::safety::{Clock, WritePath};
+use bardo_test_artifacts::{EVIL_WRITER, UNISWAP};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+sol! {
+    function balanceOf(address account) external view returns (uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+    struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 deadline;
+        uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
+    function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
+}
+
+struct Env {
+    node: Anvil,
+    d: Deployments,
+    path: Arc<WritePath>,
+    audit: tempfile::TempDir,
+    skew_ms: Arc<AtomicU64>,
+    fabric: Arc<Fabric>,
+}
+
+fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeSet<Address>) -> Env {
+    env_full(wallet, allow, None, None)
+}
+
+fn env_full(
+    wallet: bool,
+    allow: impl FnOnce(&Deployments) -> BTreeSet<Address>,
+    spending: Option<SpendingLimits>,
+    previews_per_minute: Option<usize>,
+) -> Env {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), wallet, &[UNISWAP, EVIL_WRITER]));
+    let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
+        Box::new(ApprovalGuard),
+    ];
+    if let Some(n) = previews_per_minute {
+        hooks.push(Box::new(RateLimiter::new(n)));
+    }
+    let audit = tempfile::tempdir().expect("tempdir");
+    let log = AuditLog::open(&audit.path().join("audit.jsonl")).expect("audit log");
+    // A clock the test can move forward.
+    let skew_ms = Arc::new(AtomicU64::new(0));
+    let skew = skew_ms.clone();
+    let clock: Clock =
+        Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
+    let fabric = Arc::new(Fabric::new());
+    let mut path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_clock(clock)
+        .with_fabric(fabric.clone());
+    if let Some(limits) = spending {
+        let limiter =
+            SpendingLimiter::new(limits, Valuer::new(&host, host.services()), path.ttl(), path.clock());
+        path = path.with_after_simulation(vec![Box::new(limiter)]);
+    }
+    Env { node, d, path: Arc::new(path), audit, skew_ms, fabric }
+}
+
+fn env() -> Env {
+    env_with(true, Deployments::write_targets)
+}
+
+impl Env {
+    fn balance(&self, symbol: &str) -> U256 {
+        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
+        let call = balanceOfCall { account: self.d.deployer }.abi_encode();
+        let tx = TransactionRequest::default().to(self.d.tokens[symbol].address).with_input(call);
+        let out = runtime().block_on(provider.call(tx).into_future()).expect("eth_call");
+        balanceOfCall::abi_decode_returns(&out).expect("uint")
+    }
+
+    fn balances(&self) -> (U256, U256) {
+        (self.balance("WETH"), self.balance("USDC"))
+    }
+
+    fn audit_types(&self) -> Vec<String> {
+        std::fs::read_to_string(self.audit.path().join("audit.jsonl"))
+            .expect("audit log")
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("json")["event"]["type"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    fn refused(&self, r: Result<impl std::fmt::Debug, ToolError>, code: ErrorCode, hint: &str) {
+        let e = r.expect_err("must be refused");
+        assert_eq!(e.code, code, "{e}");
+        assert!(e.message.contains(hint), "{:?} should mention {hint:?}", e.message);
+    }
+}
+
+fn swap(amount: &str) -> Value {
+    json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": amount})
+}
+
+#[test]
+fn preview_commit_executes_once_and_verifies_from_the_receipt() {
+    let e = env();
+    let mut events = e.fabric.subscribe(None);
+    let before = e.balances();
+    let permit = e.path.preview("swap", &swap("1000")).expect("preview");
+    assert_eq!(permit.tool, "uniswap_execute_swap");
+    assert_eq!(e.balances(), before, "a preview sends nothing");
+    let result = e.path.commit(&permit.permit_id).expect("commit");
+    assert_eq!(result.ground_truth, "receipt");
+    assert_eq!(result.actual["amount_out_base"], result.expected["amount_out_base"], "{result:?}");
+    let out: U256 = result.actual["amount_out_base"].as_str().expect("amount").parse().expect("u256");
+    let after = e.balances();
+    assert_eq!(after.0 - before.0, out, "the WETH the receipt reports reached the wallet");
+    assert_eq!(before.1 - after.1, U256::from(1_000_000_000u64), "exactly 1000 USDC left");
+    assert_eq!(result.tx_hashes.len(), 2, "approve + swap");
+
+    // The same permit again: refused, nothing moves, the refusal is audited.
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "already used");
+    assert_eq!(e.balances(), after);
+    assert_eq!(e.audit_types().last().map(String::as_str), Some("PermitRefused"));
+
+    // The same steps, in order, on the Event Fabric, sequence numbers contiguous.
+    let seen: Vec<_> = std::iter::from_fn(|| events.try_recv()).map(|r| r.expect("no gap")).collect();
+    assert!(seen.windows(2).all(|w| w[1].seq == w[0].seq + 1));
+    let kinds: Vec<&str> = seen
+        .iter()
+        .map(|e| match &*e.event {
+            GolemEvent::ToolExecutionStart { .. } => "start",
+            GolemEvent::ToolExecutionUpdate { .. } => "update",
+            GolemEvent::ToolExecutionEnd { .. } => "tool",
+            GolemEvent::HookDecision { .. } => "hook",
+            GolemEvent::PermitCreated { .. } => "created",
+            GolemEvent::PermitConsumed { .. } => "consumed",
+            GolemEvent::ActionExecuted { .. } => "executed",
+            GolemEvent::PermitRefused { .. } => "refused",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "created",
+            "consumed", "executed", "executed", "tool", "refused"
+        ]
+    );
+    let steps: Vec<&str> = seen
+        .iter()
+        .filter_map(|e| match &*e.event {
+            GolemEvent::ToolExecutionUpdate { step, .. } => Some(step.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        ["quote", "check balance and allowance", "build calls"],
+        "the ToolDef's progress steps"
+    );
+
+    let types = e.audit_types();
+    for t in ["ToolCall", "HookDecision", "PermitCreated", "PermitConsumed", "ActionExecuted"] {
+        assert!(types.iter().any(|x| x == t), "{t} in {types:?}");
+    }
+    assert_eq!(
+        types.iter().filter(|t| *t == "HookDecision").count(),
+        5,
+        "policy, allowlist, approvals, simulation, hallucination detector"
+    );
+    assert_eq!(verify(&e.audit.path().join("audit.jsonl")).expect("intact").0 as usize, types.len());
+}
+
+#[test]
+fn two_concurrent_commits_of_one_permit_execute_exactly_once() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("500")).expect("preview");
+    let before = e.balance("USDC");
+    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2).map(|_| s.spawn(|| e.path.commit(&permit.permit_id))).collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+    assert_eq!(before - e.balance("USDC"), U256::from(500_000_000u64), "spent once");
+}
+
+#[test]
+fn an_expired_permit_is_refused_and_audited() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("100")).expect("preview");
+    e.skew_ms.store(61_000, Ordering::SeqCst);
+    let before = e.balances();
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "expired");
+    assert_eq!(e.balances(), before);
+    assert!(e.audit_types().iter().any(|t| t == "PermitExpired"));
+}
+
+#[test]
+fn a_pool_moved_by_someone_else_between_preview_and_commit_is_refused() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("1000")).expect("preview");
+    // Another account trades the same pool before the commit.
+    let other =
+        Address::from_slice(&alloy::hex::decode("70997970C51812dc3A010C7d01b50e0d17dc79C8").expect("hex"));
+    let router = e.d.uniswap_v3["swap_router"];
+    let (weth, usdc) = (e.d.tokens["WETH"].address, e.d.tokens["USDC"].address);
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let rt = runtime();
+    let send = |to: Address, data: Vec<u8>| {
+        let tx = TransactionRequest::default().from(other).to(to).with_input(data);
+        let r = rt.block_on(super::chain::send(&provider, tx));
+        assert!(r.status());
+    };
+    send(usdc, approveCall { spender: router, amount: U256::from(10u64).pow(U256::from(12)) }.abi_encode());
+    let route = permit.expected_outcome["route"]["fee"].as_u64().expect("fee");
+    send(
+        router,
+        exactInputSingleCall {
+            params: ExactInputSingleParams {
+                tokenIn: usdc,
+                tokenOut: weth,
+                fee: alloy::primitives::aliases::U24::from(route),
+                recipient: other,
+                deadline: U256::MAX,
+                amountIn: U256::from(50_000_000_000u64),
+                amountOutMinimum: U256::from(1),
+                sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
+            },
+        }
+        .abi_encode(),
+    );
+    let before = e.balances();
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "chain changed");
+    assert_eq!(e.balances(), before, "nothing executed");
+    assert!(e.audit_types().iter().any(|t| t == "PermitRefused"));
+}
+
+#[test]
+fn hostile_plans_are_refused_by_the_hooks() {
+    let e = env();
+    let usdc = e.d.tokens["USDC"].address.to_checksum(None);
+    let router = e.d.uniswap_v3["swap_router"].to_checksum(None);
+    let stranger = "0x000000000000000000000000000000000000dEaD";
+    let evil = |mode: &str, target: &str| json!({"chain_id": CHAIN_ID, "mode": mode, "token": usdc, "target": target});
+    let before = e.balances();
+    e.refused(e.path.preview("evil", &evil("unlimited", &router)), ErrorCode::Denied, "unlimited");
+    e.refused(e.path.preview("evil", &evil("max_minus_one", &router)), ErrorCode::Denied, "unlimited");
+    e.refused(e.path.preview("evil", &evil("transfer_all", stranger)), ErrorCode::Denied, "allowlist");
+    e.refused(e.path.preview("evil", &evil("unlimited", stranger)), ErrorCode::Denied, "allowlist");
+    e.refused(e.path.preview("evil", &evil("revert", &router)), ErrorCode::Reverted, "reverts in simulation");
+    // Moving tokens the plan does not declare, or declaring what the simulation does not do.
+    e.refused(
+        e.path.preview("evil", &evil("transfer_all", &router)),
+        ErrorCode::Denied,
+        "declares no balance_changes",
+    );
+    let mut lying = evil("transfer_all", &router);
+    lying["outcome"] = json!(json!({"balance_changes": [{"token": usdc, "delta": "5"}]}).to_string());
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "simulation moves");
+    // A tolerance only lets the wallet end up better off than declared: it cannot hide an outflow.
+    lying["outcome"] = json!(
+        json!({"balance_changes": [{"token": usdc, "delta": "0", "tolerance": "1000000000000000000000000"}]})
+            .to_string()
+    );
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "simulation moves");
+    // A lookalike: the router's address with its last digit changed.
+    let mut lookalike = router.clone();
+    lookalike.pop();
+    lookalike.push(if router.ends_with('0') { '1' } else { '0' });
+    e.refused(e.path.preview("evil", &evil("transfer_all", &lookalike)), ErrorCode::Denied, "allowlist");
+    // A minimum of 0 cannot be asked for: the swap tool's params have no such field.
+    let mut zero_min = swap("10");
+    zero_min["amount_out_minimum"] = json!("0");
+    e.refused(e.path.preview("swap", &zero_min), ErrorCode::InvalidParams, "amount_out_minimum");
+    assert_eq!(e.balances(), before);
+    let refusals = std::fs::read_to_string(e.audit.path().join("audit.jsonl")).expect("log");
+    assert!(refusals.matches("\"allowed\":false").count() >= 5, "every refusal is audited");
+}
+
+#[test]
+fn a_token_off_the_allowlist_is_refused() {
+    let e = env_with(true, |d| {
+        let mut set = d.write_targets();
+        set.remove(&d.tokens["USDC"].address);
+        set
+    });
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "not on the allowlist");
+}
+
+#[test]
+fn phases_gate_writes_and_a_halt_revokes_permits() {
+    let e = env();
+    e.path.set_phase(Phase::Survival);
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Survival");
+    e.path.set_phase(Phase::Thriving);
+    let permit = e.path.preview("swap", &swap("10")).expect("preview");
+    let revoked = e.path.halt("operator pressed the button").expect("halt");
+    assert_eq!(revoked, vec![permit.permit_id.clone()]);
+    let before = e.balances();
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "halted");
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Terminal");
+    assert_eq!(e.balances(), before);
+}
+
+#[test]
+fn no_signer_means_wallet_not_configured() {
+    let e = env_with(false, Deployments::write_targets);
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::WalletNotConfigured, "BARDO_PRIVATE_KEY");
+}
+
+#[test]
+fn the_audit_chain_detects_edits_deletions_and_reordering() {
+    let e = env();
+    let permit = e.path.preview("swap", &swap("10")).expect("preview");
+    e.path.cancel(&permit.permit_id).expect("cancel");
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "");
+    let file = e.audit.path().join("audit.jsonl");
+    let good = std::fs::read_to_string(&file).expect("log");
+    let lines: Vec<&str> = good.lines().collect();
+    assert!(lines.len() >= 6);
+    assert!(verify(&file).is_ok());
+    let tamper = |text: String| {
+        std::fs::write(&file, text).expect("write");
+        verify(&file).expect_err("tampering must be detected").to_string()
+    };
+    let edited = good.replacen("\"allowed\":true", "\"allowed\":false", 1);
+    assert!(tamper(edited).contains("record"));
+    let mut deleted = lines.clone();
+    deleted.remove(2);
+    assert!(tamper(deleted.join("\n") + "\n").contains("record 3"));
+    let mut swapped = lines.clone();
+    swapped.swap(1, 2);
+    assert!(tamper(swapped.join("\n") + "\n").contains("record 2"));
+}
+
+#[test]
+fn spending_limits_hold_under_concurrent_previews_and_value_tokens_on_chain() {
+    let limits = SpendingLimits::new(1_000, 3_000);
+    let e = env_full(true, Deployments::write_targets, Some(limits), None);
+    e.refused(e.path.preview("swap", &swap("1500")), ErrorCode::LimitExceeded, "per-transaction");
+    // WETH is valued at its pool price (~$2,000): 0.6 WETH is over the $1,000 per transaction.
+    let weth_swap = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "0.6"});
+    e.refused(e.path.preview("swap", &weth_swap), ErrorCode::LimitExceeded, "per-transaction");
+
+    // A $3,000 day split into eight $500 previews, raced: exactly six fit.
+    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| e.path.preview("swap", &swap("500")))).collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    let ok: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(ok.len(), 6, "{results:?}");
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(r.code, ErrorCode::LimitExceeded);
+        assert!(r.message.contains("daily"), "{r}");
+    }
+    // Cancelling a permit releases its reservation; committing one makes it spent.
+    e.path.cancel(&ok[0].permit_id).expect("cancel");
+    let again = e.path.preview("swap", &swap("500")).expect("the released $500 fits again");
+    e.path.commit(&again.permit_id).expect("commit");
+    e.refused(e.path.preview("swap", &swap("100")), ErrorCode::LimitExceeded, "daily");
+
+    // Wrong decimals: a plan that approves 1000 "USDC" as if USDC had 18 decimals is valued by
+    // the token's real 6 decimals: $1e15, refused.
+    let usdc = e.d.tokens["USDC"].address.to_checksum(None);
+    let router = e.d.uniswap_v3["swap_router"].to_checksum(None);
+    let wrong = json!({"chain_id": CHAIN_ID, "mode": "approve", "token": usdc, "target": router,
+        "amount": "1000000000000000000000"});
+    e.refused(e.path.preview("evil", &wrong), ErrorCode::LimitExceeded, "per-transaction");
+}
+
+#[test]
+fn the_rate_limiter_stops_a_runaway_loop() {
+    let e = env_full(true, Deployments::write_targets, None, Some(2));
+    e.path.preview("swap", &swap("1")).expect("first");
+    e.path.preview("swap", &swap("1")).expect("second");
+    e.refused(e.path.preview("swap", &swap("1")), ErrorCode::LimitExceeded, "in the last minute");
+}
+
+#[test]
+fn liquidity_plans_pass_the_hallucination_detector_and_execute() {
+    let e = env();
+    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "0.5", "amount_b": "1000", "full_range": true});
+    let permit = e.path.preview("add-liquidity", &add).expect("preview add");
+    let added = e.path.commit(&permit.permit_id).expect("commit add");
+    assert_eq!(added.actual["balance_changes"], added.expected["balance_changes"], "declared = executed");
+    let id = added.actual["position_id"].as_str().expect("id").to_owned();
+    let remove = json!({"chain_id": CHAIN_ID, "position_id": id});
+    let permit = e.path.preview("remove-liquidity", &remove).expect("preview remove");
+    let removed = e.path.commit(&permit.permit_id).expect("commit remove");
+    assert_eq!(removed.actual["balance_changes"], removed.expected["balance_changes"]);
+}
+
+#[test]
+fn only_approved_assets_can_be_acquired() {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+    let usdc = d.tokens["USDC"].address;
+    let cage = PolicyCage {
+        approved_assets: BTreeMap::from([(CHAIN_ID, BTreeSet::from([usdc]))]),
+        ..Default::default()
+    };
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(cage),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = WritePath::new(
+        host.clone(),
+        host.services().clone(),
+        hooks,
+        AuditLog::open(&dir.path().join("a.jsonl")).expect("log"),
+    );
+    // Buying WETH is refused; selling WETH for the approved USDC is allowed.
+    let err = path.preview("swap", &swap("100")).expect_err("WETH is not approved");
+    assert_eq!(err.code, ErrorCode::Denied);
+    assert!(err.message.contains("not an approved asset"), "{err}");
+    let sell = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "0.1"});
+    path.preview("swap", &sell).expect("acquiring USDC is allowed");
+}
+
+#[test]
+fn the_spending_ledger_is_shared_between_processes_and_the_hot_lane_bounds_an_hour() {
+    let (node, d) = devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skew_ms = Arc::new(AtomicU64::new(0));
+    // Two write paths as two `bardo` processes: own hosts and memory; shared permit and ledger files.
+    let open = |n: u32| -> WritePath {
+        let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+        let hooks: Vec<Box<dyn SafetyHook>> = vec![
+            Box::new(PolicyCage::default()),
+            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(ApprovalGuard),
+        ];
+        let skew = skew_ms.clone();
+        let clock: Clock =
+            Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
+        let log = AuditLog::open(&dir.path().join(format!("audit{n}.jsonl"))).expect("log");
+        let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+            .with_clock(clock)
+            .with_permit_file(&dir.path().join("permits.json"));
+        let limits = SpendingLimits::new(1_000, 10_000).with_hot_lane(1_500, Duration::from_secs(3600));
+        let limiter =
+            SpendingLimiter::new(limits, Valuer::new(&host, host.services()), path.ttl(), path.clock())
+                .with_ledger_file(&dir.path().join("spending.json"));
+        path.with_after_simulation(vec![Box::new(limiter)])
+    };
+    let (a, b) = (open(1), open(2));
+    let refused = |r: Result<bardo_host::safety::permit::ActionPermit, ToolError>, hint: &str| {
+        let e = r.expect_err("must be refused");
+        assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+        assert!(e.message.contains(hint), "{e}");
+    };
+    let first = a.preview("swap", &swap("800")).expect("first $800");
+    // The other process sees the reservation: $1,600 within the hour is over the $1,500 lane.
+    refused(b.preview("swap", &swap("800")), "hot lane");
+    // Committed elsewhere: now spent, still counted.
+    b.commit(&first.permit_id).expect("commit in the other process");
+    refused(a.preview("swap", &swap("800")), "hot lane");
+    // A cancelled reservation frees its room for both.
+    let small = a.preview("swap", &swap("600")).expect("$1,400 fits the lane");
+    refused(b.preview("swap", &swap("200")), "hot lane");
+    b.cancel(&small.permit_id).expect("cancel in the other process");
+    b.preview("swap", &swap("200")).expect("released");
+    // An hour later the lane is free again; the day still counts the $800 spent.
+    skew_ms.store(3_601_000, Ordering::SeqCst);
+    a.preview("swap", &swap("900")).expect("a new hour");
+    let ledger: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("spending.json")).expect("ledger"))
+            .expect("json");
+    assert_eq!(ledger[&first.permit_id]["state"], "spent");
+}
+
+#[test]
+fn the_policy_cage_caps_the_value_of_a_position() {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = |usd: u64| {
+        let cage = PolicyCage {
+            max_position: Some(MaxPosition { usd, valuer: Valuer::new(&host, host.services()) }),
+            ..Default::default()
+        };
+        let hooks: Vec<Box<dyn SafetyHook>> = vec![
+            Box::new(cage),
+            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(ApprovalGuard),
+        ];
+        WritePath::new(
+            host.clone(),
+            host.services().clone(),
+            hooks,
+            AuditLog::open(&dir.path().join(format!("a{usd}.jsonl"))).expect("log"),
+        )
+    };
+    // The wallet's WETH after buying more, valued at the pool price, against a $1 cap: refused.
+    let err = path(1).preview("swap", &swap("100")).expect_err("over the position cap");
+    assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
+    assert!(err.message.contains("position limit") && err.message.contains("max_position_usd"), "{err}");
+    // A cap above the holding allows it.
+    path(1_000_000_000_000).preview("swap", &swap("100")).expect("under the cap");
+}

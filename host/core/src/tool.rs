@@ -1,0 +1,300 @@
+//! The host's view of a tool: its definition as declared in a plugin manifest.
+
+use serde::Serialize;
+
+/// A tool's domain (17 categories; mirrors `bardo:plugin/types.category`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// Market and chain data: prices, pools, tokens, balances.
+    Data,
+    /// Swaps and order routing.
+    Trading,
+    /// Liquidity provision: positions, ranges, fees of a position.
+    Liquidity,
+    /// Lending markets: supply, borrow, health factor.
+    Lending,
+    /// Vaults (ERC-4626 and managed strategies).
+    Vault,
+    /// Protocol fees and fee collection (token jars, fee switches).
+    Fees,
+    /// Live event and state streams.
+    Streaming,
+    /// Wallet balances, approvals, transfers.
+    Wallet,
+    /// Safety and risk analysis: simulations, approvals audits, MEV checks.
+    Safety,
+    /// On-chain agent identity (ERC-8004 identity registry).
+    Identity,
+    /// Agent reputation and validation (ERC-8004 reputation / validation registries).
+    Reputation,
+    /// Research and signals: analytics, backtests, market intelligence.
+    Intelligence,
+    /// The agent's memory: episodes, directives, knowledge.
+    Memory,
+    /// Learning from outcomes: evaluations, strategy updates.
+    Learning,
+    /// Dashboards and reporting for operators.
+    Dashboard,
+    /// Governance: proposals, votes, delegation.
+    Governance,
+    /// Development and diagnostics tools (never in production profiles).
+    Dev,
+}
+
+impl Category {
+    /// Every category, in declaration order.
+    pub const ALL: [Category; 17] = [
+        Self::Data,
+        Self::Trading,
+        Self::Liquidity,
+        Self::Lending,
+        Self::Vault,
+        Self::Fees,
+        Self::Streaming,
+        Self::Wallet,
+        Self::Safety,
+        Self::Identity,
+        Self::Reputation,
+        Self::Intelligence,
+        Self::Memory,
+        Self::Learning,
+        Self::Dashboard,
+        Self::Governance,
+        Self::Dev,
+    ];
+}
+
+/// Read, write or privileged. Ordered by power, so growth can be compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapabilityTier {
+    /// Reads only: no plan, no state change anywhere.
+    Read,
+    /// Plans on-chain writes that the host checks, simulates, signs and sends.
+    Write,
+    /// Changes the host's own state or policy; refused in a plugin.
+    Privileged,
+}
+
+/// Value at risk. Ordered, so growth can be compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RiskTier {
+    /// Cannot move or lose value.
+    None,
+    /// Small, bounded exposure (e.g. an exact approval).
+    Low,
+    /// Moves funds within policy limits (a swap).
+    Medium,
+    /// Creates leveraged or long-lived exposure (a borrow, a concentrated position).
+    High,
+}
+
+/// The wall-clock budget of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TickBudget {
+    /// 1 s.
+    Fast,
+    /// 5 s.
+    Medium,
+    /// 15 s.
+    Slow,
+}
+
+impl TickBudget {
+    /// The budget in milliseconds: fast 1 s, medium 5 s, slow 15 s.
+    pub fn millis(self) -> u64 {
+        match self {
+            Self::Fast => 1_000,
+            Self::Medium => 5_000,
+            Self::Slow => 15_000,
+        }
+    }
+}
+
+/// Animation an agent UI plays for the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpriteTrigger {
+    /// Nothing to show.
+    Idle,
+    /// Working something out.
+    Thinking,
+    /// Carrying out an action.
+    Executing,
+    /// Something went well.
+    Success,
+    /// Something failed.
+    Failure,
+    /// Needs attention.
+    Alert,
+}
+
+/// The agent's survival phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Healthy: every action allowed.
+    Thriving,
+    /// Wary: every action still allowed; guidelines advise care.
+    Cautious,
+    /// Only swaps and reducing actions.
+    Defensive,
+    /// Only reducing actions (remove liquidity, collect, repay, withdraw).
+    Survival,
+    /// Halted: no writes at all.
+    Terminal,
+}
+
+/// An operator capability a tool can require (capability gating: a tool whose requirement is
+/// not configured is skipped). Not the write path's `safety::capability::Capability<T>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequiredCapability {
+    /// A signing key is configured.
+    Wallet,
+    /// A Uniswap API key is configured.
+    UniswapApi,
+    /// The agent memory store is enabled.
+    Memory,
+}
+
+/// Guidance for one phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseGuideline {
+    /// The phase it applies to.
+    pub phase: Phase,
+    /// What to do or avoid with this tool in that phase.
+    pub guideline: String,
+}
+
+/// Everything declared about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDef {
+    /// Unique name, `<prefix>_<action>_<subject>`, e.g. `uniswap_get_pool_info`.
+    pub name: String,
+    /// When to use the tool, what it does and what it does not do.
+    pub description: String,
+    /// Its domain.
+    pub category: Category,
+    /// Read, write or privileged.
+    pub capability_tier: CapabilityTier,
+    /// Value at risk.
+    pub risk_tier: RiskTier,
+    /// Wall-clock budget of one call.
+    pub tick_budget: TickBudget,
+    /// Names of the progress steps the tool reports.
+    pub progress_steps: Vec<String>,
+    /// Animation to play while it runs.
+    pub sprite_trigger: SpriteTrigger,
+    /// One line for the model's system prompt.
+    pub prompt_snippet: String,
+    /// Per-phase guidance.
+    pub prompt_guidelines: Vec<PhaseGuideline>,
+    /// JSON Schema of the params, parsed.
+    pub input_schema: serde_json::Value,
+    /// Chains the tool works on; empty = any configured chain.
+    pub supported_chains: Vec<u64>,
+    /// Agent action kinds this tool implements (`swap`, `supply`, ...), for write tools.
+    pub action_kinds: Vec<String>,
+    /// Operator capabilities the tool needs besides its tier.
+    pub requires: Vec<RequiredCapability>,
+}
+
+/// A plugin's self-description.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Manifest {
+    /// Plugin name, e.g. `uniswap`.
+    pub name: String,
+    /// Plugin semver, e.g. `0.1.0`.
+    pub version: String,
+    /// Every tool the plugin implements.
+    pub tools: Vec<ToolDef>,
+}
+
+/// One step of a write plan, as the host will sign and send it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PlannedCall {
+    /// The chain the call is for.
+    pub chain_id: u64,
+    /// The contract (or account) called.
+    #[serde(serialize_with = "checksummed")]
+    pub to: alloy_primitives::Address,
+    /// ABI-encoded call data.
+    pub data: alloy_primitives::Bytes,
+    /// Wei, serialized as a decimal string.
+    #[serde(serialize_with = "decimal", deserialize_with = "from_decimal")]
+    pub value: alloy_primitives::U256,
+    /// What the step does, for humans.
+    pub description: String,
+}
+
+/// A write a plugin proposes: calls in order and the outcome it expects.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct WritePlan {
+    /// Calls to execute in order, from the host's wallet.
+    pub calls: Vec<PlannedCall>,
+    /// A JSON object (amounts, position ids, ...).
+    pub expected_outcome: serde_json::Value,
+}
+
+/// Serialize an address in its EIP-55 checksummed form.
+pub fn checksummed<S: serde::Serializer>(a: &alloy_primitives::Address, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&a.to_checksum(None))
+}
+
+fn decimal<S: serde::Serializer>(v: &alloy_primitives::U256, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
+}
+
+fn from_decimal<'de, D: serde::Deserializer<'de>>(d: D) -> Result<alloy_primitives::U256, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
+}
+
+/// Events one call keeps; later ones are counted in [`CallEvents::dropped`].
+pub const MAX_EVENTS: usize = 256;
+
+/// One event a tool emitted while it ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ToolEvent {
+    /// The tool reached progress step `step`.
+    Progress {
+        /// Index into the tool's `progress_steps`.
+        step: u32,
+        /// Time since the call started, µs.
+        elapsed_us: u64,
+    },
+    /// A domain event.
+    Emit {
+        /// The event's kind, as the plugin named it.
+        kind: String,
+        /// Its payload, a JSON object.
+        payload: serde_json::Value,
+    },
+}
+
+/// The events of one call, bounded so a chatty or hostile plugin cannot flood the host.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct CallEvents {
+    /// Kept events, in order.
+    pub events: Vec<ToolEvent>,
+    /// Events and log lines dropped (over a cap, or an invalid payload).
+    pub dropped: u32,
+    /// Log lines seen.
+    pub log_lines: u32,
+}
+
+impl CallEvents {
+    /// Keep `event`, or count it as dropped past [`MAX_EVENTS`].
+    pub fn push(&mut self, event: ToolEvent) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(event);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}

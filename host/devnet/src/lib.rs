@@ -1,0 +1,179 @@
+//! The local devnet: an anvil process from the pinned npm package, on a free loopback port,
+//! and the deployer of the published contracts.
+
+mod aave;
+pub mod artifacts;
+pub mod deploy;
+pub mod registry;
+pub mod snapshot;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The devnet's chain id.
+pub const CHAIN_ID: u64 = 31337;
+
+/// The first of anvil's funded dev accounts and its well-known key (public test key).
+pub const DEV_ACCOUNT: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+/// Private key of [`DEV_ACCOUNT`].
+pub const DEV_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+/// Devnet failures.
+#[derive(Debug, thiserror::Error)]
+pub enum DevnetError {
+    /// No anvil binary at the path (npm has not installed it).
+    #[error("anvil not found at {0}; run `make setup` (npm ci in devnet/) or set BARDO_ANVIL")]
+    NotInstalled(PathBuf),
+    /// anvil did not start or listen, or a request to the started node failed.
+    #[error("cannot start anvil: {0}")]
+    Start(String),
+}
+
+/// A running anvil, killed on drop.
+pub struct Anvil {
+    child: Child,
+    port: u16,
+}
+
+impl Anvil {
+    /// The anvil binary: `$BARDO_ANVIL`, else the one npm installed under `root/devnet`.
+    pub fn binary(root: &Path) -> PathBuf {
+        std::env::var_os("BARDO_ANVIL")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("devnet/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil"))
+    }
+
+    /// Start anvil on 127.0.0.1 with a free port, plus `args`; returns once it listens.
+    pub fn spawn(binary: &Path, args: &[&str]) -> Result<Self, DevnetError> {
+        Self::spawn_on(binary, 0, args)
+    }
+
+    /// Start anvil on 127.0.0.1:`port` (0 = a free one), plus `args`; returns once it listens.
+    pub fn spawn_on(binary: &Path, port: u16, args: &[&str]) -> Result<Self, DevnetError> {
+        if !binary.exists() {
+            return Err(DevnetError::NotInstalled(binary.to_owned()));
+        }
+        let mut child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| DevnetError::Start(e.to_string()))?;
+        let stdout = child.stdout.take().ok_or_else(|| DevnetError::Start("no stdout".into()))?;
+        let (tx, rx) = mpsc::channel();
+        // Keep draining stdout for the process's life: anvil logs every request.
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(port) =
+                    line.strip_prefix("Listening on 127.0.0.1:").and_then(|p| p.trim().parse::<u16>().ok())
+                    && let Some(tx) = tx.take()
+                {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        match rx.recv_timeout(Duration::from_secs(15)) {
+            Ok(port) => Ok(Self { child, port }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(DevnetError::Start("it did not print `Listening on 127.0.0.1:PORT` within 15 s".into()))
+            }
+        }
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its HTTP JSON-RPC URL.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Its WebSocket URL.
+    pub fn ws_url(&self) -> String {
+        format!("ws://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What `bardo devnet up --detach` leaves behind for `bardo devnet down` and for operators.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Detached {
+    /// The anvil process's id.
+    pub pid: u32,
+    /// Its HTTP JSON-RPC URL.
+    pub rpc: String,
+    /// Its chain id ([`CHAIN_ID`]).
+    pub chain_id: u64,
+    /// The file its output goes to.
+    pub log: PathBuf,
+}
+
+/// Install the devnet's npm packages if anvil is missing (idempotent).
+pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
+    let binary = Anvil::binary(devnet_dir.parent().unwrap_or(Path::new(".")));
+    if binary.exists() {
+        return Ok(binary);
+    }
+    eprintln!("devnet: installing anvil and the contract artifacts with npm (one time, ~20 s)...");
+    let status = Command::new("npm")
+        .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(devnet_dir)
+        .status()
+        .map_err(|e| DevnetError::Start(format!("cannot run npm: {e}; install Node.js and npm")))?;
+    if !status.success() || !binary.exists() {
+        return Err(DevnetError::NotInstalled(binary));
+    }
+    Ok(binary)
+}
+
+/// Start anvil on `port` in the background with `args`, logging to `log`; returns once it answers.
+pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Result<Detached, DevnetError> {
+    if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        return Err(DevnetError::Start(format!(
+            "port {port} is already in use; is a devnet running? stop it with `bardo devnet down` or set [devnet] port"
+        )));
+    }
+    let out =
+        std::fs::File::create(log).map_err(|e| DevnetError::Start(format!("{}: {e}", log.display())))?;
+    let err = out.try_clone().map_err(|e| DevnetError::Start(e.to_string()))?;
+    let child = Command::new(binary)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| DevnetError::Start(e.to_string()))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if std::time::Instant::now() > deadline {
+            return Err(DevnetError::Start(format!(
+                "anvil did not listen on port {port} within 15 s; see {}",
+                log.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(Detached {
+        pid: child.id(),
+        rpc: format!("http://127.0.0.1:{port}"),
+        chain_id: CHAIN_ID,
+        log: log.to_owned(),
+    })
+}

@@ -1,0 +1,146 @@
+//! The deployed devnet as a file. Deploying every contract takes seconds; anvil starts from a
+//! dumped state in ~100 ms. So the stack is deployed once, dumped (`anvil_dumpState`), and every
+//! later devnet — each test's, `bardo devnet up` — starts from that file with `--load-state`.
+
+use super::deploy::{DeployError, Deployments, deploy_all};
+use super::{Anvil, DevnetError};
+use alloy::primitives::Bytes;
+use alloy::providers::{Provider, ProviderBuilder};
+use bardo_core::Runtime;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A dumped devnet: anvil's state file and the addresses deployed in it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// anvil's dumped state (`state.json`, for `--load-state`).
+    pub state: PathBuf,
+    /// The addresses deployed in it.
+    pub deployments: Deployments,
+}
+
+/// Snapshot failures.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// The scratch anvil could not be started.
+    #[error(transparent)]
+    Devnet(#[from] DevnetError),
+    /// Deploying the contracts failed.
+    #[error(transparent)]
+    Deploy(#[from] DeployError),
+    /// Reading, dumping or storing the snapshot failed.
+    #[error("devnet snapshot {path}: {message}")]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// What the snapshot depends on: the deployer's own source and the pinned npm packages. Any
+/// change to either names a new snapshot directory, so a stale state is never loaded.
+fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
+    let lock = devnet_dir.join("package-lock.json");
+    let pinned = std::fs::read(&lock).map_err(|e| io(&lock, e))?;
+    let mut h = Sha256::new();
+    for part in [include_str!("deploy.rs"), include_str!("aave.rs"), include_str!("artifacts.rs")] {
+        h.update(part.as_bytes());
+    }
+    h.update(&pinned);
+    Ok(hex::encode(&h.finalize()[..8]))
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> SnapshotError {
+    SnapshotError::Io { path: path.to_owned(), message: e.to_string() }
+}
+
+impl Snapshot {
+    /// The snapshot for the current deployer and packages under `cache`: read it if it exists,
+    /// else deploy on a scratch anvil, dump, and store it (atomically: concurrent callers each
+    /// build one and the first rename wins).
+    pub fn ensure(
+        rt: &Runtime,
+        binary: &Path,
+        devnet_dir: &Path,
+        cache: &Path,
+        progress: impl Fn(&str) + 'static,
+    ) -> Result<Self, SnapshotError> {
+        let dir = cache.join(fingerprint(devnet_dir)?);
+        if let Ok(snapshot) = Self::read(&dir) {
+            return Ok(snapshot);
+        }
+        progress("deploying the contracts once; later devnets start from the dumped state");
+        let node = Anvil::spawn(binary, &[])?;
+        let modules = devnet_dir.join("node_modules");
+        let deployments = rt.block_on(deploy_all(&node.url(), &modules, progress))?;
+        let state = rt.block_on(dump_state(&node.url())).map_err(|e| io(&dir, e))?;
+        drop(node);
+
+        std::fs::create_dir_all(cache).map_err(|e| io(cache, e))?;
+        let tmp = cache.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| io(&tmp, e))?;
+        let json = serde_json::to_vec_pretty(&deployments).map_err(|e| io(&tmp, e))?;
+        std::fs::write(tmp.join("deployments.json"), json).map_err(|e| io(&tmp, e))?;
+        std::fs::write(tmp.join("state.json"), state).map_err(|e| io(&tmp, e))?;
+        if std::fs::rename(&tmp, &dir).is_err() {
+            // Another process stored the same snapshot first; use theirs.
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        Self::read(&dir)
+    }
+
+    fn read(dir: &Path) -> Result<Self, SnapshotError> {
+        let file = dir.join("deployments.json");
+        let text = std::fs::read(&file).map_err(|e| io(&file, e))?;
+        let deployments = serde_json::from_slice(&text).map_err(|e| io(&file, e))?;
+        let state = dir.join("state.json");
+        if !state.is_file() {
+            return Err(io(&state, "missing"));
+        }
+        Ok(Self { state, deployments })
+    }
+
+    /// Start a fresh anvil from this snapshot on a free port.
+    pub fn spawn(&self, rt: &Runtime, binary: &Path) -> Result<Anvil, DevnetError> {
+        self.spawn_on(rt, binary, 0)
+    }
+
+    /// Start a fresh anvil from this snapshot on `port` (0 = a free one).
+    pub fn spawn_on(&self, rt: &Runtime, binary: &Path, port: u16) -> Result<Anvil, DevnetError> {
+        let state = self.state.to_string_lossy();
+        let node = Anvil::spawn_on(binary, port, &["--load-state", &state])?;
+        mine_now(rt, &node.url())?;
+        Ok(node)
+    }
+}
+
+/// Save the node's current state to `path` (load it with `--load-state`).
+pub fn save_state(rt: &Runtime, rpc: &str, path: &Path) -> Result<(), DevnetError> {
+    let state = rt.block_on(dump_state(rpc)).map_err(DevnetError::Start)?;
+    std::fs::write(path, state).map_err(|e| DevnetError::Start(format!("writing {}: {e}", path.display())))
+}
+
+/// Mine one block so that the head's timestamp is now. A loaded state's head carries the time
+/// of the dump; plans take their deadlines from the head, and the next real block is stamped
+/// with the wall clock, so without this a snapshot older than a deadline yields plans that
+/// expire on arrival.
+pub fn mine_now(rt: &Runtime, rpc: &str) -> Result<(), DevnetError> {
+    let url = rpc.parse().map_err(|e| DevnetError::Start(format!("{e}")))?;
+    let provider = ProviderBuilder::new().connect_http(url);
+    rt.block_on(provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ()))
+        .map(drop)
+        .map_err(|e| DevnetError::Start(format!("mining the first block: {e}")))
+}
+
+/// anvil's state as the JSON `--load-state` reads (the RPC returns it gzip-compressed).
+async fn dump_state(rpc: &str) -> Result<Vec<u8>, String> {
+    let url = rpc.parse().map_err(|e| format!("{e}"))?;
+    let provider = ProviderBuilder::new().connect_http(url);
+    let gz: Bytes = provider.raw_request("anvil_dumpState".into(), ()).await.map_err(|e| e.to_string())?;
+    let mut json = Vec::with_capacity(gz.len() * 8);
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).map_err(|e| format!("gunzip: {e}"))?;
+    Ok(json)
+}

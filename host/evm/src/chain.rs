@@ -1,0 +1,455 @@
+//! EVM chain access through alloy providers: per-chain RPC configuration, request timeouts
+//! bounded by the caller's deadline, retries with backoff on transient errors only, and a
+//! block-scoped `eth_call` cache. Plain Rust: no binding types here.
+
+use alloy::eips::BlockId;
+use alloy::primitives::{Address, B256, Bytes, U256};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::{Filter, Log, TransactionReceipt, TransactionRequest};
+use alloy::transports::{RpcError, TransportErrorKind};
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::runtime::Runtime;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `[chains.<id>]` in bardo.toml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainConfig {
+    /// HTTP JSON-RPC endpoint.
+    pub rpc: String,
+    /// WebSocket endpoint for subscriptions (optional).
+    #[serde(default)]
+    pub ws: Option<String>,
+    /// Longest a single request may take, ms (also bounded by the call's budget).
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Retries after a transient failure.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// How long the simulator trusts a fetched chain head, ms. Within it repeated simulations
+    /// run on the warm fork without asking for the head; 0 asks every time (an automining
+    /// devnet, where every transaction is a new block).
+    #[serde(default = "default_head_ttl_ms")]
+    pub head_ttl_ms: u64,
+}
+
+impl ChainConfig {
+    /// A node at `rpc` with the default timeout, retries and head TTL.
+    pub fn new(rpc: impl Into<String>) -> Self {
+        Self {
+            rpc: rpc.into(),
+            ws: None,
+            timeout_ms: default_timeout_ms(),
+            retries: default_retries(),
+            head_ttl_ms: default_head_ttl_ms(),
+        }
+    }
+}
+
+fn default_head_ttl_ms() -> u64 {
+    250
+}
+
+fn default_timeout_ms() -> u64 {
+    5_000
+}
+
+fn default_retries() -> u32 {
+    2
+}
+
+/// A failed chain read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// The chain id has no `[chains.<id>]` entry.
+    #[error("chain {0} is not configured in this host; add a [chains.{0}] rpc entry to bardo.toml")]
+    NotSupported(u64),
+    /// A bad request: an unparsable RPC URL, params the node rejected, a block not yet mined.
+    #[error("{0}")]
+    InvalidParams(String),
+    /// The node failed or could not be reached.
+    #[error("RPC node of chain {chain} failed: {message}")]
+    Rpc {
+        /// The chain id.
+        chain: u64,
+        /// The node's error, or the transport's.
+        message: String,
+        /// Whether the failure is transient (rate limit, 5xx, connection).
+        retryable: bool,
+    },
+    /// The call reverted.
+    #[error("execution reverted: {reason}")]
+    Reverted {
+        /// The decoded revert reason, or the custom error's hex.
+        reason: String,
+        /// The raw revert data (empty when the node gave none).
+        data: Bytes,
+    },
+    /// The node did not answer before the deadline.
+    #[error("RPC node of chain {chain} did not answer within {waited_ms} ms; retry later")]
+    Timeout {
+        /// The chain id.
+        chain: u64,
+        /// How long the request (with its retries) waited, ms.
+        waited_ms: u64,
+    },
+}
+
+impl From<ChainError> for ToolError {
+    fn from(e: ChainError) -> Self {
+        let message = e.to_string();
+        match e {
+            ChainError::NotSupported(_) => ToolError::new(ErrorCode::ChainNotSupported, message),
+            ChainError::InvalidParams(_) => ToolError::new(ErrorCode::InvalidParams, message),
+            ChainError::Rpc { retryable, .. } => ToolError { code: ErrorCode::Rpc, message, retryable },
+            ChainError::Reverted { .. } => ToolError::new(ErrorCode::Reverted, message),
+            ChainError::Timeout { .. } => ToolError::retryable(ErrorCode::Timeout, message),
+        }
+    }
+}
+
+/// Entries kept per chain in the eth_call cache.
+const CACHE_ENTRIES: usize = 4_096;
+
+type CallKey = (u64, Address, Bytes, U256);
+
+/// One configured chain.
+pub struct ChainClient {
+    id: u64,
+    provider: DynProvider,
+    config: ChainConfig,
+    /// eth_call results at explicit block numbers: immutable, so safe to reuse.
+    cache: Mutex<HashMap<CallKey, Bytes>>,
+    /// The latest block number and when it was fetched (trusted for `head_ttl_ms`).
+    head: Mutex<Option<(u64, Instant)>>,
+    /// Block timestamps by number.
+    timestamps: Mutex<HashMap<u64, u64>>,
+    /// Contract code by (block, account).
+    codes: Mutex<HashMap<(u64, Address), Bytes>>,
+}
+
+/// Every configured chain, and the host's runtime their requests run on.
+pub struct Chains {
+    clients: BTreeMap<u64, ChainClient>,
+    runtime: Runtime,
+}
+
+impl std::fmt::Debug for Chains {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chains").field("ids", &self.clients.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+impl Chains {
+    /// Clients for `configs` (keyed by chain id), their requests run on `runtime`; nothing is
+    /// contacted yet.
+    pub fn new(configs: &BTreeMap<u64, ChainConfig>, runtime: &Runtime) -> Result<Self, ChainError> {
+        let mut clients = BTreeMap::new();
+        for (id, config) in configs {
+            let url = config.rpc.parse().map_err(|e| {
+                ChainError::InvalidParams(format!("[chains.{id}] rpc {:?} is not a URL: {e}", config.rpc))
+            })?;
+            let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(url).erased();
+            clients.insert(
+                *id,
+                ChainClient {
+                    id: *id,
+                    provider,
+                    config: config.clone(),
+                    cache: Mutex::default(),
+                    head: Mutex::default(),
+                    timestamps: Mutex::default(),
+                    codes: Mutex::default(),
+                },
+            );
+        }
+        Ok(Self { clients, runtime: runtime.clone() })
+    }
+
+    /// No chains at all.
+    pub fn none(runtime: &Runtime) -> Self {
+        Self { clients: BTreeMap::new(), runtime: runtime.clone() }
+    }
+
+    /// The client of chain `id`.
+    pub fn get(&self, id: u64) -> Result<&ChainClient, ChainError> {
+        self.clients.get(&id).ok_or(ChainError::NotSupported(id))
+    }
+
+    /// The configured chain ids.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.clients.keys().copied()
+    }
+
+    /// The runtime's handle (for sync adapters such as the fork database).
+    pub fn handle(&self) -> tokio::runtime::Handle {
+        self.runtime.handle().clone()
+    }
+
+    /// The runtime requests run on.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Run a chain future to completion from synchronous code (a plugin call's thread).
+    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+}
+
+impl ChainClient {
+    /// The chain id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The node's WebSocket URL for subscriptions: `ws` from the config, else the HTTP URL's.
+    pub fn ws_url(&self) -> String {
+        match &self.config.ws {
+            Some(ws) => ws.clone(),
+            // Nodes such as anvil and geth serve WebSocket on their HTTP port.
+            None => self.config.rpc.replacen("https://", "wss://", 1).replacen("http://", "ws://", 1),
+        }
+    }
+
+    /// The node's HTTP URL (the write path sends signed transactions there).
+    pub fn rpc_url(&self) -> &str {
+        &self.config.rpc
+    }
+
+    /// How long a fetched head stays trusted (see [`ChainConfig::head_ttl_ms`]).
+    pub fn head_ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.config.head_ttl_ms)
+    }
+
+    /// The alloy provider (for the simulator's fork database).
+    pub fn provider(&self) -> &DynProvider {
+        &self.provider
+    }
+
+    /// Send one request with the timeout and retry policy, stopping at `deadline`.
+    async fn request<T, F, Fut>(&self, deadline: Instant, mut send: F) -> Result<T, ChainError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, RpcError<TransportErrorKind>>>,
+    {
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(50);
+        let mut attempt = 0;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let timeout = left.min(Duration::from_millis(self.config.timeout_ms));
+            if timeout.is_zero() {
+                return Err(ChainError::Timeout {
+                    chain: self.id,
+                    waited_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            let error = match tokio::time::timeout(timeout, send()).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) => classify(self.id, e),
+                Err(_) => {
+                    ChainError::Timeout { chain: self.id, waited_ms: started.elapsed().as_millis() as u64 }
+                }
+            };
+            let retryable =
+                matches!(error, ChainError::Rpc { retryable: true, .. } | ChainError::Timeout { .. });
+            if !retryable || attempt >= self.config.retries || Instant::now() + backoff >= deadline {
+                return Err(error);
+            }
+            tracing::debug!(chain = self.id, attempt, "retrying after a transient RPC failure: {error}");
+            tokio::time::sleep(backoff).await;
+            backoff *= 2;
+            attempt += 1;
+        }
+    }
+
+    /// The block "latest" means now: the head fetched within the last `head_ttl_ms`, so that
+    /// reads at latest share the block-scoped cache; none (ask the node) when the TTL is 0.
+    async fn resolve(&self, block: Option<u64>, deadline: Instant) -> Result<Option<u64>, ChainError> {
+        if block.is_some() || self.config.head_ttl_ms == 0 {
+            return Ok(block);
+        }
+        if let Some((n, at)) = *self.head.lock().unwrap_or_else(|p| p.into_inner())
+            && at.elapsed() < self.head_ttl()
+        {
+            return Ok(Some(n));
+        }
+        let n = self.block_number(deadline).await?;
+        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Some((n, Instant::now()));
+        Ok(Some(n))
+    }
+
+    /// `eth_call` at `block` (latest when none). Results are cached per block: an explicit
+    /// block never changes, and "latest" resolves to a block within the head TTL.
+    pub async fn call(
+        &self,
+        to: Address,
+        data: Bytes,
+        value: U256,
+        block: Option<u64>,
+        deadline: Instant,
+    ) -> Result<Bytes, ChainError> {
+        let block = self.resolve(block, deadline).await?;
+        let key = block.map(|b| (b, to, data.clone(), value));
+        if let Some(key) = &key
+            && let Some(hit) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(key)
+        {
+            return Ok(hit.clone());
+        }
+        let tx = TransactionRequest::default().to(to).input(data.into()).value(value);
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        let out = self.request(deadline, || self.provider.call(tx.clone()).block(id).into_future()).await?;
+        if let Some(key) = key {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(key, out.clone());
+        }
+        Ok(out)
+    }
+
+    /// Native balance in wei.
+    pub async fn balance(
+        &self,
+        account: Address,
+        block: Option<u64>,
+        deadline: Instant,
+    ) -> Result<U256, ChainError> {
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        self.request(deadline, || self.provider.get_balance(account).block_id(id).into_future()).await
+    }
+
+    /// Latest block number.
+    pub async fn block_number(&self, deadline: Instant) -> Result<u64, ChainError> {
+        self.request(deadline, || self.provider.get_block_number().into_future()).await
+    }
+
+    /// Timestamp of `block` (latest when none).
+    pub async fn block_timestamp(&self, block: Option<u64>, deadline: Instant) -> Result<u64, ChainError> {
+        let block = self.resolve(block, deadline).await?;
+        if let Some(t) =
+            block.and_then(|b| self.timestamps.lock().unwrap_or_else(|p| p.into_inner()).get(&b).copied())
+        {
+            return Ok(t);
+        }
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        let found = self.request(deadline, || self.provider.get_block(id).into_future()).await?;
+        if let Some(b) = &found {
+            let mut cache = self.timestamps.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            cache.insert(b.header.number, b.header.timestamp);
+        }
+        found.map(|b| b.header.timestamp).ok_or_else(|| {
+            ChainError::InvalidParams(format!(
+                "block {} does not exist yet on chain {}",
+                block.unwrap_or_default(),
+                self.id
+            ))
+        })
+    }
+
+    /// `eth_getLogs`.
+    pub async fn logs(&self, filter: &Filter, deadline: Instant) -> Result<Vec<Log>, ChainError> {
+        self.request(deadline, || self.provider.get_logs(filter)).await
+    }
+
+    /// Deployed bytecode.
+    pub async fn code(&self, account: Address, deadline: Instant) -> Result<Bytes, ChainError> {
+        let block = self.resolve(None, deadline).await?;
+        let key = block.map(|b| (b, account));
+        if let Some(key) = &key
+            && let Some(hit) = self.codes.lock().unwrap_or_else(|p| p.into_inner()).get(key)
+        {
+            return Ok(hit.clone());
+        }
+        let id = block.map_or(BlockId::latest(), BlockId::number);
+        let code =
+            self.request(deadline, || self.provider.get_code_at(account).block_id(id).into_future()).await?;
+        if let Some(key) = key {
+            let mut codes = self.codes.lock().unwrap_or_else(|p| p.into_inner());
+            if codes.len() >= CACHE_ENTRIES {
+                codes.clear();
+            }
+            codes.insert(key, code.clone());
+        }
+        Ok(code)
+    }
+
+    /// Raw storage word.
+    pub async fn storage_at(
+        &self,
+        account: Address,
+        slot: U256,
+        deadline: Instant,
+    ) -> Result<U256, ChainError> {
+        self.request(deadline, || self.provider.get_storage_at(account, slot).into_future()).await
+    }
+
+    /// A transaction's receipt, none while pending or unknown.
+    pub async fn receipt(
+        &self,
+        tx: B256,
+        deadline: Instant,
+    ) -> Result<Option<TransactionReceipt>, ChainError> {
+        self.request(deadline, || self.provider.get_transaction_receipt(tx).into_future()).await
+    }
+}
+
+/// Map an alloy RPC error: reverts decoded, transient failures retryable, the rest final.
+fn classify(chain: u64, e: RpcError<TransportErrorKind>) -> ChainError {
+    match e {
+        RpcError::ErrorResp(payload) => {
+            if let Some(data) = payload.as_revert_data() {
+                let reason = alloy::sol_types::decode_revert_reason(&data).unwrap_or_else(|| {
+                    if data.is_empty() {
+                        "no reason given".to_owned()
+                    } else {
+                        format!("custom error 0x{}", alloy::hex::encode(&data))
+                    }
+                });
+                return ChainError::Reverted { reason, data };
+            }
+            if payload.message.contains("revert") {
+                return ChainError::Reverted { reason: payload.message.to_string(), data: Bytes::new() };
+            }
+            if payload.code == -32602 {
+                return ChainError::InvalidParams(format!(
+                    "the node rejected the request: {}",
+                    payload.message
+                ));
+            }
+            ChainError::Rpc {
+                chain,
+                retryable: payload.is_retry_err(),
+                message: format!("{} (code {})", payload.message, payload.code),
+            }
+        }
+        RpcError::Transport(kind) => {
+            let retryable = match &kind {
+                TransportErrorKind::HttpError(http) => http.is_rate_limit_err() || http.status >= 500,
+                _ => true,
+            };
+            ChainError::Rpc { chain, retryable, message: format!("{kind}; is the node up?") }
+        }
+        RpcError::DeserError { err, text } => ChainError::Rpc {
+            chain,
+            retryable: false,
+            message: format!(
+                "malformed JSON-RPC response ({err}): {}",
+                text.chars().take(120).collect::<String>()
+            ),
+        },
+        RpcError::NullResp => {
+            ChainError::Rpc { chain, retryable: true, message: "the node answered with null".into() }
+        }
+        other => ChainError::Rpc { chain, retryable: false, message: other.to_string() },
+    }
+}

@@ -1,0 +1,12 @@
+//! Bardo's EVM layer: chain reads through alloy providers (timeouts bounded by the caller's
+//! deadline, retries on transient failures, block-scoped caches), simulation on a revm fork, and
+//! the wallet the host signs with. Plain Rust on the host's runtime: no wasmtime here.
+#![deny(unsafe_code)]
+
+pub mod chain;
+pub mod signer;
+pub mod simulate;
+
+pub use chain::{ChainClient, ChainConfig, ChainError, Chains};
+pub use signer::{SignerConfig, Wallet};
+pub use simulate::{SimCall, Simulation, Simulator};

@@ -1,0 +1,173 @@
+//! The operator's signing key: an alloy local signer from a hex key in an environment variable
+//! or from an encrypted keystore file. Plugins only ever see its address.
+
+use alloy::primitives::Address;
+use alloy::signers::local::PrivateKeySigner;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// `[signer]` in bardo.toml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SignerConfig {
+    /// Environment variable holding a hex private key.
+    pub key_env: String,
+    /// Encrypted (Web3 Secret Storage) keystore file, used when the key variable is unset.
+    pub keystore: Option<PathBuf>,
+    /// Environment variable holding the keystore's password.
+    pub password_env: String,
+}
+
+impl Default for SignerConfig {
+    fn default() -> Self {
+        Self {
+            key_env: "BARDO_PRIVATE_KEY".into(),
+            keystore: None,
+            password_env: "BARDO_KEYSTORE_PASSWORD".into(),
+        }
+    }
+}
+
+/// Why no wallet could be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SignerError {
+    /// The key variable (named here) holds something that is not a hex private key.
+    #[error("${0} is set but is not a hex private key")]
+    BadKey(String),
+    /// The keystore could not be decrypted (no password, wrong password, unreadable file).
+    #[error("keystore {path}: {message}")]
+    Keystore {
+        /// The keystore file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The operator's wallet. Its key never leaves this type; `Debug` prints only the address.
+pub struct Wallet {
+    signer: PrivateKeySigner,
+}
+
+impl std::fmt::Debug for Wallet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wallet").field("address", &self.address()).finish_non_exhaustive()
+    }
+}
+
+impl Wallet {
+    /// Open the configured wallet; none when neither a key nor a keystore is configured.
+    pub fn open(config: &SignerConfig) -> Result<Option<Self>, SignerError> {
+        if let Ok(key) = std::env::var(&config.key_env)
+            && !key.is_empty()
+        {
+            let signer: PrivateKeySigner =
+                key.trim().parse().map_err(|_| SignerError::BadKey(config.key_env.clone()))?;
+            return Ok(Some(Self { signer }));
+        }
+        let Some(path) = &config.keystore else {
+            return Ok(None);
+        };
+        let password = std::env::var(&config.password_env).map_err(|_| SignerError::Keystore {
+            path: path.clone(),
+            message: format!("set ${} to its password", config.password_env),
+        })?;
+        let signer = PrivateKeySigner::decrypt_keystore(path, password)
+            .map_err(|e| SignerError::Keystore { path: path.clone(), message: e.to_string() })?;
+        Ok(Some(Self { signer }))
+    }
+
+    /// A wallet for a known key (tests, the devnet's funded accounts).
+    pub fn from_signer(signer: PrivateKeySigner) -> Self {
+        Self { signer }
+    }
+
+    /// A transaction signer over this key, for the write path's broadcaster (the one place a
+    /// write is signed); the key itself never leaves this type except through [`Self::secret_hex`].
+    pub fn transaction_signer(&self) -> alloy::network::EthereumWallet {
+        alloy::network::EthereumWallet::from(self.signer.clone())
+    }
+
+    /// The private key as hex (no 0x), only so that answers can be searched for it and redacted;
+    /// never print or send it.
+    pub fn secret_hex(&self) -> String {
+        hex::encode(self.signer.to_bytes())
+    }
+
+    /// The address it signs with.
+    pub fn address(&self) -> Address {
+        self.signer.address()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+    const ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+
+    fn config(key_env: &str, keystore: Option<PathBuf>, password_env: &str) -> SignerConfig {
+        SignerConfig { key_env: key_env.into(), keystore, password_env: password_env.into() }
+    }
+
+    #[test]
+    #[expect(unsafe_code, reason = "set_var in a test, with a variable no other test reads")]
+    fn key_from_the_environment() {
+        unsafe { std::env::set_var("BARDO_TEST_SIGNER_KEY_A", KEY) };
+        let wallet = Wallet::open(&config("BARDO_TEST_SIGNER_KEY_A", None, "UNSET"))
+            .expect("opens")
+            .expect("a wallet");
+        assert_eq!(wallet.address().to_checksum(None), ADDRESS);
+        assert!(!format!("{wallet:?}").contains("ac0974"), "Debug never shows the key");
+        unsafe { std::env::set_var("BARDO_TEST_SIGNER_KEY_B", "not a key") };
+        assert!(matches!(
+            Wallet::open(&config("BARDO_TEST_SIGNER_KEY_B", None, "UNSET")),
+            Err(SignerError::BadKey(_))
+        ));
+    }
+
+    #[test]
+    fn no_key_means_no_wallet() {
+        assert!(
+            Wallet::open(&config("BARDO_TEST_SIGNER_NEVER_SET", None, "UNSET")).expect("no error").is_none()
+        );
+    }
+
+    #[test]
+    #[expect(unsafe_code, reason = "set_var in a test, with a variable no other test reads")]
+    fn encrypted_keystore_opens_with_its_password_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = alloy::hex::decode(KEY).expect("hex");
+        PrivateKeySigner::encrypt_keystore(
+            dir.path(),
+            &mut rand::thread_rng(),
+            key,
+            "correct horse",
+            Some("key.json"),
+        )
+        .expect("encrypt");
+        let path = dir.path().join("key.json");
+        unsafe { std::env::set_var("BARDO_TEST_KEYSTORE_PW_A", "correct horse") };
+        let wallet = Wallet::open(&config(
+            "BARDO_TEST_SIGNER_NEVER_SET",
+            Some(path.clone()),
+            "BARDO_TEST_KEYSTORE_PW_A",
+        ))
+        .expect("decrypts")
+        .expect("a wallet");
+        assert_eq!(wallet.address().to_checksum(None), ADDRESS);
+        unsafe { std::env::set_var("BARDO_TEST_KEYSTORE_PW_B", "wrong") };
+        let wrong = Wallet::open(&config(
+            "BARDO_TEST_SIGNER_NEVER_SET",
+            Some(path.clone()),
+            "BARDO_TEST_KEYSTORE_PW_B",
+        ));
+        assert!(matches!(wrong, Err(SignerError::Keystore { .. })));
+        let missing =
+            Wallet::open(&config("BARDO_TEST_SIGNER_NEVER_SET", Some(path), "BARDO_TEST_KEYSTORE_PW_UNSET"));
+        assert!(
+            matches!(missing, Err(SignerError::Keystore { message, .. }) if message.contains("BARDO_TEST_KEYSTORE_PW_UNSET"))
+        );
+    }
+}

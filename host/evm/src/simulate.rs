@@ -1,0 +1,288 @@
+//! Simulation on a fork: revm over the chain's state at its latest block, fetched through alloy
+//! on demand and kept per block, so repeated simulations at one block run warm. Each simulation
+//! writes only to its own overlay; nothing is signed or sent. Plain Rust: no binding types here.
+
+use crate::chain::{ChainError, Chains};
+use alloy::eips::BlockId;
+use alloy::primitives::{Address, B256, Bytes, I256, Log, U256, b256};
+use alloy::providers::{DynProvider, Provider};
+use revm::context::{Context, ContextTr, TxEnv};
+use revm::database::{AlloyDB, AlloyDBError, CacheDB};
+use revm::primitives::TxKind;
+use revm::primitives::hardfork::SpecId;
+use revm::state::{AccountInfo, Bytecode};
+use revm::{Database, DatabaseRef, ExecuteCommitEvm, MainBuilder, MainContext, WrapDatabaseAsync};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+/// ERC-20 `Transfer(address,address,uint256)`.
+pub const TRANSFER_TOPIC: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
+
+/// One call to simulate.
+#[derive(Debug, Clone)]
+pub struct SimCall {
+    /// The contract (or account) called.
+    pub to: Address,
+    /// ABI-encoded call data.
+    pub data: Bytes,
+    /// Wei sent with the call.
+    pub value: U256,
+}
+
+/// What one call did.
+#[derive(Debug, Clone)]
+pub struct CallOutcome {
+    /// Whether it succeeded (false: it reverted or halted).
+    pub success: bool,
+    /// Gas it used.
+    pub gas_used: u64,
+    /// Its return data, or the revert data.
+    pub output: Bytes,
+    /// The logs it emitted.
+    pub logs: Vec<Log>,
+}
+
+/// What a simulation did.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    /// The block the fork was taken at.
+    pub block_number: u64,
+    /// The timestamp the calls ran at (the next block's).
+    pub timestamp: u64,
+    /// One outcome per call, stopping after the first failure.
+    pub outcomes: Vec<CallOutcome>,
+    /// Sender balance changes: none = the native coin, else the token; signed base units.
+    pub balance_deltas: Vec<(Option<Address>, I256)>,
+}
+
+type RemoteError = revm::AsyncError<AlloyDBError>;
+type Remote = WrapDatabaseAsync<AlloyDB<alloy::network::Ethereum, DynProvider>>;
+
+/// Chain state at one block: read from the node once, then from memory.
+struct ForkState {
+    block: u64,
+    remote: Remote,
+    accounts: RwLock<HashMap<Address, Option<AccountInfo>>>,
+    storage: RwLock<HashMap<(Address, U256), U256>>,
+    code: RwLock<HashMap<B256, Bytecode>>,
+    hashes: RwLock<HashMap<u64, B256>>,
+}
+
+fn cached<K: std::hash::Hash + Eq + Copy, V: Clone>(
+    map: &RwLock<HashMap<K, V>>,
+    key: K,
+    fetch: impl FnOnce() -> Result<V, RemoteError>,
+) -> Result<V, RemoteError> {
+    if let Some(v) = map.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Ok(v.clone());
+    }
+    let v = fetch()?;
+    map.write().unwrap_or_else(|p| p.into_inner()).insert(key, v.clone());
+    Ok(v)
+}
+
+impl DatabaseRef for ForkState {
+    type Error = RemoteError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
+        cached(&self.accounts, address, || self.remote.basic_ref(address))
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
+        cached(&self.code, code_hash, || self.remote.code_by_hash_ref(code_hash))
+    }
+
+    fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
+        cached(&self.storage, (address, index), || self.remote.storage_ref(address, index))
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
+        cached(&self.hashes, number, || self.remote.block_hash_ref(number))
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The block a simulation runs in: the one after the latest.
+#[derive(Debug, Clone, Copy)]
+struct NextBlock {
+    latest: u64,
+    timestamp: u64,
+    basefee: u64,
+    gas_limit: u64,
+    beneficiary: Address,
+    prevrandao: B256,
+}
+
+/// Forks per chain, reused while the chain's head does not move.
+#[derive(Default)]
+pub struct Simulator {
+    forks: Mutex<BTreeMap<u64, Arc<ForkState>>>,
+    heads: Mutex<BTreeMap<u64, (NextBlock, Instant)>>,
+    spec: Option<SpecId>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator").finish_non_exhaustive()
+    }
+}
+
+fn db_error(chain: u64, e: impl std::fmt::Display) -> ChainError {
+    ChainError::Rpc { chain, message: format!("fetching fork state: {e}"), retryable: true }
+}
+
+impl Simulator {
+    /// A simulator for the given hardfork (default: Prague, the devnet's).
+    pub fn new(spec: Option<SpecId>) -> Self {
+        Self { forks: Mutex::default(), heads: Mutex::default(), spec }
+    }
+
+    fn fork(&self, chains: &Chains, chain: u64, block: u64) -> Result<Arc<ForkState>, ChainError> {
+        let mut forks = self.forks.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = forks.get(&chain).filter(|f| f.block == block) {
+            return Ok(f.clone());
+        }
+        let provider = chains.get(chain)?.provider().clone();
+        let remote =
+            WrapDatabaseAsync::with_handle(AlloyDB::new(provider, BlockId::number(block)), chains.handle());
+        let fork = Arc::new(ForkState {
+            block,
+            remote,
+            accounts: RwLock::default(),
+            storage: RwLock::default(),
+            code: RwLock::default(),
+            hashes: RwLock::default(),
+        });
+        forks.insert(chain, fork.clone());
+        Ok(fork)
+    }
+
+    async fn next_block(provider: &DynProvider, chain: u64) -> Result<NextBlock, ChainError> {
+        let block = provider
+            .get_block(BlockId::latest())
+            .await
+            .map_err(|e| db_error(chain, e))?
+            .ok_or_else(|| db_error(chain, "the node has no latest block"))?;
+        let h = &block.header;
+        Ok(NextBlock {
+            latest: h.number,
+            // The node stamps the next block with its clock; a quiet chain's head can be old.
+            timestamp: (h.timestamp + 1).max(unix_now()),
+            basefee: h.base_fee_per_gas.unwrap_or_default(),
+            gas_limit: h.gas_limit,
+            beneficiary: h.beneficiary,
+            prevrandao: h.mix_hash,
+        })
+    }
+
+    /// Run `calls` in order from `sender` on a fork of `chain`'s latest block, stamped with the
+    /// next block's timestamp or, given `at`, with that one (a re-check of an earlier simulation
+    /// must differ only where the state changed, not because time passed).
+    pub fn run(
+        &self,
+        chains: &Chains,
+        chain: u64,
+        sender: Address,
+        calls: &[SimCall],
+        at: Option<u64>,
+        deadline: Instant,
+    ) -> Result<Simulation, ChainError> {
+        let client = chains.get(chain)?;
+        let cached = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(&chain).copied();
+        let next = match cached {
+            Some((next, at)) if at.elapsed() < client.head_ttl() => next,
+            _ => {
+                let next = chains.block_on(async {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    tokio::time::timeout(left, Self::next_block(client.provider(), chain))
+                        .await
+                        .map_err(|_| ChainError::Timeout { chain, waited_ms: left.as_millis() as u64 })?
+                })?;
+                self.heads.lock().unwrap_or_else(|p| p.into_inner()).insert(chain, (next, Instant::now()));
+                next
+            }
+        };
+        let next = NextBlock { timestamp: at.unwrap_or(next.timestamp), ..next };
+        let fork = self.fork(chains, chain, next.latest)?;
+        let spec = self.spec.unwrap_or(SpecId::PRAGUE);
+        let mut evm = Context::mainnet()
+            .with_db(CacheDB::new(&*fork))
+            .modify_cfg_chained(|c| {
+                c.chain_id = chain;
+                c.set_spec_and_mainnet_gas_params(spec);
+                c.disable_nonce_check = true;
+                c.disable_base_fee = true;
+                c.disable_balance_check = true;
+            })
+            .modify_block_chained(|b| {
+                b.number = U256::from(next.latest + 1);
+                b.timestamp = U256::from(next.timestamp);
+                b.basefee = next.basefee;
+                b.gas_limit = next.gas_limit;
+                b.beneficiary = next.beneficiary;
+                b.prevrandao = Some(next.prevrandao);
+            })
+            .build_mainnet();
+        let native_balance = |db: &mut CacheDB<&ForkState>| -> Result<U256, ChainError> {
+            Ok(db.basic(sender).map_err(|e| db_error(chain, e))?.map(|a| a.balance).unwrap_or_default())
+        };
+        let native_before = native_balance(evm.ctx.db_mut())?;
+        let mut outcomes = Vec::with_capacity(calls.len());
+        for call in calls {
+            if Instant::now() >= deadline {
+                return Err(ChainError::Timeout { chain, waited_ms: 0 });
+            }
+            let tx = TxEnv {
+                caller: sender,
+                kind: TxKind::Call(call.to),
+                data: call.data.clone(),
+                value: call.value,
+                gas_limit: next.gas_limit,
+                gas_price: 0,
+                chain_id: Some(chain),
+                ..TxEnv::default()
+            };
+            let result = evm.transact_commit(tx).map_err(|e| db_error(chain, e))?;
+            let success = result.is_success();
+            let gas_used = result.tx_gas_used();
+            let logs = result.logs().to_vec();
+            let output = result.into_output().unwrap_or_default();
+            outcomes.push(CallOutcome { success, gas_used, output, logs });
+            if !success {
+                break;
+            }
+        }
+        let native_after = native_balance(evm.ctx.db_mut())?;
+        let mut deltas: BTreeMap<Option<Address>, I256> = BTreeMap::new();
+        let native = I256::from_raw(native_after).wrapping_sub(I256::from_raw(native_before));
+        if !native.is_zero() {
+            deltas.insert(None, native);
+        }
+        let sender_word = sender.into_word();
+        for log in outcomes.iter().flat_map(|o| &o.logs) {
+            let topics = log.topics();
+            if topics.len() != 3 || topics[0] != TRANSFER_TOPIC || log.data.data.len() != 32 {
+                continue;
+            }
+            let amount = I256::from_raw(U256::from_be_slice(&log.data.data));
+            let entry = deltas.entry(Some(log.address)).or_default();
+            if topics[1] == sender_word {
+                *entry = entry.wrapping_sub(amount);
+            }
+            if topics[2] == sender_word {
+                *entry = entry.wrapping_add(amount);
+            }
+        }
+        deltas.retain(|_, d| !d.is_zero());
+        Ok(Simulation {
+            block_number: next.latest,
+            timestamp: next.timestamp,
+            outcomes,
+            balance_deltas: deltas.into_iter().collect(),
+        })
+    }
+}

@@ -1,0 +1,102 @@
+//! Call-path benchmarks (issue targets: isolated call p50 <= 25 µs and <= 3x a reused
+//! instance; load from the compiled cache <= 1 ms).
+//!
+//! (a) `isolated_1kb`: fresh store + instantiate + 1 KB JSON read tool + drop, all limits on.
+//! (b) `reused_1kb`: the same call on one kept instance (baseline for a).
+//! (c) `isolated_noop` / `reused_noop`: a call that does nothing.
+//! (d) `load_cached`: compiled component from the cache; `load_cached_with_manifest` adds the
+//!     surface check and the manifest call; `compile_cold` is the baseline without a cache.
+
+use bardo_core::Runtime;
+use bardo_core::profile::Profile;
+use bardo_host::Services;
+use bardo_host::engine::{Engine, Limits};
+use bardo_host::plugin::{Host, WasiPolicy};
+use bardo_test_artifacts::{BENCH, bytes};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::sync::Arc;
+
+/// ~1 KB of JSON: a small order book.
+fn params_1kb() -> String {
+    let orders: Vec<String> = (0..12)
+        .map(|i| {
+            format!(r#"{{"token":"0x{:040x}","amount":"{}","price":{}.5}}"#, i + 1, 1_000_000 + i, 1800 + i)
+        })
+        .collect();
+    let p = format!(r#"{{"orders":[{}]}}"#, orders.join(","));
+    assert!((900..1200).contains(&p.len()), "params are {} bytes", p.len());
+    p
+}
+
+fn host(engine: &Engine, services: &Arc<Services>) -> Host {
+    let mut host = Host::new(
+        engine.clone(),
+        services.clone(),
+        Profile::parse("dev").expect("profile"),
+        Limits::default(),
+        WasiPolicy::default(),
+    )
+    .expect("host");
+    host.load_bytes("bench.wasm", &bytes(BENCH)).expect("load bench plugin");
+    host
+}
+
+fn calls(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::new(Some(dir.path().to_owned())).expect("engine");
+    let runtime = Runtime::new().expect("runtime");
+    let services = Arc::new(Services::empty(&runtime));
+    let host = host(&engine, &services);
+    let params = params_1kb();
+    let expected = host.call("bench_summarize", &params).result.expect("bench call works");
+    assert!(expected.contains(r#""count":12"#), "{expected}");
+
+    let mut g = c.benchmark_group("call");
+    g.bench_function("isolated_1kb", |b| {
+        b.iter(|| black_box(host.call("bench_summarize", black_box(&params)).result.is_ok()))
+    });
+    let mut reused = host.reused_instance("bench_summarize").expect("instance");
+    g.bench_function("reused_1kb", |b| {
+        b.iter(|| black_box(reused.call("bench_summarize", black_box(&params)).is_ok()))
+    });
+    g.bench_function("isolated_noop", |b| b.iter(|| black_box(host.call("bench_noop", "{}").result.is_ok())));
+    let mut reused = host.reused_instance("bench_noop").expect("instance");
+    g.bench_function("reused_noop", |b| b.iter(|| black_box(reused.call("bench_noop", "{}").is_ok())));
+    g.finish();
+}
+
+fn loads(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::new(Some(dir.path().to_owned())).expect("engine");
+    let wasm = bytes(BENCH);
+    engine.compile(&wasm).expect("warm the cache");
+    let runtime = Runtime::new().expect("runtime");
+    let services = Arc::new(Services::empty(&runtime));
+    let mut g = c.benchmark_group("load");
+    g.bench_function("load_cached", |b| {
+        b.iter(|| black_box(engine.compile(black_box(&wasm)).expect("cached")))
+    });
+    g.bench_function("load_cached_with_manifest", |b| {
+        b.iter(|| {
+            let mut h = Host::new(
+                engine.clone(),
+                services.clone(),
+                Profile::parse("dev").expect("p"),
+                Limits::default(),
+                WasiPolicy::default(),
+            )
+            .expect("host");
+            black_box(h.load_bytes("bench.wasm", &wasm).expect("load"));
+        })
+    });
+    let uncached = Engine::new(None).expect("engine");
+    g.sample_size(10);
+    g.bench_function("compile_cold", |b| {
+        b.iter(|| black_box(uncached.compile(black_box(&wasm)).expect("compile")))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, calls, loads);
+criterion_main!(benches);

@@ -1,0 +1,226 @@
+//! The eight agent-facing tools. An agent never calls plugin tools directly: it previews and
+//! commits actions (routed by action kind to the write tools of the profile), queries state
+//! (routed to read tools), searches the operator's context, and keeps a grimoire.
+
+pub mod context;
+pub mod filter;
+pub mod grimoire;
+
+use crate::safety::WritePath;
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::tool::{CapabilityTier, Phase};
+use context::Context;
+use grimoire::Grimoire;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The most an agent is shown from one tool call.
+pub const MAX_RESULT_BYTES: usize = 64 * 1024;
+
+/// An agent-facing tool: name, what it does, and its params' JSON Schema.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentTool {
+    /// Its name, as the agent calls it.
+    pub name: &'static str,
+    /// What it does, for the agent.
+    pub description: &'static str,
+    /// JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// The adapter over one write path (and its host).
+pub struct Adapter {
+    path: Arc<WritePath>,
+    grimoire: Grimoire,
+    context: Context,
+}
+
+fn invalid(message: impl Into<String>) -> ToolError {
+    ToolError::new(ErrorCode::InvalidParams, message)
+}
+
+fn field<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    args[name]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| invalid(format!("`{name}` (a string) is required")))
+}
+
+fn internal(e: impl std::fmt::Display) -> ToolError {
+    ToolError::new(ErrorCode::Internal, e.to_string())
+}
+
+impl Adapter {
+    /// An adapter; `context_files` are the operator's PLAYBOOK.md / STRATEGY.md.
+    pub fn new(path: Arc<WritePath>, grimoire: Grimoire, context_files: &[&std::path::Path]) -> Self {
+        let tools = path.host().catalog().values().map(|e| (e.def.name.clone(), e.def.description.clone()));
+        let context = Context::build(context_files, tools.collect::<Vec<_>>());
+        Self { path, grimoire, context }
+    }
+
+    fn writes(&self) -> bool {
+        self.path.host().catalog().values().any(|e| e.def.capability_tier == CapabilityTier::Write)
+    }
+
+    /// The tools this profile offers: without write tools there is no preview/commit/cancel.
+    pub fn tools(&self) -> Vec<AgentTool> {
+        let mut tools = Vec::new();
+        if self.writes() {
+            tools.push(AgentTool {
+                name: "preview_action",
+                description: "Plan an on-chain action (swap, add-liquidity, remove-liquidity, collect-fees, ...), run \
+                              the safety checks and a simulation, and get a permit to commit within its TTL. Nothing \
+                              is sent.",
+                input_schema: object(
+                    json!({"kind": {"type": "string", "description": "Action kind, e.g. `swap`."},
+                           "params": {"type": "object", "description": "Params of the write tool for that kind."}}),
+                    &["kind", "params"],
+                ),
+            });
+            tools.push(AgentTool {
+                name: "commit_action",
+                description: "Execute a permit once: re-simulate, sign, send, wait for the receipt, verify the outcome.",
+                input_schema: object(json!({"permit_id": {"type": "string"}}), &["permit_id"]),
+            });
+            tools.push(AgentTool {
+                name: "cancel_action",
+                description: "Cancel an open permit.",
+                input_schema: object(json!({"permit_id": {"type": "string"}}), &["permit_id"]),
+            });
+        }
+        tools.extend([
+            AgentTool {
+                name: "query_state",
+                description: "Read chain state through a read tool: `kind` is the tool's name or its \
+                              `<action>_<subject>` part (e.g. `get_pool_info`).",
+                input_schema: object(
+                    json!({"kind": {"type": "string"}, "params": {"type": "object"}}),
+                    &["kind", "params"],
+                ),
+            },
+            AgentTool {
+                name: "search_context",
+                description: "Search the operator's playbook, strategy and the tool catalog; ranked by relevance.",
+                input_schema: object(json!({"query": {"type": "string"}}), &["query"]),
+            },
+            AgentTool {
+                name: "query_grimoire",
+                description: "Find past episodes (committed actions and their outcomes) mentioning every word of the query.",
+                input_schema: object(json!({"query": {"type": "string"}}), &["query"]),
+            },
+            AgentTool {
+                name: "update_directive",
+                description: "Change standing directives (a JSON object; null removes a key). `phase` (thriving, \
+                              cautious, defensive, survival) gates which actions are allowed.",
+                input_schema: object(json!({"delta": {"type": "object"}}), &["delta"]),
+            },
+            AgentTool {
+                name: "emergency_halt",
+                description: "Stop all writes now: terminal phase, every open permit revoked.",
+                input_schema: object(json!({"reason": {"type": "string"}}), &["reason"]),
+            },
+        ]);
+        tools
+    }
+
+    /// Call agent tool `name` with `args`; the answer passes the result filter.
+    pub fn call(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
+        let answer = self.dispatch(name, args)?;
+        let secrets: Vec<String> = self.path.services().secret_hex().into_iter().collect();
+        filter::filter(answer, &secrets, MAX_RESULT_BYTES)
+    }
+
+    fn dispatch(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
+        if !self.tools().iter().any(|t| t.name == name) {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no agent tool `{name}` in this profile; list them with `tools`"),
+            ));
+        }
+        match name {
+            "preview_action" => {
+                let params = args
+                    .get("params")
+                    .filter(|p| p.is_object())
+                    .ok_or_else(|| invalid("`params` must be an object"))?;
+                let p = self.path.preview(field(args, "kind")?, params)?;
+                Ok(json!({"permit_id": p.permit_id, "tool": p.tool, "expected_outcome": p.expected_outcome,
+                          "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
+                          "risk_tier": p.risk_tier, "expires_in_s": p.ttl.as_secs()}))
+            }
+            "commit_action" => {
+                let result = self.path.commit(field(args, "permit_id")?)?;
+                let value = serde_json::to_value(&result).map_err(internal)?;
+                self.grimoire.record(&result.tool, &value).map_err(internal)?;
+                Ok(value)
+            }
+            "cancel_action" => {
+                let id = field(args, "permit_id")?;
+                self.path.cancel(id)?;
+                Ok(json!({"cancelled": id}))
+            }
+            "query_state" => {
+                self.query_state(field(args, "kind")?, args.get("params").unwrap_or(&Value::Null))
+            }
+            "search_context" => Ok(json!(self.context.search(field(args, "query")?, 5))),
+            "query_grimoire" => Ok(json!(self.grimoire.query(field(args, "query")?, 20).map_err(internal)?)),
+            "update_directive" => {
+                let delta = args["delta"].as_object().ok_or_else(|| invalid("`delta` must be an object"))?;
+                if let Some(phase) = delta.get("phase") {
+                    let phase: Phase = serde_json::from_value(phase.clone()).map_err(|_| {
+                        invalid("`phase` must be thriving, cautious, defensive or survival (halt with emergency_halt)")
+                    })?;
+                    if phase == Phase::Terminal || self.path.phase() == Phase::Terminal {
+                        return Err(ToolError::new(
+                            ErrorCode::Denied,
+                            "terminal is entered by emergency_halt and never left",
+                        ));
+                    }
+                    self.path.set_phase(phase);
+                }
+                Ok(Value::Object(self.grimoire.update_directives(delta).map_err(internal)?))
+            }
+            "emergency_halt" => {
+                let revoked = self.path.halt(field(args, "reason")?)?;
+                Ok(json!({"phase": "terminal", "revoked_permits": revoked}))
+            }
+            _ => Err(ToolError::new(ErrorCode::NotFound, format!("no agent tool `{name}`"))),
+        }
+    }
+
+    fn query_state(&self, kind: &str, params: &Value) -> Result<Value, ToolError> {
+        let host = self.path.host();
+        let matches: Vec<&String> = host
+            .catalog()
+            .iter()
+            .filter(|(name, e)| {
+                e.def.capability_tier == CapabilityTier::Read
+                    && (name.as_str() == kind || name.split_once('_').is_some_and(|(_, rest)| rest == kind))
+            })
+            .map(|(name, _)| name)
+            .collect();
+        let tool = match matches.as_slice() {
+            [one] => one.as_str(),
+            [] => {
+                return Err(ToolError::new(
+                    ErrorCode::NotFound,
+                    format!("no read tool for `{kind}`; see search_context"),
+                ));
+            }
+            many => {
+                let names: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
+                return Err(invalid(format!(
+                    "`{kind}` matches {}; use the full tool name",
+                    names.join(", ")
+                )));
+            }
+        };
+        let answer = host.call(tool, &params.to_string()).result?;
+        serde_json::from_str(&answer).map_err(internal)
+    }
+}

@@ -1,0 +1,446 @@
+//! `bardo.toml`: profile, plugins, lock, cache, limits (global and per profile), tool overrides,
+//! capabilities and WASI grants. Relative paths are relative to the file.
+
+use crate::engine::Limits;
+use crate::plugin::WasiPolicy;
+use bardo_core::tool::RequiredCapability;
+use bardo_evm::chain::ChainConfig;
+use bardo_evm::signer::SignerConfig;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Configuration errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this schema.
+    #[error("{path} is not valid: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
+}
+
+/// Per-profile limit overrides (`[profiles.trader] fuel = 20_000_000`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// Guest instructions per call.
+    pub fuel: Option<u64>,
+    /// Linear memory per instance, bytes.
+    pub memory_bytes: Option<usize>,
+    /// Largest result a call may return, bytes.
+    pub result_max_bytes: Option<usize>,
+}
+
+/// `[tools]`: per-tool overrides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolOverrides {
+    /// Tools to run even outside the profile's categories.
+    pub enable: Vec<String>,
+    /// Tools never to run.
+    pub disable: Vec<String>,
+}
+
+/// `[capabilities]`: what the operator has set up.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CapabilityConfig {
+    /// Environment variable holding a Uniswap API key; the capability is present when it is set.
+    pub uniswap_api_key_env: String,
+    /// Whether the agent memory store is enabled.
+    pub memory: bool,
+}
+
+impl Default for CapabilityConfig {
+    fn default() -> Self {
+        Self { uniswap_api_key_env: "UNISWAP_API_KEY".into(), memory: false }
+    }
+}
+
+/// `[safety]`: the write path's policy and state files.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SafetyConfig {
+    /// How long a permit stays valid, seconds.
+    pub ttl_secs: u64,
+    /// The agent's phase; writes are gated by it.
+    pub phase: bardo_core::tool::Phase,
+    /// The hash-linked audit log.
+    pub audit_log: PathBuf,
+    /// Open and settled permits, shared by `bardo preview` and `bardo commit`.
+    pub permits: PathBuf,
+    /// Contracts writes may call, approve or pay, per chain id: exact addresses.
+    pub allowlist: BTreeMap<String, Vec<alloy::primitives::Address>>,
+    /// More allowlist entries from a JSON file of the same shape (the devnet writes one).
+    pub allowlist_file: Option<PathBuf>,
+    /// USD spending limits (`[safety.spending] per_tx_usd, per_day_usd`); none = no limit.
+    pub spending: Option<crate::safety::spending::SpendingLimits>,
+    /// Most write previews per minute; none = no limit.
+    pub previews_per_minute: Option<usize>,
+    /// Tokens a write may acquire, per chain id; a chain not listed is not restricted.
+    pub approved_assets: BTreeMap<String, Vec<alloy::primitives::Address>>,
+    /// The most a single token holding may be worth after a write, whole USD; none = no cap.
+    pub max_position_usd: Option<u64>,
+    /// The spending ledger every `bardo` process shares (reservations and spend).
+    pub spending_ledger: PathBuf,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        Self {
+            ttl_secs: 60,
+            phase: bardo_core::tool::Phase::Thriving,
+            audit_log: PathBuf::from(".bardo/audit.jsonl"),
+            permits: PathBuf::from(".bardo/permits.json"),
+            allowlist: BTreeMap::new(),
+            allowlist_file: None,
+            spending: None,
+            previews_per_minute: None,
+            approved_assets: BTreeMap::new(),
+            max_position_usd: None,
+            spending_ledger: PathBuf::from(".bardo/spending.json"),
+        }
+    }
+}
+
+/// One plugin's settings in `[settings]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PluginSettings {
+    /// A JSON file, relative to the configuration file.
+    File(PathBuf),
+    /// Inline TOML.
+    Inline(toml::Table),
+}
+
+/// `[registry]`: how components are pulled.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistryConfig {
+    /// Registries (`host:port`) spoken to over plain HTTP; every other one over HTTPS.
+    pub insecure: Vec<String>,
+    /// Refuse any component no trust policy covers (by default only covered ones need a signature).
+    pub require_signatures: bool,
+    /// Signer keys per repository namespace.
+    pub trust: Vec<TrustPolicy>,
+    /// Logins, by registry; registries not listed use Docker's `config.json`, else none.
+    pub auth: Vec<RegistryLogin>,
+}
+
+/// `[[registry.auth]]`: a login for one registry. The password (or token) is read from the
+/// environment, so the configuration file holds no secret.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryLogin {
+    /// `host[:port]`, as written in references (`ghcr.io`).
+    pub registry: String,
+    /// The user name to log in with.
+    pub username: String,
+    /// The environment variable holding the password or token.
+    pub password_env: String,
+}
+
+/// `[[registry.trust]]`: components under `prefix` must be signed by one of `keys`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustPolicy {
+    /// A reference prefix, e.g. `127.0.0.1:5000/bardo/`.
+    pub prefix: String,
+    /// PEM public keys (P-256), relative to the configuration file.
+    pub keys: Vec<PathBuf>,
+}
+
+/// `[oci.NAME]`: a component to pull and load, optionally only in some profiles (a canary).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OciSource {
+    /// Just the reference: every profile.
+    Reference(String),
+    /// A reference routed to the listed profiles.
+    Routed {
+        /// The component's reference (`host/repo:tag` or `@sha256:...`).
+        reference: String,
+        /// The profiles that load it; empty: every profile.
+        #[serde(default)]
+        profiles: Vec<String>,
+    },
+}
+
+impl OciSource {
+    /// The reference to pull.
+    pub fn reference(&self) -> &str {
+        match self {
+            Self::Reference(r) | Self::Routed { reference: r, .. } => r,
+        }
+    }
+
+    /// Whether a host for profile `spec` (`trader` or `trader,vault`) loads it.
+    pub fn routed_to(&self, spec: &str) -> bool {
+        match self {
+            Self::Reference(_) => true,
+            Self::Routed { profiles, .. } => {
+                profiles.is_empty() || spec.split(',').any(|p| profiles.iter().any(|q| q == p.trim()))
+            }
+        }
+    }
+
+    /// The profiles it is routed to (empty: all).
+    pub fn profiles(&self) -> &[String] {
+        match self {
+            Self::Reference(_) => &[],
+            Self::Routed { profiles, .. } => profiles,
+        }
+    }
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Default profile (`--profile` overrides it).
+    pub profile: String,
+    /// Plugin files, or directories whose `*.wasm` files are plugins.
+    pub plugins: Vec<PathBuf>,
+    /// The lock file.
+    pub lock: PathBuf,
+    /// Compiled-artifact cache directory.
+    pub cache_dir: PathBuf,
+    /// Limits of every call.
+    pub limits: Limits,
+    /// Per-profile limit overrides.
+    pub profiles: BTreeMap<String, LimitOverrides>,
+    /// Per-tool overrides.
+    pub tools: ToolOverrides,
+    /// Operator capabilities.
+    pub capabilities: CapabilityConfig,
+    /// WASI grants beyond the minimal set.
+    pub wasi: WasiPolicy,
+    /// RPC nodes per chain id (`[chains.31337] rpc = "http://127.0.0.1:8545"`).
+    pub chains: BTreeMap<String, ChainConfig>,
+    /// The signing key.
+    pub signer: SignerConfig,
+    /// Per-plugin settings, by plugin name: an inline table, or the path of a JSON file
+    /// (`[settings] uniswap = ".bardo/devnet/uniswap.json"`).
+    pub settings: BTreeMap<String, PluginSettings>,
+    /// The write path.
+    pub safety: SafetyConfig,
+    /// Where `bardo stream` journals the Event Fabric for `bardo events`.
+    pub events_journal: PathBuf,
+    /// OCI registries: plain-HTTP ones and the trust policy.
+    pub registry: RegistryConfig,
+    /// Components pulled from registries, by the name they are loaded under.
+    pub oci: BTreeMap<String, OciSource>,
+    #[serde(skip)]
+    base: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            profile: "data".into(),
+            plugins: vec![PathBuf::from("plugins")],
+            lock: PathBuf::from("bardo.lock"),
+            cache_dir: PathBuf::from(".bardo/cache"),
+            limits: Limits::default(),
+            profiles: BTreeMap::new(),
+            tools: ToolOverrides::default(),
+            capabilities: CapabilityConfig::default(),
+            wasi: WasiPolicy::default(),
+            chains: BTreeMap::new(),
+            signer: SignerConfig::default(),
+            settings: BTreeMap::new(),
+            safety: SafetyConfig::default(),
+            events_journal: PathBuf::from(".bardo/events.jsonl"),
+            registry: RegistryConfig::default(),
+            oci: BTreeMap::new(),
+            base: PathBuf::from("."),
+        }
+    }
+}
+
+impl Config {
+    /// Load `path`; when `required` is false a missing file gives the defaults.
+    pub fn load(path: &Path, required: bool) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+                return Ok(Self::default());
+            }
+            Err(source) => {
+                return Err(ConfigError::Io { path: path.to_owned(), source });
+            }
+        };
+        Self::parse(&text, path)
+    }
+
+    /// Parse configuration text; `path` anchors relative paths and names errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let mut config: Self = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })?;
+        config.base =
+            path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        Ok(config)
+    }
+
+    /// The chain configurations keyed by chain id.
+    pub fn chain_configs(&self) -> Result<BTreeMap<u64, ChainConfig>, ConfigError> {
+        self.chains
+            .iter()
+            .map(|(id, c)| {
+                id.parse::<u64>().map(|id| (id, c.clone())).map_err(|_| ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("[chains.{id}]: the key must be a chain id such as 31337"),
+                })
+            })
+            .collect()
+    }
+
+    /// Every plugin's settings as a JSON object, files read.
+    pub fn plugin_settings(&self) -> Result<BTreeMap<String, serde_json::Value>, ConfigError> {
+        let mut out = BTreeMap::new();
+        for (plugin, s) in &self.settings {
+            let value = match s {
+                PluginSettings::Inline(table) => {
+                    serde_json::to_value(table).map_err(|e| ConfigError::Parse {
+                        path: self.base.join("bardo.toml"),
+                        message: format!("[settings.{plugin}]: {e}"),
+                    })?
+                }
+                PluginSettings::File(file) => {
+                    let path = self.resolve(file);
+                    let text = std::fs::read(&path)
+                        .map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+                    serde_json::from_slice(&text).map_err(|e| ConfigError::Parse {
+                        path: path.clone(),
+                        message: format!("settings of plugin `{plugin}` must be JSON: {e}"),
+                    })?
+                }
+            };
+            if !value.is_object() {
+                return Err(ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("the settings of plugin `{plugin}` must be an object"),
+                });
+            }
+            out.insert(plugin.clone(), value);
+        }
+        Ok(out)
+    }
+
+    /// The write allowlist per chain: `[safety] allowlist` plus `allowlist_file`.
+    pub fn allowlist(
+        &self,
+    ) -> Result<BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::Address>>, ConfigError> {
+        let mut entries = self.safety.allowlist.clone();
+        if let Some(file) = &self.safety.allowlist_file {
+            let path = self.resolve(file);
+            let text =
+                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let more: BTreeMap<String, Vec<alloy::primitives::Address>> = serde_json::from_slice(&text)
+                .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
+            for (chain, list) in more {
+                entries.entry(chain).or_default().extend(list);
+            }
+        }
+        entries
+            .into_iter()
+            .map(|(chain, list)| {
+                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("[safety.allowlist] key {chain:?} must be a chain id"),
+                })?;
+                Ok((id, list.into_iter().collect()))
+            })
+            .collect()
+    }
+
+    /// `[safety.approved_assets]` by chain id.
+    pub fn approved_assets(
+        &self,
+    ) -> Result<BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::Address>>, ConfigError> {
+        self.safety
+            .approved_assets
+            .iter()
+            .map(|(chain, list)| {
+                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                    path: self.base.join("bardo.toml"),
+                    message: format!("[safety.approved_assets] key {chain:?} must be a chain id"),
+                })?;
+                Ok((id, list.iter().copied().collect()))
+            })
+            .collect()
+    }
+
+    /// `p` resolved against the configuration file's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() { p.to_owned() } else { self.base.join(p) }
+    }
+
+    /// The limits for a profile spec: the global limits, raised by any composed profile's
+    /// overrides (composition widens, like the tool set).
+    pub fn limits_for(&self, spec: &str) -> Limits {
+        let overrides: Vec<&LimitOverrides> =
+            spec.split(',').filter_map(|p| self.profiles.get(p.trim())).collect();
+        let mut limits = self.limits.clone();
+        if let Some(v) = overrides.iter().filter_map(|o| o.fuel).max() {
+            limits.fuel = v;
+        }
+        if let Some(v) = overrides.iter().filter_map(|o| o.memory_bytes).max() {
+            limits.memory_bytes = v;
+        }
+        if let Some(v) = overrides.iter().filter_map(|o| o.result_max_bytes).max() {
+            limits.result_max_bytes = v;
+        }
+        limits
+    }
+
+    /// The capabilities present: `wallet` when a signer is configured, `uniswap_api` when its
+    /// key variable is set, `memory` when enabled.
+    pub fn capabilities(&self, wallet: bool) -> Vec<RequiredCapability> {
+        let mut caps = Vec::new();
+        if wallet {
+            caps.push(RequiredCapability::Wallet);
+        }
+        if std::env::var(&self.capabilities.uniswap_api_key_env).is_ok_and(|v| !v.is_empty()) {
+            caps.push(RequiredCapability::UniswapApi);
+        }
+        if self.capabilities.memory {
+            caps.push(RequiredCapability::Memory);
+        }
+        caps
+    }
+
+    /// The plugin files: listed files, plus the `*.wasm` files of listed directories (sorted).
+    pub fn plugin_files(&self) -> Result<Vec<PathBuf>, ConfigError> {
+        let mut files = Vec::new();
+        for p in &self.plugins {
+            let p = self.resolve(p);
+            if p.is_dir() {
+                let entries =
+                    std::fs::read_dir(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
+                let mut found: Vec<PathBuf> = entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|f| f.extension().is_some_and(|x| x == "wasm"))
+                    .collect();
+                found.sort();
+                files.extend(found);
+            } else {
+                files.push(p);
+            }
+        }
+        Ok(files)
+    }
+}

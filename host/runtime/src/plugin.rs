@@ -1,0 +1,500 @@
+//! Plugins: load a component (compile or cache, check its surface, read its manifest), build
+//! the catalog the profile selects, and call tools in fresh instances.
+
+mod call;
+mod plan;
+mod state;
+pub mod streams;
+pub mod surface;
+
+pub use call::{CallReport, CallStats};
+pub use state::{Preopen, WasiPolicy};
+pub use surface::{Surface, World};
+
+use crate::bindings::exports::bardo::plugin::{catalog, read, stream, write};
+use crate::caps::{self, convert};
+use crate::engine::{CacheOutcome, Engine, EngineError, Limits};
+use crate::services::Services;
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::profile::{Profile, Selection};
+use bardo_core::tool::{CapabilityTier, Manifest, TickBudget, ToolDef};
+use call::CallEnv;
+use sha2::{Digest, Sha256};
+use state::CallState;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wasmtime::component::{InstancePre, Linker};
+
+/// Why a plugin was not loaded. Each names the plugin and the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read plugin {path}: {source}")]
+    Io {
+        /// The plugin file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The bytes are not a WebAssembly component (a core module, or not wasm at all).
+    #[error("plugin `{plugin}` is not a WebAssembly component: {reason}")]
+    NotAComponent {
+        /// The plugin (its file name until the manifest is read).
+        plugin: String,
+        /// What it is instead.
+        reason: String,
+    },
+    /// Its surface is outside the policy (an import not granted, a missing export).
+    #[error("plugin `{plugin}` refused: {reason}")]
+    Refused {
+        /// The plugin.
+        plugin: String,
+        /// Which import or export, and why.
+        reason: String,
+    },
+    /// Its manifest could not be read or is invalid.
+    #[error("plugin `{plugin}` has an unusable manifest: {reason}")]
+    Manifest {
+        /// The plugin.
+        plugin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// It declares a tool another loaded plugin already provides.
+    #[error(
+        "plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of them"
+    )]
+    DuplicateTool {
+        /// The plugin being loaded.
+        plugin: String,
+        /// The tool both declare.
+        tool: String,
+        /// The plugin that provides it already.
+        other: String,
+    },
+    /// The engine failed (compiling, caching).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// A loaded plugin: compiled, checked, ready to instantiate per call.
+pub struct LoadedPlugin {
+    /// Manifest name (also used in errors and logs).
+    pub name: Arc<str>,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Its world.
+    pub world: World,
+    /// Its imports and exports.
+    pub surface: Surface,
+    /// sha256 of the component bytes, hex.
+    pub sha256: String,
+    /// Whether it came from the compiled-artifact cache.
+    pub cache: CacheOutcome,
+    pre: InstancePre<CallState>,
+    read: read::GuestIndices,
+    write: Option<write::GuestIndices>,
+    stream: Option<stream::GuestIndices>,
+}
+
+/// A tool in the catalog: which plugin serves it and its definition.
+#[derive(Clone)]
+pub struct CatalogEntry {
+    /// The plugin that serves it.
+    pub plugin: Arc<LoadedPlugin>,
+    /// Its definition, as the manifest declares it.
+    pub def: ToolDef,
+}
+
+/// A tool the profile did not select, and why (for `bardo tools` and the log).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    /// The tool skipped.
+    pub tool: String,
+    /// The plugin that declares it.
+    pub plugin: String,
+    /// Why, for the operator.
+    pub reason: String,
+    /// Skipped because no wallet is configured (a write tool): calling it is
+    /// `wallet-not-configured`, not `not-found`.
+    #[serde(skip)]
+    pub needs_wallet: bool,
+}
+
+/// The host: engine, imports, loaded plugins and the profile's catalog.
+pub struct Host {
+    engine: Engine,
+    linker: Linker<CallState>,
+    services: Arc<Services>,
+    wasi: Arc<WasiPolicy>,
+    grants: BTreeSet<String>,
+    limits: Limits,
+    profile: Profile,
+    plugins: Vec<Arc<LoadedPlugin>>,
+    catalog: BTreeMap<String, CatalogEntry>,
+    skipped: Vec<Skipped>,
+}
+
+/// Limits for reading a manifest at load time.
+static LOAD_LIMITS: std::sync::LazyLock<Limits> = std::sync::LazyLock::new(Limits::default);
+
+/// Params larger than this are refused before any plugin code runs.
+const MAX_PARAMS: usize = 1 << 20;
+
+impl Host {
+    /// A host with no plugins yet, serving the host imports from `services`.
+    pub fn new(
+        engine: Engine,
+        services: Arc<Services>,
+        profile: Profile,
+        limits: Limits,
+        wasi: WasiPolicy,
+    ) -> Result<Self, LoadError> {
+        let mut linker = Linker::new(engine.wasmtime());
+        let linked = caps::add_to_linker(&mut linker)
+            .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker));
+        linked.map_err(|e| EngineError::Config(format!("linking host imports: {e:#}")))?;
+        Ok(Self {
+            engine,
+            linker,
+            services,
+            grants: wasi.grant.iter().cloned().collect(),
+            wasi: Arc::new(wasi),
+            limits,
+            profile,
+            plugins: Vec::new(),
+            catalog: BTreeMap::new(),
+            skipped: Vec::new(),
+        })
+    }
+
+    /// Load the component at `path`.
+    pub fn load_file(&mut self, path: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+        let label =
+            path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        self.load_bytes(&label, &bytes)
+    }
+
+    /// Load a component: check its surface against the policy, read its manifest, and add the
+    /// tools the profile selects to the catalog. `label` names it in errors until its manifest
+    /// is read.
+    pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let plugin = self.prepare(label, bytes, true)?;
+        let plugin = Arc::new(plugin);
+        for def in &plugin.manifest.tools {
+            if let Some(other) =
+                self.catalog.get(&def.name).map(|e| e.plugin.name.to_string()).or_else(|| {
+                    self.plugins
+                        .iter()
+                        .find(|p| p.manifest.tools.iter().any(|t| t.name == def.name))
+                        .map(|p| p.name.to_string())
+                })
+            {
+                return Err(LoadError::DuplicateTool {
+                    plugin: plugin.name.to_string(),
+                    tool: def.name.clone(),
+                    other,
+                });
+            }
+        }
+        for def in &plugin.manifest.tools {
+            match self.profile.select(def) {
+                Selection::Included => {
+                    self.catalog
+                        .insert(def.name.clone(), CatalogEntry { plugin: plugin.clone(), def: def.clone() });
+                }
+                Selection::Excluded => {}
+                Selection::Skipped { missing, reason } => {
+                    tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                    self.skipped.push(Skipped {
+                        tool: def.name.clone(),
+                        plugin: plugin.name.to_string(),
+                        reason,
+                        needs_wallet: missing == bardo_core::tool::RequiredCapability::Wallet,
+                    });
+                }
+            }
+        }
+        self.plugins.push(plugin.clone());
+        Ok(plugin)
+    }
+
+    /// Compile and read a component's surface and manifest. With `enforce`, refuse imports
+    /// outside the policy; without, inspect anything (for `bardo audit`).
+    pub(crate) fn prepare(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        enforce: bool,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let not_component = |reason: String| LoadError::NotAComponent { plugin: label.to_owned(), reason };
+        if !bytes.starts_with(b"\0asm") {
+            return Err(not_component("the file does not start with the wasm magic bytes `\\0asm`".into()));
+        }
+        if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
+            return Err(not_component(
+                "it is a core wasm module; build the plugin with `--target wasm32-wasip2`".into(),
+            ));
+        }
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        let (component, cache) = self.engine.compile(bytes).map_err(|e| match e {
+            EngineError::Compile(reason) => not_component(reason),
+            other => LoadError::Engine(other),
+        })?;
+        let surface = Surface::of(&component, self.engine.wasmtime());
+        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
+        let world = surface.world().map_err(refused)?;
+        if enforce {
+            surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
+        }
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| refused(format!("{e:#}")))?;
+        let read = read::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let write = (world == World::Writer)
+            .then(|| write::GuestIndices::new(&pre))
+            .transpose()
+            .map_err(|e| refused(format!("{e:#}")))?;
+        let stream = (world == World::Streamer)
+            .then(|| stream::GuestIndices::new(&pre))
+            .transpose()
+            .map_err(|e| refused(format!("{e:#}")))?;
+        let catalog_idx = catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let label_arc: Arc<str> = Arc::from(label);
+        let report = call::run(
+            &self.load_env(),
+            &pre,
+            &label_arc,
+            "get-manifest",
+            TickBudget::Fast,
+            |store, instance| {
+                let guest = catalog_idx.load(&mut *store, instance)?;
+                Ok(Ok(guest.call_get_manifest(&mut *store)?))
+            },
+        );
+        let bad = |reason: String| LoadError::Manifest { plugin: label.to_owned(), reason };
+        let manifest = report.result.map_err(|e| bad(e.message))?;
+        let manifest = convert::manifest(manifest).map_err(bad)?;
+        validate(&manifest, world).map_err(bad)?;
+        Ok(LoadedPlugin {
+            name: Arc::from(manifest.name.as_str()),
+            manifest,
+            world,
+            surface,
+            sha256,
+            cache,
+            pre,
+            read,
+            write,
+            stream,
+        })
+    }
+
+    fn env(&self) -> CallEnv<'_> {
+        CallEnv { engine: &self.engine, services: &self.services, wasi: &self.wasi, limits: &self.limits }
+    }
+
+    /// Reading a manifest is the host's own call: default limits, whatever the profile's.
+    fn load_env(&self) -> CallEnv<'_> {
+        CallEnv { limits: &LOAD_LIMITS, ..self.env() }
+    }
+
+    /// The services its imports are served from: what a write path or a subscription registry
+    /// over this host is built with (they take them explicitly; nothing reaches through here).
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
+    /// The engine plugins are compiled and run on.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The profile's tools, by name.
+    pub fn catalog(&self) -> &BTreeMap<String, CatalogEntry> {
+        &self.catalog
+    }
+
+    /// Tools the profile skipped for a missing capability.
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    /// Every loaded plugin.
+    pub fn plugins(&self) -> &[Arc<LoadedPlugin>] {
+        &self.plugins
+    }
+
+    /// The limits every call runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The catalog entry for `tool` if it has `tier`; else the error the caller should see.
+    fn entry(&self, tool: &str, tier: CapabilityTier) -> Result<&CatalogEntry, ToolError> {
+        let Some(entry) = self.catalog.get(tool) else {
+            if self.skipped.iter().any(|s| s.tool == tool && s.needs_wallet) {
+                return Err(ToolError::new(
+                    ErrorCode::WalletNotConfigured,
+                    format!(
+                        "`{tool}` plans writes and no wallet is configured; set BARDO_PRIVATE_KEY or \
+                         [signer] keystore in bardo.toml"
+                    ),
+                ));
+            }
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "no tool `{tool}` in profile `{}`; list the tools with `bardo tools`",
+                    self.profile.name()
+                ),
+            ));
+        };
+        if entry.def.capability_tier != tier {
+            let how = match entry.def.capability_tier {
+                CapabilityTier::Read => "call it with `bardo call`",
+                _ => "plan it with `bardo plan`; the host executes writes",
+            };
+            return Err(ToolError::new(
+                ErrorCode::Denied,
+                format!("`{tool}` is a {:?} tool; {how}", entry.def.capability_tier),
+            ));
+        }
+        Ok(entry)
+    }
+
+    /// Call read tool `tool` with JSON params, in a fresh instance under the limits.
+    pub fn call(&self, tool: &str, params_json: &str) -> CallReport {
+        let entry = match self.entry(tool, CapabilityTier::Read) {
+            Ok(entry) => entry,
+            Err(e) => return CallReport::refused(e),
+        };
+        if let Err(e) = check_params(params_json) {
+            return CallReport::refused(e);
+        }
+        if self.is_stream(tool) {
+            return CallReport::refused(ToolError::new(
+                ErrorCode::Denied,
+                format!("`{tool}` is a stream tool; subscribe to it with `bardo stream {tool}`"),
+            ));
+        }
+        let plugin = &entry.plugin;
+        let limits = &self.limits;
+        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
+            let guest = plugin.read.load(&mut *store, instance)?;
+            let answer = guest.call_call(&mut *store, tool, params_json)?;
+            Ok(answer
+                .map_err(convert::tool_error)
+                .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
+        })
+    }
+}
+
+/// One instance kept across calls: the baseline an isolated call is measured against. Calls
+/// share the instance's memory, so this is for benchmarks of trusted plugins only; the host
+/// itself always uses a fresh instance per call.
+pub struct ReusedInstance {
+    store: wasmtime::Store<CallState>,
+    guest: read::Guest,
+    limits: Limits,
+}
+
+impl ReusedInstance {
+    /// Call `tool` on the kept instance, refuelled to the full budget.
+    pub fn call(&mut self, tool: &str, params_json: &str) -> Result<String, ToolError> {
+        let _ = self.store.set_fuel(self.limits.fuel);
+        self.store.set_epoch_deadline(crate::engine::deadline_ticks(TickBudget::Fast));
+        match self.guest.call_call(&mut self.store, tool, params_json) {
+            Ok(answer) => answer.map_err(convert::tool_error),
+            Err(trap) => Err(ToolError::new(ErrorCode::Internal, format!("{trap:#}"))),
+        }
+    }
+}
+
+impl Host {
+    /// A kept instance of the plugin serving `tool` (see [`ReusedInstance`]).
+    pub fn reused_instance(&self, tool: &str) -> Result<ReusedInstance, ToolError> {
+        let entry = self
+            .catalog
+            .get(tool)
+            .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("no tool `{tool}`")))?;
+        let plugin = &entry.plugin;
+        let call = caps::CallCtx {
+            plugin: plugin.name.clone(),
+            tool: tool.to_owned(),
+            started: std::time::Instant::now(),
+            deadline: std::time::Instant::now(),
+            events: Default::default(),
+        };
+        let state = CallState::new(self.services.clone(), call, self.wasi.clone());
+        let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);
+        let internal = |e: wasmtime::Error| ToolError::new(ErrorCode::Internal, format!("{e:#}"));
+        let instance = plugin.pre.instantiate(&mut store).map_err(internal)?;
+        let guest = plugin.read.load(&mut store, &instance).map_err(internal)?;
+        Ok(ReusedInstance { store, guest, limits: self.limits.clone() })
+    }
+}
+
+impl LoadedPlugin {
+    /// Whether the plugin exports `write` / `stream` handlers (checked at load).
+    pub fn exports_write(&self) -> bool {
+        self.write.is_some()
+    }
+
+    /// Whether the plugin exports stream handlers.
+    pub fn exports_stream(&self) -> bool {
+        self.stream.is_some()
+    }
+}
+
+/// Params larger than [`MAX_PARAMS`] are refused before any plugin code runs.
+fn check_params(params_json: &str) -> Result<(), ToolError> {
+    if params_json.len() > MAX_PARAMS {
+        return Err(ToolError::new(
+            ErrorCode::InvalidParams,
+            format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.
+fn valid_tool_name(name: &str) -> bool {
+    let mut parts = name.split('_');
+    let first_ok = parts.next().is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
+    first_ok
+        && name.split('_').count() >= 2
+        && name
+            .split('_')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+}
+
+fn validate(m: &Manifest, world: World) -> Result<(), String> {
+    if m.name.is_empty() || !m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(format!("plugin name {:?} must be lowercase letters, digits and '-'", m.name));
+    }
+    semver::Version::parse(&m.version).map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
+    let mut seen = BTreeSet::new();
+    for t in &m.tools {
+        if !valid_tool_name(&t.name) {
+            return Err(format!("tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase", t.name));
+        }
+        if !seen.insert(&t.name) {
+            return Err(format!("tool `{}` is declared twice", t.name));
+        }
+        if !t.input_schema.is_object() {
+            return Err(format!("tool `{}`: its input schema must be a JSON object", t.name));
+        }
+        if t.capability_tier == CapabilityTier::Privileged {
+            return Err(format!(
+                "tool `{}` declares the privileged tier, which only the host's own tools have",
+                t.name
+            ));
+        }
+        if t.capability_tier == CapabilityTier::Write && world != World::Writer {
+            return Err(format!("tool `{}` is a write tool, but the plugin does not export `write`", t.name));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! One plugin call: a fresh store from the engine (all limits on), instantiate from the
+//! `InstancePre`, call, measure, and turn every trap into a typed error for that call only.
+
+use super::state::CallState;
+use crate::caps::CallCtx;
+use crate::engine::{Engine, Limits};
+use crate::services::Services;
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::tool::CallEvents;
+use bardo_core::tool::TickBudget;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::component::{Instance, InstancePre};
+use wasmtime::{Store, Trap};
+
+/// What a call cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CallStats {
+    /// Fuel the guest consumed (≈ wasm instructions).
+    pub fuel_consumed: u64,
+    /// Wall time of the whole call: store, instantiation, call, drop.
+    #[serde(serialize_with = "micros")]
+    pub wall: Duration,
+    /// Largest linear memory the instance had, bytes.
+    pub peak_memory_bytes: usize,
+}
+
+fn micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_micros() as u64)
+}
+
+/// The outcome of one call: its result, what it cost, and what it reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallReport<T = String> {
+    /// The tool's answer or a typed error.
+    pub result: Result<T, ToolError>,
+    /// Fuel, time and memory.
+    pub stats: CallStats,
+    /// Progress and domain events.
+    pub events: CallEvents,
+}
+
+impl<T> CallReport<T> {
+    /// A call refused before any plugin code ran.
+    pub fn refused(error: ToolError) -> Self {
+        Self { result: Err(error), stats: CallStats::default(), events: CallEvents::default() }
+    }
+}
+
+/// Everything a call needs that is not the call itself.
+pub(crate) struct CallEnv<'a> {
+    pub engine: &'a Engine,
+    pub services: &'a Arc<Services>,
+    pub wasi: &'a Arc<super::state::WasiPolicy>,
+    pub limits: &'a Limits,
+}
+
+/// Run `f` on a fresh instance of `pre` under `env.limits` and `budget`.
+pub(crate) fn run<R>(
+    env: &CallEnv<'_>,
+    pre: &InstancePre<CallState>,
+    plugin: &Arc<str>,
+    tool: &str,
+    budget: TickBudget,
+    f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
+) -> CallReport<R> {
+    let started = Instant::now();
+    let call = CallCtx {
+        plugin: plugin.clone(),
+        tool: tool.to_owned(),
+        started,
+        deadline: started + Duration::from_millis(budget.millis()),
+        events: CallEvents::default(),
+    };
+    let state = CallState::new(env.services.clone(), call, env.wasi.clone());
+    let mut store = env.engine.store(state, env.limits, budget);
+    let outcome = pre.instantiate(&mut store).and_then(|instance| f(&mut store, &instance));
+    let fuel_left = store.get_fuel().unwrap_or(0);
+    let result = match outcome {
+        Ok(result) => result,
+        Err(trap) => Err(classify(&trap, &store, env.limits, budget, plugin, tool)),
+    };
+    let state = store.into_data();
+    if !state.output.is_empty() {
+        tracing::debug!(target: "plugin", plugin = %plugin, tool, "output: {}", state.output.text());
+    }
+    let stats = CallStats {
+        fuel_consumed: env.limits.fuel.saturating_sub(fuel_left),
+        wall: started.elapsed(),
+        peak_memory_bytes: state.limiter.peak_memory(),
+    };
+    CallReport { result, stats, events: state.call.events }
+}
+
+/// A trap or host failure as a typed error that says what happened and what to do.
+fn classify(
+    error: &wasmtime::Error,
+    store: &Store<CallState>,
+    limits: &Limits,
+    budget: TickBudget,
+    plugin: &str,
+    tool: &str,
+) -> ToolError {
+    let who = format!("plugin `{plugin}` tool `{tool}`");
+    if let Some(denied) = store.data().limiter.denied() {
+        return ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{who} tried to grow its memory to {} MiB, over the {} MiB limit; call it with smaller input or raise `limits.memory_bytes`",
+                denied >> 20,
+                store.data().limiter.memory_limit() >> 20
+            ),
+        );
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{who} ran out of fuel ({} instructions); it may loop forever — report it to the plugin's author or raise `limits.fuel`",
+                limits.fuel
+            ),
+        ),
+        Some(Trap::Interrupt) => ToolError::retryable(
+            ErrorCode::Timeout,
+            format!(
+                "{who} ran past its {} ms budget and was stopped; retry later or with a narrower request",
+                budget.millis()
+            ),
+        ),
+        Some(Trap::StackOverflow) => ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!("{who} overflowed its stack (unbounded recursion?); report it to the plugin's author"),
+        ),
+        Some(trap) => match store.data().output.panic_message() {
+            Some(message) => ToolError::new(ErrorCode::Internal, format!("{who} panicked: {message}")),
+            None => ToolError::new(
+                ErrorCode::Internal,
+                format!("{who} trapped: {trap}; report it to the plugin's author"),
+            ),
+        },
+        None if error.to_string().contains("concurrent") || error.to_string().contains("maximum") => {
+            ToolError::retryable(
+                ErrorCode::LimitExceeded,
+                format!("{who} could not start: {error:#}; the host is at its instance limit, retry shortly"),
+            )
+        }
+        None => ToolError::new(ErrorCode::Internal, format!("{who} failed: {error:#}")),
+    }
+}
+
+/// Refuse results over the cap before they travel further.
+pub(crate) fn cap_result(
+    result: String,
+    limits: &Limits,
+    plugin: &str,
+    tool: &str,
+) -> Result<String, ToolError> {
+    if result.len() > limits.result_max_bytes {
+        return Err(ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "plugin `{plugin}` tool `{tool}` returned {} bytes, over the {} byte limit; narrow the request (fewer items, a smaller range)",
+                result.len(),
+                limits.result_max_bytes
+            ),
+        ));
+    }
+    Ok(result)
+}

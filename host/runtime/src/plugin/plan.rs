@@ -1,0 +1,83 @@
+//! Write tools, plugin side: ask for a plan, and later for the actual outcome read from the
+//! receipts. Nothing here signs or sends; executing a plan is the write path's job.
+
+use super::{Host, call, check_params};
+use crate::caps::chain::wit_receipt;
+use crate::caps::convert;
+use alloy::rpc::types::TransactionReceipt;
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::tool::{CapabilityTier, WritePlan};
+
+impl Host {
+    /// The catalog entry and write exports serving write tool `tool`, params size checked.
+    fn writer(
+        &self,
+        tool: &str,
+        params_json: &str,
+    ) -> Result<(&super::CatalogEntry, &super::write::GuestIndices), ToolError> {
+        let entry = self.entry(tool, CapabilityTier::Write)?;
+        check_params(params_json)?;
+        let indices = entry.plugin.write.as_ref().ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::Internal,
+                format!("plugin `{}` declares write tools but exports no `write`", entry.plugin.name),
+            )
+        })?;
+        Ok((entry, indices))
+    }
+
+    /// Plan write tool `tool` with JSON params, in a fresh instance under the limits.
+    pub fn plan(&self, tool: &str, params_json: &str) -> call::CallReport<WritePlan> {
+        let (entry, indices) = match self.writer(tool, params_json) {
+            Ok(found) => found,
+            Err(e) => return call::CallReport::refused(e),
+        };
+        let plugin = &entry.plugin;
+        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            let answer = guest.call_plan(&mut *store, tool, params_json)?;
+            Ok(answer.map_err(convert::tool_error).and_then(|plan| {
+                convert::write_plan(plan).map_err(|reason| {
+                    ToolError::new(
+                        ErrorCode::Internal,
+                        format!("plugin `{}` returned an unusable plan for `{tool}`: {reason}", plugin.name),
+                    )
+                })
+            }))
+        })
+    }
+
+    /// The actual outcome of an executed plan of `tool`, as the plugin reads it from the
+    /// receipts (mined on `chain`, in plan order).
+    pub fn verify(
+        &self,
+        tool: &str,
+        params_json: &str,
+        chain: u64,
+        receipts: &[TransactionReceipt],
+    ) -> call::CallReport<serde_json::Value> {
+        let (entry, indices) = match self.writer(tool, params_json) {
+            Ok(found) => found,
+            Err(e) => return call::CallReport::refused(e),
+        };
+        let plugin = &entry.plugin;
+        let receipts: Vec<_> = receipts.iter().map(|r| wit_receipt(chain, r)).collect();
+        let limits = &self.limits;
+        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            let answer = guest.call_verify(&mut *store, tool, params_json, &receipts)?;
+            Ok(answer.map_err(convert::tool_error).and_then(|json| {
+                let json = call::cap_result(json, limits, &plugin.name, tool)?;
+                serde_json::from_str(&json).map_err(|e| {
+                    ToolError::new(
+                        ErrorCode::Internal,
+                        format!(
+                            "plugin `{}` verified `{tool}` with output that is not JSON: {e}",
+                            plugin.name
+                        ),
+                    )
+                })
+            }))
+        })
+    }
+}

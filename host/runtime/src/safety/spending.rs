@@ -1,0 +1,223 @@
+//! SpendingLimiter: what a plan spends, in USD, against per-transaction and rolling-day limits.
+//!
+//! Spend is read from the simulation (the wallet's outflows) and from the plan's approvals — an
+//! approval counts as spend even if the plan does not use it all — so it runs after the
+//! simulator, not before it as a static check could. Tokens are valued from on-chain pool prices
+//! through the `data_get_token_price` tool; a token that cannot be valued is refused, never
+//! waved through. Previews reserve their spend under one lock, so concurrent previews cannot
+//! together exceed the day's limit; a reservation becomes spend at commit and is released when
+//! the permit is cancelled, refused or expires. With `[safety] spending_ledger` the ledger is a
+//! file every `bardo` process shares under a lock, so separate `bardo preview` runs add up.
+//! The hot lane bounds the spend of any short window (an hour by default) below the day's.
+
+use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::valuation::{MicroUsd, Valuer, usd};
+use alloy::primitives::{Address, U256};
+use alloy::sol_types::SolCall;
+use bardo_core::error::ErrorCode;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+alloy::sol! {
+    function approve(address spender, uint256 amount) external returns (bool);
+}
+
+/// `[safety.spending]` limits, whole US dollars.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpendingLimits {
+    /// Most one write may spend, whole USD.
+    pub per_tx_usd: u64,
+    /// Most all writes may spend in a rolling 24 h, whole USD.
+    pub per_day_usd: u64,
+    /// The hot lane: at most this much within any `hot_lane_secs` window, so the day's budget
+    /// cannot be drained in minutes by a looping agent. None: no hot lane.
+    #[serde(default)]
+    pub hot_lane_usd: Option<u64>,
+    /// The hot lane's window, seconds (default one hour).
+    #[serde(default = "default_hot_lane_secs")]
+    pub hot_lane_secs: u64,
+}
+
+fn default_hot_lane_secs() -> u64 {
+    3600
+}
+
+impl SpendingLimits {
+    /// Per-transaction and per-day limits, no hot lane.
+    pub fn new(per_tx_usd: u64, per_day_usd: u64) -> Self {
+        Self { per_tx_usd, per_day_usd, hot_lane_usd: None, hot_lane_secs: default_hot_lane_secs() }
+    }
+
+    /// With a hot lane of `usd` per `window`.
+    pub fn with_hot_lane(self, usd: u64, window: Duration) -> Self {
+        Self { hot_lane_usd: Some(usd), hot_lane_secs: window.as_secs().max(1), ..self }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum State {
+    Reserved,
+    Spent,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    /// Micro-dollars.
+    usd: MicroUsd,
+    /// Unix milliseconds: reservation time, or spending time once spent.
+    at_ms: u64,
+    state: State,
+}
+
+type Ledger = BTreeMap<String, Entry>;
+
+/// The limiter and its ledger (in memory, or a file every `bardo` process shares).
+pub struct SpendingLimiter {
+    limits: SpendingLimits,
+    valuer: Valuer,
+    ttl: Duration,
+    clock: super::Clock,
+    file: Option<PathBuf>,
+    mem: Mutex<Ledger>,
+}
+
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl SpendingLimiter {
+    /// A limiter valuing tokens with `valuer`; reservations older than `ttl` (the permit TTL)
+    /// lapse.
+    pub fn new(limits: SpendingLimits, valuer: Valuer, ttl: Duration, clock: super::Clock) -> Self {
+        Self { limits, valuer, ttl, clock, file: None, mem: Mutex::default() }
+    }
+
+    /// Keep the ledger in `path`, shared with other `bardo` processes (`bardo preview` reserves,
+    /// `bardo commit` spends, in different processes).
+    pub fn with_ledger_file(mut self, path: &Path) -> Self {
+        self.file = Some(path.to_owned());
+        self
+    }
+
+    /// Apply `f` to the ledger, under the in-process lock and, with a file, the file lock.
+    fn with_ledger<R>(&self, f: impl FnOnce(&mut Ledger) -> R) -> Result<R, String> {
+        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+        match &self.file {
+            None => Ok(f(&mut mem)),
+            Some(path) => super::store::with_locked(path, f),
+        }
+    }
+
+    /// What the plan spends per token: outflows in the simulation, or approvals if larger.
+    fn spend(p: &Proposal<'_>, found: &Findings) -> BTreeMap<Address, U256> {
+        let mut spend: BTreeMap<Address, U256> = BTreeMap::new();
+        if let Some(sim) = &found.simulation {
+            for (token, delta) in &sim.balance_deltas {
+                if let Some(token) = token
+                    && delta.is_negative()
+                {
+                    *spend.entry(*token).or_default() += delta.unsigned_abs();
+                }
+            }
+        }
+        for call in &p.plan.calls {
+            if let Ok(a) = approveCall::abi_decode(&call.data) {
+                let e = spend.entry(call.to).or_default();
+                *e = (*e).max(a.amount);
+            }
+        }
+        spend
+    }
+
+    /// Spent and reserved within `window` of `now` (reservations count while their permit lives).
+    fn total_within(&self, ledger: &Ledger, now_ms: u64, window: Duration) -> MicroUsd {
+        let live = |e: &Entry, keep: Duration| now_ms.saturating_sub(e.at_ms) < keep.as_millis() as u64;
+        ledger
+            .values()
+            .filter(|e| match e.state {
+                State::Spent => live(e, window),
+                State::Reserved => live(e, self.ttl),
+            })
+            .map(|e| e.usd)
+            .sum()
+    }
+}
+
+impl SafetyHook for SpendingLimiter {
+    fn name(&self) -> &'static str {
+        "spending-limiter"
+    }
+
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let over = |reason: String| Decision::Reject { code: ErrorCode::LimitExceeded, reason };
+        let mut total: MicroUsd = 0;
+        for (token, amount) in Self::spend(p, found) {
+            match self.valuer.usd(p.chain_id, token, amount) {
+                Ok(v) => total = total.saturating_add(v),
+                Err(reason) => return Decision::Reject { code: ErrorCode::Denied, reason },
+            }
+        }
+        let per_tx = MicroUsd::from(self.limits.per_tx_usd) * 1_000_000;
+        if total > per_tx {
+            return over(format!("spends {} but the per-transaction limit is {}", usd(total), usd(per_tx)));
+        }
+        let now = unix_ms((self.clock)());
+        let per_day = MicroUsd::from(self.limits.per_day_usd) * 1_000_000;
+        let hot_lane = self.limits.hot_lane_usd.map(|u| MicroUsd::from(u) * 1_000_000);
+        let window = Duration::from_secs(self.limits.hot_lane_secs);
+        let decided = self.with_ledger(|ledger| {
+            ledger.retain(|_, e| now.saturating_sub(e.at_ms) < DAY.as_millis() as u64);
+            let used = self.total_within(ledger, now, DAY);
+            if used.saturating_add(total) > per_day {
+                return over(format!(
+                    "spends {} but only {} of the daily {} is left (spent or reserved by open permits)",
+                    usd(total),
+                    usd(per_day.saturating_sub(used)),
+                    usd(per_day)
+                ));
+            }
+            if let Some(lane) = hot_lane {
+                let recent = self.total_within(ledger, now, window);
+                if recent.saturating_add(total) > lane {
+                    return over(format!(
+                        "spends {} but the hot lane allows {} per {} s and {} of it is used; wait or preview less",
+                        usd(total),
+                        usd(lane),
+                        window.as_secs(),
+                        usd(recent)
+                    ));
+                }
+            }
+            ledger.insert(p.permit_id.to_owned(), Entry { usd: total, at_ms: now, state: State::Reserved });
+            Decision::Allow
+        });
+        decided.unwrap_or_else(|e| Decision::Reject {
+            code: ErrorCode::Internal,
+            reason: format!("the spending ledger is unusable: {e}"),
+        })
+    }
+
+    fn settle(&self, permit_id: &str, executed: bool) {
+        let now = unix_ms((self.clock)());
+        let settled = self.with_ledger(|ledger| {
+            if executed {
+                if let Some(e) = ledger.get_mut(permit_id) {
+                    e.state = State::Spent;
+                    e.at_ms = now;
+                }
+            } else {
+                ledger.remove(permit_id);
+            }
+        });
+        if let Err(e) = settled {
+            tracing::error!("settling {permit_id} in the spending ledger: {e}");
+        }
+    }
+}

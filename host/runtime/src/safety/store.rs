@@ -1,0 +1,38 @@
+//! A JSON file that several `bardo` processes change in turn (permits, the spending ledger):
+//! read, change and rewrite under an exclusive lock on a `.lock` beside it, the rewrite atomic
+//! (write a temp file, rename).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::path::Path;
+
+/// Apply `f` to the contents of `path` (default when the file is missing) under the lock and
+/// write the result back. Errors name the file.
+pub(super) fn with_locked<T, R>(path: &Path, f: impl FnOnce(&mut T) -> R) -> Result<R, String>
+where
+    T: Default + Serialize + DeserializeOwned,
+{
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path.with_extension("lock"))
+        .map_err(io)?;
+    lock.lock().map_err(io)?;
+    let mut value: T = match std::fs::read(path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| format!("{} is corrupt: {e}", path.display()))?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => T::default(),
+        Err(e) => return Err(io(e)),
+    };
+    let out = f(&mut value);
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let json = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, path)).map_err(io)?;
+    Ok(out)
+}

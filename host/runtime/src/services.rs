@@ -1,0 +1,67 @@
+//! The services behind the host imports and the write path: chains, the fork simulator, the
+//! wallet and the plugins' settings. Built once (by `setup`, or by a test) and shared by `Arc`:
+//! the import modules in `caps`, the safety chain, the valuer and the stream subscriptions all
+//! borrow the same instance, so there is one RPC cache, one warm fork and one runtime.
+
+use alloy::primitives::Address;
+use bardo_core::Runtime;
+use bardo_evm::{Chains, Simulator, Wallet};
+use std::collections::BTreeMap;
+
+/// Chains, simulator, wallet and settings.
+#[derive(Debug)]
+pub struct Services {
+    /// Every configured chain (and the host's runtime their requests run on).
+    pub chains: Chains,
+    /// The revm fork simulator (its forks stay warm across calls).
+    pub simulator: Simulator,
+    /// The operator's signing wallet, if one is configured. Plugins only ever see its address.
+    pub wallet: Option<Wallet>,
+    /// Operator settings per plugin name, as JSON object text.
+    pub settings: BTreeMap<String, String>,
+}
+
+impl Services {
+    /// No chains, no wallet, no settings: what a host that only reads manifests needs.
+    pub fn empty(runtime: &Runtime) -> Self {
+        Self::new(Chains::none(runtime))
+    }
+
+    /// `chains`, with a fresh simulator and no wallet or settings yet.
+    pub fn new(chains: Chains) -> Self {
+        Self { chains, simulator: Simulator::default(), wallet: None, settings: BTreeMap::new() }
+    }
+
+    /// Sign with `wallet` (its address is exposed on every configured chain).
+    pub fn with_wallet(mut self, wallet: Option<Wallet>) -> Self {
+        self.wallet = wallet;
+        self
+    }
+
+    /// Serve `settings` (plugin name → JSON object) through `bardo:host/config`.
+    pub fn with_settings(mut self, settings: BTreeMap<String, serde_json::Value>) -> Self {
+        self.settings = settings.into_iter().map(|(name, v)| (name, v.to_string())).collect();
+        self
+    }
+
+    /// The host's async runtime.
+    pub fn runtime(&self) -> &Runtime {
+        self.chains.runtime()
+    }
+
+    /// The wallet's address on `chain`, if a wallet is configured and the chain is.
+    pub fn address(&self, chain: u64) -> Option<Address> {
+        let wallet = self.wallet.as_ref()?;
+        self.chains.get(chain).is_ok().then(|| wallet.address())
+    }
+
+    /// The private key as hex (without 0x), for the result filter to redact; never exported.
+    pub(crate) fn secret_hex(&self) -> Option<String> {
+        self.wallet.as_ref().map(Wallet::secret_hex)
+    }
+
+    /// The settings of plugin `name`, as JSON object text.
+    pub fn settings_of(&self, name: &str) -> Option<&str> {
+        self.settings.get(name).map(String::as_str)
+    }
+}

@@ -1,0 +1,231 @@
+//! Open a host from `bardo.toml`: the services (chains, simulator, wallet, settings) on the
+//! host's runtime, the engine with its cache, the profile with its overrides and capabilities,
+//! and every configured plugin checked against `bardo.lock` or pulled and pinned by
+//! `distribution`. A plugin refused here is reported and skipped; the host serves the others.
+
+use crate::config::{Config, ConfigError};
+use crate::distribution::lock::{LockError, Lockfile, Pin};
+use crate::distribution::{self, DistributionError, Outcome, Puller};
+use crate::engine::{Engine, EngineError};
+use crate::plugin::{Host, LoadError};
+use crate::services::Services;
+use bardo_core::Runtime;
+use bardo_core::profile::{Profile, ProfileError};
+use bardo_evm::chain::{ChainError, Chains};
+use bardo_evm::signer::{SignerError, Wallet};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// Why a host could not be opened at all (a single plugin failing is not one of these).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// `bardo.toml` could not be read or is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The profile asked for does not exist.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// The engine could not be built.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A plugin file could not be read while re-pinning.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A `[chains]` entry is unusable.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// The configured wallet could not be opened.
+    #[error(transparent)]
+    Signer(#[from] SignerError),
+    /// `bardo.lock` could not be read or written.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The audit log could not be opened.
+    #[error(transparent)]
+    Audit(#[from] crate::safety::audit_log::AuditError),
+}
+
+/// Why one configured plugin was not loaded (the host serves the others).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The component itself was refused.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// Its bytes no longer match their pin in `bardo.lock`.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// It could not be pulled, or its cached copy could not be used.
+    #[error("plugin `{plugin}`: {source}")]
+    Distribution {
+        /// The name it is configured under.
+        plugin: String,
+        /// What went wrong.
+        source: DistributionError,
+    },
+}
+
+/// A host, the services it was opened with, and the plugins it refused (it serves the others).
+pub struct Opened {
+    /// The host.
+    pub host: Host,
+    /// Its chains, simulator, wallet and settings (the write path and streams share them).
+    pub services: Arc<Services>,
+    /// The plugins that were not loaded, and why.
+    pub refused: Vec<Refused>,
+}
+
+/// Open the host for `profile` (default: the configuration's), its I/O on `runtime`.
+pub fn open(config: &Config, profile: Option<&str>, runtime: &Runtime) -> Result<Opened, SetupError> {
+    let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
+    open_with(config, profile, engine, runtime)
+}
+
+/// The services `config` describes: its chains on `runtime`, the wallet, the plugins' settings.
+pub fn services(config: &Config, runtime: &Runtime) -> Result<Services, SetupError> {
+    let chains = Chains::new(&config.chain_configs()?, runtime)?;
+    Ok(Services::new(chains)
+        .with_wallet(Wallet::open(&config.signer)?)
+        .with_settings(config.plugin_settings()?))
+}
+
+/// Open the host on an existing engine (a reload keeps its engine and pool).
+pub fn open_with(
+    config: &Config,
+    profile: Option<&str>,
+    engine: Engine,
+    runtime: &Runtime,
+) -> Result<Opened, SetupError> {
+    let spec = profile.unwrap_or(&config.profile);
+    let services = Arc::new(services(config, runtime)?);
+    let profile = Profile::parse(spec)?
+        .with_overrides(&config.tools.enable, &config.tools.disable)
+        .with_capabilities(config.capabilities(services.wallet.is_some()));
+    let mut host =
+        Host::new(engine, services.clone(), profile, config.limits_for(spec), config.wasi.clone())?;
+    let lock_path = config.resolve(&config.lock);
+    let mut lock = Lockfile::read(&lock_path)?;
+    let mut pinned_new = false;
+    let mut refused = Vec::new();
+    for file in config.plugin_files()? {
+        let loaded = std::fs::read(&file)
+            .map_err(|source| Refused::Load(LoadError::Io { path: file.clone(), source }))
+            .and_then(|bytes| {
+                let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let digest = hex::encode(Sha256::digest(&bytes));
+                pinned_new |= lock.verify(&name, &digest, &lock_path)? == Pin::Added;
+                Ok(host.load_bytes(&name, &bytes)?)
+            });
+        if let Err(e) = loaded {
+            tracing::debug!("{e}");
+            refused.push(e);
+        }
+    }
+    pinned_new |= load_oci(&Puller::new(config, runtime), spec, &mut host, &mut lock, &mut refused);
+    if pinned_new {
+        lock.write(&lock_path)?;
+        tracing::info!(lock = %lock_path.display(), "pinned new plugins");
+    }
+    Ok(Opened { host, services, refused })
+}
+
+/// Pull the `[oci]` components routed to `spec` that are not pinned at their reference yet, then
+/// load every pinned component routed to it from the cache (re-verified). Returns whether the
+/// lock changed.
+fn load_oci(
+    puller: &Puller<'_>,
+    spec: &str,
+    host: &mut Host,
+    lock: &mut Lockfile,
+    refused: &mut Vec<Refused>,
+) -> bool {
+    let config = puller.config();
+    let mut changed = false;
+    for (name, source) in config.oci.iter().filter(|(_, s)| s.routed_to(spec)) {
+        let reference = source.reference();
+        let settled = lock.oci_pin(name).is_some_and(|p| p.reference == reference)
+            || lock.pending.iter().any(|p| p.name == *name && p.reference == reference);
+        if settled {
+            continue;
+        }
+        match distribution::sync(puller, host.engine(), lock, name, reference, source.profiles(), &|_| {}) {
+            Ok(Outcome::Held { pin, active, diff }) => {
+                changed = true;
+                tracing::warn!(
+                    plugin = %name,
+                    "{reference} ({}) grew its capability surface ({}); it stays inactive and {} ({}) serves until `bardo plugin approve {name}`",
+                    pin.version,
+                    crate::surface_audit::summary(&diff),
+                    active.version,
+                    active.digest
+                );
+            }
+            Ok(Outcome::Offline { .. }) => {}
+            Ok(_) => changed = true,
+            Err(source) => refused.push(Refused::Distribution { plugin: name.clone(), source }),
+        }
+    }
+    for pin in &lock.oci {
+        if config.oci.get(&pin.name).is_some_and(|s| !s.routed_to(spec)) {
+            continue;
+        }
+        let loaded = puller
+            .load(pin)
+            .map_err(|source| Refused::Distribution { plugin: pin.name.clone(), source })
+            .and_then(|bytes| Ok(host.load_bytes(&pin.name, &bytes)?));
+        if let Err(e) = loaded {
+            tracing::warn!("{e}");
+            refused.push(e);
+        }
+    }
+    changed
+}
+
+/// Re-pin every configured plugin file to its current digest.
+pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
+    let lock_path = config.resolve(&config.lock);
+    let mut lock = Lockfile::read(&lock_path)?;
+    lock.clear_files();
+    for file in config.plugin_files()? {
+        let bytes = std::fs::read(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
+        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        lock.pin(&name, &hex::encode(Sha256::digest(&bytes)));
+    }
+    lock.write(&lock_path)?;
+    Ok(lock)
+}
+
+/// The write path over an opened host, with the hook chain and files `[safety]` configures.
+pub fn write_path(config: &Config, opened: Opened) -> Result<crate::safety::WritePath, SetupError> {
+    use crate::safety::hooks::{
+        AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook,
+    };
+    use crate::safety::valuation::Valuer;
+    let Opened { host, services, .. } = opened;
+    let host = Arc::new(host);
+    let max_position =
+        config.safety.max_position_usd.map(|usd| MaxPosition { usd, valuer: Valuer::new(&host, &services) });
+    let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage { approved_assets: config.approved_assets()?, max_position }),
+        Box::new(AllowlistGuard { allowed: config.allowlist()? }),
+    ];
+    if let Some(n) = config.safety.previews_per_minute {
+        hooks.push(Box::new(RateLimiter::new(n)));
+    }
+    hooks.push(Box::new(ApprovalGuard));
+    let audit = crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log))?;
+    let mut path = crate::safety::WritePath::new(host.clone(), services.clone(), hooks, audit)
+        .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
+        .with_permit_file(&config.resolve(&config.safety.permits));
+    if let Some(limits) = config.safety.spending {
+        let limiter = crate::safety::spending::SpendingLimiter::new(
+            limits,
+            Valuer::new(&host, &services),
+            path.ttl(),
+            path.clock(),
+        )
+        .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
+        path = path.with_after_simulation(vec![Box::new(limiter)]);
+    }
+    path.set_phase(config.safety.phase);
+    Ok(path)
+}
