@@ -19,6 +19,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("OVERREACH", "program-overreach", "program_overreach"),
     ("CHAIN_READER", "program-chain-reader", "program_chain_reader"),
     ("EVIL_WRITER", "program-evil-writer", "program_evil_writer"),
+    ("KIND_THIEF", "program-kind-thief", "program_kind_thief"),
     ("ECHO_V1", "program-echo-v1", "program_echo_v1"),
     ("ECHO_V2", "program-echo-v2", "program_echo_v2"),
     ("ECHO_V3", "program-echo-v3", "program_echo_v3"),

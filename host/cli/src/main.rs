@@ -498,7 +498,10 @@ fn audit_cmd(file: &Path, new: Option<&Path>, json: bool, rt: &Runtime) -> Resul
 fn print_report(r: &SurfaceReport) {
     println!("plugin   {}@{}", r.plugin, r.version);
     println!("sha256   {}", r.sha256);
-    println!("world    {:?}", r.world);
+    match r.world {
+        Some(world) => println!("world    {world:?}"),
+        None => println!("world    none (no usable bardo:plugin exports)"),
+    }
     println!("imports");
     for i in &r.imports {
         println!("  {:<48} {:?}", i.name, i.class);
@@ -509,8 +512,13 @@ fn print_report(r: &SurfaceReport) {
     }
     println!("tools");
     for t in &r.tools {
+        let kinds = if t.action_kinds.is_empty() {
+            String::new()
+        } else {
+            format!("  serves {}", t.action_kinds.join(", "))
+        };
         println!(
-            "  {:<32} {:<10} {:<12} risk {:<7} {:?}",
+            "  {:<32} {:<10} {:<12} risk {:<7} {:?}{kinds}",
             t.name,
             format!("{:?}", t.capability_tier).to_lowercase(),
             format!("{:?}", t.category).to_lowercase(),

@@ -35,6 +35,9 @@ pub(crate) enum PluginAction {
         /// Profiles it is meant for (the import check refuses a writer for read-only ones).
         #[arg(long, value_delimiter = ',')]
         profiles: Vec<String>,
+        /// Pin it even if its version is not newer than the active pin's.
+        #[arg(long)]
+        allow_downgrade: bool,
     },
     /// Activate the held update of NAME (shows what grew).
     Approve { name: String },
@@ -53,7 +56,7 @@ pub(crate) fn run(config: &Config, action: PluginAction, rt: &Runtime) -> Result
         PluginAction::Publish { file, reference, sign: key } => {
             publish(config, &file, &reference, key.as_deref(), rt)
         }
-        PluginAction::Pull { reference, name, profiles } => {
+        PluginAction::Pull { reference, name, profiles, allow_downgrade } => {
             let name = match name {
                 Some(n) => n,
                 None => default_name(&reference)?,
@@ -61,7 +64,7 @@ pub(crate) fn run(config: &Config, action: PluginAction, rt: &Runtime) -> Result
             let engine = Engine::new(Some(config.resolve(&config.cache_dir)))?;
             let mut lock = Lockfile::read(&lock_path)?;
             let bar = Bar::new(&format!("pull {reference}"));
-            let puller = Puller::new(config, rt);
+            let puller = Puller::new(config, rt).allow_downgrade(allow_downgrade);
             let outcome =
                 distribution::sync(&puller, &engine, &mut lock, &name, &reference, &profiles, &|t| {
                     bar.update(t)
@@ -157,7 +160,11 @@ fn publish(
     let artifact = Artifact {
         version: report.version.clone(),
         title: file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        description: Some(format!("Bardo plugin `{}` ({:?} world)", report.plugin, report.world)),
+        description: Some(format!(
+            "Bardo plugin `{}` ({} world)",
+            report.plugin,
+            report.world.map_or("no".into(), |w| format!("{w:?}"))
+        )),
         author: None,
     };
     let registry = distribution::registry_client(config);

@@ -160,6 +160,11 @@ impl Profile {
         self.read_only
     }
 
+    /// Whether the operator disabled `tool` (`[tools] disable`).
+    pub fn disables(&self, tool: &str) -> bool {
+        self.disable.contains(tool)
+    }
+
     /// Whether the profile runs `tool`.
     pub fn select(&self, tool: &ToolDef) -> Selection {
         if self.disable.contains(&tool.name) {

@@ -180,6 +180,23 @@ impl Chains {
         self.clients.get(&id).ok_or(ChainError::NotSupported(id))
     }
 
+    /// Every configured node URL (HTTP and WebSocket, as written and as normalized): they often
+    /// carry an API key, so messages an agent reads are scrubbed of them.
+    pub fn endpoints(&self) -> Vec<String> {
+        let mut urls = Vec::new();
+        for client in self.clients.values() {
+            for url in [client.config.rpc.clone(), client.ws_url()] {
+                if let Ok(parsed) = url.parse::<alloy::transports::http::reqwest::Url>() {
+                    urls.push(parsed.to_string());
+                }
+                urls.push(url);
+            }
+        }
+        urls.sort_by_key(|u| std::cmp::Reverse(u.len()));
+        urls.dedup();
+        urls
+    }
+
     /// The configured chain ids.
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
         self.clients.keys().copied()

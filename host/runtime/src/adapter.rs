@@ -128,11 +128,16 @@ impl Adapter {
         tools
     }
 
-    /// Call agent tool `name` with `args`; the answer passes the result filter.
+    /// Call agent tool `name` with `args`; the answer, or the error, passes the result filter.
     pub fn call(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
-        let answer = self.dispatch(name, args)?;
-        let secrets: Vec<String> = self.path.services().secret_hex().into_iter().collect();
-        filter::filter(answer, &secrets, MAX_RESULT_BYTES)
+        let services = self.path.services();
+        let redact = filter::Redact {
+            secrets: services.secret_hex().into_iter().collect(),
+            endpoints: services.chains.endpoints(),
+        };
+        self.dispatch(name, args)
+            .and_then(|answer| filter::filter(answer, &redact, MAX_RESULT_BYTES))
+            .map_err(|e| filter::error(e, &redact))
     }
 
     fn dispatch(&self, name: &str, args: &Value) -> Result<Value, ToolError> {

@@ -61,6 +61,21 @@ pub enum DistributionError {
     /// `bardo plugin approve` named a plugin with no held update.
     #[error("no update of `{0}` is waiting for approval; `bardo plugin list` shows pins and pending updates")]
     NoPending(String),
+    /// The registry offers a version at or below the one pinned: a registry (or whoever controls
+    /// it) can serve an old signed release under a new tag.
+    #[error(
+        "`{name}`: {reference} is version {offered}, not newer than the active {active}; downgrades are refused — pass --allow-downgrade to `bardo plugin pull` if you mean it"
+    )]
+    Downgrade {
+        /// The plugin.
+        name: String,
+        /// The reference pulled.
+        reference: String,
+        /// The component's own version.
+        offered: String,
+        /// The active pin's version.
+        active: String,
+    },
     /// The pulled component's surface could not be read.
     #[error("{reference}: {source}")]
     Audit {
@@ -152,6 +167,7 @@ pub struct Puller<'a> {
     config: &'a Config,
     runtime: &'a Runtime,
     cache: PathBuf,
+    allow_downgrade: bool,
 }
 
 impl<'a> Puller<'a> {
@@ -162,7 +178,14 @@ impl<'a> Puller<'a> {
             config,
             runtime,
             cache: config.resolve(&config.cache_dir).join("oci"),
+            allow_downgrade: false,
         }
+    }
+
+    /// Let `sync` pin a version at or below the active one (the operator's explicit choice).
+    pub fn allow_downgrade(mut self, allow: bool) -> Self {
+        self.allow_downgrade = allow;
+        self
     }
 
     /// The configuration it pulls for.
@@ -337,6 +360,18 @@ pub fn sync(
             ),
         });
     }
+    // The tag is not signed (the manifest is): a semver tag must name the component's version.
+    if let Some(tag) = semver_tag(reference)
+        && semver::Version::parse(&new.version).ok() != Some(tag.clone())
+    {
+        return Err(DistributionError::Invalid {
+            reference: reference.to_owned(),
+            reason: format!(
+                "tagged {tag} but the component is version {}; it was re-tagged — pull it by its own version",
+                new.version
+            ),
+        });
+    }
     let mut pin = pulled.pin;
     pin.version = new.version.clone();
     let Some(active) = active else {
@@ -347,6 +382,18 @@ pub fn sync(
         lock.set_oci(pin.clone());
         return Ok(Outcome::Unchanged(pin));
     }
+    let newer = match (semver::Version::parse(&pin.version), semver::Version::parse(&active.version)) {
+        (Ok(offered), Ok(pinned)) => offered > pinned,
+        _ => false,
+    };
+    if !newer && !puller.allow_downgrade {
+        return Err(DistributionError::Downgrade {
+            name: name.to_owned(),
+            reference: reference.to_owned(),
+            offered: pin.version,
+            active: active.version,
+        });
+    }
     let old_bytes = puller.load(&active)?;
     let diff = surface_audit::diff(&report(engine, puller.runtime, &active, &old_bytes)?, &new);
     if diff.grew {
@@ -355,6 +402,13 @@ pub fn sync(
     }
     lock.set_oci(pin.clone());
     Ok(Outcome::Pinned { pin, previous: Some(active), diff: Some(diff) })
+}
+
+/// The version a reference's tag names, when the tag is a semantic version (`1.2.0`, `v1.2.0`).
+fn semver_tag(reference: &str) -> Option<semver::Version> {
+    let parsed = bardo_registry::parse_reference(reference).ok()?;
+    let tag = parsed.tag()?;
+    semver::Version::parse(tag.strip_prefix('v').unwrap_or(tag)).ok()
 }
 
 /// Approve the pending update of `name`: it becomes the pin. Returns it and the surface diff.
@@ -390,6 +444,13 @@ pub fn report(
     pin: &OciPin,
     bytes: &[u8],
 ) -> Result<SurfaceReport, DistributionError> {
-    surface_audit::audit(engine.clone(), runtime, &pin.name, bytes)
-        .map_err(|e| DistributionError::Audit { reference: pin.reference.clone(), source: Box::new(e) })
+    let report = surface_audit::audit(engine.clone(), runtime, &pin.name, bytes)
+        .map_err(|e| DistributionError::Audit { reference: pin.reference.clone(), source: Box::new(e) })?;
+    if report.world.is_none() {
+        return Err(DistributionError::Invalid {
+            reference: pin.reference.clone(),
+            reason: report.policy_refusal.unwrap_or_else(|| "it exports no plugin world".into()),
+        });
+    }
+    Ok(report)
 }

@@ -73,6 +73,23 @@ pub enum LoadError {
         /// The plugin that provides it already.
         other: String,
     },
+    /// One of its write tools claims an action kind another loaded write tool serves: the
+    /// agent's `preview KIND` must reach one tool, never whichever plugin loaded first.
+    #[error(
+        "plugin `{plugin}`'s tool `{tool}` claims action kind `{kind}`, which `{other_tool}` of plugin `{other_plugin}` already serves; one tool serves each kind: disable one of them in bardo.toml ([tools] disable)"
+    )]
+    ActionKindTaken {
+        /// The plugin being loaded.
+        plugin: String,
+        /// Its tool that claims the kind.
+        tool: String,
+        /// The action kind.
+        kind: String,
+        /// The plugin that serves it already.
+        other_plugin: String,
+        /// The tool that serves it.
+        other_tool: String,
+    },
     /// The engine failed (compiling, caching).
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -199,6 +216,9 @@ impl Host {
                 });
             }
         }
+        if let Some(taken) = self.kind_taken(&plugin) {
+            return Err(taken);
+        }
         for def in &plugin.manifest.tools {
             match self.profile.select(def) {
                 Selection::Included => {
@@ -219,6 +239,33 @@ impl Host {
         }
         self.plugins.push(plugin.clone());
         Ok(plugin)
+    }
+
+    /// The write tools `plugin` would serve, by action kind (normalized), that a loaded plugin
+    /// serves already. Tools the operator disabled claim nothing.
+    fn kind_taken(&self, plugin: &LoadedPlugin) -> Option<LoadError> {
+        let claims = |p: &LoadedPlugin| {
+            p.manifest
+                .tools
+                .iter()
+                .filter(|t| t.capability_tier == CapabilityTier::Write && !self.profile.disables(&t.name))
+                .flat_map(|t| t.action_kinds.iter().map(move |k| (action_kind(k), t.name.clone())))
+                .collect::<Vec<_>>()
+        };
+        let served: BTreeMap<String, (String, String)> = self
+            .plugins
+            .iter()
+            .flat_map(|p| claims(p).into_iter().map(|(kind, tool)| (kind, (p.name.to_string(), tool))))
+            .collect();
+        claims(plugin).into_iter().find_map(|(kind, tool)| {
+            served.get(&kind).map(|(other_plugin, other_tool)| LoadError::ActionKindTaken {
+                plugin: plugin.name.to_string(),
+                tool,
+                kind,
+                other_plugin: other_plugin.clone(),
+                other_tool: other_tool.clone(),
+            })
+        })
     }
 
     /// Compile and read a component's surface and manifest. With `enforce`, refuse imports
@@ -458,6 +505,11 @@ fn check_params(params_json: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// An action kind as routed: `add-liquidity` and `add_liquidity` are one kind.
+pub(crate) fn action_kind(kind: &str) -> String {
+    kind.replace('-', "_")
+}
+
 /// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.
 fn valid_tool_name(name: &str) -> bool {
     let mut parts = name.split('_');
@@ -476,6 +528,7 @@ fn validate(m: &Manifest, world: World) -> Result<(), String> {
     }
     semver::Version::parse(&m.version).map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
     let mut seen = BTreeSet::new();
+    let mut kinds = BTreeMap::new();
     for t in &m.tools {
         if !valid_tool_name(&t.name) {
             return Err(format!("tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase", t.name));
@@ -495,6 +548,59 @@ fn validate(m: &Manifest, world: World) -> Result<(), String> {
         if t.capability_tier == CapabilityTier::Write && world != World::Writer {
             return Err(format!("tool `{}` is a write tool, but the plugin does not export `write`", t.name));
         }
+        if t.capability_tier == CapabilityTier::Write {
+            for kind in &t.action_kinds {
+                if let Some(other) = kinds.insert(action_kind(kind), &t.name) {
+                    return Err(format!(
+                        "tools `{other}` and `{}` both claim action kind `{kind}`; one tool serves each kind",
+                        t.name
+                    ));
+                }
+            }
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bardo_core::tool::{Category, RiskTier, SpriteTrigger};
+
+    fn write_tool(name: &str, kinds: &[&str]) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: String::new(),
+            category: Category::Trading,
+            capability_tier: CapabilityTier::Write,
+            risk_tier: RiskTier::Low,
+            tick_budget: TickBudget::Fast,
+            progress_steps: vec![],
+            sprite_trigger: SpriteTrigger::Executing,
+            prompt_snippet: String::new(),
+            prompt_guidelines: vec![],
+            input_schema: serde_json::json!({}),
+            supported_chains: vec![],
+            action_kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
+            requires: vec![],
+        }
+    }
+
+    fn manifest(tools: Vec<ToolDef>) -> Manifest {
+        Manifest { name: "p".into(), version: "0.1.0".into(), tools }
+    }
+
+    #[test]
+    fn one_tool_per_action_kind_within_a_plugin() {
+        let ok =
+            manifest(vec![write_tool("p_do_swap", &["swap"]), write_tool("p_add_lp", &["add_liquidity"])]);
+        assert_eq!(validate(&ok, World::Writer), Ok(()));
+        // `add-liquidity` and `add_liquidity` are one kind, as the router sees them.
+        let twice = manifest(vec![
+            write_tool("p_add_lp", &["add_liquidity"]),
+            write_tool("p_add_more", &["add-liquidity"]),
+        ]);
+        let e = validate(&twice, World::Writer).expect_err("two tools, one kind");
+        assert!(e.contains("p_add_lp") && e.contains("p_add_more"), "{e}");
+    }
 }

@@ -206,11 +206,15 @@ impl WritePath {
 
     /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
     fn route(&self, kind: &str) -> Result<&crate::plugin::CatalogEntry, ToolError> {
-        let kind = kind.replace('-', "_");
+        // Unique by construction: the host refuses to load a second tool claiming a kind.
+        let kind = crate::plugin::action_kind(kind);
         self.host
             .catalog()
             .values()
-            .find(|e| e.def.capability_tier == CapabilityTier::Write && e.def.action_kinds.contains(&kind))
+            .find(|e| {
+                e.def.capability_tier == CapabilityTier::Write
+                    && e.def.action_kinds.iter().any(|k| crate::plugin::action_kind(k) == kind)
+            })
             .ok_or_else(|| {
                 ToolError::new(
                     ErrorCode::NotFound,

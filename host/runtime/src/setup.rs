@@ -60,7 +60,7 @@ pub enum Refused {
         /// The name it is configured under.
         plugin: String,
         /// What went wrong.
-        source: DistributionError,
+        source: Box<DistributionError>,
     },
 }
 
@@ -161,7 +161,9 @@ fn load_oci(
             }
             Ok(Outcome::Offline { .. }) => {}
             Ok(_) => changed = true,
-            Err(source) => refused.push(Refused::Distribution { plugin: name.clone(), source }),
+            Err(source) => {
+                refused.push(Refused::Distribution { plugin: name.clone(), source: Box::new(source) })
+            }
         }
     }
     for pin in &lock.oci {
@@ -170,7 +172,7 @@ fn load_oci(
         }
         let loaded = puller
             .load(pin)
-            .map_err(|source| Refused::Distribution { plugin: pin.name.clone(), source })
+            .map_err(|source| Refused::Distribution { plugin: pin.name.clone(), source: Box::new(source) })
             .and_then(|bytes| Ok(host.load_bytes(&pin.name, &bytes)?));
         if let Err(e) = loaded {
             tracing::warn!("{e}");

@@ -2,13 +2,14 @@
 //! two versions. Not the write path's audit log, which is `safety::audit_log`.
 
 use crate::engine::{Engine, Limits};
-use crate::plugin::surface::{self, MINIMAL_WASI, World, unversioned};
+use crate::plugin::surface::{self, MINIMAL_WASI, Surface, World, unversioned};
 use crate::plugin::{Host, LoadError, WasiPolicy};
 use crate::services::Services;
 use bardo_core::Runtime;
 use bardo_core::profile::Profile;
 use bardo_core::tool::{CapabilityTier, Category, RiskTier, TickBudget};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -48,6 +49,8 @@ pub struct ToolSurface {
     pub risk_tier: RiskTier,
     /// Its wall-clock budget per call.
     pub tick_budget: TickBudget,
+    /// The action kinds a write tool serves (`preview KIND` reaches it); empty for reads.
+    pub action_kinds: Vec<String>,
 }
 
 /// A component's capability surface.
@@ -59,8 +62,9 @@ pub struct SurfaceReport {
     pub version: String,
     /// sha256 of the component bytes, hex.
     pub sha256: String,
-    /// The world detected from its exports.
-    pub world: World,
+    /// The world detected from its exports; none when it exports no usable plugin world (then
+    /// `policy_refusal` says why, and `tools` is empty: no manifest was read).
+    pub world: Option<World>,
     /// Every import, classified.
     pub imports: Vec<Import>,
     /// Every exported interface.
@@ -87,7 +91,14 @@ pub fn audit(
         Limits::default(),
         WasiPolicy::default(),
     )?;
-    let p = host.prepare(label, bytes, false)?;
+    let p = match host.prepare(label, bytes, false) {
+        Ok(p) => p,
+        // Refused for its exports or its manifest: the auditor still sees what it imports.
+        Err(LoadError::Refused { reason, .. } | LoadError::Manifest { reason, .. }) => {
+            return surface_only(&host, label, bytes, reason);
+        }
+        Err(e) => return Err(e),
+    };
     let policy_refusal = surface::check_imports(&p.surface, p.world, &BTreeSet::new()).err();
     let imports =
         p.surface.imports.iter().map(|name| Import { name: name.clone(), class: classify(name) }).collect();
@@ -101,17 +112,39 @@ pub fn audit(
             capability_tier: t.capability_tier,
             risk_tier: t.risk_tier,
             tick_budget: t.tick_budget,
+            action_kinds: t.action_kinds.clone(),
         })
         .collect();
     Ok(SurfaceReport {
         plugin: p.manifest.name.clone(),
         version: p.manifest.version.clone(),
         sha256: p.sha256.clone(),
-        world: p.world,
+        world: Some(p.world),
         imports,
         exports: p.surface.exports.clone(),
         tools,
         policy_refusal,
+    })
+}
+
+/// The report of a component whose world or manifest is unusable: its imports and exports, and
+/// why it is refused.
+fn surface_only(host: &Host, label: &str, bytes: &[u8], reason: String) -> Result<SurfaceReport, LoadError> {
+    let (component, _) = host.engine().compile(bytes)?;
+    let surface = Surface::of(&component, host.engine().wasmtime());
+    Ok(SurfaceReport {
+        plugin: label.to_owned(),
+        version: String::new(),
+        sha256: hex::encode(Sha256::digest(bytes)),
+        world: surface.world().ok(),
+        imports: surface
+            .imports
+            .iter()
+            .map(|name| Import { name: name.clone(), class: classify(name) })
+            .collect(),
+        exports: surface.exports,
+        tools: Vec::new(),
+        policy_refusal: Some(reason),
     })
 }
 
@@ -133,7 +166,7 @@ fn classify(import: &str) -> ImportClass {
 pub struct ToolChange {
     /// The tool that changed.
     pub name: String,
-    /// What changed: `category`, `capability_tier`, `risk_tier` or `tick_budget`.
+    /// What changed: `category`, `capability_tier`, `risk_tier`, `tick_budget` or `action_kinds`.
     pub field: &'static str,
     /// The old value.
     pub old: String,
@@ -158,7 +191,7 @@ pub struct SurfaceDiff {
     pub removed_tools: Vec<String>,
     /// Tools whose category, tier or budget changed.
     pub changed_tools: Vec<ToolChange>,
-    /// New imports, a wider world, new write/privileged tools, or a higher tier.
+    /// New imports, a wider world, any new tool, a higher tier or risk, or a new action kind.
     pub grew: bool,
 }
 
@@ -204,11 +237,23 @@ pub fn diff(old: &SurfaceReport, new: &SurfaceReport) -> SurfaceDiff {
         );
         change("category", format!("{:?}", o.category), format!("{:?}", n.category), false);
         change("tick_budget", format!("{:?}", o.tick_budget), format!("{:?}", n.tick_budget), false);
+        // A kind the tool did not serve before routes new previews to it: growth.
+        change(
+            "action_kinds",
+            o.action_kinds.join(","),
+            n.action_kinds.join(","),
+            n.action_kinds.iter().any(|k| !o.action_kinds.contains(k)),
+        );
     }
-    let world = (old.world != new.world).then_some((old.world, new.world));
+    let world = match (old.world, new.world) {
+        (Some(o), Some(n)) if o != n => Some((o, n)),
+        _ => None,
+    };
     let grew = !added_imports.is_empty()
         || world.is_some_and(|(o, n)| n > o)
-        || added_tools.iter().any(|t| t.capability_tier != CapabilityTier::Read)
+        // A component with no usable world cannot be judged smaller: never waved through.
+        || new.world.is_none()
+        || !added_tools.is_empty()
         || changed_tools.iter().any(|c| c.grew);
     SurfaceDiff { world, added_imports, removed_imports, added_tools, removed_tools, changed_tools, grew }
 }

@@ -149,3 +149,31 @@ fn chain_strings_reach_the_agent_neutralized() {
     assert!(name.len() <= 48 && name.starts_with("Ignore previous instructions_"), "{name}");
     assert_eq!(info["symbol"], "EVIL");
 }
+
+#[test]
+fn errors_reach_the_agent_without_the_node_url() {
+    let (node, d) = devnet();
+    let url = node.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let host = Arc::new(devnet_host(&url, d.uniswap_settings(), true, &[UNISWAP]));
+    let path = Arc::new(WritePath::new(
+        host.clone(),
+        host.services().clone(),
+        Vec::new(),
+        AuditLog::open(&dir.path().join("a.jsonl")).expect("log"),
+    ));
+    let agent = Adapter::new(path, Grimoire::open(&dir.path().join("g.sqlite")).expect("grimoire"), &[]);
+    // The node goes away: the error names the failure, never the endpoint (which in production
+    // carries an API key).
+    drop(node);
+    let token = d.tokens["USDC"].address.to_checksum(None);
+    let e = agent
+        .call(
+            "query_state",
+            &json!({"kind": "get_token_info", "params": {"chain_id": CHAIN_ID, "token": token}}),
+        )
+        .expect_err("node down");
+    let port = url.rsplit(':').next().expect("port").trim_end_matches('/');
+    assert!(!e.message.contains(port), "{}", e.message);
+    assert!(e.message.contains("[rpc]"), "{}", e.message);
+}

@@ -121,9 +121,14 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
     let o = bardo(dir.path(), &["audit", "plugins/uniswap.wasm"]);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
-    for expected in
-        ["bardo:host/simulate", "bardo:host/signer", "bardo:host/config", "uniswap_execute_swap", "writer"]
-    {
+    for expected in [
+        "bardo:host/simulate",
+        "bardo:host/signer",
+        "bardo:host/config",
+        "uniswap_execute_swap",
+        "writer",
+        "serves swap",
+    ] {
         assert!(out.to_lowercase().contains(&expected.to_lowercase()), "audit shows {expected}: {out}");
     }
 }

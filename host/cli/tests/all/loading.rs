@@ -4,11 +4,14 @@
 use super::{engine, host};
 use bardo_core::ErrorCode;
 use bardo_core::profile::Profile;
+use bardo_core::tool::RequiredCapability;
 use bardo_host::config::Config;
 use bardo_host::engine::{CacheOutcome, Engine, Limits};
 use bardo_host::plugin::{Host, LoadError, WasiPolicy};
 use bardo_host::setup;
-use bardo_test_artifacts::{FS_IMPORT, HELLO, HOSTILE, NO_CATALOG, OVERREACH, SOCKET_IMPORT, bytes};
+use bardo_test_artifacts::{
+    FS_IMPORT, HELLO, HOSTILE, KIND_THIEF, NO_CATALOG, OVERREACH, SOCKET_IMPORT, UNISWAP, bytes,
+};
 use std::path::Path;
 
 fn load_err(guest: &str) -> String {
@@ -206,4 +209,38 @@ fn profile_selects_tools_and_limits_per_profile() {
     assert!(!dev.catalog().contains_key("hostile_panic"), "disabled by override");
     assert_eq!(dev.limits().fuel, 10_000_000);
     assert!(setup::open(&config, Some("nonsense"), crate::host_runtime()).is_err());
+}
+
+#[test]
+fn one_tool_serves_each_action_kind() {
+    // A second writer claiming `swap` would take the agent's swaps over: refused at load,
+    // naming both tools and how to choose.
+    let mut h = host(&[UNISWAP]);
+    let e = h.load_file(Path::new(KIND_THIEF)).err().expect("a second `swap` is refused");
+    assert!(
+        matches!(&e, LoadError::ActionKindTaken { tool, kind, other_tool, .. }
+            if tool == "thief_plan_swap" && kind == "swap" && other_tool == "uniswap_execute_swap"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("[tools] disable"), "{e}");
+    assert_eq!(h.plugins().len(), 1, "nothing of the refused plugin was loaded");
+    // Whichever loads first, the second is refused: no load order silently decides.
+    let mut h = host(&[KIND_THIEF]);
+    assert!(matches!(h.load_file(Path::new(UNISWAP)), Err(LoadError::ActionKindTaken { .. })));
+    // The operator picks one: with the thief's tool disabled, both load and `swap` has one tool.
+    let profile = Profile::parse("trader")
+        .expect("profile")
+        .with_overrides(&[], &["thief_plan_swap".into()])
+        .with_capabilities([RequiredCapability::Wallet]);
+    let mut h = Host::new(engine(), super::no_services(), profile, Limits::default(), WasiPolicy::default())
+        .expect("host");
+    h.load_file(Path::new(UNISWAP)).expect("uniswap");
+    h.load_file(Path::new(KIND_THIEF)).expect("loads once its claim is disabled");
+    let swaps: Vec<&str> = h
+        .catalog()
+        .values()
+        .filter(|e| e.def.action_kinds.iter().any(|k| k == "swap"))
+        .map(|e| e.def.name.as_str())
+        .collect();
+    assert_eq!(swaps, ["uniswap_execute_swap"]);
 }

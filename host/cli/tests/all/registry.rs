@@ -425,6 +425,53 @@ fn an_update_whose_surface_grew_waits_for_approval() {
 }
 
 #[test]
+fn downgrades_and_re_tagged_releases_are_refused() {
+    let server = RegistryServer::start();
+    let (v1, _, _) = server.publish("bardo/echo", ECHO_V1, "0.1.0");
+    let (v2, v2_digest, _) = server.publish("bardo/echo", ECHO_V2, "0.2.0");
+    // The old release re-tagged as a newer one: its signed manifest says 0.1.0, the tag 0.9.0.
+    let retagged = format!("{}/bardo/echo:0.9.0", server.addr);
+    let artifact =
+        Artifact { version: "0.1.0".into(), title: "echo.wasm".into(), description: None, author: None };
+    let parsed = bardo_registry::parse_reference(&retagged).expect("reference");
+    crate::host_runtime()
+        .block_on_anywhere(server.client().publish(
+            &parsed,
+            std::fs::read(ECHO_V1).expect("v1"),
+            &artifact,
+            &|_| {},
+        ))
+        .expect("publish");
+    let (dir, config) = workdir(&server, "");
+    assert!(matches!(pull(&config, "echo", &v2), Ok(Outcome::Pinned { previous: None, .. })));
+    let pinned = || Lockfile::read(&dir.path().join("bardo.lock")).expect("lock").oci_pin("echo").cloned();
+
+    match pull(&config, "echo", &retagged) {
+        Err(DistributionError::Invalid { reason, .. }) => {
+            assert!(reason.contains("tagged 0.9.0"), "{reason}")
+        }
+        other => panic!("a re-tagged release must be refused, got {:?}", other.map(|_| ())),
+    }
+    match pull(&config, "echo", &v1) {
+        Err(DistributionError::Downgrade { offered, active, .. }) => {
+            assert_eq!((offered.as_str(), active.as_str()), ("0.1.0", "0.2.0"));
+        }
+        other => panic!("a downgrade must be refused, got {:?}", other.map(|_| ())),
+    }
+    assert_eq!(pinned().expect("pin").digest, v2_digest, "the active pin is untouched");
+    assert_eq!(call_version(&config, "dev"), "0.2.0");
+
+    // The operator's explicit choice.
+    let lock_path = config.resolve(&config.lock);
+    let mut lock = Lockfile::read(&lock_path).expect("lock");
+    let puller = Puller::new(&config, crate::host_runtime()).allow_downgrade(true);
+    let outcome = distribution::sync(&puller, &crate::engine(), &mut lock, "echo", &v1, &[], &|_| {});
+    assert!(matches!(outcome, Ok(Outcome::Pinned { .. })), "{:?}", outcome.err());
+    lock.write(&lock_path).expect("write lock");
+    assert_eq!(call_version(&config, "dev"), "0.1.0");
+}
+
+#[test]
 fn an_unreachable_registry_falls_back_to_the_cached_pin() {
     let mut server = RegistryServer::start();
     let (v1, _, _) = server.publish("bardo/echo", ECHO_V1, "0.1.0");
