@@ -38,6 +38,8 @@ pub struct Adapter {
     path: Arc<WritePath>,
     grimoire: Grimoire,
     context: Context,
+    /// What no answer or error may show (the services do not change under an adapter).
+    redact: filter::Redact,
 }
 
 fn invalid(message: impl Into<String>) -> ToolError {
@@ -60,7 +62,12 @@ impl Adapter {
     pub fn new(path: Arc<WritePath>, grimoire: Grimoire, context_files: &[&std::path::Path]) -> Self {
         let tools = path.host().catalog().values().map(|e| (e.def.name.clone(), e.def.description.clone()));
         let context = Context::build(context_files, tools.collect::<Vec<_>>());
-        Self { path, grimoire, context }
+        let services = path.services();
+        let redact = filter::Redact {
+            secrets: services.secret_hex().into_iter().collect(),
+            endpoints: services.chains.endpoints(),
+        };
+        Self { path, grimoire, context, redact }
     }
 
     fn writes(&self) -> bool {
@@ -130,14 +137,9 @@ impl Adapter {
 
     /// Call agent tool `name` with `args`; the answer, or the error, passes the result filter.
     pub fn call(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
-        let services = self.path.services();
-        let redact = filter::Redact {
-            secrets: services.secret_hex().into_iter().collect(),
-            endpoints: services.chains.endpoints(),
-        };
         self.dispatch(name, args)
-            .and_then(|answer| filter::filter(answer, &redact, MAX_RESULT_BYTES))
-            .map_err(|e| filter::error(e, &redact))
+            .and_then(|answer| filter::filter(answer, &self.redact, MAX_RESULT_BYTES))
+            .map_err(|e| filter::error(e, &self.redact))
     }
 
     fn dispatch(&self, name: &str, args: &Value) -> Result<Value, ToolError> {

@@ -115,6 +115,16 @@ pub struct LoadedPlugin {
     stream: Option<stream::GuestIndices>,
 }
 
+/// A component compiled and its surface read, not yet checked or instantiated.
+pub(crate) struct Compiled {
+    component: wasmtime::component::Component,
+    cache: CacheOutcome,
+    /// sha256 of the component bytes, hex.
+    pub(crate) sha256: String,
+    /// Its imports and exports.
+    pub(crate) surface: Surface,
+}
+
 /// A tool in the catalog: which plugin serves it and its definition.
 #[derive(Clone)]
 pub struct CatalogEntry {
@@ -276,6 +286,12 @@ impl Host {
         bytes: &[u8],
         enforce: bool,
     ) -> Result<LoadedPlugin, LoadError> {
+        let compiled = self.compile(label, bytes)?;
+        self.prepare_compiled(label, compiled, enforce)
+    }
+
+    /// Check the bytes are a component, compile it (or load it from the cache), read its surface.
+    pub(crate) fn compile(&self, label: &str, bytes: &[u8]) -> Result<Compiled, LoadError> {
         let not_component = |reason: String| LoadError::NotAComponent { plugin: label.to_owned(), reason };
         if !bytes.starts_with(b"\0asm") {
             return Err(not_component("the file does not start with the wasm magic bytes `\\0asm`".into()));
@@ -291,6 +307,18 @@ impl Host {
             other => LoadError::Engine(other),
         })?;
         let surface = Surface::of(&component, self.engine.wasmtime());
+        Ok(Compiled { component, cache, sha256, surface })
+    }
+
+    /// Check a compiled component's world (and, with `enforce`, its imports), pre-instantiate
+    /// it and read its manifest.
+    pub(crate) fn prepare_compiled(
+        &self,
+        label: &str,
+        compiled: Compiled,
+        enforce: bool,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let Compiled { component, cache, sha256, surface } = compiled;
         let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
         let world = surface.world().map_err(refused)?;
         if enforce {

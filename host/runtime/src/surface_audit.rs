@@ -9,7 +9,6 @@ use bardo_core::Runtime;
 use bardo_core::profile::Profile;
 use bardo_core::tool::{CapabilityTier, Category, RiskTier, TickBudget};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -91,11 +90,13 @@ pub fn audit(
         Limits::default(),
         WasiPolicy::default(),
     )?;
-    let p = match host.prepare(label, bytes, false) {
+    let compiled = host.compile(label, bytes)?;
+    let (sha256, surface) = (compiled.sha256.clone(), compiled.surface.clone());
+    let p = match host.prepare_compiled(label, compiled, false) {
         Ok(p) => p,
         // Refused for its exports or its manifest: the auditor still sees what it imports.
         Err(LoadError::Refused { reason, .. } | LoadError::Manifest { reason, .. }) => {
-            return surface_only(&host, label, bytes, reason);
+            return Ok(surface_only(label, sha256, surface, reason));
         }
         Err(e) => return Err(e),
     };
@@ -129,13 +130,11 @@ pub fn audit(
 
 /// The report of a component whose world or manifest is unusable: its imports and exports, and
 /// why it is refused.
-fn surface_only(host: &Host, label: &str, bytes: &[u8], reason: String) -> Result<SurfaceReport, LoadError> {
-    let (component, _) = host.engine().compile(bytes)?;
-    let surface = Surface::of(&component, host.engine().wasmtime());
-    Ok(SurfaceReport {
+fn surface_only(label: &str, sha256: String, surface: Surface, reason: String) -> SurfaceReport {
+    SurfaceReport {
         plugin: label.to_owned(),
         version: String::new(),
-        sha256: hex::encode(Sha256::digest(bytes)),
+        sha256,
         world: surface.world().ok(),
         imports: surface
             .imports
@@ -145,7 +144,7 @@ fn surface_only(host: &Host, label: &str, bytes: &[u8], reason: String) -> Resul
         exports: surface.exports,
         tools: Vec::new(),
         policy_refusal: Some(reason),
-    })
+    }
 }
 
 fn classify(import: &str) -> ImportClass {

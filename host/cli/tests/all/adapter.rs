@@ -15,6 +15,13 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// An adapter over `host` with no hooks and no context files, its files under `dir`.
+fn bare_agent(host: &Arc<bardo_host::Host>, dir: &std::path::Path) -> Adapter {
+    let log = AuditLog::open(&dir.join("a.jsonl")).expect("log");
+    let path = Arc::new(WritePath::new(host.clone(), host.services().clone(), Vec::new(), log));
+    Adapter::new(path, Grimoire::open(&dir.join("g.sqlite")).expect("grimoire"), &[])
+}
+
 #[test]
 fn an_agent_session_through_the_eight_tools() {
     let (node, d) = devnet();
@@ -93,13 +100,7 @@ fn an_agent_session_through_the_eight_tools() {
 fn a_read_only_profile_has_no_write_routes() {
     let host = Arc::new(super::host_with("data", bardo_host::Limits::default(), &[UNISWAP]));
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = Arc::new(WritePath::new(
-        host.clone(),
-        host.services().clone(),
-        Vec::new(),
-        AuditLog::open(&dir.path().join("a.jsonl")).expect("log"),
-    ));
-    let agent = Adapter::new(path, Grimoire::open(&dir.path().join("g.sqlite")).expect("grimoire"), &[]);
+    let agent = bare_agent(&host, dir.path());
     let names: Vec<&str> = agent.tools().iter().map(|t| t.name).collect();
     assert_eq!(
         names,
@@ -134,13 +135,7 @@ fn chain_strings_reach_the_agent_neutralized() {
 
     let dir = tempfile::tempdir().expect("tempdir");
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
-    let path = Arc::new(WritePath::new(
-        host.clone(),
-        host.services().clone(),
-        Vec::new(),
-        AuditLog::open(&dir.path().join("a.jsonl")).expect("log"),
-    ));
-    let agent = Adapter::new(path, Grimoire::open(&dir.path().join("g.sqlite")).expect("grimoire"), &[]);
+    let agent = bare_agent(&host, dir.path());
     let info = agent
         .call("query_state", &json!({"kind": "get_token_info", "params": {"chain_id": CHAIN_ID, "token": token.to_checksum(None)}}))
         .expect("token info");
@@ -156,13 +151,7 @@ fn errors_reach_the_agent_without_the_node_url() {
     let url = node.url();
     let dir = tempfile::tempdir().expect("tempdir");
     let host = Arc::new(devnet_host(&url, d.uniswap_settings(), true, &[UNISWAP]));
-    let path = Arc::new(WritePath::new(
-        host.clone(),
-        host.services().clone(),
-        Vec::new(),
-        AuditLog::open(&dir.path().join("a.jsonl")).expect("log"),
-    ));
-    let agent = Adapter::new(path, Grimoire::open(&dir.path().join("g.sqlite")).expect("grimoire"), &[]);
+    let agent = bare_agent(&host, dir.path());
     // The node goes away: the error names the failure, never the endpoint (which in production
     // carries an API key).
     drop(node);
