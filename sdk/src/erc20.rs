@@ -166,4 +166,61 @@ impl BalanceChange {
         self.tolerance = Some(extra.to_string());
         self
     }
+
+    /// Widen the declaration by `wei` either way: for balances computed from scaled amounts
+    /// (Aave's aTokens and debt tokens round by one wei in either direction), where the host's
+    /// before/after reads can differ from the nominal amount by that much.
+    pub fn rounding(mut self, wei: U256) -> Self {
+        let delta: alloy_primitives::I256 = self.delta.parse().unwrap_or_default();
+        let wei_signed = alloy_primitives::I256::from_raw(wei);
+        self.delta = (delta - wei_signed).to_string();
+        let tolerance: U256 = self.tolerance.as_deref().and_then(|t| t.parse().ok()).unwrap_or_default();
+        self.tolerance = Some((tolerance + wei + wei).to_string());
+        self
+    }
+}
+
+/// The most `spender` may move of the wallet's `token` after a write (`"authorities": [...]` in
+/// the expected outcome). The host derives every allowance a plan leaves behind from its
+/// simulation and refuses one that is not declared, is larger than declared, or goes to a
+/// spender that is not allowlisted. Declare one beside every approval whose amount the plan
+/// may not use up (an exact-out swap's maximum, a deposit's desired amounts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Authority {
+    /// The token.
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub token: Address,
+    /// Who may move it.
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub spender: Address,
+    /// The most it may be after the write, base units, decimal.
+    pub amount: String,
+}
+
+impl Authority {
+    /// An ERC-20 allowance of at most `amount` of `token` to `spender`.
+    pub fn erc20(token: &Token, spender: Address, amount: U256) -> Self {
+        Self { token: token.address, spender, amount: amount.to_string() }
+    }
+}
+
+/// An NFT a write moves (`"nfts": [...]` in the expected outcome): the host derives NFT
+/// ownership from the simulation and refuses a move that is not declared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NftChange {
+    /// The ERC-721 contract.
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub collection: Address,
+    /// The id; omitted for one the write mints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// True: it arrives in the wallet; false: it leaves.
+    pub gained: bool,
+}
+
+impl NftChange {
+    /// A new NFT of `collection` minted to the wallet.
+    pub fn minted(collection: Address) -> Self {
+        Self { collection, id: None, gained: true }
+    }
 }

@@ -35,7 +35,8 @@ enum AuditLogAction {
         /// The log (default: `[safety] audit_log`).
         file: Option<PathBuf>,
     },
-    /// Check every record's link to the one before; exit 1 at the first broken one.
+    /// Check every record's link to the one before and the checkpoint of the last one (its MAC
+    /// too when the host key is present); exit 1 at the first broken one.
     Verify {
         /// The log (default: `[safety] audit_log`).
         file: Option<PathBuf>,
@@ -99,6 +100,9 @@ enum Command {
         /// The permit id.
         permit_id: String,
     },
+    /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
+    /// process): previews and commits work again; revoked permits stay revoked.
+    Resume,
     /// The hash-linked audit log.
     AuditLog {
         #[command(subcommand)]
@@ -238,6 +242,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let path = open_write_path(&config()?, None, rt)?;
             print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
         }
+        Command::Resume => {
+            let path = open_write_path(&config()?, None, rt)?;
+            // `false`: there was no halt to lift.
+            print_write(path.resume().map(|was_halted| serde_json::json!({"resumed": was_halted})))
+        }
         Command::AuditLog { action: AuditLogAction::Show { file } } => {
             let config = config()?;
             let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
@@ -257,9 +266,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::AuditLog { action: AuditLogAction::Verify { file } } => {
             let config = config()?;
             let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
-            match bardo_host::safety::audit_log::verify(&file) {
+            let key = host_key_if_present(&config)?;
+            match bardo_host::safety::audit_log::verify(&file, key.as_ref()) {
                 Ok((records, _)) => {
-                    println!("{}: intact, {records} records", file.display());
+                    let checkpoint =
+                        if key.is_some() { "authenticated" } else { "not authenticated: no host key" };
+                    println!("{}: intact, {records} records (checkpoint {checkpoint})", file.display());
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {
@@ -280,6 +292,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
+/// without it the audit checkpoint's MAC cannot be checked.
+fn host_key_if_present(config: &Config) -> Result<Option<bardo_host::safety::host_key::HostKey>> {
+    let path = config.resolve(&config.safety.host_key);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let key = bardo_host::safety::host_key::HostKey::load_or_create(&path).map_err(anyhow::Error::msg)?;
+    Ok(Some(key))
 }
 
 fn report_refused(refused: &[setup::Refused]) {
@@ -597,6 +620,9 @@ fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<Exit
             let targets = &snapshot.deployments.write_targets();
             let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
             std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;
+            // The spending limiter and position cap price tokens from these pools and oracle.
+            let pricing = serde_json::to_string_pretty(&snapshot.deployments.pricing_json())?;
+            std::fs::write(settings.join("pricing.json"), pricing)?;
             if detach {
                 let state = snapshot.state.to_string_lossy();
                 let log = state_dir.join("devnet.log");

@@ -82,6 +82,18 @@ pub enum GolemEvent {
         /// Why the host was halted.
         reason: String,
     },
+    /// An executed write changed the wallet otherwise than its plan declared.
+    OutcomeMismatch {
+        /// The permit it executed under.
+        permit_id: String,
+        /// Each difference.
+        differences: Vec<String>,
+    },
+    /// An operator lifted the emergency halt (`bardo resume`): writes are allowed again.
+    Resumed {
+        /// Why the host had been halted.
+        reason: String,
+    },
     /// A pool's swap, mint or burn (`stream_pool_events`).
     PoolEventReceived(StreamData),
     /// A pool's slot0, liquidity and fee growth (`stream_pool_state`).
@@ -184,6 +196,8 @@ impl GolemEvent {
             Self::PermitRefused { .. } => "PermitRefused",
             Self::ActionExecuted { .. } => "ActionExecuted",
             Self::Halted { .. } => "Halted",
+            Self::Resumed { .. } => "Resumed",
+            Self::OutcomeMismatch { .. } => "OutcomeMismatch",
             Self::PoolEventReceived(_) => "PoolEventReceived",
             Self::PoolStateSnapshot(_) => "PoolStateSnapshot",
             Self::PositionAlert(_) => "PositionAlert",

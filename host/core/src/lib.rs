@@ -1,5 +1,5 @@
 //! Bardo's domain types, shared by every layer: typed errors, tool definitions (tiers,
-//! categories, write plans), profiles, the Event Fabric and its journal, and the one async
+//! categories, write plans), profiles, allowlist roles, the Event Fabric and its journal, and the one async
 //! runtime the host runs its I/O on. No wasmtime and no RPC clients here.
 #![deny(unsafe_code)]
 
@@ -8,6 +8,7 @@ pub mod fabric;
 pub mod journal;
 pub mod profile;
 pub mod runtime;
+pub mod scope;
 pub mod tool;
 
 pub use error::{ErrorCode, ToolError};

@@ -12,6 +12,7 @@ use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::{SolCall, SolValue};
+use bardo_core::scope::Role;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -125,19 +126,41 @@ pub struct Deployments {
 }
 
 impl Deployments {
-    /// The contracts a write on this devnet may call or approve: the tokens, the Uniswap
-    /// routers and position managers, and the Aave pool (a safety allowlist).
-    pub fn write_targets(&self) -> std::collections::BTreeSet<Address> {
-        let mut set: std::collections::BTreeSet<Address> = self.tokens.values().map(|t| t.address).collect();
-        set.extend(["router02"].iter().filter_map(|k| self.uniswap_v2.get(*k)));
-        set.extend(["swap_router", "position_manager"].iter().filter_map(|k| self.uniswap_v3.get(*k)));
-        set.extend(
-            ["universal_router", "position_manager", "permit2"]
-                .iter()
-                .filter_map(|k| self.uniswap_v4.get(*k)),
-        );
-        set.extend(self.aave_v3.get("pool"));
-        set
+    /// The contracts a write on this devnet may call or approve, each with its role (which
+    /// functions a plan may call on it): the tokens, the Uniswap routers and position manager,
+    /// Permit2 and the Aave pool (a safety allowlist). V4's contracts are not listed until their
+    /// scopes exist.
+    pub fn write_targets(&self) -> BTreeMap<Address, Role> {
+        let mut roles: BTreeMap<Address, Role> = self
+            .tokens
+            .iter()
+            .map(|(symbol, t)| (t.address, if symbol == "WETH" { Role::Weth } else { Role::Erc20 }))
+            .collect();
+        let mut add = |map: &BTreeMap<String, Address>, key: &str, role: Role| {
+            if let Some(a) = map.get(key) {
+                roles.insert(*a, role);
+            }
+        };
+        add(&self.uniswap_v2, "router02", Role::UniswapV2Router);
+        add(&self.uniswap_v3, "swap_router", Role::UniswapV3SwapRouter);
+        add(&self.uniswap_v3, "position_manager", Role::UniswapV3PositionManager);
+        add(&self.uniswap_v4, "permit2", Role::Permit2);
+        add(&self.aave_v3, "pool", Role::AaveV3Pool);
+        roles
+    }
+
+    /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
+    /// bardo-host's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
+    /// second quote, Uniswap V3's factory the pools, and Aave's oracle the cross-check.
+    pub fn pricing_json(&self) -> serde_json::Value {
+        let usd_tokens: Vec<Address> =
+            ["USDC", "DAI"].iter().filter_map(|s| self.tokens.get(*s)).map(|t| t.address).collect();
+        serde_json::json!({ self.chain_id.to_string(): {
+            "usd_tokens": usd_tokens,
+            "v3_factory": self.uniswap_v3.get("factory"),
+            "weth": self.tokens.get("WETH").map(|t| t.address),
+            "aave_oracle": self.aave_v3.get("oracle"),
+        }})
     }
 
     /// Settings for the repo's `uniswap` plugin on this devnet (`[settings] uniswap`): its

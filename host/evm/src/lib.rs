@@ -4,6 +4,8 @@
 #![deny(unsafe_code)]
 
 pub mod chain;
+pub mod changes;
+pub mod executed;
 pub mod signer;
 pub mod simulate;
 

@@ -3,21 +3,21 @@
 //! writes only to its own overlay; nothing is signed or sent. Plain Rust: no binding types here.
 
 use crate::chain::{ChainError, Chains};
+use crate::changes::{ChangeSet, Reader};
 use alloy::eips::BlockId;
-use alloy::primitives::{Address, B256, Bytes, I256, Log, U256, b256};
+use alloy::primitives::{Address, B256, Bytes, Log, U256};
 use alloy::providers::{DynProvider, Provider};
 use revm::context::{Context, ContextTr, TxEnv};
 use revm::database::{AlloyDB, AlloyDBError, CacheDB};
-use revm::primitives::TxKind;
 use revm::primitives::hardfork::SpecId;
+use revm::primitives::{KECCAK_EMPTY, TxKind};
 use revm::state::{AccountInfo, Bytecode};
-use revm::{Database, DatabaseRef, ExecuteCommitEvm, MainBuilder, MainContext, WrapDatabaseAsync};
+use revm::{
+    Database, DatabaseRef, ExecuteCommitEvm, ExecuteEvm, MainBuilder, MainContext, WrapDatabaseAsync,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
-
-/// ERC-20 `Transfer(address,address,uint256)`.
-pub const TRANSFER_TOPIC: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
 
 /// One call to simulate.
 #[derive(Debug, Clone)]
@@ -52,8 +52,8 @@ pub struct Simulation {
     pub timestamp: u64,
     /// One outcome per call, stopping after the first failure.
     pub outcomes: Vec<CallOutcome>,
-    /// Sender balance changes: none = the native coin, else the token; signed base units.
-    pub balance_deltas: Vec<(Option<Address>, I256)>,
+    /// Every change of the sender's assets and authorities (see [`crate::changes`]).
+    pub changes: ChangeSet,
 }
 
 type RemoteError = revm::AsyncError<AlloyDBError>;
@@ -209,24 +209,29 @@ impl Simulator {
         let next = NextBlock { timestamp: at.unwrap_or(next.timestamp), ..next };
         let fork = self.fork(chains, chain, next.latest)?;
         let spec = self.spec.unwrap_or(SpecId::PRAGUE);
-        let mut evm = Context::mainnet()
-            .with_db(CacheDB::new(&*fork))
-            .modify_cfg_chained(|c| {
-                c.chain_id = chain;
-                c.set_spec_and_mainnet_gas_params(spec);
-                c.disable_nonce_check = true;
-                c.disable_base_fee = true;
-                c.disable_balance_check = true;
-            })
-            .modify_block_chained(|b| {
-                b.number = U256::from(next.latest + 1);
-                b.timestamp = U256::from(next.timestamp);
-                b.basefee = next.basefee;
-                b.gas_limit = next.gas_limit;
-                b.beneficiary = next.beneficiary;
-                b.prevrandao = Some(next.prevrandao);
-            })
-            .build_mainnet();
+        // One EVM over the fork as it is (the reads "before") and one the calls run in.
+        let base: &ForkState = &fork;
+        let build = || {
+            Context::mainnet()
+                .with_db(CacheDB::new(base))
+                .modify_cfg_chained(|c| {
+                    c.chain_id = chain;
+                    c.set_spec_and_mainnet_gas_params(spec);
+                    c.disable_nonce_check = true;
+                    c.disable_base_fee = true;
+                    c.disable_balance_check = true;
+                })
+                .modify_block_chained(|b| {
+                    b.number = U256::from(next.latest + 1);
+                    b.timestamp = U256::from(next.timestamp);
+                    b.basefee = next.basefee;
+                    b.gas_limit = next.gas_limit;
+                    b.beneficiary = next.beneficiary;
+                    b.prevrandao = Some(next.prevrandao);
+                })
+                .build_mainnet()
+        };
+        let mut evm = build();
         let native_balance = |db: &mut CacheDB<&ForkState>| -> Result<U256, ChainError> {
             Ok(db.basic(sender).map_err(|e| db_error(chain, e))?.map(|a| a.balance).unwrap_or_default())
         };
@@ -257,32 +262,91 @@ impl Simulator {
             }
         }
         let native_after = native_balance(evm.ctx.db_mut())?;
-        let mut deltas: BTreeMap<Option<Address>, I256> = BTreeMap::new();
-        let native = I256::from_raw(native_after).wrapping_sub(I256::from_raw(native_before));
-        if !native.is_zero() {
-            deltas.insert(None, native);
+        // Every contract the calls loaded may hold a balance of the sender's.
+        let touched = evm
+            .ctx
+            .db()
+            .cache
+            .accounts
+            .iter()
+            .filter(|(_, a)| a.info.code_hash != KECCAK_EMPTY)
+            .map(|(address, _)| *address)
+            .collect();
+        let logs: Vec<Log> = outcomes.iter().flat_map(|o| o.logs.iter().cloned()).collect();
+        let mut before = EvmReader::new(build(), chain, deadline);
+        let mut after = EvmReader::new(evm, chain, deadline);
+        let changes = crate::changes::derive(
+            sender,
+            &logs,
+            &touched,
+            (native_before, native_after),
+            &mut before,
+            &mut after,
+        );
+        // A read that failed or ran out of time could hide a change: the simulation fails.
+        if let Some(failed) = before.failed.or(after.failed) {
+            return Err(match failed {
+                ReadFailure::Deadline => ChainError::Timeout { chain, waited_ms: 0 },
+                ReadFailure::State(message) => db_error(chain, message),
+            });
         }
-        let sender_word = sender.into_word();
-        for log in outcomes.iter().flat_map(|o| &o.logs) {
-            let topics = log.topics();
-            if topics.len() != 3 || topics[0] != TRANSFER_TOPIC || log.data.data.len() != 32 {
-                continue;
-            }
-            let amount = I256::from_raw(U256::from_be_slice(&log.data.data));
-            let entry = deltas.entry(Some(log.address)).or_default();
-            if topics[1] == sender_word {
-                *entry = entry.wrapping_sub(amount);
-            }
-            if topics[2] == sender_word {
-                *entry = entry.wrapping_add(amount);
+        Ok(Simulation { block_number: next.latest, timestamp: next.timestamp, outcomes, changes })
+    }
+}
+
+/// Why a read of the change-set derivation has no answer that can be trusted.
+enum ReadFailure {
+    /// The simulation's deadline passed.
+    Deadline,
+    /// The fork's state could not be fetched.
+    State(String),
+}
+
+/// Gas for one view call of the derivation: enough for any `balanceOf`, bounded for the rest.
+const VIEW_GAS: u64 = 300_000;
+
+/// View calls against one EVM's state, not committed; the first failure is kept, not hidden.
+struct EvmReader<E> {
+    evm: E,
+    chain: u64,
+    deadline: Instant,
+    failed: Option<ReadFailure>,
+}
+
+impl<E> EvmReader<E> {
+    fn new(evm: E, chain: u64, deadline: Instant) -> Self {
+        Self { evm, chain, deadline, failed: None }
+    }
+}
+
+impl<E> Reader for EvmReader<E>
+where
+    E: ExecuteEvm<Tx = TxEnv, ExecutionResult = revm::context::result::ExecutionResult>,
+    E::Error: std::fmt::Display,
+{
+    fn view(&mut self, to: Address, data: Bytes) -> Option<Bytes> {
+        if self.failed.is_some() {
+            return None;
+        }
+        if Instant::now() >= self.deadline {
+            self.failed = Some(ReadFailure::Deadline);
+            return None;
+        }
+        let tx = TxEnv {
+            kind: TxKind::Call(to),
+            data,
+            gas_limit: VIEW_GAS,
+            gas_price: 0,
+            chain_id: Some(self.chain),
+            ..TxEnv::default()
+        };
+        match self.evm.transact(tx) {
+            Ok(done) if done.result.is_success() => done.result.into_output(),
+            Ok(_) => None,
+            Err(e) => {
+                self.failed = Some(ReadFailure::State(e.to_string()));
+                None
             }
         }
-        deltas.retain(|_, d| !d.is_zero());
-        Ok(Simulation {
-            block_number: next.latest,
-            timestamp: next.timestamp,
-            outcomes,
-            balance_deltas: deltas.into_iter().collect(),
-        })
     }
 }

@@ -16,6 +16,7 @@ use bardo_host::plugin::{Host, WasiPolicy};
 use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_host::safety::host_key::HostKey;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -42,7 +43,8 @@ fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path) ->
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
         Box::new(ApprovalGuard),
     ];
-    WritePath::new(Arc::new(host), services, hooks, AuditLog::open(audit).expect("audit log"))
+    let log = AuditLog::open(audit, HostKey::ephemeral()).expect("audit log");
+    WritePath::new(Arc::new(host), services, hooks, log)
 }
 
 fn preview(c: &mut Criterion) {

@@ -123,12 +123,14 @@ impl Adapter {
             AgentTool {
                 name: "update_directive",
                 description: "Change standing directives (a JSON object; null removes a key). `phase` (thriving, \
-                              cautious, defensive, survival) gates which actions are allowed.",
+                              cautious, defensive, survival) gates which actions are allowed; it can only be \
+                              lowered (towards survival): only the operator raises it.",
                 input_schema: object(json!({"delta": {"type": "object"}}), &["delta"]),
             },
             AgentTool {
                 name: "emergency_halt",
-                description: "Stop all writes now: terminal phase, every open permit revoked.",
+                description: "Stop all writes now: terminal phase, every open permit revoked, until an operator \
+                              resumes.",
                 input_schema: object(json!({"reason": {"type": "string"}}), &["reason"]),
             },
         ]);
@@ -182,13 +184,14 @@ impl Adapter {
                     let phase: Phase = serde_json::from_value(phase.clone()).map_err(|_| {
                         invalid("`phase` must be thriving, cautious, defensive or survival (halt with emergency_halt)")
                     })?;
-                    if phase == Phase::Terminal || self.path.phase() == Phase::Terminal {
+                    if phase == Phase::Terminal {
                         return Err(ToolError::new(
                             ErrorCode::Denied,
-                            "terminal is entered by emergency_halt and never left",
+                            "terminal is entered by emergency_halt, and left only by an operator's `bardo resume`",
                         ));
                     }
-                    self.path.set_phase(phase);
+                    // Lower only: raising the phase is the operator's, so a directive cannot undo it.
+                    self.path.lower_phase(phase)?;
                 }
                 Ok(Value::Object(self.grimoire.update_directives(delta).map_err(internal)?))
             }

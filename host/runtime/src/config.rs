@@ -69,6 +69,28 @@ impl Default for CapabilityConfig {
     }
 }
 
+/// Allowlisted contracts of one chain and their roles.
+pub type AllowedContracts = BTreeMap<alloy::primitives::Address, bardo_core::scope::Role>;
+
+/// One chain's allowlist: addresses (each an ERC-20) or addresses with their roles.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum AllowEntries {
+    /// Tokens: a plan may only `approve` them to allowlisted spenders.
+    Tokens(Vec<alloy::primitives::Address>),
+    /// Contracts and their roles.
+    Roles(BTreeMap<alloy::primitives::Address, bardo_core::scope::Role>),
+}
+
+impl AllowEntries {
+    fn into_roles(self) -> BTreeMap<alloy::primitives::Address, bardo_core::scope::Role> {
+        match self {
+            Self::Tokens(list) => list.into_iter().map(|a| (a, bardo_core::scope::Role::Erc20)).collect(),
+            Self::Roles(map) => map,
+        }
+    }
+}
+
 /// `[safety]`: the write path's policy and state files.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -77,14 +99,26 @@ pub struct SafetyConfig {
     pub ttl_secs: u64,
     /// The agent's phase; writes are gated by it.
     pub phase: bardo_core::tool::Phase,
+    /// The phase a write whose receipts diverge from its declaration moves the host to
+    /// (default `cautious`; it never raises the phase).
+    pub mismatch_phase: bardo_core::tool::Phase,
     /// The hash-linked audit log.
     pub audit_log: PathBuf,
     /// Open and settled permits, shared by `bardo preview` and `bardo commit`.
     pub permits: PathBuf,
-    /// Contracts writes may call, approve or pay, per chain id: exact addresses.
-    pub allowlist: BTreeMap<String, Vec<alloy::primitives::Address>>,
+    /// Contracts writes may call, approve or pay, per chain id: a list of token addresses, or a
+    /// table of address → role (`uniswap-v3-swap-router`, `aave-v3-pool`, …; see
+    /// `bardo_core::scope::Role`) — the role says which functions a plan may call.
+    pub allowlist: BTreeMap<String, AllowEntries>,
     /// More allowlist entries from a JSON file of the same shape (the devnet writes one).
     pub allowlist_file: Option<PathBuf>,
+    /// Where the host reads token prices, per chain id (`[safety.pricing.31337] usd_tokens,
+    /// v3_factory, weth, aave_oracle, fee_tiers, max_divergence_bps`); spending limits and the
+    /// position cap need the chains they value tokens on.
+    pub pricing: BTreeMap<String, crate::safety::valuation::PricingConfig>,
+    /// More pricing entries from a JSON file of the same shape (the devnet writes one); a chain
+    /// also in `[safety.pricing]` takes bardo.toml's entry.
+    pub pricing_file: Option<PathBuf>,
     /// USD spending limits (`[safety.spending] per_tx_usd, per_day_usd`); none = no limit.
     pub spending: Option<crate::safety::spending::SpendingLimits>,
     /// Most write previews per minute; none = no limit.
@@ -93,8 +127,15 @@ pub struct SafetyConfig {
     pub approved_assets: BTreeMap<String, Vec<alloy::primitives::Address>>,
     /// The most a single token holding may be worth after a write, whole USD; none = no cap.
     pub max_position_usd: Option<u64>,
+    /// The most a write may lose in value, basis points of what it gives (fees and price
+    /// impact; default 300). More is refused, whatever the plan declares.
+    pub max_value_loss_bps: u32,
     /// The spending ledger every `bardo` process shares (reservations and spend).
     pub spending_ledger: PathBuf,
+    /// The host's secret MAC key (created 0600 on first use): it authenticates the audit log's
+    /// checkpoint and seals permits, so a permit written into `permits` by anyone else is
+    /// refused. Keep it out of the repository, beside the signer's secrets.
+    pub host_key: PathBuf,
 }
 
 impl Default for SafetyConfig {
@@ -102,15 +143,20 @@ impl Default for SafetyConfig {
         Self {
             ttl_secs: 60,
             phase: bardo_core::tool::Phase::Thriving,
+            mismatch_phase: bardo_core::tool::Phase::Cautious,
             audit_log: PathBuf::from(".bardo/audit.jsonl"),
             permits: PathBuf::from(".bardo/permits.json"),
             allowlist: BTreeMap::new(),
             allowlist_file: None,
+            pricing: BTreeMap::new(),
+            pricing_file: None,
             spending: None,
             previews_per_minute: None,
             approved_assets: BTreeMap::new(),
             max_position_usd: None,
+            max_value_loss_bps: crate::safety::value_guard::DEFAULT_MAX_LOSS_BPS,
             spending_ledger: PathBuf::from(".bardo/spending.json"),
+            host_key: PathBuf::from(".bardo/host.key"),
         }
     }
 }
@@ -339,31 +385,53 @@ impl Config {
         Ok(out)
     }
 
-    /// The write allowlist per chain: `[safety] allowlist` plus `allowlist_file`.
-    pub fn allowlist(
-        &self,
-    ) -> Result<BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::Address>>, ConfigError> {
-        let mut entries = self.safety.allowlist.clone();
+    /// The write allowlist per chain, with roles: `[safety] allowlist` plus `allowlist_file`.
+    pub fn allowlist(&self) -> Result<BTreeMap<u64, AllowedContracts>, ConfigError> {
+        let mut entries: BTreeMap<String, AllowedContracts> =
+            self.safety.allowlist.iter().map(|(chain, e)| (chain.clone(), e.clone().into_roles())).collect();
         if let Some(file) = &self.safety.allowlist_file {
             let path = self.resolve(file);
             let text =
                 std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
-            let more: BTreeMap<String, Vec<alloy::primitives::Address>> = serde_json::from_slice(&text)
+            let more: BTreeMap<String, AllowEntries> = serde_json::from_slice(&text)
                 .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
             for (chain, list) in more {
-                entries.entry(chain).or_default().extend(list);
+                entries.entry(chain).or_default().extend(list.into_roles());
             }
         }
         entries
             .into_iter()
-            .map(|(chain, list)| {
+            .map(|(chain, roles)| {
                 let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
                     path: self.base.join("bardo.toml"),
                     message: format!("[safety.allowlist] key {chain:?} must be a chain id"),
                 })?;
-                Ok((id, list.into_iter().collect()))
+                Ok((id, roles))
             })
             .collect()
+    }
+
+    /// Where the valuer reads prices, by chain id: `pricing_file`'s entries, each replaced by a
+    /// `[safety.pricing.<chain id>]` table for the same chain.
+    pub fn pricing(&self) -> Result<BTreeMap<u64, crate::safety::valuation::PricingConfig>, ConfigError> {
+        use crate::safety::valuation::PricingConfig;
+        let mut pricing = BTreeMap::new();
+        if let Some(file) = &self.safety.pricing_file {
+            let path = self.resolve(file);
+            let invalid = |message: String| ConfigError::Parse { path: path.clone(), message };
+            let text =
+                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let value: serde_json::Value =
+                serde_json::from_slice(&text).map_err(|e| invalid(e.to_string()))?;
+            pricing = PricingConfig::from_json(value).map_err(invalid)?;
+        }
+        let inline =
+            PricingConfig::by_chain(self.safety.pricing.clone()).map_err(|e| ConfigError::Parse {
+                path: self.base.join("bardo.toml"),
+                message: format!("[safety.pricing]: {e}"),
+            })?;
+        pricing.extend(inline);
+        Ok(pricing)
     }
 
     /// `[safety.approved_assets]` by chain id.

@@ -4,11 +4,15 @@
 
 pub mod audit_log;
 pub mod capability;
+pub mod declared;
 pub mod hooks;
+pub mod host_key;
 pub mod permit;
+pub mod scope;
 pub mod spending;
 mod store;
 pub mod valuation;
+pub mod value_guard;
 
 use crate::plugin::Host;
 use crate::services::Services;
@@ -20,12 +24,14 @@ use audit_log::{AuditEvent, AuditLog};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent};
 use bardo_core::tool::{CapabilityTier, Phase};
+use bardo_evm::changes::ChangeSet;
 use capability::Capability;
 use hooks::{
     Decision, Findings, HallucinationDetector, Proposal, RevmSimulator, SafetyHook, simulation_hash,
 };
 use permit::{ActionPermit, PermitError, Permits};
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -46,12 +52,24 @@ pub struct WriteResult {
     pub expected: serde_json::Value,
     /// The outcome read from the receipts.
     pub actual: serde_json::Value,
-    /// Where `actual` comes from.
+    /// Where `actual` is checked against: `receipt` when the host derived the change set from
+    /// the receipts and the chain itself, `plugin` when it could not and only the plugin's
+    /// reading of the receipts stands.
     pub ground_truth: &'static str,
     /// The transactions sent, in order.
     pub tx_hashes: Vec<String>,
     /// Gas all of them used.
     pub gas_used: u64,
+    /// The wallet's change set the host derived from the receipts (none if it could not).
+    pub changes: Option<ChangeSet>,
+    /// How the executed change set differs from the plan's declaration (empty: it matches).
+    pub outcome_mismatch: Vec<String>,
+}
+
+/// What the host read from the receipts.
+struct Checked {
+    changes: Option<ChangeSet>,
+    mismatch: Vec<String>,
 }
 
 /// A plan that passed every check and its fresh re-simulation: what a capability authorizes.
@@ -73,6 +91,7 @@ pub struct WritePath {
     permits: Permits,
     audit: AuditLog,
     phase: RwLock<Phase>,
+    mismatch_phase: Phase,
     ttl: Duration,
     clock: Clock,
     fabric: Option<Arc<Fabric>>,
@@ -93,7 +112,9 @@ fn permit_error(e: PermitError) -> ToolError {
 
 impl WritePath {
     /// A write path over `host`'s write tools with `hooks` (in order; the simulator runs after
-    /// them), simulating and signing with `services` (the host's), logging to `audit`.
+    /// them), simulating and signing with `services` (the host's), logging to `audit`. Its
+    /// permits (and halt) live in memory, sealed with a key of this process only; share them
+    /// between processes with [`Self::with_permit_file`].
     pub fn new(
         host: Arc<Host>,
         services: Arc<Services>,
@@ -107,13 +128,21 @@ impl WritePath {
             hooks,
             after_simulation: Vec::new(),
             simulator,
-            permits: Permits::default(),
+            permits: Permits::in_memory(host_key::HostKey::ephemeral()),
             audit,
             phase: RwLock::new(Phase::Thriving),
+            mismatch_phase: Phase::Cautious,
             ttl: DEFAULT_TTL,
             clock: Arc::new(SystemTime::now),
             fabric: None,
         }
+    }
+
+    /// The phase an executed write whose receipts diverge from its declaration moves the host
+    /// to (default `cautious`; never raises it).
+    pub fn with_mismatch_phase(mut self, phase: Phase) -> Self {
+        self.mismatch_phase = phase;
+        self
     }
 
     /// Use `clock` instead of the system clock.
@@ -144,9 +173,11 @@ impl WritePath {
         }
     }
 
-    /// Keep permits in `path`, shared with other `bardo` processes.
-    pub fn with_permit_file(mut self, path: &std::path::Path) -> Self {
-        self.permits = Permits::open(path);
+    /// Keep permits and the emergency halt in `path`, shared with other `bardo` processes;
+    /// permits are sealed with `key`, which every process sharing the file must hold
+    /// (`[safety] host_key`): a permit that does not verify under it is refused at commit.
+    pub fn with_permit_file(mut self, path: &std::path::Path, key: host_key::HostKey) -> Self {
+        self.permits = Permits::open(path, key);
         self
     }
 
@@ -166,14 +197,51 @@ impl WritePath {
         &self.services
     }
 
-    /// The current phase.
+    /// The current phase: terminal while an emergency halt is in force (here or in another
+    /// process sharing the permit file), else the one set.
     pub fn phase(&self) -> Phase {
+        match self.permits.halted() {
+            Ok(None) => self.phase_as_set(),
+            // A store that cannot be read counts as halted: writes fail closed.
+            Ok(Some(_)) | Err(_) => Phase::Terminal,
+        }
+    }
+
+    /// The phase set by the operator or lowered by the agent, whether or not halted.
+    fn phase_as_set(&self) -> Phase {
         *self.phase.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Set the phase (from the agent's directives).
+    /// Set the phase, in either direction: the operator's (`[safety] phase` in bardo.toml, at
+    /// start). An agent only lowers it, through [`Self::lower_phase`].
     pub fn set_phase(&self, phase: Phase) {
         *self.phase.write().unwrap_or_else(|p| p.into_inner()) = phase;
+    }
+
+    /// Move the phase towards terminal (thriving → cautious → defensive → survival), as the
+    /// agent's directives may. Raising it is refused (`denied`): only the operator raises it.
+    pub fn lower_phase(&self, phase: Phase) -> Result<(), ToolError> {
+        self.refuse_if_halted()?;
+        let mut current = self.phase.write().unwrap_or_else(|p| p.into_inner());
+        if severity(phase) < severity(*current) {
+            return Err(denied(format!(
+                "the phase is {} and only the operator can raise it (to {}): set `[safety] phase` in \
+                 bardo.toml and restart",
+                phase_name(*current),
+                phase_name(phase)
+            )));
+        }
+        *current = phase;
+        Ok(())
+    }
+
+    /// Refuse (`denied`) while an emergency halt is in force, set here or by another process
+    /// sharing the permit file.
+    fn refuse_if_halted(&self) -> Result<(), ToolError> {
+        match self.permits.halted().map_err(permit_error)? {
+            Some(halt) => Err(permit_error(halt.refusal())),
+            None => Ok(()),
+        }
     }
 
     /// Audit `events` (one write, one sync), then publish them on the fabric.
@@ -226,6 +294,7 @@ impl WritePath {
     /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
     /// records are written together, with one sync, before the permit exists.
     pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
+        self.refuse_if_halted()?;
         let mut trail = Vec::new();
         let permit_id = new_permit_id();
         let result = self.check(&permit_id, kind, params, &mut trail);
@@ -291,9 +360,10 @@ impl WritePath {
             .iter()
             .map(|h| h.as_ref())
             .chain(std::iter::once(&self.simulator as &dyn SafetyHook))
-            .chain(self.after_simulation.iter().map(|h| h.as_ref()))
-            // Always last, whatever the configuration: the plan's claims against its simulation.
-            .chain(std::iter::once(&HallucinationDetector as &dyn SafetyHook));
+            // Always right after the simulation, whatever the configuration: the plan's claims
+            // against the change set derived from it, before anything values or counts them.
+            .chain(std::iter::once(&HallucinationDetector as &dyn SafetyHook))
+            .chain(self.after_simulation.iter().map(|h| h.as_ref()));
         for hook in chain {
             let decision = hook.check(&proposal, &mut found);
             let (allowed, reason) = match &decision {
@@ -336,11 +406,14 @@ impl WritePath {
         Ok(permit)
     }
 
-    /// Execute a permit once: re-simulate on the current block, refuse if anything changed, then
-    /// sign, broadcast, wait for the receipts and let the plugin verify the outcome.
+    /// Execute a permit once: check that this host sealed it, that this host's wallet signs it
+    /// and that today's policy still allows it; re-simulate on the current block and refuse if
+    /// anything changed; count the spend; then sign, broadcast, wait for the receipts and let
+    /// the plugin verify the outcome.
     pub fn commit(&self, permit_id: &str) -> Result<WriteResult, ToolError> {
-        if self.phase() == Phase::Terminal {
-            return Err(denied("the host is halted (terminal phase): no writes"));
+        // A halt is checked by `take`, under the store's lock; this is the phase set.
+        if self.phase_as_set() == Phase::Terminal {
+            return Err(denied("the phase is terminal: no writes"));
         }
         let permit = match self.permits.take(permit_id, (self.clock)()) {
             Ok(p) => p,
@@ -370,6 +443,9 @@ impl WritePath {
             })?;
             Err(ToolError::new(code, reason))
         };
+        if let Err(e) = self.recheck(&permit) {
+            return refuse(e.code, e.message);
+        }
         // At the preview's timestamp: only a change of state, not the passing of time (interest
         // accruing, oracle slots), makes the re-simulation differ.
         let sim = match self.simulator.run(permit.chain_id, permit.sender, &permit.plan, permit.simulated_at)
@@ -384,12 +460,23 @@ impl WritePath {
                     .into(),
             );
         }
+        // A halt during the re-simulation still stops it: nothing has been sent yet.
+        if let Err(e) = self.refuse_if_halted() {
+            return refuse(e.code, e.message);
+        }
         let gas = sim.outcomes.iter().map(|o| o.gas_used).collect();
+        // Where the receipts' check looks for balances besides the logs' contracts.
+        let assets: BTreeSet<Address> = sim
+            .changes
+            .balances()
+            .filter_map(|(asset, _)| asset)
+            .chain(permit.plan.calls.iter().map(|c| c.to))
+            .collect();
         let capability = Capability::mint(Approved { permit, gas });
-        // Whatever the broadcast's outcome, count the spend: a failure may come after a transfer.
-        let sent = broadcast(capability, &self.services, &|e| self.log(e));
+        // Counted before anything is signed, whatever the broadcast's outcome: a crash while
+        // sending must not leave it uncounted, and a failure may come after a transfer.
         self.settle(permit_id, true);
-        let (permit, receipts) = sent?;
+        let (permit, receipts) = broadcast(capability, &self.services, &|e| self.log(e))?;
         let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
         self.log(AuditEvent::ToolCall {
             tool: permit.tool.clone(),
@@ -397,15 +484,69 @@ impl WritePath {
             ok: report.result.is_ok(),
         })?;
         let actual = report.result?;
+        let checked = self.check_receipts(&permit, &receipts, &assets)?;
         Ok(WriteResult {
             permit_id: permit.permit_id,
             tool: permit.tool,
             expected: permit.expected_outcome,
             actual,
-            ground_truth: "receipt",
+            ground_truth: if checked.changes.is_some() { "receipt" } else { "plugin" },
+            changes: checked.changes,
+            outcome_mismatch: checked.mismatch,
             tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
             gas_used: receipts.iter().map(|r| r.gas_used).sum(),
         })
+    }
+
+    /// Derive the wallet's change set from the receipts, as a simulation's is derived, and hold
+    /// it to what the permit's plan declared. A divergence lowers the phase (to `cautious` by
+    /// default) and is audited; a change set the host could not read leaves the plugin's word
+    /// as the only account, and says so.
+    fn check_receipts(
+        &self,
+        permit: &ActionPermit,
+        receipts: &[TransactionReceipt],
+        assets: &BTreeSet<Address>,
+    ) -> Result<Checked, ToolError> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let chains = &self.services.chains;
+        let derived = bardo_evm::executed::executed_changes(
+            chains,
+            permit.chain_id,
+            permit.sender,
+            receipts,
+            assets,
+            deadline,
+        );
+        let changes = match derived {
+            Ok(changes) => changes,
+            Err(e) => {
+                let reason = format!("the host could not read what the transactions changed: {e}");
+                self.log(AuditEvent::OutcomeMismatch {
+                    permit_id: permit.permit_id.clone(),
+                    differences: vec![reason.clone()],
+                })?;
+                return Ok(Checked { changes: None, mismatch: vec![reason] });
+            }
+        };
+        let mismatch = match declared::Declared::parse(&permit.expected_outcome) {
+            Ok(Some(declared)) => declared.mismatches(&changes),
+            Ok(None) => vec!["the plan declared no balance_changes".to_owned()],
+            Err(reason) => vec![reason],
+        };
+        if !mismatch.is_empty() {
+            self.log(AuditEvent::OutcomeMismatch {
+                permit_id: permit.permit_id.clone(),
+                differences: mismatch.clone(),
+            })?;
+            // Lowering only: a halted or already more careful host stays as it is.
+            let current = self.phase_as_set();
+            let to =
+                if severity(self.mismatch_phase) > severity(current) { self.mismatch_phase } else { current };
+            // Lowering only; a halt refuses it and already stops every write.
+            let _ = self.lower_phase(to);
+        }
+        Ok(Checked { changes: Some(changes), mismatch })
     }
 
     /// Cancel an open permit.
@@ -415,16 +556,84 @@ impl WritePath {
         self.log(AuditEvent::PermitCancelled { permit_id: permit_id.to_owned() })
     }
 
-    /// Emergency halt: terminal phase, every open permit revoked, later writes refused.
+    /// Emergency halt: kept in the permit store (seen by every process sharing its file, and
+    /// after a restart), every open permit revoked in the same locked step; the phase reads
+    /// terminal and previews and commits are refused until an operator runs `bardo resume`.
     pub fn halt(&self, reason: &str) -> Result<Vec<String>, ToolError> {
-        self.set_phase(Phase::Terminal);
-        let revoked = self.permits.revoke_all((self.clock)()).map_err(permit_error)?;
+        let revoked = self.permits.halt(reason, (self.clock)()).map_err(permit_error)?;
         for id in &revoked {
             self.settle(id, false);
         }
         self.log(AuditEvent::Halted { reason: reason.to_owned(), revoked: revoked.clone() })?;
         Ok(revoked)
     }
+
+    /// Lift an emergency halt (the operator's `bardo resume`, never an agent's); returns whether
+    /// one was in force. The phase is again the one set; revoked permits stay revoked.
+    pub fn resume(&self) -> Result<bool, ToolError> {
+        let Some(halt) = self.permits.resume((self.clock)()).map_err(permit_error)? else {
+            return Ok(false);
+        };
+        self.log(AuditEvent::Resumed { reason: halt.reason, halted_at_ms: halt.at_ms })?;
+        Ok(true)
+    }
+
+    /// What a permit must still pass at commit, whoever wrote it into the store: this host's
+    /// wallet signs it, its write tool is still loaded, and every hook that runs at commit
+    /// allows it in the current phase.
+    fn recheck(&self, permit: &ActionPermit) -> Result<(), ToolError> {
+        let signer = self.services.address(permit.chain_id);
+        if signer != Some(permit.sender) {
+            let signer = signer.map_or_else(|| "no wallet".to_owned(), |a| a.to_string());
+            return Err(denied(format!(
+                "permit `{}` is for sender {}, but this host signs on chain {} with {signer}; preview again",
+                permit.permit_id, permit.sender, permit.chain_id
+            )));
+        }
+        let entry = self
+            .host
+            .catalog()
+            .get(&permit.tool)
+            .filter(|e| e.def.capability_tier == CapabilityTier::Write)
+            .ok_or_else(|| {
+                denied(format!(
+                    "write tool `{}` of permit `{}` is no longer loaded; preview again",
+                    permit.tool, permit.permit_id
+                ))
+            })?;
+        let proposal = Proposal {
+            permit_id: &permit.permit_id,
+            kind: &permit.kind.replace('-', "_"),
+            tool: &entry.def,
+            chain_id: permit.chain_id,
+            sender: permit.sender,
+            plan: &permit.plan,
+            phase: self.phase(),
+        };
+        let mut found = Findings::default();
+        for hook in self.hooks.iter().filter(|h| h.at_commit()) {
+            if let Decision::Reject { code, reason } = hook.check(&proposal, &mut found) {
+                return Err(ToolError::new(code, format!("{} (at commit): {reason}", hook.name())));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How far towards terminal a phase is: an agent may only move it up this scale.
+fn severity(phase: Phase) -> u8 {
+    match phase {
+        Phase::Thriving => 0,
+        Phase::Cautious => 1,
+        Phase::Defensive => 2,
+        Phase::Survival => 3,
+        Phase::Terminal => 4,
+    }
+}
+
+/// A phase as bardo.toml and directives spell it.
+fn phase_name(phase: Phase) -> String {
+    format!("{phase:?}").to_lowercase()
 }
 
 fn new_permit_id() -> String {
@@ -434,7 +643,7 @@ fn new_permit_id() -> String {
 }
 
 /// Unpredictable ids: sha256 of time, a counter and the process id (no extra RNG dependency).
-fn rand_bytes(out: &mut [u8; 16]) {
+pub(crate) fn rand_bytes(out: &mut [u8; 16]) {
     use sha2::{Digest, Sha256};
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -539,5 +748,9 @@ fn fabric_event(e: &AuditEvent) -> GolemEvent {
             gas_used: *gas_used,
         },
         AuditEvent::Halted { reason, .. } => GolemEvent::Halted { reason: reason.clone() },
+        AuditEvent::OutcomeMismatch { permit_id, differences } => {
+            GolemEvent::OutcomeMismatch { permit_id: id(permit_id), differences: differences.clone() }
+        }
+        AuditEvent::Resumed { reason, .. } => GolemEvent::Resumed { reason: reason.clone() },
     }
 }

@@ -43,6 +43,9 @@ pub enum SetupError {
     /// The audit log could not be opened.
     #[error(transparent)]
     Audit(#[from] crate::safety::audit_log::AuditError),
+    /// The host key (`[safety] host_key`) could not be read or created.
+    #[error("{0}")]
+    HostKey(String),
 }
 
 /// Why one configured plugin was not loaded (the host serves the others).
@@ -204,30 +207,51 @@ pub fn write_path(config: &Config, opened: Opened) -> Result<crate::safety::Writ
     use crate::safety::valuation::Valuer;
     let Opened { host, services, .. } = opened;
     let host = Arc::new(host);
-    let max_position =
-        config.safety.max_position_usd.map(|usd| MaxPosition { usd, valuer: Valuer::new(&host, &services) });
+    // Prices come from the host's own pool and oracle reads, never from a plugin. Every write
+    // is valued (the value guard); a chain without a pricing config cannot be written to.
+    let valuer = Valuer::new(&services, config.pricing()?);
+    let max_position = config.safety.max_position_usd.map(|usd| MaxPosition { usd, valuer: valuer.clone() });
+    let allowed = config.allowlist()?;
+    let position_managers = allowed
+        .iter()
+        .map(|(chain, roles)| {
+            let managers = roles
+                .iter()
+                .filter(|(_, role)| **role == bardo_core::scope::Role::UniswapV3PositionManager)
+                .map(|(a, _)| *a)
+                .collect();
+            (*chain, managers)
+        })
+        .collect();
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage { approved_assets: config.approved_assets()?, max_position }),
-        Box::new(AllowlistGuard { allowed: config.allowlist()? }),
+        Box::new(AllowlistGuard { allowed }),
     ];
     if let Some(n) = config.safety.previews_per_minute {
         hooks.push(Box::new(RateLimiter::new(n)));
     }
     hooks.push(Box::new(ApprovalGuard));
-    let audit = crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log))?;
+    let key_path = config.resolve(&config.safety.host_key);
+    let key = crate::safety::host_key::HostKey::load_or_create(&key_path).map_err(SetupError::HostKey)?;
+    let audit =
+        crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log), key.clone())?;
     let mut path = crate::safety::WritePath::new(host.clone(), services.clone(), hooks, audit)
         .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
-        .with_permit_file(&config.resolve(&config.safety.permits));
+        .with_permit_file(&config.resolve(&config.safety.permits), key);
+    let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();
     if let Some(limits) = config.safety.spending {
-        let limiter = crate::safety::spending::SpendingLimiter::new(
-            limits,
-            Valuer::new(&host, &services),
-            path.ttl(),
-            path.clock(),
-        )
-        .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
-        path = path.with_after_simulation(vec![Box::new(limiter)]);
+        let limiter =
+            crate::safety::spending::SpendingLimiter::new(limits, valuer.clone(), path.ttl(), path.clock())
+                .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
+        after.push(Box::new(limiter));
     }
+    after.push(Box::new(crate::safety::value_guard::ValueGuard {
+        valuer,
+        position_managers,
+        max_loss_bps: config.safety.max_value_loss_bps,
+    }));
+    path = path.with_after_simulation(after);
+    path = path.with_mismatch_phase(config.safety.mismatch_phase);
     path.set_phase(config.safety.phase);
     Ok(path)
 }

@@ -6,7 +6,7 @@ use crate::abi::*;
 use crate::market::{Market, Reserve, health_factor, market, ray};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{eth_call, events, simulate_last, tx_call, wallet};
-use bardo_sdk::erc20::{self, BalanceChange, Token, transfers};
+use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::{error, internal, invalid_params};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
@@ -58,6 +58,9 @@ struct Outcome {
     health_factor_after: String,
     /// The wallet's token balance changes: the asset, its aToken, its variable debt token.
     balance_changes: Vec<BalanceChange>,
+    /// What the pool may still pull after the action (a `max` repay's unused margin).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    authorities: Vec<Authority>,
 }
 
 /// Interest that `balance` earns or owes at `rate` (ray) over `DRIFT_SECS`, rounded up.
@@ -121,12 +124,14 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
     };
     bardo_sdk::events::progress(1);
     let mut calls = Vec::new();
+    let mut authorities = Vec::new();
     let (declared, changes) = match action {
         Action::Supply => {
             r.require_usable(true)?;
             let amount = amount.unwrap_or_default();
             erc20::require_balance(c, asset, owner, amount)?;
             calls.extend(erc20::approval_if_short(c, asset, owner, m.pool, amount, "the Aave pool")?);
+            authorities.push(Authority::erc20(asset, m.pool, amount));
             calls.push(PlannedCall {
                 call: tx_call(
                     c,
@@ -140,7 +145,7 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
                 amount,
                 vec![
                     BalanceChange::spent(asset, amount),
-                    BalanceChange::received(&a_token, amount).up_to(a_extra),
+                    BalanceChange::received(&a_token, amount).up_to(a_extra).rounding(U256::from(1)),
                 ],
             )
         }
@@ -179,7 +184,13 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
             let underlying =
                 if amount.is_none() { underlying.up_to(drift(supplied, a_rate)) } else { underlying };
             let a_extra = accrual(c, r.a_token, owner, a_rate)?;
-            (declared, vec![underlying, BalanceChange::spent(&a_token, declared).up_to(a_extra)])
+            (
+                declared,
+                vec![
+                    underlying,
+                    BalanceChange::spent(&a_token, declared).up_to(a_extra).rounding(U256::from(1)),
+                ],
+            )
         }
         Action::Borrow => {
             r.require_usable(true)?;
@@ -224,7 +235,7 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
                 amount,
                 vec![
                     BalanceChange::received(asset, amount),
-                    BalanceChange::received(&debt_token, amount).up_to(d_extra),
+                    BalanceChange::received(&debt_token, amount).up_to(d_extra).rounding(U256::from(1)),
                 ],
             )
         }
@@ -248,6 +259,7 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
             let most = amount.unwrap_or(debt + drift(debt, d_rate));
             erc20::require_balance(c, asset, owner, most)?;
             calls.extend(erc20::approval_if_short(c, asset, owner, m.pool, most, "the Aave pool")?);
+            authorities.push(Authority::erc20(asset, m.pool, most));
             calls.push(PlannedCall {
                 call: tx_call(
                     c,
@@ -268,7 +280,10 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
             let spent = if amount.is_none() { spent.up_to(most - debt) } else { spent };
             let d_extra = accrual(c, r.variable_debt_token, owner, d_rate)?;
             let repaid = amount.unwrap_or(debt);
-            (repaid, vec![spent, BalanceChange::spent(&debt_token, repaid).up_to(d_extra)])
+            (
+                repaid,
+                vec![spent, BalanceChange::spent(&debt_token, repaid).up_to(d_extra).rounding(U256::from(1))],
+            )
         }
     };
     bardo_sdk::events::progress(2);
@@ -295,6 +310,7 @@ fn plan(action: Action, p: LendParams) -> Result<WritePlan, Error> {
         max: amount.is_none(),
         health_factor_after: health_factor(hf),
         balance_changes: changes,
+        authorities,
     };
     let expected = serde_json::to_string(&outcome).map_err(|e| internal(e.to_string()))?;
     Ok(WritePlan { calls, expected_outcome_json: expected })
@@ -344,6 +360,7 @@ fn verify(action: Action, p: LendParams, receipts: Vec<Receipt>) -> Result<serde
         max: p.amount.trim().eq_ignore_ascii_case("max"),
         health_factor_after: health_factor(m.account(owner)?.healthFactor),
         balance_changes: changes,
+        authorities: Vec::new(),
         asset: r.asset,
     };
     serde_json::to_value(outcome).map_err(|e| internal(e.to_string()))

@@ -9,7 +9,7 @@ use crate::read::{Position, check_fee, deadline, pair, position, position_id};
 use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{events as logs_of, simulate_last, tx_call, wallet};
-use bardo_sdk::erc20::{self, BalanceChange, Token};
+use bardo_sdk::erc20::{self, Authority, BalanceChange, NftChange, Token};
 use bardo_sdk::errors::{error, internal, invalid_params, not_found};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
@@ -133,6 +133,12 @@ fn default_slippage() -> u32 {
 pub struct AddOutcome {
     /// The wallet's token balance changes (checked by the host against its simulation).
     pub balance_changes: Vec<BalanceChange>,
+    /// What the position manager may still pull after the deposit (the desired amounts approved).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub authorities: Vec<Authority>,
+    /// The position NFT a new deposit mints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nfts: Vec<NftChange>,
     /// The position (new or increased).
     pub position_id: String,
     pub liquidity_added: String,
@@ -317,6 +323,8 @@ impl WriteTool for AddLiquidity {
         });
         let expected = AddOutcome {
             balance_changes: vec![BalanceChange::spent(&t0, used0), BalanceChange::spent(&t1, used1)],
+            authorities: vec![Authority::erc20(&t0, npm, amount0), Authority::erc20(&t1, npm, amount1)],
+            nfts: if existing.is_some() { Vec::new() } else { vec![NftChange::minted(npm)] },
             position_id: id.to_string(),
             liquidity_added: liquidity.to_string(),
             tick_lower: lower,
@@ -338,6 +346,8 @@ impl WriteTool for AddLiquidity {
                 BalanceChange::spent(&pos.token0, e.amount0),
                 BalanceChange::spent(&pos.token1, e.amount1),
             ],
+            authorities: Vec::new(),
+            nfts: Vec::new(),
             position_id: e.tokenId.to_string(),
             liquidity_added: e.liquidity.to_string(),
             tick_lower: pos.tick_lower,

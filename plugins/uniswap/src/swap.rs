@@ -10,7 +10,7 @@ use crate::read::{check_fee, deadline, fixed_amount, pair};
 use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{tx_call, wallet};
-use bardo_sdk::erc20::{self, BalanceChange, Token, transfers};
+use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::internal;
 use bardo_sdk::units::format_units;
 use bardo_sdk::{
@@ -78,6 +78,9 @@ pub struct SwapOutcome {
     pub amount_in_maximum_base: Option<String>,
     /// The wallet's token balance changes (checked by the host against its simulation).
     pub balance_changes: Vec<BalanceChange>,
+    /// The allowance the plan may leave to the router (an exact-out swap's unused maximum).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub authorities: Vec<Authority>,
 }
 
 pub struct ExecuteSwap;
@@ -175,7 +178,8 @@ impl WriteTool for ExecuteSwap {
             ),
             ..swap
         });
-        let expected = outcome(&p, &tin, &tout, quote.route, quote.amount_in, quote.amount_out, bound);
+        let mut expected = outcome(&p, &tin, &tout, quote.route, quote.amount_in, quote.amount_out, bound);
+        expected.authorities = vec![Authority::erc20(&tin, router, spend)];
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
 
@@ -317,6 +321,7 @@ fn outcome(
             BalanceChange::spent(tin, amount_in),
             BalanceChange::received(tout, amount_out),
         ],
+        authorities: Vec::new(),
     }
 }
 

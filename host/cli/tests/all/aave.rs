@@ -18,7 +18,7 @@ use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_host::plugin::Host;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, SafetyHook};
-use bardo_host::safety::valuation::Valuer;
+use bardo_host::safety::host_key::HostKey;
 use bardo_host::safety::{WritePath, WriteResult};
 use bardo_host::subscriptions::SubscriptionRegistry;
 use bardo_test_artifacts::{AAVE, STREAMING, UNISWAP};
@@ -87,8 +87,9 @@ fn env_with(cage: impl FnOnce(&Arc<Host>) -> PolicyCage, guests: &[&str]) -> Env
         Box::new(ApprovalGuard),
     ];
     let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl")).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log);
+    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
+    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_after_simulation(vec![super::valuation::value_guard(&host, &d)]);
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let user = d.accounts[1];
     Env { node, d, host, path, rt: runtime(), provider, user, _audit: audit }
@@ -349,6 +350,10 @@ fn lending_cycle_through_preview_and_commit() {
         "{paid}: the debt plus a little interest"
     );
     assert_eq!(e.balance(usdc), usdc_before + borrowed_base - paid);
+    // While the oracle says $1,800 and the pools $2,000, WETH cannot be valued and a write that
+    // moves it is refused; with the oracle back in line, the withdrawal is valued and goes.
+    refused(e.path.preview("withdraw", &lend("WETH", "max")), ErrorCode::Denied, "disagree");
+    e.set_price("WETH", 2_000);
     let withdrawn = e.write("withdraw", lend("WETH", "max"));
     assert_eq!(e.balance(a_weth), U256::ZERO);
     assert_eq!(e.balance(weth), ten);
@@ -402,10 +407,13 @@ fn bad_lending_inputs_are_typed_errors() {
 }
 
 #[test]
-fn a_position_cap_values_an_atoken_at_what_the_supply_pays_for_it() {
+fn a_position_cap_values_an_atoken_as_its_underlying() {
     let e = env_with(
         |host| PolicyCage {
-            max_position: Some(MaxPosition { usd: 15_000, valuer: Valuer::new(host, host.services()) }),
+            max_position: Some(MaxPosition {
+                usd: 15_000,
+                valuer: super::valuation::valuer(host, &super::chain::snapshot().deployments),
+            }),
             ..Default::default()
         },
         &[AAVE, UNISWAP],
@@ -413,7 +421,7 @@ fn a_position_cap_values_an_atoken_at_what_the_supply_pays_for_it() {
     let ten = U256::from(10u64) * U256::from(10u64).pow(U256::from(18u64));
     e.send_as(e.user, e.token("WETH"), depositCall {}.abi_encode(), ten);
     let supply = |amount: &str| json!({"chain_id": CHAIN_ID, "asset": "WETH", "amount": amount});
-    // aWETH has no pool price: it is valued at the WETH paid for it, ~$20,000 for 10.
+    // aWETH is valued as the WETH it redeems for: ~$20,000 for 10.
     let err = e.path.preview("supply", &supply("10")).expect_err("over the $15,000 cap");
     assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
     assert!(err.message.contains("position limit"), "{err}");

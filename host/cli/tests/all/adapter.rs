@@ -10,6 +10,7 @@ use bardo_host::adapter::grimoire::Grimoire;
 use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_host::safety::host_key::HostKey;
 use bardo_test_artifacts::UNISWAP;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 /// An adapter over `host` with no hooks and no context files, its files under `dir`.
 fn bare_agent(host: &Arc<bardo_host::Host>, dir: &std::path::Path) -> Adapter {
-    let log = AuditLog::open(&dir.join("a.jsonl")).expect("log");
+    let log = AuditLog::open(&dir.join("a.jsonl"), HostKey::ephemeral()).expect("log");
     let path = Arc::new(WritePath::new(host.clone(), host.services().clone(), Vec::new(), log));
     Adapter::new(path, Grimoire::open(&dir.join("g.sqlite")).expect("grimoire"), &[])
 }
@@ -36,7 +37,7 @@ fn an_agent_session_through_the_eight_tools() {
         host.clone(),
         host.services().clone(),
         hooks,
-        AuditLog::open(&dir.path().join("audit.jsonl")).expect("log"),
+        AuditLog::open(&dir.path().join("audit.jsonl"), HostKey::ephemeral()).expect("log"),
     ));
     let db = dir.path().join("grimoire.sqlite");
     let files = [root().join("PLAYBOOK.md"), root().join("STRATEGY.md")];
@@ -84,7 +85,12 @@ fn an_agent_session_through_the_eight_tools() {
     assert_eq!(reopened.directives().expect("directives")["phase"], "survival");
     assert_eq!(reopened.query("swap", 10).expect("episodes").len(), 1);
 
-    agent.call("update_directive", &json!({"delta": {"phase": "thriving"}})).expect("thriving");
+    // An agent only lowers the phase; raising it back is the operator's.
+    let raised =
+        agent.call("update_directive", &json!({"delta": {"phase": "thriving"}})).expect_err("only lowered");
+    assert_eq!(raised.code, ErrorCode::Denied);
+    assert!(raised.message.contains("only the operator"), "{raised:?}");
+    path.set_phase(bardo_core::tool::Phase::Thriving);
     let open = agent.call("preview_action", &json!({"kind": "swap", "params": swap})).expect("preview");
     let halted = agent.call("emergency_halt", &json!({"reason": "test"})).expect("halt");
     assert_eq!(halted["revoked_permits"], json!([open["permit_id"]]));

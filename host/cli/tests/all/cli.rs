@@ -140,12 +140,13 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
     std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
     std::fs::write(dir.path().join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
-    let allow: Vec<String> = d.write_targets().iter().map(|a| format!("\"{a}\"")).collect();
+    let allow: Vec<String> =
+        d.write_targets().iter().map(|(a, role)| format!("\"{a}\" = \"{role}\"")).collect();
     let config = format!(
         "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n\
-         [settings]\nuniswap = \"uniswap.json\"\n[safety.allowlist]\n31337 = [{}]\n",
+         [settings]\nuniswap = \"uniswap.json\"\n[safety.allowlist.31337]\n{}\n",
         node.url(),
-        allow.join(", ")
+        allow.join("\n")
     );
     std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
     let run = |args: &[&str]| {
@@ -169,6 +170,24 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     let o = run(&["commit", &id]);
     assert_eq!(o.status.code(), Some(1), "a second process cannot reuse the permit");
     assert!(stdout(&o).contains("already used"));
+
+    // A halt in the permit file (as an agent's emergency_halt in another process leaves it)
+    // stops every process's previews until the operator runs `bardo resume`.
+    let permits = dir.path().join(".bardo/permits.json");
+    let mut book: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&permits).expect("permits")).expect("json");
+    book["halted"] = serde_json::json!({"reason": "operator drill", "at_ms": 0});
+    std::fs::write(&permits, book.to_string()).expect("halt");
+    let o = run(&["preview", "swap", "--params", swap]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stdout(&o).contains("1970-01-01 00:00:00 UTC for: operator drill"), "{o:?}");
+    assert!(stdout(&o).contains("bardo resume"), "{o:?}");
+    let o = run(&["resume"]);
+    assert!(o.status.success(), "{o:?}");
+    let resumed: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(resumed["resumed"], true);
+    let o = run(&["preview", "swap", "--params", swap]);
+    assert!(o.status.success(), "previews work again: {o:?}");
 
     let o = run(&["audit-log", "verify"]);
     assert!(o.status.success() && stdout(&o).contains("intact"), "{o:?}");

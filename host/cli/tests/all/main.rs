@@ -2,6 +2,7 @@
 
 mod aave;
 mod adapter;
+mod attacks;
 mod audit;
 mod chain;
 mod cli;
@@ -12,6 +13,7 @@ mod registry;
 mod simulate;
 mod streaming;
 mod uniswap;
+mod valuation;
 mod write_path;
 
 use bardo_core::Runtime;

@@ -66,7 +66,7 @@ fn v3_swap_simulation_matches_anvil_execution() {
     assert_eq!(sim.outcomes.len(), 2);
     assert!(sim.outcomes.iter().all(|o| o.success), "{:?}", sim.outcomes);
     let simulated_out = exactInputSingleCall::abi_decode_returns(&sim.outcomes[1].output).expect("amountOut");
-    let deltas: BTreeMap<_, _> = sim.balance_deltas.iter().cloned().collect();
+    let deltas: BTreeMap<_, _> = sim.changes.balances().collect();
     assert_eq!(deltas[&Some(weth)].to_string(), format!("-{one_weth}"));
     assert_eq!(deltas[&Some(usdc)].to_string(), simulated_out.to_string());
 

@@ -3,6 +3,7 @@
 
 use super::chain::{devnet, runtime};
 use super::uniswap::devnet_host;
+use super::valuation::valuer;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, U256};
 use alloy::providers::{Provider, ProviderBuilder};
@@ -10,6 +11,7 @@ use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_core::fabric::{Fabric, GolemEvent};
+use bardo_core::scope::Role;
 use bardo_core::tool::Phase;
 use bardo_core::{ErrorCode, ToolError};
 use bardo_devnet::deploy::Deployments;
@@ -18,8 +20,8 @@ use bardo_host::safety::audit_log::{AuditLog, verify};
 use bardo_host::safety::hooks::{
     AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook,
 };
+use bardo_host::safety::host_key::HostKey;
 use bardo_host::safety::spending::{SpendingLimiter, SpendingLimits};
-use bardo_host::safety::valuation::Valuer;
 use bardo_host::safety::{Clock, WritePath};
 use bardo_test_artifacts::{EVIL_WRITER, UNISWAP};
 use serde_json::{Value, json};
@@ -41,17 +43,19 @@ struct Env {
     d: Deployments,
     path: Arc<WritePath>,
     audit: tempfile::TempDir,
+    /// The audit log's key, to verify its checkpoint.
+    key: HostKey,
     skew_ms: Arc<AtomicU64>,
     fabric: Arc<Fabric>,
 }
 
-fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeSet<Address>) -> Env {
+fn env_with(wallet: bool, allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Env {
     env_full(wallet, allow, None, None)
 }
 
 fn env_full(
     wallet: bool,
-    allow: impl FnOnce(&Deployments) -> BTreeSet<Address>,
+    allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>,
     spending: Option<SpendingLimits>,
     previews_per_minute: Option<usize>,
 ) -> Env {
@@ -66,7 +70,8 @@ fn env_full(
         hooks.push(Box::new(RateLimiter::new(n)));
     }
     let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl")).expect("audit log");
+    let key = HostKey::ephemeral();
+    let log = AuditLog::open(&audit.path().join("audit.jsonl"), key.clone()).expect("audit log");
     // A clock the test can move forward.
     let skew_ms = Arc::new(AtomicU64::new(0));
     let skew = skew_ms.clone();
@@ -76,12 +81,13 @@ fn env_full(
     let mut path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
         .with_clock(clock)
         .with_fabric(fabric.clone());
+    let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();
     if let Some(limits) = spending {
-        let limiter =
-            SpendingLimiter::new(limits, Valuer::new(&host, host.services()), path.ttl(), path.clock());
-        path = path.with_after_simulation(vec![Box::new(limiter)]);
+        after.push(Box::new(SpendingLimiter::new(limits, valuer(&host, &d), path.ttl(), path.clock())));
     }
-    Env { node, d, path: Arc::new(path), audit, skew_ms, fabric }
+    after.push(super::valuation::value_guard(&host, &d));
+    path = path.with_after_simulation(after);
+    Env { node, d, path: Arc::new(path), audit, key, skew_ms, fabric }
 }
 
 fn env() -> Env {
@@ -112,6 +118,21 @@ impl Env {
                     .to_owned()
             })
             .collect()
+    }
+
+    /// Another `bardo` process on this devnet: its own host and memory, its audit log
+    /// `audit-{name}.jsonl`, the permit file `permits` shared, permits sealed with `key`.
+    fn process(&self, name: &str, permits: &std::path::Path, key: &HostKey) -> WritePath {
+        let host = Arc::new(devnet_host(&self.node.url(), self.d.uniswap_settings(), true, &[UNISWAP]));
+        let hooks: Vec<Box<dyn SafetyHook>> = vec![
+            Box::new(PolicyCage::default()),
+            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, self.d.write_targets())]) }),
+            Box::new(ApprovalGuard),
+        ];
+        let log = self.audit.path().join(format!("audit-{name}.jsonl"));
+        let log = AuditLog::open(&log, key.clone()).expect("audit log");
+        WritePath::new(host.clone(), host.services().clone(), hooks, log)
+            .with_permit_file(permits, key.clone())
     }
 
     fn refused(&self, r: Result<impl std::fmt::Debug, ToolError>, code: ErrorCode, hint: &str) {
@@ -167,8 +188,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     assert_eq!(
         kinds,
         [
-            "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "created",
-            "consumed", "executed", "executed", "tool", "refused"
+            "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "hook",
+            "created", "consumed", "executed", "executed", "tool", "refused"
         ]
     );
     let steps: Vec<&str> = seen
@@ -190,10 +211,11 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     }
     assert_eq!(
         types.iter().filter(|t| *t == "HookDecision").count(),
-        5,
-        "policy, allowlist, approvals, simulation, hallucination detector"
+        6,
+        "policy, allowlist, approvals, simulation, hallucination detector, value guard"
     );
-    assert_eq!(verify(&e.audit.path().join("audit.jsonl")).expect("intact").0 as usize, types.len());
+    let verified = verify(&e.audit.path().join("audit.jsonl"), Some(&e.key)).expect("intact");
+    assert_eq!(verified.0 as usize, types.len());
 }
 
 #[test]
@@ -272,6 +294,21 @@ fn hostile_plans_are_refused_by_the_hooks() {
     e.refused(e.path.preview("evil", &evil("max_minus_one", &router)), ErrorCode::Denied, "unlimited");
     e.refused(e.path.preview("evil", &evil("transfer_all", stranger)), ErrorCode::Denied, "allowlist");
     e.refused(e.path.preview("evil", &evil("unlimited", stranger)), ErrorCode::Denied, "allowlist");
+    // A lookalike: the router's address with its last digit changed.
+    let mut lookalike = router.clone();
+    lookalike.pop();
+    lookalike.push(if router.ends_with('0') { '1' } else { '0' });
+    e.refused(e.path.preview("evil", &evil("unlimited", &lookalike)), ErrorCode::Denied, "allowlist");
+    // A token's `transfer` is out of its scope: no plan may send tokens away directly.
+    e.refused(e.path.preview("evil", &evil("transfer_all", &router)), ErrorCode::Denied, "out of scope");
+    assert_eq!(e.balances(), before);
+    // With USDC unscoped by the operator, the simulation still holds the plan to its claims.
+    let e = env_with(true, |d| {
+        let mut roles = d.write_targets();
+        roles.insert(d.tokens["USDC"].address, Role::Unscoped);
+        roles
+    });
+    let before = e.balances();
     e.refused(e.path.preview("evil", &evil("revert", &router)), ErrorCode::Reverted, "reverts in simulation");
     // Moving tokens the plan does not declare, or declaring what the simulation does not do.
     e.refused(
@@ -281,25 +318,20 @@ fn hostile_plans_are_refused_by_the_hooks() {
     );
     let mut lying = evil("transfer_all", &router);
     lying["outcome"] = json!(json!({"balance_changes": [{"token": usdc, "delta": "5"}]}).to_string());
-    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "simulation moves");
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "do not match its simulation");
     // A tolerance only lets the wallet end up better off than declared: it cannot hide an outflow.
     lying["outcome"] = json!(
         json!({"balance_changes": [{"token": usdc, "delta": "0", "tolerance": "1000000000000000000000000"}]})
             .to_string()
     );
-    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "simulation moves");
-    // A lookalike: the router's address with its last digit changed.
-    let mut lookalike = router.clone();
-    lookalike.pop();
-    lookalike.push(if router.ends_with('0') { '1' } else { '0' });
-    e.refused(e.path.preview("evil", &evil("transfer_all", &lookalike)), ErrorCode::Denied, "allowlist");
+    e.refused(e.path.preview("evil", &lying), ErrorCode::Denied, "do not match its simulation");
     // A minimum of 0 cannot be asked for: the swap tool's params have no such field.
     let mut zero_min = swap("10");
     zero_min["amount_out_minimum"] = json!("0");
     e.refused(e.path.preview("swap", &zero_min), ErrorCode::InvalidParams, "amount_out_minimum");
     assert_eq!(e.balances(), before);
     let refusals = std::fs::read_to_string(e.audit.path().join("audit.jsonl")).expect("log");
-    assert!(refusals.matches("\"allowed\":false").count() >= 5, "every refusal is audited");
+    assert!(refusals.matches("\"allowed\":false").count() >= 4, "every refusal is audited");
 }
 
 #[test]
@@ -318,13 +350,98 @@ fn phases_gate_writes_and_a_halt_revokes_permits() {
     e.path.set_phase(Phase::Survival);
     e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Survival");
     e.path.set_phase(Phase::Thriving);
+    // The policy is checked again at commit: a permit from thriving does not execute in survival.
+    let early = e.path.preview("swap", &swap("10")).expect("preview");
+    e.path.lower_phase(Phase::Survival).expect("lower");
+    let before = e.balances();
+    e.refused(e.path.commit(&early.permit_id), ErrorCode::Denied, "at commit");
+    assert_eq!(e.balances(), before);
+    e.path.set_phase(Phase::Thriving);
     let permit = e.path.preview("swap", &swap("10")).expect("preview");
     let revoked = e.path.halt("operator pressed the button").expect("halt");
     assert_eq!(revoked, vec![permit.permit_id.clone()]);
-    let before = e.balances();
+    assert_eq!(e.path.phase(), Phase::Terminal);
     e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "halted");
-    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Terminal");
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "bardo resume");
     assert_eq!(e.balances(), before);
+    // The operator resumes: writes work again, the revoked permit stays revoked.
+    assert!(e.path.resume().expect("resume"), "a halt was in force");
+    assert_eq!(e.path.phase(), Phase::Thriving);
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "revoked");
+    assert_eq!(e.balances(), before);
+    e.path.preview("swap", &swap("10")).expect("a preview after resume");
+    assert!(e.audit_types().iter().any(|t| t == "Resumed"));
+}
+
+#[test]
+fn an_agent_lowers_the_phase_but_only_the_operator_raises_it() {
+    let e = env();
+    e.path.lower_phase(Phase::Defensive).expect("lower");
+    e.path.lower_phase(Phase::Defensive).expect("the same phase");
+    e.refused(e.path.lower_phase(Phase::Thriving), ErrorCode::Denied, "only the operator");
+    assert_eq!(e.path.phase(), Phase::Defensive);
+    e.path.lower_phase(Phase::Survival).expect("lower");
+    e.refused(e.path.lower_phase(Phase::Cautious), ErrorCode::Denied, "only the operator");
+    assert_eq!(e.path.phase(), Phase::Survival);
+    // The operator (`[safety] phase` at start) sets it either way.
+    e.path.set_phase(Phase::Thriving);
+    assert_eq!(e.path.phase(), Phase::Thriving);
+}
+
+#[test]
+fn a_permit_written_into_the_file_by_anyone_else_is_refused() {
+    let e = env();
+    let file = e.audit.path().join("permits.json");
+    let key = HostKey::ephemeral();
+    let a = e.process("a", &file, &key);
+    let permit = a.preview("swap", &swap("100")).expect("preview");
+    // Whoever can write the file copies the open permit under a new id.
+    let mut book: Value = serde_json::from_slice(&std::fs::read(&file).expect("permits")).expect("json");
+    let copied = format!("{}0", permit.permit_id);
+    let mut entry = book["permits"][&permit.permit_id].clone();
+    entry["permit"]["permit_id"] = json!(copied);
+    book["permits"][&copied] = entry;
+    std::fs::write(&file, book.to_string()).expect("write");
+    let before = e.balances();
+    e.refused(a.commit(&copied), ErrorCode::Denied, "host key");
+    // A process holding another host key on the same file: its permits are not this host's.
+    let stranger = e.process("b", &file, &HostKey::ephemeral());
+    let theirs = stranger.preview("swap", &swap("100")).expect("preview under another key");
+    e.refused(a.commit(&theirs.permit_id), ErrorCode::Denied, "host key");
+    assert_eq!(e.balances(), before, "nothing executed");
+    let audit = std::fs::read_to_string(e.audit.path().join("audit-a.jsonl")).expect("audit");
+    assert_eq!(audit.matches("\"PermitRefused\"").count(), 2, "both refusals audited");
+    // The genuine permit still executes.
+    a.commit(&permit.permit_id).expect("the permit this host sealed");
+    assert_ne!(e.balances(), before);
+}
+
+#[test]
+fn a_halt_reaches_every_process_on_the_permit_file_and_outlives_them_until_resumed() {
+    let e = env();
+    let file = e.audit.path().join("permits.json");
+    let key = HostKey::ephemeral();
+    let (a, b) = (e.process("a", &file, &key), e.process("b", &file, &key));
+    let open = b.preview("swap", &swap("10")).expect("preview");
+    assert_eq!(a.halt("operator pressed the button").expect("halt"), vec![open.permit_id.clone()]);
+    let before = e.balances();
+    // The other process: previews and commits refused, its phase terminal.
+    e.refused(b.preview("swap", &swap("10")), ErrorCode::Denied, "bardo resume");
+    e.refused(b.commit(&open.permit_id), ErrorCode::Denied, "halted");
+    assert_eq!(b.phase(), Phase::Terminal);
+    assert_eq!(e.balances(), before);
+    // Both gone; the next process on the file is still halted, for the same reason.
+    drop((a, b));
+    let c = e.process("c", &file, &key);
+    e.refused(c.preview("swap", &swap("10")), ErrorCode::Denied, "operator pressed the button");
+    assert_eq!(e.balances(), before);
+    assert!(c.resume().expect("resume"), "a halt was in force");
+    assert!(!c.resume().expect("resume again"), "nothing left to lift");
+    assert_eq!(c.phase(), Phase::Thriving);
+    e.refused(c.commit(&open.permit_id), ErrorCode::Denied, "revoked");
+    c.preview("swap", &swap("10")).expect("previews work again");
+    let audit = std::fs::read_to_string(e.audit.path().join("audit-c.jsonl")).expect("audit");
+    assert!(audit.contains("\"Resumed\""), "{audit}");
 }
 
 #[test]
@@ -343,10 +460,10 @@ fn the_audit_chain_detects_edits_deletions_and_reordering() {
     let good = std::fs::read_to_string(&file).expect("log");
     let lines: Vec<&str> = good.lines().collect();
     assert!(lines.len() >= 6);
-    assert!(verify(&file).is_ok());
+    assert!(verify(&file, Some(&e.key)).is_ok());
     let tamper = |text: String| {
         std::fs::write(&file, text).expect("write");
-        verify(&file).expect_err("tampering must be detected").to_string()
+        verify(&file, Some(&e.key)).expect_err("tampering must be detected").to_string()
     };
     let edited = good.replacen("\"allowed\":true", "\"allowed\":false", 1);
     assert!(tamper(edited).contains("record"));
@@ -356,6 +473,10 @@ fn the_audit_chain_detects_edits_deletions_and_reordering() {
     let mut swapped = lines.clone();
     swapped.swap(1, 2);
     assert!(tamper(swapped.join("\n") + "\n").contains("record 2"));
+    // The last record deleted: the chain still holds, the checkpoint does not.
+    let truncated = &lines[..lines.len() - 1];
+    let reason = tamper(truncated.join("\n") + "\n");
+    assert!(reason.contains("deleted from the end"), "{reason}");
 }
 
 #[test]
@@ -388,8 +509,10 @@ fn spending_limits_hold_under_concurrent_previews_and_value_tokens_on_chain() {
     // the token's real 6 decimals: $1e15, refused.
     let usdc = e.d.tokens["USDC"].address.to_checksum(None);
     let router = e.d.uniswap_v3["swap_router"].to_checksum(None);
+    let declared = json!({"balance_changes": [],
+        "authorities": [{"token": usdc, "spender": router, "amount": "1000000000000000000000"}]});
     let wrong = json!({"chain_id": CHAIN_ID, "mode": "approve", "token": usdc, "target": router,
-        "amount": "1000000000000000000000"});
+        "amount": "1000000000000000000000", "outcome": declared.to_string()});
     e.refused(e.path.preview("evil", &wrong), ErrorCode::LimitExceeded, "per-transaction");
 }
 
@@ -434,7 +557,7 @@ fn only_approved_assets_can_be_acquired() {
         host.clone(),
         host.services().clone(),
         hooks,
-        AuditLog::open(&dir.path().join("a.jsonl")).expect("log"),
+        AuditLog::open(&dir.path().join("a.jsonl"), HostKey::ephemeral()).expect("log"),
     );
     // Buying WETH is refused; selling WETH for the approved USDC is allowed.
     let err = path.preview("swap", &swap("100")).expect_err("WETH is not approved");
@@ -449,6 +572,8 @@ fn the_spending_ledger_is_shared_between_processes_and_the_hot_lane_bounds_an_ho
     let (node, d) = devnet();
     let dir = tempfile::tempdir().expect("tempdir");
     let skew_ms = Arc::new(AtomicU64::new(0));
+    // Permits are sealed with the host key: every process on the file holds the same one.
+    let key = HostKey::ephemeral();
     // Two write paths as two `bardo` processes: own hosts and memory; shared permit and ledger files.
     let open = |n: u32| -> WritePath {
         let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
@@ -460,14 +585,14 @@ fn the_spending_ledger_is_shared_between_processes_and_the_hot_lane_bounds_an_ho
         let skew = skew_ms.clone();
         let clock: Clock =
             Arc::new(move || SystemTime::now() + Duration::from_millis(skew.load(Ordering::SeqCst)));
-        let log = AuditLog::open(&dir.path().join(format!("audit{n}.jsonl"))).expect("log");
+        let log =
+            AuditLog::open(&dir.path().join(format!("audit{n}.jsonl")), HostKey::ephemeral()).expect("log");
         let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
             .with_clock(clock)
-            .with_permit_file(&dir.path().join("permits.json"));
+            .with_permit_file(&dir.path().join("permits.json"), key.clone());
         let limits = SpendingLimits::new(1_000, 10_000).with_hot_lane(1_500, Duration::from_secs(3600));
-        let limiter =
-            SpendingLimiter::new(limits, Valuer::new(&host, host.services()), path.ttl(), path.clock())
-                .with_ledger_file(&dir.path().join("spending.json"));
+        let limiter = SpendingLimiter::new(limits, valuer(&host, &d), path.ttl(), path.clock())
+            .with_ledger_file(&dir.path().join("spending.json"));
         path.with_after_simulation(vec![Box::new(limiter)])
     };
     let (a, b) = (open(1), open(2));
@@ -503,7 +628,7 @@ fn the_policy_cage_caps_the_value_of_a_position() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = |usd: u64| {
         let cage = PolicyCage {
-            max_position: Some(MaxPosition { usd, valuer: Valuer::new(&host, host.services()) }),
+            max_position: Some(MaxPosition { usd, valuer: valuer(&host, &d) }),
             ..Default::default()
         };
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
@@ -515,7 +640,7 @@ fn the_policy_cage_caps_the_value_of_a_position() {
             host.clone(),
             host.services().clone(),
             hooks,
-            AuditLog::open(&dir.path().join(format!("a{usd}.jsonl"))).expect("log"),
+            AuditLog::open(&dir.path().join(format!("a{usd}.jsonl")), HostKey::ephemeral()).expect("log"),
         )
     };
     // The wallet's WETH after buying more, valued at the pool price, against a $1 cap: refused.

@@ -85,8 +85,8 @@ impl Host for SimulateView<'_> {
                 })
                 .collect(),
             balance_deltas: sim
-                .balance_deltas
-                .iter()
+                .changes
+                .balances()
                 .map(|(token, delta)| BalanceDelta {
                     token: token.map(|t| t.to_checksum(None)),
                     delta: delta.to_string(),

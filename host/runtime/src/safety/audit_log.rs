@@ -1,11 +1,24 @@
 //! The audit chain: append-only JSONL. Each record carries the sha256 of the previous record's
 //! line, so an edited, deleted or reordered record breaks the chain at that point.
+//!
+//! The chain alone cannot tell a log whose last records were deleted from a shorter one, nor a
+//! chain recomputed from scratch from the real one. So beside the log `<name>` (`audit.jsonl`)
+//! lives its checkpoint `<name>.head` (`audit.jsonl.head`): the last record's seq and line hash,
+//! MAC'd with the [`HostKey`], rewritten atomically after every append. Appends from every
+//! `bardo` process take an exclusive lock on `<name>.lock` (`audit.jsonl.lock`; a name beside the
+//! log's, since `with_extension` would drop `.jsonl`) and chain from the file's last record, never
+//! from memory, so processes sharing one log extend one chain.
+//!
+//! A crash between an append and its checkpoint leaves the log ahead of the checkpoint; that
+//! looks exactly like records added without the key, so it is reported, never repaired silently.
 
-use serde::Serialize;
+use super::host_key::HostKey;
+use alloy::primitives::B256;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::{BufRead, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// What happened.
 #[derive(Debug, Clone, Serialize)]
@@ -75,12 +88,26 @@ pub enum AuditEvent {
         /// Whether it succeeded (a revert is recorded too).
         success: bool,
     },
+    /// What executed differs from what the plan declared (or could not be read).
+    OutcomeMismatch {
+        /// The permit it executed under.
+        permit_id: String,
+        /// Each difference, naming the asset or authority.
+        differences: Vec<String>,
+    },
     /// An emergency halt: every open permit revoked.
     Halted {
         /// Why, as the agent or operator said.
         reason: String,
         /// The permits it revoked.
         revoked: Vec<String>,
+    },
+    /// An operator lifted the emergency halt (`bardo resume`).
+    Resumed {
+        /// Why the host had been halted.
+        reason: String,
+        /// When it had been halted, Unix milliseconds.
+        halted_at_ms: u64,
     },
 }
 
@@ -90,6 +117,15 @@ struct Record<'a> {
     prev: &'a str,
     time_ms: u64,
     event: &'a AuditEvent,
+}
+
+/// The checkpoint (`<log>.head`): the last record's seq and the sha256 of its line, with a MAC
+/// under the host key over both and the log's file name.
+#[derive(Serialize, Deserialize)]
+struct Head {
+    seq: u64,
+    hash: String,
+    mac: String,
 }
 
 /// Audit log failures.
@@ -103,12 +139,14 @@ pub enum AuditError {
         /// What failed.
         message: String,
     },
-    /// The chain is broken: a record was edited, removed or reordered.
+    /// The chain is broken: a record was edited, removed or reordered, or the log does not end
+    /// where its checkpoint says.
     #[error("audit log {path}, record {line}: {reason}")]
     Broken {
         /// The log file.
         path: PathBuf,
-        /// The first record that does not follow from the one before, 1-based.
+        /// The first record that does not follow from the one before, 1-based (for a checkpoint
+        /// that disagrees with the log: the first record in dispute).
         line: u64,
         /// What does not match.
         reason: String,
@@ -118,21 +156,35 @@ pub enum AuditError {
 /// The genesis `prev` of the first record.
 const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// What the checkpoint's MAC authenticates (the host key also signs other things).
+const HEAD_DOMAIN: &str = "bardo-audit-head";
+
+/// A log's last record: its seq and the sha256 hex of its line (seq 0 and [`GENESIS`] when empty).
+type Tail = (u64, String);
+
+fn genesis() -> Tail {
+    (0, GENESIS.to_owned())
+}
+
 /// An open audit log: appends only.
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    tail: Mutex<(u64, String)>,
+    key: HostKey,
 }
 
 impl AuditLog {
-    /// Open (or create) the log at `path`, verifying the existing chain first.
-    pub fn open(path: &Path) -> Result<Self, AuditError> {
+    /// Open (or create) the log at `path`, its checkpoint authenticated with `key`. The existing
+    /// chain and its checkpoint are verified first (as [`verify`] with the key), under the
+    /// append lock so another process's append is not read half-written.
+    pub fn open(path: &Path, key: HostKey) -> Result<Self, AuditError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io(path, e))?;
         }
-        let tail = if path.exists() { verify(path)? } else { (0, GENESIS.to_owned()) };
-        Ok(Self { path: path.to_owned(), tail: Mutex::new(tail) })
+        let _lock = write_lock(path)?;
+        let tail = chain(path)?.unwrap_or_else(genesis);
+        check_head(path, Some(&key), &tail)?;
+        Ok(Self { path: path.to_owned(), key })
     }
 
     /// Append one record (synced before returning).
@@ -140,33 +192,22 @@ impl AuditLog {
         self.append_all(std::slice::from_ref(&event))
     }
 
-    /// Append records in order, written and synced together.
+    /// Append records in order, written and synced together, then checkpoint them. Under the
+    /// lock the chain continues from the file's last record, whichever process wrote it.
     pub fn append_all(&self, events: &[AuditEvent]) -> Result<(), AuditError> {
         if events.is_empty() {
             return Ok(());
         }
-        let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
-        let time_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
-        let (mut seq, mut prev) = tail.clone();
-        let mut text = String::new();
-        for event in events {
-            let record = Record { seq: seq + 1, prev: &prev, time_ms, event };
-            let line = serde_json::to_string(&record).map_err(|e| io(&self.path, e))?;
-            (seq, prev) = (seq + 1, hex::encode(Sha256::digest(line.as_bytes())));
-            text.push_str(&line);
-            text.push('\n');
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(|e| io(&self.path, e))?;
+        let _lock = write_lock(&self.path)?;
+        let tail = last_record(&self.path)?;
+        // Chaining on from a tail the checkpoint does not vouch for would sign a truncation or a
+        // rewrite into a fresh, valid checkpoint.
+        check_head(&self.path, Some(&self.key), &tail)?;
+        let (text, tail) = lines(&self.path, tail, events)?;
+        let mut file =
+            OpenOptions::new().create(true).append(true).open(&self.path).map_err(|e| io(&self.path, e))?;
         file.write_all(text.as_bytes()).and_then(|_| file.sync_data()).map_err(|e| io(&self.path, e))?;
-        *tail = (seq, prev);
-        Ok(())
+        write_head(&self.path, &self.key, &tail)
     }
 
     /// Where it is.
@@ -179,31 +220,438 @@ fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
     AuditError::Io { path: path.to_owned(), message: e.to_string() }
 }
 
-/// Check the whole chain: sequence numbers 1, 2, 3, … and each `prev` the hash of the line before.
-/// Returns (records, hash of the last line).
-pub fn verify(path: &Path) -> Result<(u64, String), AuditError> {
-    let file = std::fs::File::open(path).map_err(|e| io(path, e))?;
-    let mut prev = GENESIS.to_owned();
-    let mut seq = 0u64;
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.map_err(|e| io(path, e))?;
-        let broken = |reason: String| AuditError::Broken { path: path.to_owned(), line: seq + 1, reason };
-        let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| broken(format!("not JSON: {e}")))?;
-        if v["seq"].as_u64() != Some(seq + 1) {
-            return Err(broken(format!(
-                "sequence {} where {} was expected (deleted or reordered)",
-                v["seq"],
-                seq + 1
-            )));
+fn broken(path: &Path, line: u64, reason: String) -> AuditError {
+    AuditError::Broken { path: path.to_owned(), line, reason }
+}
+
+/// `<log file name><suffix>` beside the log: `audit.jsonl` → `audit.jsonl.lock`.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+fn head_path(path: &Path) -> PathBuf {
+    sibling(path, ".head")
+}
+
+/// The exclusive lock every append (and open) holds; released when the file is dropped.
+fn write_lock(path: &Path) -> Result<File, AuditError> {
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(sibling(path, ".lock"))
+        .map_err(|e| io(path, e))?;
+    lock.lock().map_err(|e| io(path, e))?;
+    Ok(lock)
+}
+
+/// A shared lock for reading, when an appender has made the lock file: a reader may lack the
+/// write access creating it takes, and with no lock file there is no appender to wait for.
+fn read_lock(path: &Path) -> Result<Option<File>, AuditError> {
+    match File::open(sibling(path, ".lock")) {
+        Ok(lock) => {
+            lock.lock_shared().map_err(|e| io(path, e))?;
+            Ok(Some(lock))
         }
-        if v["prev"].as_str() != Some(prev.as_str()) {
-            return Err(broken(
-                "its `prev` is not the hash of the record before (edited, deleted or reordered)".into(),
-            ));
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(path, e)),
+    }
+}
+
+/// The JSONL text recording `events` after `tail`, and the tail it leaves.
+fn lines(path: &Path, tail: Tail, events: &[AuditEvent]) -> Result<(String, Tail), AuditError> {
+    let time_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let (mut seq, mut prev) = tail;
+    let mut text = String::new();
+    for event in events {
+        let record = Record { seq: seq + 1, prev: &prev, time_ms, event };
+        let line = serde_json::to_string(&record).map_err(|e| io(path, e))?;
+        (seq, prev) = (seq + 1, hex::encode(Sha256::digest(line.as_bytes())));
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Ok((text, (seq, prev)))
+}
+
+/// The file's last record, read backwards from the end: an append costs one record, not the log.
+fn last_record(path: &Path) -> Result<Tail, AuditError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(genesis()),
+        Err(e) => return Err(io(path, e)),
+    };
+    let Some((line, ended)) = last_line(&mut file).map_err(|e| io(path, e))? else {
+        return Ok(genesis());
+    };
+    let seq = serde_json::from_slice::<serde_json::Value>(&line).ok().and_then(|v| v["seq"].as_u64());
+    match (seq, ended) {
+        (Some(seq), true) => Ok((seq, hex::encode(Sha256::digest(line.as_slice())))),
+        // Torn or garbled: reading the whole chain names the record.
+        _ => {
+            let tail = chain(path)?;
+            Err(broken(path, tail.map_or(1, |t| t.0), "the last record cannot be read".into()))
         }
+    }
+}
+
+/// The bytes of the file's last line (without its newline) and whether the newline is there;
+/// None for an empty file. Reads backwards in chunks until the newline before that line.
+fn last_line(file: &mut File) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+    const CHUNK: u64 = 4096;
+    let mut start = file.seek(SeekFrom::End(0))?;
+    // The file's bytes from `start` to its end.
+    let mut buf = Vec::new();
+    while start > 0 && line_start(&buf).is_none() {
+        let from = start.saturating_sub(CHUNK);
+        let mut chunk = vec![0u8; (start - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&buf);
+        buf = chunk;
+        start = from;
+    }
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let ended = buf.last() == Some(&b'\n');
+    let body = if ended { &buf[..buf.len() - 1] } else { &buf[..] };
+    let begin = line_start(&buf).unwrap_or(0);
+    Ok(Some((body[begin..].to_vec(), ended)))
+}
+
+/// Where the last line in `buf` begins, if `buf` reaches back to the newline before it.
+fn line_start(buf: &[u8]) -> Option<usize> {
+    let body = buf.strip_suffix(b"\n").unwrap_or(buf);
+    body.iter().rposition(|&b| b == b'\n').map(|i| i + 1)
+}
+
+/// Check the chain: sequence numbers 1, 2, 3, …, every line ended, each `prev` the hash of the
+/// line before. Returns the last record; None when there is no log file.
+fn chain(path: &Path) -> Result<Option<Tail>, AuditError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path, e)),
+    };
+    let mut reader = BufReader::new(file);
+    let (mut seq, mut prev) = genesis();
+    let mut buf = String::new();
+    loop {
+        buf.clear();
+        if reader.read_line(&mut buf).map_err(|e| io(path, e))? == 0 {
+            return Ok(Some((seq, prev)));
+        }
+        let Some(line) = buf.strip_suffix('\n') else {
+            return Err(broken(path, seq + 1, "it does not end its line (an interrupted write)".into()));
+        };
+        follows(path, seq, &prev, line)?;
         seq += 1;
         prev = hex::encode(Sha256::digest(line.as_bytes()));
     }
-    Ok((seq, prev))
+}
+
+/// Whether `line` is the record after record `seq`, whose line hashed to `prev`.
+fn follows(path: &Path, seq: u64, prev: &str, line: &str) -> Result<(), AuditError> {
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| broken(path, seq + 1, format!("not JSON: {e}")))?;
+    if v["seq"].as_u64() != Some(seq + 1) {
+        return Err(broken(
+            path,
+            seq + 1,
+            format!("sequence {} where {} was expected (deleted or reordered)", v["seq"], seq + 1),
+        ));
+    }
+    if v["prev"].as_str() != Some(prev) {
+        return Err(broken(
+            path,
+            seq + 1,
+            "its `prev` is not the hash of the record before (edited, deleted or reordered)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The checkpoint beside the log, if there is one.
+fn read_head(path: &Path, seq: u64) -> Result<Option<Head>, AuditError> {
+    let head = head_path(path);
+    match std::fs::read(&head) {
+        Ok(bytes) => serde_json::from_slice::<Head>(&bytes)
+            .map(Some)
+            .map_err(|e| broken(path, seq, format!("its checkpoint {} is not valid: {e}", head.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(&head, e)),
+    }
+}
+
+/// What the checkpoint's MAC covers: the log's file name (a checkpoint is not another log's),
+/// the last seq and its line hash.
+fn head_message(path: &Path, seq: u64, hash: &str) -> Vec<u8> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{name}:{seq}:{hash}").into_bytes()
+}
+
+fn mac_ok(path: &Path, key: &HostKey, head: &Head) -> bool {
+    let tag = hex::decode(head.mac.as_bytes()).ok().and_then(|t| <[u8; 32]>::try_from(t.as_slice()).ok());
+    let message = head_message(path, head.seq, &head.hash);
+    tag.is_some_and(|tag| key.verify(HEAD_DOMAIN, &message, &B256::from(tag)))
+}
+
+/// Rewrite the checkpoint for `tail`: a temp file, synced, renamed over the old one, so a
+/// reader sees the old checkpoint or the new one, never half of one.
+fn write_head(path: &Path, key: &HostKey, tail: &Tail) -> Result<(), AuditError> {
+    let (seq, hash) = (tail.0, tail.1.as_str());
+    let mac = hex::encode(key.mac(HEAD_DOMAIN, &head_message(path, seq, hash)).as_slice());
+    let json = serde_json::to_vec(&Head { seq, hash: hash.to_owned(), mac }).map_err(|e| io(path, e))?;
+    let head = head_path(path);
+    let tmp = sibling(path, &format!(".head.tmp{}", std::process::id()));
+    replace(&head, &tmp, &json).map_err(|e| io(&head, e))
+}
+
+/// Write `bytes` to `tmp`, sync, and rename it over `file`.
+fn replace(file: &Path, tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = File::create(tmp)?;
+    out.write_all(bytes)?;
+    out.sync_all()?;
+    std::fs::rename(tmp, file)
+}
+
+/// Check the checkpoint against the chain's last record. With `key`, its MAC must verify and a
+/// log with records must have one; without, a log with no checkpoint (from before them) passes.
+fn check_head(path: &Path, key: Option<&HostKey>, tail: &Tail) -> Result<(), AuditError> {
+    let (seq, hash) = (tail.0, tail.1.as_str());
+    let Some(head) = read_head(path, seq)? else {
+        return match key {
+            Some(_) if seq > 0 => Err(broken(
+                path,
+                seq,
+                format!(
+                    "no checkpoint ({}): records may have been deleted from the end (a log from \
+                     before checkpoints: move it aside to start a new one)",
+                    head_path(path).display()
+                ),
+            )),
+            _ => Ok(()),
+        };
+    };
+    if key.is_some_and(|key| !mac_ok(path, key, &head)) {
+        return Err(broken(
+            path,
+            seq,
+            "the checkpoint's MAC does not verify: the log or its checkpoint was rewritten without \
+             the host key"
+                .into(),
+        ));
+    }
+    if head.seq > seq {
+        return Err(broken(
+            path,
+            seq + 1,
+            format!(
+                "the log ends at record {seq} but its checkpoint says {}: records were deleted from the end",
+                head.seq
+            ),
+        ));
+    }
+    if head.seq < seq {
+        return Err(broken(
+            path,
+            head.seq + 1,
+            format!(
+                "the log has {seq} records but its checkpoint says {}: records were added without \
+                 updating it (an interrupted append, or written without the host key)",
+                head.seq
+            ),
+        ));
+    }
+    if head.hash != hash {
+        return Err(broken(
+            path,
+            seq,
+            format!("record {seq} is not the one its checkpoint names: the log was rewritten"),
+        ));
+    }
+    Ok(())
+}
+
+/// Check the whole chain (sequence numbers 1, 2, 3, …, each `prev` the hash of the line before)
+/// and its checkpoint `<log>.head`, which must name the last record: fewer records means some
+/// were deleted from the end, another hash that the log was rewritten. With `key`, the
+/// checkpoint's MAC must verify and a log with records must have a checkpoint; without a key, a
+/// log without one (written before checkpoints) passes on its chain alone.
+/// Returns (records, hash of the last line).
+pub fn verify(path: &Path, key: Option<&HostKey>) -> Result<(u64, String), AuditError> {
+    let _lock = read_lock(path)?;
+    let tail = match chain(path)? {
+        Some(tail) => tail,
+        // A checkpoint without its log: every record was deleted.
+        None if head_path(path).exists() => genesis(),
+        None => return Err(io(path, std::io::Error::from(std::io::ErrorKind::NotFound))),
+    };
+    check_head(path, key, &tail)?;
+    Ok(tail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(n: usize) -> AuditEvent {
+        AuditEvent::PermitCancelled { permit_id: format!("p{n}") }
+    }
+
+    /// A log of `n` records, `audit.jsonl` in a fresh directory.
+    fn log_of(n: usize, key: &HostKey) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path, key.clone()).expect("open");
+        for i in 0..n {
+            log.append(event(i)).expect("append");
+        }
+        (dir, path)
+    }
+
+    fn refusal(verified: Result<(u64, String), AuditError>) -> String {
+        verified.expect_err("must be refused").to_string()
+    }
+
+    /// The log's lines with record `n` (1-based) edited and every `prev` recomputed: a chain
+    /// consistent in itself, as someone who can write the file could produce.
+    fn rechained(path: &Path, n: usize) -> (String, Tail) {
+        let mut tail = genesis();
+        let mut text = String::new();
+        for (i, line) in std::fs::read_to_string(path).expect("log").lines().enumerate() {
+            let mut v: serde_json::Value = serde_json::from_str(line).expect("json");
+            if i + 1 == n {
+                v["event"]["permit_id"] = "forged".into();
+            }
+            v["prev"] = tail.1.clone().into();
+            let line = v.to_string();
+            tail = (tail.0 + 1, hex::encode(Sha256::digest(line.as_bytes())));
+            text.push_str(&line);
+            text.push('\n');
+        }
+        (text, tail)
+    }
+
+    #[test]
+    fn a_fresh_log_verifies_and_reopens_only_under_its_key() {
+        let key = HostKey::ephemeral();
+        let (_dir, path) = log_of(3, &key);
+        let (records, hash) = verify(&path, Some(&key)).expect("intact");
+        assert_eq!(records, 3);
+        let text = std::fs::read_to_string(&path).expect("log");
+        let last = text.lines().next_back().expect("a record");
+        assert_eq!(hash, hex::encode(Sha256::digest(last.as_bytes())));
+        assert_eq!(verify(&path, None).expect("intact without the key").0, 3);
+        AuditLog::open(&path, key.clone()).expect("reopen").append(event(3)).expect("append");
+        assert_eq!(verify(&path, Some(&key)).expect("intact").0, 4);
+        let err = AuditLog::open(&path, HostKey::ephemeral()).expect_err("another key");
+        assert!(err.to_string().contains("MAC does not verify"), "{err}");
+    }
+
+    #[test]
+    fn two_logs_on_one_file_extend_one_chain() {
+        let key = HostKey::ephemeral();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        // Two handles as two processes: each chains from what the file holds, not from memory.
+        let a = AuditLog::open(&path, key.clone()).expect("open a");
+        let b = AuditLog::open(&path, key.clone()).expect("open b");
+        std::thread::scope(|s| {
+            for (log, name) in [(&a, "a"), (&b, "b")] {
+                s.spawn(move || {
+                    for i in 0..50 {
+                        let event = AuditEvent::PermitCancelled { permit_id: format!("{name}{i}") };
+                        log.append(event).expect("append");
+                    }
+                });
+            }
+        });
+        assert_eq!(verify(&path, Some(&key)).expect("one valid chain").0, 100);
+        let text = std::fs::read_to_string(&path).expect("log");
+        for name in ["a", "b"] {
+            let ids: Vec<String> = text
+                .lines()
+                .filter_map(|l| {
+                    let v: serde_json::Value = serde_json::from_str(l).expect("json");
+                    v["event"]["permit_id"].as_str().filter(|id| id.starts_with(name)).map(str::to_owned)
+                })
+                .collect();
+            let expected: Vec<String> = (0..50).map(|i| format!("{name}{i}")).collect();
+            assert_eq!(ids, expected, "every record of writer {name}, in its order");
+        }
+    }
+
+    #[test]
+    fn deleting_the_last_records_is_detected_and_never_signed_over() {
+        let key = HostKey::ephemeral();
+        let (_dir, path) = log_of(3, &key);
+        let log = AuditLog::open(&path, key.clone()).expect("open");
+        let text = std::fs::read_to_string(&path).expect("log");
+        let kept: Vec<&str> = text.lines().take(2).collect();
+        std::fs::write(&path, kept.join("\n") + "\n").expect("truncate");
+        assert!(chain(&path).is_ok(), "the chain alone cannot tell");
+        for key in [Some(&key), None] {
+            let reason = refusal(verify(&path, key));
+            assert!(reason.contains("ends at record 2"), "{reason}");
+            assert!(reason.contains("deleted from the end"), "{reason}");
+        }
+        let err = log.append(event(9)).expect_err("an append must not sign over the deletion");
+        assert!(err.to_string().contains("deleted from the end"), "{err}");
+        assert!(AuditLog::open(&path, key.clone()).is_err());
+        // Deleting the checkpoint as well: a log with records and no checkpoint, refused under
+        // the key; without it, taken for a log from before checkpoints.
+        std::fs::remove_file(head_path(&path)).expect("remove the checkpoint");
+        let reason = refusal(verify(&path, Some(&key)));
+        assert!(reason.contains("no checkpoint"), "{reason}");
+        assert_eq!(verify(&path, None).expect("an old log, no key").0, 2);
+        // Deleting the whole log leaves its checkpoint to say so.
+        let (_dir, path) = log_of(2, &key);
+        std::fs::remove_file(&path).expect("remove the log");
+        assert!(refusal(verify(&path, None)).contains("deleted from the end"));
+        assert!(AuditLog::open(&path, key).is_err());
+    }
+
+    #[test]
+    fn a_chain_rewritten_without_the_key_is_detected() {
+        let key = HostKey::ephemeral();
+        let (_dir, path) = log_of(3, &key);
+        let (forged, tail) = rechained(&path, 2);
+        std::fs::write(&path, forged).expect("rewrite");
+        assert!(chain(&path).is_ok(), "the forged chain is consistent in itself");
+        // The old checkpoint names another last record.
+        let reason = refusal(verify(&path, Some(&key)));
+        assert!(reason.contains("rewritten"), "{reason}");
+        // A checkpoint for the forgery, MAC'd without the host key.
+        write_head(&path, &HostKey::ephemeral(), &tail).expect("forge the checkpoint");
+        let reason = refusal(verify(&path, Some(&key)));
+        assert!(reason.contains("MAC does not verify"), "{reason}");
+        assert!(AuditLog::open(&path, key).is_err());
+    }
+
+    #[test]
+    fn an_interrupted_write_is_reported_not_chained_on() {
+        let key = HostKey::ephemeral();
+        let (_dir, path) = log_of(2, &key);
+        let log = AuditLog::open(&path, key).expect("open");
+        let mut file = OpenOptions::new().append(true).open(&path).expect("open the file");
+        file.write_all(b"{\"seq\":3,").expect("a torn record");
+        let err = log.append(event(3)).expect_err("must not chain on a torn record").to_string();
+        assert!(err.contains("record 3") && err.contains("interrupted"), "{err}");
+    }
+
+    #[test]
+    fn a_record_longer_than_a_read_chunk_is_chained_on() {
+        let key = HostKey::ephemeral();
+        let (_dir, path) = log_of(1, &key);
+        let log = AuditLog::open(&path, key.clone()).expect("open");
+        log.append(AuditEvent::Halted { reason: "x".repeat(10_000), revoked: Vec::new() }).expect("long");
+        log.append(event(2)).expect("after the long record");
+        assert_eq!(verify(&path, Some(&key)).expect("intact").0, 3);
+    }
 }

@@ -1,10 +1,12 @@
 //! The safety hooks a write plan passes, in order, before it becomes a permit. Each is small and
 //! says why it refuses.
 
+use super::declared::Declared;
 use crate::services::Services;
 use alloy::primitives::{Address, B256, I256, U256};
 use alloy::sol_types::SolCall;
 use bardo_core::error::ErrorCode;
+use bardo_core::scope::Role;
 use bardo_core::tool::{Phase, ToolDef, WritePlan};
 use bardo_evm::simulate::{SimCall, Simulation};
 use sha2::{Digest, Sha256};
@@ -14,8 +16,6 @@ use std::time::{Duration, Instant};
 
 alloy::sol! {
     function approve(address spender, uint256 amount) external returns (bool);
-    function transfer(address to, uint256 amount) external returns (bool);
-    function transferFrom(address from, address to, uint256 amount) external returns (bool);
 }
 
 /// What a hook looks at.
@@ -71,6 +71,12 @@ pub trait SafetyHook: Send + Sync {
     /// later in the chain, cancelled, expired, refused at commit). Hooks that reserve release.
     fn settle(&self, permit_id: &str, executed: bool) {
         let _ = (permit_id, executed);
+    }
+    /// Whether commit runs this check again before it re-simulates: true for checks that are
+    /// pure functions of the plan and the configuration (phase, allowlist, scope, approvals),
+    /// so a permit written into the shared file by someone else still meets today's policy.
+    fn at_commit(&self) -> bool {
+        false
     }
 }
 
@@ -134,13 +140,12 @@ pub struct MaxPosition {
 
 impl MaxPosition {
     /// Refuse when the wallet's holding of an acquired token would exceed the cap. A token the
-    /// price tool cannot value (an Aave aToken, an LP share) is valued at what the plan pays for
-    /// it, if it acquires exactly one token; otherwise it is refused, never waved through.
-    fn check(&self, p: &Proposal<'_>, changes: &[Change]) -> Decision {
+    /// host cannot price (or whose price sources disagree) is refused, never waved through.
+    fn check(&self, p: &Proposal<'_>, declared: &Declared) -> Decision {
         use super::valuation::{MicroUsd, usd};
-        let acquired: Vec<_> = changes.iter().filter(|c| c.delta.is_positive()).collect();
+        let acquired: Vec<(Address, I256)> = declared.acquired().collect();
         let cap = MicroUsd::from(self.usd) * 1_000_000;
-        for &&Change { token, delta, .. } in &acquired {
+        for &(token, delta) in &acquired {
             let held = match self.valuer.balance(p.chain_id, token, p.sender) {
                 Ok(b) => b,
                 Err(reason) => return reject(ErrorCode::Denied, reason),
@@ -148,23 +153,6 @@ impl MaxPosition {
             let after = held.saturating_add(delta.unsigned_abs());
             let value = match self.valuer.usd(p.chain_id, token, after) {
                 Ok(v) => v,
-                Err(no_price) if acquired.len() == 1 => {
-                    // Its price is what this plan pays per unit: the USD value of its outflows.
-                    let mut paid: MicroUsd = 0;
-                    for c in changes.iter().filter(|c| c.delta.is_negative()) {
-                        match self.valuer.usd(p.chain_id, c.token, c.delta.unsigned_abs()) {
-                            Ok(v) => paid = paid.saturating_add(v),
-                            Err(_) => return reject(ErrorCode::Denied, no_price),
-                        }
-                    }
-                    if paid == 0 {
-                        return reject(ErrorCode::Denied, no_price);
-                    }
-                    let per_unit = alloy::primitives::U256::from(paid);
-                    let v = after.saturating_mul(per_unit)
-                        / delta.unsigned_abs().max(alloy::primitives::U256::from(1));
-                    u128::try_from(v).unwrap_or(u128::MAX)
-                }
                 Err(reason) => return reject(ErrorCode::Denied, reason),
             };
             if value > cap {
@@ -204,12 +192,12 @@ impl SafetyHook for PolicyCage {
                 format!("`{}` is not allowed in the {:?} phase", p.kind, p.phase),
             );
         }
-        let changes = match declared_changes(p) {
-            Ok(changes) => changes.unwrap_or_default(),
+        let declared = match Declared::parse(&p.plan.expected_outcome) {
+            Ok(declared) => declared.unwrap_or_default(),
             Err(reason) => return reject(ErrorCode::Denied, reason),
         };
         if let Some(approved) = self.approved_assets.get(&p.chain_id) {
-            for token in changes.iter().filter(|c| c.delta.is_positive()).map(|c| c.token) {
+            for (token, _) in declared.acquired() {
                 if !approved.contains(&token) {
                     return reject(
                         ErrorCode::Denied,
@@ -223,16 +211,22 @@ impl SafetyHook for PolicyCage {
         }
         match &self.max_position {
             // Reducing exposure is always allowed, whatever a holding is worth.
-            Some(cap) if !reducing => cap.check(p, &changes),
+            Some(cap) if !reducing => cap.check(p, &declared),
             _ => Decision::Allow,
         }
     }
+
+    fn at_commit(&self) -> bool {
+        true
+    }
 }
 
-/// Contracts, approval spenders and transfer recipients allowed per chain: exact address match.
+/// Contracts a plan may call, per chain, each with its role: every call must go to an
+/// allowlisted contract and stay within its role's scope (functions, and parameters that must be
+/// the wallet or allowlisted — see [`super::scope`]).
 pub struct AllowlistGuard {
-    /// Contracts a plan may call, approve or pay, per chain.
-    pub allowed: BTreeMap<u64, BTreeSet<Address>>,
+    /// Contracts a plan may call, approve or pay, and their roles, per chain.
+    pub allowed: BTreeMap<u64, BTreeMap<Address, Role>>,
 }
 
 impl SafetyHook for AllowlistGuard {
@@ -250,30 +244,48 @@ impl SafetyHook for AllowlistGuard {
                 ),
             );
         };
-        for call in &p.plan.calls {
-            if !allowed.contains(&call.to) {
+        let listed = |a: Address| allowed.contains_key(&a);
+        for (i, call) in p.plan.calls.iter().enumerate() {
+            let Some(role) = allowed.get(&call.to) else {
                 return reject(
                     ErrorCode::Denied,
                     format!("{} is not on the allowlist of chain {}", call.to, p.chain_id),
                 );
-            }
-            // Value can also leave through a token call's argument: the spender of an approval,
-            // the recipient of a transfer. Those must be allowlisted (or the wallet itself) too.
-            let party = approveCall::abi_decode(&call.data)
-                .map(|a| ("approval spender", a.spender))
-                .or_else(|_| transferCall::abi_decode(&call.data).map(|t| ("transfer recipient", t.to)))
-                .or_else(|_| transferFromCall::abi_decode(&call.data).map(|t| ("transfer recipient", t.to)));
-            if let Ok((role, who)) = party
-                && who != p.sender
-                && !allowed.contains(&who)
-            {
+            };
+            if let Err(reason) = super::scope::check(*role, &call.data, call.value, p.sender, &listed) {
                 return reject(
                     ErrorCode::Denied,
-                    format!("{role} {who} is not on the allowlist of chain {}", p.chain_id),
+                    format!("call {} to {} is out of scope: {reason}", i + 1, call.to),
+                );
+            }
+        }
+        // The authorities a plan may leave behind go to allowlisted spenders, bounded.
+        let declared = match Declared::parse(&p.plan.expected_outcome) {
+            Ok(declared) => declared.unwrap_or_default(),
+            Err(reason) => return reject(ErrorCode::Denied, reason),
+        };
+        for a in &declared.authorities {
+            if !listed(a.spender) {
+                return reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "authority spender {} is not on the allowlist of chain {}",
+                        a.spender, p.chain_id
+                    ),
+                );
+            }
+            if a.amount >= UNLIMITED {
+                return reject(
+                    ErrorCode::Denied,
+                    format!("the plan declares an unlimited authority of {} to {}", a.token, a.spender),
                 );
             }
         }
         Decision::Allow
+    }
+
+    fn at_commit(&self) -> bool {
+        true
     }
 }
 
@@ -306,6 +318,10 @@ impl SafetyHook for ApprovalGuard {
             }
         }
         Decision::Allow
+    }
+
+    fn at_commit(&self) -> bool {
+        true
     }
 }
 
@@ -368,7 +384,7 @@ impl SafetyHook for RevmSimulator {
 }
 
 /// sha256 over the simulated calls and what they did: per call success, output and logs, and the
-/// sender's balance deltas. Raw storage diffs are left out on purpose: they include block
+/// wallet's derived change set. Raw storage diffs are left out on purpose: they include block
 /// timestamps (V3 oracle observations), which would change the hash on every block even when
 /// the trade itself is unchanged.
 pub fn simulation_hash(chain_id: u64, sender: Address, plan: &WritePlan, sim: &Simulation) -> B256 {
@@ -391,47 +407,15 @@ pub fn simulation_hash(chain_id: u64, sender: Address, plan: &WritePlan, sim: &S
             h.update(&log.data.data);
         }
     }
-    for (token, delta) in &sim.balance_deltas {
-        h.update(token.unwrap_or_default());
-        h.update(delta.to_be_bytes::<32>());
-    }
+    // The derived change set, canonically: sorted, serialized the same way every time.
+    h.update(serde_json::to_vec(&sim.changes).unwrap_or_default());
     B256::from_slice(&h.finalize())
 }
 
-/// One balance change a plan declares (`expected_outcome.balance_changes[i]`).
-struct Change {
-    token: Address,
-    /// Base units; positive is acquired.
-    delta: I256,
-    /// How much better off than `delta` the wallet may end up (never negative).
-    tolerance: I256,
-}
-
-/// The plan's declared balance changes (None: it declares none); a malformed entry is an error.
-fn declared_changes(p: &Proposal<'_>) -> Result<Option<Vec<Change>>, String> {
-    let Some(list) = p.plan.expected_outcome.get("balance_changes").and_then(|v| v.as_array()) else {
-        return Ok(None);
-    };
-    let change = |item: &serde_json::Value| {
-        let tolerance = match item.get("tolerance") {
-            None => Some(I256::ZERO),
-            Some(t) => t.as_str().and_then(|t| t.parse::<I256>().ok()).filter(|t| !t.is_negative()),
-        };
-        Some(Change {
-            token: item["token"].as_str()?.parse().ok()?,
-            delta: item["delta"].as_str()?.parse().ok()?,
-            tolerance: tolerance?,
-        })
-    };
-    list.iter()
-        .map(|item| change(item).ok_or_else(|| format!("malformed balance change {item}")))
-        .collect::<Result<_, _>>()
-        .map(Some)
-}
-
-/// The plugin's claims against the simulation: a plan declares the wallet's token balance
-/// changes (`expected_outcome.balance_changes`), and the simulation must move exactly those
-/// amounts of exactly those tokens — no undeclared outflow, no invented gain.
+/// The plugin's claims against the simulation: the wallet's whole change set, derived by the
+/// host (balances of every touched contract, the native coin, allowances, operators, NFTs), must
+/// be what the plan declares (see [`super::declared`]) — no undeclared outflow or authority, no
+/// invented gain.
 pub struct HallucinationDetector;
 
 impl SafetyHook for HallucinationDetector {
@@ -443,8 +427,8 @@ impl SafetyHook for HallucinationDetector {
         let Some(sim) = &found.simulation else {
             return reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated");
         };
-        let list = match declared_changes(p) {
-            Ok(Some(list)) => list,
+        let declared = match Declared::parse(&p.plan.expected_outcome) {
+            Ok(Some(declared)) => declared,
             Ok(None) => {
                 return reject(
                     ErrorCode::Denied,
@@ -456,43 +440,7 @@ impl SafetyHook for HallucinationDetector {
             }
             Err(reason) => return reject(ErrorCode::Denied, reason),
         };
-        // Per token: the declared delta and how much better off the wallet may end up.
-        let mut declared: BTreeMap<Address, (I256, I256)> = BTreeMap::new();
-        for c in list {
-            let entry = declared.entry(c.token).or_default();
-            *entry = (entry.0 + c.delta, entry.1 + c.tolerance);
-        }
-        let mut simulated: BTreeMap<Address, I256> = BTreeMap::new();
-        for (token, delta) in &sim.balance_deltas {
-            match token {
-                Some(t) => {
-                    simulated.insert(*t, *delta);
-                }
-                None => {
-                    return reject(
-                        ErrorCode::Denied,
-                        format!("the plan moves {delta} wei of the native coin"),
-                    );
-                }
-            }
-        }
-        let tokens: BTreeSet<&Address> = declared.keys().chain(simulated.keys()).collect();
-        let off: Vec<String> = tokens
-            .into_iter()
-            .filter_map(|t| {
-                let (want, extra) = declared.get(t).copied().unwrap_or_default();
-                let got = simulated.get(t).copied().unwrap_or_default();
-                // Never worse than declared; better only by the declared tolerance.
-                (got < want || got - want > extra).then(|| {
-                    let allowed = if extra.is_zero() {
-                        String::new()
-                    } else {
-                        format!(" (up to {extra} more allowed)")
-                    };
-                    format!("{t}: claims {want}{allowed}, simulation moves {got}")
-                })
-            })
-            .collect();
+        let off = declared.mismatches(&sim.changes);
         if !off.is_empty() {
             return reject(
                 ErrorCode::Denied,

@@ -1,5 +1,9 @@
 //! ActionPermits: a previewed plan that passed the hook chain, valid for a TTL, consumed once.
+//! Each is sealed with the host key when issued, so a permit written into the shared file by
+//! anyone else does not verify. The store also keeps the emergency halt, so every process
+//! sharing the file sees it, and it outlives a restart.
 
+use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
 use bardo_core::tool::{RiskTier, WritePlan};
 use serde::{Deserialize, Serialize};
@@ -60,7 +64,11 @@ fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Er
     Ok(Duration::from_millis(u64::deserialize(d)?))
 }
 
-/// Why a permit cannot be committed or cancelled.
+fn millis_since_epoch(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Why a permit cannot be issued, committed or cancelled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PermitError {
     /// No permit has this id.
@@ -78,9 +86,62 @@ pub enum PermitError {
     /// An emergency halt revoked it.
     #[error("permit `{0}` was revoked by an emergency halt")]
     Revoked(String),
+    /// Its seal does not verify under the host key: written into the store by someone else,
+    /// edited there, copied under another id, or stored by a version that did not seal permits.
+    #[error("permit `{0}` does not verify under the host key: it was not issued by this host; preview again")]
+    Forged(String),
+    /// An emergency halt is in force: nothing is issued or executed until an operator resumes.
+    #[error(
+        "the host is halted since {since} for: {reason}; an operator must run `bardo resume` before any write"
+    )]
+    Halted {
+        /// When it was halted, UTC.
+        since: String,
+        /// Why, as the agent or operator said.
+        reason: String,
+    },
     /// The shared permit file could not be read or written.
     #[error("permit store {0}")]
     Store(String),
+}
+
+/// An emergency halt in force: in every process sharing the store, no permit is issued or
+/// executed until an operator runs `bardo resume`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Halt {
+    /// Why, as the agent or operator said.
+    pub reason: String,
+    /// When, Unix milliseconds.
+    pub at_ms: u64,
+}
+
+impl Halt {
+    /// When it was halted, as UTC text (`2000-02-29 01:02:03 UTC`).
+    pub fn since(&self) -> String {
+        utc(self.at_ms)
+    }
+
+    /// The refusal of a write while it is in force.
+    pub fn refusal(&self) -> PermitError {
+        PermitError::Halted { since: self.since(), reason: self.reason.clone() }
+    }
+}
+
+/// Unix milliseconds as `YYYY-MM-DD hh:mm:ss UTC` (days to a civil date: H. Hinnant's algorithm).
+fn utc(at_ms: u64) -> String {
+    let secs = at_ms / 1000;
+    let (days, time) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (time / 3600, time % 3600 / 60, time % 60);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,38 +153,90 @@ enum State {
     Revoked,
 }
 
+/// What the host MACs a permit's JSON under (kept apart from its other MACs).
+const SEAL_DOMAIN: &str = "bardo-permit";
+
+/// The host's seal on a permit: its JSON exactly as issued and the MAC of those bytes. The text
+/// itself is kept, so verifying never depends on how a re-serialization orders or formats it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Seal {
+    json: String,
+    mac: B256,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
+    /// The permit, for reading the file; commit trusts only the sealed copy.
     permit: ActionPermit,
     state: State,
+    /// Absent in files written before permits were sealed: such permits are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seal: Option<Seal>,
 }
 
 type Map = BTreeMap<String, Entry>;
 
-/// Every permit this host issued, by id: in memory, or in a JSON file shared by every `bardo`
-/// process (`bardo preview` in one, `bardo commit` in another), changed only under an exclusive
-/// file lock so that a permit is consumed once across processes too.
-#[derive(Debug, Default)]
+/// The store's contents: the halt in force, if any, and every permit by id.
+#[derive(Debug, Default, Serialize)]
+struct Book {
+    halted: Option<Halt>,
+    permits: Map,
+}
+
+/// A book, or the bare map of permits that earlier versions wrote (read as a book without a
+/// halt; its permits are unsealed and so refused).
+impl<'de> Deserialize<'de> for Book {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Current {
+            #[serde(default)]
+            halted: Option<Halt>,
+            permits: Map,
+        }
+        let value = serde_json::Value::deserialize(d)?;
+        // Permit ids are `permit-…`: a bare map never has a `permits` key.
+        if value.get("permits").is_some() {
+            let Current { halted, permits } =
+                serde_json::from_value::<Current>(value).map_err(serde::de::Error::custom)?;
+            Ok(Self { halted, permits })
+        } else {
+            let permits = serde_json::from_value::<Map>(value).map_err(serde::de::Error::custom)?;
+            Ok(Self { halted: None, permits })
+        }
+    }
+}
+
+/// Every permit this host issued, by id, and the emergency halt: in memory, or in a JSON file
+/// shared by every `bardo` process (`bardo preview` in one, `bardo commit` in another), changed
+/// only under an exclusive file lock so that a permit is consumed once across processes too.
+#[derive(Debug)]
 pub struct Permits {
     file: Option<PathBuf>,
-    mem: Mutex<Map>,
+    key: HostKey,
+    mem: Mutex<Book>,
 }
 
 /// Settled permits are kept this long (for "already used" answers), then dropped from the file.
 const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
 
 impl Permits {
-    /// Permits kept in `path` (created on first use).
-    pub fn open(path: &Path) -> Self {
-        Self { file: Some(path.to_owned()), mem: Mutex::default() }
+    /// Permits kept in this process only, sealed with `key`.
+    pub fn in_memory(key: HostKey) -> Self {
+        Self { file: None, key, mem: Mutex::default() }
     }
 
-    fn with<R>(&self, now: SystemTime, f: impl FnOnce(&mut Map) -> R) -> Result<R, PermitError> {
+    /// Permits kept in `path` (created on first use), sealed with `key`: every process sharing
+    /// the file must hold the same key (`[safety] host_key`), or it refuses the others' permits.
+    pub fn open(path: &Path, key: HostKey) -> Self {
+        Self { file: Some(path.to_owned()), key, mem: Mutex::default() }
+    }
+
+    fn with<R>(&self, now: SystemTime, f: impl FnOnce(&mut Book) -> R) -> Result<R, PermitError> {
         let mut mem = self.mem.lock().unwrap_or_else(|p| p.into_inner());
         let Some(path) = &self.file else { return Ok(f(&mut mem)) };
-        super::store::with_locked(path, |map: &mut Map| {
-            let out = f(map);
-            map.retain(|_, e| {
+        super::store::with_locked(path, |book: &mut Book| {
+            let out = f(book);
+            book.permits.retain(|_, e| {
                 e.state == State::Open
                     || now.duration_since(e.permit.created_at).is_ok_and(|a| a < KEEP_SETTLED)
             });
@@ -132,61 +245,235 @@ impl Permits {
         .map_err(PermitError::Store)
     }
 
-    /// Record a new open permit.
+    /// Seal a new permit with the host key and record it open; refused while halted.
     pub fn insert(&self, permit: ActionPermit) -> Result<(), PermitError> {
         let now = permit.created_at;
-        self.with(now, |m| {
-            m.insert(permit.permit_id.clone(), Entry { permit, state: State::Open });
-        })
+        let json = serde_json::to_string(&permit)
+            .map_err(|e| PermitError::Store(format!("cannot serialize permit: {e}")))?;
+        let seal = Seal { mac: self.key.mac(SEAL_DOMAIN, json.as_bytes()), json };
+        self.with(now, |book| {
+            if let Some(halt) = &book.halted {
+                return Err(halt.refusal());
+            }
+            let id = permit.permit_id.clone();
+            book.permits.insert(id, Entry { permit, state: State::Open, seal: Some(seal) });
+            Ok(())
+        })?
     }
 
-    /// Take an open permit for execution: its state changes to consumed under the lock, so of
-    /// two concurrent commits exactly one gets it.
+    /// Take an open permit for execution, as it was sealed. Refused while halted, or if its seal
+    /// does not verify under this host's key; otherwise its state changes to consumed under the
+    /// lock, so of two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.settle_open(id, now, State::Consumed)
+        self.with(now, |book| {
+            if let Some(halt) = &book.halted {
+                return Err(halt.refusal());
+            }
+            let entry = book.permits.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            // Verified before anything changes: a forged entry is refused and left as it is.
+            let permit = self.unseal(id, entry.seal.as_ref())?;
+            settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+            Ok(permit)
+        })?
     }
 
     /// Cancel an open permit.
     pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.settle_open(id, now, State::Cancelled)
-    }
-
-    /// Move open permit `id` to `to` in one locked step; any other state is the error it names.
-    fn settle_open(&self, id: &str, now: SystemTime, to: State) -> Result<ActionPermit, PermitError> {
-        self.with(now, |m| {
-            let entry = m.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
-            match entry.state {
-                State::Open if expired(&entry.permit, now) => {
-                    entry.state = State::Expired;
-                    Err(PermitError::Expired(id.to_owned()))
-                }
-                State::Open => {
-                    entry.state = to;
-                    Ok(entry.permit.clone())
-                }
-                State::Consumed => Err(PermitError::Consumed(id.to_owned())),
-                State::Cancelled => Err(PermitError::Cancelled(id.to_owned())),
-                State::Expired => Err(PermitError::Expired(id.to_owned())),
-                State::Revoked => Err(PermitError::Revoked(id.to_owned())),
-            }
+        self.with(now, |book| {
+            let entry = book.permits.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            settle_open(id, &mut entry.state, &entry.permit, now, State::Cancelled)?;
+            Ok(entry.permit.clone())
         })?
     }
 
-    /// Revoke every open permit; returns their ids.
-    pub fn revoke_all(&self, now: SystemTime) -> Result<Vec<String>, PermitError> {
-        self.with(now, |m| {
+    /// The permit `seal` holds, if the seal verifies under this host's key and names `id`.
+    fn unseal(&self, id: &str, seal: Option<&Seal>) -> Result<ActionPermit, PermitError> {
+        let forged = || PermitError::Forged(id.to_owned());
+        let seal = seal.ok_or_else(forged)?;
+        if !self.key.verify(SEAL_DOMAIN, seal.json.as_bytes(), &seal.mac) {
+            return Err(forged());
+        }
+        let permit: ActionPermit = serde_json::from_str(&seal.json)
+            .map_err(|e| PermitError::Store(format!("sealed permit `{id}` cannot be read: {e}")))?;
+        // A genuine permit copied under another id is refused too: its id is sealed with it.
+        if permit.permit_id != id {
+            return Err(forged());
+        }
+        Ok(permit)
+    }
+
+    /// Halt and revoke every open permit, in one locked step; returns the ids revoked. A halt
+    /// already in force stands, with its time and reason.
+    pub fn halt(&self, reason: &str, now: SystemTime) -> Result<Vec<String>, PermitError> {
+        self.with(now, |book| {
+            if book.halted.is_none() {
+                book.halted = Some(Halt { reason: reason.to_owned(), at_ms: millis_since_epoch(now) });
+            }
             let mut revoked = Vec::new();
-            for (id, entry) in m.iter_mut() {
-                if entry.state == State::Open {
-                    entry.state = State::Revoked;
-                    revoked.push(id.clone());
-                }
+            for (id, entry) in book.permits.iter_mut().filter(|(_, e)| e.state == State::Open) {
+                entry.state = State::Revoked;
+                revoked.push(id.clone());
             }
             revoked
         })
+    }
+
+    /// Lift the halt; returns the one lifted, or `None` if there was none.
+    pub fn resume(&self, now: SystemTime) -> Result<Option<Halt>, PermitError> {
+        self.with(now, |book| book.halted.take())
+    }
+
+    /// The halt in force, if any.
+    pub fn halted(&self) -> Result<Option<Halt>, PermitError> {
+        match &self.file {
+            // Without the file lock: writers replace the file whole.
+            Some(path) => super::store::read::<Book>(path).map(|b| b.halted).map_err(PermitError::Store),
+            None => Ok(self.mem.lock().unwrap_or_else(|p| p.into_inner()).halted.clone()),
+        }
+    }
+}
+
+/// Move an open permit's `state` to `to`; any other state is the error it names. Expiry is
+/// judged on `permit`.
+fn settle_open(
+    id: &str,
+    state: &mut State,
+    permit: &ActionPermit,
+    now: SystemTime,
+    to: State,
+) -> Result<(), PermitError> {
+    match *state {
+        State::Open if expired(permit, now) => {
+            *state = State::Expired;
+            Err(PermitError::Expired(id.to_owned()))
+        }
+        State::Open => {
+            *state = to;
+            Ok(())
+        }
+        State::Consumed => Err(PermitError::Consumed(id.to_owned())),
+        State::Cancelled => Err(PermitError::Cancelled(id.to_owned())),
+        State::Expired => Err(PermitError::Expired(id.to_owned())),
+        State::Revoked => Err(PermitError::Revoked(id.to_owned())),
     }
 }
 
 fn expired(p: &ActionPermit, now: SystemTime) -> bool {
     now.duration_since(p.created_at).is_ok_and(|age| age >= p.ttl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn permit(id: &str) -> ActionPermit {
+        ActionPermit {
+            permit_id: id.to_owned(),
+            kind: "swap".into(),
+            tool: "uniswap_execute_swap".into(),
+            params: serde_json::json!({"chain_id": 1, "z": 0.1, "a": [2e30, -1], "amount": "1.5"}),
+            chain_id: 1,
+            sender: Address::repeat_byte(1),
+            plan: WritePlan { calls: Vec::new(), expected_outcome: serde_json::json!({"out": "1"}) },
+            simulation_hash: B256::repeat_byte(2),
+            simulated_at: Some(7),
+            expected_outcome: serde_json::json!({"out": "1"}),
+            risk_tier: RiskTier::Medium,
+            created_at: SystemTime::now(),
+            ttl: Duration::from_secs(60),
+        }
+    }
+
+    fn read_json(file: &Path) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(file).expect("read")).expect("json")
+    }
+
+    #[test]
+    fn only_permits_sealed_by_this_host_can_be_taken() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let permits = Permits::open(&file, HostKey::ephemeral());
+        let now = SystemTime::now();
+        permits.insert(permit("permit-a")).expect("insert");
+        permits.insert(permit("permit-b")).expect("insert");
+        // Whoever can write the file: a copy of a genuine permit under a new id, and an edit.
+        let mut raw = read_json(&file);
+        raw["permits"]["permit-c"] = raw["permits"]["permit-a"].clone();
+        raw["permits"]["permit-c"]["permit"]["permit_id"] = "permit-c".into();
+        let edited =
+            raw["permits"]["permit-b"]["seal"]["json"].as_str().expect("sealed").replace("swap", "supply");
+        raw["permits"]["permit-b"]["seal"]["json"] = edited.into();
+        std::fs::write(&file, raw.to_string()).expect("write");
+        let forged = |id: &str| PermitError::Forged(id.to_owned());
+        assert_eq!(permits.take("permit-c", now).expect_err("copied"), forged("permit-c"));
+        assert_eq!(permits.take("permit-b", now).expect_err("edited"), forged("permit-b"));
+        assert!(forged("x").to_string().contains("host key"));
+        // Another host key on the same file takes none of this host's permits.
+        let other = Permits::open(&file, HostKey::ephemeral());
+        assert_eq!(other.take("permit-a", now).expect_err("other key"), forged("permit-a"));
+        let taken = permits.take("permit-a", now).expect("genuine");
+        assert_eq!(taken.params, permit("permit-a").params, "as sealed");
+        assert_eq!(
+            permits.take("permit-a", now).expect_err("once"),
+            PermitError::Consumed("permit-a".into())
+        );
+    }
+
+    #[test]
+    fn a_file_of_the_earlier_format_is_read_and_its_unsealed_permits_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let legacy = serde_json::json!({"permit-old": {"permit": permit("permit-old"), "state": "Open"}});
+        std::fs::write(&file, legacy.to_string()).expect("write");
+        let permits = Permits::open(&file, HostKey::ephemeral());
+        assert_eq!(permits.halted().expect("readable"), None);
+        let refused = permits.take("permit-old", SystemTime::now()).expect_err("unsealed");
+        assert_eq!(refused, PermitError::Forged("permit-old".into()));
+        permits.insert(permit("permit-new")).expect("insert");
+        let raw = read_json(&file);
+        assert!(raw["permits"]["permit-new"]["seal"]["mac"].is_string(), "{raw}");
+        assert!(raw["permits"]["permit-old"].is_object(), "kept while it could be asked about");
+    }
+
+    #[test]
+    fn a_halt_is_shared_through_the_file_and_outlives_the_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let key = HostKey::ephemeral();
+        let (a, b) = (Permits::open(&file, key.clone()), Permits::open(&file, key.clone()));
+        let now = SystemTime::now();
+        a.insert(permit("permit-a")).expect("insert");
+        assert_eq!(a.halt("test", now).expect("halt"), ["permit-a"]);
+        let refused = b.insert(permit("permit-b")).expect_err("halted");
+        assert!(matches!(&refused, PermitError::Halted { reason, .. } if reason == "test"), "{refused}");
+        assert!(refused.to_string().contains("bardo resume"), "{refused}");
+        drop((a, b));
+        let c = Permits::open(&file, key);
+        assert_eq!(c.halted().expect("read").map(|h| h.reason), Some("test".to_owned()));
+        assert!(matches!(c.take("permit-a", now), Err(PermitError::Halted { .. })));
+        assert_eq!(c.resume(now).expect("resume").map(|h| h.reason), Some("test".to_owned()));
+        assert_eq!(c.resume(now).expect("resume again"), None);
+        assert_eq!(c.take("permit-a", now).expect_err("revoked"), PermitError::Revoked("permit-a".into()));
+        c.insert(permit("permit-c")).expect("issued again");
+    }
+
+    #[test]
+    fn an_in_memory_store_halts_and_resumes_too() {
+        let permits = Permits::in_memory(HostKey::ephemeral());
+        let now = SystemTime::now();
+        permits.insert(permit("permit-a")).expect("insert");
+        assert_eq!(permits.halt("test", now).expect("halt"), ["permit-a"]);
+        assert!(permits.halted().expect("read").is_some());
+        assert!(matches!(permits.insert(permit("permit-b")), Err(PermitError::Halted { .. })));
+        assert!(permits.resume(now).expect("resume").is_some());
+        permits.insert(permit("permit-b")).expect("insert");
+        assert_eq!(permits.take("permit-b", now).expect("take").permit_id, "permit-b");
+    }
+
+    #[test]
+    fn halt_times_read_as_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400_000 + 3_723_000), "2000-02-29 01:02:03 UTC");
+        assert_eq!(utc(1_735_689_599_999), "2024-12-31 23:59:59 UTC");
+    }
 }

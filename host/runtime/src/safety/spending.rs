@@ -1,9 +1,10 @@
 //! SpendingLimiter: what a plan spends, in USD, against per-transaction and rolling-day limits.
 //!
-//! Spend is read from the simulation (the wallet's outflows) and from the plan's approvals — an
-//! approval counts as spend even if the plan does not use it all — so it runs after the
-//! simulator, not before it as a static check could. Tokens are valued from on-chain pool prices
-//! through the `data_get_token_price` tool; a token that cannot be valued is refused, never
+//! Spend is read from the simulation's change set (the wallet's outflows) and the allowances it
+//! leaves behind — an allowance counts as spend even if the plan does not use it — so it runs
+//! after the simulator, not before it as a static check could. Tokens are valued by the host's
+//! own pool and oracle reads (`valuation`, configured by `[safety] pricing_file` /
+//! `[safety.pricing]`), never by a plugin; a token that cannot be valued is refused, never
 //! waved through. Previews reserve their spend under one lock, so concurrent previews cannot
 //! together exceed the day's limit; a reservation becomes spend at commit and is released when
 //! the permit is cancelled, refused or expires. With `[safety] spending_ledger` the ledger is a
@@ -13,17 +14,13 @@
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
 use super::valuation::{MicroUsd, Valuer, usd};
 use alloy::primitives::{Address, U256};
-use alloy::sol_types::SolCall;
 use bardo_core::error::ErrorCode;
+use bardo_evm::changes::Change;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
-
-alloy::sol! {
-    function approve(address spender, uint256 amount) external returns (bool);
-}
 
 /// `[safety.spending]` limits, whole US dollars.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -115,23 +112,21 @@ impl SpendingLimiter {
         }
     }
 
-    /// What the plan spends per token: outflows in the simulation, or approvals if larger.
-    fn spend(p: &Proposal<'_>, found: &Findings) -> BTreeMap<Address, U256> {
-        let mut spend: BTreeMap<Address, U256> = BTreeMap::new();
-        if let Some(sim) = &found.simulation {
-            for (token, delta) in &sim.balance_deltas {
-                if let Some(token) = token
-                    && delta.is_negative()
-                {
-                    *spend.entry(*token).or_default() += delta.unsigned_abs();
-                }
-            }
-        }
-        for call in &p.plan.calls {
-            if let Ok(a) = approveCall::abi_decode(&call.data) {
-                let e = spend.entry(call.to).or_default();
-                *e = (*e).max(a.amount);
-            }
+    /// What the plan spends per token, from the simulation's change set: what leaves the
+    /// wallet, plus every allowance left behind (a spender can pull it later). The native coin
+    /// is keyed by `None`.
+    fn spend(found: &Findings) -> BTreeMap<Option<Address>, U256> {
+        let mut spend: BTreeMap<Option<Address>, U256> = BTreeMap::new();
+        let Some(sim) = &found.simulation else { return spend };
+        for change in &sim.changes.changes {
+            let (asset, amount) = match change {
+                Change::Balance { asset, delta } if delta.is_negative() => (*asset, delta.unsigned_abs()),
+                Change::Allowance { token, after, .. } => (Some(*token), *after),
+                Change::Permit2Allowance { token, amount, .. } => (Some(*token), *amount),
+                _ => continue,
+            };
+            let e = spend.entry(asset).or_default();
+            *e = e.saturating_add(amount);
         }
         spend
     }
@@ -158,7 +153,15 @@ impl SafetyHook for SpendingLimiter {
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
         let over = |reason: String| Decision::Reject { code: ErrorCode::LimitExceeded, reason };
         let mut total: MicroUsd = 0;
-        for (token, amount) in Self::spend(p, found) {
+        for (asset, amount) in Self::spend(found) {
+            let Some(token) = asset else {
+                return Decision::Reject {
+                    code: ErrorCode::Denied,
+                    reason: format!(
+                        "the plan spends {amount} wei of the native coin, which the limiter cannot value"
+                    ),
+                };
+            };
             match self.valuer.usd(p.chain_id, token, amount) {
                 Ok(v) => total = total.saturating_add(v),
                 Err(reason) => return Decision::Reject { code: ErrorCode::Denied, reason },

@@ -36,3 +36,18 @@ where
     std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, path)).map_err(io)?;
     Ok(out)
 }
+
+/// The contents of `path` (default when the file is missing), read without the lock: every
+/// write replaces the file by a rename, so a reader sees one whole version or the next.
+pub(super) fn read<T>(path: &Path) -> Result<T, String>
+where
+    T: Default + DeserializeOwned,
+{
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|e| format!("{} is corrupt: {e}", path.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}

@@ -1,0 +1,47 @@
+//! What an allowlisted contract is, and so which of its functions a write plan may call: the
+//! allowlist names each contract with a role (Zodiac-Roles style), and the host checks every
+//! planned call against its role's scope before simulating. An address listed without a role is
+//! an ERC-20: only `approve`, to an allowlisted spender.
+
+use serde::{Deserialize, Serialize};
+
+/// The role of an allowlisted contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A token: `approve` to an allowlisted spender.
+    #[default]
+    Erc20,
+    /// Wrapped ether: an ERC-20 plus `deposit` and `withdraw`.
+    Weth,
+    /// Uniswap V3 `SwapRouter`: swaps whose recipient is the wallet.
+    UniswapV3SwapRouter,
+    /// Uniswap V2 `Router02`: swaps and liquidity whose `to` is the wallet.
+    UniswapV2Router,
+    /// Uniswap V3 `NonfungiblePositionManager`: mint to the wallet, increase, decrease, collect
+    /// to the wallet, burn — never transfer or approve a position.
+    UniswapV3PositionManager,
+    /// Aave V3 `Pool`: supply, borrow and repay on behalf of the wallet, withdraw to it, collateral
+    /// switches — never credit delegation.
+    AaveV3Pool,
+    /// Permit2: `approve` to an allowlisted spender.
+    Permit2,
+    /// Any function: the operator trusts this contract with the wallet entirely.
+    Unscoped,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self {
+            Self::Erc20 => "erc20",
+            Self::Weth => "weth",
+            Self::UniswapV3SwapRouter => "uniswap-v3-swap-router",
+            Self::UniswapV2Router => "uniswap-v2-router",
+            Self::UniswapV3PositionManager => "uniswap-v3-position-manager",
+            Self::AaveV3Pool => "aave-v3-pool",
+            Self::Permit2 => "permit2",
+            Self::Unscoped => "unscoped",
+        };
+        f.write_str(name)
+    }
+}

@@ -1,0 +1,253 @@
+//! Scoped calls: which functions of an allowlisted contract a plan may call, and which of their
+//! parameters must be the wallet (a swap's recipient, a deposit's beneficiary) or allowlisted
+//! (a spender). Checked from the calldata before simulation; anything else is refused. The
+//! simulation-derived change set is the second line: it holds whatever the scope lets through
+//! to the plan's declaration.
+
+use alloy::primitives::Address;
+use alloy::sol_types::SolCall;
+use bardo_core::scope::Role;
+
+alloy::sol! {
+    function approve(address spender, uint256 amount) external returns (bool);
+    function deposit() external payable;
+    function withdraw(uint256 wad) external;
+
+    struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient;
+        uint256 deadline; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
+    struct ExactInputParams { bytes path; address recipient; uint256 deadline; uint256 amountIn; uint256 amountOutMinimum; }
+    struct ExactOutputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient;
+        uint256 deadline; uint256 amountOut; uint256 amountInMaximum; uint160 sqrtPriceLimitX96; }
+    struct ExactOutputParams { bytes path; address recipient; uint256 deadline; uint256 amountOut; uint256 amountInMaximum; }
+    function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256);
+    function exactInput(ExactInputParams params) external payable returns (uint256);
+    function exactOutputSingle(ExactOutputSingleParams params) external payable returns (uint256);
+    function exactOutput(ExactOutputParams params) external payable returns (uint256);
+    function unwrapWETH9(uint256 amountMinimum, address recipient) external payable;
+    function refundETH() external payable;
+
+    function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) external returns (uint256[]);
+    function swapTokensForExactTokens(uint256 amountOut, uint256 amountInMax, address[] path, address to, uint256 deadline) external returns (uint256[]);
+    function swapExactETHForTokens(uint256 amountOutMin, address[] path, address to, uint256 deadline) external payable returns (uint256[]);
+    function swapETHForExactTokens(uint256 amountOut, address[] path, address to, uint256 deadline) external payable returns (uint256[]);
+    function swapExactTokensForETH(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) external returns (uint256[]);
+    function swapTokensForExactETH(uint256 amountOut, uint256 amountInMax, address[] path, address to, uint256 deadline) external returns (uint256[]);
+    function addLiquidity(address tokenA, address tokenB, uint256 amountADesired, uint256 amountBDesired, uint256 amountAMin, uint256 amountBMin, address to, uint256 deadline) external returns (uint256, uint256, uint256);
+    function removeLiquidity(address tokenA, address tokenB, uint256 liquidity, uint256 amountAMin, uint256 amountBMin, address to, uint256 deadline) external returns (uint256, uint256);
+
+    struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
+        uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient; uint256 deadline; }
+    struct IncreaseLiquidityParams { uint256 tokenId; uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; uint256 deadline; }
+    struct DecreaseLiquidityParams { uint256 tokenId; uint128 liquidity; uint256 amount0Min; uint256 amount1Min; uint256 deadline; }
+    struct CollectParams { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
+    function mint(MintParams params) external payable returns (uint256, uint128, uint256, uint256);
+    function increaseLiquidity(IncreaseLiquidityParams params) external payable returns (uint128, uint256, uint256);
+    function decreaseLiquidity(DecreaseLiquidityParams params) external payable returns (uint256, uint256);
+    function collect(CollectParams params) external payable returns (uint256, uint256);
+    function burn(uint256 tokenId) external payable;
+
+    function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external;
+    function withdraw(address asset, uint256 amount, address to) external returns (uint256);
+    function borrow(address asset, uint256 amount, uint256 interestRateMode, uint16 referralCode, address onBehalfOf) external;
+    function repay(address asset, uint256 amount, uint256 interestRateMode, address onBehalfOf) external returns (uint256);
+    function setUserUseReserveAsCollateral(address asset, bool useAsCollateral) external;
+}
+
+/// Permit2's `approve`, in its own namespace (it overloads the ERC-20 name).
+mod permit2 {
+    alloy::sol! {
+        function approve(address token, address spender, uint160 amount, uint48 expiration) external;
+    }
+}
+
+/// How one function's parameters are checked.
+enum Party {
+    /// No address parameter moves value elsewhere.
+    None,
+    /// This parameter must be the wallet.
+    Wallet(&'static str, Address),
+    /// This parameter must be allowlisted (or the wallet).
+    Allowlisted(&'static str, Address),
+}
+
+/// Decode `data` as `C` and name the party it sends value to or authorises.
+fn party<C: SolCall>(data: &[u8], f: impl FnOnce(C) -> Party) -> Option<(&'static str, Party)> {
+    (data.len() >= 4 && data[..4] == C::SELECTOR)
+        .then(|| C::abi_decode(data).ok().map(|c| (C::SIGNATURE, f(c))))
+        .flatten()
+}
+
+fn erc20(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<approveCall>(data, |c| Party::Allowlisted("spender", c.spender))
+}
+
+fn weth(data: &[u8]) -> Option<(&'static str, Party)> {
+    erc20(data)
+        .or_else(|| party::<depositCall>(data, |_| Party::None))
+        .or_else(|| party::<withdraw_0Call>(data, |_| Party::None))
+}
+
+fn v3_router(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<exactInputSingleCall>(data, |c| Party::Wallet("recipient", c.params.recipient))
+        .or_else(|| party::<exactInputCall>(data, |c| Party::Wallet("recipient", c.params.recipient)))
+        .or_else(|| party::<exactOutputSingleCall>(data, |c| Party::Wallet("recipient", c.params.recipient)))
+        .or_else(|| party::<exactOutputCall>(data, |c| Party::Wallet("recipient", c.params.recipient)))
+        .or_else(|| party::<unwrapWETH9Call>(data, |c| Party::Wallet("recipient", c.recipient)))
+        .or_else(|| party::<refundETHCall>(data, |_| Party::None))
+}
+
+fn v2_router(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<swapExactTokensForTokensCall>(data, |c| Party::Wallet("to", c.to))
+        .or_else(|| party::<swapTokensForExactTokensCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<swapExactETHForTokensCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<swapETHForExactTokensCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<swapExactTokensForETHCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<swapTokensForExactETHCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<addLiquidityCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<removeLiquidityCall>(data, |c| Party::Wallet("to", c.to)))
+}
+
+fn v3_positions(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<mintCall>(data, |c| Party::Wallet("recipient", c.params.recipient))
+        .or_else(|| party::<increaseLiquidityCall>(data, |_| Party::None))
+        .or_else(|| party::<decreaseLiquidityCall>(data, |_| Party::None))
+        .or_else(|| party::<collectCall>(data, |c| Party::Wallet("recipient", c.params.recipient)))
+        .or_else(|| party::<burnCall>(data, |_| Party::None))
+}
+
+fn aave_pool(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<supplyCall>(data, |c| Party::Wallet("onBehalfOf", c.onBehalfOf))
+        .or_else(|| party::<withdraw_1Call>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<borrowCall>(data, |c| Party::Wallet("onBehalfOf", c.onBehalfOf)))
+        .or_else(|| party::<repayCall>(data, |c| Party::Wallet("onBehalfOf", c.onBehalfOf)))
+        .or_else(|| party::<setUserUseReserveAsCollateralCall>(data, |_| Party::None))
+}
+
+fn permit2(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<permit2::approveCall>(data, |c| Party::Allowlisted("spender", c.spender))
+}
+
+/// Whether a call with `data` (and `value` wei) to a contract of `role` is in scope for
+/// `wallet`, given what is allowlisted. Err says which function or parameter is refused.
+pub fn check(
+    role: Role,
+    data: &[u8],
+    value: alloy::primitives::U256,
+    wallet: Address,
+    allowlisted: &dyn Fn(Address) -> bool,
+) -> Result<(), String> {
+    let found = match role {
+        Role::Unscoped => return Ok(()),
+        Role::Erc20 => erc20(data),
+        Role::Weth => weth(data),
+        Role::UniswapV3SwapRouter => v3_router(data),
+        Role::UniswapV2Router => v2_router(data),
+        Role::UniswapV3PositionManager => v3_positions(data),
+        Role::AaveV3Pool => aave_pool(data),
+        Role::Permit2 => permit2(data),
+    };
+    let selector =
+        data.get(..4).map_or_else(|| "no selector".to_owned(), |s| format!("0x{}", hex::encode(s)));
+    let Some((function, party)) = found else {
+        return Err(format!("function {selector} is not in the scope of a {role}"));
+    };
+    // Ether goes only where a function takes it.
+    let payable = matches!(
+        role,
+        Role::Weth | Role::UniswapV3SwapRouter | Role::UniswapV2Router | Role::UniswapV3PositionManager
+    );
+    if !value.is_zero() && !payable {
+        return Err(format!("{function} on a {role} is sent {value} wei"));
+    }
+    match party {
+        Party::None => Ok(()),
+        Party::Wallet(_, who) if who == wallet => Ok(()),
+        Party::Wallet(name, who) => {
+            Err(format!("{function} on a {role} names {who} as `{name}`; it must be the wallet {wallet}"))
+        }
+        Party::Allowlisted(_, who) if who == wallet || allowlisted(who) => Ok(()),
+        Party::Allowlisted(name, who) => {
+            Err(format!("{function} names {who} as `{name}`, which is not allowlisted"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::primitives::{U256, address};
+
+    const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");
+    const ROUTER: Address = address!("0x00000000000000000000000000000000000000d1");
+    const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");
+
+    fn allowed(a: Address) -> bool {
+        a == ROUTER
+    }
+
+    fn in_scope(role: Role, data: Vec<u8>) -> Result<(), String> {
+        check(role, &data, U256::ZERO, WALLET, &allowed)
+    }
+
+    fn swap(recipient: Address) -> Vec<u8> {
+        exactInputSingleCall {
+            params: ExactInputSingleParams {
+                tokenIn: ROUTER,
+                tokenOut: ROUTER,
+                fee: alloy::primitives::aliases::U24::from(500),
+                recipient,
+                deadline: U256::ZERO,
+                amountIn: U256::from(1),
+                amountOutMinimum: U256::ZERO,
+                sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
+            },
+        }
+        .abi_encode()
+    }
+
+    #[test]
+    fn a_swap_pays_only_the_wallet() {
+        assert_eq!(in_scope(Role::UniswapV3SwapRouter, swap(WALLET)), Ok(()));
+        let e = in_scope(Role::UniswapV3SwapRouter, swap(STRANGER)).expect_err("stranger");
+        assert!(e.contains("recipient") && e.contains("must be the wallet"), "{e}");
+        assert!(in_scope(Role::Erc20, swap(WALLET)).is_err(), "a token has no swap");
+    }
+
+    #[test]
+    fn tokens_only_approve_allowlisted_spenders() {
+        let approve = |spender| approveCall { spender, amount: U256::from(5) }.abi_encode();
+        assert_eq!(in_scope(Role::Erc20, approve(ROUTER)), Ok(()));
+        assert!(in_scope(Role::Erc20, approve(STRANGER)).expect_err("stranger").contains("not allowlisted"));
+        // increaseAllowance(address,uint256) is not `approve`.
+        let mut increase = approve(ROUTER);
+        increase[..4].copy_from_slice(&[0x39, 0x50, 0x93, 0x51]);
+        assert!(in_scope(Role::Erc20, increase).expect_err("selector").contains("not in the scope"));
+        let value = check(Role::Erc20, &approve(ROUTER), U256::from(1), WALLET, &allowed);
+        assert!(value.expect_err("value").contains("wei"));
+    }
+
+    #[test]
+    fn positions_and_aave_stay_with_the_wallet() {
+        let collect = |recipient| {
+            collectCall {
+                params: CollectParams { tokenId: U256::from(1), recipient, amount0Max: 1, amount1Max: 1 },
+            }
+            .abi_encode()
+        };
+        assert_eq!(in_scope(Role::UniswapV3PositionManager, collect(WALLET)), Ok(()));
+        assert!(in_scope(Role::UniswapV3PositionManager, collect(STRANGER)).is_err());
+        let withdraw = |to| withdraw_1Call { asset: ROUTER, amount: U256::from(1), to }.abi_encode();
+        assert_eq!(in_scope(Role::AaveV3Pool, withdraw(WALLET)), Ok(()));
+        assert!(in_scope(Role::AaveV3Pool, withdraw(STRANGER)).is_err());
+        let grant = permit2::approveCall {
+            token: ROUTER,
+            spender: STRANGER,
+            amount: alloy::primitives::aliases::U160::from(1),
+            expiration: alloy::primitives::aliases::U48::from(1),
+        };
+        assert!(
+            in_scope(Role::Permit2, grant.abi_encode()).expect_err("spender").contains("not allowlisted")
+        );
+        assert_eq!(in_scope(Role::Unscoped, vec![1, 2, 3]), Ok(()));
+    }
+}

@@ -1,0 +1,166 @@
+//! Value sanity: whatever a plan declares, it may not give the wallet's value away. The wallet's
+//! net USD change in the simulation — what it gains minus what it gives, debts counted against
+//! it, deposits into Uniswap V3 positions it owns counted as kept — must not fall below
+//! `-(max_loss_bps × what it gives)`. Prices are the host's own (see [`super::valuation`]). A
+//! swap whose proceeds go to someone else, a deposit into a stranger's position, a transfer
+//! disguised as anything: each loses (nearly) everything it gives, and is refused.
+
+use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::valuation::{Valuer, usd};
+use alloy::primitives::{Address, B256, I256, Log, U256, b256};
+use alloy::sol_types::SolValue;
+use bardo_core::error::ErrorCode;
+use bardo_evm::changes::Change;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1)`.
+const INCREASE_LIQUIDITY: B256 = b256!("0x3067048beee31b25b2f1681f88dac838c8bba36af25bfb2b7cf7473a5847e35f");
+/// A V3 pool's `Mint(address,address,int24,int24,uint128,uint256,uint256)`.
+const POOL_MINT: B256 = b256!("0x7a53080ba414158be7ec69b987b5fb7d07dee101fe85488f0853ae16239d0bde");
+
+/// The value-sanity hook (after the simulator).
+#[derive(Debug)]
+pub struct ValueGuard {
+    /// Prices, from the host's own reads.
+    pub valuer: Valuer,
+    /// Uniswap V3 position managers per chain (the allowlist's `uniswap-v3-position-manager`s):
+    /// deposits into the wallet's positions there are value kept.
+    pub position_managers: BTreeMap<u64, BTreeSet<Address>>,
+    /// The most a plan may lose, in basis points of what it gives (fees, price impact).
+    pub max_loss_bps: u32,
+}
+
+/// A loss this small (one cent, micro-dollars) is never refused.
+const DUST: u128 = 10_000;
+
+/// Default `[safety] max_value_loss_bps`: 3 %.
+pub const DEFAULT_MAX_LOSS_BPS: u32 = 300;
+
+fn reject(reason: String) -> Decision {
+    Decision::Reject { code: ErrorCode::Denied, reason }
+}
+
+impl ValueGuard {
+    /// Deposits into wallet-owned positions: (token, amount) pairs from each `IncreaseLiquidity`
+    /// of an allowlisted position manager for a position the wallet holds after the plan, with
+    /// the pool (and so the tokens) from the pool's `Mint` log just before it.
+    fn deposits(
+        &self,
+        p: &Proposal<'_>,
+        logs: &[&Log],
+        changes: &[Change],
+    ) -> Result<Vec<(Address, U256)>, String> {
+        let managers = self.position_managers.get(&p.chain_id);
+        let mut out = Vec::new();
+        for (i, log) in logs.iter().enumerate() {
+            let t = log.topics();
+            if t.first() != Some(&INCREASE_LIQUIDITY)
+                || t.len() != 2
+                || !managers.is_some_and(|m| m.contains(&log.address))
+            {
+                continue;
+            }
+            let id = U256::from_be_bytes(t[1].0);
+            if !self.owned_after(p, log.address, id, changes)? {
+                continue;
+            }
+            let Ok((_, amount0, amount1)) = <(u128, U256, U256)>::abi_decode_params(&log.data.data) else {
+                continue;
+            };
+            let pool = logs[..i]
+                .iter()
+                .rev()
+                .find(|l| {
+                    l.topics().first() == Some(&POOL_MINT)
+                        && l.topics().get(1) == Some(&log.address.into_word())
+                })
+                .map(|l| l.address)
+                .ok_or_else(|| format!("position {id} grew with no pool Mint before it"))?;
+            let (token0, token1) = self.valuer.pool_tokens(p.chain_id, pool)?;
+            out.extend([(token0, amount0), (token1, amount1)]);
+        }
+        Ok(out)
+    }
+
+    /// Whether the wallet holds position `id` after the plan: minted to it by the plan, or held
+    /// now and not given away.
+    fn owned_after(
+        &self,
+        p: &Proposal<'_>,
+        manager: Address,
+        id: U256,
+        changes: &[Change],
+    ) -> Result<bool, String> {
+        let moved = changes.iter().find_map(|c| match c {
+            Change::Nft { collection, id: n, gained } if *collection == manager && *n == id => Some(*gained),
+            _ => None,
+        });
+        match moved {
+            Some(gained) => Ok(gained),
+            None => Ok(self.valuer.owner_of(p.chain_id, manager, id)? == Some(p.sender)),
+        }
+    }
+}
+
+impl SafetyHook for ValueGuard {
+    fn name(&self) -> &'static str {
+        "value-guard"
+    }
+
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let Some(sim) = &found.simulation else {
+            return Decision::Reject { code: ErrorCode::Internal, reason: "runs after the simulator".into() };
+        };
+        let (mut gained, mut given) = (0i128, 0i128);
+        let mut add = |v: i128| {
+            if v >= 0 { gained = gained.saturating_add(v) } else { given = given.saturating_add(v) }
+        };
+        for (asset, delta) in sim.changes.balances() {
+            let value = match asset {
+                Some(token) => self.valuer.signed_usd(p.chain_id, token, delta),
+                None => self.valuer.signed_native_usd(p.chain_id, delta),
+            };
+            match value {
+                Ok(v) => add(v),
+                Err(reason) => return reject(format!("cannot value the plan's effect: {reason}")),
+            }
+        }
+        let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
+        match self.deposits(p, &logs, &sim.changes.changes) {
+            Ok(deposits) => {
+                for (token, amount) in deposits {
+                    match self.valuer.signed_usd(p.chain_id, token, I256::from_raw(amount)) {
+                        Ok(v) => add(v),
+                        Err(reason) => return reject(format!("cannot value a position deposit: {reason}")),
+                    }
+                }
+            }
+            Err(reason) => return reject(format!("cannot value a position deposit: {reason}")),
+        }
+        let net = gained.saturating_add(given);
+        // Plus a cent: dust (rounding, a wei of interest) is not a loss worth refusing.
+        let allowed = given.unsigned_abs().saturating_mul(u128::from(self.max_loss_bps)) / 10_000 + DUST;
+        if net < 0 && net.unsigned_abs() > allowed {
+            return reject(format!(
+                "the plan gives {} and the wallet gets back {}: it would lose {}, more than the {} bps allowed ([safety] max_value_loss_bps); its proceeds must come back to the wallet",
+                usd(given.unsigned_abs()),
+                usd(gained.unsigned_abs()),
+                usd(net.unsigned_abs()),
+                self.max_loss_bps
+            ));
+        }
+        Decision::Allow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::primitives::keccak256;
+
+    #[test]
+    fn event_topics_are_the_signatures() {
+        assert_eq!(INCREASE_LIQUIDITY, keccak256("IncreaseLiquidity(uint256,uint128,uint256,uint256)"));
+        assert_eq!(POOL_MINT, keccak256("Mint(address,address,int24,int24,uint128,uint256,uint256)"));
+    }
+}
