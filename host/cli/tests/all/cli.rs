@@ -140,11 +140,12 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
     std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
     std::fs::write(dir.path().join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
+    std::fs::write(dir.path().join("pricing.json"), d.pricing_json().to_string()).expect("pricing");
     let allow: Vec<String> =
         d.write_targets().iter().map(|(a, role)| format!("\"{a}\" = \"{role}\"")).collect();
     let config = format!(
         "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n\
-         [settings]\nuniswap = \"uniswap.json\"\n[safety.allowlist.31337]\n{}\n",
+         [settings]\nuniswap = \"uniswap.json\"\n[safety]\npricing_file = \"pricing.json\"\n[safety.allowlist.31337]\n{}\n",
         node.url(),
         allow.join("\n")
     );
