@@ -114,8 +114,58 @@ impl From<ChainError> for ToolError {
 
 /// Entries kept per chain in the eth_call cache.
 const CACHE_ENTRIES: usize = 4_096;
+/// Bytes (call data plus answers) the eth_call cache holds per chain: a plugin's huge calls
+/// cannot grow the host's memory past this.
+const CACHE_BYTES: usize = 16 << 20;
+/// The most logs one `eth_getLogs` may return to the host; more is an error asking for a
+/// narrower range, not a silent cut.
+pub const MAX_LOGS: usize = 10_000;
 
 type CallKey = (u64, Address, Bytes, U256);
+
+/// An `eth_call` answer at a fixed block: its output, or its revert (both deterministic).
+#[derive(Clone)]
+enum Answer {
+    Returned(Bytes),
+    Reverted { reason: String, data: Bytes },
+}
+
+impl Answer {
+    fn size(&self) -> usize {
+        match self {
+            Self::Returned(b) => b.len(),
+            Self::Reverted { reason, data } => reason.len() + data.len(),
+        }
+    }
+
+    fn into_result(self) -> Result<Bytes, ChainError> {
+        match self {
+            Self::Returned(b) => Ok(b),
+            Self::Reverted { reason, data } => Err(ChainError::Reverted { reason, data }),
+        }
+    }
+}
+
+/// The block-scoped eth_call cache, bounded by entries and bytes.
+#[derive(Default)]
+struct CallCache {
+    answers: HashMap<CallKey, Answer>,
+    bytes: usize,
+}
+
+impl CallCache {
+    fn insert(&mut self, key: CallKey, answer: Answer) {
+        let size = key.2.len() + answer.size() + 96;
+        if self.answers.len() >= CACHE_ENTRIES || self.bytes + size > CACHE_BYTES {
+            self.answers.clear();
+            self.bytes = 0;
+        }
+        if size <= CACHE_BYTES {
+            self.bytes += size;
+            self.answers.insert(key, answer);
+        }
+    }
+}
 
 /// One configured chain.
 pub struct ChainClient {
@@ -123,7 +173,7 @@ pub struct ChainClient {
     provider: DynProvider,
     config: ChainConfig,
     /// eth_call results at explicit block numbers: immutable, so safe to reuse.
-    cache: Mutex<HashMap<CallKey, Bytes>>,
+    cache: Mutex<CallCache>,
     /// The latest block number and when it was fetched (trusted for `head_ttl_ms`).
     head: Mutex<Option<(u64, Instant)>>,
     /// Block timestamps by number.
@@ -314,21 +364,25 @@ impl ChainClient {
         let block = self.resolve(block, deadline).await?;
         let key = block.map(|b| (b, to, data.clone(), value));
         if let Some(key) = &key
-            && let Some(hit) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).get(key)
+            && let Some(hit) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).answers.get(key)
         {
-            return Ok(hit.clone());
+            return hit.clone().into_result();
         }
         let tx = TransactionRequest::default().to(to).input(data.into()).value(value);
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        let out = self.request(deadline, || self.provider.call(tx.clone()).block(id).into_future()).await?;
-        if let Some(key) = key {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            if cache.len() >= CACHE_ENTRIES {
-                cache.clear();
+        let out = self.request(deadline, || self.provider.call(tx.clone()).block(id).into_future()).await;
+        // A revert at a fixed block is as deterministic as an answer: cache both.
+        let answer = match &out {
+            Ok(b) => Some(Answer::Returned(b.clone())),
+            Err(ChainError::Reverted { reason, data }) => {
+                Some(Answer::Reverted { reason: reason.clone(), data: data.clone() })
             }
-            cache.insert(key, out.clone());
+            Err(_) => None,
+        };
+        if let (Some(key), Some(answer)) = (key, answer) {
+            self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, answer);
         }
-        Ok(out)
+        out
     }
 
     /// Native balance in wei.
@@ -373,9 +427,16 @@ impl ChainClient {
         })
     }
 
-    /// `eth_getLogs`.
+    /// `eth_getLogs`; more than [`MAX_LOGS`] is an error asking for a narrower filter.
     pub async fn logs(&self, filter: &Filter, deadline: Instant) -> Result<Vec<Log>, ChainError> {
-        self.request(deadline, || self.provider.get_logs(filter)).await
+        let logs = self.request(deadline, || self.provider.get_logs(filter)).await?;
+        if logs.len() > MAX_LOGS {
+            return Err(ChainError::InvalidParams(format!(
+                "the filter matches {} logs, more than the {MAX_LOGS} one call may return; narrow the block range or the addresses",
+                logs.len()
+            )));
+        }
+        Ok(logs)
     }
 
     /// Deployed bytecode.

@@ -8,13 +8,12 @@ use alloy::eips::BlockId;
 use alloy::primitives::{Address, B256, Bytes, Log, U256};
 use alloy::providers::{DynProvider, Provider};
 use revm::context::{Context, ContextTr, TxEnv};
+use revm::database::async_db::DatabaseAsyncRef;
 use revm::database::{AlloyDB, AlloyDBError, CacheDB};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::{KECCAK_EMPTY, TxKind};
 use revm::state::{AccountInfo, Bytecode};
-use revm::{
-    Database, DatabaseRef, ExecuteCommitEvm, ExecuteEvm, MainBuilder, MainContext, WrapDatabaseAsync,
-};
+use revm::{Database, DatabaseRef, ExecuteCommitEvm, ExecuteEvm, MainBuilder, MainContext};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -56,13 +55,27 @@ pub struct Simulation {
     pub changes: ChangeSet,
 }
 
-type RemoteError = revm::AsyncError<AlloyDBError>;
-type Remote = WrapDatabaseAsync<AlloyDB<alloy::network::Ethereum, DynProvider>>;
+type Remote = AlloyDB<alloy::network::Ethereum, DynProvider>;
 
-/// Chain state at one block: read from the node once, then from memory.
+/// Why the fork could not read the chain's state.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    /// The node failed.
+    #[error("{0}")]
+    Remote(#[from] AlloyDBError),
+    /// The call's deadline passed before the read (or during it).
+    #[error("the simulation's deadline passed while it read chain state")]
+    Deadline,
+}
+
+impl revm::database::DBErrorMarker for ForkError {}
+
+/// Chain state at one block: read from the node once, then from memory (shared by every
+/// simulation at that block).
 struct ForkState {
     block: u64,
     remote: Remote,
+    handle: tokio::runtime::Handle,
     accounts: RwLock<HashMap<Address, Option<AccountInfo>>>,
     storage: RwLock<HashMap<(Address, U256), U256>>,
     code: RwLock<HashMap<B256, Bytecode>>,
@@ -72,8 +85,8 @@ struct ForkState {
 fn cached<K: std::hash::Hash + Eq + Copy, V: Clone>(
     map: &RwLock<HashMap<K, V>>,
     key: K,
-    fetch: impl FnOnce() -> Result<V, RemoteError>,
-) -> Result<V, RemoteError> {
+    fetch: impl FnOnce() -> Result<V, ForkError>,
+) -> Result<V, ForkError> {
     if let Some(v) = map.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(v.clone());
     }
@@ -82,23 +95,60 @@ fn cached<K: std::hash::Hash + Eq + Copy, V: Clone>(
     Ok(v)
 }
 
-impl DatabaseRef for ForkState {
-    type Error = RemoteError;
+/// One simulation's view of a fork: cached state is free, and every read from the node is
+/// bounded by the simulation's deadline — a call that reads thousands of uncached slots from
+/// a slow node stops there instead of holding a host thread.
+struct Bounded<'a> {
+    fork: &'a ForkState,
+    deadline: Instant,
+}
+
+impl Bounded<'_> {
+    fn fetch<T>(
+        &self,
+        read: impl std::future::Future<Output = Result<T, AlloyDBError>>,
+    ) -> Result<T, ForkError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ForkError::Deadline);
+        }
+        let handle = &self.fork.handle;
+        // As revm's own async wrapper: never block a runtime worker without telling it.
+        let answer =
+            tokio::task::block_in_place(|| handle.block_on(async { tokio::time::timeout(left, read).await }));
+        answer.map_err(|_| ForkError::Deadline)?.map_err(ForkError::Remote)
+    }
+}
+
+impl DatabaseRef for Bounded<'_> {
+    type Error = ForkError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
-        cached(&self.accounts, address, || self.remote.basic_ref(address))
+        cached(&self.fork.accounts, address, || self.fetch(self.fork.remote.basic_async_ref(address)))
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
-        cached(&self.code, code_hash, || self.remote.code_by_hash_ref(code_hash))
+        cached(&self.fork.code, code_hash, || self.fetch(self.fork.remote.code_by_hash_async_ref(code_hash)))
     }
 
     fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
-        cached(&self.storage, (address, index), || self.remote.storage_ref(address, index))
+        cached(&self.fork.storage, (address, index), || {
+            self.fetch(self.fork.remote.storage_async_ref(address, index))
+        })
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
-        cached(&self.hashes, number, || self.remote.block_hash_ref(number))
+        cached(&self.fork.hashes, number, || self.fetch(self.fork.remote.block_hash_async_ref(number)))
+    }
+}
+
+/// A fork failure as a chain error: the deadline is a timeout, the rest the node's failure.
+fn fork_error(chain: u64, e: revm::context::result::EVMError<ForkError>) -> ChainError {
+    match e {
+        revm::context::result::EVMError::Database(ForkError::Deadline) => {
+            ChainError::Timeout { chain, waited_ms: 0 }
+        }
+        e => db_error(chain, e),
     }
 }
 
@@ -123,6 +173,8 @@ pub struct Simulator {
     forks: Mutex<BTreeMap<u64, Arc<ForkState>>>,
     heads: Mutex<BTreeMap<u64, (NextBlock, Instant)>>,
     spec: Option<SpecId>,
+    /// Skip the change-set derivation (only to measure what it costs; see `without_changes`).
+    skip_changes: bool,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -138,7 +190,14 @@ fn db_error(chain: u64, e: impl std::fmt::Display) -> ChainError {
 impl Simulator {
     /// A simulator for the given hardfork (default: Prague, the devnet's).
     pub fn new(spec: Option<SpecId>) -> Self {
-        Self { forks: Mutex::default(), heads: Mutex::default(), spec }
+        Self { forks: Mutex::default(), heads: Mutex::default(), spec, skip_changes: false }
+    }
+
+    /// A simulator whose simulations carry an empty change set: what the derivation costs is
+    /// the difference to [`Self::new`] (the preview benchmark's baseline). Never for the write
+    /// path, whose hallucination detector would then refuse every plan that changes anything.
+    pub fn without_changes(spec: Option<SpecId>) -> Self {
+        Self { skip_changes: true, ..Self::new(spec) }
     }
 
     fn fork(&self, chains: &Chains, chain: u64, block: u64) -> Result<Arc<ForkState>, ChainError> {
@@ -147,11 +206,11 @@ impl Simulator {
             return Ok(f.clone());
         }
         let provider = chains.get(chain)?.provider().clone();
-        let remote =
-            WrapDatabaseAsync::with_handle(AlloyDB::new(provider, BlockId::number(block)), chains.handle());
+        let remote = AlloyDB::new(provider, BlockId::number(block));
         let fork = Arc::new(ForkState {
             block,
             remote,
+            handle: chains.handle(),
             accounts: RwLock::default(),
             storage: RwLock::default(),
             code: RwLock::default(),
@@ -210,10 +269,10 @@ impl Simulator {
         let fork = self.fork(chains, chain, next.latest)?;
         let spec = self.spec.unwrap_or(SpecId::PRAGUE);
         // One EVM over the fork as it is (the reads "before") and one the calls run in.
-        let base: &ForkState = &fork;
+        let base = Bounded { fork: &fork, deadline };
         let build = || {
             Context::mainnet()
-                .with_db(CacheDB::new(base))
+                .with_db(CacheDB::new(Bounded { ..base }))
                 .modify_cfg_chained(|c| {
                     c.chain_id = chain;
                     c.set_spec_and_mainnet_gas_params(spec);
@@ -232,8 +291,11 @@ impl Simulator {
                 .build_mainnet()
         };
         let mut evm = build();
-        let native_balance = |db: &mut CacheDB<&ForkState>| -> Result<U256, ChainError> {
-            Ok(db.basic(sender).map_err(|e| db_error(chain, e))?.map(|a| a.balance).unwrap_or_default())
+        let native_balance = |db: &mut CacheDB<Bounded<'_>>| -> Result<U256, ChainError> {
+            let account = db
+                .basic(sender)
+                .map_err(|e| fork_error(chain, revm::context::result::EVMError::Database(e)))?;
+            Ok(account.map(|a| a.balance).unwrap_or_default())
         };
         let native_before = native_balance(evm.ctx.db_mut())?;
         let mut outcomes = Vec::with_capacity(calls.len());
@@ -251,7 +313,7 @@ impl Simulator {
                 chain_id: Some(chain),
                 ..TxEnv::default()
             };
-            let result = evm.transact_commit(tx).map_err(|e| db_error(chain, e))?;
+            let result = evm.transact_commit(tx).map_err(|e| fork_error(chain, e))?;
             let success = result.is_success();
             let gas_used = result.tx_gas_used();
             let logs = result.logs().to_vec();
@@ -262,6 +324,15 @@ impl Simulator {
             }
         }
         let native_after = native_balance(evm.ctx.db_mut())?;
+        if self.skip_changes {
+            let changes = ChangeSet::default();
+            return Ok(Simulation {
+                block_number: next.latest,
+                timestamp: next.timestamp,
+                outcomes,
+                changes,
+            });
+        }
         // Every contract the calls loaded may hold a balance of the sender's.
         let touched = evm
             .ctx
@@ -321,8 +392,11 @@ impl<E> EvmReader<E> {
 
 impl<E> Reader for EvmReader<E>
 where
-    E: ExecuteEvm<Tx = TxEnv, ExecutionResult = revm::context::result::ExecutionResult>,
-    E::Error: std::fmt::Display,
+    E: ExecuteEvm<
+            Tx = TxEnv,
+            ExecutionResult = revm::context::result::ExecutionResult,
+            Error = revm::context::result::EVMError<ForkError>,
+        >,
 {
     fn view(&mut self, to: Address, data: Bytes) -> Option<Bytes> {
         if self.failed.is_some() {
@@ -343,6 +417,10 @@ where
         match self.evm.transact(tx) {
             Ok(done) if done.result.is_success() => done.result.into_output(),
             Ok(_) => None,
+            Err(revm::context::result::EVMError::Database(ForkError::Deadline)) => {
+                self.failed = Some(ReadFailure::Deadline);
+                None
+            }
             Err(e) => {
                 self.failed = Some(ReadFailure::State(e.to_string()));
                 None

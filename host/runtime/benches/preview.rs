@@ -1,6 +1,8 @@
 //! `preview_action` for a V3 swap end to end — plugin plan (fresh instance, chain reads), the
-//! hook chain, revm simulation, permit — on a warm cache. Target p50 <= 2 ms. Measured beside
-//! the plan alone and the same preview with every chain read going to the node (head TTL 0).
+//! hook chain (scopes, the simulation with the wallet's change set, the hallucination detector,
+//! the value guard on host prices), permit — on a warm cache. Floor p50 <= 1 ms. Measured beside
+//! the plan alone and the same preview with every chain read going to the node (head TTL 0);
+//! the simulate bench measures the change-set derivation alone, with and without.
 
 mod common;
 
@@ -17,6 +19,8 @@ use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
 use bardo_host::safety::host_key::HostKey;
+use bardo_host::safety::valuation::{PricingConfig, Valuer};
+use bardo_host::safety::value_guard::{DEFAULT_MAX_LOSS_BPS, ValueGuard};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -44,7 +48,13 @@ fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path) ->
         Box::new(ApprovalGuard),
     ];
     let log = AuditLog::open(audit, HostKey::ephemeral()).expect("audit log");
-    WritePath::new(Arc::new(host), services, hooks, log)
+    let valuer = Valuer::new(&services, PricingConfig::from_json(d.pricing_json()).expect("pricing"));
+    let value_guard = ValueGuard {
+        valuer,
+        position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v3["position_manager"]].into())]),
+        max_loss_bps: DEFAULT_MAX_LOSS_BPS,
+    };
+    WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(vec![Box::new(value_guard)])
 }
 
 fn preview(c: &mut Criterion) {

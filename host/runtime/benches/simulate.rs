@@ -56,12 +56,15 @@ fn simulate_swap(c: &mut Criterion) {
     let config = ChainConfig { retries: 0, ..ChainConfig::new(node.url()) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), common::runtime()).expect("chains");
     let simulator = Simulator::default();
+    let bare = Simulator::without_changes(None);
     let calls = [SimCall { to: router, data: swap.clone().into(), value: U256::ZERO }];
-    let run = || {
+    let run_on = |simulator: &Simulator| {
         simulator
             .run(&chains, CHAIN_ID, dev, &calls, None, Instant::now() + Duration::from_secs(5))
             .expect("simulate")
     };
+    let run = || run_on(&simulator);
+    assert!(bare.run(&chains, CHAIN_ID, dev, &calls, None, Instant::now() + Duration::from_secs(5)).is_ok());
     let warm = run();
     assert!(warm.outcomes[0].success);
     let call_tx = TransactionRequest::default().from(dev).to(router).with_input(swap);
@@ -70,6 +73,8 @@ fn simulate_swap(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("simulate_v3_swap");
     g.bench_function("revm_warm_fork", |b| b.iter(|| black_box(run())));
+    // The same without deriving the wallet's change set: the derivation's cost is the gap.
+    g.bench_function("revm_warm_fork_without_change_set", |b| b.iter(|| black_box(run_on(&bare))));
     g.bench_function("anvil_eth_call_rpc", |b| {
         b.iter(|| black_box(rt.block_on(provider.call(call_tx.clone()).into_future()).expect("eth_call")))
     });

@@ -214,6 +214,9 @@ pub struct MemoryLimiter {
     table_elements: usize,
     instances: usize,
     peak_memory: usize,
+    /// All linear memories of the store together: a component of many core instances gets
+    /// the limit once, not once per memory.
+    total_memory: usize,
     denied: Option<usize>,
 }
 
@@ -224,6 +227,7 @@ impl MemoryLimiter {
             table_elements: limits.table_elements,
             instances: limits.instances,
             peak_memory: 0,
+            total_memory: 0,
             denied: None,
         }
     }
@@ -247,15 +251,17 @@ impl MemoryLimiter {
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
-            self.denied = Some(desired);
+        let total = self.total_memory.saturating_sub(current).saturating_add(desired);
+        if total > self.memory_bytes {
+            self.denied = Some(total);
             return Ok(false);
         }
-        self.peak_memory = self.peak_memory.max(desired);
+        self.total_memory = total;
+        self.peak_memory = self.peak_memory.max(total);
         Ok(true)
     }
 
@@ -278,5 +284,45 @@ impl ResourceLimiter for MemoryLimiter {
 
     fn memories(&self) -> usize {
         self.instances
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Data(MemoryLimiter);
+
+    impl Limited for Data {
+        fn limiter(&mut self) -> &mut MemoryLimiter {
+            &mut self.0
+        }
+    }
+
+    /// Two core instances, 6 MiB of linear memory each.
+    const TWO_MEMORIES: &str = r#"(component
+        (core module $a (memory (export "m") 96))
+        (core module $b (memory (export "m") 96))
+        (core instance $ia (instantiate $a))
+        (core instance $ib (instantiate $b)))"#;
+
+    #[test]
+    fn the_memory_limit_counts_every_memory_of_a_component_together() {
+        let engine = Engine::new(None).expect("engine");
+        let component = Component::new(engine.wasmtime(), TWO_MEMORIES).expect("component");
+        let linker = wasmtime::component::Linker::<Data>::new(engine.wasmtime());
+        let run = |mib: usize| {
+            let limits = Limits { memory_bytes: mib << 20, ..Limits::default() };
+            let mut store = engine.store(Data(MemoryLimiter::default()), &limits, TickBudget::Fast);
+            let outcome = linker.instantiate(&mut store, &component).map(|_| ());
+            (outcome, store.data().0.peak_memory(), store.data().0.denied())
+        };
+        // 12 MiB in all: over a 10 MiB limit although each memory alone is under it.
+        let (outcome, _, denied) = run(10);
+        assert!(outcome.is_err(), "two 6 MiB memories under a 10 MiB limit");
+        assert_eq!(denied, Some(12 << 20));
+        let (outcome, peak, denied) = run(16);
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert_eq!((peak, denied), (12 << 20, None));
     }
 }

@@ -35,6 +35,11 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
+/// The most calls one write plan may hold.
+pub const MAX_PLAN_CALLS: usize = 16;
+/// The most call data, in bytes, one write plan may hold.
+pub const MAX_PLAN_BYTES: usize = 128 << 10;
+
 /// How long a permit stays valid by default.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 
@@ -342,6 +347,14 @@ impl WritePath {
             ok: report.result.is_ok(),
         });
         let plan = report.result?;
+        // Bounded host work: a plan is a few calls, not a program for the host to run.
+        let bytes: usize = plan.calls.iter().map(|c| c.data.len()).sum();
+        if plan.calls.len() > MAX_PLAN_CALLS || bytes > MAX_PLAN_BYTES {
+            return Err(denied(format!(
+                "the plan has {} calls and {bytes} bytes of call data; at most {MAX_PLAN_CALLS} calls and {MAX_PLAN_BYTES} bytes",
+                plan.calls.len()
+            )));
+        }
         if let Some(c) = plan.calls.iter().find(|c| c.chain_id != chain_id) {
             return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
         }

@@ -24,6 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
+/// The most sources (log filters, polls) one subscription may start.
+pub const MAX_SOURCES: usize = 32;
 /// The host's own stream tool: cancel subscriptions.
 pub const UNSUBSCRIBE: &str = "stream_unsubscribe";
 
@@ -152,10 +154,20 @@ impl SubscriptionRegistry {
         self.services.runtime()
     }
 
-    /// Subscribe to stream tool `tool` with JSON params: the plugin names its sources, the host
+    /// Subscribe to stream tool `tool` with JSON params (at most [`MAX_SOURCES`] sources): the plugin names its sources, the host
     /// starts one task per source. Events flow from the blocks after this call.
     pub fn subscribe(&self, tool: &str, params_json: &str) -> Result<SubscriptionInfo, ToolError> {
         let (sources, state) = self.host.stream_open(tool, params_json).result?;
+        // Each source is a host task with its own RPC traffic: a plugin asks for a few.
+        if sources.len() > MAX_SOURCES {
+            return Err(ToolError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "`{tool}` asks for {} sources; a subscription may have at most {MAX_SOURCES}: subscribe to fewer pools or accounts at once",
+                    sources.len()
+                ),
+            ));
+        }
         // Log sources start after the current head: fetched now, so nothing between this call
         // and the first notification is missed.
         let mut starts = Vec::with_capacity(sources.len());

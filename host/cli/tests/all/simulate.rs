@@ -90,3 +90,59 @@ fn v3_swap_simulation_matches_anvil_execution() {
     eprintln!("V3 swap gas: anvil {real}, revm {simulated}; amount out {received}");
     assert!((real - simulated).abs() / real < 0.01, "gas: anvil {real}, revm {simulated}");
 }
+
+/// A TCP proxy to `upstream` that holds every chunk the client sends for `delay`: a slow node.
+/// (A fault injection: anvil itself cannot be made slow.)
+fn slow_proxy(upstream: std::net::SocketAddr, delay: Duration) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(upstream) else { continue };
+            let (mut c_read, mut s_write) =
+                (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16 << 10];
+                while let Ok(n @ 1..) = c_read.read(&mut buf) {
+                    std::thread::sleep(delay);
+                    if s_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut s_read, mut c_write) = (server, client);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s_read, &mut c_write);
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_simulation_reading_thousands_of_uncached_slots_from_a_slow_node_stops_at_its_deadline() {
+    let (node, _d) = devnet();
+    let rt = runtime();
+    // A contract that SLOADs slots 8192 down to 1: every read is new to the fork.
+    let code = "0x6120005b80545060019003806003570000";
+    let looper = Address::repeat_byte(0x42);
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
+    rt.block_on(provider.raw_request::<_, serde_json::Value>("anvil_setCode".into(), (looper, code)))
+        .expect("set code");
+    let upstream: std::net::SocketAddr =
+        node.url().trim_start_matches("http://").parse().expect("anvil's address");
+    let slow = slow_proxy(upstream, Duration::from_millis(20));
+    let config = ChainConfig { retries: 0, ..ChainConfig::new(format!("http://{slow}")) };
+    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), crate::host_runtime()).expect("chains");
+    let calls = [SimCall { to: looper, data: Default::default(), value: U256::ZERO }];
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(1);
+    let outcome =
+        Simulator::default().run(&chains, CHAIN_ID, Address::repeat_byte(0x11), &calls, None, deadline);
+    let took = started.elapsed();
+    // 8,192 reads at 20 ms would take close to three minutes; the deadline stops it.
+    let err = outcome.expect_err("stopped at the deadline");
+    assert!(matches!(err, bardo_evm::ChainError::Timeout { .. }), "{err}");
+    assert!(took < Duration::from_millis(1_500), "took {took:?}");
+}

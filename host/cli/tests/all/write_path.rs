@@ -299,6 +299,8 @@ fn hostile_plans_are_refused_by_the_hooks() {
     lookalike.pop();
     lookalike.push(if router.ends_with('0') { '1' } else { '0' });
     e.refused(e.path.preview("evil", &evil("unlimited", &lookalike)), ErrorCode::Denied, "allowlist");
+    // A plan is a few calls, not a program for the host to simulate.
+    e.refused(e.path.preview("evil", &evil("many", &router)), ErrorCode::Denied, "at most 16 calls");
     // A token's `transfer` is out of its scope: no plan may send tokens away directly.
     e.refused(e.path.preview("evil", &evil("transfer_all", &router)), ErrorCode::Denied, "out of scope");
     assert_eq!(e.balances(), before);

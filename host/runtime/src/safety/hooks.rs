@@ -450,3 +450,188 @@ impl SafetyHook for HallucinationDetector {
         Decision::Allow
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each hook as a pure function of a proposal and its findings (no chain, no plugin).
+    use super::*;
+    use alloy::primitives::{Bytes, address};
+    use bardo_core::tool::{CapabilityTier, Category, PlannedCall, RiskTier, SpriteTrigger, TickBudget};
+    use bardo_evm::changes::{Change, ChangeSet};
+    use bardo_evm::simulate::CallOutcome;
+    use serde_json::json;
+
+    const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");
+    const TOKEN: Address = address!("0x00000000000000000000000000000000000000c1");
+    const ROUTER: Address = address!("0x00000000000000000000000000000000000000d1");
+    const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");
+
+    fn tool() -> ToolDef {
+        ToolDef {
+            name: "test_write".into(),
+            description: String::new(),
+            category: Category::Dev,
+            capability_tier: CapabilityTier::Write,
+            risk_tier: RiskTier::Low,
+            tick_budget: TickBudget::Fast,
+            progress_steps: Vec::new(),
+            sprite_trigger: SpriteTrigger::Executing,
+            prompt_snippet: String::new(),
+            prompt_guidelines: Vec::new(),
+            input_schema: json!({}),
+            supported_chains: Vec::new(),
+            action_kinds: vec!["swap".into()],
+            requires: Vec::new(),
+        }
+    }
+
+    fn call(to: Address, data: Vec<u8>) -> PlannedCall {
+        PlannedCall {
+            chain_id: 1,
+            to,
+            data: Bytes::from(data),
+            value: U256::ZERO,
+            description: String::new(),
+        }
+    }
+
+    fn approve(spender: Address, amount: U256) -> PlannedCall {
+        call(TOKEN, approveCall { spender, amount }.abi_encode())
+    }
+
+    /// Run `hook` on a plan of `calls` declaring `expected`, in `phase`, as action `kind`.
+    fn decide(
+        hook: &dyn SafetyHook,
+        kind: &str,
+        phase: Phase,
+        calls: Vec<PlannedCall>,
+        expected: serde_json::Value,
+        found: &mut Findings,
+    ) -> Decision {
+        let tool = tool();
+        let plan = WritePlan { calls, expected_outcome: expected };
+        let p = Proposal {
+            permit_id: "permit-test",
+            kind,
+            tool: &tool,
+            chain_id: 1,
+            sender: WALLET,
+            plan: &plan,
+            phase,
+        };
+        hook.check(&p, found)
+    }
+
+    fn code(d: &Decision) -> Option<ErrorCode> {
+        match d {
+            Decision::Allow => None,
+            Decision::Reject { code, .. } => Some(*code),
+        }
+    }
+
+    fn reason(d: &Decision) -> &str {
+        match d {
+            Decision::Allow => "",
+            Decision::Reject { reason, .. } => reason,
+        }
+    }
+
+    #[test]
+    fn the_policy_cage_gates_kinds_by_phase_and_acquisitions_by_list() {
+        let cage = PolicyCage::default();
+        let d = |kind, phase| decide(&cage, kind, phase, vec![], json!({}), &mut Findings::default());
+        assert_eq!(d("swap", Phase::Cautious), Decision::Allow);
+        assert_eq!(code(&d("supply", Phase::Defensive)), Some(ErrorCode::Denied), "adds exposure");
+        assert_eq!(d("swap", Phase::Defensive), Decision::Allow);
+        assert_eq!(code(&d("swap", Phase::Survival)), Some(ErrorCode::Denied));
+        assert_eq!(d("repay", Phase::Survival), Decision::Allow, "reduces exposure");
+        assert_eq!(code(&d("repay", Phase::Terminal)), Some(ErrorCode::Denied));
+        let listed = PolicyCage {
+            approved_assets: BTreeMap::from([(1, BTreeSet::from([TOKEN]))]),
+            max_position: None,
+        };
+        let buys = |token: Address| json!({"balance_changes": [{"token": token.to_string(), "delta": "5"}]});
+        let mut found = Findings::default();
+        assert_eq!(
+            decide(&listed, "swap", Phase::Thriving, vec![], buys(TOKEN), &mut found),
+            Decision::Allow
+        );
+        let other = decide(&listed, "swap", Phase::Thriving, vec![], buys(ROUTER), &mut found);
+        assert!(reason(&other).contains("not an approved asset"), "{other:?}");
+    }
+
+    #[test]
+    fn the_allowlist_guard_scopes_calls_and_authorities() {
+        let roles = BTreeMap::from([(TOKEN, Role::Erc20), (ROUTER, Role::UniswapV3SwapRouter)]);
+        let guard = AllowlistGuard { allowed: BTreeMap::from([(1, roles)]) };
+        let mut found = Findings::default();
+        let mut d = |calls, expected| decide(&guard, "swap", Phase::Thriving, calls, expected, &mut found);
+        assert_eq!(d(vec![approve(ROUTER, U256::from(5))], json!({})), Decision::Allow);
+        assert!(reason(&d(vec![approve(STRANGER, U256::from(5))], json!({}))).contains("not allowlisted"));
+        assert!(reason(&d(vec![call(STRANGER, vec![])], json!({}))).contains("not on the allowlist"));
+        assert!(
+            reason(&d(vec![call(TOKEN, vec![0xa9, 0x05, 0x9c, 0xbb])], json!({}))).contains("out of scope")
+        );
+        let grant = |spender: Address, amount: &str| json!({"balance_changes": [], "authorities": [{"token": TOKEN.to_string(), "spender": spender.to_string(), "amount": amount}]});
+        assert_eq!(d(vec![], grant(ROUTER, "10")), Decision::Allow);
+        assert!(reason(&d(vec![], grant(STRANGER, "10"))).contains("not on the allowlist"));
+        assert!(reason(&d(vec![], grant(ROUTER, &U256::MAX.to_string()))).contains("unlimited"));
+        let unknown_chain = AllowlistGuard { allowed: BTreeMap::new() };
+        let none =
+            decide(&unknown_chain, "swap", Phase::Thriving, vec![], json!({}), &mut Findings::default());
+        assert!(reason(&none).contains("no allowlist for chain 1"));
+    }
+
+    #[test]
+    fn the_approval_guard_refuses_unlimited_and_unused_approvals() {
+        let mut found = Findings::default();
+        let mut d = |calls| decide(&ApprovalGuard, "swap", Phase::Thriving, calls, json!({}), &mut found);
+        let used = |amount| vec![approve(ROUTER, amount), call(ROUTER, vec![])];
+        assert_eq!(d(used(U256::from(10))), Decision::Allow);
+        assert!(reason(&d(used(UNLIMITED))).contains("unlimited"), "2^128 is unlimited in disguise");
+        assert!(reason(&d(vec![approve(ROUTER, U256::from(10))])).contains("never calls it"));
+    }
+
+    #[test]
+    fn the_rate_limiter_counts_previews_in_a_minute() {
+        let limiter = RateLimiter::new(2);
+        let d = || decide(&limiter, "swap", Phase::Thriving, vec![], json!({}), &mut Findings::default());
+        assert_eq!(d(), Decision::Allow);
+        assert_eq!(d(), Decision::Allow);
+        assert_eq!(code(&d()), Some(ErrorCode::LimitExceeded));
+    }
+
+    fn simulated(changes: Vec<Change>) -> Findings {
+        let outcome = CallOutcome { success: true, gas_used: 1, output: Bytes::new(), logs: Vec::new() };
+        let simulation = Simulation {
+            block_number: 1,
+            timestamp: 1,
+            outcomes: vec![outcome],
+            changes: ChangeSet { changes },
+        };
+        Findings { simulation: Some(simulation) }
+    }
+
+    #[test]
+    fn the_hallucination_detector_holds_the_plan_to_the_derived_change_set() {
+        let i = |v: i64| I256::try_from(v).expect("i256");
+        let spend = json!({"balance_changes": [{"token": TOKEN.to_string(), "delta": "-5"}]});
+        let d = |expected: serde_json::Value, changes| {
+            decide(&HallucinationDetector, "swap", Phase::Thriving, vec![], expected, &mut simulated(changes))
+        };
+        assert_eq!(
+            d(spend.clone(), vec![Change::Balance { asset: Some(TOKEN), delta: i(-5) }]),
+            Decision::Allow
+        );
+        let more = d(spend.clone(), vec![Change::Balance { asset: Some(TOKEN), delta: i(-6) }]);
+        assert!(reason(&more).contains("declared -5, moves -6"), "{more:?}");
+        let grant =
+            Change::Allowance { token: TOKEN, spender: STRANGER, before: U256::ZERO, after: U256::from(1) };
+        let hidden = d(spend.clone(), vec![Change::Balance { asset: Some(TOKEN), delta: i(-5) }, grant]);
+        assert!(reason(&hidden).contains("undeclared authority"), "{hidden:?}");
+        assert!(reason(&d(json!({}), vec![])).contains("declares no balance_changes"));
+        let unsimulated =
+            decide(&HallucinationDetector, "swap", Phase::Thriving, vec![], spend, &mut Findings::default());
+        assert_eq!(code(&unsimulated), Some(ErrorCode::Internal));
+    }
+}

@@ -20,7 +20,7 @@ struct EvilParams {
     /// Chain id.
     chain_id: u64,
     /// `unlimited` (approve 2^256-1), `transfer_all` (move a token away), `revert` (a call that
-    /// fails), `max_minus_one` (an "almost" unlimited approval), `approve` (`amount` base units).
+    /// fails), `max_minus_one` (an "almost" unlimited approval), `approve` (`amount` base units), `many` (17 calls).
     mode: String,
     /// A token address.
     token: String,
@@ -99,6 +99,14 @@ impl WriteTool for EvilPlan {
                 },
                 "send a token away",
             )],
+            "many" => (0..17)
+                .map(|_| {
+                    call(
+                        &|| tx_call(p.chain_id, token, &approveCall { spender: target, amount: max >> 200 }),
+                        "one more",
+                    )
+                })
+                .collect(),
             "revert" => vec![call(
                 &|| tx_call(p.chain_id, token, &transferCall { to: target, amount: max }),
                 "transfer more than the balance",
