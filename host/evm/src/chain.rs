@@ -351,6 +351,12 @@ impl ChainClient {
         Ok(Some(n))
     }
 
+    /// The block "latest" means for reads now (the cached head within `head_ttl_ms`); none when
+    /// the TTL is 0 and every read asks the node for its latest.
+    pub async fn latest(&self, deadline: Instant) -> Result<Option<u64>, ChainError> {
+        self.resolve(None, deadline).await
+    }
+
     /// `eth_call` at `block` (latest when none). Results are cached per block: an explicit
     /// block never changes, and "latest" resolves to a block within the head TTL.
     pub async fn call(

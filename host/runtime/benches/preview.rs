@@ -27,7 +27,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 
-fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path) -> WritePath {
+fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, value: bool) -> WritePath {
     let config = ChainConfig { head_ttl_ms, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), common::runtime()).expect("chains");
     let d = &snapshot.deployments;
@@ -54,14 +54,16 @@ fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path) ->
         position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v3["position_manager"]].into())]),
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
     };
-    WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(vec![Box::new(value_guard)])
+    let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };
+    WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after)
 }
 
 fn preview(c: &mut Criterion) {
     let (snapshot, node) = common::devnet();
     let dir = tempfile::tempdir().expect("tempdir");
-    let warm = write_path(&node.url(), &snapshot, 250, &dir.path().join("warm.jsonl"));
-    let uncached = write_path(&node.url(), &snapshot, 0, &dir.path().join("cold.jsonl"));
+    let warm = write_path(&node.url(), &snapshot, 250, &dir.path().join("warm.jsonl"), true);
+    let unvalued = write_path(&node.url(), &snapshot, 250, &dir.path().join("unvalued.jsonl"), false);
+    let uncached = write_path(&node.url(), &snapshot, 0, &dir.path().join("cold.jsonl"), true);
     let params =
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
     let text = params.to_string();
@@ -74,6 +76,10 @@ fn preview(c: &mut Criterion) {
     });
     g.bench_function("preview_warm", |b| {
         b.iter(|| black_box(warm.preview("swap", &params).expect("preview")))
+    });
+    // Without the value guard (its pool and oracle reads): what host-side valuation costs.
+    g.bench_function("preview_warm_without_value_guard", |b| {
+        b.iter(|| black_box(unvalued.preview("swap", &params).expect("preview")))
     });
     g.bench_function("preview_every_read_from_the_node", |b| {
         b.iter(|| black_box(uncached.preview("swap", &params).expect("preview")))

@@ -135,12 +135,16 @@ struct PoolQuote {
 pub struct Valuer {
     services: Arc<Services>,
     pricing: Arc<BTreeMap<u64, PricingConfig>>,
+    /// (chain, token) → (block, price, kind, decimals), shared by the valuer's clones.
+    quotes: Arc<std::sync::Mutex<Quotes>>,
 }
+
+type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
 
 impl Valuer {
     /// A valuer reading `services`' chains, with each chain's `pricing`.
     pub fn new(services: &Arc<Services>, pricing: BTreeMap<u64, PricingConfig>) -> Self {
-        Self { services: services.clone(), pricing: Arc::new(pricing) }
+        Self { services: services.clone(), pricing: Arc::new(pricing), quotes: Arc::default() }
     }
 
     fn config(&self, chain: u64) -> Result<&PricingConfig, String> {
@@ -220,11 +224,37 @@ impl Valuer {
         if amount.is_zero() {
             return Ok((0, Kind::Plain));
         }
+        let (price, kind, decimals) = self.quote(chain, token)?;
+        Ok((micro_usd(amount, price, decimals), kind))
+    }
+
+    /// `token`'s price, kind and decimals: read once per block (the chain's cached head), since
+    /// every one of its reads is at that block; read afresh when the chain has no head cache.
+    fn quote(&self, chain: u64, token: Address) -> Result<(U512, Kind, u8), String> {
+        let chains = &self.services.chains;
+        let client = chains.get(chain).map_err(|e| e.to_string())?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let block = chains.block_on(client.latest(deadline)).map_err(|e| e.to_string())?;
+        let mut quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(block) = block
+            && let Some(&(at, price, kind, decimals)) = quotes.get(&(chain, token))
+            && at == block
+        {
+            return Ok((price, kind, decimals));
+        }
+        drop(quotes);
         let config = self.config(chain)?;
         let kind = self.kind(chain, config, token)?;
         let price = self.price(chain, config, kind.priced_as(token))?;
         let decimals = self.decimals(chain, token)?;
-        Ok((micro_usd(amount, price, decimals), kind))
+        if let Some(block) = block {
+            quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
+            if quotes.len() >= 1_024 {
+                quotes.clear();
+            }
+            quotes.insert((chain, token), (block, price, kind, decimals));
+        }
+        Ok((price, kind, decimals))
     }
 
     /// `token`'s `decimals()`, at most 36 (beyond that the integer math would overflow).
