@@ -428,7 +428,11 @@ impl WritePath {
         if self.phase_as_set() == Phase::Terminal {
             return Err(denied("the phase is terminal: no writes"));
         }
-        let permit = match self.permits.take(permit_id, (self.clock)()) {
+        // The spend is counted in the same locked step that takes the permit, before anything
+        // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
+        // below releases it.
+        let permit = match self.permits.take_then(permit_id, (self.clock)(), |_| self.settle(permit_id, true))
+        {
             Ok(p) => p,
             Err(e) => {
                 let error = permit_error(e.clone());
@@ -486,9 +490,6 @@ impl WritePath {
             .chain(permit.plan.calls.iter().map(|c| c.to))
             .collect();
         let capability = Capability::mint(Approved { permit, gas });
-        // Counted before anything is signed, whatever the broadcast's outcome: a crash while
-        // sending must not leave it uncounted, and a failure may come after a transfer.
-        self.settle(permit_id, true);
         let (permit, receipts) = broadcast(capability, &self.services, &|e| self.log(e))?;
         let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
         self.log(AuditEvent::ToolCall {

@@ -265,6 +265,17 @@ impl Permits {
     /// does not verify under this host's key; otherwise its state changes to consumed under the
     /// lock, so of two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
+        self.take_then(id, now, |_| {})
+    }
+
+    /// [`Self::take`], running `then` on the permit in the same locked step (commit counts the
+    /// spend there: no process can see the permit taken and its spend not yet counted).
+    pub fn take_then(
+        &self,
+        id: &str,
+        now: SystemTime,
+        then: impl FnOnce(&ActionPermit),
+    ) -> Result<ActionPermit, PermitError> {
         self.with(now, |book| {
             if let Some(halt) = &book.halted {
                 return Err(halt.refusal());
@@ -273,6 +284,7 @@ impl Permits {
             // Verified before anything changes: a forged entry is refused and left as it is.
             let permit = self.unseal(id, entry.seal.as_ref())?;
             settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+            then(&permit);
             Ok(permit)
         })?
     }
