@@ -489,8 +489,28 @@ impl WritePath {
             .filter_map(|(asset, _)| asset)
             .chain(permit.plan.calls.iter().map(|c| c.to))
             .collect();
+        // Where the wallet's nonce stood: if this process dies mid-broadcast, the next start
+        // tells from the chain whether anything was sent (see `reconcile`).
+        match self.pending_nonce(permit.chain_id, permit.sender) {
+            Ok(nonce) => {
+                if let Err(e) = self.permits.mark_sending(permit_id, nonce, (self.clock)()) {
+                    tracing::warn!(
+                        "{permit_id}: cannot record the broadcast's start ({e}); a crash now stays spent"
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::warn!("{permit_id}: cannot read the wallet's nonce ({e}); a crash now stays spent")
+            }
+        }
         let capability = Capability::mint(Approved { permit, gas });
-        let (permit, receipts) = broadcast(capability, &self.services, &|e| self.log(e))?;
+        let sent = broadcast(capability, &self.services, &|e| self.log(e));
+        if let Err(e) = self.permits.mark_finished(permit_id, (self.clock)()) {
+            tracing::warn!(
+                "{permit_id}: cannot record the broadcast's end ({e}); the next start re-checks it"
+            );
+        }
+        let (permit, receipts) = sent?;
         let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
         self.log(AuditEvent::ToolCall {
             tool: permit.tool.clone(),
@@ -561,6 +581,38 @@ impl WritePath {
             let _ = self.lower_phase(to);
         }
         Ok(Checked { changes: Some(changes), mismatch })
+    }
+
+    /// The wallet's nonce counting transactions the node holds but has not mined.
+    fn pending_nonce(&self, chain: u64, wallet: Address) -> Result<u64, ToolError> {
+        let chains = &self.services.chains;
+        let client =
+            chains.get(chain).map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;
+        chains
+            .block_on(client.provider().get_transaction_count(wallet).pending().into_future())
+            .map_err(|e| ToolError::retryable(ErrorCode::Rpc, format!("reading the wallet's nonce: {e}")))
+    }
+
+    /// Reconcile executions a crash interrupted (run at start): a permit taken for execution
+    /// whose wallet nonce has not moved since sent nothing, so its spend is released; any other
+    /// stays spent, since something left the wallet. Returns the released permits.
+    pub fn reconcile(&self) -> Result<Vec<String>, ToolError> {
+        let now = (self.clock)();
+        let mut released = Vec::new();
+        for (id, chain, wallet, nonce) in self.permits.unfinished(now).map_err(permit_error)? {
+            if self.pending_nonce(chain, wallet)? == nonce {
+                self.settle(&id, false);
+                self.log(AuditEvent::PermitRefused {
+                    permit_id: id.clone(),
+                    code: "interrupted".into(),
+                    reason: "its execution was interrupted before anything was sent; its spend is released"
+                        .into(),
+                })?;
+                released.push(id.clone());
+            }
+            self.permits.mark_finished(&id, now).map_err(permit_error)?;
+        }
+        Ok(released)
     }
 
     /// Cancel an open permit.

@@ -253,5 +253,15 @@ pub fn write_path(config: &Config, opened: Opened) -> Result<crate::safety::Writ
     path = path.with_after_simulation(after);
     path = path.with_mismatch_phase(config.safety.mismatch_phase);
     path.set_phase(config.safety.phase);
+    // A previous process may have died mid-broadcast: settle its spend from the chain.
+    match path.reconcile() {
+        Ok(released) if !released.is_empty() => {
+            tracing::info!("released the spend of interrupted permits that sent nothing: {released:?}")
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!("cannot reconcile interrupted permits now ({e}); they stay spent until it can")
+        }
+    }
     Ok(path)
 }

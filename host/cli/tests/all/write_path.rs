@@ -652,3 +652,61 @@ fn the_policy_cage_caps_the_value_of_a_position() {
     // A cap above the holding allows it.
     path(1_000_000_000_000).preview("swap", &swap("100")).expect("under the cap");
 }
+
+#[test]
+fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_nothing() {
+    let e = env();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (permits, ledger) = (dir.path().join("permits.json"), dir.path().join("spending.json"));
+    let key = HostKey::ephemeral();
+    // A `bardo` process with a spending ledger on shared files.
+    let process = |name: &str| {
+        let path = e.process(name, &permits, &key);
+        let host = path.host();
+        let valuer = super::valuation::valuer(host, &e.d);
+        let limiter = SpendingLimiter::new(
+            SpendingLimits::new(1_000_000, 10_000_000),
+            valuer,
+            path.ttl(),
+            path.clock(),
+        )
+        .with_ledger_file(&ledger);
+        path.with_after_simulation(vec![Box::new(limiter)])
+    };
+    let ledger_ids = || -> Vec<String> {
+        let v: Value = serde_json::from_slice(&std::fs::read(&ledger).expect("ledger")).expect("json");
+        v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+    };
+    let a = process("a");
+    let quiet = a.preview("swap", &swap("10")).expect("preview");
+    let busy = a.preview("swap", &swap("20")).expect("preview");
+    // Process a dies mid-broadcast of both, as the store shows it: taken, counted, marked as
+    // sending from the wallet's nonce then — and for `busy`, a transaction did leave the wallet.
+    let store = bardo_host::safety::permit::Permits::open(&permits, key.clone());
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let nonce = runtime()
+        .block_on(provider.get_transaction_count(e.d.deployer).pending().into_future())
+        .expect("nonce");
+    for p in [&quiet, &busy] {
+        store.take(&p.permit_id, SystemTime::now()).expect("taken");
+        store.mark_sending(&p.permit_id, nonce, SystemTime::now()).expect("marked");
+    }
+    drop(a);
+    let sent = TransactionRequest::default().from(e.d.deployer).to(e.d.deployer);
+    assert!(runtime().block_on(super::chain::send(&provider, sent)).status());
+    // `quiet` is re-marked after that transaction: nothing of it was sent.
+    let moved = runtime()
+        .block_on(provider.get_transaction_count(e.d.deployer).pending().into_future())
+        .expect("nonce");
+    store.mark_sending(&quiet.permit_id, moved, SystemTime::now()).expect("marked");
+    assert_eq!(ledger_ids().len(), 2, "both reserved");
+    // The next start: `quiet` sent nothing and is released; `busy` stays counted.
+    let b = process("b");
+    assert_eq!(b.reconcile().expect("reconcile"), vec![quiet.permit_id.clone()]);
+    assert_eq!(ledger_ids(), vec![busy.permit_id.clone()]);
+    assert!(b.reconcile().expect("again").is_empty(), "reconciled once");
+    // A commit that runs to its end leaves nothing to reconcile.
+    let done = b.preview("swap", &swap("30")).expect("preview");
+    b.commit(&done.permit_id).expect("commit");
+    assert!(store.unfinished(SystemTime::now()).expect("store").is_empty());
+}

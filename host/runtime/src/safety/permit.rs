@@ -172,6 +172,10 @@ struct Entry {
     /// Absent in files written before permits were sealed: such permits are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seal: Option<Seal>,
+    /// Taken for execution and not yet finished: the wallet's pending nonce when it was taken
+    /// (a crash mid-broadcast leaves this; the next start reconciles it from the chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sending_from_nonce: Option<u64>,
 }
 
 type Map = BTreeMap<String, Entry>;
@@ -256,7 +260,8 @@ impl Permits {
                 return Err(halt.refusal());
             }
             let id = permit.permit_id.clone();
-            book.permits.insert(id, Entry { permit, state: State::Open, seal: Some(seal) });
+            book.permits
+                .insert(id, Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None });
             Ok(())
         })?
     }
@@ -287,6 +292,37 @@ impl Permits {
             then(&permit);
             Ok(permit)
         })?
+    }
+
+    /// Record that permit `id` is being executed, the wallet's pending nonce being `nonce`.
+    pub fn mark_sending(&self, id: &str, nonce: u64, now: SystemTime) -> Result<(), PermitError> {
+        self.with(now, |book| {
+            if let Some(entry) = book.permits.get_mut(id) {
+                entry.sending_from_nonce = Some(nonce);
+            }
+        })
+    }
+
+    /// Record that permit `id`'s execution finished (whatever its outcome).
+    pub fn mark_finished(&self, id: &str, now: SystemTime) -> Result<(), PermitError> {
+        self.with(now, |book| {
+            if let Some(entry) = book.permits.get_mut(id) {
+                entry.sending_from_nonce = None;
+            }
+        })
+    }
+
+    /// Permits whose execution never finished (a crash mid-broadcast): id, chain, wallet and the
+    /// wallet's pending nonce when they were taken.
+    pub fn unfinished(&self, now: SystemTime) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
+        self.with(now, |book| {
+            book.permits
+                .iter()
+                .filter_map(|(id, e)| {
+                    e.sending_from_nonce.map(|n| (id.clone(), e.permit.chain_id, e.permit.sender, n))
+                })
+                .collect()
+        })
     }
 
     /// Cancel an open permit.
