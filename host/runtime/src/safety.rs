@@ -3,6 +3,7 @@
 //! through a [`Capability`] that only this module can mint and only [`broadcast`] consumes.
 
 pub mod audit_log;
+mod broadcast;
 pub mod capability;
 pub mod declared;
 pub mod hooks;
@@ -16,15 +17,15 @@ pub mod value_guard;
 
 use crate::plugin::Host;
 use crate::services::Services;
-use alloy::network::TransactionBuilder;
 use alloy::primitives::Address;
-use alloy::providers::{Provider, ProviderBuilder};
-use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
+use alloy::providers::Provider;
+use alloy::rpc::types::TransactionReceipt;
 use audit_log::{AuditEvent, AuditLog};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent};
 use bardo_core::tool::{CapabilityTier, Phase};
 use bardo_evm::changes::ChangeSet;
+use broadcast::broadcast;
 use capability::Capability;
 use hooks::{
     Decision, Findings, HallucinationDetector, Proposal, RevmSimulator, SafetyHook, simulation_hash,
@@ -358,7 +359,9 @@ impl WritePath {
         if let Some(c) = plan.calls.iter().find(|c| c.chain_id != chain_id) {
             return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
         }
+        let declared = declared::Declared::parse(&plan.expected_outcome);
         let proposal = Proposal {
+            declared: &declared,
             permit_id,
             kind: &kind.replace('-', "_"),
             tool: &entry.def,
@@ -667,7 +670,9 @@ impl WritePath {
                     permit.tool, permit.permit_id
                 ))
             })?;
+        let declared = declared::Declared::parse(&permit.plan.expected_outcome);
         let proposal = Proposal {
+            declared: &declared,
             permit_id: &permit.permit_id,
             kind: &permit.kind.replace('-', "_"),
             tool: &entry.def,
@@ -720,62 +725,6 @@ pub(crate) fn rand_bytes(out: &mut [u8; 16]) {
         .chain_update(std::process::id().to_be_bytes())
         .finalize();
     out.copy_from_slice(&digest[..16]);
-}
-
-/// Sign and send the permitted calls in order, waiting for each receipt; stop at a revert. The
-/// only way to reach the chain with a write: it needs the capability, and consumes it.
-fn broadcast(
-    capability: Capability<Approved>,
-    services: &Services,
-    record: &dyn Fn(AuditEvent) -> Result<(), ToolError>,
-) -> Result<(ActionPermit, Vec<TransactionReceipt>), ToolError> {
-    let Approved { permit, gas } = capability.into_inner();
-    let no_wallet =
-        || ToolError::new(ErrorCode::WalletNotConfigured, "no wallet is configured; nothing was sent");
-    let wallet = services.wallet.as_ref().ok_or_else(no_wallet)?;
-    let chains = &services.chains;
-    let client = chains
-        .get(permit.chain_id)
-        .map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;
-    let url =
-        client.rpc_url().parse().map_err(|e| ToolError::new(ErrorCode::Internal, format!("rpc url: {e}")))?;
-    let provider = ProviderBuilder::new().wallet(wallet.transaction_signer()).connect_http(url);
-    let sender: Address = wallet.address();
-    let mut receipts = Vec::with_capacity(permit.plan.calls.len());
-    for (i, call) in permit.plan.calls.iter().enumerate() {
-        // The simulated gas plus a quarter: storage writes that depend on the block timestamp
-        // (a V3 oracle observation, interest accrual) can cost more one second later.
-        let limit = gas.get(i).map_or(1_000_000, |g| g * 5 / 4 + 20_000);
-        let tx = TransactionRequest::default()
-            .from(sender)
-            .to(call.to)
-            .with_input(call.data.clone())
-            .value(call.value)
-            .with_gas_limit(limit)
-            .with_chain_id(permit.chain_id);
-        let receipt = chains
-            .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
-            .map_err(|e| ToolError {
-                code: ErrorCode::Rpc,
-                message: format!("sending `{}`: {e}", call.description),
-                retryable: false,
-            })?;
-        record(AuditEvent::ActionExecuted {
-            permit_id: permit.permit_id.clone(),
-            tx_hash: receipt.transaction_hash.to_string(),
-            gas_used: receipt.gas_used,
-            success: receipt.status(),
-        })?;
-        let ok = receipt.status();
-        receipts.push(receipt);
-        if !ok {
-            return Err(ToolError::new(
-                ErrorCode::Reverted,
-                format!("`{}` reverted on chain", call.description),
-            ));
-        }
-    }
-    Ok((permit, receipts))
 }
 
 impl std::fmt::Debug for WritePath {

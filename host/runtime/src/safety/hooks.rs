@@ -18,6 +18,9 @@ alloy::sol! {
     function approve(address spender, uint256 amount) external returns (bool);
 }
 
+/// A plan that declares nothing.
+static NOTHING_DECLARED: std::sync::LazyLock<Declared> = std::sync::LazyLock::new(Declared::default);
+
 /// What a hook looks at.
 pub struct Proposal<'a> {
     /// The id the permit will have if every hook allows it.
@@ -32,6 +35,9 @@ pub struct Proposal<'a> {
     pub sender: Address,
     /// The plan: calls and expected outcome.
     pub plan: &'a WritePlan,
+    /// Its expected outcome's declaration, parsed once for every hook (none: it declares no
+    /// `balance_changes`; an error names the malformed entry).
+    pub declared: &'a Result<Option<Declared>, String>,
     /// The agent's phase now.
     pub phase: Phase,
 }
@@ -192,9 +198,9 @@ impl SafetyHook for PolicyCage {
                 format!("`{}` is not allowed in the {:?} phase", p.kind, p.phase),
             );
         }
-        let declared = match Declared::parse(&p.plan.expected_outcome) {
-            Ok(declared) => declared.unwrap_or_default(),
-            Err(reason) => return reject(ErrorCode::Denied, reason),
+        let declared = match p.declared {
+            Ok(declared) => declared.as_ref().unwrap_or(&NOTHING_DECLARED),
+            Err(reason) => return reject(ErrorCode::Denied, reason.clone()),
         };
         if let Some(approved) = self.approved_assets.get(&p.chain_id) {
             for (token, _) in declared.acquired() {
@@ -211,7 +217,7 @@ impl SafetyHook for PolicyCage {
         }
         match &self.max_position {
             // Reducing exposure is always allowed, whatever a holding is worth.
-            Some(cap) if !reducing => cap.check(p, &declared),
+            Some(cap) if !reducing => cap.check(p, declared),
             _ => Decision::Allow,
         }
     }
@@ -260,9 +266,9 @@ impl SafetyHook for AllowlistGuard {
             }
         }
         // The authorities a plan may leave behind go to allowlisted spenders, bounded.
-        let declared = match Declared::parse(&p.plan.expected_outcome) {
-            Ok(declared) => declared.unwrap_or_default(),
-            Err(reason) => return reject(ErrorCode::Denied, reason),
+        let declared = match p.declared {
+            Ok(declared) => declared.as_ref().unwrap_or(&NOTHING_DECLARED),
+            Err(reason) => return reject(ErrorCode::Denied, reason.clone()),
         };
         for a in &declared.authorities {
             if !listed(a.spender) {
@@ -427,7 +433,7 @@ impl SafetyHook for HallucinationDetector {
         let Some(sim) = &found.simulation else {
             return reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated");
         };
-        let declared = match Declared::parse(&p.plan.expected_outcome) {
+        let declared = match p.declared {
             Ok(Some(declared)) => declared,
             Ok(None) => {
                 return reject(
@@ -438,7 +444,7 @@ impl SafetyHook for HallucinationDetector {
                     ),
                 );
             }
-            Err(reason) => return reject(ErrorCode::Denied, reason),
+            Err(reason) => return reject(ErrorCode::Denied, reason.clone()),
         };
         let off = declared.mismatches(&sim.changes);
         if !off.is_empty() {
@@ -510,7 +516,9 @@ mod tests {
     ) -> Decision {
         let tool = tool();
         let plan = WritePlan { calls, expected_outcome: expected };
+        let declared = Declared::parse(&plan.expected_outcome);
         let p = Proposal {
+            declared: &declared,
             permit_id: "permit-test",
             kind,
             tool: &tool,
