@@ -26,3 +26,20 @@ if ! command -v docker-registry >/dev/null 2>&1; then
     $as_root apt-get install -y --no-install-recommends docker-registry >/dev/null 2>&1 \
         || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends docker-registry; }
 fi
+
+# The official MCP clients the `bardo mcp` tests drive: the Python SDK in a project-local
+# virtual environment, the TypeScript SDK from npm — both pinned.
+clients="$(dirname "$0")/../tests/clients"
+stamp="$clients/.venv/.bardo-installed"
+if [ ! -f "$stamp" ] || [ "$clients/requirements.txt" -nt "$stamp" ]; then
+    echo "setup: installing the MCP Python SDK into tests/clients/.venv"
+    python3 -m venv "$clients/.venv"
+    "$clients/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$clients/requirements.txt"
+    touch "$stamp"
+fi
+stamp="$clients/node_modules/.bardo-installed"
+if [ ! -f "$stamp" ] || [ "$clients/package-lock.json" -nt "$stamp" ]; then
+    echo "setup: installing the MCP TypeScript SDK into tests/clients/node_modules"
+    (cd "$clients" && npm install --no-audit --no-fund --loglevel=error)
+    touch "$stamp"
+fi

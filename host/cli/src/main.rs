@@ -153,6 +153,25 @@ enum Command {
         #[arg(long, default_value_t = 250)]
         watch_ms: u64,
     },
+    /// Serve the profile to MCP clients: stdio by default, streamable HTTP with `--http`. Clients
+    /// see the agent-facing tools (preview/commit through the safety chain), stream tools as
+    /// resources, and `tools/list_changed` when bardo.toml or bardo.lock changes.
+    Mcp {
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio (off loopback it needs
+        /// `[mcp] tokens_env` or `token_file`).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// `concrete`: list the profile's read tools too (write tools are only ever reached
+        /// through preview_action/commit_action).
+        #[arg(long, value_enum, default_value_t = Expose::Agent)]
+        expose: Expose,
+        /// How often to check bardo.toml and bardo.lock for changes, milliseconds (0: never).
+        #[arg(long, default_value_t = 250)]
+        watch_ms: u64,
+    },
     /// Publish, pull, approve and list plugin components in OCI registries.
     Plugin {
         #[command(subcommand)]
@@ -163,6 +182,15 @@ enum Command {
         #[command(subcommand)]
         action: DevnetAction,
     },
+}
+
+/// Which tools `bardo mcp` lists.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Expose {
+    /// The agent-facing tools.
+    Agent,
+    /// The agent-facing tools and the profile's concrete read tools.
+    Concrete,
 }
 
 #[derive(Subcommand)]
@@ -282,6 +310,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json, rt),
         Command::Devnet { action } => devnet(&cli.config, action, rt),
+        Command::Mcp { profile, http, expose, watch_ms } => {
+            mcp(&cli.config, profile.as_deref(), http, expose, watch_ms, rt)
+        }
         Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
         Command::Plugin { action } => plugin_cli::run(&config()?, action, rt),
         Command::Lock => {
@@ -292,6 +323,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `bardo mcp`: one stdio session, or an HTTP server until Ctrl-C.
+fn mcp(
+    config_path: &Path,
+    profile: Option<&str>,
+    http: Option<std::net::SocketAddr>,
+    expose: Expose,
+    watch_ms: u64,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    let exposure = match expose {
+        Expose::Agent => bardo_mcp::Exposure::Agent,
+        Expose::Concrete => bardo_mcp::Exposure::Concrete,
+    };
+    let config = Config::load(config_path, config_path != Path::new("bardo.toml"))?;
+    // Refuse an unsafe HTTP setup before opening anything.
+    let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr)).transpose()?;
+    let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
+    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, rt)?;
+    match (http, access) {
+        (Some(addr), Some(access)) => rt.block_on(bardo_mcp::http::serve(served, addr, access, async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))?,
+        _ => rt.block_on(bardo_mcp::serve_stdio(served))?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
@@ -465,8 +523,10 @@ fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::ToolError>) ->
 /// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout.
 fn print_call<T: serde::Serialize>(report: bardo_host::plugin::CallReport<T>) -> Result<ExitCode> {
     let s = report.stats;
+    // After an interrupt wasmtime has not counted the interrupted frames' fuel: a lower bound.
+    let at_least = if s.interrupted { "≥" } else { "" };
     eprintln!(
-        "fuel {}  wall {} µs  peak memory {} KiB  events {}",
+        "fuel {at_least}{}  wall {} µs  peak memory {} KiB  events {}",
         s.fuel_consumed,
         s.wall.as_micros(),
         s.peak_memory_bytes >> 10,

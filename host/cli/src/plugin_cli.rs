@@ -279,14 +279,14 @@ pub(crate) fn serve(
         }
         let answer = match serde_json::from_str::<serde_json::Value>(&line) {
             Err(e) => {
-                serde_json::json!({"id": null, "error": {"code": "invalid-params", "message": format!("the request is not JSON: {e}")}})
+                serde_json::json!({"id": null, "error": {"code": "invalid-params", "message": format!("the request is not JSON: {e}"), "retryable": false}})
             }
             Ok(req) => {
                 let id = req.get("id").cloned().unwrap_or(serde_json::Value::Null);
                 let profile = req.get("profile").and_then(|p| p.as_str()).unwrap_or(&default_profile);
                 match req.get("tool").and_then(|t| t.as_str()) {
                     None => {
-                        serde_json::json!({"id": id, "error": {"code": "invalid-params", "message": "the request needs a `tool`"}})
+                        serde_json::json!({"id": id, "error": {"code": "invalid-params", "message": "the request needs a `tool`", "retryable": false}})
                     }
                     Some(tool) => {
                         let params = req.get("params").cloned().unwrap_or_else(|| serde_json::json!({}));
@@ -298,7 +298,7 @@ pub(crate) fn serve(
                                 serde_json::json!({"id": id, "ok": value})
                             }
                             Err(e) => {
-                                serde_json::json!({"id": id, "error": {"code": e.code, "message": e.message}})
+                                serde_json::json!({"id": id, "error": e})
                             }
                         }
                     }

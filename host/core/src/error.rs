@@ -3,7 +3,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// The kind of a failure (mirrors `bardo:host/types.error-code`).
+/// The kind of a failure (mirrors `bardo:host/types.error-code`, plus the host-only `cancelled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorCode {
@@ -27,6 +27,8 @@ pub enum ErrorCode {
     WalletNotConfigured,
     /// A plugin or host failure that is not the caller's fault.
     Internal,
+    /// The caller cancelled the call (an MCP client's `notifications/cancelled`).
+    Cancelled,
 }
 
 impl ErrorCode {
@@ -43,6 +45,7 @@ impl ErrorCode {
             Self::LimitExceeded => "limit-exceeded",
             Self::WalletNotConfigured => "wallet-not-configured",
             Self::Internal => "internal",
+            Self::Cancelled => "cancelled",
         }
     }
 }

@@ -157,6 +157,23 @@ const STREAM_VARIANTS: &[Variant] = &[
 ];
 
 impl GolemEvent {
+    /// The stream subscription this event belongs to, if it is a stream's.
+    pub fn subscription_id(&self) -> Option<&str> {
+        match self {
+            Self::PoolEventReceived(d)
+            | Self::PoolStateSnapshot(d)
+            | Self::PositionAlert(d)
+            | Self::PriceUpdate(d)
+            | Self::TokenJarUpdate(d)
+            | Self::SwapExecuted(d)
+            | Self::HealthFactorAlert(d) => Some(&d.subscription_id),
+            Self::StreamError { subscription_id, .. } | Self::StreamClosed { subscription_id, .. } => {
+                Some(subscription_id)
+            }
+            _ => None,
+        }
+    }
+
     /// The typed event for a stream event of `kind`; the payload may raise the sprite with
     /// `"sprite_trigger"`. An unknown kind is an error, never passed through untyped.
     pub fn from_stream(

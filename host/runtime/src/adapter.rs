@@ -6,6 +6,7 @@ pub mod context;
 pub mod filter;
 pub mod grimoire;
 
+use crate::plugin::CallControl;
 use crate::safety::WritePath;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::tool::{CapabilityTier, Phase};
@@ -60,8 +61,9 @@ fn internal(e: impl std::fmt::Display) -> ToolError {
 impl Adapter {
     /// An adapter; `context_files` are the operator's PLAYBOOK.md / STRATEGY.md.
     pub fn new(path: Arc<WritePath>, grimoire: Grimoire, context_files: &[&std::path::Path]) -> Self {
-        let tools = path.host().catalog().values().map(|e| (e.def.name.clone(), e.def.description.clone()));
-        let context = Context::build(context_files, tools.collect::<Vec<_>>());
+        let tools: Vec<_> =
+            path.host().catalog().values().map(|e| (e.def.name.clone(), e.def.description.clone())).collect();
+        let context = Context::build(context_files, tools);
         let services = path.services();
         let redact = filter::Redact {
             secrets: services.secret_hex().into_iter().collect(),
@@ -139,12 +141,57 @@ impl Adapter {
 
     /// Call agent tool `name` with `args`; the answer, or the error, passes the result filter.
     pub fn call(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
-        self.dispatch(name, args)
+        self.call_with(name, args, &Arc::new(CallControl::new()))
+    }
+
+    /// [`Self::call`] whose plugin call (query_state's read, preview_action's plan) reports
+    /// progress to, and can be cancelled through, `control`.
+    pub fn call_with(
+        &self,
+        name: &str,
+        args: &Value,
+        control: &Arc<CallControl>,
+    ) -> Result<Value, ToolError> {
+        self.dispatch(name, args, control)
             .and_then(|answer| filter::filter(answer, &self.redact, MAX_RESULT_BYTES))
             .map_err(|e| filter::error(e, &self.redact))
     }
 
-    fn dispatch(&self, name: &str, args: &Value) -> Result<Value, ToolError> {
+    /// Call the profile's read tool `tool` directly (an MCP client's `--expose concrete`);
+    /// the answer, or the error, passes the result filter like every agent tool's.
+    pub fn call_read(
+        &self,
+        tool: &str,
+        args: &Value,
+        control: &Arc<CallControl>,
+    ) -> Result<Value, ToolError> {
+        self.read(tool, args, control)
+            .and_then(|answer| filter::filter(answer, &self.redact, MAX_RESULT_BYTES))
+            .map_err(|e| filter::error(e, &self.redact))
+    }
+
+    /// `value` as an agent may see it: chain strings neutralized, secrets and node URLs
+    /// redacted, at most [`MAX_RESULT_BYTES`] (stream events an MCP client reads).
+    pub fn screen(&self, value: Value) -> Result<Value, ToolError> {
+        filter::filter(value, &self.redact, MAX_RESULT_BYTES).map_err(|e| filter::error(e, &self.redact))
+    }
+
+    /// `e` as an agent may see it (see [`Self::screen`]).
+    pub fn screen_error(&self, e: ToolError) -> ToolError {
+        filter::error(e, &self.redact)
+    }
+
+    /// The host the adapter calls now (swapped on a reload by its write path).
+    pub fn host(&self) -> Arc<crate::plugin::Host> {
+        self.path.host()
+    }
+
+    /// The write path under the adapter.
+    pub fn write_path(&self) -> &Arc<WritePath> {
+        &self.path
+    }
+
+    fn dispatch(&self, name: &str, args: &Value, control: &Arc<CallControl>) -> Result<Value, ToolError> {
         if !self.tools().iter().any(|t| t.name == name) {
             return Err(ToolError::new(
                 ErrorCode::NotFound,
@@ -157,13 +204,13 @@ impl Adapter {
                     .get("params")
                     .filter(|p| p.is_object())
                     .ok_or_else(|| invalid("`params` must be an object"))?;
-                let p = self.path.preview(field(args, "kind")?, params)?;
+                let p = self.path.preview_with(field(args, "kind")?, params, control)?;
                 Ok(json!({"permit_id": p.permit_id, "tool": p.tool, "expected_outcome": p.expected_outcome,
                           "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
                           "risk_tier": p.risk_tier, "expires_in_s": p.ttl.as_secs()}))
             }
             "commit_action" => {
-                let result = self.path.commit(field(args, "permit_id")?)?;
+                let result = self.path.commit_with(field(args, "permit_id")?, control)?;
                 let value = serde_json::to_value(&result).map_err(internal)?;
                 self.grimoire.record(&result.tool, &value).map_err(internal)?;
                 Ok(value)
@@ -174,7 +221,7 @@ impl Adapter {
                 Ok(json!({"cancelled": id}))
             }
             "query_state" => {
-                self.query_state(field(args, "kind")?, args.get("params").unwrap_or(&Value::Null))
+                self.query_state(field(args, "kind")?, args.get("params").unwrap_or(&Value::Null), control)
             }
             "search_context" => Ok(json!(self.context.search(field(args, "query")?, 5))),
             "query_grimoire" => Ok(json!(self.grimoire.query(field(args, "query")?, 20).map_err(internal)?)),
@@ -203,7 +250,12 @@ impl Adapter {
         }
     }
 
-    fn query_state(&self, kind: &str, params: &Value) -> Result<Value, ToolError> {
+    fn query_state(
+        &self,
+        kind: &str,
+        params: &Value,
+        control: &Arc<CallControl>,
+    ) -> Result<Value, ToolError> {
         let host = self.path.host();
         let matches: Vec<&String> = host
             .catalog()
@@ -230,7 +282,11 @@ impl Adapter {
                 )));
             }
         };
-        let answer = host.call(tool, &params.to_string()).result?;
+        self.read(tool, params, control)
+    }
+
+    fn read(&self, tool: &str, params: &Value, control: &Arc<CallControl>) -> Result<Value, ToolError> {
+        let answer = self.path.host().call_with(tool, &params.to_string(), control).result?;
         serde_json::from_str(&answer).map_err(internal)
     }
 }

@@ -27,6 +27,8 @@ pub struct CallCtx {
     pub deadline: Instant,
     /// Progress, domain events and log lines the call produced.
     pub events: bardo_core::tool::CallEvents,
+    /// The caller's control and the tool's progress step names, when a caller watches.
+    pub control: Option<(Arc<crate::plugin::CallControl>, Vec<String>)>,
 }
 
 /// Store data that exposes the shared services and the call context.

@@ -251,6 +251,41 @@ impl OciSource {
     }
 }
 
+/// `[agent]`: what the agent-facing tools keep and search.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The grimoire: committed actions and standing directives (SQLite).
+    pub grimoire: PathBuf,
+    /// The operator's context files `search_context` ranks; missing ones are skipped.
+    pub context: Vec<PathBuf>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            grimoire: PathBuf::from(".bardo/grimoire.sqlite"),
+            context: vec![PathBuf::from("PLAYBOOK.md"), PathBuf::from("STRATEGY.md")],
+        }
+    }
+}
+
+/// `[mcp]`: who may reach `bardo mcp --http`. Tokens never live in this file: they come from
+/// an environment variable or a token file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// An environment variable holding bearer tokens, comma-separated.
+    pub tokens_env: Option<String>,
+    /// A file of bearer tokens, one per line (`#` comments), relative to this file.
+    pub token_file: Option<PathBuf>,
+    /// Browser origins allowed besides loopback ones (`https://app.example.com:443`); any
+    /// other `Origin` is refused (DNS-rebinding protection).
+    pub allowed_origins: Vec<String>,
+    /// `Host` header values allowed besides loopback and the listen address's host.
+    pub allowed_hosts: Vec<String>,
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -288,6 +323,10 @@ pub struct Config {
     pub registry: RegistryConfig,
     /// Components pulled from registries, by the name they are loaded under.
     pub oci: BTreeMap<String, OciSource>,
+    /// The agent-facing tools' state and context.
+    pub agent: AgentConfig,
+    /// `bardo mcp`'s HTTP access.
+    pub mcp: McpConfig,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -311,6 +350,8 @@ impl Default for Config {
             events_journal: PathBuf::from(".bardo/events.jsonl"),
             registry: RegistryConfig::default(),
             oci: BTreeMap::new(),
+            agent: AgentConfig::default(),
+            mcp: McpConfig::default(),
             base: PathBuf::from("."),
         }
     }

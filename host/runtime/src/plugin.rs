@@ -2,12 +2,16 @@
 //! the catalog the profile selects, and call tools in fresh instances.
 
 mod call;
+mod control;
+mod params;
 mod plan;
 mod state;
 pub mod streams;
 pub mod surface;
 
 pub use call::{CallReport, CallStats};
+pub use control::{CallControl, Progress};
+pub use params::ParamsSchema;
 pub use state::{Preopen, WasiPolicy};
 pub use surface::{Surface, World};
 
@@ -132,6 +136,8 @@ pub struct CatalogEntry {
     pub plugin: Arc<LoadedPlugin>,
     /// Its definition, as the manifest declares it.
     pub def: ToolDef,
+    /// Its input schema, compiled: the host checks params with it before any instance runs.
+    pub params: Arc<ParamsSchema>,
 }
 
 /// A tool the profile did not select, and why (for `bardo tools` and the log).
@@ -231,10 +237,27 @@ impl Host {
         }
         for def in &plugin.manifest.tools {
             match self.profile.select(def) {
-                Selection::Included => {
-                    self.catalog
-                        .insert(def.name.clone(), CatalogEntry { plugin: plugin.clone(), def: def.clone() });
-                }
+                Selection::Included => match ParamsSchema::compile(&def.input_schema) {
+                    Ok(params) => {
+                        let entry = CatalogEntry {
+                            plugin: plugin.clone(),
+                            def: def.clone(),
+                            params: Arc::new(params),
+                        };
+                        self.catalog.insert(def.name.clone(), entry);
+                    }
+                    // Never loaded unchecked: a tool whose params cannot be checked is not served.
+                    Err(why) => {
+                        let reason = format!("its input schema is not a usable JSON Schema: {why}");
+                        tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                        self.skipped.push(Skipped {
+                            tool: def.name.clone(),
+                            plugin: plugin.name.to_string(),
+                            reason,
+                            needs_wallet: false,
+                        });
+                    }
+                },
                 Selection::Excluded => {}
                 Selection::Skipped { missing, reason } => {
                     tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
@@ -440,11 +463,21 @@ impl Host {
 
     /// Call read tool `tool` with JSON params, in a fresh instance under the limits.
     pub fn call(&self, tool: &str, params_json: &str) -> CallReport {
+        self.call_control(tool, params_json, None)
+    }
+
+    /// [`Self::call`] with a caller's control: progress is reported as it happens and
+    /// `control.cancel()` stops the instance at its next epoch tick.
+    pub fn call_with(&self, tool: &str, params_json: &str, control: &Arc<CallControl>) -> CallReport {
+        self.call_control(tool, params_json, Some(control))
+    }
+
+    fn call_control(&self, tool: &str, params_json: &str, control: Option<&Arc<CallControl>>) -> CallReport {
         let entry = match self.entry(tool, CapabilityTier::Read) {
             Ok(entry) => entry,
             Err(e) => return CallReport::refused(e),
         };
-        if let Err(e) = check_params(params_json) {
+        if let Err(e) = check_params(entry, tool, params_json) {
             return CallReport::refused(e);
         }
         if self.is_stream(tool) {
@@ -455,13 +488,22 @@ impl Host {
         }
         let plugin = &entry.plugin;
         let limits = &self.limits;
-        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
-            let guest = plugin.read.load(&mut *store, instance)?;
-            let answer = guest.call_call(&mut *store, tool, params_json)?;
-            Ok(answer
-                .map_err(convert::tool_error)
-                .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
-        })
+        let control = control.map(|c| (c, entry.def.progress_steps.as_slice()));
+        call::run_with(
+            &self.env(),
+            &plugin.pre,
+            &plugin.name,
+            tool,
+            entry.def.tick_budget,
+            control,
+            |store, instance| {
+                let guest = plugin.read.load(&mut *store, instance)?;
+                let answer = guest.call_call(&mut *store, tool, params_json)?;
+                Ok(answer
+                    .map_err(convert::tool_error)
+                    .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
+            },
+        )
     }
 }
 
@@ -500,6 +542,7 @@ impl Host {
             started: std::time::Instant::now(),
             deadline: std::time::Instant::now(),
             events: Default::default(),
+            control: None,
         };
         let state = CallState::new(self.services.clone(), call, self.wasi.clone());
         let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);
@@ -523,14 +566,14 @@ impl LoadedPlugin {
 }
 
 /// Params larger than [`MAX_PARAMS`] are refused before any plugin code runs.
-fn check_params(params_json: &str) -> Result<(), ToolError> {
+fn check_params(entry: &CatalogEntry, tool: &str, params_json: &str) -> Result<(), ToolError> {
     if params_json.len() > MAX_PARAMS {
         return Err(ToolError::new(
             ErrorCode::InvalidParams,
             format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
         ));
     }
-    Ok(())
+    entry.params.check(tool, params_json)
 }
 
 /// An action kind as routed: `add-liquidity` and `add_liquidity` are one kind.

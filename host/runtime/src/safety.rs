@@ -15,7 +15,7 @@ mod store;
 pub mod valuation;
 pub mod value_guard;
 
-use crate::plugin::Host;
+use crate::plugin::{CallControl, Host};
 use crate::services::Services;
 use alloy::primitives::Address;
 use alloy::providers::Provider;
@@ -89,7 +89,8 @@ pub struct Approved {
 
 /// Preview, commit, cancel and halt over one host.
 pub struct WritePath {
-    host: Arc<Host>,
+    /// Swapped as a whole on a reload; each preview or commit holds the one it started on.
+    host: RwLock<Arc<Host>>,
     services: Arc<Services>,
     hooks: Vec<Box<dyn SafetyHook>>,
     after_simulation: Vec<Box<dyn SafetyHook>>,
@@ -129,7 +130,7 @@ impl WritePath {
     ) -> Self {
         let simulator = RevmSimulator { services: services.clone(), budget: Duration::from_secs(5) };
         Self {
-            host,
+            host: RwLock::new(host),
             services,
             hooks,
             after_simulation: Vec::new(),
@@ -193,9 +194,15 @@ impl WritePath {
         self
     }
 
-    /// The host it plans with.
-    pub fn host(&self) -> &Host {
-        &self.host
+    /// The host it plans with now.
+    pub fn host(&self) -> Arc<Host> {
+        self.host.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Plan with `host` from now on (a reload: new plugin versions). Previews and commits in
+    /// flight finish on the host they started on; permits, halt, spend and audit carry over.
+    pub fn swap_host(&self, host: Arc<Host>) {
+        *self.host.write().unwrap_or_else(|p| p.into_inner()) = host;
     }
 
     /// The services it simulates and signs with.
@@ -279,11 +286,10 @@ impl WritePath {
     }
 
     /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
-    fn route(&self, kind: &str) -> Result<&crate::plugin::CatalogEntry, ToolError> {
+    fn route<'h>(&self, host: &'h Host, kind: &str) -> Result<&'h crate::plugin::CatalogEntry, ToolError> {
         // Unique by construction: the host refuses to load a second tool claiming a kind.
         let kind = crate::plugin::action_kind(kind);
-        self.host
-            .catalog()
+        host.catalog()
             .values()
             .find(|e| {
                 e.def.capability_tier == CapabilityTier::Write
@@ -300,10 +306,21 @@ impl WritePath {
     /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
     /// records are written together, with one sync, before the permit exists.
     pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
+        self.preview_with(kind, params, &Arc::new(CallControl::new()))
+    }
+
+    /// [`Self::preview`] whose plan call reports progress to, and can be cancelled through,
+    /// `control` (a cancelled plan issues no permit).
+    pub fn preview_with(
+        &self,
+        kind: &str,
+        params: &serde_json::Value,
+        control: &Arc<CallControl>,
+    ) -> Result<ActionPermit, ToolError> {
         self.refuse_if_halted()?;
         let mut trail = Vec::new();
         let permit_id = new_permit_id();
-        let result = self.check(&permit_id, kind, params, &mut trail);
+        let result = self.check(&permit_id, kind, params, control, &mut trail);
         let stored = self
             .record(&trail)
             .and(result)
@@ -319,9 +336,11 @@ impl WritePath {
         permit_id: &str,
         kind: &str,
         params: &serde_json::Value,
+        control: &Arc<CallControl>,
         trail: &mut Vec<AuditEvent>,
     ) -> Result<ActionPermit, ToolError> {
-        let entry = self.route(kind)?;
+        let host = self.host();
+        let entry = self.route(&host, kind)?;
         let tool = entry.def.name.clone();
         let chain_id = params["chain_id"]
             .as_u64()
@@ -333,7 +352,7 @@ impl WritePath {
             )
         })?;
         self.publish(|| GolemEvent::ToolExecutionStart { tool: tool.clone() });
-        let report = self.host.plan(&tool, &params.to_string());
+        let report = host.plan_with(&tool, &params.to_string(), control);
         // The plugin's progress steps, named from its ToolDef.
         for e in &report.events.events {
             if let bardo_core::tool::ToolEvent::Progress { step, .. } = e {
@@ -427,6 +446,12 @@ impl WritePath {
     /// anything changed; count the spend; then sign, broadcast, wait for the receipts and let
     /// the plugin verify the outcome.
     pub fn commit(&self, permit_id: &str) -> Result<WriteResult, ToolError> {
+        self.commit_with(permit_id, &Arc::new(CallControl::new()))
+    }
+
+    /// [`Self::commit`] that a caller can cancel through `control` until the broadcast starts
+    /// (the permit is then used and nothing is sent); from the broadcast on it runs to the end.
+    pub fn commit_with(&self, permit_id: &str, control: &Arc<CallControl>) -> Result<WriteResult, ToolError> {
         // A halt is checked by `take`, under the store's lock; this is the phase set.
         if self.phase_as_set() == Phase::Terminal {
             return Err(denied("the phase is terminal: no writes"));
@@ -484,6 +509,15 @@ impl WritePath {
         if let Err(e) = self.refuse_if_halted() {
             return refuse(e.code, e.message);
         }
+        // The last point a caller's cancel stops the commit: from here on it is broadcasting.
+        if control.is_cancelled() {
+            return refuse(
+                ErrorCode::Cancelled,
+                format!(
+                    "commit of `{permit_id}` cancelled by its caller before anything was sent; preview again"
+                ),
+            );
+        }
         let gas = sim.outcomes.iter().map(|o| o.gas_used).collect();
         // Where the receipts' check looks for balances besides the logs' contracts.
         let assets: BTreeSet<Address> = sim
@@ -514,7 +548,7 @@ impl WritePath {
             );
         }
         let (permit, receipts) = sent?;
-        let report = self.host.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
+        let report = self.host().verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
         self.log(AuditEvent::ToolCall {
             tool: permit.tool.clone(),
             phase: "verify".into(),
@@ -659,8 +693,8 @@ impl WritePath {
                 permit.permit_id, permit.sender, permit.chain_id
             )));
         }
-        let entry = self
-            .host
+        let host = self.host();
+        let entry = host
             .catalog()
             .get(&permit.tool)
             .filter(|e| e.def.capability_tier == CapabilityTier::Write)

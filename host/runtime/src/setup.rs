@@ -46,6 +46,9 @@ pub enum SetupError {
     /// The host key (`[safety] host_key`) could not be read or created.
     #[error("{0}")]
     HostKey(String),
+    /// The agent's grimoire could not be opened.
+    #[error(transparent)]
+    Grimoire(#[from] crate::adapter::grimoire::GrimoireError),
 }
 
 /// Why one configured plugin was not loaded (the host serves the others).
@@ -201,12 +204,20 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
 
 /// The write path over an opened host, with the hook chain and files `[safety]` configures.
 pub fn write_path(config: &Config, opened: Opened) -> Result<crate::safety::WritePath, SetupError> {
+    let Opened { host, services, .. } = opened;
+    write_path_over(config, Arc::new(host), services)
+}
+
+/// [`write_path`] over a host already shared (a `bardo mcp` host that reloads swaps its own in).
+pub fn write_path_over(
+    config: &Config,
+    host: Arc<Host>,
+    services: Arc<Services>,
+) -> Result<crate::safety::WritePath, SetupError> {
     use crate::safety::hooks::{
         AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook,
     };
     use crate::safety::valuation::Valuer;
-    let Opened { host, services, .. } = opened;
-    let host = Arc::new(host);
     // Prices come from the host's own pool and oracle reads, never from a plugin. Every write
     // is valued (the value guard); a chain without a pricing config cannot be written to.
     let valuer = Valuer::new(&services, config.pricing()?);
@@ -264,4 +275,21 @@ pub fn write_path(config: &Config, opened: Opened) -> Result<crate::safety::Writ
         }
     }
     Ok(path)
+}
+
+/// The agent-facing tools over `path`: the grimoire and context files `[agent]` names (context
+/// files that do not exist are skipped).
+pub fn adapter(
+    config: &Config,
+    path: Arc<crate::safety::WritePath>,
+) -> Result<crate::adapter::Adapter, SetupError> {
+    let grimoire_path = config.resolve(&config.agent.grimoire);
+    if let Some(dir) = grimoire_path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let grimoire = crate::adapter::grimoire::Grimoire::open(&grimoire_path)?;
+    let files: Vec<std::path::PathBuf> =
+        config.agent.context.iter().map(|f| config.resolve(f)).filter(|f| f.exists()).collect();
+    let files: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    Ok(crate::adapter::Adapter::new(path, grimoire, &files))
 }

@@ -140,3 +140,48 @@ fn deadline_stops_a_loop_and_other_calls_keep_running() {
         assert!(served >= 10, "only {served} neighbour calls were served during the spin");
     });
 }
+
+/// A caller's cancel stops a loop at the next epoch tick, long before its budget; the fuel
+/// figure of an interrupted call says it is a lower bound.
+#[test]
+fn a_cancelled_call_stops_within_ticks_and_reports_an_interrupted_fuel_bound() {
+    use bardo_host::plugin::CallControl;
+    use std::sync::Arc;
+    let h = host_with("dev", Limits { fuel: u64::MAX / 2, ..Limits::default() }, &[HOSTILE]);
+    let control = Arc::new(CallControl::new());
+    let started = Instant::now();
+    let r = std::thread::scope(|s| {
+        let call = s.spawn(|| h.call_with("hostile_spin", "{}", &control));
+        std::thread::sleep(Duration::from_millis(100));
+        control.cancel();
+        call.join().expect("call thread")
+    });
+    let took = started.elapsed();
+    let e = r.result.expect_err("cancelled");
+    assert_eq!(e.code, ErrorCode::Cancelled, "{e}");
+    assert!(e.message.contains("cancelled by its caller"), "{e}");
+    assert!(took < Duration::from_millis(600), "stopped after {took:?}, the budget is 1 s");
+    assert!(r.stats.interrupted, "{:?}", r.stats);
+    // A timed-out call is interrupted too: its fuel figure is marked as a lower bound.
+    let t = h.call("hostile_spin", "{}");
+    assert_eq!(t.result.expect_err("timeout").code, ErrorCode::Timeout);
+    assert!(t.stats.interrupted);
+    // One that ran out of fuel is counted exactly.
+    let f = host(&[HOSTILE]).call("hostile_spin", "{}");
+    assert!(!f.stats.interrupted && f.stats.fuel_consumed == 10_000_000, "{:?}", f.stats);
+    echo_works(&h);
+}
+
+/// Params are checked against the tool's schema by the host: a refused call runs no plugin code.
+#[test]
+fn params_that_break_the_schema_never_reach_the_plugin() {
+    let h = host(&[HOSTILE]);
+    for (params, says) in [(r#"{"text":5}"#, "at /text"), ("not json", "not JSON"), (r#"{}"#, "text")] {
+        let r = h.call("hostile_echo", params);
+        let e = r.result.expect_err(params);
+        assert_eq!(e.code, ErrorCode::InvalidParams, "{params}: {e}");
+        assert!(e.message.contains(says) && e.message.contains("hostile_echo"), "{params}: {e}");
+        assert_eq!(r.stats.fuel_consumed, 0, "{params}: the plugin ran");
+    }
+    echo_works(&h);
+}

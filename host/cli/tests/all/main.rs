@@ -9,6 +9,7 @@ mod cli;
 mod devnet;
 mod hostile;
 mod loading;
+mod mcp;
 mod registry;
 mod simulate;
 mod streaming;

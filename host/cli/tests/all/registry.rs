@@ -673,6 +673,13 @@ fn cli_publishes_signed_pulls_holds_approves_and_bardo_run_reloads() {
     }
     let bad = ask(0);
     assert_eq!(bad["ok"]["version"], "0.3.0");
+    // One error shape everywhere: code, message, retryable.
+    writeln!(stdin, r#"{{"id":9,"tool":"echo_no_such_tool"}}"#).expect("send");
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut lines, &mut line).expect("answer");
+    let e: serde_json::Value = serde_json::from_str(&line).expect("json");
+    assert_eq!((e["id"].as_u64(), e["error"]["code"].as_str()), (Some(9), Some("not-found")), "{e}");
+    assert_eq!(e["error"]["retryable"], false, "{e}");
     drop(stdin);
     assert!(run.wait().expect("exit").success());
 

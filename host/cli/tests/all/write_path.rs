@@ -663,7 +663,7 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
     let process = |name: &str| {
         let path = e.process(name, &permits, &key);
         let host = path.host();
-        let valuer = super::valuation::valuer(host, &e.d);
+        let valuer = super::valuation::valuer(&host, &e.d);
         let limiter = SpendingLimiter::new(
             SpendingLimits::new(1_000_000, 10_000_000),
             valuer,

@@ -33,6 +33,9 @@ impl Host for EventsView<'_> {
     fn progress(&mut self, step: u32) {
         let elapsed_us = self.call.started.elapsed().as_micros() as u64;
         self.call.events.push(ToolEvent::Progress { step, elapsed_us });
+        if let Some((control, steps)) = &self.call.control {
+            control.progress(steps, step, elapsed_us);
+        }
     }
 
     fn emit(&mut self, kind: String, payload_json: String) {

@@ -1,6 +1,7 @@
 //! One plugin call: a fresh store from the engine (all limits on), instantiate from the
 //! `InstancePre`, call, measure, and turn every trap into a typed error for that call only.
 
+use super::control::CallControl;
 use super::state::CallState;
 use crate::caps::CallCtx;
 use crate::engine::{Engine, Limits};
@@ -12,13 +13,16 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::{Instance, InstancePre};
-use wasmtime::{Store, Trap};
+use wasmtime::{Store, Trap, UpdateDeadline};
 
 /// What a call cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CallStats {
     /// Fuel the guest consumed (≈ wasm instructions).
     pub fuel_consumed: u64,
+    /// The call was interrupted (deadline, cancel): `fuel_consumed` is then a lower bound, as
+    /// wasmtime does not flush a running function's fuel counter on an interrupt.
+    pub interrupted: bool,
     /// Wall time of the whole call: store, instantiation, call, drop.
     #[serde(serialize_with = "micros")]
     pub wall: Duration,
@@ -65,6 +69,20 @@ pub(crate) fn run<R>(
     budget: TickBudget,
     f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
 ) -> CallReport<R> {
+    run_with(env, pre, plugin, tool, budget, None, f)
+}
+
+/// [`run`] with a caller's control and the tool's progress step names: progress goes to the
+/// control as reported, and a cancel interrupts the instance at the next epoch tick.
+pub(crate) fn run_with<R>(
+    env: &CallEnv<'_>,
+    pre: &InstancePre<CallState>,
+    plugin: &Arc<str>,
+    tool: &str,
+    budget: TickBudget,
+    control: Option<(&Arc<CallControl>, &[String])>,
+    f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
+) -> CallReport<R> {
     let started = Instant::now();
     let call = CallCtx {
         plugin: plugin.clone(),
@@ -72,14 +90,47 @@ pub(crate) fn run<R>(
         started,
         deadline: started + Duration::from_millis(budget.millis()),
         events: CallEvents::default(),
+        control: control.map(|(c, steps)| (c.clone(), steps.to_vec())),
     };
     let state = CallState::new(env.services.clone(), call, env.wasi.clone());
     let mut store = env.engine.store(state, env.limits, budget);
+    if control.is_some() {
+        // Every tick: stop on the caller's cancel or the budget's deadline (the same deadline
+        // the plain epoch count enforces); otherwise run one more tick.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|ctx| {
+            let call = &ctx.data().call;
+            let cancelled = call.control.as_ref().is_some_and(|(c, _)| c.is_cancelled());
+            Ok(if cancelled || Instant::now() >= call.deadline {
+                UpdateDeadline::Interrupt
+            } else {
+                UpdateDeadline::Continue(1)
+            })
+        });
+    }
     let outcome = pre.instantiate(&mut store).and_then(|instance| f(&mut store, &instance));
     let fuel_left = store.get_fuel().unwrap_or(0);
+    let mut interrupted = false;
     let result = match outcome {
         Ok(result) => result,
-        Err(trap) => Err(classify(&trap, &store, env.limits, budget, plugin, tool)),
+        Err(trap) => {
+            // wasmtime flushes a function's fuel counter to the store only at calls, returns
+            // and out-of-fuel checks, not at an epoch interrupt: the figure then misses what
+            // the interrupted frames ran since their last call, and is only a lower bound.
+            interrupted = matches!(trap.downcast_ref::<Trap>(), Some(Trap::Interrupt));
+            let cancelled = control.is_some_and(|(c, _)| c.is_cancelled());
+            Err(if cancelled && interrupted {
+                ToolError::new(
+                    ErrorCode::Cancelled,
+                    format!(
+                        "plugin `{plugin}` tool `{tool}` was cancelled by its caller after {} ms",
+                        started.elapsed().as_millis()
+                    ),
+                )
+            } else {
+                classify(&trap, &store, env.limits, budget, plugin, tool)
+            })
+        }
     };
     let state = store.into_data();
     if !state.output.is_empty() {
@@ -87,6 +138,7 @@ pub(crate) fn run<R>(
     }
     let stats = CallStats {
         fuel_consumed: env.limits.fuel.saturating_sub(fuel_left),
+        interrupted,
         wall: started.elapsed(),
         peak_memory_bytes: state.limiter.peak_memory(),
     };

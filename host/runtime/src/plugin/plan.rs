@@ -7,6 +7,7 @@ use crate::caps::convert;
 use alloy::rpc::types::TransactionReceipt;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::tool::{CapabilityTier, WritePlan};
+use std::sync::Arc;
 
 impl Host {
     /// The catalog entry and write exports serving write tool `tool`, params size checked.
@@ -16,7 +17,7 @@ impl Host {
         params_json: &str,
     ) -> Result<(&super::CatalogEntry, &super::write::GuestIndices), ToolError> {
         let entry = self.entry(tool, CapabilityTier::Write)?;
-        check_params(params_json)?;
+        check_params(entry, tool, params_json)?;
         let indices = entry.plugin.write.as_ref().ok_or_else(|| {
             ToolError::new(
                 ErrorCode::Internal,
@@ -28,23 +29,54 @@ impl Host {
 
     /// Plan write tool `tool` with JSON params, in a fresh instance under the limits.
     pub fn plan(&self, tool: &str, params_json: &str) -> call::CallReport<WritePlan> {
+        self.plan_control(tool, params_json, None)
+    }
+
+    /// [`Self::plan`] with a caller's control (progress as it happens, cancel).
+    pub fn plan_with(
+        &self,
+        tool: &str,
+        params_json: &str,
+        control: &Arc<super::CallControl>,
+    ) -> call::CallReport<WritePlan> {
+        self.plan_control(tool, params_json, Some(control))
+    }
+
+    fn plan_control(
+        &self,
+        tool: &str,
+        params_json: &str,
+        control: Option<&Arc<super::CallControl>>,
+    ) -> call::CallReport<WritePlan> {
         let (entry, indices) = match self.writer(tool, params_json) {
             Ok(found) => found,
             Err(e) => return call::CallReport::refused(e),
         };
         let plugin = &entry.plugin;
-        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
-            let guest = indices.load(&mut *store, instance)?;
-            let answer = guest.call_plan(&mut *store, tool, params_json)?;
-            Ok(answer.map_err(convert::tool_error).and_then(|plan| {
-                convert::write_plan(plan).map_err(|reason| {
-                    ToolError::new(
-                        ErrorCode::Internal,
-                        format!("plugin `{}` returned an unusable plan for `{tool}`: {reason}", plugin.name),
-                    )
-                })
-            }))
-        })
+        let control = control.map(|c| (c, entry.def.progress_steps.as_slice()));
+        call::run_with(
+            &self.env(),
+            &plugin.pre,
+            &plugin.name,
+            tool,
+            entry.def.tick_budget,
+            control,
+            |store, instance| {
+                let guest = indices.load(&mut *store, instance)?;
+                let answer = guest.call_plan(&mut *store, tool, params_json)?;
+                Ok(answer.map_err(convert::tool_error).and_then(|plan| {
+                    convert::write_plan(plan).map_err(|reason| {
+                        ToolError::new(
+                            ErrorCode::Internal,
+                            format!(
+                                "plugin `{}` returned an unusable plan for `{tool}`: {reason}",
+                                plugin.name
+                            ),
+                        )
+                    })
+                }))
+            },
+        )
     }
 
     /// The actual outcome of an executed plan of `tool`, as the plugin reads it from the

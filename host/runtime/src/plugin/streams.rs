@@ -53,7 +53,7 @@ impl Host {
         params_json: &str,
     ) -> Result<(&super::CatalogEntry, &super::stream::GuestIndices), ToolError> {
         let entry = self.entry(tool, CapabilityTier::Read)?;
-        check_params(params_json)?;
+        check_params(entry, tool, params_json)?;
         match (&entry.plugin.stream, entry.def.category) {
             (Some(indices), Category::Streaming) => Ok((entry, indices)),
             _ => Err(ToolError::new(

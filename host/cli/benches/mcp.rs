@@ -1,0 +1,113 @@
+//! `tools/call` through `bardo mcp` (issue floor: p50 <= 150 µs over stdio), beside the same
+//! call made in-process in the same run.
+//!
+//! (a) `in_process_1kb`: `Host::call` of `bench_summarize` with ~1 KB of params: a fresh, fully
+//!     limited instance per call (the baseline).
+//! (b) `stdio_1kb`: the same tool through `bardo mcp --expose concrete`, a child process,
+//!     from rmcp's client over its stdin/stdout: JSON-RPC both ways, the host's params check,
+//!     the result filter, a fresh instance per call as always.
+//! (c) `http_1kb`: the same over streamable HTTP on loopback.
+
+use bardo_core::Runtime;
+use bardo_host::config::Config;
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+/// ~1 KB of JSON: a small order book (as the call benchmark's).
+fn params_1kb() -> JsonObject {
+    let orders: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            serde_json::json!({"token": format!("0x{:040x}", i + 1), "amount": (1_000_000 + i).to_string(), "price": 1800.5 + f64::from(i)})
+        })
+        .collect();
+    let p = serde_json::json!({ "orders": orders });
+    let len = p.to_string().len();
+    assert!((900..1200).contains(&len), "params are {len} bytes");
+    p.as_object().cloned().expect("object")
+}
+
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::BENCH, dir.path().join("plugins/bench.wasm")).expect("copy");
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"dev\"\nplugins = [\"plugins\"]\n")
+        .expect("config");
+    dir
+}
+
+fn mcp_command(dir: &Path, extra: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bardo"));
+    cmd.current_dir(dir)
+        .args(["--config", "bardo.toml", "mcp", "--expose", "concrete", "--watch-ms", "0"])
+        .args(extra)
+        .stderr(std::process::Stdio::null());
+    cmd
+}
+
+fn calls(c: &mut Criterion) {
+    let dir = workdir();
+    let rt = Runtime::new().expect("runtime");
+    let params = params_1kb();
+    let text = serde_json::Value::Object(params.clone()).to_string();
+
+    let config = Config::load(&dir.path().join("bardo.toml"), true).expect("config");
+    let opened = bardo_host::setup::open(&config, None, &rt).expect("open");
+    let host = opened.host;
+    let expected = host.call("bench_summarize", &text).result.expect("in-process call");
+    assert!(expected.contains(r#""count":12"#), "{expected}");
+
+    let mut g = c.benchmark_group("mcp");
+    g.bench_function("in_process_1kb", |b| {
+        b.iter(|| black_box(host.call("bench_summarize", black_box(&text)).result.is_ok()))
+    });
+
+    let call = || CallToolRequestParams::new("bench_summarize").with_arguments(params.clone());
+    let stdio = rt
+        .block_on(async {
+            ().serve(TokioChildProcess::new(mcp_command(dir.path(), &[]))?)
+                .await
+                .map_err(std::io::Error::other)
+        })
+        .expect("bardo mcp over stdio");
+    let first = rt.block_on(stdio.call_tool(call())).expect("stdio call");
+    assert_eq!(first.is_error, Some(false), "{first:?}");
+    assert_eq!(first.structured_content.as_ref().and_then(|v| v["count"].as_u64()), Some(12), "{first:?}");
+    g.bench_function("stdio_1kb", |b| {
+        b.iter(|| black_box(rt.block_on(stdio.call_tool(call())).expect("call").is_error))
+    });
+    drop(rt.block_on(stdio.cancel()));
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = rt
+        .block_on(async { mcp_command(dir.path(), &["--http", &addr]).kill_on_drop(true).spawn() })
+        .expect("spawn");
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(60), "bardo mcp --http did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let http = rt
+        .block_on(async {
+            ().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp")))
+                .await
+                .map_err(std::io::Error::other)
+        })
+        .expect("bardo mcp over HTTP");
+    let first = rt.block_on(http.call_tool(call())).expect("http call");
+    assert_eq!(first.is_error, Some(false), "{first:?}");
+    g.bench_function("http_1kb", |b| {
+        b.iter(|| black_box(rt.block_on(http.call_tool(call())).expect("call").is_error))
+    });
+    drop(rt.block_on(http.cancel()));
+    let _ = rt.block_on(server.kill());
+    g.finish();
+}
+
+criterion_group!(benches, calls);
+criterion_main!(benches);

@@ -1,0 +1,453 @@
+//! `bardo mcp` driven by the official MCP clients, not a hand-written one: the Python SDK
+//! (`tests/clients/mcp_client.py`, over stdio and streamable HTTP) and the TypeScript SDK
+//! (`tests/clients/mcp_client.mjs`, over stdio). `scripts/setup.sh` installs both.
+
+use super::chain::{devnet, root, runtime};
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, U256};
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol_types::SolCall;
+use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use bardo_test_artifacts::{ECHO_V1, ECHO_V3, HOSTILE, STREAMING, UNISWAP};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+alloy::sol! {
+    function balanceOf(address account) external view returns (uint256);
+    function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
+        uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
+    function liquidity() external view returns (uint128);
+}
+
+fn clients() -> PathBuf {
+    root().join("tests/clients")
+}
+
+/// The project's Python with the MCP SDK; its absence fails the test (never a silent skip).
+fn python() -> PathBuf {
+    let p = clients().join(".venv/bin/python");
+    assert!(p.exists(), "{} is missing: run scripts/setup.sh (or `make setup`)", p.display());
+    p
+}
+
+/// A directory with `bardo.toml` and the given plugins.
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new(profile: &str, plugins: &[(&str, &str)], extra_config: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+        for (name, file) in plugins {
+            std::fs::copy(file, dir.path().join("plugins").join(name)).expect("copy plugin");
+        }
+        let config = format!("profile = \"{profile}\"\nplugins = [\"plugins\"]\n{extra_config}");
+        std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+        Self { dir }
+    }
+
+    /// A trader workspace on `node`: Uniswap and the streams, the devnet's settings, pricing
+    /// and allowlist.
+    fn trader(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) -> Self {
+        let allow: Vec<String> =
+            d.write_targets().iter().map(|(a, role)| format!("\"{a}\" = \"{role}\"")).collect();
+        let extra = format!(
+            "[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n[settings]\nuniswap = \"uniswap.json\"\n\
+             streaming = \"streaming.json\"\n[safety]\npricing_file = \"pricing.json\"\n[safety.allowlist.31337]\n{}\n",
+            node.url(),
+            allow.join("\n")
+        );
+        let w = Self::new("trader", &[("uniswap.wasm", UNISWAP), ("streaming.wasm", STREAMING)], &extra);
+        let p = w.path();
+        std::fs::write(p.join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
+        std::fs::write(p.join("streaming.json"), d.streaming_settings().to_string()).expect("settings");
+        std::fs::write(p.join("pricing.json"), d.pricing_json().to_string()).expect("pricing");
+        w
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `bardo --config <dir>/bardo.toml mcp <extra>`.
+    fn server(&self, extra: &[&str]) -> Vec<String> {
+        let mut cmd = vec![
+            env!("CARGO_BIN_EXE_bardo").to_owned(),
+            "--config".into(),
+            self.path().join("bardo.toml").display().to_string(),
+            "mcp".into(),
+        ];
+        cmd.extend(extra.iter().map(|s| (*s).to_owned()));
+        cmd
+    }
+
+    fn bardo(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .arg("--config")
+            .arg(self.path().join("bardo.toml"))
+            .args(args)
+            .env("BARDO_PRIVATE_KEY", DEV_KEY)
+            .output()
+            .expect("run bardo")
+    }
+}
+
+/// A Python client scenario against `server` (a command line, over stdio) or an HTTP URL.
+fn python_client(args: &[&str]) -> Command {
+    let mut cmd = Command::new(python());
+    cmd.arg(clients().join("mcp_client.py")).args(args).env("BARDO_PRIVATE_KEY", DEV_KEY);
+    cmd
+}
+
+/// Run a scenario to its end; the JSON lines it printed.
+fn scenario(args: &[&str], server: &[String]) -> Vec<Value> {
+    let mut cmd = python_client(args);
+    if !server.is_empty() {
+        cmd.arg("--stdio").arg("--").args(server);
+    }
+    let out = cmd.output().expect("run the Python MCP client");
+    assert!(
+        out.status.success(),
+        "client failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn one(args: &[&str], server: &[String]) -> Value {
+    scenario(args, server).pop().expect("the scenario printed nothing")
+}
+
+/// The typed error a tool result carries.
+fn tool_error(outcome: &Value) -> Value {
+    assert_eq!(outcome["isError"], true, "{outcome}");
+    serde_json::from_str(outcome["text"].as_str().expect("text")).expect("error JSON")
+}
+
+fn view<C: SolCall>(url: &str, to: Address, call: C) -> C::Return {
+    let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
+    let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
+    let out = runtime().block_on(provider.call(tx).into_future()).expect("eth_call");
+    C::abi_decode_returns(&out).expect("decode")
+}
+
+fn annotation(tools: &[Value], name: &str, hint: &str) -> Value {
+    let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} not listed"));
+    tool["annotations"][hint].clone()
+}
+
+#[test]
+fn python_over_stdio_lists_reads_previews_commits_once_and_reports_progress_and_errors() {
+    let (node, d) = devnet();
+    let w = Workspace::trader(&node, &d);
+    let server = w.server(&["--expose", "concrete"]);
+
+    // The listing: agent tools, concrete read tools with their ToolDefs' schemas, never a write tool.
+    let listed = one(&["list"], &server);
+    assert_eq!(listed["server"]["name"], "bardo", "{listed}");
+    assert_eq!(listed["capabilities"]["tools"]["listChanged"], true, "{listed}");
+    assert_eq!(listed["capabilities"]["resources"]["subscribe"], true, "{listed}");
+    let tools = listed["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for agent in [
+        "preview_action",
+        "commit_action",
+        "cancel_action",
+        "query_state",
+        "search_context",
+        "emergency_halt",
+    ] {
+        assert!(names.contains(&agent), "{agent} missing from {names:?}");
+    }
+    assert!(names.contains(&"uniswap_get_pool_info"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("uniswap_execute") || n.starts_with("stream_")), "{names:?}");
+    let defs: Value = serde_json::from_slice(&w.bardo(&["tools", "--json"]).stdout).expect("tools --json");
+    let def =
+        defs["tools"].as_array().expect("defs").iter().find(|t| t["tool"]["name"] == "uniswap_get_pool_info");
+    let listed_schema =
+        &tools.iter().find(|t| t["name"] == "uniswap_get_pool_info").expect("listed")["inputSchema"];
+    assert_eq!(listed_schema, &def.expect("def")["tool"]["input_schema"]);
+    assert_eq!(annotation(tools, "uniswap_get_pool_info", "readOnlyHint"), true);
+    assert_eq!(annotation(tools, "query_state", "readOnlyHint"), true);
+    assert_eq!(annotation(tools, "commit_action", "destructiveHint"), true);
+    assert_eq!(annotation(tools, "commit_action", "readOnlyHint"), false);
+    assert_eq!(annotation(tools, "cancel_action", "idempotentHint"), true);
+
+    // A read equals the contract's own answer; its progress steps arrive in order, named.
+    let pool_params =
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000}).to_string();
+    let read = one(&["progress", "--tool", "uniswap_get_pool_info", "--args", &pool_params], &server);
+    assert_eq!(read["isError"], false, "{read}");
+    let info = &read["structured"];
+    let pool: Address = info["address"].as_str().expect("address").parse().expect("address");
+    let slot0 = view(&node.url(), pool, slot0Call {});
+    assert_eq!(info["sqrt_price_x96"].as_str(), Some(slot0.sqrtPriceX96.to_string().as_str()), "{info}");
+    assert_eq!(info["tick"], json!(slot0.tick.as_i32()));
+    assert_eq!(info["liquidity"], json!(view(&node.url(), pool, liquidityCall {}).to_string()));
+    assert_eq!(
+        read["progress"],
+        json!([
+            {"progress": 1.0, "total": 2.0, "message": "resolve tokens"},
+            {"progress": 2.0, "total": 2.0, "message": "read pool"}
+        ]),
+        "{read}"
+    );
+
+    // Preview and commit a swap: the balances move as the permit said; a second commit is refused.
+    let (weth, usdc) = (d.tokens["WETH"].address, d.tokens["USDC"].address);
+    let balances = || {
+        let b = |t| view(&node.url(), t, balanceOfCall { account: d.deployer });
+        (b(weth), b(usdc))
+    };
+    let before = balances();
+    let swap =
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"}).to_string();
+    let done = one(&["swap", "--args", &swap], &server);
+    let expected = &done["preview"]["expected_outcome"];
+    assert_eq!(done["commit"]["isError"], false, "{done}");
+    let committed = &done["commit"]["structured"];
+    assert_eq!(committed["ground_truth"], "receipt", "{done}");
+    let after = balances();
+    let base = |v: &Value| U256::from_str_radix(v.as_str().expect("base units"), 10).expect("number");
+    assert_eq!(after.0 - before.0, base(&expected["amount_out_base"]), "WETH received");
+    assert_eq!(before.1 - after.1, base(&expected["amount_in_base"]), "USDC paid");
+    let second = tool_error(&done["second"]);
+    assert_eq!(second["code"], "denied", "{second}");
+    assert!(second["message"].as_str().expect("message").contains("already used"), "{second}");
+    assert_eq!(second["retryable"], false);
+
+    // Params that break the tool's schema are refused by the host, naming the path; an unknown
+    // tool is a JSON-RPC error.
+    let bad_params = json!({"chain_id": CHAIN_ID, "token_a": 5, "token_b": "USDC"}).to_string();
+    let bad = one(&["bad", "--tool", "uniswap_get_pool_info", "--args", &bad_params], &server);
+    let e = tool_error(&bad["bad"]);
+    assert_eq!(e["code"], "invalid-params", "{bad}");
+    assert!(e["message"].as_str().expect("message").contains("/token_a"), "{bad}");
+    assert_eq!(bad["unknown"]["error"]["code"], -32602, "{bad}");
+    assert!(bad["unknown"]["error"]["message"].as_str().expect("message").contains("no_such_tool"), "{bad}");
+}
+
+#[test]
+fn python_stream_resource_is_updated_by_a_swap_and_read_back() {
+    let (node, d) = devnet();
+    let w = Workspace::trader(&node, &d);
+    // The wallet's own trades: whatever pool the route picks, its swap is one.
+    let params = json!({"chain_ids": [CHAIN_ID], "wallet": d.deployer.to_checksum(None)}).to_string();
+    let encoded: String = params.bytes().map(|b| format!("%{b:02X}")).collect();
+    let uri = format!("bardo://streams/stream_trades?params={encoded}");
+    let swap =
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "500"}).to_string();
+    let seen = one(&["stream", "--uri", &uri, "--args", &swap], &w.server(&[]));
+    let templates = seen["templates"].as_array().expect("templates");
+    assert!(
+        templates.iter().any(|t| t["uriTemplate"] == "bardo://streams/stream_trades{?params}"),
+        "{templates:?}"
+    );
+    assert!(!templates.iter().any(|t| t["uriTemplate"].as_str().is_some_and(|u| u.contains("uniswap_"))));
+    assert_eq!(seen["updated"], uri);
+    assert_eq!(seen["commit"]["isError"], false, "{seen}");
+    let events = seen["contents"][0]["events"].as_array().expect("events");
+    let trade = events
+        .iter()
+        .map(|e| &e["event"])
+        .find(|e| e["type"] == "SwapExecuted")
+        .unwrap_or_else(|| panic!("no trade in {events:?}"));
+    assert_eq!(trade["tool"], "stream_trades", "{trade}");
+    assert_eq!(
+        (trade["data"]["sold"]["symbol"].as_str(), trade["data"]["sold"]["amount"].as_str()),
+        (Some("USDC"), Some("500"))
+    );
+    assert_eq!(trade["data"]["bought"]["symbol"], "WETH", "{trade}");
+    assert_eq!(
+        trade["data"]["bought"]["amount_base"], seen["commit"]["structured"]["actual"]["amount_out_base"],
+        "{trade}"
+    );
+}
+
+#[test]
+fn python_sees_tools_list_changed_after_an_approved_update() {
+    let w = Workspace::new("dev", &[("echo.wasm", ECHO_V1)], "");
+    assert!(w.bardo(&["lock"]).status.success());
+    let mut client = python_client(&["list-changed", "--stdio", "--"])
+        .args(w.server(&["--watch-ms", "50"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("client");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(client.stdout.take().expect("stdout")));
+    let mut next = || -> Value {
+        let line = lines.next().expect("a line").expect("read");
+        serde_json::from_str(&line).expect("json")
+    };
+    let ready = next();
+    assert_eq!(
+        ready["tools"].as_array().map(|t| t.iter().any(|n| n == "preview_action")),
+        Some(false),
+        "{ready}"
+    );
+    // The operator approves echo 0.3.0 (it adds a write tool): the agent gains preview/commit.
+    std::fs::copy(ECHO_V3, w.path().join("plugins/echo.wasm")).expect("update");
+    assert!(w.bardo(&["lock"]).status.success());
+    let changed = next();
+    assert_eq!(changed["changed"], true, "{changed}");
+    let tools: Vec<&str> =
+        changed["tools"].as_array().expect("tools").iter().filter_map(Value::as_str).collect();
+    assert!(tools.contains(&"preview_action") && tools.contains(&"commit_action"), "{tools:?}");
+    assert!(client.wait().expect("exit").success());
+}
+
+#[test]
+fn python_cancels_a_call_stuck_in_a_hostile_loop_and_the_server_keeps_serving() {
+    // Fuel enough to spin past the cancel: only the cancel (or the 1 s budget) stops it.
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "[limits]\nfuel = 100000000000\n");
+    let out = one(
+        &[
+            "cancel",
+            "--tool",
+            "hostile_spin",
+            "--after-ms",
+            "150",
+            "--then-tool",
+            "hostile_echo",
+            "--then-args",
+            r#"{"text":"still here"}"#,
+        ],
+        &w.server(&["--expose", "concrete"]),
+    );
+    assert_eq!(out["then"]["isError"], false, "{out}");
+    assert_eq!(out["then"]["text"], "\"still here\"", "{out}");
+    let logs = out["logs"].as_array().expect("logs");
+    let cancelled = logs
+        .iter()
+        .find(|l| l["data"].as_str().is_some_and(|d| d.contains("hostile_spin") && d.contains("cancelled")))
+        .unwrap_or_else(|| panic!("no cancellation log in {logs:?}"));
+    assert_eq!(cancelled["logger"], "bardo");
+    // Stopped by the cancel, well before the spin's 1 s budget would have stopped it.
+    let ms: u64 = cancelled["data"]
+        .as_str()
+        .and_then(|d| d.split("after ").nth(1))
+        .and_then(|d| d.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no duration in {cancelled}"));
+    assert!(ms < 700, "the instance ran {ms} ms after the cancel was sent at 150 ms");
+}
+
+/// `bardo mcp --http` as a child, killed on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(w: &Workspace, addr: &str, env: &[(&str, &str)]) -> Self {
+        let server = w.server(&["--expose", "concrete", "--http", addr]);
+        let mut cmd = Command::new(&server[0]);
+        cmd.args(&server[1..]).stdout(Stdio::null()).stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("bardo mcp --http");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(60), "bardo mcp --http did not listen on {addr}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, url: format!("http://{addr}/mcp") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
+}
+
+#[test]
+fn python_over_http_needs_the_bearer_token_and_a_local_origin() {
+    let token = "0123456789abcdef0123456789abcdef";
+    let w = Workspace::new(
+        "dev",
+        &[("hostile.wasm", HOSTILE)],
+        "[mcp]\ntokens_env = \"BARDO_TEST_MCP_TOKENS\"\n",
+    );
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = HttpServer::start(&w, &addr, &[("BARDO_TEST_MCP_TOKENS", token)]);
+
+    let listed = one(&["list", "--http", &server.url, "--token", token], &[]);
+    let names: Vec<&str> =
+        listed["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"hostile_echo") && names.contains(&"query_state"), "{names:?}");
+    let called = one(
+        &[
+            "call",
+            "--http",
+            &server.url,
+            "--token",
+            token,
+            "--tool",
+            "hostile_echo",
+            "--args",
+            r#"{"text":"over http"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(
+        (called["isError"].as_bool(), called["text"].as_str()),
+        (Some(false), Some("\"over http\"")),
+        "{called}"
+    );
+
+    let raw = |extra: &[&str]| {
+        let mut args = vec!["raw-http", "--http", &server.url];
+        args.extend(extra);
+        one(&args, &[])
+    };
+    let missing = raw(&[]);
+    assert_eq!(missing["status"], 401, "{missing}");
+    assert!(missing["www_authenticate"].as_str().is_some_and(|h| h.starts_with("Bearer")), "{missing}");
+    assert_eq!(raw(&["--token", "not-the-token-at-all-0000000000"])["status"], 401);
+    let foreign = raw(&["--token", token, "--origin", "http://evil.example"]);
+    assert_eq!(foreign["status"], 403, "{foreign}");
+    let port = addr.rsplit(':').next().expect("port");
+    let local = raw(&["--token", token, "--origin", &format!("http://localhost:{port}")]);
+    assert_eq!(local["status"], 200, "{local}");
+
+    // Off loopback without tokens: refuses to start, saying what to configure.
+    let open = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+    let out = open.bardo(&["mcp", "--http", &format!("0.0.0.0:{}", free_port())]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tokens_env"), "{out:?}");
+}
+
+#[test]
+fn typescript_sdk_lists_and_calls_over_stdio() {
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+    let sdk = clients().join("node_modules/@modelcontextprotocol/sdk");
+    assert!(sdk.exists(), "{} is missing: run scripts/setup.sh", sdk.display());
+    let out = Command::new("node")
+        .arg(clients().join("mcp_client.mjs"))
+        .args(["--tool", "hostile_echo", "--args", r#"{"text":"from node"}"#, "--"])
+        .args(w.server(&["--expose", "concrete"]))
+        .output()
+        .expect("node");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(seen["server"], "bardo", "{seen}");
+    let tools: Vec<&str> =
+        seen["tools"].as_array().expect("tools").iter().filter_map(Value::as_str).collect();
+    assert!(tools.contains(&"hostile_echo") && tools.contains(&"search_context"), "{tools:?}");
+    assert_eq!(seen["call"], json!({"isError": false, "text": "\"from node\""}), "{seen}");
+}

@@ -1,0 +1,105 @@
+//! A tool's params checked against its declared JSON Schema by the host, before any instance
+//! runs: a plugin never sees params its own schema refuses, and the caller learns which path is
+//! wrong. The schema is compiled once, when the plugin loads.
+
+use bardo_core::error::{ErrorCode, ToolError};
+use serde_json::Value;
+
+/// Errors named in one refusal; the rest are counted.
+const MAX_NAMED: usize = 3;
+/// The longest description of one error (they quote the offending value).
+const MAX_ERROR_CHARS: usize = 200;
+
+/// A tool's compiled input schema.
+pub struct ParamsSchema(jsonschema::Validator);
+
+impl std::fmt::Debug for ParamsSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ParamsSchema")
+    }
+}
+
+impl ParamsSchema {
+    /// Compile `schema`; the error says why it is not a usable JSON Schema. References are
+    /// resolved only inside the schema: nothing is fetched.
+    pub fn compile(schema: &Value) -> Result<Self, String> {
+        jsonschema::options().with_retriever(NoRetrieval).build(schema).map(Self).map_err(|e| e.to_string())
+    }
+
+    /// `params_json` parsed and checked; an `invalid-params` error naming what is wrong where.
+    pub fn check(&self, tool: &str, params_json: &str) -> Result<(), ToolError> {
+        let params: Value = serde_json::from_str(params_json).map_err(|e| {
+            ToolError::new(ErrorCode::InvalidParams, format!("params of `{tool}` are not JSON: {e}"))
+        })?;
+        let errors: Vec<String> = self
+            .0
+            .iter_errors(&params)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let path = if path.is_empty() { "/".to_owned() } else { path };
+                let what: String = e.to_string().chars().take(MAX_ERROR_CHARS).collect();
+                format!("at {path}: {what}")
+            })
+            .collect();
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let more = errors.len().saturating_sub(MAX_NAMED);
+        let mut message =
+            format!("params of `{tool}` are invalid {}", errors[..errors.len().min(MAX_NAMED)].join("; "));
+        if more > 0 {
+            message.push_str(&format!(" (and {more} more)"));
+        }
+        Err(ToolError::new(ErrorCode::InvalidParams, message))
+    }
+}
+
+/// Refuses every external reference: a plugin's schema cannot make the host fetch anything.
+struct NoRetrieval;
+
+impl jsonschema::Retrieve for NoRetrieval {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!("external schema references are not fetched ({uri})").into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> ParamsSchema {
+        ParamsSchema::compile(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"amount": {"type": "string"}, "chain_id": {"type": "integer", "minimum": 1}},
+            "required": ["amount"],
+            "additionalProperties": false
+        }))
+        .expect("compiles offline")
+    }
+
+    #[test]
+    fn names_the_failing_path_and_refuses_non_json() {
+        let s = schema();
+        assert!(s.check("t", r#"{"amount":"5","chain_id":1}"#).is_ok());
+        let e = s.check("t", r#"{"amount":5}"#).expect_err("wrong type");
+        assert_eq!(e.code, ErrorCode::InvalidParams);
+        assert!(e.message.contains("at /amount") && e.message.contains("string"), "{}", e.message);
+        let e = s.check("t", r#"{"chain_id":0}"#).expect_err("missing and out of range");
+        assert!(e.message.contains("at /:") && e.message.contains("amount"), "{}", e.message);
+        assert!(e.message.contains("at /chain_id"), "{}", e.message);
+        let e = s.check("t", "not json").expect_err("not json");
+        assert!(e.message.contains("not JSON"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_schema_that_points_elsewhere_does_not_compile() {
+        let e = ParamsSchema::compile(&json!({"$ref": "https://example.com/schema.json"}))
+            .expect_err("external reference");
+        assert!(e.contains("not fetched"), "{e}");
+    }
+}
