@@ -172,6 +172,42 @@ fn a_cancelled_call_stops_within_ticks_and_reports_an_interrupted_fuel_bound() {
     echo_works(&h);
 }
 
+/// A watched call hears each progress step as the tool reports it, in order, named from the
+/// tool's `progress_steps`; the report keeps the same steps.
+#[test]
+fn progress_steps_reach_the_caller_in_order() {
+    use bardo_host::plugin::{CallControl, Progress};
+    use std::sync::{Arc, Mutex};
+    let h = host(&[HELLO]);
+    let heard: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = heard.clone();
+    let control = Arc::new(CallControl::new().on_progress(move |p| {
+        sink.lock().expect("progress sink").push(p.clone());
+    }));
+    // `hello_greet` reports step 0, then step 1 before it reads the chain (which is not
+    // configured here, so the call then fails: the steps were heard all the same).
+    let r = h.call_with("hello_greet", r#"{"name":"a","chain_id":31337}"#, &control);
+    assert_eq!(r.result.expect_err("no chain").code, ErrorCode::ChainNotSupported);
+    let heard = heard.lock().expect("progress sink").clone();
+    let steps: Vec<(u32, u32, &str)> = heard.iter().map(|p| (p.step, p.total, p.name.as_str())).collect();
+    assert_eq!(steps, [(0, 2, "greet"), (1, 2, "read block")]);
+    assert!(heard[0].elapsed_us <= heard[1].elapsed_us, "{heard:?}");
+    let reported: Vec<u32> = r
+        .events
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            bardo_core::tool::ToolEvent::Progress { step, .. } => Some(*step),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reported, [0, 1]);
+    // A control nobody watches, and a plain call, work as before.
+    let quiet = Arc::new(CallControl::new());
+    assert!(h.call_with("hello_greet", r#"{"name":"a"}"#, &quiet).result.is_ok());
+    assert!(h.call("hello_greet", r#"{"name":"a"}"#).result.is_ok());
+}
+
 /// Params are checked against the tool's schema by the host: a refused call runs no plugin code.
 #[test]
 fn params_that_break_the_schema_never_reach_the_plugin() {

@@ -32,8 +32,13 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
 impl Host for EventsView<'_> {
     fn progress(&mut self, step: u32) {
         let elapsed_us = self.call.started.elapsed().as_micros() as u64;
+        let kept = self.call.events.events.len();
         self.call.events.push(ToolEvent::Progress { step, elapsed_us });
-        if let Some((control, steps)) = &self.call.control {
+        // The caller hears only the steps that were kept: a plugin looping on `progress` must
+        // not flood it (an MCP client gets a notification per step).
+        if self.call.events.events.len() > kept
+            && let Some((control, steps)) = &self.call.control
+        {
             control.progress(steps, step, elapsed_us);
         }
     }

@@ -21,7 +21,9 @@ pub struct CallStats {
     /// Fuel the guest consumed (≈ wasm instructions).
     pub fuel_consumed: u64,
     /// The call was interrupted (deadline, cancel): `fuel_consumed` is then a lower bound, as
-    /// wasmtime does not flush a running function's fuel counter on an interrupt.
+    /// wasmtime does not flush a running function's fuel counter on an interrupt (see
+    /// `run_with`); a pure-compute loop stopped by its deadline shows only the fuel it used
+    /// before entering the loop.
     pub interrupted: bool,
     /// Wall time of the whole call: store, instantiation, call, drop.
     #[serde(serialize_with = "micros")]
@@ -114,9 +116,14 @@ pub(crate) fn run_with<R>(
     let result = match outcome {
         Ok(result) => result,
         Err(trap) => {
-            // wasmtime flushes a function's fuel counter to the store only at calls, returns
-            // and out-of-fuel checks, not at an epoch interrupt: the figure then misses what
-            // the interrupted frames ran since their last call, and is only a lower bound.
+            // Why an interrupted call's fuel is only a lower bound (wasmtime 48, sync calls):
+            // compiled code keeps a function's fuel count in a local and writes it to the store
+            // only before a call, at a return or trap instruction, and when the count runs out
+            // (cranelift `func_environ.rs`: `fuel_before_op`, `fuel_check`). The epoch check
+            // calls `new_epoch` without writing it (`epoch_check_full`), so the epoch callback
+            // reads the same stale figure, and the trap unwinds the frames with their counts.
+            // Making the count run out in slices would flush it, but refuelling without a trap
+            // needs `fuel_async_yield_interval`, i.e. async calls. Hence `interrupted`.
             interrupted = matches!(trap.downcast_ref::<Trap>(), Some(Trap::Interrupt));
             let cancelled = control.is_some_and(|(c, _)| c.is_cancelled());
             Err(if cancelled && interrupted {

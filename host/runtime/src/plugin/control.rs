@@ -67,3 +67,32 @@ impl CallControl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn steps_are_named_from_the_tool_or_by_number_and_cancel_sticks() {
+        let heard: Arc<Mutex<Vec<Progress>>> = Arc::default();
+        let sink = heard.clone();
+        let control = CallControl::new().on_progress(move |p| sink.lock().expect("sink").push(p.clone()));
+        let steps = ["fetch".to_owned(), "price".to_owned()];
+        control.progress(&steps, 1, 7);
+        control.progress(&steps, 5, 9);
+        let heard = heard.lock().expect("sink").clone();
+        assert_eq!(
+            heard,
+            [
+                Progress { step: 1, total: 2, name: "price".into(), elapsed_us: 7 },
+                Progress { step: 5, total: 2, name: "step 5".into(), elapsed_us: 9 },
+            ]
+        );
+        assert!(!control.is_cancelled());
+        control.cancel();
+        assert!(control.is_cancelled());
+        // A control nobody watches takes progress reports and does nothing.
+        CallControl::default().progress(&steps, 0, 0);
+    }
+}
