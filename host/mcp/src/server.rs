@@ -449,10 +449,7 @@ impl ServerHandler for Session {
             )));
         };
         let adapter = self.served.current().adapter.clone();
-        let value = streams
-            .read(&uri)
-            .and_then(|v| adapter.screen(v))
-            .map_err(|e| resource_error(adapter.screen_error(e)))?;
+        let value = adapter.screen(streams.read(&uri)).map_err(resource_error)?;
         let contents = ResourceContents::TextResourceContents {
             uri,
             mime_type: Some("application/json".into()),

@@ -152,9 +152,7 @@ impl Adapter {
         args: &Value,
         control: &Arc<CallControl>,
     ) -> Result<Value, ToolError> {
-        self.dispatch(name, args, control)
-            .and_then(|answer| filter::filter(answer, &self.redact, MAX_RESULT_BYTES))
-            .map_err(|e| filter::error(e, &self.redact))
+        self.screen(self.dispatch(name, args, control))
     }
 
     /// Call the profile's read tool `tool` directly (an MCP client's `--expose concrete`);
@@ -165,15 +163,15 @@ impl Adapter {
         args: &Value,
         control: &Arc<CallControl>,
     ) -> Result<Value, ToolError> {
-        self.read(tool, args, control)
-            .and_then(|answer| filter::filter(answer, &self.redact, MAX_RESULT_BYTES))
-            .map_err(|e| filter::error(e, &self.redact))
+        self.screen(self.read(tool, args, control))
     }
 
-    /// `value` as an agent may see it: chain strings neutralized, secrets and node URLs
+    /// `answer` as an agent may see it: chain strings neutralized, secrets and node URLs
     /// redacted, at most [`MAX_RESULT_BYTES`] (stream events an MCP client reads).
-    pub fn screen(&self, value: Value) -> Result<Value, ToolError> {
-        filter::filter(value, &self.redact, MAX_RESULT_BYTES).map_err(|e| filter::error(e, &self.redact))
+    pub fn screen(&self, answer: Result<Value, ToolError>) -> Result<Value, ToolError> {
+        answer
+            .and_then(|value| filter::filter(value, &self.redact, MAX_RESULT_BYTES))
+            .map_err(|e| self.screen_error(e))
     }
 
     /// `e` as an agent may see it (see [`Self::screen`]).
