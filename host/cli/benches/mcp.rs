@@ -3,10 +3,14 @@
 //!
 //! (a) `in_process_1kb`: `Host::call` of `bench_summarize` with ~1 KB of params: a fresh, fully
 //!     limited instance per call (the baseline).
-//! (b) `stdio_1kb`: the same tool through `bardo mcp --expose concrete`, a child process,
-//!     from rmcp's client over its stdin/stdout: JSON-RPC both ways, the host's params check,
-//!     the result filter, a fresh instance per call as always.
-//! (c) `http_1kb`: the same over streamable HTTP on loopback.
+//! (b) `adapter_read_1kb`: the work `bardo mcp` does for that call minus the protocol: the
+//!     params check against the tool's schema, the call, the result filter.
+//! (c) `stdio_1kb`: the same tool through `bardo mcp --expose concrete`, a child process,
+//!     from rmcp's client (the official Rust SDK) over its stdin/stdout. rmcp attaches a
+//!     progress token to every request, so each call also carries one progress notification.
+//! (d) `stdio_1kb_raw_client`: the same from a minimal blocking JSON-lines client (one write a
+//!     message, no progress token): the server's own latency, without a client runtime's.
+//! (e) `http_1kb`: the same over streamable HTTP on loopback, from rmcp's client.
 
 use bardo_core::Runtime;
 use bardo_host::config::Config;
@@ -49,6 +53,55 @@ fn mcp_command(dir: &Path, extra: &[&str]) -> tokio::process::Command {
     cmd
 }
 
+/// A minimal blocking JSON-lines client: the server's own latency, with no client runtime.
+struct RawClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    line: String,
+    id: u64,
+}
+
+impl RawClient {
+    fn start(dir: &Path) -> Self {
+        use std::io::Write;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir)
+            .args(["--config", "bardo.toml", "mcp", "--expose", "concrete", "--watch-ms", "0"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut c = Self { child, stdin, stdout, line: String::new(), id: 0 };
+        c.request(r#""method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}"#);
+        c.stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .expect("write");
+        c
+    }
+
+    fn request(&mut self, body: &str) -> &str {
+        use std::io::{BufRead, Write};
+        self.id += 1;
+        // One write per message, as a client should: a split line wakes the server per piece.
+        let message = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},{body}}}\n", self.id);
+        self.stdin.write_all(message.as_bytes()).expect("write");
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read");
+        &self.line
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn calls(c: &mut Criterion) {
     let dir = workdir();
     let rt = Runtime::new().expect("runtime");
@@ -57,11 +110,21 @@ fn calls(c: &mut Criterion) {
 
     let config = Config::load(&dir.path().join("bardo.toml"), true).expect("config");
     let opened = bardo_host::setup::open(&config, None, &rt).expect("open");
-    let host = opened.host;
+    let host = std::sync::Arc::new(opened.host);
     let expected = host.call("bench_summarize", &text).result.expect("in-process call");
     assert!(expected.contains(r#""count":12"#), "{expected}");
 
     let mut g = c.benchmark_group("mcp");
+    let path = std::sync::Arc::new(
+        bardo_host::setup::write_path_over(&config, host.clone(), opened.services.clone())
+            .expect("write path"),
+    );
+    let adapter = bardo_host::setup::adapter(&config, path).expect("adapter");
+    let args = serde_json::Value::Object(params.clone());
+    let control = std::sync::Arc::new(bardo_host::plugin::CallControl::new());
+    g.bench_function("adapter_read_1kb", |b| {
+        b.iter(|| black_box(adapter.call_read("bench_summarize", black_box(&args), &control).is_ok()))
+    });
     g.bench_function("in_process_1kb", |b| {
         b.iter(|| black_box(host.call("bench_summarize", black_box(&text)).result.is_ok()))
     });
@@ -81,6 +144,13 @@ fn calls(c: &mut Criterion) {
         b.iter(|| black_box(rt.block_on(stdio.call_tool(call())).expect("call").is_error))
     });
     drop(rt.block_on(stdio.cancel()));
+
+    let mut raw = RawClient::start(dir.path());
+    let body = format!(r#""method":"tools/call","params":{{"name":"bench_summarize","arguments":{text}}}"#);
+    let first = raw.request(&body).to_string();
+    assert!(first.contains(r#""structuredContent":{"#) && first.contains(r#""count":12"#), "{first}");
+    g.bench_function("stdio_1kb_raw_client", |b| b.iter(|| black_box(raw.request(&body).len())));
+    drop(raw);
 
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
     let addr = format!("127.0.0.1:{port}");

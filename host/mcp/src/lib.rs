@@ -35,8 +35,31 @@ pub enum McpError {
     Http(String),
 }
 
-/// Serve one MCP session on this process's stdin/stdout until the client closes it. Nothing but
-/// protocol goes to stdout (logs go to stderr and, at the level the client sets, to the client).
+/// Serve one MCP session on this process's stdin/stdout until the client closes it, blocking the
+/// calling thread. Nothing but protocol goes to stdout (logs go to stderr and, at the level the
+/// client sets, to the client).
+///
+/// The session's protocol work runs on this thread alone (a current-thread runtime); each tool
+/// call runs on a blocking thread, so a `notifications/cancelled` is read while it runs. Why not
+/// the process's shared runtime: there, a request hopped between its two workers and the blocking
+/// pool (~6 context switches a call, the largest cost of a small call on this machine); here it
+/// is the reader thread and the call's thread, nothing else. Chain I/O, streams and the reload
+/// watcher stay on the shared runtime.
+pub fn serve_stdio_blocking(served: std::sync::Arc<Served>) -> Result<(), McpError> {
+    session_runtime()?.block_on(serve_stdio(served))
+}
+
+/// The runtime one session's protocol work runs on (see [`serve_stdio_blocking`]).
+pub fn session_runtime() -> Result<tokio::runtime::Runtime, McpError> {
+    tokio::runtime::Builder::new_current_thread()
+        .thread_name("bardo-mcp")
+        .enable_all()
+        .build()
+        .map_err(|e| McpError::Transport(format!("starting the session's runtime: {e}")))
+}
+
+/// Serve one MCP session on this process's stdin/stdout until the client closes it, on the
+/// current runtime.
 pub async fn serve_stdio(served: std::sync::Arc<Served>) -> Result<(), McpError> {
     let session = Session::new(served);
     let running = session

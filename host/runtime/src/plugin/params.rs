@@ -31,6 +31,10 @@ impl ParamsSchema {
         let params: Value = serde_json::from_str(params_json).map_err(|e| {
             ToolError::new(ErrorCode::InvalidParams, format!("params of `{tool}` are not JSON: {e}"))
         })?;
+        // The common case first: a valid document is checked without building error reports.
+        if self.0.is_valid(&params) {
+            return Ok(());
+        }
         let errors: Vec<String> = self
             .0
             .iter_errors(&params)
