@@ -59,4 +59,4 @@ test: lint
 
 bench: setup
 	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull
-	$(CARGO) bench --locked -p bardo --bench mcp
+	$(CARGO) bench --locked -p bardo --bench mcp --bench a2a

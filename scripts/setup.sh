@@ -32,7 +32,7 @@ fi
 clients="$(dirname "$0")/../tests/clients"
 stamp="$clients/.venv/.bardo-installed"
 if [ ! -f "$stamp" ] || [ "$clients/requirements.txt" -nt "$stamp" ]; then
-    echo "setup: installing the MCP Python SDK into tests/clients/.venv"
+    echo "setup: installing the MCP and A2A Python SDKs into tests/clients/.venv"
     python3 -m venv "$clients/.venv"
     "$clients/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$clients/requirements.txt"
     touch "$stamp"

@@ -10,14 +10,15 @@ use bardo_host::surface_audit::{self, SurfaceDiff, SurfaceReport};
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+mod plugin_cli;
+mod serve;
 
 // mimalloc, not glibc's malloc: a served call allocates on one thread and frees on another,
 // which glibc answered with arena consolidation (~10% of a small MCP call's time).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use std::process::ExitCode;
-
-mod plugin_cli;
 
 #[derive(Parser)]
 #[command(
@@ -177,6 +178,29 @@ enum Command {
         #[arg(long, default_value_t = 250)]
         watch_ms: u64,
     },
+    /// Serve the profile over HTTP to external agents: A2A (JSON-RPC at `/a2a`, the agent card at
+    /// `/.well-known/agent-card.json` and `/.well-known/agent.json`) and MCP (`/mcp`) on one
+    /// listener. Without `--a2a` or `--mcp`, both.
+    Serve {
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+        /// The address to listen on (off loopback it needs `[mcp] tokens_env` or `token_file`).
+        #[arg(long, value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// Serve A2A.
+        #[arg(long)]
+        a2a: bool,
+        /// Serve MCP's streamable HTTP.
+        #[arg(long)]
+        mcp: bool,
+        /// `concrete`: MCP lists the profile's read tools too.
+        #[arg(long, value_enum, default_value_t = Expose::Agent)]
+        expose: Expose,
+        /// How often to check bardo.toml and bardo.lock for changes, milliseconds (0: never).
+        #[arg(long, default_value_t = 250)]
+        watch_ms: u64,
+    },
     /// Publish, pull, approve and list plugin components in OCI registries.
     Plugin {
         #[command(subcommand)]
@@ -318,6 +342,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mcp { profile, http, expose, watch_ms } => {
             mcp(&cli.config, profile.as_deref(), http, expose, watch_ms, rt)
         }
+        Command::Serve { profile, listen, a2a, mcp, expose, watch_ms } => {
+            let protocols = serve::Protocols { a2a: a2a || !mcp, mcp: mcp || !a2a };
+            serve::run(&cli.config, profile.as_deref(), listen, protocols, exposure(expose), watch_ms, rt)
+        }
         Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
         Command::Plugin { action } => plugin_cli::run(&config()?, action, rt),
         Command::Lock => {
@@ -330,6 +358,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+fn exposure(expose: Expose) -> bardo_mcp::Exposure {
+    match expose {
+        Expose::Agent => bardo_mcp::Exposure::Agent,
+        Expose::Concrete => bardo_mcp::Exposure::Concrete,
+    }
+}
+
 /// `bardo mcp`: one stdio session, or an HTTP server until Ctrl-C.
 fn mcp(
     config_path: &Path,
@@ -339,10 +374,7 @@ fn mcp(
     watch_ms: u64,
     rt: &Runtime,
 ) -> Result<ExitCode> {
-    let exposure = match expose {
-        Expose::Agent => bardo_mcp::Exposure::Agent,
-        Expose::Concrete => bardo_mcp::Exposure::Concrete,
-    };
+    let exposure = exposure(expose);
     let config = Config::load(config_path, config_path != Path::new("bardo.toml"))?;
     // Refuse an unsafe HTTP setup before opening anything.
     let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr)).transpose()?;

@@ -94,6 +94,16 @@ pub enum GolemEvent {
         /// Why the host had been halted.
         reason: String,
     },
+    /// An A2A task changed state (`submitted`, `working`, `input-required`, `completed`,
+    /// `canceled`, `failed`).
+    TaskStatusChanged {
+        /// The task's id.
+        task_id: String,
+        /// Its new state.
+        state: String,
+        /// The permit it waits on or executed, if it is a write.
+        permit_id: Option<String>,
+    },
     /// A pool's swap, mint or burn (`stream_pool_events`).
     PoolEventReceived(StreamData),
     /// A pool's slot0, liquidity and fee growth (`stream_pool_state`).
@@ -215,6 +225,7 @@ impl GolemEvent {
             Self::Halted { .. } => "Halted",
             Self::Resumed { .. } => "Resumed",
             Self::OutcomeMismatch { .. } => "OutcomeMismatch",
+            Self::TaskStatusChanged { .. } => "TaskStatusChanged",
             Self::PoolEventReceived(_) => "PoolEventReceived",
             Self::PoolStateSnapshot(_) => "PoolStateSnapshot",
             Self::PositionAlert(_) => "PositionAlert",

@@ -109,6 +109,20 @@ impl Access {
         // Every token compared in full: the time taken does not tell which bytes matched.
         self.tokens.iter().fold(false, |ok, t| ok | constant_time_eq(t.as_bytes(), presented.as_bytes()))
     }
+
+    /// Whether `origin` (a browser's `Origin` header) may call: loopback or configured.
+    fn admits_origin(&self, origin: &str) -> bool {
+        self.origins.iter().any(|allowed| match allowed.strip_suffix(":*") {
+            Some(base) => {
+                origin == base
+                    || origin
+                        .strip_prefix(base)
+                        .and_then(|p| p.strip_prefix(':'))
+                        .is_some_and(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+            }
+            None => origin == allowed,
+        })
+    }
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -131,6 +145,26 @@ async fn authorize(State(access): State<Access>, request: Request, next: Next) -
         return response;
     }
     next.run(request).await
+}
+
+/// A browser page from a foreign origin is refused (DNS-rebinding protection) on the routes
+/// rmcp does not check itself.
+async fn check_origin(State(access): State<Access>, request: Request, next: Next) -> Response {
+    let origin = request.headers().get(header::ORIGIN).map(|o| o.to_str().unwrap_or("<not text>"));
+    if let Some(origin) = origin.filter(|o| !access.admits_origin(o)) {
+        let shown: String = origin.chars().take(80).collect();
+        let message = format!("origin {shown} is not allowed: add it to [mcp] allowed_origins");
+        return (StatusCode::FORBIDDEN, message).into_response();
+    }
+    next.run(request).await
+}
+
+/// `router` behind the access rules: a bearer token when tokens are configured, and a
+/// loopback or configured `Origin` if the request has one.
+pub fn guard(router: axum::Router, access: Access) -> axum::Router {
+    router
+        .layer(axum::middleware::from_fn_with_state(access.clone(), check_origin))
+        .layer(axum::middleware::from_fn_with_state(access, authorize))
 }
 
 /// The router: the MCP endpoint at [`PATH`], behind the access rules.
@@ -202,5 +236,11 @@ mod tests {
         assert!(!access.admits(Some(&bearer(""))));
         assert!(!access.admits(None));
         assert!(!format!("{access:?}").contains("fedcba"), "tokens never printed");
+        assert!(access.admits_origin("http://localhost:8080") && access.admits_origin("http://127.0.0.1"));
+        assert!(
+            !access.admits_origin("http://localhost.evil.com")
+                && !access.admits_origin("http://localhost:80x")
+        );
+        assert!(!access.admits_origin("https://evil.example"));
     }
 }

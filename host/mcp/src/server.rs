@@ -100,6 +100,11 @@ impl Served {
         self.current.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The adapter every call goes through now (replaced on a hot reload; one write path).
+    pub fn adapter(&self) -> Arc<bardo_host::adapter::Adapter> {
+        self.current().adapter.clone()
+    }
+
     /// The names of the tools listed now.
     pub fn tool_names(&self) -> Vec<String> {
         self.current().listing.tools.iter().map(|t| t.name.to_string()).collect()

@@ -259,6 +259,8 @@ pub struct AgentConfig {
     pub grimoire: PathBuf,
     /// The operator's context files `search_context` ranks; missing ones are skipped.
     pub context: Vec<PathBuf>,
+    /// Where `bardo serve --a2a` keeps its tasks (a directory, one file a task).
+    pub a2a_tasks: PathBuf,
 }
 
 impl Default for AgentConfig {
@@ -266,6 +268,7 @@ impl Default for AgentConfig {
         Self {
             grimoire: PathBuf::from(".bardo/grimoire.sqlite"),
             context: vec![PathBuf::from("PLAYBOOK.md"), PathBuf::from("STRATEGY.md")],
+            a2a_tasks: PathBuf::from(".bardo/a2a-tasks"),
         }
     }
 }

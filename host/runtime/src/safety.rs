@@ -268,7 +268,9 @@ impl WritePath {
         Ok(())
     }
 
-    fn log(&self, event: AuditEvent) -> Result<(), ToolError> {
+    /// Audit `event` (and publish it, if there is a fabric): also a front end's own steps,
+    /// such as an A2A task's states.
+    pub fn log(&self, event: AuditEvent) -> Result<(), ToolError> {
         self.record(std::slice::from_ref(&event))
     }
 
@@ -775,6 +777,11 @@ fn fabric_event(e: &AuditEvent) -> GolemEvent {
     let id = |p: &String| p.clone();
     match e {
         AuditEvent::ToolCall { tool, ok, .. } => GolemEvent::ToolExecutionEnd { tool: tool.clone(), ok: *ok },
+        AuditEvent::TaskStatus { task_id, state, permit_id } => GolemEvent::TaskStatusChanged {
+            task_id: task_id.clone(),
+            state: state.clone(),
+            permit_id: permit_id.clone(),
+        },
         AuditEvent::HookDecision { tool, hook, allowed, .. } => {
             GolemEvent::HookDecision { tool: tool.clone(), hook: hook.clone(), allowed: *allowed }
         }

@@ -1,5 +1,6 @@
 //! Integration tests of the host against real guest components (built by tests/artifacts).
 
+mod a2a;
 mod aave;
 mod adapter;
 mod attacks;

@@ -22,24 +22,24 @@ alloy::sol! {
     function liquidity() external view returns (uint128);
 }
 
-fn clients() -> PathBuf {
+pub(super) fn clients() -> PathBuf {
     root().join("tests/clients")
 }
 
 /// The project's Python with the MCP SDK; its absence fails the test (never a silent skip).
-fn python() -> PathBuf {
+pub(super) fn python() -> PathBuf {
     let p = clients().join(".venv/bin/python");
     assert!(p.exists(), "{} is missing: run scripts/setup.sh (or `make setup`)", p.display());
     p
 }
 
 /// A directory with `bardo.toml` and the given plugins.
-struct Workspace {
+pub(super) struct Workspace {
     dir: tempfile::TempDir,
 }
 
 impl Workspace {
-    fn new(profile: &str, plugins: &[(&str, &str)], extra_config: &str) -> Self {
+    pub(super) fn new(profile: &str, plugins: &[(&str, &str)], extra_config: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
         for (name, file) in plugins {
@@ -52,7 +52,7 @@ impl Workspace {
 
     /// A trader workspace on `node`: Uniswap and the streams, the devnet's settings, pricing
     /// and allowlist.
-    fn trader(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) -> Self {
+    pub(super) fn trader(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) -> Self {
         let allow: Vec<String> =
             d.write_targets().iter().map(|(a, role)| format!("\"{a}\" = \"{role}\"")).collect();
         let extra = format!(
@@ -69,7 +69,7 @@ impl Workspace {
         w
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         self.dir.path()
     }
 
@@ -85,7 +85,7 @@ impl Workspace {
         cmd
     }
 
-    fn bardo(&self, args: &[&str]) -> std::process::Output {
+    pub(super) fn bardo(&self, args: &[&str]) -> std::process::Output {
         Command::new(env!("CARGO_BIN_EXE_bardo"))
             .arg("--config")
             .arg(self.path().join("bardo.toml"))
@@ -132,7 +132,7 @@ fn tool_error(outcome: &Value) -> Value {
     serde_json::from_str(outcome["text"].as_str().expect("text")).expect("error JSON")
 }
 
-fn view<C: SolCall>(url: &str, to: Address, call: C) -> C::Return {
+pub(super) fn view<C: SolCall>(url: &str, to: Address, call: C) -> C::Return {
     let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
     let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
     let out = runtime().block_on(provider.call(tx).into_future()).expect("eth_call");

@@ -80,6 +80,15 @@ pub enum AuditEvent {
         /// The permit.
         permit_id: String,
     },
+    /// An A2A task changed state; a write's task names its permit.
+    TaskStatus {
+        /// The task.
+        task_id: String,
+        /// Its new state.
+        state: String,
+        /// The permit it waits on or executed, if it is a write.
+        permit_id: Option<String>,
+    },
     /// A permitted transaction was sent and its receipt came back.
     ActionExecuted {
         /// The permit it executed under.

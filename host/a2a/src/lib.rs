@@ -1,0 +1,131 @@
+//! `bardo serve --a2a`: the host as an Agent2Agent (A2A 1.0) server for external agents.
+//!
+//! A message carries one data part naming an agent tool (`{"tool": "query_state", "args": …}`)
+//! or a write (`{"action": "swap", "params": …}`). A read's task completes with the answer as
+//! an artifact. A write's task works (plan, hooks, simulation; progress as status updates),
+//! then waits, `input-required`, with the permit as an artifact, until the caller replies on
+//! the task with `{"confirm": true}` (commit: completed with the verified receipt) or
+//! `{"confirm": false}` (canceled, nothing sent); a permit that expires first fails the task
+//! with code `expired`. Tasks are kept in files and outlive a restart; every state change is a
+//! fabric event (journaled for `bardo events`) and an audit record with its permit.
+//!
+//! The agent card is public at `/.well-known/agent-card.json` (A2A's path) and
+//! `/.well-known/agent.json` (the specification's); the JSON-RPC endpoint is `/a2a`, behind the
+//! same bearer-token rule as `/mcp` (applied by the caller of [`A2a::routers`]).
+
+mod card;
+mod rpc;
+mod run;
+mod tasks;
+
+pub use card::PROTOCOL_VERSION;
+pub use rpc::RpcError;
+pub use run::{AdapterSource, Ask};
+pub use tasks::State;
+pub use tasks::StoreError;
+
+use axum::extract::State as Extract;
+use axum::http::{HeaderMap, header};
+use axum::routing::{get, post};
+use bardo_core::fabric::Fabric;
+use bardo_core::journal::Journal;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The path of the JSON-RPC endpoint.
+pub const PATH: &str = "/a2a";
+
+/// Errors starting the A2A server.
+#[derive(Debug, thiserror::Error)]
+pub enum A2aError {
+    /// The task store could not be opened.
+    #[error(transparent)]
+    Store(#[from] tasks::StoreError),
+    /// The event journal could not be opened.
+    #[error("the event journal {path}: {message}")]
+    Journal {
+        /// The journal.
+        path: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The A2A server's state.
+pub struct A2a {
+    runner: Arc<run::Runner>,
+    adapter: AdapterSource,
+    profile: String,
+    bearer: bool,
+}
+
+impl A2a {
+    /// Open the task store in `tasks_dir` (tasks left working by a previous process fail,
+    /// waiting ones keep their expiry), journal task events to `journal`, and call tools through
+    /// `adapter`. `bearer`: the endpoint requires a token (the card says so). Call inside a
+    /// Tokio runtime: expiry watches and the journal run on it.
+    pub fn open(
+        tasks_dir: &Path,
+        journal: &Path,
+        adapter: AdapterSource,
+        profile: &str,
+        bearer: bool,
+    ) -> Result<Arc<Self>, A2aError> {
+        let store = Arc::new(tasks::Tasks::open(tasks_dir)?);
+        let journal_error = |e: &dyn std::fmt::Display| A2aError::Journal {
+            path: journal.display().to_string(),
+            message: e.to_string(),
+        };
+        let (mut writer, first) = Journal::open(journal).map_err(|e| journal_error(&e))?;
+        let fabric = Arc::new(Fabric::starting_at(first));
+        let mut events = fabric.subscribe(None);
+        let path = journal.to_owned();
+        tokio::spawn(async move {
+            while let Some(next) = events.recv().await {
+                match next {
+                    Ok(e) => {
+                        if let Err(e) = writer.append(&e, &path) {
+                            tracing::error!("cannot journal an A2A task event: {e}");
+                        }
+                    }
+                    Err(gap) => tracing::warn!("A2A task events not journaled: {gap}"),
+                }
+            }
+        });
+        let runner = run::Runner::new(store, adapter.clone(), fabric);
+        runner.recover();
+        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer }))
+    }
+
+    /// Task `id` as A2A shows it.
+    pub fn task(&self, id: &str) -> Option<serde_json::Value> {
+        self.runner.tasks.get(id).map(|r| r.task(None))
+    }
+
+    /// The routers: the public one (the agent card at both paths) and the one to put behind the
+    /// access rules (the JSON-RPC endpoint at [`PATH`]).
+    pub fn routers(self: &Arc<Self>) -> (axum::Router, axum::Router) {
+        let public = axum::Router::new()
+            .route("/.well-known/agent-card.json", get(card_route))
+            .route("/.well-known/agent.json", get(card_route))
+            .with_state(self.clone());
+        let endpoint = axum::Router::new().route(PATH, post(rpc_route)).with_state(self.clone());
+        (public, endpoint)
+    }
+}
+
+async fn card_route(Extract(a2a): Extract<Arc<A2a>>, headers: HeaderMap) -> axum::Json<serde_json::Value> {
+    // The endpoint's URL as this caller reached the server (the Host header is checked against
+    // the allowed hosts by the access rules of the endpoint itself).
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
+    let url = format!("http://{host}{PATH}");
+    axum::Json(card::card(&(a2a.adapter)(), &a2a.profile, &url, a2a.bearer))
+}
+
+async fn rpc_route(
+    Extract(a2a): Extract<Arc<A2a>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::response::Response {
+    rpc::handle(a2a, headers, body).await
+}

@@ -1,0 +1,470 @@
+//! JSON-RPC 2.0 at `/a2a`, with the A2A 1.0 methods the official SDKs call (`SendMessage`,
+//! `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`) and the
+//! specification's error codes. Streams are server-sent events, one JSON-RPC response each.
+
+use crate::A2a;
+use crate::run::Ask;
+use crate::tasks::{Record, State, new_id};
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// A JSON-RPC error with its code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The JSON-RPC or A2A code.
+    pub code: i64,
+    /// What went wrong and what to send instead.
+    pub message: String,
+}
+
+fn err(code: i64, message: impl Into<String>) -> RpcError {
+    RpcError { code, message: message.into() }
+}
+
+/// JSON-RPC: not JSON.
+pub(crate) const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC: not a request object.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: no such method.
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC: bad params.
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC: the server failed.
+pub(crate) const INTERNAL: i64 = -32603;
+/// A2A: no such task.
+pub(crate) const TASK_NOT_FOUND: i64 = -32001;
+/// A2A: the task cannot be cancelled now.
+pub(crate) const TASK_NOT_CANCELABLE: i64 = -32002;
+/// A2A: push notifications are not offered.
+pub(crate) const PUSH_NOT_SUPPORTED: i64 = -32003;
+/// A2A: the operation does not apply (e.g. a message to a finished task).
+pub(crate) const UNSUPPORTED_OPERATION: i64 = -32004;
+/// A2A: the content type is not accepted.
+pub(crate) const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
+/// A2A: no extended card.
+pub(crate) const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
+/// A2A: the protocol version asked for is not served.
+pub(crate) const VERSION_NOT_SUPPORTED: i64 = -32009;
+
+/// The message shapes a task accepts, for errors.
+const SHAPES: &str = "send one data part: {\"tool\": \"query_state\", \"args\": {\"kind\": TOOL, \"params\": {...}}} \
+                      (or another agent tool by name), {\"action\": KIND, \"params\": {...}} for a write, or \
+                      {\"confirm\": true|false} on a task that waits for input (message.taskId set); the agent card \
+                      lists the skills with examples";
+
+fn reply(id: &Value, result: Result<Value, RpcError>) -> Value {
+    match result {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}}),
+    }
+}
+
+fn json_response(value: Value) -> Response {
+    axum::Json(value).into_response()
+}
+
+/// `value` with every integral number as an integer. A data part is a protobuf `Value`, whose
+/// numbers are doubles: the official SDKs send `31337` as `31337.0`, which a tool's schema
+/// (`"type": "integer"`) rightly refuses. Beyond 2^53 a double is not exact, so such numbers are
+/// left as they are (send big amounts as strings, as the tools' schemas ask).
+fn integral(value: Value) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() <= EXACT => json!(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(integral).collect()),
+        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, integral(v))).collect()),
+        other => other,
+    }
+}
+
+/// The caller's ask in `message`'s data part.
+pub(crate) fn parse_ask(message: &Value) -> Result<Ask, RpcError> {
+    let parts = message["parts"]
+        .as_array()
+        .ok_or_else(|| err(INVALID_PARAMS, format!("message.parts is missing; {SHAPES}")))?;
+    let Some(data) = parts.iter().find_map(|p| p.get("data")) else {
+        let code = if parts.iter().any(|p| p.get("text").is_some()) {
+            CONTENT_TYPE_NOT_SUPPORTED
+        } else {
+            INVALID_PARAMS
+        };
+        return Err(err(
+            code,
+            format!("text is not interpreted here (no natural-language parsing): {SHAPES}"),
+        ));
+    };
+    let data = integral(data.clone());
+    let obj = data
+        .as_object()
+        .ok_or_else(|| err(INVALID_PARAMS, format!("the data part is not an object; {SHAPES}")))?;
+    if let Some(confirm) = obj.get("confirm") {
+        return confirm
+            .as_bool()
+            .map(Ask::Confirm)
+            .ok_or_else(|| err(INVALID_PARAMS, "`confirm` must be true or false"));
+    }
+    if let Some(kind) = obj.get("action") {
+        let kind = kind
+            .as_str()
+            .ok_or_else(|| err(INVALID_PARAMS, "`action` must be an action kind, e.g. \"swap\""))?;
+        let params = obj.get("params").filter(|p| p.is_object()).cloned().unwrap_or_else(|| json!({}));
+        return Ok(Ask::Action { kind: kind.to_owned(), params });
+    }
+    if let Some(name) = obj.get("tool") {
+        let name = name.as_str().ok_or_else(|| err(INVALID_PARAMS, "`tool` must be an agent tool's name"))?;
+        let args = obj.get("args").cloned().unwrap_or_else(|| json!({}));
+        return match name {
+            "preview_action" => Ok(Ask::Action {
+                kind: args["kind"].as_str().unwrap_or_default().to_owned(),
+                params: args.get("params").cloned().unwrap_or_else(|| json!({})),
+            }),
+            "commit_action" | "cancel_action" => Err(err(
+                INVALID_PARAMS,
+                format!(
+                    "`{name}` is not called directly here: a write's task waits for {{\"confirm\": true|false}}"
+                ),
+            )),
+            _ => Ok(Ask::Tool { name: name.to_owned(), args }),
+        };
+    }
+    Err(err(INVALID_PARAMS, format!("the data part names no tool, action or confirmation; {SHAPES}")))
+}
+
+fn task_id(params: &Value) -> Result<String, RpcError> {
+    params["id"]
+        .as_str()
+        .map(String::from)
+        .ok_or_else(|| err(INVALID_PARAMS, "params.id (the task id) is required"))
+}
+
+fn not_found(id: &str) -> RpcError {
+    let shown: String = id.chars().take(80).collect();
+    err(TASK_NOT_FOUND, format!("no task `{shown}`"))
+}
+
+fn history_length(params: &Value) -> Option<usize> {
+    params["historyLength"].as_u64().map(|n| n as usize)
+}
+
+/// Handle one POST to `/a2a`.
+pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes) -> Response {
+    let request: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return json_response(reply(&Value::Null, Err(err(PARSE_ERROR, format!("not JSON: {e}"))))),
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    if !request.is_object() {
+        return json_response(reply(
+            &Value::Null,
+            Err(err(INVALID_REQUEST, "a request is one JSON-RPC object (no batches)")),
+        ));
+    }
+    let (Some("2.0"), Some(method)) = (request["jsonrpc"].as_str(), request["method"].as_str()) else {
+        return json_response(reply(
+            &id,
+            Err(err(INVALID_REQUEST, "a request needs \"jsonrpc\": \"2.0\" and a string \"method\"")),
+        ));
+    };
+    if let Some(v) = headers.get("a2a-version").and_then(|v| v.to_str().ok()) {
+        let major_minor: Vec<&str> = v.trim().split('.').take(2).collect();
+        if major_minor != ["1", "0"] {
+            let e = err(
+                VERSION_NOT_SUPPORTED,
+                format!("A2A-Version {v} is not served; this server speaks A2A 1.0"),
+            );
+            return json_response(reply(&id, Err(e)));
+        }
+    }
+    let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+    let result = match method {
+        "SendMessage" => send(&a2a, &params, false).await.map(|(task, _)| json!({"task": task})),
+        "SendStreamingMessage" => match send(&a2a, &params, true).await {
+            Ok((task, Some(rx))) => return stream_response(a2a, id, task, rx),
+            Ok((task, None)) => Ok(json!({"task": task})),
+            Err(e) => Err(e),
+        },
+        "SubscribeToTask" => match subscribe(&a2a, &params) {
+            Ok((task, rx)) => return stream_response(a2a, id, task, rx),
+            Err(e) => Err(e),
+        },
+        "GetTask" => task_id(&params)
+            .and_then(|t| a2a.runner.tasks.get(&t).ok_or_else(|| not_found(&t)))
+            .map(|r| r.task(history_length(&params))),
+        "ListTasks" => list(&a2a, &params),
+        "CancelTask" => cancel(&a2a, &params).await,
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Err(err(
+            PUSH_NOT_SUPPORTED,
+            "push notifications are not supported: stream the task (SubscribeToTask) instead",
+        )),
+        "GetExtendedAgentCard" => Err(err(EXTENDED_CARD_NOT_CONFIGURED, "there is no extended agent card")),
+        "message/send" | "message/stream" | "tasks/get" | "tasks/cancel" | "tasks/resubscribe" => Err(err(
+            METHOD_NOT_FOUND,
+            format!(
+                "`{method}` is an A2A 0.3 name; this server speaks A2A 1.0: SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask"
+            ),
+        )),
+        other => {
+            let shown: String = other.chars().take(64).collect();
+            Err(err(METHOD_NOT_FOUND, format!("no method `{shown}`")))
+        }
+    };
+    json_response(reply(&id, result))
+}
+
+/// `SendMessage` / `SendStreamingMessage`: a new task, or the confirmation of a waiting one.
+/// The task when it settles (or at once with `returnImmediately`), or for a stream its
+/// snapshot and changes.
+async fn send(
+    a2a: &Arc<A2a>,
+    params: &Value,
+    streaming: bool,
+) -> Result<(Value, Option<broadcast::Receiver<Value>>), RpcError> {
+    let message = params
+        .get("message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| err(INVALID_PARAMS, "params.message is required"))?;
+    let ask = parse_ask(message)?;
+    let tasks = &a2a.runner.tasks;
+    let store = |e: crate::tasks::StoreError| err(INTERNAL, e.to_string());
+    let id = match message["taskId"].as_str().filter(|t| !t.is_empty()) {
+        Some(task) => {
+            let r = tasks.get(task).ok_or_else(|| not_found(task))?;
+            let Ask::Confirm(commit) = ask else {
+                return Err(err(
+                    UNSUPPORTED_OPERATION,
+                    format!(
+                        "task {task} is {}: only {{\"confirm\": true|false}} continues a task; start a new task (no taskId) for a new ask",
+                        r.state.name()
+                    ),
+                ));
+            };
+            if r.state != State::InputRequired {
+                return Err(err(
+                    UNSUPPORTED_OPERATION,
+                    format!("task {task} is {}, not waiting for a confirmation", r.state.name()),
+                ));
+            }
+            tasks.add_message(task, message.clone()).map_err(store)?;
+            let (_, rx) = tasks.watch(task).ok_or_else(|| not_found(task))?;
+            a2a.runner.confirm(task, commit);
+            return settle(a2a, task, rx, streaming, params).await;
+        }
+        None => {
+            if matches!(ask, Ask::Confirm(_)) {
+                return Err(err(
+                    INVALID_PARAMS,
+                    "a confirmation continues a task: set message.taskId to the waiting task's id",
+                ));
+            }
+            let context = message["contextId"]
+                .as_str()
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .unwrap_or_else(|| new_id("ctx-"));
+            let mut message = message.clone();
+            message["contextId"] = json!(context);
+            let write = matches!(ask, Ask::Action { .. });
+            let r = tasks.create(context, message, write).map_err(store)?;
+            r.id
+        }
+    };
+    let (_, rx) = tasks.watch(&id).ok_or_else(|| not_found(&id))?;
+    a2a.runner.start(&id, ask);
+    settle(a2a, &id, rx, streaming, params).await
+}
+
+/// Streaming: the task now and its receiver. Otherwise: the task once it settles (terminal or
+/// waiting for input), or now if the caller asked to return immediately.
+async fn settle(
+    a2a: &Arc<A2a>,
+    id: &str,
+    mut rx: broadcast::Receiver<Value>,
+    streaming: bool,
+    params: &Value,
+) -> Result<(Value, Option<broadcast::Receiver<Value>>), RpcError> {
+    let now = || a2a.runner.tasks.get(id).ok_or_else(|| not_found(id));
+    if streaming {
+        return Ok((now()?.task(history_length(&params["configuration"])), Some(rx)));
+    }
+    if params["configuration"]["returnImmediately"].as_bool() != Some(true) {
+        while !now()?.state.ends_stream() {
+            if let Err(broadcast::error::RecvError::Closed) = rx.recv().await {
+                break;
+            }
+        }
+    }
+    Ok((now()?.task(history_length(&params["configuration"])), None))
+}
+
+fn subscribe(a2a: &A2a, params: &Value) -> Result<(Value, broadcast::Receiver<Value>), RpcError> {
+    let id = task_id(params)?;
+    let (r, rx) = a2a.runner.tasks.watch(&id).ok_or_else(|| not_found(&id))?;
+    if r.state.is_terminal() {
+        return Err(err(
+            UNSUPPORTED_OPERATION,
+            format!("task {id} is {}: nothing more will happen; GetTask reads it", r.state.name()),
+        ));
+    }
+    Ok((r.task(None), rx))
+}
+
+fn list(a2a: &A2a, params: &Value) -> Result<Value, RpcError> {
+    let state = match params["status"].as_str() {
+        None | Some("TASK_STATE_UNSPECIFIED") => None,
+        Some(s) => {
+            Some(State::from_wire(s).ok_or_else(|| err(INVALID_PARAMS, format!("unknown task state {s}")))?)
+        }
+    };
+    let all: Vec<Record> = a2a.runner.tasks.list(params["contextId"].as_str(), state);
+    let size = params["pageSize"].as_u64().unwrap_or(50).clamp(1, 100) as usize;
+    let start: usize = params["pageToken"].as_str().and_then(|t| t.parse().ok()).unwrap_or(0);
+    let page: Vec<Value> =
+        all.iter().skip(start).take(size).map(|r| r.task(history_length(params))).collect();
+    let next = if start + size < all.len() { (start + size).to_string() } else { String::new() };
+    Ok(json!({"tasks": page, "nextPageToken": next, "pageSize": size, "totalSize": all.len()}))
+}
+
+async fn cancel(a2a: &Arc<A2a>, params: &Value) -> Result<Value, RpcError> {
+    let id = task_id(params)?;
+    let tasks = &a2a.runner.tasks;
+    let (r, mut rx) = tasks.watch(&id).ok_or_else(|| not_found(&id))?;
+    match r.state {
+        s if s.is_terminal() => {
+            return Err(err(
+                TASK_NOT_CANCELABLE,
+                format!("task {id} is {}: it cannot be cancelled", s.name()),
+            ));
+        }
+        State::InputRequired => {
+            a2a.runner
+                .cancel_waiting(&id)
+                .map_err(|e| err(TASK_NOT_CANCELABLE, format!("{}: {}", e.code.as_str(), e.message)))?;
+        }
+        _ => {
+            // Running: its instance is interrupted at the next epoch tick; a commit already
+            // broadcasting is not stopped and completes.
+            if let Some(control) = tasks.control(&id) {
+                control.cancel();
+            }
+            while !tasks.get(&id).ok_or_else(|| not_found(&id))?.state.ends_stream() {
+                if let Err(broadcast::error::RecvError::Closed) = rx.recv().await {
+                    break;
+                }
+            }
+        }
+    }
+    let r = tasks.get(&id).ok_or_else(|| not_found(&id))?;
+    if r.state != State::Canceled {
+        return Err(err(
+            TASK_NOT_CANCELABLE,
+            format!("task {id} finished as {} before it could be cancelled", r.state.name()),
+        ));
+    }
+    Ok(r.task(None))
+}
+
+/// Server-sent events: `task` first, then each change, until the task settles.
+fn stream_response(a2a: Arc<A2a>, id: Value, task: Value, rx: broadcast::Receiver<Value>) -> Response {
+    let task_id = task["id"].as_str().unwrap_or_default().to_owned();
+    let first = reply(&id, Ok(json!({"task": task.clone()})));
+    let done = State::from_wire(task["status"]["state"].as_str().unwrap_or_default())
+        .is_some_and(|s| s.is_terminal());
+    let state = (Some(first), rx, done, a2a, id, task_id);
+    let events = stream::unfold(state, |(first, mut rx, done, a2a, id, task_id)| async move {
+        if let Some(first) = first {
+            return Some((event(&first), (None, rx, done, a2a, id, task_id)));
+        }
+        if done {
+            return None;
+        }
+        match rx.recv().await {
+            Ok(update) => {
+                let ends = update["statusUpdate"]["status"]["state"]
+                    .as_str()
+                    .and_then(State::from_wire)
+                    .is_some_and(State::ends_stream);
+                Some((event(&reply(&id, Ok(update))), (None, rx, ends, a2a, id, task_id)))
+            }
+            // Fell behind: the task as it is now stands for what was missed.
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                let r = a2a.runner.tasks.get(&task_id)?;
+                let ends = r.state.ends_stream();
+                let now = event(&reply(&id, Ok(json!({"task": r.task(None)}))));
+                Some((now, (None, rx, ends, a2a, id, task_id)))
+            }
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    });
+    Sse::new(events).keep_alive(KeepAlive::default()).into_response()
+}
+
+fn event(value: &Value) -> Result<Event, Infallible> {
+    Ok(Event::default().data(value.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(parts: Value) -> Value {
+        json!({"messageId": "m", "role": "ROLE_USER", "parts": parts})
+    }
+
+    #[test]
+    fn asks_are_read_from_the_data_part_only() {
+        let read = message(
+            json!([{"data": {"tool": "query_state", "args": {"kind": "get_pool_info", "params": {}}}}]),
+        );
+        assert_eq!(
+            parse_ask(&read),
+            Ok(Ask::Tool {
+                name: "query_state".into(),
+                args: json!({"kind": "get_pool_info", "params": {}})
+            })
+        );
+        let write =
+            message(json!([{"text": "please"}, {"data": {"action": "swap", "params": {"amount_in": "1"}}}]));
+        assert_eq!(
+            parse_ask(&write),
+            Ok(Ask::Action { kind: "swap".into(), params: json!({"amount_in": "1"}) })
+        );
+        assert_eq!(parse_ask(&message(json!([{"data": {"confirm": false}}]))), Ok(Ask::Confirm(false)));
+        let text = parse_ask(&message(json!([{"text": "swap 1 ETH for USDC"}]))).expect_err("text only");
+        assert_eq!(text.code, CONTENT_TYPE_NOT_SUPPORTED);
+        assert!(text.message.contains("\"action\""), "{}", text.message);
+        assert_eq!(
+            parse_ask(&message(json!([{"data": {"tool": "commit_action"}}]))).expect_err("direct").code,
+            INVALID_PARAMS
+        );
+        assert_eq!(
+            parse_ask(&message(json!([{"data": {"confirm": "yes"}}]))).expect_err("bool").code,
+            INVALID_PARAMS
+        );
+        assert_eq!(parse_ask(&message(json!([{"data": [1]}]))).expect_err("object").code, INVALID_PARAMS);
+        // Protobuf's doubles become integers again where they are integral and exact.
+        let floats = message(
+            json!([{"data": {"action": "swap", "params": {"chain_id": 31337.0, "slippage": 0.5,
+                                                                          "path": [1.0, 2.5], "big": 1e300}}}]),
+        );
+        assert_eq!(
+            parse_ask(&floats),
+            Ok(Ask::Action {
+                kind: "swap".into(),
+                params: json!({"chain_id": 31337, "slippage": 0.5, "path": [1, 2.5], "big": 1e300})
+            })
+        );
+    }
+}

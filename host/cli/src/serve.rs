@@ -1,0 +1,72 @@
+//! `bardo serve`: A2A and MCP's streamable HTTP on one listener, over one write path.
+
+use anyhow::Result;
+use bardo_core::Runtime;
+use bardo_host::config::Config;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Which protocols to serve.
+pub(crate) struct Protocols {
+    pub a2a: bool,
+    pub mcp: bool,
+}
+
+/// Serve until Ctrl-C.
+pub(crate) fn run(
+    config_path: &Path,
+    profile: Option<&str>,
+    listen: std::net::SocketAddr,
+    protocols: Protocols,
+    exposure: bardo_mcp::Exposure,
+    watch_ms: u64,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    let config = Config::load(config_path, config_path != Path::new("bardo.toml"))?;
+    // Refuse an unsafe setup before opening anything.
+    let access = bardo_mcp::http::Access::from_config(&config, listen)?;
+    let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
+    // One profile, one write path: MCP and A2A call through the same adapter.
+    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, rt)?;
+    let server = bardo_mcp::session_runtime()?;
+    server.block_on(async {
+        let mut router = axum::Router::new();
+        if protocols.mcp {
+            router = router.merge(bardo_mcp::http::router(served.clone(), access.clone()));
+        }
+        if protocols.a2a {
+            let source = served.clone();
+            let adapter: bardo_a2a::AdapterSource = Arc::new(move || source.adapter());
+            let a2a = bardo_a2a::A2a::open(
+                &config.resolve(&config.agent.a2a_tasks),
+                &config.resolve(&config.events_journal),
+                adapter,
+                served.profile(),
+                access.requires_token(),
+            )?;
+            let (card, endpoint) = a2a.routers();
+            router = router.merge(card).merge(bardo_mcp::http::guard(endpoint, access.clone()));
+        }
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+        let bound = listener.local_addr()?;
+        if protocols.a2a {
+            eprintln!(
+                "bardo serve: A2A at http://{bound}{} (card: http://{bound}/.well-known/agent-card.json)",
+                bardo_a2a::PATH
+            );
+        }
+        if protocols.mcp {
+            eprintln!("bardo serve: MCP at http://{bound}{}", bardo_mcp::http::PATH);
+        }
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

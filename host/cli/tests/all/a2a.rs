@@ -1,0 +1,282 @@
+//! `bardo serve --a2a` driven by the official A2A Python SDK (`tests/clients/a2a_client.py`,
+//! a2a-sdk from PyPI, installed by `scripts/setup.sh`): the card, reads, a swap that waits for
+//! the caller's confirmation, declines, cancels, expiry, a restart mid-task, errors and tokens.
+
+use super::chain::devnet;
+use super::mcp::{Workspace, balanceOfCall, clients, python, view};
+use alloy::primitives::U256;
+use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `bardo serve`, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(w: &Workspace, listen: &str, env: &[(&str, &str)]) -> Self {
+        let port =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+        let listen = format!("{listen}:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .arg("--config")
+            .arg(w.path().join("bardo.toml"))
+            .args(["serve", "--listen", &listen, "--a2a", "--watch-ms", "0"])
+            .env("BARDO_PRIVATE_KEY", DEV_KEY)
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("bardo serve");
+        let url = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(60), "bardo serve did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Run a client scenario; its last JSON line.
+fn a2a(server: &Server, args: &[&str]) -> Value {
+    let out = Command::new(python())
+        .arg(clients().join("a2a_client.py"))
+        .args(args)
+        .args(["--url", &server.url])
+        .output()
+        .expect("run the A2A Python client");
+    assert!(
+        out.status.success(),
+        "client failed: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().expect("the scenario printed nothing");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("not JSON ({e}): {last}"))
+}
+
+fn artifact<'a>(task: &'a Value, name: &str) -> &'a Value {
+    let artifacts = task["artifacts"].as_array().unwrap_or_else(|| panic!("no artifacts in {task}"));
+    let a = artifacts
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} artifact in {task}"));
+    &a["parts"][0]["data"]
+}
+
+fn base(v: &Value) -> U256 {
+    U256::from_str_radix(v.as_str().unwrap_or_else(|| panic!("base units: {v}")), 10).expect("number")
+}
+
+/// A trader workspace whose permits live `ttl` seconds.
+fn trader_with_ttl(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments, ttl: u64) -> Workspace {
+    let w = Workspace::trader(node, d);
+    set_ttl(&w, ttl);
+    w
+}
+
+fn set_ttl(w: &Workspace, ttl: u64) {
+    let path = w.path().join("bardo.toml");
+    let text = std::fs::read_to_string(&path).expect("config");
+    let text = match text.find("ttl_secs = ") {
+        Some(at) => {
+            let end = at + text[at..].find('\n').expect("line end");
+            format!("{}ttl_secs = {ttl}{}", &text[..at], &text[end..])
+        }
+        None => text.replacen("[safety]\n", &format!("[safety]\nttl_secs = {ttl}\n"), 1),
+    };
+    std::fs::write(&path, text).expect("config");
+}
+
+#[test]
+fn a2a_card_read_and_a_swap_confirmed_declined_and_cancelled() {
+    let (node, d) = devnet();
+    let w = trader_with_ttl(&node, &d, 120);
+    let server = Server::start(&w, "127.0.0.1", &[]);
+
+    // The card, resolved by the SDK at A2A's path and served at the specification's too.
+    let card = a2a(&server, &["card"]);
+    let c = &card["card"];
+    assert_eq!(c["supportedInterfaces"][0]["url"], format!("{}/a2a", server.url), "{c}");
+    assert_eq!(c["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+    assert_eq!(c["supportedInterfaces"][0]["protocolVersion"], "1.0");
+    assert_eq!(c["capabilities"]["streaming"], true, "{c}");
+    assert_eq!(c["name"], "Bardo Tools (trader)");
+    assert_eq!(c["defaultInputModes"], json!(["application/json"]));
+    assert!(c.get("securitySchemes").is_none(), "loopback without tokens: no auth {c}");
+    let skills: Vec<&str> =
+        c["skills"].as_array().expect("skills").iter().filter_map(|s| s["id"].as_str()).collect();
+    assert!(skills.contains(&"action-swap"), "{skills:?}");
+    assert!(skills.iter().any(|s| s.starts_with("read-")), "{skills:?}");
+    let swap_skill =
+        c["skills"].as_array().expect("skills").iter().find(|s| s["id"] == "action-swap").expect("swap");
+    let example: Value =
+        serde_json::from_str(swap_skill["examples"][0].as_str().expect("example")).expect("JSON");
+    assert_eq!(example["action"], "swap", "{example}");
+    assert_eq!(card["spec_path"], *c, "the same card at /.well-known/agent.json");
+
+    // A read: completed, the tool's answer as an artifact.
+    let pool = json!({"kind": "uniswap_get_pool_info",
+                      "params": {"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000}});
+    let read = a2a(&server, &["read", "--args", &pool.to_string()]);
+    let task = &read["events"][0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{read}");
+    assert!(artifact(task, "result")["address"].as_str().is_some_and(|a| a.starts_with("0x")), "{task}");
+
+    // A swap streamed to input-required with its permit; GetTask and SubscribeToTask mid-task;
+    // confirmed: completed with the verified receipt, and the balances moved by it.
+    let (weth, usdc) = (d.tokens["WETH"].address, d.tokens["USDC"].address);
+    let balances = || {
+        let b = |t| view(&node.url(), t, balanceOfCall { account: d.deployer });
+        (b(weth), b(usdc))
+    };
+    let swap =
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"}).to_string();
+    let before = balances();
+    let done = a2a(&server, &["swap", "--args", &swap, "--decision", "confirm"]);
+    let states = done["states"].as_array().expect("states");
+    assert_eq!(states.first(), Some(&json!("TASK_STATE_WORKING")), "{done}");
+    assert_eq!(states.last(), Some(&json!("TASK_STATE_INPUT_REQUIRED")), "{done}");
+    assert_eq!(done["mid"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{done}");
+    let permit = artifact(&done["mid"], "permit");
+    assert!(permit["permit_id"].as_str().is_some_and(|p| p.starts_with("permit-")), "{permit}");
+    assert!(permit["risk_tier"].is_string() && permit["expires_at"].is_string(), "{permit}");
+    assert_eq!(done["resubscribed"]["task"]["id"], done["mid"]["id"], "{done}");
+    assert_eq!(
+        done["second_states"].as_array().and_then(|s| s.last()),
+        Some(&json!("TASK_STATE_COMPLETED")),
+        "{done}"
+    );
+    let receipt = artifact(&done["final"], "receipt");
+    assert_eq!(receipt["ground_truth"], "receipt", "{receipt}");
+    let after = balances();
+    let expected = &permit["expected_outcome"];
+    assert_eq!(after.0 - before.0, base(&expected["amount_out_base"]), "WETH received");
+    assert_eq!(before.1 - after.1, base(&expected["amount_in_base"]), "USDC paid");
+
+    // Declined: canceled, its permit cancelled, nothing sent.
+    let declined = a2a(&server, &["swap", "--args", &swap, "--decision", "decline"]);
+    assert_eq!(declined["final"]["status"]["state"], "TASK_STATE_CANCELED", "{declined}");
+    assert_eq!(balances(), after, "a declined swap sends nothing");
+    let cancelled_permit =
+        artifact(&declined["final"], "permit")["permit_id"].as_str().expect("permit").to_owned();
+    let commit = w.bardo(&["commit", &cancelled_permit]);
+    let said = String::from_utf8_lossy(&commit.stdout).to_string() + &String::from_utf8_lossy(&commit.stderr);
+    assert!(!commit.status.success() && said.contains("cancelled"), "the declined permit is dead: {said}");
+
+    // CancelTask on a waiting task: canceled too.
+    let cancelled = a2a(&server, &["swap", "--args", &swap, "--decision", "cancel"]);
+    assert_eq!(cancelled["cancelled"]["status"]["state"], "TASK_STATE_CANCELED", "{cancelled}");
+    assert_eq!(balances(), after);
+
+    // Each task state change is a fabric event in the journal and an audit record.
+    let journal = std::fs::read_to_string(w.path().join(".bardo/events.jsonl")).expect("journal");
+    let task_id = done["mid"]["id"].as_str().expect("id");
+    let changes: Vec<Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("line"))
+        .filter(|e| e["event"]["type"] == "TaskStatusChanged" && e["event"]["task_id"] == task_id)
+        .map(|e| e["event"]["state"].clone())
+        .collect();
+    assert_eq!(
+        changes,
+        json!(["working", "input-required", "working", "completed"]).as_array().expect("list").clone()
+    );
+    let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit");
+    let permit_id = permit["permit_id"].as_str().expect("permit");
+    assert!(
+        audit.lines().any(|l| l.contains("\"TaskStatus\"")
+            && l.contains(task_id)
+            && l.contains(permit_id)
+            && l.contains("completed")),
+        "the task is audited with its permit"
+    );
+    let verified = w.bardo(&["audit-log", "verify"]);
+    assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stdout));
+    assert!(String::from_utf8_lossy(&verified.stdout).contains("intact"));
+}
+
+#[test]
+fn a2a_errors_expiry_and_a_task_confirmed_after_a_restart() {
+    let (node, d) = devnet();
+    let w = trader_with_ttl(&node, &d, 120);
+    let swap =
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "700"}).to_string();
+
+    // Errors, each with its code.
+    let server = Server::start(&w, "127.0.0.1", &[]);
+    let e = a2a(&server, &["errors"]);
+    assert_eq!(e["malformed"]["error"]["code"], -32700, "{e}");
+    assert_eq!(e["batch"]["error"]["code"], -32600, "{e}");
+    assert_eq!(e["unknown_method"]["error"]["code"], -32601, "{e}");
+    assert!(e["old_name"]["error"]["message"].as_str().expect("message").contains("SendMessage"), "{e}");
+    assert_eq!(e["push"]["error"]["code"], -32003, "{e}");
+    assert_eq!(e["version"]["error"]["code"], -32009, "{e}");
+    assert_eq!(e["unknown_task"]["type"], "TaskNotFoundError", "{e}");
+    assert_eq!(e["text_only"]["type"], "ContentTypeNotSupportedError", "{e}");
+    assert!(e["text_only"]["message"].as_str().expect("message").contains("\"action\""), "{e}");
+    // A tool error is a failed task with the typed error, not a protocol error.
+    assert_eq!(e["bad_tool"]["state"], "TASK_STATE_FAILED", "{e}");
+    let typed =
+        e["bad_tool"]["message"]["parts"].as_array().expect("parts").iter().find_map(|p| p.get("data"));
+    assert_eq!(typed.map(|d| &d["code"]), Some(&json!("not-found")), "{e}");
+
+    // A swap waits; the server restarts; the task is still there and its permit commits.
+    let waiting = a2a(&server, &["swap", "--args", &swap, "--decision", "none"]);
+    let task_id = waiting["mid"]["id"].as_str().expect("id").to_owned();
+    drop(server);
+    let server = Server::start(&w, "127.0.0.1", &[]);
+    let confirmed = a2a(&server, &["confirm", "--task", &task_id]);
+    assert_eq!(confirmed["before"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{confirmed}");
+    let task = &confirmed["events"][0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{confirmed}");
+    assert_eq!(artifact(task, "receipt")["ground_truth"], "receipt", "{task}");
+    drop(server);
+
+    // Permits of 2 s: a task left waiting fails with the expiry code; a late confirmation is refused.
+    set_ttl(&w, 2);
+    let server = Server::start(&w, "127.0.0.1", &[]);
+    let expired = a2a(&server, &["swap", "--args", &swap, "--decision", "wait", "--wait-s", "3.5"]);
+    let after = &expired["after"];
+    assert_eq!(after["status"]["state"], "TASK_STATE_FAILED", "{expired}");
+    let data = after["status"]["message"]["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .find_map(|p| p.get("data"))
+        .unwrap_or_else(|| panic!("no error data in {after}"));
+    assert_eq!(data["code"], "expired", "{data}");
+    assert_eq!(expired["late_confirm"]["type"], "UnsupportedOperationError", "{expired}");
+}
+
+#[test]
+fn a2a_off_loopback_needs_a_token_and_the_card_says_so() {
+    let w = Workspace::new("data", &[], "[mcp]\ntokens_env = \"BARDO_A2A_TEST_TOKENS\"\n");
+    // Without the tokens it names, the server refuses to start.
+    let refused = w.bardo(&["serve", "--listen", "0.0.0.0:0", "--a2a"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("BARDO_A2A_TEST_TOKENS"), "{refused:?}");
+
+    let token = "a2a-test-token-0123456789abcdef";
+    let server = Server::start(&w, "0.0.0.0", &[("BARDO_A2A_TEST_TOKENS", token)]);
+    let seen = a2a(&server, &["auth", "--token", token]);
+    for who in ["none", "wrong"] {
+        assert_eq!(seen[who]["card"], 200, "the card is public: {seen}");
+        assert_eq!(seen[who]["rpc"], 401, "{seen}");
+        assert!(seen[who]["www_authenticate"].as_str().is_some_and(|h| h.starts_with("Bearer")), "{seen}");
+    }
+    assert_eq!(seen["right"]["rpc"], 200, "{seen}");
+    assert_eq!(seen["right"]["body"]["error"]["code"], -32001, "an unknown task, past the door: {seen}");
+    assert_eq!(seen["scheme"]["bearer"]["httpAuthSecurityScheme"]["scheme"], "Bearer", "{seen}");
+}
