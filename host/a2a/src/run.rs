@@ -5,7 +5,7 @@
 
 use crate::tasks::{State, Tasks, new_id};
 use bardo_core::error::{ErrorCode, ToolError};
-use bardo_core::fabric::{Fabric, GolemEvent};
+use bardo_core::fabric::{Fabric, GolemEvent, now_ms};
 use bardo_host::adapter::Adapter;
 use bardo_host::plugin::CallControl;
 use bardo_host::safety::audit_log::AuditEvent;
@@ -56,10 +56,6 @@ pub(crate) fn agent_message(task: &crate::tasks::Record, text: &str, data: Optio
 
 fn error_data(e: &ToolError) -> Value {
     json!({"code": e.code, "message": e.message, "retryable": e.retryable})
-}
-
-fn now_ms() -> u64 {
-    bardo_core::fabric::now_ms()
 }
 
 impl Runner {

@@ -276,19 +276,22 @@ impl Tasks {
         self.lock().get(id).map(|e| (e.record.clone(), e.watchers.subscribe()))
     }
 
-    /// Change task `id` with `change`, store it, and tell its watchers `update(record)`.
+    /// Change task `id` with `change`, store it, and tell its watchers `update(record)`, if the
+    /// change is one they see.
     fn change(
         &self,
         id: &str,
         change: impl FnOnce(&mut Record),
-        update: impl FnOnce(&Record) -> Value,
+        update: impl FnOnce(&Record) -> Option<Value>,
     ) -> Result<Record, StoreError> {
         let mut entries = self.lock();
         let entry = entries.get_mut(id).ok_or_else(|| store_error(&self.dir, format!("no task {id}")))?;
         let mut record = entry.record.clone();
         change(&mut record);
         self.save(&record)?;
-        let _ = entry.watchers.send(update(&record));
+        if let Some(update) = update(&record) {
+            let _ = entry.watchers.send(update);
+        }
         entry.record = record.clone();
         Ok(record)
     }
@@ -307,11 +310,11 @@ impl Tasks {
                 r.status_message = message;
                 r.timestamp = now_rfc3339();
             },
-            Record::status_update,
+            |r| Some(r.status_update()),
         )
     }
 
-    /// Record the permit task `id` waits on.
+    /// Record the permit task `id` waits on (watchers see it as the `permit` artifact).
     pub(crate) fn set_permit(
         &self,
         id: &str,
@@ -324,7 +327,7 @@ impl Tasks {
                 r.permit_id = Some(permit_id.to_owned());
                 r.expires_at_ms = Some(expires_at_ms);
             },
-            Record::status_update,
+            |_| None,
         )
     }
 
@@ -335,21 +338,15 @@ impl Tasks {
             id,
             |r| r.artifacts.push(artifact),
             |r| {
-                json!({"artifactUpdate": {"taskId": r.id, "contextId": r.context_id, "artifact": event,
-                                          "append": false, "lastChunk": true}})
+                Some(json!({"artifactUpdate": {"taskId": r.id, "contextId": r.context_id, "artifact": event,
+                                               "append": false, "lastChunk": true}}))
             },
         )
     }
 
     /// Add the caller's `message` to task `id`'s history (no stream response: the caller sent it).
     pub(crate) fn add_message(&self, id: &str, message: Value) -> Result<Record, StoreError> {
-        let mut entries = self.lock();
-        let entry = entries.get_mut(id).ok_or_else(|| store_error(&self.dir, format!("no task {id}")))?;
-        let mut record = entry.record.clone();
-        record.history.push(message);
-        self.save(&record)?;
-        entry.record = record.clone();
-        Ok(record)
+        self.change(id, |r| r.history.push(message), |_| None)
     }
 
     /// Remember the call running for task `id` (none: it ended).
@@ -383,7 +380,6 @@ mod tests {
         let first = rx.try_recv().expect("status");
         assert_eq!(first["statusUpdate"]["status"]["state"], "TASK_STATE_WORKING");
         assert_eq!(rx.try_recv().expect("artifact")["artifactUpdate"]["artifact"]["artifactId"], "a1");
-        rx.try_recv().expect("permit status");
         assert_eq!(
             rx.try_recv().expect("input")["statusUpdate"]["status"]["state"],
             "TASK_STATE_INPUT_REQUIRED"
