@@ -6,8 +6,9 @@
 //! (b) `adapter_read_1kb`: the work `bardo mcp` does for that call minus the protocol: the
 //!     params check against the tool's schema, the call, the result filter.
 //! (c) `stdio_1kb`: the same tool through `bardo mcp --expose concrete`, a child process,
-//!     from rmcp's client (the official Rust SDK) over its stdin/stdout. rmcp attaches a
-//!     progress token to every request, so each call also carries one progress notification.
+//!     from rmcp's client (the official Rust SDK) over its stdin/stdout, on a current-thread
+//!     runtime as the server's session is. rmcp attaches a progress token to every request, so
+//!     each call also carries one progress notification (a second write and client wake-up).
 //! (d) `stdio_1kb_raw_client`: the same from a minimal blocking JSON-lines client (one write a
 //!     message, no progress token): the server's own latency, without a client runtime's.
 //! (e) `http_1kb`: the same over streamable HTTP on loopback, from rmcp's client.
@@ -130,20 +131,22 @@ fn calls(c: &mut Criterion) {
     });
 
     let call = || CallToolRequestParams::new("bench_summarize").with_arguments(params.clone());
-    let stdio = rt
+    // The shared runtime's two workers would add a hop between the client's reader and caller.
+    let client_rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let stdio = client_rt
         .block_on(async {
             ().serve(TokioChildProcess::new(mcp_command(dir.path(), &[]))?)
                 .await
                 .map_err(std::io::Error::other)
         })
         .expect("bardo mcp over stdio");
-    let first = rt.block_on(stdio.call_tool(call())).expect("stdio call");
+    let first = client_rt.block_on(stdio.call_tool(call())).expect("stdio call");
     assert_eq!(first.is_error, Some(false), "{first:?}");
     assert_eq!(first.structured_content.as_ref().and_then(|v| v["count"].as_u64()), Some(12), "{first:?}");
     g.bench_function("stdio_1kb", |b| {
-        b.iter(|| black_box(rt.block_on(stdio.call_tool(call())).expect("call").is_error))
+        b.iter(|| black_box(client_rt.block_on(stdio.call_tool(call())).expect("call").is_error))
     });
-    drop(rt.block_on(stdio.cancel()));
+    drop(client_rt.block_on(stdio.cancel()));
 
     let mut raw = RawClient::start(dir.path());
     let body = format!(r#""method":"tools/call","params":{{"name":"bench_summarize","arguments":{text}}}"#);

@@ -11,6 +11,7 @@
 //! stateless 2026-07-28 revision first (`server/discover`) falls back to the handshake.
 
 pub mod http;
+mod inline;
 mod listing;
 mod reload;
 mod server;
@@ -39,14 +40,15 @@ pub enum McpError {
 /// calling thread. Nothing but protocol goes to stdout (logs go to stderr and, at the level the
 /// client sets, to the client).
 ///
-/// The session's protocol work runs on this thread alone (a current-thread runtime); each tool
-/// call runs on a blocking thread, so a `notifications/cancelled` is read while it runs. Why not
-/// the process's shared runtime: there, a request hopped between its two workers and the blocking
-/// pool (~6 context switches a call, the largest cost of a small call on this machine); here it
-/// is the reader thread and the call's thread, nothing else. Chain I/O, streams and the reload
-/// watcher stay on the shared runtime.
+/// The session's protocol work runs on this thread alone (a current-thread runtime), and so do
+/// its read calls, between the runtime's turns, as long as they only compute ([`inline`]): a
+/// request is read, run and answered by one thread. A call that waits (RPC, a simulation) or
+/// runs on, and every write, runs on a blocking thread instead, so a `notifications/cancelled`
+/// is read while it runs. Chain I/O, streams and the reload watcher stay on the shared runtime.
 pub fn serve_stdio_blocking(served: std::sync::Arc<Served>) -> Result<(), McpError> {
-    session_runtime()?.block_on(serve_stdio(served))
+    let runtime = session_runtime()?;
+    let inline = std::sync::Arc::new(inline::Inline::default());
+    inline::drive(&runtime, &inline, serve_on(Session::new(served).with_inline(inline.clone())))
 }
 
 /// The runtime one session's protocol work runs on (see [`serve_stdio_blocking`]).
@@ -59,9 +61,12 @@ pub fn session_runtime() -> Result<tokio::runtime::Runtime, McpError> {
 }
 
 /// Serve one MCP session on this process's stdin/stdout until the client closes it, on the
-/// current runtime.
+/// current runtime (every call on a blocking thread).
 pub async fn serve_stdio(served: std::sync::Arc<Served>) -> Result<(), McpError> {
-    let session = Session::new(served);
+    serve_on(Session::new(served)).await
+}
+
+async fn serve_on(session: Session) -> Result<(), McpError> {
     let running = session
         .serve(rmcp::transport::stdio_pipes())
         .await

@@ -189,6 +189,8 @@ impl SessionState {
 pub struct Session {
     served: Arc<Served>,
     state: Arc<SessionState>,
+    /// The session thread's slot for calls that only compute (stdio sessions).
+    inline: Option<Arc<crate::inline::Inline>>,
 }
 
 impl Session {
@@ -200,7 +202,34 @@ impl Session {
             streams: Mutex::default(),
         });
         served.sessions.lock().unwrap_or_else(|p| p.into_inner()).push(Arc::downgrade(&state));
-        Self { served, state }
+        Self { served, state, inline: None }
+    }
+
+    /// Try read calls on the session's own thread first, through `inline`.
+    pub(crate) fn with_inline(mut self, inline: Arc<crate::inline::Inline>) -> Self {
+        self.inline = Some(inline);
+        self
+    }
+
+    /// The call run on the session thread, if it has a free slot and the call only computes.
+    async fn try_inline(
+        &self,
+        adapter: &Arc<Adapter>,
+        name: &str,
+        route: &Route,
+        args: &Value,
+        control: &Arc<CallControl>,
+    ) -> Option<Result<Value, ToolError>> {
+        let inline = self.inline.as_ref()?;
+        let (adapter, name, route, args, control) =
+            (adapter.clone(), name.to_owned(), route.clone(), args.clone(), control.clone());
+        inline
+            .run(move || match route {
+                Route::Agent => adapter.try_call_inline(&name, &args, &control),
+                Route::Read => adapter.try_call_read_inline(&name, &args, &control),
+            })
+            .await
+            .flatten()
     }
 
     fn remember(&self, peer: &Peer<RoleServer>) {
@@ -258,16 +287,18 @@ impl Session {
             })
         };
         let started = Instant::now();
-        let call = {
-            let (name, control) = (name.clone(), control.clone());
-            tokio::task::spawn_blocking(move || match route {
-                Route::Agent => adapter.call_with(&name, &args, &control),
-                Route::Read => adapter.call_read(&name, &args, &control),
-            })
+        let result = match self.try_inline(&adapter, &name, &route, &args, &control).await {
+            Some(result) => result,
+            None => {
+                let (name, control) = (name.clone(), control.clone());
+                tokio::task::spawn_blocking(move || match route {
+                    Route::Agent => adapter.call_with(&name, &args, &control),
+                    Route::Read => adapter.call_read(&name, &args, &control),
+                })
+                .await
+                .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::Internal, format!("the call failed: {e}"))))
+            }
         };
-        let result = call
-            .await
-            .unwrap_or_else(|e| Err(ToolError::new(ErrorCode::Internal, format!("the call failed: {e}"))));
         cancel.abort();
         let cancelled = control.is_cancelled();
         drop(control); // closes the progress channel: the forwarder drains and ends

@@ -166,6 +166,40 @@ impl Adapter {
         self.screen(self.read(tool, args, control))
     }
 
+    /// [`Self::call_read`] on a thread that must not block (see
+    /// [`crate::plugin::Host::try_call_inline`]): `None` when the attempt gave up — run
+    /// [`Self::call_read`] on a thread that may wait.
+    pub fn try_call_read_inline(
+        &self,
+        tool: &str,
+        args: &Value,
+        control: &Arc<CallControl>,
+    ) -> Option<Result<Value, ToolError>> {
+        let report = self.path.host().try_call_inline(tool, &args.to_string(), control)?;
+        Some(self.screen(answer(report.result)))
+    }
+
+    /// [`Self::call_with`] on a thread that must not block: only `query_state` is tried there
+    /// (the other agent tools wait on the chain, the disk or the safety chain); `None` for them
+    /// and when the attempt gave up — run [`Self::call_with`] on a thread that may wait.
+    pub fn try_call_inline(
+        &self,
+        name: &str,
+        args: &Value,
+        control: &Arc<CallControl>,
+    ) -> Option<Result<Value, ToolError>> {
+        if name != "query_state" || !self.tools().iter().any(|t| t.name == name) {
+            return None;
+        }
+        let tool = match field(args, "kind").and_then(|kind| self.read_tool_for(kind)) {
+            Ok(tool) => tool,
+            Err(e) => return Some(self.screen(Err(e))),
+        };
+        let params = args.get("params").unwrap_or(&Value::Null).to_string();
+        let report = self.path.host().try_call_inline(&tool, &params, control)?;
+        Some(self.screen(answer(report.result)))
+    }
+
     /// `answer` as an agent may see it: chain strings neutralized, secrets and node URLs
     /// redacted, at most [`MAX_RESULT_BYTES`] (stream events an MCP client reads).
     pub fn screen(&self, answer: Result<Value, ToolError>) -> Result<Value, ToolError> {
@@ -254,6 +288,12 @@ impl Adapter {
         params: &Value,
         control: &Arc<CallControl>,
     ) -> Result<Value, ToolError> {
+        self.read(&self.read_tool_for(kind)?, params, control)
+    }
+
+    /// The read tool `query_state` runs for `kind`: a full tool name or the part after the
+    /// plugin's prefix, when one tool matches.
+    fn read_tool_for(&self, kind: &str) -> Result<String, ToolError> {
         let host = self.path.host();
         let matches: Vec<&String> = host
             .catalog()
@@ -264,27 +304,25 @@ impl Adapter {
             })
             .map(|(name, _)| name)
             .collect();
-        let tool = match matches.as_slice() {
-            [one] => one.as_str(),
-            [] => {
-                return Err(ToolError::new(
-                    ErrorCode::NotFound,
-                    format!("no read tool for `{kind}`; see search_context"),
-                ));
-            }
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no read tool for `{kind}`; see search_context"),
+            )),
             many => {
                 let names: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
-                return Err(invalid(format!(
-                    "`{kind}` matches {}; use the full tool name",
-                    names.join(", ")
-                )));
+                Err(invalid(format!("`{kind}` matches {}; use the full tool name", names.join(", "))))
             }
-        };
-        self.read(tool, params, control)
+        }
     }
 
     fn read(&self, tool: &str, params: &Value, control: &Arc<CallControl>) -> Result<Value, ToolError> {
-        let answer = self.path.host().call_with(tool, &params.to_string(), control).result?;
-        serde_json::from_str(&answer).map_err(internal)
+        answer(self.path.host().call_with(tool, &params.to_string(), control).result)
     }
+}
+
+/// A read tool's JSON answer as a value.
+fn answer(result: Result<String, ToolError>) -> Result<Value, ToolError> {
+    serde_json::from_str(&result?).map_err(internal)
 }

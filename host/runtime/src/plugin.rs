@@ -9,7 +9,7 @@ mod state;
 pub mod streams;
 pub mod surface;
 
-pub use call::{CallReport, CallStats};
+pub use call::{CallReport, CallStats, INLINE_SLICE};
 pub use control::{CallControl, Progress};
 pub use params::ParamsSchema;
 pub use state::{Preopen, WasiPolicy};
@@ -186,7 +186,8 @@ impl Host {
     ) -> Result<Self, LoadError> {
         let mut linker = Linker::new(engine.wasmtime());
         let linked = caps::add_to_linker(&mut linker)
-            .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker));
+            .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker))
+            .and_then(|()| state::shadow_wasi_poll(&mut linker));
         linked.map_err(|e| EngineError::Config(format!("linking host imports: {e:#}")))?;
         Ok(Self {
             engine,
@@ -472,38 +473,76 @@ impl Host {
         self.call_control(tool, params_json, Some(control))
     }
 
+    /// [`Self::call_with`] on a thread that must not block, such as an MCP session's protocol
+    /// thread: a call that only computes then needs no hop to another thread. `None` when the
+    /// attempt gave up — it would have waited (RPC, a simulation, a WASI poll) or ran past
+    /// [`INLINE_SLICE`] — and left no trace: run the call with [`Self::call_with`] on a
+    /// thread that may wait. Call it outside any async runtime (WASI's sync imports enter
+    /// their own). Isolation is the same: a fresh instance under the same limits.
+    pub fn try_call_inline(
+        &self,
+        tool: &str,
+        params_json: &str,
+        control: &Arc<CallControl>,
+    ) -> Option<CallReport> {
+        self.read_call(tool, params_json, Some(control), true)
+    }
+
     fn call_control(&self, tool: &str, params_json: &str, control: Option<&Arc<CallControl>>) -> CallReport {
+        match self.read_call(tool, params_json, control, false) {
+            Some(report) => report,
+            None => CallReport::refused(ToolError::new(
+                ErrorCode::Internal,
+                "a call gave up without being inline",
+            )),
+        }
+    }
+
+    fn read_call(
+        &self,
+        tool: &str,
+        params_json: &str,
+        control: Option<&Arc<CallControl>>,
+        inline: bool,
+    ) -> Option<CallReport> {
         let entry = match self.entry(tool, CapabilityTier::Read) {
             Ok(entry) => entry,
-            Err(e) => return CallReport::refused(e),
+            Err(e) => return Some(CallReport::refused(e)),
         };
         if let Err(e) = check_params(entry, tool, params_json) {
-            return CallReport::refused(e);
+            return Some(CallReport::refused(e));
         }
         if self.is_stream(tool) {
-            return CallReport::refused(ToolError::new(
+            return Some(CallReport::refused(ToolError::new(
                 ErrorCode::Denied,
                 format!("`{tool}` is a stream tool; subscribe to it with `bardo stream {tool}`"),
-            ));
+            )));
         }
         let plugin = &entry.plugin;
         let limits = &self.limits;
-        let control = control.map(|c| (c, entry.def.progress_steps.as_slice()));
-        call::run_with(
-            &self.env(),
-            &plugin.pre,
-            &plugin.name,
-            tool,
-            entry.def.tick_budget,
-            control,
-            |store, instance| {
-                let guest = plugin.read.load(&mut *store, instance)?;
-                let answer = guest.call_call(&mut *store, tool, params_json)?;
-                Ok(answer
-                    .map_err(convert::tool_error)
-                    .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
-            },
-        )
+        let steps = entry.def.progress_steps.as_slice();
+        let run = |store: &mut wasmtime::Store<CallState>, instance: &wasmtime::component::Instance| {
+            let guest = plugin.read.load(&mut *store, instance)?;
+            let answer = guest.call_call(&mut *store, tool, params_json)?;
+            Ok(answer
+                .map_err(convert::tool_error)
+                .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
+        };
+        let (env, budget) = (self.env(), entry.def.tick_budget);
+        match control {
+            Some(control) if inline => {
+                call::run_inline(&env, &plugin.pre, &plugin.name, tool, budget, (control, steps), run)
+            }
+            control => Some(call::run_with(
+                &env,
+                &plugin.pre,
+                &plugin.name,
+                tool,
+                budget,
+                control.map(|c| (c, steps)),
+                run,
+            )),
+        }
     }
 }
 
@@ -543,6 +582,7 @@ impl Host {
             deadline: std::time::Instant::now(),
             events: Default::default(),
             control: None,
+            inline: None,
         };
         let state = CallState::new(self.services.clone(), call, self.wasi.clone());
         let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);

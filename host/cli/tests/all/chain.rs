@@ -77,7 +77,7 @@ pub fn anvil() -> Anvil {
     Anvil::spawn(&Anvil::binary(&root()), &[]).expect("anvil (run `make setup`)")
 }
 
-fn host_on(url: &str, guests: &[&str]) -> Host {
+pub fn host_on(url: &str, guests: &[&str]) -> Host {
     let config = ChainConfig { retries: 2, ..ChainConfig::new(url.to_owned()) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), crate::host_runtime()).expect("chains");
     let mut host = Host::new(

@@ -9,6 +9,7 @@ mod chain;
 mod cli;
 mod devnet;
 mod hostile;
+mod inline;
 mod loading;
 mod mcp;
 mod registry;

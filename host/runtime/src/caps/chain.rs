@@ -86,12 +86,16 @@ pub(crate) fn wit_log(chain_id: u64, l: &alloy::rpc::types::Log) -> Log {
     }
 }
 
-impl ChainView<'_> {
-    fn client(&self, chain: u64) -> Result<&ChainClient, Error> {
-        self.chains.get(chain).map_err(chain_error)
+impl<'a> ChainView<'a> {
+    fn client(&self, chain: u64) -> Result<&'a ChainClient, Error> {
+        let chains: &'a Chains = self.chains;
+        chains.get(chain).map_err(chain_error)
     }
 
-    fn run<T>(&self, f: impl Future<Output = Result<T, ChainError>>) -> Result<T, Error> {
+    fn run<T>(&mut self, f: impl Future<Output = Result<T, ChainError>>) -> Result<T, Error> {
+        if !self.call.may_block() {
+            return Err(super::would_block());
+        }
         self.chains.block_on(f).map_err(chain_error)
     }
 }

@@ -36,10 +36,12 @@ impl Host for EventsView<'_> {
         self.call.events.push(ToolEvent::Progress { step, elapsed_us });
         // The caller hears only the steps that were kept: a plugin looping on `progress` must
         // not flood it (an MCP client gets a notification per step).
-        if self.call.events.events.len() > kept
-            && let Some((control, steps)) = &self.call.control
-        {
-            control.progress(steps, step, elapsed_us);
+        if self.call.events.events.len() > kept {
+            if let Some(attempt) = &mut self.call.inline {
+                attempt.progress.push((step, elapsed_us));
+            } else if let Some((control, steps)) = &self.call.control {
+                control.progress(steps, step, elapsed_us);
+            }
         }
     }
 

@@ -53,6 +53,9 @@ impl Host for SimulateView<'_> {
                 format!("a simulation takes 1 to {MAX_CALLS} calls, not {}", calls.len()),
             )));
         }
+        if !self.call.may_block() {
+            return Err(super::would_block());
+        }
         let sender = parse_address("sender", &sender)?;
         let mut sim_calls = Vec::with_capacity(calls.len());
         for c in calls {

@@ -3,7 +3,7 @@
 
 use super::control::CallControl;
 use super::state::CallState;
-use crate::caps::CallCtx;
+use crate::caps::{CallCtx, InlineAttempt};
 use crate::engine::{Engine, Limits};
 use crate::services::Services;
 use bardo_core::error::{ErrorCode, ToolError};
@@ -85,6 +85,45 @@ pub(crate) fn run_with<R>(
     control: Option<(&Arc<CallControl>, &[String])>,
     f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
 ) -> CallReport<R> {
+    match attempt(env, pre, plugin, tool, budget, control, false, f) {
+        Some(report) => report,
+        // Only an inline attempt gives up.
+        None => {
+            CallReport::refused(ToolError::new(ErrorCode::Internal, "a call gave up without being inline"))
+        }
+    }
+}
+
+/// How long an inline attempt may run before it gives up (checked at epoch ticks, so it runs
+/// at most this plus one [`crate::engine::TICK`]).
+pub const INLINE_SLICE: Duration = Duration::from_millis(2);
+
+/// [`run_with`] on a thread that must not block (see [`crate::caps::InlineAttempt`]): `None`
+/// when the attempt gave up (an import would have waited, or it ran past [`INLINE_SLICE`]);
+/// the caller then runs the call with [`run_with`] where waiting is allowed.
+pub(crate) fn run_inline<R>(
+    env: &CallEnv<'_>,
+    pre: &InstancePre<CallState>,
+    plugin: &Arc<str>,
+    tool: &str,
+    budget: TickBudget,
+    control: (&Arc<CallControl>, &[String]),
+    f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
+) -> Option<CallReport<R>> {
+    attempt(env, pre, plugin, tool, budget, Some(control), true, f)
+}
+
+#[expect(clippy::too_many_arguments, reason = "the two entry points above name them")]
+fn attempt<R>(
+    env: &CallEnv<'_>,
+    pre: &InstancePre<CallState>,
+    plugin: &Arc<str>,
+    tool: &str,
+    budget: TickBudget,
+    control: Option<(&Arc<CallControl>, &[String])>,
+    inline: bool,
+    f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
+) -> Option<CallReport<R>> {
     let started = Instant::now();
     let call = CallCtx {
         plugin: plugin.clone(),
@@ -93,16 +132,24 @@ pub(crate) fn run_with<R>(
         deadline: started + Duration::from_millis(budget.millis()),
         events: CallEvents::default(),
         control: control.map(|(c, steps)| (c.clone(), steps.to_vec())),
+        inline: inline.then(InlineAttempt::default),
     };
     let state = CallState::new(env.services.clone(), call, env.wasi.clone());
     let mut store = env.engine.store(state, env.limits, budget);
     if control.is_some() {
         // Every tick: stop on the caller's cancel or the budget's deadline (the same deadline
-        // the plain epoch count enforces); otherwise run one more tick.
+        // the plain epoch count enforces), or give an inline attempt up; otherwise run one
+        // more tick.
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|ctx| {
-            let call = &ctx.data().call;
+        store.epoch_deadline_callback(|mut ctx| {
+            let call = &mut ctx.data_mut().call;
             let cancelled = call.control.as_ref().is_some_and(|(c, _)| c.is_cancelled());
+            if let Some(attempt) = &mut call.inline
+                && (attempt.gave_up || call.started.elapsed() >= INLINE_SLICE)
+            {
+                attempt.gave_up = true;
+                return Ok(UpdateDeadline::Interrupt);
+            }
             Ok(if cancelled || Instant::now() >= call.deadline {
                 UpdateDeadline::Interrupt
             } else {
@@ -111,6 +158,9 @@ pub(crate) fn run_with<R>(
         });
     }
     let outcome = pre.instantiate(&mut store).and_then(|instance| f(&mut store, &instance));
+    if store.data().call.inline.as_ref().is_some_and(|a| a.gave_up) {
+        return None;
+    }
     let fuel_left = store.get_fuel().unwrap_or(0);
     let mut interrupted = false;
     let result = match outcome {
@@ -143,13 +193,19 @@ pub(crate) fn run_with<R>(
     if !state.output.is_empty() {
         tracing::debug!(target: "plugin", plugin = %plugin, tool, "output: {}", state.output.text());
     }
+    // The attempt stands: the caller hears its progress now, in the order reported.
+    if let (Some(attempt), Some((control, steps))) = (&state.call.inline, control) {
+        for &(step, elapsed_us) in &attempt.progress {
+            control.progress(steps, step, elapsed_us);
+        }
+    }
     let stats = CallStats {
         fuel_consumed: env.limits.fuel.saturating_sub(fuel_left),
         interrupted,
         wall: started.elapsed(),
         peak_memory_bytes: state.limiter.peak_memory(),
     };
-    CallReport { result, stats, events: state.call.events }
+    Some(CallReport { result, stats, events: state.call.events })
 }
 
 /// A trap or host failure as a typed error that says what happened and what to do.

@@ -6,8 +6,10 @@ use crate::engine::{Limited, MemoryLimiter};
 use crate::services::Services;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::DynPollable;
+use wasmtime_wasi::p2::bindings::sync::io::poll;
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -161,4 +163,59 @@ impl OutputStream for OutputCapture {
 #[wasmtime_wasi::async_trait]
 impl Pollable for OutputCapture {
     async fn ready(&mut self) {}
+}
+
+/// `wasi:io/poll` over the call's resource table, in place of wasmtime-wasi's own: a poll
+/// waits (a sleep, a socket), so an inline attempt gives up there instead of blocking the
+/// thread it must not block (see [`crate::caps::InlineAttempt`]); any other call polls as usual.
+pub(super) fn shadow_wasi_poll(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let added = poll::add_to_linker::<CallState, HasPoll>(linker, |t| PollView {
+        table: &mut t.table,
+        call: &mut t.call,
+    });
+    linker.allow_shadowing(false);
+    added
+}
+
+struct PollView<'a> {
+    table: &'a mut ResourceTable,
+    call: &'a mut CallCtx,
+}
+
+struct HasPoll;
+impl HasData for HasPoll {
+    type Data<'a> = PollView<'a>;
+}
+
+impl PollView<'_> {
+    fn may_wait(&mut self) -> wasmtime::Result<()> {
+        if self.call.may_block() {
+            Ok(())
+        } else {
+            Err(wasmtime::format_err!("a poll waits; the call is run again on a thread that may wait"))
+        }
+    }
+}
+
+impl poll::Host for PollView<'_> {
+    fn poll(&mut self, pollables: Vec<Resource<DynPollable>>) -> wasmtime::Result<Vec<u32>> {
+        self.may_wait()?;
+        poll::Host::poll(&mut *self.table, pollables)
+    }
+}
+
+impl poll::HostPollable for PollView<'_> {
+    fn ready(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<bool> {
+        poll::HostPollable::ready(&mut *self.table, pollable)
+    }
+
+    fn block(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
+        self.may_wait()?;
+        poll::HostPollable::block(&mut *self.table, pollable)
+    }
+
+    fn drop(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
+        poll::HostPollable::drop(&mut *self.table, pollable)
+    }
 }
