@@ -3,6 +3,7 @@
 
 mod call;
 mod control;
+mod instances;
 mod params;
 mod plan;
 mod state;
@@ -11,6 +12,7 @@ pub mod surface;
 
 pub use call::{CallReport, CallStats, INLINE_SLICE};
 pub use control::{CallControl, Progress};
+pub use instances::InstanceStats;
 pub use params::ParamsSchema;
 pub use state::{Preopen, WasiPolicy};
 pub use surface::{Surface, World};
@@ -28,7 +30,7 @@ use state::CallState;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use wasmtime::component::{InstancePre, Linker};
+use wasmtime::component::Linker;
 
 /// Why a plugin was not loaded. Each names the plugin and the cause.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +115,7 @@ pub struct LoadedPlugin {
     pub sha256: String,
     /// Whether it came from the compiled-artifact cache.
     pub cache: CacheOutcome,
-    pre: InstancePre<CallState>,
+    instances: Arc<instances::Instances>,
     read: read::GuestIndices,
     write: Option<write::GuestIndices>,
     stream: Option<stream::GuestIndices>,
@@ -271,6 +273,9 @@ impl Host {
                 }
             }
         }
+        if self.catalog.values().any(|e| Arc::ptr_eq(&e.plugin, &plugin)) {
+            plugin.instances.warm(&self.env());
+        }
         self.plugins.push(plugin.clone());
         Ok(plugin)
     }
@@ -360,9 +365,10 @@ impl Host {
             .map_err(|e| refused(format!("{e:#}")))?;
         let catalog_idx = catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
         let label_arc: Arc<str> = Arc::from(label);
+        let instances = instances::Instances::new(pre);
         let report = call::run(
             &self.load_env(),
-            &pre,
+            &instances,
             &label_arc,
             "get-manifest",
             TickBudget::Fast,
@@ -382,7 +388,7 @@ impl Host {
             surface,
             sha256,
             cache,
-            pre,
+            instances,
             read,
             write,
             stream,
@@ -531,11 +537,11 @@ impl Host {
         let (env, budget) = (self.env(), entry.def.tick_budget);
         match control {
             Some(control) if inline => {
-                call::run_inline(&env, &plugin.pre, &plugin.name, tool, budget, (control, steps), run)
+                call::run_inline(&env, &plugin.instances, &plugin.name, tool, budget, (control, steps), run)
             }
             control => Some(call::run_with(
                 &env,
-                &plugin.pre,
+                &plugin.instances,
                 &plugin.name,
                 tool,
                 budget,
@@ -553,15 +559,21 @@ pub struct ReusedInstance {
     store: wasmtime::Store<CallState>,
     guest: read::Guest,
     limits: Limits,
+    entry: CatalogEntry,
 }
 
 impl ReusedInstance {
-    /// Call `tool` on the kept instance, refuelled to the full budget.
+    /// Call `tool` on the kept instance, refuelled to the full budget, with the host's own
+    /// checks around it (params against the schema, the result cap): the only difference from
+    /// [`Host::call`] is the instance.
     pub fn call(&mut self, tool: &str, params_json: &str) -> Result<String, ToolError> {
+        check_params(&self.entry, tool, params_json)?;
         let _ = self.store.set_fuel(self.limits.fuel);
         self.store.set_epoch_deadline(crate::engine::deadline_ticks(TickBudget::Fast));
         match self.guest.call_call(&mut self.store, tool, params_json) {
-            Ok(answer) => answer.map_err(convert::tool_error),
+            Ok(answer) => answer
+                .map_err(convert::tool_error)
+                .and_then(|json| call::cap_result(json, &self.limits, &self.entry.plugin.name, tool)),
             Err(trap) => Err(ToolError::new(ErrorCode::Internal, format!("{trap:#}"))),
         }
     }
@@ -587,13 +599,18 @@ impl Host {
         let state = CallState::new(self.services.clone(), call, self.wasi.clone());
         let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);
         let internal = |e: wasmtime::Error| ToolError::new(ErrorCode::Internal, format!("{e:#}"));
-        let instance = plugin.pre.instantiate(&mut store).map_err(internal)?;
+        let instance = plugin.instances.pre().instantiate(&mut store).map_err(internal)?;
         let guest = plugin.read.load(&mut store, &instance).map_err(internal)?;
-        Ok(ReusedInstance { store, guest, limits: self.limits.clone() })
+        Ok(ReusedInstance { store, guest, limits: self.limits.clone(), entry: entry.clone() })
     }
 }
 
 impl LoadedPlugin {
+    /// How its calls got their fresh instances: ready ones made ahead, or made on the call.
+    pub fn instance_stats(&self) -> InstanceStats {
+        self.instances.stats()
+    }
+
     /// Whether the plugin exports `write` / `stream` handlers (checked at load).
     pub fn exports_write(&self) -> bool {
         self.write.is_some()

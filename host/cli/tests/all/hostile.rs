@@ -221,3 +221,37 @@ fn params_that_break_the_schema_never_reach_the_plugin() {
     }
     echo_works(&h);
 }
+
+/// Fresh instances are made ahead of calls and dropped after them off the call path, but an
+/// instance never serves two calls: a plugin that counts, in its own memory, the calls its
+/// instance served always sees its first — from a ready instance, from one made on the call,
+/// one call at a time or many at once.
+#[test]
+fn an_instance_never_serves_two_calls_ready_or_made_on_the_call() {
+    let h = host(&[HOSTILE]);
+    let plugin = h.catalog()["hostile_remember"].plugin.clone();
+    let until = Instant::now() + Duration::from_secs(10);
+    while plugin.instance_stats().ready < 4 {
+        assert!(Instant::now() < until, "no instances were made ready: {:?}", plugin.instance_stats());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let before = plugin.instance_stats();
+    let first = |h: &Host| h.call("hostile_remember", "{}").result;
+    for i in 0..40 {
+        assert_eq!(first(&h).as_deref(), Ok(r#""1""#), "call {i} found a used instance");
+    }
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for i in 0..40 {
+                    assert_eq!(first(&h).as_deref(), Ok(r#""1""#), "call {i} found a used instance");
+                }
+            });
+        }
+    });
+    let stats = plugin.instance_stats();
+    let (ready, made) = (stats.taken_ready - before.taken_ready, stats.made_on_call - before.made_on_call);
+    assert!(ready >= 4, "the ready instances served no call: {stats:?}");
+    assert_eq!(ready + made, 200, "{stats:?}");
+    echo_works(&h);
+}

@@ -2,6 +2,7 @@
 //! `InstancePre`, call, measure, and turn every trap into a typed error for that call only.
 
 use super::control::CallControl;
+use super::instances::{self, Instances};
 use super::state::CallState;
 use crate::caps::{CallCtx, InlineAttempt};
 use crate::engine::{Engine, Limits};
@@ -12,7 +13,7 @@ use bardo_core::tool::TickBudget;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{Instance, InstancePre};
+use wasmtime::component::Instance;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 /// What a call cost.
@@ -65,27 +66,27 @@ pub(crate) struct CallEnv<'a> {
 /// Run `f` on a fresh instance of `pre` under `env.limits` and `budget`.
 pub(crate) fn run<R>(
     env: &CallEnv<'_>,
-    pre: &InstancePre<CallState>,
+    instances: &Arc<Instances>,
     plugin: &Arc<str>,
     tool: &str,
     budget: TickBudget,
     f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
 ) -> CallReport<R> {
-    run_with(env, pre, plugin, tool, budget, None, f)
+    run_with(env, instances, plugin, tool, budget, None, f)
 }
 
 /// [`run`] with a caller's control and the tool's progress step names: progress goes to the
 /// control as reported, and a cancel interrupts the instance at the next epoch tick.
 pub(crate) fn run_with<R>(
     env: &CallEnv<'_>,
-    pre: &InstancePre<CallState>,
+    instances: &Arc<Instances>,
     plugin: &Arc<str>,
     tool: &str,
     budget: TickBudget,
     control: Option<(&Arc<CallControl>, &[String])>,
     f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
 ) -> CallReport<R> {
-    match attempt(env, pre, plugin, tool, budget, control, false, f) {
+    match attempt(env, instances, plugin, tool, budget, control, false, f) {
         Some(report) => report,
         // Only an inline attempt gives up.
         None => {
@@ -103,20 +104,20 @@ pub const INLINE_SLICE: Duration = Duration::from_millis(2);
 /// the caller then runs the call with [`run_with`] where waiting is allowed.
 pub(crate) fn run_inline<R>(
     env: &CallEnv<'_>,
-    pre: &InstancePre<CallState>,
+    instances: &Arc<Instances>,
     plugin: &Arc<str>,
     tool: &str,
     budget: TickBudget,
     control: (&Arc<CallControl>, &[String]),
     f: impl FnOnce(&mut Store<CallState>, &Instance) -> wasmtime::Result<Result<R, ToolError>>,
 ) -> Option<CallReport<R>> {
-    attempt(env, pre, plugin, tool, budget, Some(control), true, f)
+    attempt(env, instances, plugin, tool, budget, Some(control), true, f)
 }
 
 #[expect(clippy::too_many_arguments, reason = "the two entry points above name them")]
 fn attempt<R>(
     env: &CallEnv<'_>,
-    pre: &InstancePre<CallState>,
+    instances: &Arc<Instances>,
     plugin: &Arc<str>,
     tool: &str,
     budget: TickBudget,
@@ -134,8 +135,7 @@ fn attempt<R>(
         control: control.map(|(c, steps)| (c.clone(), steps.to_vec())),
         inline: inline.then(InlineAttempt::default),
     };
-    let state = CallState::new(env.services.clone(), call, env.wasi.clone());
-    let mut store = env.engine.store(state, env.limits, budget);
+    let (mut store, instance) = instances.take(env, call, budget);
     if control.is_some() {
         // Every tick: stop on the caller's cancel or the budget's deadline (the same deadline
         // the plain epoch count enforces), or give an inline attempt up; otherwise run one
@@ -157,8 +157,9 @@ fn attempt<R>(
             })
         });
     }
-    let outcome = pre.instantiate(&mut store).and_then(|instance| f(&mut store, &instance));
+    let outcome = instance.and_then(|instance| f(&mut store, &instance));
     if store.data().call.inline.as_ref().is_some_and(|a| a.gave_up) {
+        instances::retire(store);
         return None;
     }
     let fuel_left = store.get_fuel().unwrap_or(0);
@@ -189,7 +190,7 @@ fn attempt<R>(
             })
         }
     };
-    let state = store.into_data();
+    let state = store.data_mut();
     if !state.output.is_empty() {
         tracing::debug!(target: "plugin", plugin = %plugin, tool, "output: {}", state.output.text());
     }
@@ -199,13 +200,22 @@ fn attempt<R>(
             control.progress(steps, step, elapsed_us);
         }
     }
+    let peak_memory_bytes = state.limiter.peak_memory();
+    let events = std::mem::take(&mut state.call.events);
+    // Dropping the store resets its slot: the instance thread does it, after the answer
+    // (with no ready instances wanted, there is no instance thread to hand it to).
+    if env.limits.ready_instances > 0 {
+        instances::retire(store);
+    } else {
+        drop(store);
+    }
     let stats = CallStats {
         fuel_consumed: env.limits.fuel.saturating_sub(fuel_left),
         interrupted,
         wall: started.elapsed(),
-        peak_memory_bytes: state.limiter.peak_memory(),
+        peak_memory_bytes,
     };
-    Some(CallReport { result, stats, events: state.call.events })
+    Some(CallReport { result, stats, events })
 }
 
 /// A trap or host failure as a typed error that says what happened and what to do.

@@ -56,7 +56,7 @@ impl Host {
         let control = control.map(|c| (c, entry.def.progress_steps.as_slice()));
         call::run_with(
             &self.env(),
-            &plugin.pre,
+            &plugin.instances,
             &plugin.name,
             tool,
             entry.def.tick_budget,
@@ -95,21 +95,28 @@ impl Host {
         let plugin = &entry.plugin;
         let receipts: Vec<_> = receipts.iter().map(|r| wit_receipt(chain, r)).collect();
         let limits = &self.limits;
-        call::run(&self.env(), &plugin.pre, &plugin.name, tool, entry.def.tick_budget, |store, instance| {
-            let guest = indices.load(&mut *store, instance)?;
-            let answer = guest.call_verify(&mut *store, tool, params_json, &receipts)?;
-            Ok(answer.map_err(convert::tool_error).and_then(|json| {
-                let json = call::cap_result(json, limits, &plugin.name, tool)?;
-                serde_json::from_str(&json).map_err(|e| {
-                    ToolError::new(
-                        ErrorCode::Internal,
-                        format!(
-                            "plugin `{}` verified `{tool}` with output that is not JSON: {e}",
-                            plugin.name
-                        ),
-                    )
-                })
-            }))
-        })
+        call::run(
+            &self.env(),
+            &plugin.instances,
+            &plugin.name,
+            tool,
+            entry.def.tick_budget,
+            |store, instance| {
+                let guest = indices.load(&mut *store, instance)?;
+                let answer = guest.call_verify(&mut *store, tool, params_json, &receipts)?;
+                Ok(answer.map_err(convert::tool_error).and_then(|json| {
+                    let json = call::cap_result(json, limits, &plugin.name, tool)?;
+                    serde_json::from_str(&json).map_err(|e| {
+                        ToolError::new(
+                            ErrorCode::Internal,
+                            format!(
+                                "plugin `{}` verified `{tool}` with output that is not JSON: {e}",
+                                plugin.name
+                            ),
+                        )
+                    })
+                }))
+            },
+        )
     }
 }

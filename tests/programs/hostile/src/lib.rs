@@ -69,6 +69,13 @@ hostile!(Panic, "hostile_panic", "Panics.", { panic!("hostile plugin panicked on
 
 hostile!(HugeOutput, "hostile_huge_output", "Returns a 5 MB result.", { Ok("x".repeat(5_000_000)) });
 
+/// Calls this instance has served: with a fresh instance per call, always 1.
+static SERVED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+hostile!(Remember, "hostile_remember", "Counts the calls its instance has served, in its own memory.", {
+    Ok((SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1).to_string())
+});
+
 struct Echo;
 impl ReadTool for Echo {
     const NAME: &'static str = "hostile_echo";
@@ -84,5 +91,5 @@ impl ReadTool for Echo {
 
 bardo_sdk::plugin! {
     name: "hostile",
-    read: [Spin, HostSpin, MemoryBomb, Recurse, Panic, HugeOutput, Echo],
+    read: [Spin, HostSpin, MemoryBomb, Recurse, Panic, HugeOutput, Remember, Echo],
 }

@@ -1,0 +1,322 @@
+//! Fresh instances made ahead of the calls that use them, and dropped after them, off the
+//! call path.
+//!
+//! A call's isolation is an instance no call used before it and none uses after it. Making
+//! that instance (a store, a pooled slot, the memory image) and unmaking it (resetting the
+//! slot) cost more than a short call itself, so one background thread does both: it keeps a
+//! few never-used instances of each loaded plugin ready, made under the limits the host's calls
+//! run with, and drops the stores calls are done with. A call takes a ready instance if one
+//! was made for its setup — or makes its own, as before — sets its own fuel, deadline and
+//! context on it, uses it once, and hands the store over only to be dropped. Nothing ever puts
+//! a used instance back: [`Instances::take`] only pops what the worker made.
+
+use super::call::CallEnv;
+use super::state::CallState;
+use crate::caps::{CallCtx, InlineAttempt};
+use crate::engine::{Engine, Limits, deadline_ticks};
+use crate::services::Services;
+use bardo_core::tool::TickBudget;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use wasmtime::Store;
+use wasmtime::component::{Instance, InstancePre};
+
+/// Ready instances across the process: each holds a slot of the engine's instance pool.
+const READY_TOTAL: usize = 64;
+/// Ticks a background instantiation may take (a start function that loops is stopped).
+const MAKE_BUDGET: TickBudget = TickBudget::Fast;
+
+static READY_NOW: AtomicUsize = AtomicUsize::new(0);
+
+/// A store with its instance, not yet used by any call.
+pub(crate) type Fresh = (Store<CallState>, Instance);
+
+/// One plugin's instantiation: its pre-instantiated component and its ready instances.
+pub(crate) struct Instances {
+    pre: InstancePre<CallState>,
+    ready: Mutex<Ready>,
+    taken_ready: AtomicU64,
+    made_on_call: AtomicU64,
+}
+
+/// How a plugin's calls got their instances.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct InstanceStats {
+    /// Instances ready now.
+    pub ready: usize,
+    /// Calls that took a ready instance.
+    pub taken_ready: u64,
+    /// Calls that made their own (none was ready for their setup).
+    pub made_on_call: u64,
+}
+
+#[derive(Default)]
+struct Ready {
+    /// What the ready instances are made for; `None` until the host warms the plugin.
+    setup: Option<Setup>,
+    stores: Vec<Fresh>,
+    /// A refill is queued or running.
+    refilling: bool,
+}
+
+/// What a store is made with: a call takes a ready store only if its own setup is this one.
+#[derive(Clone)]
+struct Setup {
+    engine: Engine,
+    services: Arc<Services>,
+    wasi: Arc<super::state::WasiPolicy>,
+    limits: Limits,
+}
+
+impl Setup {
+    fn of(env: &CallEnv<'_>) -> Self {
+        Self {
+            engine: env.engine.clone(),
+            services: env.services.clone(),
+            wasi: env.wasi.clone(),
+            limits: env.limits.clone(),
+        }
+    }
+
+    fn is(&self, env: &CallEnv<'_>) -> bool {
+        wasmtime::Engine::same(self.engine.wasmtime(), env.engine.wasmtime())
+            && Arc::ptr_eq(&self.services, env.services)
+            && Arc::ptr_eq(&self.wasi, env.wasi)
+            && &self.limits == env.limits
+    }
+
+    fn env(&self) -> CallEnv<'_> {
+        CallEnv { engine: &self.engine, services: &self.services, wasi: &self.wasi, limits: &self.limits }
+    }
+}
+
+impl Instances {
+    pub(crate) fn new(pre: InstancePre<CallState>) -> Arc<Self> {
+        Arc::new(Self {
+            pre,
+            ready: Mutex::default(),
+            taken_ready: AtomicU64::new(0),
+            made_on_call: AtomicU64::new(0),
+        })
+    }
+
+    /// The pre-instantiated component (for export indices and kept instances).
+    pub(crate) fn pre(&self) -> &InstancePre<CallState> {
+        &self.pre
+    }
+
+    /// How calls got their instances so far.
+    pub(crate) fn stats(&self) -> InstanceStats {
+        InstanceStats {
+            ready: self.lock().stores.len(),
+            taken_ready: self.taken_ready.load(Ordering::Relaxed),
+            made_on_call: self.made_on_call.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Keep instances ready for calls made with `env` (the host's own setup; a manifest read
+    /// at load runs with other limits and makes its own).
+    pub(crate) fn warm(self: &Arc<Self>, env: &CallEnv<'_>) {
+        let mut ready = self.lock();
+        if ready.setup.as_ref().is_some_and(|s| s.is(env)) {
+            return;
+        }
+        ready.setup = Some(Setup::of(env));
+        let stale = std::mem::take(&mut ready.stores);
+        READY_NOW.fetch_sub(stale.len(), Ordering::Relaxed);
+        drop(ready);
+        stale.into_iter().for_each(retire);
+        self.refill_later();
+    }
+
+    /// A fresh instance for one call: a ready one made for `env`, or one made now. The call's
+    /// own context, fuel and deadline are set on it here, whichever it is.
+    pub(crate) fn take(
+        self: &Arc<Self>,
+        env: &CallEnv<'_>,
+        call: CallCtx,
+        budget: TickBudget,
+    ) -> (Store<CallState>, wasmtime::Result<Instance>) {
+        let taken = {
+            let mut ready = self.lock();
+            match &ready.setup {
+                Some(setup) if setup.is(env) => ready.stores.pop(),
+                _ => None,
+            }
+        };
+        match taken {
+            Some((mut store, instance)) => {
+                READY_NOW.fetch_sub(1, Ordering::Relaxed);
+                self.taken_ready.fetch_add(1, Ordering::Relaxed);
+                self.refill_later();
+                store.data_mut().call = call;
+                // Cannot fail: fuel consumption is on for every store of the engine.
+                let _ = store.set_fuel(env.limits.fuel);
+                store.set_epoch_deadline(deadline_ticks(budget));
+                (store, Ok(instance))
+            }
+            None => {
+                self.made_on_call.fetch_add(1, Ordering::Relaxed);
+                let state = CallState::new(env.services.clone(), call, env.wasi.clone());
+                let mut store = env.engine.store(state, env.limits, budget);
+                let instance = self.pre.instantiate(&mut store);
+                (store, instance)
+            }
+        }
+    }
+
+    fn refill_later(self: &Arc<Self>) {
+        let mut ready = self.lock();
+        let wanted = ready.setup.as_ref().map_or(0, |s| s.limits.ready_instances);
+        if ready.refilling || ready.stores.len() >= wanted {
+            return;
+        }
+        ready.refilling = true;
+        drop(ready);
+        if !send(Work::Refill(Arc::downgrade(self))) {
+            self.lock().refilling = false;
+        }
+    }
+
+    /// Make instances until the plugin has its share (run by the worker).
+    fn refill(&self) {
+        loop {
+            let setup = {
+                let mut ready = self.lock();
+                let full = ready.stores.len() >= ready.setup.as_ref().map_or(0, |s| s.limits.ready_instances);
+                match &ready.setup {
+                    Some(setup) if !full && READY_NOW.load(Ordering::Relaxed) < READY_TOTAL => setup.clone(),
+                    _ => {
+                        ready.refilling = false;
+                        return;
+                    }
+                }
+            };
+            let Some(fresh) = self.make(&setup) else {
+                // Instantiation fails under these limits: calls make their own and report why.
+                self.lock().refilling = false;
+                return;
+            };
+            let mut ready = self.lock();
+            if ready.setup.as_ref().is_some_and(|s| s.is(&setup.env())) {
+                ready.stores.push(fresh);
+                READY_NOW.fetch_add(1, Ordering::Relaxed);
+            } else {
+                drop(ready);
+                retire(fresh.0);
+            }
+        }
+    }
+
+    fn make(&self, setup: &Setup) -> Option<Fresh> {
+        let env = setup.env();
+        // A component may run code as it is instantiated; here it may not wait on anything
+        // (an inline attempt's rule), and what it reports is replaced by the call's context.
+        let now = std::time::Instant::now();
+        let placeholder = CallCtx {
+            plugin: Arc::from(""),
+            tool: String::new(),
+            started: now,
+            deadline: now,
+            events: Default::default(),
+            control: None,
+            inline: Some(InlineAttempt::default()),
+        };
+        let state = CallState::new(env.services.clone(), placeholder, env.wasi.clone());
+        let mut store = env.engine.store(state, env.limits, MAKE_BUDGET);
+        match self.pre.instantiate(&mut store) {
+            Ok(instance) if !store.data().call.inline.as_ref().is_some_and(|a| a.gave_up) => {
+                Some((store, instance))
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::debug!("cannot keep an instance ready: {e:#}");
+                None
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ready> {
+        self.ready.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for Instances {
+    fn drop(&mut self) {
+        let ready = std::mem::take(&mut self.lock().stores);
+        READY_NOW.fetch_sub(ready.len(), Ordering::Relaxed);
+    }
+}
+
+/// Hand a store a call is done with to the worker to drop (resetting its slot is the slow
+/// part); dropped here when there is no worker, or when too many wait already (each waiting
+/// store holds a slot of the engine's instance pool).
+pub(crate) fn retire<S: Into<Retired>>(store: S) {
+    let Retired(store) = store.into();
+    if RETIRING.fetch_add(1, Ordering::Relaxed) >= RETIRING_MAX {
+        RETIRING.fetch_sub(1, Ordering::Relaxed);
+        return;
+    }
+    if !send(Work::Drop(store)) {
+        RETIRING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A store on its way to be dropped.
+pub(crate) struct Retired(Box<Store<CallState>>);
+
+impl From<Store<CallState>> for Retired {
+    fn from(store: Store<CallState>) -> Self {
+        Self(Box::new(store))
+    }
+}
+
+impl From<Fresh> for Retired {
+    fn from((store, _): Fresh) -> Self {
+        store.into()
+    }
+}
+
+/// Used stores waiting for the worker, at most.
+const RETIRING_MAX: usize = 16;
+static RETIRING: AtomicUsize = AtomicUsize::new(0);
+
+enum Work {
+    Drop(Box<Store<CallState>>),
+    Refill(Weak<Instances>),
+}
+
+/// To the worker; `false` when there is none (the caller does the work itself).
+fn send(work: Work) -> bool {
+    WORKER.as_ref().is_some_and(|tx| tx.send(work).is_ok())
+}
+
+/// The one background thread that makes and drops instances for every host in the process.
+/// (A channel wakes it only when it sleeps: under a burst of calls it stays busy.)
+static WORKER: LazyLock<Option<Sender<Work>>> = LazyLock::new(|| {
+    let (tx, rx) = channel::<Work>();
+    let spawned = std::thread::Builder::new().name("bardo-instances".into()).spawn(move || {
+        while let Ok(work) = rx.recv() {
+            match work {
+                Work::Drop(store) => {
+                    drop(store);
+                    RETIRING.fetch_sub(1, Ordering::Relaxed);
+                }
+                Work::Refill(instances) => {
+                    if let Some(instances) = instances.upgrade() {
+                        instances.refill();
+                    }
+                }
+            }
+        }
+    });
+    match spawned {
+        Ok(_) => Some(tx),
+        Err(e) => {
+            // Calls still work: each makes and drops its own instance.
+            tracing::warn!("cannot start the instance thread: {e}");
+            None
+        }
+    }
+});
