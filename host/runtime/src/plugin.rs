@@ -395,6 +395,20 @@ impl Host {
         })
     }
 
+    /// Run `f` on a fresh instance of the plugin serving `entry`, under the tool's budget.
+    fn run_entry<R>(
+        &self,
+        entry: &CatalogEntry,
+        tool: &str,
+        f: impl FnOnce(
+            &mut wasmtime::Store<CallState>,
+            &wasmtime::component::Instance,
+        ) -> wasmtime::Result<Result<R, ToolError>>,
+    ) -> CallReport<R> {
+        let plugin = &entry.plugin;
+        call::run(&self.env(), &plugin.instances, &plugin.name, tool, entry.def.tick_budget, f)
+    }
+
     fn env(&self) -> CallEnv<'_> {
         CallEnv { engine: &self.engine, services: &self.services, wasi: &self.wasi, limits: &self.limits }
     }

@@ -126,7 +126,7 @@ impl Instances {
         let stale = std::mem::take(&mut ready.stores);
         READY_NOW.fetch_sub(stale.len(), Ordering::Relaxed);
         drop(ready);
-        stale.into_iter().for_each(retire);
+        stale.into_iter().for_each(|(store, _)| retire(store));
         self.refill_later();
     }
 
@@ -252,29 +252,14 @@ impl Drop for Instances {
 /// Hand a store a call is done with to the worker to drop (resetting its slot is the slow
 /// part); dropped here when there is no worker, or when too many wait already (each waiting
 /// store holds a slot of the engine's instance pool).
-pub(crate) fn retire<S: Into<Retired>>(store: S) {
-    let Retired(store) = store.into();
+pub(crate) fn retire(store: Store<CallState>) {
+    let store = Box::new(store);
     if RETIRING.fetch_add(1, Ordering::Relaxed) >= RETIRING_MAX {
         RETIRING.fetch_sub(1, Ordering::Relaxed);
         return;
     }
     if !send(Work::Drop(store)) {
         RETIRING.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// A store on its way to be dropped.
-pub(crate) struct Retired(Box<Store<CallState>>);
-
-impl From<Store<CallState>> for Retired {
-    fn from(store: Store<CallState>) -> Self {
-        Self(Box::new(store))
-    }
-}
-
-impl From<Fresh> for Retired {
-    fn from((store, _): Fresh) -> Self {
-        store.into()
     }
 }
 

@@ -95,28 +95,21 @@ impl Host {
         let plugin = &entry.plugin;
         let receipts: Vec<_> = receipts.iter().map(|r| wit_receipt(chain, r)).collect();
         let limits = &self.limits;
-        call::run(
-            &self.env(),
-            &plugin.instances,
-            &plugin.name,
-            tool,
-            entry.def.tick_budget,
-            |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                let answer = guest.call_verify(&mut *store, tool, params_json, &receipts)?;
-                Ok(answer.map_err(convert::tool_error).and_then(|json| {
-                    let json = call::cap_result(json, limits, &plugin.name, tool)?;
-                    serde_json::from_str(&json).map_err(|e| {
-                        ToolError::new(
-                            ErrorCode::Internal,
-                            format!(
-                                "plugin `{}` verified `{tool}` with output that is not JSON: {e}",
-                                plugin.name
-                            ),
-                        )
-                    })
-                }))
-            },
-        )
+        self.run_entry(entry, tool, |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            let answer = guest.call_verify(&mut *store, tool, params_json, &receipts)?;
+            Ok(answer.map_err(convert::tool_error).and_then(|json| {
+                let json = call::cap_result(json, limits, &plugin.name, tool)?;
+                serde_json::from_str(&json).map_err(|e| {
+                    ToolError::new(
+                        ErrorCode::Internal,
+                        format!(
+                            "plugin `{}` verified `{tool}` with output that is not JSON: {e}",
+                            plugin.name
+                        ),
+                    )
+                })
+            }))
+        })
     }
 }

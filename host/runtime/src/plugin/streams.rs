@@ -77,27 +77,20 @@ impl Host {
             Err(e) => return call::CallReport::refused(e),
         };
         let plugin = &entry.plugin;
-        call::run(
-            &self.env(),
-            &plugin.instances,
-            &plugin.name,
-            tool,
-            entry.def.tick_budget,
-            |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                let answer = guest.call_open(&mut *store, tool, params_json)?;
-                Ok(answer.map_err(convert::tool_error).and_then(|(sources, state)| {
-                    if sources.is_empty() {
-                        return Err(ToolError::new(
-                            ErrorCode::Internal,
-                            format!("plugin `{}` opened `{tool}` without a source", plugin.name),
-                        ));
-                    }
-                    let sources = sources.into_iter().map(source).collect::<Result<Vec<_>, _>>()?;
-                    Ok((sources, state))
-                }))
-            },
-        )
+        self.run_entry(entry, tool, |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            let answer = guest.call_open(&mut *store, tool, params_json)?;
+            Ok(answer.map_err(convert::tool_error).and_then(|(sources, state)| {
+                if sources.is_empty() {
+                    return Err(ToolError::new(
+                        ErrorCode::Internal,
+                        format!("plugin `{}` opened `{tool}` without a source", plugin.name),
+                    ));
+                }
+                let sources = sources.into_iter().map(source).collect::<Result<Vec<_>, _>>()?;
+                Ok((sources, state))
+            }))
+        })
     }
 
     /// Decode `logs` (of chain `chain_id`) for a subscription of `tool` in `state`.
@@ -115,18 +108,11 @@ impl Host {
         };
         let (plugin, limits) = (&entry.plugin, &self.limits);
         let logs: Vec<_> = logs.iter().map(|l| wit_log(chain_id, l)).collect();
-        call::run(
-            &self.env(),
-            &plugin.instances,
-            &plugin.name,
-            tool,
-            entry.def.tick_budget,
-            |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                let answer = guest.call_on_logs(&mut *store, tool, params_json, &logs, state)?;
-                Ok(answer.map_err(convert::tool_error).and_then(|s| step(s, limits, &plugin.name, tool)))
-            },
-        )
+        self.run_entry(entry, tool, |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            let answer = guest.call_on_logs(&mut *store, tool, params_json, &logs, state)?;
+            Ok(answer.map_err(convert::tool_error).and_then(|s| step(s, limits, &plugin.name, tool)))
+        })
     }
 
     /// A poll tick for a subscription of `tool` in `state`.
@@ -136,18 +122,11 @@ impl Host {
             Err(e) => return call::CallReport::refused(e),
         };
         let (plugin, limits) = (&entry.plugin, &self.limits);
-        call::run(
-            &self.env(),
-            &plugin.instances,
-            &plugin.name,
-            tool,
-            entry.def.tick_budget,
-            |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                let answer = guest.call_on_tick(&mut *store, tool, params_json, state)?;
-                Ok(answer.map_err(convert::tool_error).and_then(|s| step(s, limits, &plugin.name, tool)))
-            },
-        )
+        self.run_entry(entry, tool, |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            let answer = guest.call_on_tick(&mut *store, tool, params_json, state)?;
+            Ok(answer.map_err(convert::tool_error).and_then(|s| step(s, limits, &plugin.name, tool)))
+        })
     }
 }
 
