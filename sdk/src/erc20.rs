@@ -40,7 +40,7 @@ pub fn token(chain_id: ChainId, address: Address) -> Result<Token, Error> {
 
 /// Refuse an address that holds no contract (a typo, a wallet, another chain's address).
 pub fn require_code(chain_id: ChainId, address: Address, what: &str) -> Result<(), Error> {
-    if chain::code(chain_id, &address.to_checksum(None))?.is_empty() {
+    if chain::code(chain_id, &crate::abi::wire(&address))?.is_empty() {
         return Err(invalid_params(format!(
             "{what} {address} has no contract code on chain {chain_id}; check the address and the chain"
         )));

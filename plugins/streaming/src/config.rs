@@ -64,7 +64,7 @@ pub fn interval(ms: u32, min: u32) -> Result<u32, Error> {
 pub fn logs(chain_id: ChainId, addresses: &[Address], topics: Vec<Vec<alloy_primitives::B256>>) -> Source {
     Source::Logs(LogFilter {
         chain_id,
-        addresses: addresses.iter().map(|a| a.to_checksum(None)).collect(),
+        addresses: addresses.iter().map(bardo_sdk::abi::wire).collect(),
         topics: topics.into_iter().map(|p| p.into_iter().map(|t| t.to_string()).collect()).collect(),
         from_block: None,
         to_block: None,
