@@ -28,6 +28,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, value: bool) -> WritePath {
+    write_path_with(url, snapshot, head_ttl_ms, audit, value, None)
+}
+
+/// With `permits`, permits are kept in that file, as `bardo` keeps them (shared between processes).
+fn write_path_with(
+    url: &str,
+    snapshot: &Snapshot,
+    head_ttl_ms: u64,
+    audit: &Path,
+    value: bool,
+    permits: Option<&Path>,
+) -> WritePath {
     let config = ChainConfig { head_ttl_ms, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), common::runtime()).expect("chains");
     let d = &snapshot.deployments;
@@ -55,7 +67,11 @@ fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, va
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
     };
     let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };
-    WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after)
+    let path = WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after);
+    match permits {
+        Some(file) => path.with_permit_file(file, HostKey::ephemeral()),
+        None => path,
+    }
 }
 
 fn preview(c: &mut Criterion) {
@@ -64,6 +80,14 @@ fn preview(c: &mut Criterion) {
     let warm = write_path(&node.url(), &snapshot, 250, &dir.path().join("warm.jsonl"), true);
     let unvalued = write_path(&node.url(), &snapshot, 250, &dir.path().join("unvalued.jsonl"), false);
     let uncached = write_path(&node.url(), &snapshot, 0, &dir.path().join("cold.jsonl"), true);
+    let filed = write_path_with(
+        &node.url(),
+        &snapshot,
+        250,
+        &dir.path().join("filed.jsonl"),
+        true,
+        Some(&dir.path().join("permits.json")),
+    );
     let params =
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
     let text = params.to_string();
@@ -76,6 +100,12 @@ fn preview(c: &mut Criterion) {
     });
     g.bench_function("preview_warm", |b| {
         b.iter(|| black_box(warm.preview("swap", &params).expect("preview")))
+    });
+    // As `bardo` runs it: permits in the shared file, published only once the preview's audit
+    // records are synced. The file keeps every permit of the last day, so each preview here
+    // rewrites all of the run's permits: the figure grows with the run.
+    g.bench_function("preview_warm_permit_file", |b| {
+        b.iter(|| black_box(filed.preview("swap", &params).expect("preview")))
     });
     // Without the value guard (its pool and oracle reads): what host-side valuation costs.
     g.bench_function("preview_warm_without_value_guard", |b| {

@@ -104,7 +104,8 @@ pub struct SafetyConfig {
     pub mismatch_phase: bardo_core::tool::Phase,
     /// The hash-linked audit log.
     pub audit_log: PathBuf,
-    /// Open and settled permits, shared by `bardo preview` and `bardo commit`.
+    /// The emergency halt, shared by every `bardo` process; each permit (open or settled within
+    /// a day) is a file in `<permits>.d/` beside it.
     pub permits: PathBuf,
     /// Contracts writes may call, approve or pay, per chain id: a list of token addresses, or a
     /// table of address → role (`uniswap-v3-swap-router`, `aave-v3-pool`, …; see

@@ -108,6 +108,10 @@ fn denied(message: impl Into<String>) -> ToolError {
     ToolError::new(ErrorCode::Denied, message)
 }
 
+fn audit_error(e: audit_log::AuditError) -> ToolError {
+    ToolError::new(ErrorCode::Internal, e.to_string())
+}
+
 fn permit_error(e: PermitError) -> ToolError {
     let code = match e {
         PermitError::Unknown(_) => ErrorCode::NotFound,
@@ -259,13 +263,24 @@ impl WritePath {
 
     /// Audit `events` (one write, one sync), then publish them on the fabric.
     fn record(&self, events: &[AuditEvent]) -> Result<(), ToolError> {
-        self.audit.append_all(events).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+        self.audit.append_all(events).map_err(audit_error)?;
+        self.publish_records(events);
+        Ok(())
+    }
+
+    /// [`Self::record`] without waiting for the disk (see [`AuditLog::write_all`]).
+    fn record_written(&self, events: &[AuditEvent]) -> Result<(), ToolError> {
+        self.audit.write_all(events).map_err(audit_error)?;
+        self.publish_records(events);
+        Ok(())
+    }
+
+    fn publish_records(&self, events: &[AuditEvent]) {
         if let Some(fabric) = &self.fabric {
             for e in events {
                 fabric.emit(fabric_event(e));
             }
         }
-        Ok(())
     }
 
     /// Audit `event` (and publish it, if there is a fabric): also a front end's own steps,
@@ -306,7 +321,10 @@ impl WritePath {
     }
 
     /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
-    /// records are written together, with one sync, before the permit exists.
+    /// records are written together before the permit exists, and are on disk before it can be
+    /// used: before it is published to the shared permit file, or, kept in memory, before this
+    /// process's commit takes it. The sync is not waited for otherwise — a crash can lose the
+    /// records of a preview only together with its permit.
     pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
         self.preview_with(kind, params, &Arc::new(CallControl::new()))
     }
@@ -323,10 +341,12 @@ impl WritePath {
         let mut trail = Vec::new();
         let permit_id = new_permit_id();
         let result = self.check(&permit_id, kind, params, control, &mut trail);
-        let stored = self
-            .record(&trail)
-            .and(result)
-            .and_then(|permit| self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error));
+        let stored = self.record_written(&trail).and(result).and_then(|permit| {
+            self.permits
+                .insert_after(permit.clone(), || self.audit.sync().map_err(|e| e.to_string()))
+                .map(|()| permit)
+                .map_err(permit_error)
+        });
         if stored.is_err() {
             self.settle(&permit_id, false);
         }
@@ -458,6 +478,9 @@ impl WritePath {
         if self.phase_as_set() == Phase::Terminal {
             return Err(denied("the phase is terminal: no writes"));
         }
+        // A permit's audit records are on disk before it is taken: a preview in another process
+        // synced them before publishing it; one in this process may still be syncing.
+        self.audit.sync().map_err(audit_error)?;
         // The spend is counted in the same locked step that takes the permit, before anything
         // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
         // below releases it.

@@ -175,9 +175,7 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     // A halt in the permit file (as an agent's emergency_halt in another process leaves it)
     // stops every process's previews until the operator runs `bardo resume`.
     let permits = dir.path().join(".bardo/permits.json");
-    let mut book: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&permits).expect("permits")).expect("json");
-    book["halted"] = serde_json::json!({"reason": "operator drill", "at_ms": 0});
+    let book = serde_json::json!({"halted": {"reason": "operator drill", "at_ms": 0}, "permits": {}});
     std::fs::write(&permits, book.to_string()).expect("halt");
     let o = run(&["preview", "swap", "--params", swap]);
     assert_eq!(o.status.code(), Some(1), "{o:?}");

@@ -397,13 +397,13 @@ fn a_permit_written_into_the_file_by_anyone_else_is_refused() {
     let key = HostKey::ephemeral();
     let a = e.process("a", &file, &key);
     let permit = a.preview("swap", &swap("100")).expect("preview");
-    // Whoever can write the file copies the open permit under a new id.
-    let mut book: Value = serde_json::from_slice(&std::fs::read(&file).expect("permits")).expect("json");
+    // Whoever can write the files copies the open permit under a new id.
+    let entry = |id: &str| e.audit.path().join(format!("permits.json.d/{id}.json"));
+    let mut copy: Value =
+        serde_json::from_slice(&std::fs::read(entry(&permit.permit_id)).expect("permit")).expect("json");
     let copied = format!("{}0", permit.permit_id);
-    let mut entry = book["permits"][&permit.permit_id].clone();
-    entry["permit"]["permit_id"] = json!(copied);
-    book["permits"][&copied] = entry;
-    std::fs::write(&file, book.to_string()).expect("write");
+    copy["permit"]["permit_id"] = json!(copied);
+    std::fs::write(entry(&copied), copy.to_string()).expect("write");
     let before = e.balances();
     e.refused(a.commit(&copied), ErrorCode::Denied, "host key");
     // A process holding another host key on the same file: its permits are not this host's.

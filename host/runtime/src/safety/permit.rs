@@ -3,12 +3,14 @@
 //! anyone else does not verify. The store also keeps the emergency halt, so every process
 //! sharing the file sees it, and it outlives a restart.
 
+mod files;
+
 use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
 use bardo_core::tool::{RiskTier, WritePlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
@@ -210,60 +212,103 @@ impl<'de> Deserialize<'de> for Book {
     }
 }
 
-/// Every permit this host issued, by id, and the emergency halt: in memory, or in a JSON file
-/// shared by every `bardo` process (`bardo preview` in one, `bardo commit` in another), changed
-/// only under an exclusive file lock so that a permit is consumed once across processes too.
+/// Every permit this host issued, by id, and the emergency halt: in memory, or in files shared
+/// by every `bardo` process (`bardo preview` in one, `bardo commit` in another; see [`files`]),
+/// changed only under an exclusive file lock so that a permit is consumed once across processes
+/// too.
 #[derive(Debug)]
 pub struct Permits {
-    file: Option<PathBuf>,
+    files: Option<files::Files>,
     key: HostKey,
     mem: Mutex<Book>,
 }
 
-/// Settled permits are kept this long (for "already used" answers), then dropped from the file.
-const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
-
 impl Permits {
     /// Permits kept in this process only, sealed with `key`.
     pub fn in_memory(key: HostKey) -> Self {
-        Self { file: None, key, mem: Mutex::default() }
+        Self { files: None, key, mem: Mutex::default() }
     }
 
-    /// Permits kept in `path` (created on first use), sealed with `key`: every process sharing
-    /// the file must hold the same key (`[safety] host_key`), or it refuses the others' permits.
+    /// Permits kept with `path` (its halt in it, each permit in `<path>.d/`, created on first
+    /// use), sealed with `key`: every process sharing them must hold the same key
+    /// (`[safety] host_key`), or it refuses the others' permits.
     pub fn open(path: &Path, key: HostKey) -> Self {
-        Self { file: Some(path.to_owned()), key, mem: Mutex::default() }
+        Self { files: Some(files::Files::new(path)), key, mem: Mutex::default() }
     }
 
-    fn with<R>(&self, now: SystemTime, f: impl FnOnce(&mut Book) -> R) -> Result<R, PermitError> {
-        let mut mem = self.mem.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(path) = &self.file else { return Ok(f(&mut mem)) };
-        super::store::with_locked(path, |book: &mut Book| {
-            let out = f(book);
-            book.permits.retain(|_, e| {
-                e.state == State::Open
-                    || now.duration_since(e.permit.created_at).is_ok_and(|a| a < KEEP_SETTLED)
-            });
-            out
-        })
-        .map_err(PermitError::Store)
+    /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
+    /// one); in files, the changed permit becomes visible once `before_publish` succeeded.
+    fn with_entry<R>(
+        &self,
+        id: &str,
+        f: impl FnOnce(Option<&Halt>, &mut Option<Entry>) -> R,
+        before_publish: impl FnOnce() -> Result<(), String>,
+    ) -> Result<R, PermitError> {
+        if let Some(files) = &self.files {
+            return files.with_entry(id, f, before_publish).map_err(PermitError::Store);
+        }
+        let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entry = book.permits.remove(id);
+        let out = f(book.halted.as_ref(), &mut entry);
+        if let Some(entry) = entry {
+            book.permits.insert(id.to_owned(), entry);
+        }
+        Ok(out)
+    }
+
+    /// Apply `f` to the halt and every permit at once.
+    fn with_all<R>(&self, f: impl FnOnce(&mut Option<Halt>, &mut Map) -> R) -> Result<R, PermitError> {
+        if let Some(files) = &self.files {
+            return files.with_all(f).map_err(PermitError::Store);
+        }
+        let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
+        let Book { halted, permits } = &mut *book;
+        Ok(f(halted, permits))
     }
 
     /// Seal a new permit with the host key and record it open; refused while halted.
     pub fn insert(&self, permit: ActionPermit) -> Result<(), PermitError> {
+        self.insert_after(permit, || Ok(()))
+    }
+
+    /// [`Self::insert`], the permit becoming visible to other processes only once
+    /// `before_publish` succeeded (the write path: once its audit records are on disk). Kept in
+    /// memory, only this process's commit can take it, and that waits for the same.
+    pub fn insert_after(
+        &self,
+        permit: ActionPermit,
+        before_publish: impl FnOnce() -> Result<(), String>,
+    ) -> Result<(), PermitError> {
         let now = permit.created_at;
+        match &self.files {
+            Some(files) => {
+                if let Err(e) = files.sweep(now) {
+                    tracing::warn!("cannot remove settled permits: {e}");
+                }
+            }
+            None => {
+                let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
+                if book.permits.len() % 1024 == 1023 {
+                    book.permits.retain(|_, e| files::keep(e, now));
+                }
+            }
+        }
         let json = serde_json::to_string(&permit)
             .map_err(|e| PermitError::Store(format!("cannot serialize permit: {e}")))?;
         let seal = Seal { mac: self.key.mac(SEAL_DOMAIN, json.as_bytes()), json };
-        self.with(now, |book| {
-            if let Some(halt) = &book.halted {
-                return Err(halt.refusal());
-            }
-            let id = permit.permit_id.clone();
-            book.permits
-                .insert(id, Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None });
-            Ok(())
-        })?
+        let id = permit.permit_id.clone();
+        self.with_entry(
+            &id,
+            |halted, entry| {
+                if let Some(halt) = halted {
+                    return Err(halt.refusal());
+                }
+                *entry =
+                    Some(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None });
+                Ok(())
+            },
+            before_publish,
+        )?
     }
 
     /// Take an open permit for execution, as it was sealed. Refused while halted, or if its seal
@@ -281,42 +326,42 @@ impl Permits {
         now: SystemTime,
         then: impl FnOnce(&ActionPermit),
     ) -> Result<ActionPermit, PermitError> {
-        self.with(now, |book| {
-            if let Some(halt) = &book.halted {
-                return Err(halt.refusal());
-            }
-            let entry = book.permits.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
-            // Verified before anything changes: a forged entry is refused and left as it is.
-            let permit = self.unseal(id, entry.seal.as_ref())?;
-            settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
-            then(&permit);
-            Ok(permit)
-        })?
+        self.with_entry(
+            id,
+            |halted, entry| {
+                if let Some(halt) = halted {
+                    return Err(halt.refusal());
+                }
+                let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+                // Verified before anything changes: a forged entry is refused and left as it is.
+                let permit = self.unseal(id, entry.seal.as_ref())?;
+                settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+                then(&permit);
+                Ok(permit)
+            },
+            || Ok(()),
+        )?
     }
 
     /// Record that permit `id` is being executed, the wallet's pending nonce being `nonce`.
-    pub fn mark_sending(&self, id: &str, nonce: u64, now: SystemTime) -> Result<(), PermitError> {
-        self.with(now, |book| {
-            if let Some(entry) = book.permits.get_mut(id) {
-                entry.sending_from_nonce = Some(nonce);
-            }
-        })
+    pub fn mark_sending(&self, id: &str, nonce: u64, _now: SystemTime) -> Result<(), PermitError> {
+        self.with_entry(
+            id,
+            |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = Some(nonce)),
+            || Ok(()),
+        )
     }
 
     /// Record that permit `id`'s execution finished (whatever its outcome).
-    pub fn mark_finished(&self, id: &str, now: SystemTime) -> Result<(), PermitError> {
-        self.with(now, |book| {
-            if let Some(entry) = book.permits.get_mut(id) {
-                entry.sending_from_nonce = None;
-            }
-        })
+    pub fn mark_finished(&self, id: &str, _now: SystemTime) -> Result<(), PermitError> {
+        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = None), || Ok(()))
     }
 
     /// Permits whose execution never finished (a crash mid-broadcast): id, chain, wallet and the
     /// wallet's pending nonce when they were taken.
-    pub fn unfinished(&self, now: SystemTime) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
-        self.with(now, |book| {
-            book.permits
+    pub fn unfinished(&self, _now: SystemTime) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
+        self.with_all(|_, permits| {
+            permits
                 .iter()
                 .filter_map(|(id, e)| {
                     e.sending_from_nonce.map(|n| (id.clone(), e.permit.chain_id, e.permit.sender, n))
@@ -327,11 +372,15 @@ impl Permits {
 
     /// Cancel an open permit.
     pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.with(now, |book| {
-            let entry = book.permits.get_mut(id).ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
-            settle_open(id, &mut entry.state, &entry.permit, now, State::Cancelled)?;
-            Ok(entry.permit.clone())
-        })?
+        self.with_entry(
+            id,
+            |_, entry| {
+                let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+                settle_open(id, &mut entry.state, &entry.permit, now, State::Cancelled)?;
+                Ok(entry.permit.clone())
+            },
+            || Ok(()),
+        )?
     }
 
     /// The permit `seal` holds, if the seal verifies under this host's key and names `id`.
@@ -353,12 +402,12 @@ impl Permits {
     /// Halt and revoke every open permit, in one locked step; returns the ids revoked. A halt
     /// already in force stands, with its time and reason.
     pub fn halt(&self, reason: &str, now: SystemTime) -> Result<Vec<String>, PermitError> {
-        self.with(now, |book| {
-            if book.halted.is_none() {
-                book.halted = Some(Halt { reason: reason.to_owned(), at_ms: millis_since_epoch(now) });
+        self.with_all(|halted, permits| {
+            if halted.is_none() {
+                *halted = Some(Halt { reason: reason.to_owned(), at_ms: millis_since_epoch(now) });
             }
             let mut revoked = Vec::new();
-            for (id, entry) in book.permits.iter_mut().filter(|(_, e)| e.state == State::Open) {
+            for (id, entry) in permits.iter_mut().filter(|(_, e)| e.state == State::Open) {
                 entry.state = State::Revoked;
                 revoked.push(id.clone());
             }
@@ -367,15 +416,15 @@ impl Permits {
     }
 
     /// Lift the halt; returns the one lifted, or `None` if there was none.
-    pub fn resume(&self, now: SystemTime) -> Result<Option<Halt>, PermitError> {
-        self.with(now, |book| book.halted.take())
+    pub fn resume(&self, _now: SystemTime) -> Result<Option<Halt>, PermitError> {
+        self.with_all(|halted, _| halted.take())
     }
 
     /// The halt in force, if any.
     pub fn halted(&self) -> Result<Option<Halt>, PermitError> {
-        match &self.file {
+        match &self.files {
             // Without the file lock: writers replace the file whole.
-            Some(path) => super::store::read::<Book>(path).map(|b| b.halted).map_err(PermitError::Store),
+            Some(files) => files.halted().map_err(PermitError::Store),
             None => Ok(self.mem.lock().unwrap_or_else(|p| p.into_inner()).halted.clone()),
         }
     }
@@ -444,14 +493,15 @@ mod tests {
         let now = SystemTime::now();
         permits.insert(permit("permit-a")).expect("insert");
         permits.insert(permit("permit-b")).expect("insert");
-        // Whoever can write the file: a copy of a genuine permit under a new id, and an edit.
-        let mut raw = read_json(&file);
-        raw["permits"]["permit-c"] = raw["permits"]["permit-a"].clone();
-        raw["permits"]["permit-c"]["permit"]["permit_id"] = "permit-c".into();
-        let edited =
-            raw["permits"]["permit-b"]["seal"]["json"].as_str().expect("sealed").replace("swap", "supply");
-        raw["permits"]["permit-b"]["seal"]["json"] = edited.into();
-        std::fs::write(&file, raw.to_string()).expect("write");
+        // Whoever can write the files: a copy of a genuine permit under a new id, and an edit.
+        let entry = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
+        let mut copy = read_json(&entry("permit-a"));
+        copy["permit"]["permit_id"] = "permit-c".into();
+        std::fs::write(entry("permit-c"), copy.to_string()).expect("write");
+        let mut raw = read_json(&entry("permit-b"));
+        let edited = raw["seal"]["json"].as_str().expect("sealed").replace("swap", "supply");
+        raw["seal"]["json"] = edited.into();
+        std::fs::write(entry("permit-b"), raw.to_string()).expect("write");
         let forged = |id: &str| PermitError::Forged(id.to_owned());
         assert_eq!(permits.take("permit-c", now).expect_err("copied"), forged("permit-c"));
         assert_eq!(permits.take("permit-b", now).expect_err("edited"), forged("permit-b"));
@@ -471,16 +521,59 @@ mod tests {
     fn a_file_of_the_earlier_format_is_read_and_its_unsealed_permits_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("permits.json");
-        let legacy = serde_json::json!({"permit-old": {"permit": permit("permit-old"), "state": "Open"}});
+        let legacy = serde_json::json!({"permit-01d": {"permit": permit("permit-01d"), "state": "Open"}});
         std::fs::write(&file, legacy.to_string()).expect("write");
         let permits = Permits::open(&file, HostKey::ephemeral());
         assert_eq!(permits.halted().expect("readable"), None);
-        let refused = permits.take("permit-old", SystemTime::now()).expect_err("unsealed");
-        assert_eq!(refused, PermitError::Forged("permit-old".into()));
-        permits.insert(permit("permit-new")).expect("insert");
-        let raw = read_json(&file);
-        assert!(raw["permits"]["permit-new"]["seal"]["mac"].is_string(), "{raw}");
-        assert!(raw["permits"]["permit-old"].is_object(), "kept while it could be asked about");
+        let refused = permits.take("permit-01d", SystemTime::now()).expect_err("unsealed");
+        assert_eq!(refused, PermitError::Forged("permit-01d".into()));
+        permits.insert(permit("permit-0e")).expect("insert");
+        let entry = |id: &str| read_json(&dir.path().join(format!("permits.json.d/{id}.json")));
+        assert!(entry("permit-0e")["seal"]["mac"].is_string());
+        assert!(
+            entry("permit-01d")["permit"].is_object(),
+            "moved to its own file, kept while it could be asked about"
+        );
+        assert!(
+            read_json(&file)["permits"].as_object().is_some_and(|p| p.is_empty()),
+            "the book keeps the halt only"
+        );
+    }
+
+    #[test]
+    fn each_permit_is_its_own_file_and_a_day_later_settled_ones_are_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let key = HostKey::ephemeral();
+        let permits = Permits::open(&file, key.clone());
+        let day_ago = SystemTime::now() - Duration::from_secs(25 * 3600);
+        let old = |id: &str| ActionPermit { created_at: day_ago, ..permit(id) };
+        for id in ["permit-01", "permit-02", "permit-03"] {
+            permits.insert(old(id)).expect("insert");
+        }
+        permits.take("permit-01", day_ago).expect("consumed");
+        permits.take("permit-03", day_ago).expect("taken");
+        permits.mark_sending("permit-03", 5, day_ago).expect("sending, never finished");
+        let path = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
+        for id in ["permit-01", "permit-02", "permit-03"] {
+            let f = std::fs::File::options().write(true).open(path(id)).expect("open");
+            f.set_modified(day_ago).expect("age the file");
+        }
+        // Another process's first preview sweeps: the used and the long-expired permits go, the
+        // one whose broadcast never finished stays for the start's reconciliation.
+        let later = Permits::open(&file, key);
+        later.insert(permit("permit-04")).expect("insert");
+        let exists = |id: &str| path(id).exists();
+        assert_eq!(
+            ["permit-01", "permit-02", "permit-03", "permit-04"].map(exists),
+            [false, false, true, true]
+        );
+        let now = SystemTime::now();
+        assert_eq!(later.unfinished(now).expect("read").len(), 1);
+        // An id is never a path.
+        for id in ["permit-../../permits", "../permits", "permit-", "permit-zz"] {
+            assert_eq!(later.take(id, now).expect_err(id), PermitError::Unknown(id.into()));
+        }
     }
 
     #[test]

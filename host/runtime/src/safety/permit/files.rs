@@ -1,0 +1,222 @@
+//! Permits shared between processes as files: the emergency halt in the book file (the path
+//! configured, `permits.json`) and each permit in its own file in `<book>.d/`
+//! (`permits.json.d/permit-….json`). A preview writes one small file and a commit rewrites
+//! one: their cost does not grow with the permits of the day, as rewriting one file holding
+//! all of them did (73 ms a preview after ten thousand). Every change holds the exclusive lock
+//! on `<book>.lock`; every file is replaced whole by a rename, so a reader without the lock
+//! sees one version or the next.
+
+use super::{Book, Entry, Halt, Map, State, expired};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// Settled permits are kept this long (for "already used" answers), then removed.
+const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
+/// How often a process looks for permits to remove.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+#[derive(Debug)]
+pub(super) struct Files {
+    book: PathBuf,
+    dir: PathBuf,
+    /// When this process last swept, Unix ms (0: not yet).
+    swept_ms: AtomicU64,
+}
+
+fn text(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// Whether `id` can name a permit file: `permit-` and hex digits, so no id reaches outside the
+/// directory.
+fn valid_id(id: &str) -> bool {
+    id.strip_prefix("permit-")
+        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+impl Files {
+    pub(super) fn new(book: &Path) -> Self {
+        let mut name = book.file_name().unwrap_or_default().to_os_string();
+        name.push(".d");
+        Self { book: book.to_owned(), dir: book.with_file_name(name), swept_ms: AtomicU64::new(0) }
+    }
+
+    fn entry_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// The exclusive lock every change holds (the same `.lock` file as before permits had files).
+    fn lock(&self) -> Result<File, String> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| text(&self.dir, e))?;
+        let path = self.book.with_extension("lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| text(&path, e))?;
+        lock.lock().map_err(|e| text(&path, e))?;
+        Ok(lock)
+    }
+
+    /// The book under the lock; permits an earlier version kept in it move to their own files.
+    fn book_locked(&self) -> Result<Book, String> {
+        let mut book: Book = super::super::store::read(&self.book)?;
+        if !book.permits.is_empty() {
+            for (id, entry) in std::mem::take(&mut book.permits) {
+                if valid_id(&id) && !self.entry_path(&id).exists() {
+                    self.write(&self.entry_path(&id), &entry, || Ok(()))?;
+                }
+            }
+            self.write(&self.book, &book, || Ok(()))?;
+        }
+        Ok(book)
+    }
+
+    /// The halt in force, read without the lock.
+    pub(super) fn halted(&self) -> Result<Option<Halt>, String> {
+        super::super::store::read::<Book>(&self.book).map(|b| b.halted)
+    }
+
+    /// `value` written to a temp file in the same directory and renamed over `path` once
+    /// `before_publish` succeeded.
+    fn write<T: serde::Serialize>(
+        &self,
+        path: &Path,
+        value: &T,
+        before_publish: impl FnOnce() -> Result<(), String>,
+    ) -> Result<(), String> {
+        let json = serde_json::to_vec_pretty(value).map_err(|e| text(path, e))?;
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".tmp{}", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        std::fs::write(&tmp, json).map_err(|e| text(&tmp, e))?;
+        if let Err(e) = before_publish() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        std::fs::rename(&tmp, path).map_err(|e| text(path, e))
+    }
+
+    fn read_entry(path: &Path) -> Result<Option<(Entry, Vec<u8>)>, String> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(|e| Some((e, bytes)))
+                .map_err(|e| format!("{} is corrupt: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(text(path, e)),
+        }
+    }
+
+    /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
+    /// one) under the lock, writing the permit back if `f` changed it — the new file visible
+    /// only once `before_publish` succeeded.
+    pub(super) fn with_entry<R>(
+        &self,
+        id: &str,
+        f: impl FnOnce(Option<&Halt>, &mut Option<Entry>) -> R,
+        before_publish: impl FnOnce() -> Result<(), String>,
+    ) -> Result<R, String> {
+        let _lock = self.lock()?;
+        let book = self.book_locked()?;
+        if !valid_id(id) {
+            let mut none = None;
+            return Ok(f(book.halted.as_ref(), &mut none));
+        }
+        let path = self.entry_path(id);
+        let (mut entry, before) = match Self::read_entry(&path)? {
+            Some((entry, bytes)) => (Some(entry), Some(bytes)),
+            None => (None, None),
+        };
+        let out = f(book.halted.as_ref(), &mut entry);
+        if let Some(entry) = &entry {
+            let now = serde_json::to_vec_pretty(entry).map_err(|e| text(&path, e))?;
+            if before.as_deref() != Some(now.as_slice()) {
+                self.write(&path, entry, before_publish)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Apply `f` to the halt and every permit under the lock (a halt, a resume, the start's
+    /// reconciliation: not per call), writing back what changed.
+    pub(super) fn with_all<R>(&self, f: impl FnOnce(&mut Option<Halt>, &mut Map) -> R) -> Result<R, String> {
+        let _lock = self.lock()?;
+        let mut book = self.book_locked()?;
+        let mut permits = Map::new();
+        for (id, path) in self.entry_files()? {
+            if let Some((entry, _)) = Self::read_entry(&path)? {
+                permits.insert(id, entry);
+            }
+        }
+        let (halt_before, permits_before) = (book.halted.clone(), permits.clone());
+        let out = f(&mut book.halted, &mut permits);
+        if book.halted != halt_before {
+            self.write(&self.book, &book, || Ok(()))?;
+        }
+        for (id, entry) in &permits {
+            let same = permits_before
+                .get(id)
+                .is_some_and(|b| serde_json::to_vec(b).ok() == serde_json::to_vec(entry).ok());
+            if !same {
+                self.write(&self.entry_path(id), entry, || Ok(()))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every permit file: (id, path).
+    fn entry_files(&self) -> Result<Vec<(String, PathBuf)>, String> {
+        let read = match std::fs::read_dir(&self.dir) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(text(&self.dir, e)),
+        };
+        let mut files = Vec::new();
+        for item in read {
+            let item = item.map_err(|e| text(&self.dir, e))?;
+            let name = item.file_name().to_string_lossy().into_owned();
+            if let Some(id) = name.strip_suffix(".json").filter(|id| valid_id(id)) {
+                files.push((id.to_owned(), item.path()));
+            }
+        }
+        Ok(files)
+    }
+
+    /// At most once per [`SWEEP_EVERY`] per process: remove permits settled (or expired) more
+    /// than [`KEEP_SETTLED`] ago whose execution is not unfinished. Files changed since then
+    /// are not even read.
+    pub(super) fn sweep(&self, now: SystemTime) -> Result<(), String> {
+        let now_ms = super::millis_since_epoch(now);
+        let last = self.swept_ms.load(Ordering::Relaxed);
+        if last != 0 && now_ms.saturating_sub(last) < SWEEP_EVERY.as_millis() as u64 {
+            return Ok(());
+        }
+        self.swept_ms.store(now_ms, Ordering::Relaxed);
+        let _lock = self.lock()?;
+        for (_, path) in self.entry_files()? {
+            let old = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age >= KEEP_SETTLED));
+            if !old {
+                continue;
+            }
+            if let Some((entry, _)) = Self::read_entry(&path)?
+                && !keep(&entry, now)
+            {
+                std::fs::remove_file(&path).map_err(|e| text(&path, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a permit is still worth keeping: open and unexpired, executing, or settled within
+/// [`KEEP_SETTLED`].
+pub(super) fn keep(entry: &Entry, now: SystemTime) -> bool {
+    (entry.state == State::Open && !expired(&entry.permit, now))
+        || entry.sending_from_nonce.is_some()
+        || now.duration_since(entry.permit.created_at).is_ok_and(|age| age < KEEP_SETTLED)
+}
