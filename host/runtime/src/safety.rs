@@ -268,11 +268,12 @@ impl WritePath {
         Ok(())
     }
 
-    /// [`Self::record`] without waiting for the disk (see [`AuditLog::write_all`]).
-    fn record_written(&self, events: &[AuditEvent]) -> Result<(), ToolError> {
-        self.audit.write_all(events).map_err(audit_error)?;
+    /// [`Self::record`] without waiting for the disk (see [`AuditLog::write_all`]): where the
+    /// last record was written.
+    fn record_written(&self, events: &[AuditEvent]) -> Result<Option<audit_log::RecordAt>, ToolError> {
+        let mut written = self.audit.write_all(events).map_err(audit_error)?;
         self.publish_records(events);
-        Ok(())
+        Ok(written.pop())
     }
 
     fn publish_records(&self, events: &[AuditEvent]) {
@@ -321,10 +322,10 @@ impl WritePath {
     }
 
     /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
-    /// records are written together before the permit exists, and are on disk before it can be
-    /// used: before it is published to the shared permit file, or, kept in memory, before this
-    /// process's commit takes it. The sync is not waited for otherwise — a crash can lose the
-    /// records of a preview only together with its permit.
+    /// records are written together before the permit exists and synced by a thread, not
+    /// waited for: the permit keeps where its `PermitCreated` record was written, and a commit
+    /// syncs the log and finds the record there before taking it — a crash can lose a
+    /// preview's records only together with the use of its permit.
     pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
         self.preview_with(kind, params, &Arc::new(CallControl::new()))
     }
@@ -341,11 +342,9 @@ impl WritePath {
         let mut trail = Vec::new();
         let permit_id = new_permit_id();
         let result = self.check(&permit_id, kind, params, control, &mut trail);
-        let stored = self.record_written(&trail).and(result).and_then(|permit| {
-            self.permits
-                .insert_after(permit.clone(), || self.audit.sync().map_err(|e| e.to_string()))
-                .map(|()| permit)
-                .map_err(permit_error)
+        let stored = self.record_written(&trail).and_then(|at| {
+            let permit = ActionPermit { audit_record: at, ..result? };
+            self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error)
         });
         if stored.is_err() {
             self.settle(&permit_id, false);
@@ -454,6 +453,7 @@ impl WritePath {
             risk_tier: entry.def.risk_tier,
             created_at: (self.clock)(),
             ttl: self.ttl,
+            audit_record: None,
         };
         trail.push(AuditEvent::PermitCreated {
             permit_id: permit.permit_id.clone(),
@@ -478,13 +478,16 @@ impl WritePath {
         if self.phase_as_set() == Phase::Terminal {
             return Err(denied("the phase is terminal: no writes"));
         }
-        // A permit's audit records are on disk before it is taken: a preview in another process
-        // synced them before publishing it; one in this process may still be syncing.
-        self.audit.sync().map_err(audit_error)?;
         // The spend is counted in the same locked step that takes the permit, before anything
         // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
         // below releases it.
-        let permit = match self.permits.take_then(permit_id, (self.clock)(), |_| self.settle(permit_id, true))
+        // Taken only with its preview's record on disk, whichever process and log wrote it.
+        let recorded = |at: &audit_log::RecordAt| {
+            audit_log::on_disk(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
+        };
+        let permit = match self
+            .permits
+            .take_then(permit_id, (self.clock)(), recorded, |_| self.settle(permit_id, true))
         {
             Ok(p) => p,
             Err(e) => {

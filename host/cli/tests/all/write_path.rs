@@ -419,6 +419,30 @@ fn a_permit_written_into_the_file_by_anyone_else_is_refused() {
 }
 
 #[test]
+fn a_permit_executes_in_another_process_only_with_its_preview_record_on_disk() {
+    let e = env();
+    let file = e.audit.path().join("permits.json");
+    let key = HostKey::ephemeral();
+    let (a, b) = (e.process("a", &file, &key), e.process("b", &file, &key));
+    // The preview did not wait for the disk; the permit says where its record went.
+    let kept = a.preview("swap", &swap("10")).expect("preview");
+    let at = kept.audit_record.clone().expect("where the preview's record is");
+    assert_eq!(at.log, e.audit.path().canonicalize().expect("dir").join("audit-a.jsonl"));
+    let lost = a.preview("swap", &swap("10")).expect("preview");
+    let before = e.balances();
+    // As a crash that kept the permit files and lost the log's tail would leave it (a fault no
+    // real disk produces on demand): a's log ends before the second preview's records.
+    let log = std::fs::read(&at.log).expect("log");
+    let end = (at.offset + at.len + 1) as usize;
+    std::fs::write(&at.log, &log[..end]).expect("cut the log");
+    e.refused(b.commit(&lost.permit_id), ErrorCode::Denied, "no audit record of its preview");
+    assert_eq!(e.balances(), before, "nothing executed");
+    // The permit whose record is on disk executes in the other process.
+    b.commit(&kept.permit_id).expect("commit with its record on disk");
+    assert_ne!(e.balances(), before);
+}
+
+#[test]
 fn a_halt_reaches_every_process_on_the_permit_file_and_outlives_them_until_resumed() {
     let e = env();
     let file = e.audit.path().join("permits.json");

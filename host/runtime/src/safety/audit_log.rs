@@ -136,6 +136,21 @@ struct Record<'a> {
     event: &'a AuditEvent,
 }
 
+/// Where a record was written: the log, its line's byte offset and length (without the
+/// newline) and the sha256 hex of the line, so that its presence can be checked without
+/// reading the log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordAt {
+    /// The log file, absolute.
+    pub log: PathBuf,
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// Its length, without the newline.
+    pub len: u64,
+    /// sha256 hex of the line.
+    pub hash: String,
+}
+
 /// The checkpoint (`<log>.head`): the last record's seq and the sha256 of its line, with a MAC
 /// under the host key over both and the log's file name.
 #[derive(Serialize, Deserialize)]
@@ -187,6 +202,8 @@ fn genesis() -> Tail {
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
+    /// `path` made absolute, for [`RecordAt`].
+    absolute: PathBuf,
     key: HostKey,
     appender: Mutex<Option<Appender>>,
     flusher: Arc<Flusher>,
@@ -266,7 +283,11 @@ impl AuditLog {
         let _lock = write_lock(path)?;
         let tail = chain(path, Some(&key), 0)?.map(|(tail, _)| tail).unwrap_or_else(genesis);
         check_head(path, Some(&key), &tail)?;
-        Ok(Self { path: path.to_owned(), key, appender: Mutex::new(None), flusher: Arc::default() })
+        let absolute = match (path.parent().filter(|d| !d.as_os_str().is_empty()), path.file_name()) {
+            (Some(dir), Some(name)) => dir.canonicalize().map_err(|e| io(path, e))?.join(name),
+            _ => std::env::current_dir().map_err(|e| io(path, e))?.join(path),
+        };
+        Ok(Self { path: path.to_owned(), absolute, key, appender: Mutex::new(None), flusher: Arc::default() })
     }
 
     /// Append one record (synced before returning).
@@ -277,29 +298,25 @@ impl AuditLog {
     /// Append records in order, written and synced together, then checkpoint them. Under the
     /// lock the chain continues from the file's last record, whichever process wrote it.
     pub fn append_all(&self, events: &[AuditEvent]) -> Result<(), AuditError> {
-        self.append_records(events, true)
+        self.append_records(events, true).map(drop)
     }
 
     /// [`Self::append_all`] without waiting for the disk: the records are written (any reader
-    /// sees them) and a thread syncs them at once; [`Self::sync`] waits until it has. For what
-    /// may be lost with a crash only together with everything it could lead to: a preview's
-    /// records, whose permit the write path publishes or executes only after [`Self::sync`].
-    pub fn write_all(&self, events: &[AuditEvent]) -> Result<(), AuditError> {
-        self.append_records(events, false)?;
-        if events.is_empty() {
-            return Ok(());
+    /// sees them) and a thread syncs them at once. Returns where each was written: what depends
+    /// on a record being on disk checks that it is, with [`on_disk`] — the write path does
+    /// before executing a permit, so a crash can lose a preview's records only with the use of
+    /// its permit.
+    pub fn write_all(&self, events: &[AuditEvent]) -> Result<Vec<RecordAt>, AuditError> {
+        let written = self.append_records(events, false)?;
+        if !written.is_empty() {
+            self.flusher.written(&self.path).map_err(|e| io(&self.path, e))?;
         }
-        self.flusher.written(&self.path).map_err(|e| io(&self.path, e))
+        Ok(written)
     }
 
-    /// Wait until every record written so far is on disk.
-    pub fn sync(&self) -> Result<(), AuditError> {
-        self.flusher.sync().map_err(|e| io(&self.path, e))
-    }
-
-    fn append_records(&self, events: &[AuditEvent], durable: bool) -> Result<(), AuditError> {
+    fn append_records(&self, events: &[AuditEvent], durable: bool) -> Result<Vec<RecordAt>, AuditError> {
         if events.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let mut slot = self.appender.lock().unwrap_or_else(PoisonError::into_inner);
         let appender = match slot.as_mut() {
@@ -322,7 +339,7 @@ impl AuditLog {
         a: &mut Appender,
         events: &[AuditEvent],
         durable: bool,
-    ) -> Result<(), AuditError> {
+    ) -> Result<Vec<RecordAt>, AuditError> {
         let path = &self.path;
         let now = (std::fs::metadata(path), std::fs::metadata(head_path(path)));
         let unchanged = match (&a.left, &now) {
@@ -331,8 +348,8 @@ impl AuditLog {
             }
             _ => false,
         };
-        let tail = match a.left.take() {
-            Some(left) if unchanged => left.tail,
+        let (tail, start) = match a.left.take() {
+            Some(left) if unchanged => (left.tail, left.len),
             _ => {
                 // Another process appended, or a file was changed or replaced: reopen, read back.
                 (a.log, a.head) = open_files(path)?;
@@ -340,7 +357,7 @@ impl AuditLog {
                 // Chaining on from a tail the checkpoint does not vouch for would sign a
                 // truncation or a rewrite into a fresh, valid checkpoint.
                 check_head(path, Some(&self.key), &tail)?;
-                tail
+                (tail, a.log.metadata().map_err(|e| io(path, e))?.len())
             }
         };
         let (text, tail) = lines(path, &self.key, tail, events)?;
@@ -358,13 +375,45 @@ impl AuditLog {
         let head_id = file_id(&head_meta);
         a.head = Some(head);
         a.left = Some(Left { log: file_id(&log), head: head_id, len: log.len(), tail });
-        Ok(())
+        let mut offset = start;
+        Ok(text
+            .lines()
+            .map(|line| {
+                let at = RecordAt {
+                    log: self.absolute.clone(),
+                    offset,
+                    len: line.len() as u64,
+                    hash: hex::encode(Sha256::digest(line.as_bytes())),
+                };
+                offset += line.len() as u64 + 1;
+                at
+            })
+            .collect())
     }
 
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Whether the record written `at`, naming `needle`, is in its log and on disk: the log is
+/// synced (whichever process wrote to it) and the line read back at its offset.
+pub fn on_disk(at: &RecordAt, needle: &str) -> Result<bool, AuditError> {
+    let path = &at.log;
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io(path, e)),
+    };
+    file.sync_data().map_err(|e| io(path, e))?;
+    let size = file.metadata().map_err(|e| io(path, e))?.len();
+    let Some(end) = at.offset.checked_add(at.len).filter(|end| *end < size) else { return Ok(false) };
+    let mut line = vec![0u8; (end + 1 - at.offset) as usize];
+    file.read_exact_at(&mut line, at.offset).map_err(|e| io(path, e))?;
+    let Some(line) = line.strip_suffix(b"\n") else { return Ok(false) };
+    Ok(hex::encode(Sha256::digest(line)) == at.hash
+        && line.windows(needle.len()).any(|w| w == needle.as_bytes()))
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> AuditError {
@@ -747,19 +796,23 @@ mod tests {
     }
 
     #[test]
-    fn records_written_without_a_sync_chain_with_the_others_and_the_barrier_waits_for_them() {
+    fn records_written_without_a_sync_chain_with_the_others_and_can_be_found_where_written() {
         let key = HostKey::ephemeral();
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("audit.jsonl");
         let log = AuditLog::open(&path, key.clone()).expect("open");
         log.write_all(&[event(0), event(1)]).expect("write");
         log.append(event(2)).expect("append");
-        log.write_all(&[event(3)]).expect("write");
-        log.sync().expect("sync");
-        {
-            let state = log.flusher.state.lock().expect("state");
-            assert_eq!((state.written, state.synced), (2, 2), "both deferred writes synced");
-        }
+        let at = log.write_all(&[event(3)]).expect("write");
+        assert!(at[0].log.is_absolute());
+        assert!(on_disk(&at[0], "\"p3\"").expect("read"), "{at:?}");
+        assert!(!on_disk(&at[0], "\"p2\"").expect("read"), "another record's id");
+        let moved = RecordAt { offset: at[0].offset - 1, ..at[0].clone() };
+        assert!(!on_disk(&moved, "\"p3\"").expect("read"), "not at that offset");
+        let past = RecordAt { offset: 1 << 40, ..at[0].clone() };
+        assert!(!on_disk(&past, "p3").expect("read"), "past the end");
+        let elsewhere = RecordAt { log: dir.path().join("other.jsonl"), ..at[0].clone() };
+        assert!(!on_disk(&elsewhere, "\"p3\"").expect("read"), "another log");
         assert_eq!(verify(&path, Some(&key)).expect("intact").0, 4);
         // Another writer in between: the next append reads the file back and chains on from it.
         AuditLog::open(&path, key.clone()).expect("second").append(event(4)).expect("append");

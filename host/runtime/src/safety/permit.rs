@@ -5,6 +5,7 @@
 
 mod files;
 
+use super::audit_log::RecordAt;
 use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
 use bardo_core::tool::{RiskTier, WritePlan};
@@ -48,6 +49,10 @@ pub struct ActionPermit {
     /// How long it stays valid.
     #[serde(rename = "ttl_ms", serialize_with = "millis", deserialize_with = "from_millis")]
     pub ttl: Duration,
+    /// Where its preview's `PermitCreated` record was written (absent before previews stopped
+    /// waiting for the disk): a commit takes the permit only with that record on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_record: Option<RecordAt>,
 }
 
 fn unix_ms<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
@@ -102,6 +107,13 @@ pub enum PermitError {
         /// Why, as the agent or operator said.
         reason: String,
     },
+    /// Its preview's audit record is not in the log where it was written: lost with a crash
+    /// before it reached the disk, or the log was replaced. A permit is executed only with its
+    /// record.
+    #[error(
+        "permit `{0}` has no audit record of its preview in the log (lost in a crash, or the log was replaced); preview again"
+    )]
+    Unrecorded(String),
     /// The shared permit file could not be read or written.
     #[error("permit store {0}")]
     Store(String),
@@ -237,15 +249,14 @@ impl Permits {
     }
 
     /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
-    /// one); in files, the changed permit becomes visible once `before_publish` succeeded.
+    /// one).
     fn with_entry<R>(
         &self,
         id: &str,
         f: impl FnOnce(Option<&Halt>, &mut Option<Entry>) -> R,
-        before_publish: impl FnOnce() -> Result<(), String>,
     ) -> Result<R, PermitError> {
         if let Some(files) = &self.files {
-            return files.with_entry(id, f, before_publish).map_err(PermitError::Store);
+            return files.with_entry(id, f).map_err(PermitError::Store);
         }
         let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
         let mut entry = book.permits.remove(id);
@@ -268,17 +279,6 @@ impl Permits {
 
     /// Seal a new permit with the host key and record it open; refused while halted.
     pub fn insert(&self, permit: ActionPermit) -> Result<(), PermitError> {
-        self.insert_after(permit, || Ok(()))
-    }
-
-    /// [`Self::insert`], the permit becoming visible to other processes only once
-    /// `before_publish` succeeded (the write path: once its audit records are on disk). Kept in
-    /// memory, only this process's commit can take it, and that waits for the same.
-    pub fn insert_after(
-        &self,
-        permit: ActionPermit,
-        before_publish: impl FnOnce() -> Result<(), String>,
-    ) -> Result<(), PermitError> {
         let now = permit.created_at;
         match &self.files {
             Some(files) => {
@@ -297,64 +297,60 @@ impl Permits {
             .map_err(|e| PermitError::Store(format!("cannot serialize permit: {e}")))?;
         let seal = Seal { mac: self.key.mac(SEAL_DOMAIN, json.as_bytes()), json };
         let id = permit.permit_id.clone();
-        self.with_entry(
-            &id,
-            |halted, entry| {
-                if let Some(halt) = halted {
-                    return Err(halt.refusal());
-                }
-                *entry =
-                    Some(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None });
-                Ok(())
-            },
-            before_publish,
-        )?
+        self.with_entry(&id, |halted, entry| {
+            if let Some(halt) = halted {
+                return Err(halt.refusal());
+            }
+            let sending_from_nonce = None;
+            *entry = Some(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce });
+            Ok(())
+        })?
     }
 
     /// Take an open permit for execution, as it was sealed. Refused while halted, or if its seal
     /// does not verify under this host's key; otherwise its state changes to consumed under the
     /// lock, so of two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.take_then(id, now, |_| {})
+        self.take_then(id, now, |_| Ok(true), |_| {})
     }
 
-    /// [`Self::take`], running `then` on the permit in the same locked step (commit counts the
-    /// spend there: no process can see the permit taken and its spend not yet counted).
+    /// [`Self::take`], first asking `recorded` whether the sealed permit's audit record is on
+    /// disk where it was written (a permit whose record is not is refused and left as it is), then
+    /// running `then` on it in the same locked step (commit counts the spend there: no process
+    /// can see the permit taken and its spend not yet counted).
     pub fn take_then(
         &self,
         id: &str,
         now: SystemTime,
+        recorded: impl FnOnce(&RecordAt) -> Result<bool, String>,
         then: impl FnOnce(&ActionPermit),
     ) -> Result<ActionPermit, PermitError> {
-        self.with_entry(
-            id,
-            |halted, entry| {
-                if let Some(halt) = halted {
-                    return Err(halt.refusal());
-                }
-                let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
-                // Verified before anything changes: a forged entry is refused and left as it is.
-                let permit = self.unseal(id, entry.seal.as_ref())?;
-                settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
-                then(&permit);
-                Ok(permit)
-            },
-            || Ok(()),
-        )?
+        self.with_entry(id, |halted, entry| {
+            if let Some(halt) = halted {
+                return Err(halt.refusal());
+            }
+            let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            // Verified before anything changes: a forged entry is refused and left as it is.
+            let permit = self.unseal(id, entry.seal.as_ref())?;
+            if let Some(at) = &permit.audit_record
+                && !recorded(at).map_err(PermitError::Store)?
+            {
+                return Err(PermitError::Unrecorded(id.to_owned()));
+            }
+            settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+            then(&permit);
+            Ok(permit)
+        })?
     }
 
     /// Record that permit `id` is being executed, the wallet's pending nonce being `nonce`.
     pub fn mark_sending(&self, id: &str, nonce: u64, _now: SystemTime) -> Result<(), PermitError> {
-        self.with_entry(
-            id,
-            |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = Some(nonce)),
-            || Ok(()),
-        )
+        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = Some(nonce)))
     }
 
     /// Record that permit `id`'s execution finished (whatever its outcome).
     pub fn mark_finished(&self, id: &str, _now: SystemTime) -> Result<(), PermitError> {
-        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = None), || Ok(()))
+        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = None))
     }
 
     /// Permits whose execution never finished (a crash mid-broadcast): id, chain, wallet and the
@@ -372,15 +368,11 @@ impl Permits {
 
     /// Cancel an open permit.
     pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.with_entry(
-            id,
-            |_, entry| {
-                let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
-                settle_open(id, &mut entry.state, &entry.permit, now, State::Cancelled)?;
-                Ok(entry.permit.clone())
-            },
-            || Ok(()),
-        )?
+        self.with_entry(id, |_, entry| {
+            let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            settle_open(id, &mut entry.state, &entry.permit, now, State::Cancelled)?;
+            Ok(entry.permit.clone())
+        })?
     }
 
     /// The permit `seal` holds, if the seal verifies under this host's key and names `id`.
@@ -478,6 +470,7 @@ mod tests {
             risk_tier: RiskTier::Medium,
             created_at: SystemTime::now(),
             ttl: Duration::from_secs(60),
+            audit_record: None,
         }
     }
 
@@ -574,6 +567,26 @@ mod tests {
         for id in ["permit-../../permits", "../permits", "permit-", "permit-zz"] {
             assert_eq!(later.take(id, now).expect_err(id), PermitError::Unknown(id.into()));
         }
+    }
+
+    #[test]
+    fn a_permit_whose_audit_record_is_not_on_disk_is_refused_and_left_open() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = HostKey::ephemeral();
+        let permits = Permits::open(&dir.path().join("permits.json"), key);
+        let at = RecordAt { log: dir.path().join("audit.jsonl"), offset: 7, len: 3, hash: "ab".repeat(32) };
+        let recorded = ActionPermit { audit_record: Some(at.clone()), ..permit("permit-0a") };
+        permits.insert(recorded).expect("insert");
+        let now = SystemTime::now();
+        // As after a crash that kept the permit file and lost the record (a fault a real disk
+        // does not produce on demand): the check answers no.
+        let lost = permits.take_then("permit-0a", now, |seen| Ok(seen != &at), |_| {});
+        assert_eq!(lost.expect_err("no record"), PermitError::Unrecorded("permit-0a".into()));
+        assert!(PermitError::Unrecorded("x".into()).to_string().contains("preview again"));
+        let broken = permits.take_then("permit-0a", now, |_| Err("log unreadable".into()), |_| {});
+        assert!(matches!(broken, Err(PermitError::Store(e)) if e == "log unreadable"));
+        let taken = permits.take_then("permit-0a", now, |seen| Ok(seen == &at), |_| {});
+        assert_eq!(taken.expect("recorded").permit_id, "permit-0a", "still open after the refusals");
     }
 
     #[test]

@@ -1,18 +1,15 @@
 //! Syncing records written without a sync ([`super::AuditLog::write_all`]): a thread that makes
-//! them durable as soon as they are written, and a barrier ([`Flusher::sync`]) for whatever
-//! must not happen before they are (a permit published, a commit).
+//! them durable as soon as they are written, so that a crash loses at most the last moment's.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 #[derive(Debug, Default)]
-pub(super) struct State {
+struct State {
     /// Deferred writes made so far.
-    pub(super) written: u64,
+    written: u64,
     /// How many of them a finished sync covers.
-    pub(super) synced: u64,
-    /// The last sync's failure (cleared by the next that succeeds).
-    failed: Option<String>,
+    synced: u64,
     started: bool,
     stop: bool,
 }
@@ -20,7 +17,7 @@ pub(super) struct State {
 /// One log's syncing thread and its counters.
 #[derive(Debug, Default)]
 pub(super) struct Flusher {
-    pub(super) state: Mutex<State>,
+    state: Mutex<State>,
     changed: Condvar,
 }
 
@@ -42,26 +39,6 @@ impl Flusher {
         Ok(())
     }
 
-    /// Wait until every write counted so far is on disk; the sync's error if it failed.
-    pub(super) fn sync(&self) -> Result<(), String> {
-        let mut state = self.lock();
-        let target = state.written;
-        let mut retried = false;
-        while state.synced < target {
-            if let Some(e) = state.failed.take() {
-                if retried {
-                    state.failed = Some(e.clone());
-                    return Err(e);
-                }
-                // The failure may be a past one: the thread tries once more for this barrier.
-                retried = true;
-                self.changed.notify_all();
-            }
-            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
-        }
-        Ok(())
-    }
-
     /// Stop the thread once what was written is synced.
     pub(super) fn stop(&self) {
         self.lock().stop = true;
@@ -79,16 +56,16 @@ impl Flusher {
                 let result = std::fs::File::open(path).and_then(|f| f.sync_data());
                 state = self.lock();
                 match result {
-                    Ok(()) => (state.synced, state.failed) = (target, None),
-                    Err(e) => state.failed = Some(format!("{}: sync failed: {e}", path.display())),
-                }
-                self.changed.notify_all();
-                if state.failed.is_some() {
-                    if state.stop {
-                        return;
+                    Ok(()) => state.synced = target,
+                    // Retried on the next write, not in a loop against a failing disk; the write
+                    // path's own sync before a commit reports it.
+                    Err(e) => {
+                        tracing::warn!("audit log {}: sync failed: {e}", path.display());
+                        if state.stop {
+                            return;
+                        }
+                        state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
                     }
-                    // Retried on the next write or barrier, not in a loop against a failing disk.
-                    state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
                 }
                 continue;
             }

@@ -67,10 +67,10 @@ impl Files {
         if !book.permits.is_empty() {
             for (id, entry) in std::mem::take(&mut book.permits) {
                 if valid_id(&id) && !self.entry_path(&id).exists() {
-                    self.write(&self.entry_path(&id), &entry, || Ok(()))?;
+                    self.write(&self.entry_path(&id), &entry)?;
                 }
             }
-            self.write(&self.book, &book, || Ok(()))?;
+            self.write(&self.book, &book)?;
         }
         Ok(book)
     }
@@ -80,23 +80,13 @@ impl Files {
         super::super::store::read::<Book>(&self.book).map(|b| b.halted)
     }
 
-    /// `value` written to a temp file in the same directory and renamed over `path` once
-    /// `before_publish` succeeded.
-    fn write<T: serde::Serialize>(
-        &self,
-        path: &Path,
-        value: &T,
-        before_publish: impl FnOnce() -> Result<(), String>,
-    ) -> Result<(), String> {
+    /// `value` written to a temp file in the same directory and renamed over `path`.
+    fn write<T: serde::Serialize>(&self, path: &Path, value: &T) -> Result<(), String> {
         let json = serde_json::to_vec_pretty(value).map_err(|e| text(path, e))?;
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".tmp{}", std::process::id()));
         let tmp = PathBuf::from(tmp);
         std::fs::write(&tmp, json).map_err(|e| text(&tmp, e))?;
-        if let Err(e) = before_publish() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
         std::fs::rename(&tmp, path).map_err(|e| text(path, e))
     }
 
@@ -111,13 +101,11 @@ impl Files {
     }
 
     /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
-    /// one) under the lock, writing the permit back if `f` changed it — the new file visible
-    /// only once `before_publish` succeeded.
+    /// one) under the lock, writing the permit back if `f` changed it.
     pub(super) fn with_entry<R>(
         &self,
         id: &str,
         f: impl FnOnce(Option<&Halt>, &mut Option<Entry>) -> R,
-        before_publish: impl FnOnce() -> Result<(), String>,
     ) -> Result<R, String> {
         let _lock = self.lock()?;
         let book = self.book_locked()?;
@@ -134,7 +122,7 @@ impl Files {
         if let Some(entry) = &entry {
             let now = serde_json::to_vec_pretty(entry).map_err(|e| text(&path, e))?;
             if before.as_deref() != Some(now.as_slice()) {
-                self.write(&path, entry, before_publish)?;
+                self.write(&path, entry)?;
             }
         }
         Ok(out)
@@ -154,14 +142,14 @@ impl Files {
         let (halt_before, permits_before) = (book.halted.clone(), permits.clone());
         let out = f(&mut book.halted, &mut permits);
         if book.halted != halt_before {
-            self.write(&self.book, &book, || Ok(()))?;
+            self.write(&self.book, &book)?;
         }
         for (id, entry) in &permits {
             let same = permits_before
                 .get(id)
                 .is_some_and(|b| serde_json::to_vec(b).ok() == serde_json::to_vec(entry).ok());
             if !same {
-                self.write(&self.entry_path(id), entry, || Ok(()))?;
+                self.write(&self.entry_path(id), entry)?;
             }
         }
         Ok(out)
