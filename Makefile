@@ -5,7 +5,7 @@ GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-so
           -p program-echo-v1 -p program-echo-v2 -p program-echo-v3
 PLUGINS := hello uniswap aave streaming
 
-.PHONY: setup plugins demo test lint bench
+.PHONY: setup plugins demo test lint bench bench-peers
 
 setup:
 	@scripts/setup.sh
@@ -60,3 +60,8 @@ test: lint
 bench: setup
 	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull
 	$(CARGO) bench --locked -p bardo --bench mcp --bench a2a
+
+# The same guest work in Bardo's isolated call, raw wasmtime and Extism, in one run, with a table
+# of medians and ratios at the end (benches/peers; not a default member, so CI never builds it).
+bench-peers: setup
+	$(CARGO) bench --locked -p bardo-peers --bench peers

@@ -1,5 +1,6 @@
 //! The benchmark plugin: a realistic small read tool (parse ~1 KB of JSON, one host call,
-//! return JSON) and a no-op.
+//! return JSON), the peers benchmark's work (`bench_eth_call`, the same code Extism runs) and a
+//! no-op.
 
 use bardo_sdk::{Category, Error, ReadTool, ToolDef, events, tool_def};
 use schemars::JsonSchema;
@@ -42,6 +43,23 @@ impl ReadTool for Summarize {
     }
 }
 
+struct BuildCall;
+impl ReadTool for BuildCall {
+    const NAME: &'static str = "bench_eth_call";
+    type Params = bench_work::Params;
+    type Output = bench_work::EthCall;
+    fn def() -> ToolDef {
+        tool_def::<bench_work::Params>(
+            Self::NAME,
+            "Builds the eth_call an order book asks for (peers benchmark workload).",
+            Category::Dev,
+        )
+    }
+    fn run(p: bench_work::Params) -> Result<bench_work::EthCall, Error> {
+        bench_work::build(&p).map_err(bardo_sdk::errors::invalid_params)
+    }
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct NoParams {}
 
@@ -58,4 +76,4 @@ impl ReadTool for Noop {
     }
 }
 
-bardo_sdk::plugin! { name: "bench", read: [Summarize, Noop] }
+bardo_sdk::plugin! { name: "bench", read: [Summarize, BuildCall, Noop] }

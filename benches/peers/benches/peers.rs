@@ -1,0 +1,288 @@
+//! The same guest work — ~1 KB of JSON params parsed into a typed struct, the `eth_call` they
+//! ask for built, JSON out (`bench-work`) — in one run on:
+//!
+//! - **Bardo, isolated**: `Host::call` of the bench component's `bench_eth_call`: a fresh,
+//!   fully limited instance per call (fuel, epoch deadline, memory), params checked against the
+//!   tool's schema, result capped.
+//! - **raw wasmtime, reused**: the same component, one instance kept, called again and again.
+//! - **raw wasmtime, fresh (pooling)**: the same component, a new store and instance per call
+//!   from an `InstancePre`, pooling allocator with `pagemap_scan`, fuel and epoch set.
+//! - **Extism, reused** / **Extism, fresh**: the same Rust code as an Extism plugin (a core
+//!   module, built by `build.rs`); fresh = a new `Plugin` per call from a `CompiledPlugin`, with
+//!   a memory limit, a timeout and a fuel limit.
+//!
+//! Prints a table of medians and ratios to Bardo's isolated call at the end. `make bench-peers`.
+
+use bardo_core::Runtime;
+use bardo_core::profile::Profile;
+use bardo_host::Services;
+use bardo_host::engine::{Engine, Limits};
+use bardo_host::plugin::{Host, WasiPolicy};
+use criterion::{Criterion, measurement::WallTime};
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod raw {
+    //! Raw wasmtime on the same component: WASI p2 and nothing else (the tool imports no host
+    //! interface; any it called would trap and fail the run).
+    wasmtime::component::bindgen!({
+        path: ["../../wit/host", "../../wit/plugin"],
+        world: "bardo:plugin/reader",
+    });
+
+    use wasmtime::component::{Component, Linker, ResourceTable};
+    use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+    use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+    pub struct State {
+        wasi: WasiCtx,
+        table: ResourceTable,
+    }
+
+    impl WasiView for State {
+        fn ctx(&mut self) -> WasiCtxView<'_> {
+            WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        }
+    }
+
+    fn state() -> State {
+        State { wasi: WasiCtx::builder().build(), table: ResourceTable::new() }
+    }
+
+    /// The engine as wasmtime's docs recommend for many short-lived instances.
+    pub fn engine() -> Engine {
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(64)
+            .total_core_instances(512)
+            .total_memories(128)
+            .total_tables(512)
+            .max_memory_size(64 << 20)
+            .pagemap_scan(Enabled::Auto)
+            .linear_memory_keep_resident(4 << 20)
+            .table_keep_resident(256 << 10);
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .consume_fuel(true)
+            .epoch_interruption(true)
+            .concurrency_support(false)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        Engine::new(&config).expect("engine")
+    }
+
+    pub struct Runner {
+        engine: Engine,
+        pre: ReaderPre<State>,
+    }
+
+    impl Runner {
+        pub fn new(engine: &Engine, bytes: &[u8]) -> Self {
+            let component = Component::new(engine, bytes).expect("component");
+            let mut linker = Linker::new(engine);
+            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("wasi");
+            linker.define_unknown_imports_as_traps(&component).expect("traps");
+            let pre = ReaderPre::new(linker.instantiate_pre(&component).expect("pre")).expect("reader");
+            Self { engine: engine.clone(), pre }
+        }
+
+        fn store(&self) -> Store<State> {
+            let mut store = Store::new(&self.engine, state());
+            store.set_fuel(u64::MAX / 2).expect("fuel");
+            store.set_epoch_deadline(1_000);
+            store
+        }
+
+        /// One kept instance: calls on it reuse everything.
+        pub fn instance(&self) -> (Store<State>, Reader) {
+            let mut store = self.store();
+            let reader = self.pre.instantiate(&mut store).expect("instantiate");
+            (store, reader)
+        }
+
+        pub fn call(store: &mut Store<State>, reader: &Reader, params: &str) -> String {
+            store.set_fuel(u64::MAX / 2).expect("fuel");
+            reader
+                .bardo_plugin_read()
+                .call_call(&mut *store, "bench_eth_call", params)
+                .expect("call")
+                .expect("tool")
+        }
+
+        /// A new store and instance for this call only.
+        pub fn fresh(&self, params: &str) -> String {
+            let (mut store, reader) = self.instance();
+            Self::call(&mut store, &reader, params)
+        }
+    }
+}
+
+mod extism_peer {
+    //! The Extism plugin. Its core module comes from the `wasm32-wasip2` toolchain, whose std
+    //! links a few WASI p2 functions (for panic messages and the environment) that Extism does
+    //! not provide: they are defined here as functions that fail the call, so a run that
+    //! reached one would error, never pass silently. The benchmark's work calls none.
+
+    use extism::{CompiledPlugin, Function, Manifest, Plugin, PluginBuilder, UserData, ValType, Wasm};
+
+    fn val_type(t: &wasmtime::ValType) -> ValType {
+        match t {
+            wasmtime::ValType::I32 => ValType::I32,
+            wasmtime::ValType::I64 => ValType::I64,
+            wasmtime::ValType::F32 => ValType::F32,
+            wasmtime::ValType::F64 => ValType::F64,
+            other => panic!("the guest imports a function taking {other}"),
+        }
+    }
+
+    /// Every WASI p2 import of `bytes`, as a function that fails.
+    fn wasi_p2_imports(bytes: &[u8]) -> Vec<Function> {
+        let engine = wasmtime::Engine::default();
+        let module = wasmtime::Module::new(&engine, bytes).expect("core module");
+        module
+            .imports()
+            .filter(|i| i.module().starts_with("wasi:"))
+            .map(|i| {
+                let wasmtime::ExternType::Func(f) = i.ty() else { panic!("{} is not a function", i.name()) };
+                let name = format!("{}#{}", i.module(), i.name());
+                Function::new(
+                    i.name(),
+                    f.params().map(|t| val_type(&t)).collect::<Vec<_>>(),
+                    f.results().map(|t| val_type(&t)).collect::<Vec<_>>(),
+                    UserData::new(()),
+                    move |_, _, _, _| Err(extism::Error::msg(format!("{name} is not provided"))),
+                )
+                .with_namespace(i.module())
+            })
+            .collect()
+    }
+
+    fn builder(bytes: &[u8]) -> PluginBuilder<'static> {
+        let manifest = Manifest::new([Wasm::data(bytes.to_vec())])
+            .with_memory_max(1024)
+            .with_timeout(std::time::Duration::from_secs(10));
+        PluginBuilder::new(manifest)
+            .with_wasi(false)
+            .with_functions(wasi_p2_imports(bytes))
+            .with_fuel_limit(u64::MAX / 2)
+    }
+
+    pub fn plugin(bytes: &[u8]) -> Plugin {
+        builder(bytes).build().expect("extism plugin")
+    }
+
+    pub fn compiled(bytes: &[u8]) -> CompiledPlugin {
+        builder(bytes).compile().expect("extism compile")
+    }
+
+    pub fn call(plugin: &mut Plugin, params: &str) -> Vec<u8> {
+        plugin.call::<&[u8], Vec<u8>>("build_call", params.as_bytes()).expect("extism call")
+    }
+
+    pub fn fresh(compiled: &CompiledPlugin, params: &str) -> Vec<u8> {
+        let mut plugin = Plugin::new_from_compiled(compiled).expect("instantiate");
+        call(&mut plugin, params)
+    }
+}
+
+/// Each benchmark's per-call times of criterion's measured samples, in the order run.
+static SAMPLES: Mutex<Vec<(&'static str, Vec<f64>)>> = Mutex::new(Vec::new());
+const SAMPLE_SIZE: usize = 50;
+
+/// Run `f` as benchmark `name`, keeping the per-call time of each measured sample (criterion
+/// warms up first with the same routine: its samples are the last [`SAMPLE_SIZE`]).
+fn bench(g: &mut criterion::BenchmarkGroup<'_, WallTime>, name: &'static str, mut f: impl FnMut()) {
+    let mut seen: Vec<f64> = Vec::new();
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            let took = start.elapsed();
+            seen.push(took.as_nanos() as f64 / iters as f64);
+            took
+        })
+    });
+    if seen.len() >= SAMPLE_SIZE {
+        let measured = seen.split_off(seen.len() - SAMPLE_SIZE);
+        SAMPLES.lock().expect("samples").push((name, measured));
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn peers(c: &mut Criterion) {
+    let params = bench_work::params_1kb();
+    assert!((900..1300).contains(&params.len()), "params are {} bytes", params.len());
+    let expected = String::from_utf8(bench_work::run(params.as_bytes()).expect("the work")).expect("utf-8");
+    let component = bardo_test_artifacts::bytes(bardo_test_artifacts::BENCH);
+
+    let runtime = Runtime::new().expect("runtime");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::new(Some(cache.path().to_owned())).expect("engine");
+    let services = Arc::new(Services::empty(&runtime));
+    let mut bardo = Host::new(
+        engine,
+        services,
+        Profile::parse("dev").expect("profile"),
+        Limits::default(),
+        WasiPolicy::default(),
+    )
+    .expect("host");
+    bardo.load_bytes("bench.wasm", &component).expect("bench plugin");
+    let call = || bardo.call("bench_eth_call", &params).result.expect("bardo call");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&call()).expect("json"), json(&expected));
+
+    let raw_engine = raw::engine();
+    let raw = raw::Runner::new(&raw_engine, &component);
+    let (mut store, reader) = raw.instance();
+    assert_eq!(json(&raw::Runner::call(&mut store, &reader, &params)), json(&expected));
+
+    let extism_wasm = std::fs::read(env!("EXTISM_GUEST")).expect("the Extism guest (build.rs builds it)");
+    let mut plugin = extism_peer::plugin(&extism_wasm);
+    let compiled = extism_peer::compiled(&extism_wasm);
+    assert_eq!(extism_peer::call(&mut plugin, &params), expected.as_bytes());
+
+    let mut g = c.benchmark_group("peers");
+    g.sample_size(SAMPLE_SIZE);
+    bench(&mut g, "bardo_isolated", || {
+        black_box(call());
+    });
+    bench(&mut g, "wasmtime_reused", || {
+        black_box(raw::Runner::call(&mut store, &reader, &params));
+    });
+    bench(&mut g, "wasmtime_fresh_pooling", || {
+        black_box(raw.fresh(&params));
+    });
+    bench(&mut g, "extism_reused", || {
+        black_box(extism_peer::call(&mut plugin, &params));
+    });
+    bench(&mut g, "extism_fresh", || {
+        black_box(extism_peer::fresh(&compiled, &params));
+    });
+    g.finish();
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).expect("json")
+}
+
+fn main() {
+    let mut c = Criterion::default().warm_up_time(Duration::from_secs(2)).configure_from_args();
+    peers(&mut c);
+    c.final_summary();
+    let samples = SAMPLES.lock().expect("samples");
+    let medians: Vec<(&str, f64)> = samples.iter().map(|(n, v)| (*n, median(v.clone()))).collect();
+    let Some(base) = medians.iter().find(|(n, _)| *n == "bardo_isolated").map(|(_, m)| *m) else {
+        return;
+    };
+    println!("\n| runtime (same guest work, 1 KB params) | p50 | × Bardo isolated |");
+    println!("|---|---|---|");
+    for (name, m) in &medians {
+        println!("| {name} | {:.1} µs | {:.2} |", m / 1000.0, m / base);
+    }
+}

@@ -1,0 +1,1 @@
+//! See `benches/peers.rs`: the benchmark is the crate.
