@@ -271,9 +271,9 @@ impl WritePath {
     /// [`Self::record`] without waiting for the disk (see [`AuditLog::write_all`]): where the
     /// last record was written.
     fn record_written(&self, events: &[AuditEvent]) -> Result<Option<audit_log::RecordAt>, ToolError> {
-        let mut written = self.audit.write_all(events).map_err(audit_error)?;
+        let written = self.audit.write_all(events).map_err(audit_error)?;
         self.publish_records(events);
-        Ok(written.pop())
+        Ok(written)
     }
 
     fn publish_records(&self, events: &[AuditEvent]) {
@@ -558,7 +558,7 @@ impl WritePath {
         // tells from the chain whether anything was sent (see `reconcile`).
         match self.pending_nonce(permit.chain_id, permit.sender) {
             Ok(nonce) => {
-                if let Err(e) = self.permits.mark_sending(permit_id, nonce, (self.clock)()) {
+                if let Err(e) = self.permits.mark_sending(permit_id, nonce) {
                     tracing::warn!(
                         "{permit_id}: cannot record the broadcast's start ({e}); a crash now stays spent"
                     );
@@ -570,7 +570,7 @@ impl WritePath {
         }
         let capability = Capability::mint(Approved { permit, gas });
         let sent = broadcast(capability, &self.services, &|e| self.log(e));
-        if let Err(e) = self.permits.mark_finished(permit_id, (self.clock)()) {
+        if let Err(e) = self.permits.mark_finished(permit_id) {
             tracing::warn!(
                 "{permit_id}: cannot record the broadcast's end ({e}); the next start re-checks it"
             );
@@ -662,9 +662,8 @@ impl WritePath {
     /// whose wallet nonce has not moved since sent nothing, so its spend is released; any other
     /// stays spent, since something left the wallet. Returns the released permits.
     pub fn reconcile(&self) -> Result<Vec<String>, ToolError> {
-        let now = (self.clock)();
         let mut released = Vec::new();
-        for (id, chain, wallet, nonce) in self.permits.unfinished(now).map_err(permit_error)? {
+        for (id, chain, wallet, nonce) in self.permits.unfinished().map_err(permit_error)? {
             if self.pending_nonce(chain, wallet)? == nonce {
                 self.settle(&id, false);
                 self.log(AuditEvent::PermitRefused {
@@ -675,7 +674,7 @@ impl WritePath {
                 })?;
                 released.push(id.clone());
             }
-            self.permits.mark_finished(&id, now).map_err(permit_error)?;
+            self.permits.mark_finished(&id).map_err(permit_error)?;
         }
         Ok(released)
     }
@@ -702,7 +701,7 @@ impl WritePath {
     /// Lift an emergency halt (the operator's `bardo resume`, never an agent's); returns whether
     /// one was in force. The phase is again the one set; revoked permits stay revoked.
     pub fn resume(&self) -> Result<bool, ToolError> {
-        let Some(halt) = self.permits.resume((self.clock)()).map_err(permit_error)? else {
+        let Some(halt) = self.permits.resume().map_err(permit_error)? else {
             return Ok(false);
         };
         self.log(AuditEvent::Resumed { reason: halt.reason, halted_at_ms: halt.at_ms })?;

@@ -713,7 +713,7 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
         .expect("nonce");
     for p in [&quiet, &busy] {
         store.take(&p.permit_id, SystemTime::now()).expect("taken");
-        store.mark_sending(&p.permit_id, nonce, SystemTime::now()).expect("marked");
+        store.mark_sending(&p.permit_id, nonce).expect("marked");
     }
     drop(a);
     let sent = TransactionRequest::default().from(e.d.deployer).to(e.d.deployer);
@@ -722,7 +722,7 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
     let moved = runtime()
         .block_on(provider.get_transaction_count(e.d.deployer).pending().into_future())
         .expect("nonce");
-    store.mark_sending(&quiet.permit_id, moved, SystemTime::now()).expect("marked");
+    store.mark_sending(&quiet.permit_id, moved).expect("marked");
     assert_eq!(ledger_ids().len(), 2, "both reserved");
     // The next start: `quiet` sent nothing and is released; `busy` stays counted.
     let b = process("b");
@@ -732,5 +732,5 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
     // A commit that runs to its end leaves nothing to reconcile.
     let done = b.preview("swap", &swap("30")).expect("preview");
     b.commit(&done.permit_id).expect("commit");
-    assert!(store.unfinished(SystemTime::now()).expect("store").is_empty());
+    assert!(store.unfinished().expect("store").is_empty());
 }

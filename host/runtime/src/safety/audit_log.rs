@@ -283,10 +283,7 @@ impl AuditLog {
         let _lock = write_lock(path)?;
         let tail = chain(path, Some(&key), 0)?.map(|(tail, _)| tail).unwrap_or_else(genesis);
         check_head(path, Some(&key), &tail)?;
-        let absolute = match (path.parent().filter(|d| !d.as_os_str().is_empty()), path.file_name()) {
-            (Some(dir), Some(name)) => dir.canonicalize().map_err(|e| io(path, e))?.join(name),
-            _ => std::env::current_dir().map_err(|e| io(path, e))?.join(path),
-        };
+        let absolute = std::path::absolute(path).map_err(|e| io(path, e))?;
         Ok(Self { path: path.to_owned(), absolute, key, appender: Mutex::new(None), flusher: Arc::default() })
     }
 
@@ -302,21 +299,22 @@ impl AuditLog {
     }
 
     /// [`Self::append_all`] without waiting for the disk: the records are written (any reader
-    /// sees them) and a thread syncs them at once. Returns where each was written: what depends
+    /// sees them) and a thread syncs them at once. Returns where the last was written: what depends
     /// on a record being on disk checks that it is, with [`on_disk`] — the write path does
     /// before executing a permit, so a crash can lose a preview's records only with the use of
     /// its permit.
-    pub fn write_all(&self, events: &[AuditEvent]) -> Result<Vec<RecordAt>, AuditError> {
+    pub fn write_all(&self, events: &[AuditEvent]) -> Result<Option<RecordAt>, AuditError> {
         let written = self.append_records(events, false)?;
-        if !written.is_empty() {
+        if written.is_some() {
             self.flusher.written(&self.path).map_err(|e| io(&self.path, e))?;
         }
         Ok(written)
     }
 
-    fn append_records(&self, events: &[AuditEvent], durable: bool) -> Result<Vec<RecordAt>, AuditError> {
+    /// Where the last record was written; none when there were no events.
+    fn append_records(&self, events: &[AuditEvent], durable: bool) -> Result<Option<RecordAt>, AuditError> {
         if events.is_empty() {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let mut slot = self.appender.lock().unwrap_or_else(PoisonError::into_inner);
         let appender = match slot.as_mut() {
@@ -324,7 +322,7 @@ impl AuditLog {
             None => slot.insert(Appender::open(&self.path)?),
         };
         appender.lock.lock().map_err(|e| io(&self.path, e))?;
-        let result = self.append_locked(appender, events, durable);
+        let result = self.append_locked(appender, events, durable).map(Some);
         // Unlocked by hand: the file stays open for the next append.
         let _ = appender.lock.unlock();
         if result.is_err() {
@@ -339,7 +337,7 @@ impl AuditLog {
         a: &mut Appender,
         events: &[AuditEvent],
         durable: bool,
-    ) -> Result<Vec<RecordAt>, AuditError> {
+    ) -> Result<RecordAt, AuditError> {
         let path = &self.path;
         let now = (std::fs::metadata(path), std::fs::metadata(head_path(path)));
         let unchanged = match (&a.left, &now) {
@@ -348,8 +346,8 @@ impl AuditLog {
             }
             _ => false,
         };
-        let (tail, start) = match a.left.take() {
-            Some(left) if unchanged => (left.tail, left.len),
+        let tail = match a.left.take() {
+            Some(left) if unchanged => left.tail,
             _ => {
                 // Another process appended, or a file was changed or replaced: reopen, read back.
                 (a.log, a.head) = open_files(path)?;
@@ -357,7 +355,7 @@ impl AuditLog {
                 // Chaining on from a tail the checkpoint does not vouch for would sign a
                 // truncation or a rewrite into a fresh, valid checkpoint.
                 check_head(path, Some(&self.key), &tail)?;
-                (tail, a.log.metadata().map_err(|e| io(path, e))?.len())
+                tail
             }
         };
         let (text, tail) = lines(path, &self.key, tail, events)?;
@@ -374,21 +372,16 @@ impl AuditLog {
         let (log, head_meta) = (ids.0.map_err(|e| io(path, e))?, ids.1.map_err(|e| io(path, e))?);
         let head_id = file_id(&head_meta);
         a.head = Some(head);
+        // The last line ends the file (appends hold the lock); its hash is the new tail's.
+        let last = text.trim_end_matches('\n').rsplit('\n').next().unwrap_or_default().len() as u64;
+        let at = RecordAt {
+            log: self.absolute.clone(),
+            offset: log.len() - last - 1,
+            len: last,
+            hash: tail.1.clone(),
+        };
         a.left = Some(Left { log: file_id(&log), head: head_id, len: log.len(), tail });
-        let mut offset = start;
-        Ok(text
-            .lines()
-            .map(|line| {
-                let at = RecordAt {
-                    log: self.absolute.clone(),
-                    offset,
-                    len: line.len() as u64,
-                    hash: hex::encode(Sha256::digest(line.as_bytes())),
-                };
-                offset += line.len() as u64 + 1;
-                at
-            })
-            .collect())
+        Ok(at)
     }
 
     /// Where it is.
@@ -803,15 +796,15 @@ mod tests {
         let log = AuditLog::open(&path, key.clone()).expect("open");
         log.write_all(&[event(0), event(1)]).expect("write");
         log.append(event(2)).expect("append");
-        let at = log.write_all(&[event(3)]).expect("write");
-        assert!(at[0].log.is_absolute());
-        assert!(on_disk(&at[0], "\"p3\"").expect("read"), "{at:?}");
-        assert!(!on_disk(&at[0], "\"p2\"").expect("read"), "another record's id");
-        let moved = RecordAt { offset: at[0].offset - 1, ..at[0].clone() };
+        let at = log.write_all(&[event(3)]).expect("write").expect("a record");
+        assert!(at.log.is_absolute());
+        assert!(on_disk(&at, "\"p3\"").expect("read"), "{at:?}");
+        assert!(!on_disk(&at, "\"p2\"").expect("read"), "another record's id");
+        let moved = RecordAt { offset: at.offset - 1, ..at.clone() };
         assert!(!on_disk(&moved, "\"p3\"").expect("read"), "not at that offset");
-        let past = RecordAt { offset: 1 << 40, ..at[0].clone() };
+        let past = RecordAt { offset: 1 << 40, ..at.clone() };
         assert!(!on_disk(&past, "p3").expect("read"), "past the end");
-        let elsewhere = RecordAt { log: dir.path().join("other.jsonl"), ..at[0].clone() };
+        let elsewhere = RecordAt { log: dir.path().join("other.jsonl"), ..at.clone() };
         assert!(!on_disk(&elsewhere, "\"p3\"").expect("read"), "another log");
         assert_eq!(verify(&path, Some(&key)).expect("intact").0, 4);
         // Another writer in between: the next append reads the file back and chains on from it.

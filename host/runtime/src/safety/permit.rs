@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// A permitted plan, waiting for `commit_action`.
@@ -233,19 +234,34 @@ pub struct Permits {
     files: Option<files::Files>,
     key: HostKey,
     mem: Mutex<Book>,
+    /// When this process last removed settled permits, Unix ms (0: not yet).
+    swept_ms: AtomicU64,
+}
+
+/// Settled permits are kept this long (for "already used" answers), then removed.
+const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
+/// How often a process removes them.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// Whether a permit is still worth keeping: open and unexpired, executing, or settled within
+/// [`KEEP_SETTLED`].
+fn keep(entry: &Entry, now: SystemTime) -> bool {
+    (entry.state == State::Open && !expired(&entry.permit, now))
+        || entry.sending_from_nonce.is_some()
+        || now.duration_since(entry.permit.created_at).is_ok_and(|age| age < KEEP_SETTLED)
 }
 
 impl Permits {
     /// Permits kept in this process only, sealed with `key`.
     pub fn in_memory(key: HostKey) -> Self {
-        Self { files: None, key, mem: Mutex::default() }
+        Self { files: None, key, mem: Mutex::default(), swept_ms: AtomicU64::new(0) }
     }
 
     /// Permits kept with `path` (its halt in it, each permit in `<path>.d/`, created on first
     /// use), sealed with `key`: every process sharing them must hold the same key
     /// (`[safety] host_key`), or it refuses the others' permits.
     pub fn open(path: &Path, key: HostKey) -> Self {
-        Self { files: Some(files::Files::new(path)), key, mem: Mutex::default() }
+        Self { files: Some(files::Files::new(path)), key, mem: Mutex::default(), swept_ms: AtomicU64::new(0) }
     }
 
     /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
@@ -279,20 +295,7 @@ impl Permits {
 
     /// Seal a new permit with the host key and record it open; refused while halted.
     pub fn insert(&self, permit: ActionPermit) -> Result<(), PermitError> {
-        let now = permit.created_at;
-        match &self.files {
-            Some(files) => {
-                if let Err(e) = files.sweep(now) {
-                    tracing::warn!("cannot remove settled permits: {e}");
-                }
-            }
-            None => {
-                let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
-                if book.permits.len() % 1024 == 1023 {
-                    book.permits.retain(|_, e| files::keep(e, now));
-                }
-            }
-        }
+        self.sweep(permit.created_at);
         let json = serde_json::to_string(&permit)
             .map_err(|e| PermitError::Store(format!("cannot serialize permit: {e}")))?;
         let seal = Seal { mac: self.key.mac(SEAL_DOMAIN, json.as_bytes()), json };
@@ -305,6 +308,24 @@ impl Permits {
             *entry = Some(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce });
             Ok(())
         })?
+    }
+
+    /// At most once per [`SWEEP_EVERY`] per process: remove the permits [`keep`] lets go.
+    fn sweep(&self, now: SystemTime) {
+        let now_ms = millis_since_epoch(now);
+        let last = self.swept_ms.load(Ordering::Relaxed);
+        if last != 0 && now_ms.saturating_sub(last) < SWEEP_EVERY.as_millis() as u64 {
+            return;
+        }
+        self.swept_ms.store(now_ms, Ordering::Relaxed);
+        match &self.files {
+            Some(files) => {
+                if let Err(e) = files.sweep(now) {
+                    tracing::warn!("cannot remove settled permits: {e}");
+                }
+            }
+            None => self.mem.lock().unwrap_or_else(|p| p.into_inner()).permits.retain(|_, e| keep(e, now)),
+        }
     }
 
     /// Take an open permit for execution, as it was sealed. Refused while halted, or if its seal
@@ -344,18 +365,18 @@ impl Permits {
     }
 
     /// Record that permit `id` is being executed, the wallet's pending nonce being `nonce`.
-    pub fn mark_sending(&self, id: &str, nonce: u64, _now: SystemTime) -> Result<(), PermitError> {
+    pub fn mark_sending(&self, id: &str, nonce: u64) -> Result<(), PermitError> {
         self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = Some(nonce)))
     }
 
     /// Record that permit `id`'s execution finished (whatever its outcome).
-    pub fn mark_finished(&self, id: &str, _now: SystemTime) -> Result<(), PermitError> {
+    pub fn mark_finished(&self, id: &str) -> Result<(), PermitError> {
         self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = None))
     }
 
     /// Permits whose execution never finished (a crash mid-broadcast): id, chain, wallet and the
     /// wallet's pending nonce when they were taken.
-    pub fn unfinished(&self, _now: SystemTime) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
+    pub fn unfinished(&self) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
         self.with_all(|_, permits| {
             permits
                 .iter()
@@ -408,7 +429,7 @@ impl Permits {
     }
 
     /// Lift the halt; returns the one lifted, or `None` if there was none.
-    pub fn resume(&self, _now: SystemTime) -> Result<Option<Halt>, PermitError> {
+    pub fn resume(&self) -> Result<Option<Halt>, PermitError> {
         self.with_all(|halted, _| halted.take())
     }
 
@@ -546,7 +567,7 @@ mod tests {
         }
         permits.take("permit-01", day_ago).expect("consumed");
         permits.take("permit-03", day_ago).expect("taken");
-        permits.mark_sending("permit-03", 5, day_ago).expect("sending, never finished");
+        permits.mark_sending("permit-03", 5).expect("sending, never finished");
         let path = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
         for id in ["permit-01", "permit-02", "permit-03"] {
             let f = std::fs::File::options().write(true).open(path(id)).expect("open");
@@ -562,7 +583,7 @@ mod tests {
             [false, false, true, true]
         );
         let now = SystemTime::now();
-        assert_eq!(later.unfinished(now).expect("read").len(), 1);
+        assert_eq!(later.unfinished().expect("read").len(), 1);
         // An id is never a path.
         for id in ["permit-../../permits", "../permits", "permit-", "permit-zz"] {
             assert_eq!(later.take(id, now).expect_err(id), PermitError::Unknown(id.into()));
@@ -605,8 +626,8 @@ mod tests {
         let c = Permits::open(&file, key);
         assert_eq!(c.halted().expect("read").map(|h| h.reason), Some("test".to_owned()));
         assert!(matches!(c.take("permit-a", now), Err(PermitError::Halted { .. })));
-        assert_eq!(c.resume(now).expect("resume").map(|h| h.reason), Some("test".to_owned()));
-        assert_eq!(c.resume(now).expect("resume again"), None);
+        assert_eq!(c.resume().expect("resume").map(|h| h.reason), Some("test".to_owned()));
+        assert_eq!(c.resume().expect("resume again"), None);
         assert_eq!(c.take("permit-a", now).expect_err("revoked"), PermitError::Revoked("permit-a".into()));
         c.insert(permit("permit-c")).expect("issued again");
     }
@@ -619,7 +640,7 @@ mod tests {
         assert_eq!(permits.halt("test", now).expect("halt"), ["permit-a"]);
         assert!(permits.halted().expect("read").is_some());
         assert!(matches!(permits.insert(permit("permit-b")), Err(PermitError::Halted { .. })));
-        assert!(permits.resume(now).expect("resume").is_some());
+        assert!(permits.resume().expect("resume").is_some());
         permits.insert(permit("permit-b")).expect("insert");
         assert_eq!(permits.take("permit-b", now).expect("take").permit_id, "permit-b");
     }

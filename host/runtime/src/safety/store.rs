@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::fs::File;
 use std::path::Path;
 
 /// Apply `f` to the contents of `path` (default when the file is missing) under the lock and
@@ -12,6 +13,16 @@ pub(super) fn with_locked<T, R>(path: &Path, f: impl FnOnce(&mut T) -> R) -> Res
 where
     T: Default + Serialize + DeserializeOwned,
 {
+    let _lock = lock(path)?;
+    let mut value: T = read(path)?;
+    let out = f(&mut value);
+    replace(path, &value)?;
+    Ok(out)
+}
+
+/// The exclusive lock on `<path>.lock` (`permits.json` → `permits.lock`), its directory created
+/// when missing; released when the file is dropped.
+pub(super) fn lock(path: &Path) -> Result<File, String> {
     let io = |e: std::io::Error| format!("{}: {e}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -23,18 +34,15 @@ where
         .open(path.with_extension("lock"))
         .map_err(io)?;
     lock.lock().map_err(io)?;
-    let mut value: T = match std::fs::read(path) {
-        Ok(bytes) => {
-            serde_json::from_slice(&bytes).map_err(|e| format!("{} is corrupt: {e}", path.display()))?
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => T::default(),
-        Err(e) => return Err(io(e)),
-    };
-    let out = f(&mut value);
+    Ok(lock)
+}
+
+/// Replace `path` by `value` as JSON, atomically: a temp file beside it, renamed over it.
+pub(super) fn replace<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let json = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
-    std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, path)).map_err(io)?;
-    Ok(out)
+    let json = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, path)).map_err(io)
 }
 
 /// The contents of `path` (default when the file is missing), read without the lock: every

@@ -6,23 +6,16 @@
 //! on `<book>.lock`; every file is replaced whole by a rename, so a reader without the lock
 //! sees one version or the next.
 
-use super::{Book, Entry, Halt, Map, State, expired};
+use super::super::store;
+use super::{Book, Entry, Halt, KEEP_SETTLED, Map, keep};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
-
-/// Settled permits are kept this long (for "already used" answers), then removed.
-const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
-/// How often a process looks for permits to remove.
-const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+use std::time::SystemTime;
 
 #[derive(Debug)]
 pub(super) struct Files {
     book: PathBuf,
     dir: PathBuf,
-    /// When this process last swept, Unix ms (0: not yet).
-    swept_ms: AtomicU64,
 }
 
 fn text(path: &Path, e: impl std::fmt::Display) -> String {
@@ -40,7 +33,7 @@ impl Files {
     pub(super) fn new(book: &Path) -> Self {
         let mut name = book.file_name().unwrap_or_default().to_os_string();
         name.push(".d");
-        Self { book: book.to_owned(), dir: book.with_file_name(name), swept_ms: AtomicU64::new(0) }
+        Self { book: book.to_owned(), dir: book.with_file_name(name) }
     }
 
     fn entry_path(&self, id: &str) -> PathBuf {
@@ -50,44 +43,26 @@ impl Files {
     /// The exclusive lock every change holds (the same `.lock` file as before permits had files).
     fn lock(&self) -> Result<File, String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| text(&self.dir, e))?;
-        let path = self.book.with_extension("lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| text(&path, e))?;
-        lock.lock().map_err(|e| text(&path, e))?;
-        Ok(lock)
+        store::lock(&self.book)
     }
 
     /// The book under the lock; permits an earlier version kept in it move to their own files.
     fn book_locked(&self) -> Result<Book, String> {
-        let mut book: Book = super::super::store::read(&self.book)?;
+        let mut book: Book = store::read(&self.book)?;
         if !book.permits.is_empty() {
             for (id, entry) in std::mem::take(&mut book.permits) {
                 if valid_id(&id) && !self.entry_path(&id).exists() {
-                    self.write(&self.entry_path(&id), &entry)?;
+                    store::replace(&self.entry_path(&id), &entry)?;
                 }
             }
-            self.write(&self.book, &book)?;
+            store::replace(&self.book, &book)?;
         }
         Ok(book)
     }
 
     /// The halt in force, read without the lock.
     pub(super) fn halted(&self) -> Result<Option<Halt>, String> {
-        super::super::store::read::<Book>(&self.book).map(|b| b.halted)
-    }
-
-    /// `value` written to a temp file in the same directory and renamed over `path`.
-    fn write<T: serde::Serialize>(&self, path: &Path, value: &T) -> Result<(), String> {
-        let json = serde_json::to_vec_pretty(value).map_err(|e| text(path, e))?;
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".tmp{}", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        std::fs::write(&tmp, json).map_err(|e| text(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| text(path, e))
+        store::read::<Book>(&self.book).map(|b| b.halted)
     }
 
     fn read_entry(path: &Path) -> Result<Option<(Entry, Vec<u8>)>, String> {
@@ -122,7 +97,7 @@ impl Files {
         if let Some(entry) = &entry {
             let now = serde_json::to_vec_pretty(entry).map_err(|e| text(&path, e))?;
             if before.as_deref() != Some(now.as_slice()) {
-                self.write(&path, entry)?;
+                store::replace(&path, entry)?;
             }
         }
         Ok(out)
@@ -142,14 +117,14 @@ impl Files {
         let (halt_before, permits_before) = (book.halted.clone(), permits.clone());
         let out = f(&mut book.halted, &mut permits);
         if book.halted != halt_before {
-            self.write(&self.book, &book)?;
+            store::replace(&self.book, &book)?;
         }
         for (id, entry) in &permits {
             let same = permits_before
                 .get(id)
                 .is_some_and(|b| serde_json::to_vec(b).ok() == serde_json::to_vec(entry).ok());
             if !same {
-                self.write(&self.entry_path(id), entry)?;
+                store::replace(&self.entry_path(id), entry)?;
             }
         }
         Ok(out)
@@ -173,16 +148,9 @@ impl Files {
         Ok(files)
     }
 
-    /// At most once per [`SWEEP_EVERY`] per process: remove permits settled (or expired) more
-    /// than [`KEEP_SETTLED`] ago whose execution is not unfinished. Files changed since then
-    /// are not even read.
+    /// Remove the permits [`keep`] lets go; files changed within [`KEEP_SETTLED`] are not even
+    /// read.
     pub(super) fn sweep(&self, now: SystemTime) -> Result<(), String> {
-        let now_ms = super::millis_since_epoch(now);
-        let last = self.swept_ms.load(Ordering::Relaxed);
-        if last != 0 && now_ms.saturating_sub(last) < SWEEP_EVERY.as_millis() as u64 {
-            return Ok(());
-        }
-        self.swept_ms.store(now_ms, Ordering::Relaxed);
         let _lock = self.lock()?;
         for (_, path) in self.entry_files()? {
             let old = std::fs::metadata(&path)
@@ -199,12 +167,4 @@ impl Files {
         }
         Ok(())
     }
-}
-
-/// Whether a permit is still worth keeping: open and unexpired, executing, or settled within
-/// [`KEEP_SETTLED`].
-pub(super) fn keep(entry: &Entry, now: SystemTime) -> bool {
-    (entry.state == State::Open && !expired(&entry.permit, now))
-        || entry.sending_from_nonce.is_some()
-        || now.duration_since(entry.permit.created_at).is_ok_and(|age| age < KEEP_SETTLED)
 }
