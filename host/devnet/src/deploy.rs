@@ -213,6 +213,11 @@ pub(super) struct Deployer {
 
 const V3_FULL_RANGE: i32 = 887_272;
 
+/// Gas added to every deployment transaction's estimate (besides a quarter of it).
+const GAS_MARGIN: u64 = 50_000;
+/// anvil's default block gas limit: a margin never takes a transaction past it.
+const BLOCK_GAS_LIMIT: u64 = 30_000_000;
+
 impl Deployer {
     pub(super) async fn send(
         &self,
@@ -220,9 +225,16 @@ impl Deployer {
         tx: TransactionRequest,
     ) -> Result<alloy::rpc::types::TransactionReceipt, DeployError> {
         let err = |message: String| DeployError::Tx { step: step.to_owned(), message };
+        let tx = tx.from(self.from);
+        // The node's estimate is exact for the block it simulated; a transaction mined a second
+        // later can cost more (a V3 mint writes an oracle observation only when the timestamp
+        // moved on), so seeding ran out of gas now and then. A margin costs nothing on a devnet.
+        let estimate = self.provider.estimate_gas(tx.clone()).await.map_err(|e| err(e.to_string()))?;
+        let tx =
+            tx.gas_limit((estimate.saturating_mul(5) / 4 + GAS_MARGIN).min(BLOCK_GAS_LIMIT.max(estimate)));
         let receipt = self
             .provider
-            .send_transaction(tx.from(self.from))
+            .send_transaction(tx)
             .await
             .map_err(|e| err(e.to_string()))?
             .get_receipt()
