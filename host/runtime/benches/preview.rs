@@ -101,9 +101,8 @@ fn preview(c: &mut Criterion) {
     g.bench_function("preview_warm", |b| {
         b.iter(|| black_box(warm.preview("swap", &params).expect("preview")))
     });
-    // As `bardo` runs it: permits in the shared file, published only once the preview's audit
-    // records are synced. The file keeps every permit of the last day, so each preview here
-    // rewrites all of the run's permits: the figure grows with the run.
+    // As `bardo` runs it: permits in the store shared between processes (a line appended to
+    // this process's journal per preview).
     g.bench_function("preview_warm_permit_file", |b| {
         b.iter(|| black_box(filed.preview("swap", &params).expect("preview")))
     });

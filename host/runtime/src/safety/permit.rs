@@ -4,11 +4,13 @@
 //! sharing the file sees it, and it outlives a restart.
 
 mod files;
+mod journal;
 
 use super::audit_log::RecordAt;
 use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
 use bardo_core::tool::{RiskTier, WritePlan};
+use files::valid_id;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -299,15 +301,18 @@ impl Permits {
         let json = serde_json::to_string(&permit)
             .map_err(|e| PermitError::Store(format!("cannot serialize permit: {e}")))?;
         let seal = Seal { mac: self.key.mac(SEAL_DOMAIN, json.as_bytes()), json };
-        let id = permit.permit_id.clone();
-        self.with_entry(&id, |halted, entry| {
-            if let Some(halt) = halted {
-                return Err(halt.refusal());
-            }
-            let sending_from_nonce = None;
-            *entry = Some(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce });
-            Ok(())
-        })?
+        let (id, now) = (permit.permit_id.clone(), permit.created_at);
+        let open = |halted: Option<&Halt>| match halted {
+            Some(halt) => Err(halt.refusal()),
+            None => Ok(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None }),
+        };
+        match &self.files {
+            Some(files) => files.insert(&id, now, open).map_err(PermitError::Store)?,
+            None => self.with_entry(&id, |halted, entry| {
+                *entry = Some(open(halted)?);
+                Ok(())
+            })?,
+        }
     }
 
     /// At most once per [`SWEEP_EVERY`] per process: remove the permits [`keep`] lets go.
@@ -499,6 +504,27 @@ mod tests {
         serde_json::from_slice(&std::fs::read(file).expect("read")).expect("json")
     }
 
+    /// Permit `id` as the store beside `file` holds it: its own file, else its journal line.
+    fn stored(file: &Path, id: &str) -> serde_json::Value {
+        let own = file.with_file_name(format!("permits.json.d/{id}.json"));
+        if own.exists() {
+            return read_json(&own);
+        }
+        let journals = std::fs::read_dir(file.with_file_name("permits.json.d/journal")).expect("journals");
+        journals
+            .flat_map(|f| {
+                std::fs::read_to_string(f.expect("journal").path())
+                    .expect("read")
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .map(|line| serde_json::from_str::<serde_json::Value>(&line).expect("line"))
+            .find(|line| line["id"] == id)
+            .map(|line| line["entry"].clone())
+            .expect("stored")
+    }
+
     #[test]
     fn only_permits_sealed_by_this_host_can_be_taken() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -509,10 +535,10 @@ mod tests {
         permits.insert(permit("permit-b")).expect("insert");
         // Whoever can write the files: a copy of a genuine permit under a new id, and an edit.
         let entry = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
-        let mut copy = read_json(&entry("permit-a"));
+        let mut copy = stored(&file, "permit-a");
         copy["permit"]["permit_id"] = "permit-c".into();
         std::fs::write(entry("permit-c"), copy.to_string()).expect("write");
-        let mut raw = read_json(&entry("permit-b"));
+        let mut raw = stored(&file, "permit-b");
         let edited = raw["seal"]["json"].as_str().expect("sealed").replace("swap", "supply");
         raw["seal"]["json"] = edited.into();
         std::fs::write(entry("permit-b"), raw.to_string()).expect("write");
@@ -542,10 +568,9 @@ mod tests {
         let refused = permits.take("permit-01d", SystemTime::now()).expect_err("unsealed");
         assert_eq!(refused, PermitError::Forged("permit-01d".into()));
         permits.insert(permit("permit-0e")).expect("insert");
-        let entry = |id: &str| read_json(&dir.path().join(format!("permits.json.d/{id}.json")));
-        assert!(entry("permit-0e")["seal"]["mac"].is_string());
+        assert!(stored(&file, "permit-0e")["seal"]["mac"].is_string());
         assert!(
-            entry("permit-01d")["permit"].is_object(),
+            stored(&file, "permit-01d")["permit"].is_object(),
             "moved to its own file, kept while it could be asked about"
         );
         assert!(
@@ -555,7 +580,7 @@ mod tests {
     }
 
     #[test]
-    fn each_permit_is_its_own_file_and_a_day_later_settled_ones_are_removed() {
+    fn a_preview_appends_to_its_journal_and_a_day_later_settled_permits_are_removed() {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("permits.json");
         let key = HostKey::ephemeral();
@@ -565,29 +590,70 @@ mod tests {
         for id in ["permit-01", "permit-02", "permit-03"] {
             permits.insert(old(id)).expect("insert");
         }
+        let journal_dir = dir.path().join("permits.json.d/journal");
+        let journals = || {
+            std::fs::read_dir(&journal_dir)
+                .expect("journals")
+                .map(|f| f.expect("f").path())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(journals().len(), 1, "one journal for the process");
+        let path = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
+        assert!(!path("permit-01").exists(), "an open permit is a line, not a file");
         permits.take("permit-01", day_ago).expect("consumed");
         permits.take("permit-03", day_ago).expect("taken");
         permits.mark_sending("permit-03", 5).expect("sending, never finished");
-        let path = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
-        for id in ["permit-01", "permit-02", "permit-03"] {
-            let f = std::fs::File::options().write(true).open(path(id)).expect("open");
+        assert!(path("permit-01").exists() && path("permit-03").exists(), "taken: their own files");
+        for f in [path("permit-01"), path("permit-03")].into_iter().chain(journals()) {
+            let f = std::fs::File::options().append(true).open(f).expect("open");
             f.set_modified(day_ago).expect("age the file");
         }
         // Another process's first preview sweeps: the used and the long-expired permits go, the
         // one whose broadcast never finished stays for the start's reconciliation.
         let later = Permits::open(&file, key);
         later.insert(permit("permit-04")).expect("insert");
-        let exists = |id: &str| path(id).exists();
-        assert_eq!(
-            ["permit-01", "permit-02", "permit-03", "permit-04"].map(exists),
-            [false, false, true, true]
-        );
         let now = SystemTime::now();
+        let unknown = |id: &str| PermitError::Unknown(id.into());
+        assert_eq!(later.take("permit-01", now).expect_err("swept"), unknown("permit-01"));
+        assert_eq!(later.take("permit-02", now).expect_err("swept"), unknown("permit-02"));
+        assert_eq!(
+            later.take("permit-03", now).expect_err("kept"),
+            PermitError::Consumed("permit-03".into())
+        );
         assert_eq!(later.unfinished().expect("read").len(), 1);
+        assert_eq!(later.take("permit-04", now).expect("in the new journal").permit_id, "permit-04");
+        assert_eq!(journals().len(), 1, "the old journal went, the new one stays");
         // An id is never a path.
         for id in ["permit-../../permits", "../permits", "permit-", "permit-zz"] {
             assert_eq!(later.take(id, now).expect_err(id), PermitError::Unknown(id.into()));
         }
+        assert!(
+            matches!(later.insert(permit("../x")), Err(PermitError::Store(e)) if e.contains("cannot name"))
+        );
+    }
+
+    #[test]
+    fn a_permit_issued_in_one_process_is_taken_once_in_another_and_a_cut_line_is_skipped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let key = HostKey::ephemeral();
+        let (a, b) = (Permits::open(&file, key.clone()), Permits::open(&file, key));
+        let now = SystemTime::now();
+        a.insert(permit("permit-0a")).expect("insert");
+        let journal = std::fs::read_dir(dir.path().join("permits.json.d/journal"))
+            .expect("journal")
+            .map(|f| f.expect("f").path())
+            .next()
+            .expect("one");
+        // A crash cut the next line half way (a fault a real disk does not produce on demand).
+        let cut = std::fs::read(&journal).expect("read");
+        std::fs::write(&journal, [&cut[..], &cut[..cut.len() / 2]].concat()).expect("cut");
+        a.insert(permit("permit-0b")).expect("appended after the cut");
+        assert_eq!(b.take("permit-0a", now).expect("found in a's journal").permit_id, "permit-0a");
+        assert_eq!(a.take("permit-0a", now).expect_err("once"), PermitError::Consumed("permit-0a".into()));
+        assert!(b.take("permit-0b", now).is_err(), "a line appended after a cut one is lost with it");
+        a.insert(permit("permit-0c")).expect("insert");
+        assert_eq!(b.take("permit-0c", now).expect("read past the cut").permit_id, "permit-0c");
     }
 
     #[test]
