@@ -397,10 +397,21 @@ fn a_permit_written_into_the_file_by_anyone_else_is_refused() {
     let key = HostKey::ephemeral();
     let a = e.process("a", &file, &key);
     let permit = a.preview("swap", &swap("100")).expect("preview");
-    // Whoever can write the files copies the open permit under a new id.
+    // Whoever can write the files copies the open permit (a line in a's journal) under a new id.
     let entry = |id: &str| e.audit.path().join(format!("permits.json.d/{id}.json"));
-    let mut copy: Value =
-        serde_json::from_slice(&std::fs::read(entry(&permit.permit_id)).expect("permit")).expect("json");
+    let journal = std::fs::read_dir(e.audit.path().join("permits.json.d/journal")).expect("journal");
+    let mut copy = journal
+        .flat_map(|f| {
+            std::fs::read_to_string(f.expect("journal").path())
+                .expect("read")
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .map(|line| serde_json::from_str::<Value>(&line).expect("line"))
+        .find(|line| line["id"] == json!(permit.permit_id))
+        .map(|line| line["entry"].clone())
+        .expect("the open permit's line");
     let copied = format!("{}0", permit.permit_id);
     copy["permit"]["permit_id"] = json!(copied);
     std::fs::write(entry(&copied), copy.to_string()).expect("write");
