@@ -2,8 +2,8 @@
 
 use crate::errors::{internal, invalid_params};
 use crate::{ChainId, Error, TxCall, chain};
-pub use alloy_primitives::{Address, U256};
-pub use alloy_sol_types::{self, SolCall, sol};
+pub use alloy_primitives::{Address, Bytes, U256};
+pub use alloy_sol_types::{self, SolCall, SolValue, sol};
 
 /// Parse a `0x…` address from params, naming the field in the error.
 pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {

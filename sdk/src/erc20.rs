@@ -195,12 +195,23 @@ pub struct Authority {
     pub spender: Address,
     /// The most it may be after the write, base units, decimal.
     pub amount: String,
+    /// A Permit2 allowance rather than the token's own.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub permit2: bool,
+    /// A Permit2 allowance's latest expiration, Unix seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expiration: Option<u64>,
 }
 
 impl Authority {
     /// An ERC-20 allowance of at most `amount` of `token` to `spender`.
     pub fn erc20(token: &Token, spender: Address, amount: U256) -> Self {
-        Self { token: token.address, spender, amount: amount.to_string() }
+        Self { token: token.address, spender, amount: amount.to_string(), permit2: false, expiration: None }
+    }
+
+    /// A Permit2 allowance of at most `amount` of `token` to `spender`, expiring by `expiration`.
+    pub fn permit2(token: &Token, spender: Address, amount: U256, expiration: u64) -> Self {
+        Self { permit2: true, expiration: Some(expiration), ..Self::erc20(token, spender, amount) }
     }
 }
 

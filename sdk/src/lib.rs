@@ -15,6 +15,7 @@ mod def;
 mod dispatch;
 pub mod erc20;
 pub mod errors;
+pub mod permit2;
 pub mod settings;
 pub mod tokens;
 pub mod uniswap;

@@ -62,6 +62,18 @@ pub struct Book {
     pub v2_factory: Option<Address>,
     /// The V2 Router02, where V2 is deployed.
     pub v2_router: Option<Address>,
+    /// V4's StateView (pool state by id), where V4 is deployed.
+    #[serde(default)]
+    pub v4_state_view: Option<Address>,
+    /// V4's Quoter.
+    #[serde(default)]
+    pub v4_quoter: Option<Address>,
+    /// V4's PoolManager (where every V4 pool lives).
+    #[serde(default)]
+    pub v4_pool_manager: Option<Address>,
+    /// The UniversalRouter (V4 swaps).
+    #[serde(default)]
+    pub universal_router: Option<Address>,
     /// The token list symbols resolve through.
     #[serde(default)]
     pub tokens: Vec<Listed>,
@@ -95,6 +107,11 @@ pub fn mainnet() -> Book {
         position_manager: address!("0xC36442b4a4522E871399CD717aBDD847Ab11FE88"),
         v2_factory: Some(address!("0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f")),
         v2_router: Some(address!("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D")),
+        // docs.uniswap.org/contracts/v4/deployments, Ethereum: 1.
+        v4_state_view: Some(address!("0x7ffe42c4a5deea5b0fec41c94c136cf115597227")),
+        v4_quoter: Some(address!("0x52f0e24d1c21c8a0cb1e5a5dd6198556bd9e1203")),
+        v4_pool_manager: Some(address!("0x000000000004444c5dc75cb358380d2e3de08a90")),
+        universal_router: Some(address!("0x66a9893cc07d91d95644aedd05d03f95e1dba8af")),
         tokens: tokens::mainnet(),
         quote_token: default_quote(),
     }

@@ -26,6 +26,9 @@ pub enum Role {
     AaveV3Pool,
     /// Permit2: `approve` to an allowlisted spender.
     Permit2,
+    /// Uniswap's UniversalRouter: `execute` of V2 / V3 / V4 swaps, wraps, unwraps and sweeps whose
+    /// every recipient is the wallet (or the router itself between steps).
+    UniversalRouter,
     /// Any function: the operator trusts this contract with the wallet entirely.
     Unscoped,
 }
@@ -40,6 +43,7 @@ impl std::fmt::Display for Role {
             Self::UniswapV3PositionManager => "uniswap-v3-position-manager",
             Self::AaveV3Pool => "aave-v3-pool",
             Self::Permit2 => "permit2",
+            Self::UniversalRouter => "universal-router",
             Self::Unscoped => "unscoped",
         };
         f.write_str(name)

@@ -128,8 +128,8 @@ pub struct Deployments {
 impl Deployments {
     /// The contracts a write on this devnet may call or approve, each with its role (which
     /// functions a plan may call on it): the tokens, the Uniswap routers and position manager,
-    /// Permit2 and the Aave pool (a safety allowlist). V4's contracts are not listed until their
-    /// scopes exist.
+    /// Permit2, the UniversalRouter and the Aave pool (a safety allowlist). V4's PositionManager
+    /// is not listed until its scope exists.
     pub fn write_targets(&self) -> BTreeMap<Address, Role> {
         let mut roles: BTreeMap<Address, Role> = self
             .tokens
@@ -145,6 +145,7 @@ impl Deployments {
         add(&self.uniswap_v3, "swap_router", Role::UniswapV3SwapRouter);
         add(&self.uniswap_v3, "position_manager", Role::UniswapV3PositionManager);
         add(&self.uniswap_v4, "permit2", Role::Permit2);
+        add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
         add(&self.aave_v3, "pool", Role::AaveV3Pool);
         roles
     }
@@ -174,6 +175,10 @@ impl Deployments {
             "position_manager": self.uniswap_v3["position_manager"],
             "v2_factory": self.uniswap_v2["factory"],
             "v2_router": self.uniswap_v2["router02"],
+            "v4_state_view": self.uniswap_v4.get("state_view"),
+            "v4_quoter": self.uniswap_v4.get("v4_quoter"),
+            "v4_pool_manager": self.uniswap_v4.get("pool_manager"),
+            "universal_router": self.uniswap_v4.get("universal_router"),
             "tokens": tokens,
             "quote_token": "USDC",
         }}})
@@ -624,7 +629,8 @@ async fn deploy_v4(
             .await?;
     }
     let mut pools = Vec::new();
-    for (a, b, fee, spacing) in [("WETH", "USDC", 3000u32, 60i32)] {
+    // WETH/DAI at 0.05 %: cheaper than any V3 or V2 pool of that pair, so V4 quotes best there.
+    for (a, b, fee, spacing) in [("WETH", "USDC", 3000u32, 60i32), ("WETH", "DAI", 500, 10)] {
         (d.progress)(&format!("seeding V4 {a}/{b} {fee}"));
         let (ta, tb) = (&tokens[a], &tokens[b]);
         let (t0, t1) = if ta.address < tb.address { (ta, tb) } else { (tb, ta) };

@@ -1,4 +1,4 @@
-//! Uniswap tools for Bardo (V3 and V2): pool and position reads, quotes through the contracts,
+//! Uniswap tools for Bardo (V4, V3 and V2): pool and position reads, quotes through the contracts,
 //! and swap / liquidity write plans that the host checks, simulates, signs and sends.
 //!
 //! Contract addresses and the token list per chain come from the operator's settings
@@ -12,6 +12,7 @@ mod pools;
 mod quote;
 mod read;
 mod swap;
+mod v4;
 
 use liquidity::{AddLiquidity, CollectFees, RemoveLiquidity};
 use read::{GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetQuote, GetTokenInfo, GetTokenPrice};

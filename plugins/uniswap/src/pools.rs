@@ -10,13 +10,25 @@ use bardo_sdk::{ChainId, Error};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A Uniswap protocol version. (V4 pools live in the PoolManager; adding `v4` extends this enum
-/// without changing any existing params.)
+/// A Uniswap protocol version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
     V2,
     V3,
+    /// Pools inside the PoolManager, traded through the UniversalRouter.
+    V4,
+}
+
+impl Version {
+    /// How it is written in descriptions.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::V2 => "V2",
+            Self::V3 => "V3",
+            Self::V4 => "V4",
+        }
+    }
 }
 
 /// A V3 pool and its current state.

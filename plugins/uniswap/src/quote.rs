@@ -1,9 +1,10 @@
-//! Quotes through the contracts themselves — QuoterV2 for V3, Router02's getAmounts* for V2 —
-//! and the best route among fee tiers and versions.
+//! Quotes through the contracts themselves — V4Quoter for V4, QuoterV2 for V3, Router02's
+//! getAmounts* for V2 — and the best route among fee tiers and versions.
 
 use crate::abi::*;
 use crate::book::{Book, FEE_TIERS};
 use crate::pools::{Version, v2_pair, v3_pool};
+use crate::v4::{self, V4Key};
 use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::eth_call;
@@ -25,13 +26,17 @@ pub enum Side {
 }
 
 /// Where a swap goes through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Route {
     pub version: Version,
     /// Fee in hundredths of a bip (V2: 3000).
     pub fee: u32,
+    /// The pool (V4: the PoolManager, which holds every V4 pool).
     #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
     pub pool: Address,
+    /// A V4 pool's id, tick spacing and hooks.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub v4: Option<V4Key>,
 }
 
 /// One route's quote, in base units.
@@ -70,7 +75,21 @@ pub fn quotes(
     filter: Filter,
 ) -> Result<Vec<Quote>, Error> {
     let mut out = Vec::new();
-    if filter.version != Some(Version::V2) {
+    if filter.version.is_none_or(|v| v == Version::V4)
+        && let (Some(quoter), Some(manager)) = (book.v4_quoter, book.v4_pool_manager)
+    {
+        for pool in v4::pools(chain_id, book, tin, tout, filter.fee)? {
+            if pool.liquidity == 0 {
+                continue;
+            }
+            let quoted = skip_reverts(v4::quote(chain_id, quoter, &pool, tin, amount, side))?;
+            if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
+                let route = Route { version: Version::V4, fee: pool.fee, pool: manager, v4: Some(pool.key) };
+                out.push(Quote { route, amount_in, amount_out });
+            }
+        }
+    }
+    if filter.version.is_none_or(|v| v == Version::V3) {
         for fee in FEE_TIERS.into_iter().filter(|f| filter.fee.is_none_or(|want| want == *f)) {
             let Some(pool) = v3_pool(chain_id, book, tin, tout, fee)? else { continue };
             if pool.liquidity == 0 {
@@ -107,12 +126,12 @@ pub fn quotes(
                 .map(|r| (r.amountIn, amount)),
             };
             if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
-                let route = Route { version: Version::V3, fee, pool: pool.address };
+                let route = Route { version: Version::V3, fee, pool: pool.address, v4: None };
                 out.push(Quote { route, amount_in, amount_out });
             }
         }
     }
-    let v2_allowed = filter.version != Some(Version::V3) && filter.fee.is_none_or(|f| f == 3000);
+    let v2_allowed = filter.version.is_none_or(|v| v == Version::V2) && filter.fee.is_none_or(|f| f == 3000);
     if v2_allowed && let (Some(router), Some(pair)) = (book.v2_router, v2_pair(chain_id, book, tin, tout)?) {
         let path = vec![tin.address, tout.address];
         let quoted = match side {
@@ -126,7 +145,7 @@ pub fn quotes(
             }
         };
         if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
-            let route = Route { version: Version::V2, fee: 3000, pool: pair.address };
+            let route = Route { version: Version::V2, fee: 3000, pool: pair.address, v4: None };
             out.push(Quote { route, amount_in, amount_out });
         }
     }
@@ -135,20 +154,20 @@ pub fn quotes(
         Side::ExactOut => out.sort_by_key(|q| q.amount_in),
     }
     if out.is_empty() {
+        let (fixed, verb) = match side {
+            Side::ExactIn => (tin, format!("selling for {}", tout.symbol)),
+            Side::ExactOut => (tout, format!("buying with {}", tin.symbol)),
+        };
         return Err(not_found(format!(
-            "no Uniswap pool{} can fill {} {} → {} on chain {chain_id}; try a smaller amount or another pair",
+            "no Uniswap pool{} can fill {} {} ({verb}) on chain {chain_id}; try a smaller amount or another pair",
             match (filter.version, filter.fee) {
-                (Some(v), Some(f)) => format!(" ({v:?}, fee {f})"),
-                (Some(v), None) => format!(" ({v:?})"),
+                (Some(v), Some(f)) => format!(" ({}, fee {f})", v.name()),
+                (Some(v), None) => format!(" ({})", v.name()),
                 (None, Some(f)) => format!(" (fee {f})"),
                 (None, None) => String::new(),
             },
-            bardo_sdk::units::format_units(
-                amount,
-                if side == Side::ExactIn { tin.decimals } else { tout.decimals }
-            ),
-            tin.symbol,
-            tout.symbol
+            bardo_sdk::units::format_units(amount, fixed.decimals),
+            fixed.symbol,
         )));
     }
     Ok(out)

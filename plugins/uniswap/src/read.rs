@@ -5,6 +5,7 @@ use crate::book::{Book, FEE_TIERS, book};
 use crate::math::{v2_prices, v3_prices};
 use crate::pools::{V2Pair, V3Pool, Version, v2_pair, v3_pool, v3_state};
 use crate::quote::{Filter, Quote, Route, Side, quotes};
+use crate::v4::{self, V4Pool};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::eth_call;
 use bardo_sdk::erc20::{self, Token};
@@ -61,7 +62,13 @@ pub struct PoolInfo {
     pub tick: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tick_spacing: Option<i32>,
-    /// In-range liquidity (V3).
+    /// V4: the pool's id in the PoolManager (`address` is the PoolManager).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_id: Option<String>,
+    /// V4: the pool's hooks contract (the zero address: none).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "optional_checksummed")]
+    pub hooks: Option<Address>,
+    /// In-range liquidity (V3, V4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liquidity: Option<String>,
     /// Reserves in base units (V2).
@@ -85,6 +92,8 @@ impl From<V3Pool> for PoolInfo {
             sqrt_price_x96: Some(p.sqrt_price_x96.to_string()),
             tick: Some(p.tick),
             tick_spacing: Some(p.tick_spacing),
+            pool_id: None,
+            hooks: None,
             liquidity: Some(p.liquidity.to_string()),
             reserve0: None,
             reserve1: None,
@@ -92,6 +101,34 @@ impl From<V3Pool> for PoolInfo {
             price_token0_per_token1: p01,
             token0: p.token0,
             token1: p.token1,
+        }
+    }
+}
+
+fn optional_checksummed<S: serde::Serializer>(a: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
+    match a {
+        Some(a) => bardo_sdk::abi::checksummed(a, s),
+        None => s.serialize_none(),
+    }
+}
+
+impl PoolInfo {
+    fn v4(p: V4Pool, manager: Address) -> Self {
+        Self {
+            version: Version::V4,
+            address: manager,
+            pool_id: Some(p.key.pool_id.to_string()),
+            hooks: Some(p.key.hooks),
+            ..Self::from(V3Pool {
+                address: manager,
+                token0: p.token0,
+                token1: p.token1,
+                fee: p.fee,
+                tick_spacing: p.key.tick_spacing,
+                sqrt_price_x96: p.sqrt_price_x96,
+                tick: p.tick,
+                liquidity: p.liquidity,
+            })
         }
     }
 }
@@ -106,6 +143,8 @@ impl From<V2Pair> for PoolInfo {
             sqrt_price_x96: None,
             tick: None,
             tick_spacing: None,
+            pool_id: None,
+            hooks: None,
             liquidity: None,
             reserve0: Some(p.reserve0.to_string()),
             reserve1: Some(p.reserve1.to_string()),
@@ -127,11 +166,11 @@ pub struct PoolInfoParams {
     pub token_a: String,
     /// The other token.
     pub token_b: String,
-    /// `v3` (default) or `v2`.
+    /// `v3` (default), `v2` or `v4`.
     #[serde(default)]
     pub version: Option<Version>,
-    /// V3 fee tier in hundredths of a bip (100, 500, 3000, 10000). Default: the tier with the
-    /// most in-range liquidity.
+    /// Fee tier in hundredths of a bip (100, 500, 3000, 10000). Default: the tier with the most
+    /// in-range liquidity.
     #[serde(default)]
     pub fee: Option<u32>,
 }
@@ -154,7 +193,7 @@ impl ReadTool for GetPoolInfo {
             ]),
             ..tool_def::<PoolInfoParams>(
                 Self::NAME,
-                "Reads one Uniswap pool (V3 by default, or the V2 pair): its tokens with symbol and decimals, \
+                "Reads one Uniswap pool (V3 by default, the V2 pair, or a V4 pool by its key): its tokens with symbol and decimals, \
                  fee tier, sqrtPriceX96, tick, in-range liquidity (V2: reserves), and the price both ways in \
                  human units. Use it to inspect a market before quoting or trading. It does not quote an \
                  amount (use uniswap_get_quote) and does not list every fee tier (use \
@@ -173,10 +212,7 @@ impl ReadTool for GetPoolInfo {
         let missing = || {
             not_found(format!(
                 "no {} pool of {}/{} on chain {}; list the pools with uniswap_get_pools_by_token_pair",
-                match p.version {
-                    Some(Version::V2) => "V2",
-                    _ => "V3",
-                },
+                p.version.unwrap_or(Version::V3).name(),
                 a.symbol,
                 b.symbol,
                 p.chain_id
@@ -184,6 +220,12 @@ impl ReadTool for GetPoolInfo {
         };
         if p.version == Some(Version::V2) {
             return v2_pair(p.chain_id, &book, &a, &b)?.map(PoolInfo::from).ok_or_else(missing);
+        }
+        if p.version == Some(Version::V4) {
+            let manager = book.v4_pool_manager.unwrap_or_default();
+            let pools = v4::pools(p.chain_id, &book, &a, &b, p.fee)?;
+            let best = pools.into_iter().max_by_key(|pool| pool.liquidity);
+            return best.map(|pool| PoolInfo::v4(pool, manager)).ok_or_else(missing);
         }
         let mut best: Option<V3Pool> = None;
         for fee in FEE_TIERS.into_iter().filter(|f| p.fee.is_none_or(|want| want == *f)) {
@@ -226,8 +268,9 @@ impl ReadTool for GetPoolsByTokenPair {
             )]),
             ..tool_def::<PairParams>(
                 Self::NAME,
-                "Lists every Uniswap pool of a token pair through the factories: each V3 fee tier that \
-                 exists (100, 500, 3000, 10000) and the V2 pair, with price and liquidity. Use it to pick a \
+                "Lists every Uniswap pool of a token pair: each V3 fee tier that exists (100, 500, 3000, \
+                 10000), the V2 pair, and the V4 pools without hooks at those tiers (by pool id), with price \
+                 and liquidity. Use it to pick a \
                  fee tier or compare depth. It does not quote amounts.",
                 Category::Data,
             )
@@ -248,6 +291,10 @@ impl ReadTool for GetPoolsByTokenPair {
         if let Some(pair) = v2_pair(p.chain_id, &book, &a, &b)? {
             pools.push(PoolInfo::from(pair));
         }
+        let manager = book.v4_pool_manager.unwrap_or_default();
+        pools.extend(
+            v4::pools(p.chain_id, &book, &a, &b, None)?.into_iter().map(|pool| PoolInfo::v4(pool, manager)),
+        );
         Ok(pools)
     }
 }
@@ -268,7 +315,7 @@ pub struct QuoteParams {
     /// `exact_in` (default) or `exact_out`.
     #[serde(default)]
     pub side: Side,
-    /// Restrict to `v3` or `v2`; default: the best of both.
+    /// Restrict to `v4`, `v3` or `v2`; default: the best of all.
     #[serde(default)]
     pub version: Option<Version>,
     /// Restrict to one V3 fee tier.
@@ -339,8 +386,8 @@ impl ReadTool for GetQuote {
             ]),
             ..tool_def::<QuoteParams>(
                 Self::NAME,
-                "Quotes a swap exact-in or exact-out through the contracts (V3 QuoterV2 per fee tier, V2 \
-                 Router02 getAmountsOut/In) and picks the best route among fee tiers and versions. Use it \
+                "Quotes a swap exact-in or exact-out through the contracts (V4Quoter and V3 QuoterV2 per fee \
+                 tier, V2 Router02 getAmountsOut/In) and picks the best route among fee tiers and versions. Use it \
                  before uniswap_execute_swap to see the price and route. It does not trade and does not \
                  include gas costs.",
                 Category::Data,
@@ -705,7 +752,7 @@ impl ReadTool for GetTokenPrice {
             if let Some(pool) = v3_pool(p.chain_id, &book, &token, &quote, fee)? {
                 let balance = erc20::balance_of(p.chain_id, quote.address, pool.address)?;
                 let (p10, p01) = v3_prices(pool.sqrt_price_x96, pool.token0.decimals, pool.token1.decimals);
-                let route = Route { version: Version::V3, fee, pool: pool.address };
+                let route = Route { version: Version::V3, fee, pool: pool.address, v4: None };
                 consider(balance, route, if quote_is_1 { p10 } else { p01 });
             }
         }
@@ -713,7 +760,7 @@ impl ReadTool for GetTokenPrice {
             let balance = if quote_is_1 { pair.reserve1 } else { pair.reserve0 };
             let (p10, p01) =
                 v2_prices(pair.reserve0, pair.reserve1, pair.token0.decimals, pair.token1.decimals);
-            let route = Route { version: Version::V2, fee: 3000, pool: pair.address };
+            let route = Route { version: Version::V2, fee: 3000, pool: pair.address, v4: None };
             consider(balance, route, if quote_is_1 { p10 } else { p01 });
         }
         let (balance, route, price) = best.ok_or_else(|| {

@@ -1,5 +1,6 @@
-//! `uniswap_execute_swap`: plan a swap on V3 SwapRouter or V2 Router02 from a fresh quote, with
-//! bounds the params cannot loosen; verify what actually moved.
+//! `uniswap_execute_swap`: plan a swap from a fresh quote — V4 through the UniversalRouter with
+//! Permit2, V3 on SwapRouter, V2 on Router02 — with bounds the params cannot loosen; verify what
+//! actually moved.
 
 use crate::abi::*;
 use crate::book::book;
@@ -7,11 +8,13 @@ use crate::math::{check_slippage, max_in, min_out};
 use crate::pools::Version;
 use crate::quote::{Filter, Quote, Route, Side, quotes};
 use crate::read::{check_fee, deadline, fixed_amount, pair};
+use crate::v4;
 use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::internal;
+use bardo_sdk::permit2;
 use bardo_sdk::units::format_units;
 use bardo_sdk::{
     Category, Error, PlannedCall, Receipt, RiskTier, SpriteTrigger, TickBudget, ToolDef, WritePlan,
@@ -40,7 +43,7 @@ pub struct SwapParams {
     /// maximum in) is computed from a fresh quote with it; it is never 0 or unlimited.
     #[serde(default = "default_slippage")]
     pub slippage_bps: u32,
-    /// Restrict to `v3` or `v2`; default: the best quote.
+    /// Restrict to `v4`, `v3` or `v2`; default: the best quote.
     #[serde(default)]
     pub version: Option<Version>,
     /// Restrict to one V3 fee tier.
@@ -125,7 +128,8 @@ impl WriteTool for ExecuteSwap {
             ]),
             ..tool_def::<SwapParams>(
                 Self::NAME,
-                "Plans a token swap on Uniswap (V3 SwapRouter or V2 Router02, whichever quotes best), exact-in \
+                "Plans a token swap on Uniswap (V4 through the UniversalRouter and Permit2, V3 SwapRouter or V2 \
+                 Router02, whichever quotes best), exact-in \
                  or exact-out. The minimum out / maximum in comes from a fresh on-chain quote and the slippage \
                  setting; an approval for exactly the amount is added only when the allowance is short. The \
                  host checks, simulates, signs and sends the plan; this tool never does. Native ETH is not \
@@ -148,18 +152,55 @@ impl WriteTool for ExecuteSwap {
             }
         };
         erc20::require_balance(p.chain_id, &tin, owner, spend)?;
-        let (router, router_name) = match quote.route.version {
-            Version::V3 => (book.swap_router, "Uniswap V3 SwapRouter"),
-            Version::V2 => (
-                book.v2_router.ok_or_else(|| internal("a V2 quote without a V2 router"))?,
-                "Uniswap V2 Router02",
-            ),
-        };
         events::progress(2);
-        let mut calls: Vec<PlannedCall> = Vec::new();
-        calls.extend(erc20::approval_if_short(p.chain_id, &tin, owner, router, spend, router_name)?);
         let deadline = deadline(p.chain_id, p.deadline_seconds)?;
-        let swap = swap_call(&p, &tin, &tout, &quote, owner, bound, deadline, router);
+        let (mut calls, authorities, venue) = match quote.route.version {
+            Version::V4 => {
+                let router =
+                    book.universal_router.ok_or_else(|| internal("a V4 quote without a UniversalRouter"))?;
+                let key = quote.route.v4.ok_or_else(|| internal("a V4 route without its pool key"))?;
+                // Permit2 may let the router pull the input only until the swap's own deadline.
+                let (calls, authorities) = permit2::approvals_if_short(
+                    p.chain_id,
+                    &tin,
+                    owner,
+                    router,
+                    spend,
+                    deadline.to::<u64>(),
+                    "the UniversalRouter",
+                )?;
+                let execute = v4::execute_swap(
+                    &tin,
+                    &tout,
+                    quote.route.fee,
+                    key,
+                    p.side,
+                    quote.amount_in,
+                    quote.amount_out,
+                    bound,
+                    deadline,
+                )?;
+                let swap =
+                    PlannedCall { call: tx_call(p.chain_id, router, &execute), description: String::new() };
+                (calls, authorities, (swap, "the UniversalRouter"))
+            }
+            Version::V3 | Version::V2 => {
+                let (router, router_name) = match quote.route.version {
+                    Version::V2 => (
+                        book.v2_router.ok_or_else(|| internal("a V2 quote without a V2 router"))?,
+                        "Uniswap V2 Router02",
+                    ),
+                    _ => (book.swap_router, "Uniswap V3 SwapRouter"),
+                };
+                let calls: Vec<PlannedCall> =
+                    erc20::approval_if_short(p.chain_id, &tin, owner, router, spend, router_name)?
+                        .into_iter()
+                        .collect();
+                let swap = swap_call(&p, &tin, &tout, &quote, owner, bound, deadline, router)?;
+                (calls, vec![Authority::erc20(&tin, router, spend)], (swap, router_name))
+            }
+        };
+        let (swap, router_name) = venue;
         calls.push(PlannedCall {
             description: format!(
                 "swap {} {} for {} {} on {router_name} ({}, {})",
@@ -167,10 +208,7 @@ impl WriteTool for ExecuteSwap {
                 tin.symbol,
                 format_units(quote.amount_out, tout.decimals),
                 tout.symbol,
-                match quote.route.version {
-                    Version::V3 => "V3",
-                    Version::V2 => "V2",
-                },
+                quote.route.version.name(),
                 match p.side {
                     Side::ExactIn => format!("at least {} out", format_units(bound, tout.decimals)),
                     Side::ExactOut => format!("at most {} in", format_units(bound, tin.decimals)),
@@ -179,7 +217,7 @@ impl WriteTool for ExecuteSwap {
             ..swap
         });
         let mut expected = outcome(&p, &tin, &tout, quote.route, quote.amount_in, quote.amount_out, bound);
-        expected.authorities = vec![Authority::erc20(&tin, router, spend)];
+        expected.authorities = authorities;
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
 
@@ -220,10 +258,19 @@ fn actual_route(
         .map(|t| t.to)
         .ok_or_else(|| internal(format!("the receipts show no {} leaving the wallet", tin.symbol)))?;
     if crate::pools::v2_pair(chain_id, book, tin, tout)?.is_some_and(|p| p.address == pool) {
-        return Ok(Route { version: Version::V2, fee: 3000, pool });
+        return Ok(Route { version: Version::V2, fee: 3000, pool, v4: None });
+    }
+    if Some(pool) == book.v4_pool_manager {
+        let swapped = logs
+            .iter()
+            .filter(|l| l.address.parse::<Address>().ok() == Some(pool))
+            .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
+            .find_map(|s| v4::key_of(tin, tout, s.id))
+            .ok_or_else(|| internal("the receipts show no swap in a V4 pool of this pair"))?;
+        return Ok(Route { version: Version::V4, fee: swapped.0, pool, v4: Some(swapped.1) });
     }
     let fee = bardo_sdk::abi::eth_call(chain_id, pool, &feeCall {})?;
-    Ok(Route { version: Version::V3, fee: fee.to::<u32>(), pool })
+    Ok(Route { version: Version::V3, fee: fee.to::<u32>(), pool, v4: None })
 }
 
 #[expect(clippy::too_many_arguments, reason = "one call builder per router, all inputs needed")]
@@ -236,8 +283,9 @@ fn swap_call(
     bound: U256,
     deadline: U256,
     router: Address,
-) -> PlannedCall {
+) -> Result<PlannedCall, Error> {
     let call = match (q.route.version, p.side) {
+        (Version::V4, _) => return Err(internal("V4 swaps go through the UniversalRouter")),
         (Version::V3, Side::ExactIn) => tx_call(
             p.chain_id,
             router,
@@ -293,7 +341,7 @@ fn swap_call(
             },
         ),
     };
-    PlannedCall { call, description: String::new() }
+    Ok(PlannedCall { call, description: String::new() })
 }
 
 fn outcome(

@@ -158,6 +158,7 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
     let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
     let (npm, router, permit2) =
         (e.d.uniswap_v3["position_manager"], e.d.uniswap_v3["swap_router"], e.d.uniswap_v4["permit2"]);
+    let universal_router = e.d.uniswap_v4["universal_router"];
     let one = "1000000000000000000";
     let attacks = [
         ("attack-allowance", e.params(usdc, json!({"amount": "1000000000"}))),
@@ -178,6 +179,13 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
                 json!({"token": weth.to_string(), "token_out": usdc.to_string(), "amount": one}),
             ),
         ),
+        (
+            "attack-router",
+            e.params(
+                universal_router,
+                json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": "1000000000"}),
+            ),
+        ),
     ];
     // First line: each call is out of its contract's scope.
     let scope_hints = [
@@ -187,6 +195,7 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
         "not in the scope",
         "must be the wallet",
         "must be the wallet",
+        "V3_SWAP_EXACT_IN recipient; it must be the wallet",
     ];
     for ((kind, params), hint) in attacks.iter().zip(scope_hints) {
         refused(&e.scoped, kind, params, "allowlist-guard", hint);
@@ -199,6 +208,7 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
         "given away",
         &usdc.to_string(),
         &weth.to_string(),
+        &usdc.to_string(),
     ];
     for ((kind, params), hint) in attacks.iter().zip(derived_hints) {
         refused(&e.loose, kind, params, "hallucination-detector", hint);

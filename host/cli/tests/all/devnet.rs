@@ -62,7 +62,15 @@ fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     let permit2_code =
         rt.block_on(provider.get_code_at(d.uniswap_v4["permit2"]).into_future()).expect("code");
     assert!(permit2_code.len() > 1_000, "Permit2 runtime code is in place");
-    assert_eq!(d.uniswap_v4_pools.len(), 1);
+    assert_eq!(d.uniswap_v4_pools.len(), 2, "WETH/USDC 0.3 %, WETH/DAI 0.05 %");
+    for pool in &d.uniswap_v4_pools {
+        let l = getLiquidityCall::abi_decode_returns(&call(
+            d.uniswap_v4["state_view"],
+            getLiquidityCall { poolId: pool.id }.abi_encode(),
+        ))
+        .expect("liquidity");
+        assert!(l > 0, "V4 pool {pool:?} has no liquidity");
+    }
     let pool = &d.uniswap_v4_pools[0];
     let state_view = d.uniswap_v4["state_view"];
     let l = getLiquidityCall::abi_decode_returns(&call(

@@ -16,6 +16,7 @@ mod registry;
 mod simulate;
 mod streaming;
 mod uniswap;
+mod uniswap_v4;
 mod valuation;
 mod write_path;
 

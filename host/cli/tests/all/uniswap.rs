@@ -41,13 +41,13 @@ sol! {
         uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1);
 }
 
-struct Env {
+pub(super) struct Env {
     _node: Anvil,
-    d: Deployments,
+    pub(super) d: Deployments,
     host: Host,
-    rt: tokio::runtime::Runtime,
-    provider: DynProvider,
-    dev: Address,
+    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) provider: DynProvider,
+    pub(super) dev: Address,
 }
 
 /// A `dev`-profile host on the devnet at `url` with the dev wallet (if `wallet`), `settings` for
@@ -86,31 +86,31 @@ fn env_with(settings: impl FnOnce(&Deployments) -> Value, wallet: bool) -> Env {
     Env { _node: node, d, host, rt: runtime(), provider, dev }
 }
 
-fn env() -> Env {
+pub(super) fn env() -> Env {
     env_with(Deployments::uniswap_settings, true)
 }
 
-fn addr(v: &Value) -> Address {
+pub(super) fn addr(v: &Value) -> Address {
     let text = v.as_str().unwrap_or_else(|| panic!("{v} is not a string"));
     assert!(Address::parse_checksummed(text, None).is_ok(), "{text} is checksummed");
     text.parse().expect("address")
 }
 
-fn u256(v: &Value) -> U256 {
+pub(super) fn u256(v: &Value) -> U256 {
     v.as_str().unwrap_or_else(|| panic!("{v} is not a string")).parse().expect("decimal")
 }
 
 impl Env {
-    fn token(&self, symbol: &str) -> Address {
+    pub(super) fn token(&self, symbol: &str) -> Address {
         self.d.tokens[symbol].address
     }
 
-    fn call(&self, tool: &str, params: Value) -> Value {
+    pub(super) fn call(&self, tool: &str, params: Value) -> Value {
         let json = self.host.call(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"));
         serde_json::from_str(&json).expect("json")
     }
 
-    fn error(&self, tool: &str, params: Value) -> ToolError {
+    pub(super) fn error(&self, tool: &str, params: Value) -> ToolError {
         let report =
             if self.host.catalog()[tool].def.capability_tier == bardo_core::tool::CapabilityTier::Read {
                 self.host.call(tool, &params.to_string()).result.map(|_| ())
@@ -120,12 +120,12 @@ impl Env {
         report.expect_err(&format!("{tool} {params} must fail"))
     }
 
-    fn plan(&self, tool: &str, params: &Value) -> WritePlan {
+    pub(super) fn plan(&self, tool: &str, params: &Value) -> WritePlan {
         self.host.plan(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"))
     }
 
     /// Sign and send the plan's calls as they are, in order, from the wallet.
-    fn execute(&self, plan: &WritePlan) -> Vec<TransactionReceipt> {
+    pub(super) fn execute(&self, plan: &WritePlan) -> Vec<TransactionReceipt> {
         plan.calls
             .iter()
             .map(|c| {
@@ -147,20 +147,20 @@ impl Env {
             .collect()
     }
 
-    fn verify(&self, tool: &str, params: &Value, receipts: &[TransactionReceipt]) -> Value {
+    pub(super) fn verify(&self, tool: &str, params: &Value, receipts: &[TransactionReceipt]) -> Value {
         self.host
             .verify(tool, &params.to_string(), CHAIN_ID, receipts)
             .result
             .unwrap_or_else(|e| panic!("verify {tool}: {e}"))
     }
 
-    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+    pub(super) fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
         let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
         let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
         C::abi_decode_returns(&out).expect("decode")
     }
 
-    fn balance(&self, token: Address) -> U256 {
+    pub(super) fn balance(&self, token: Address) -> U256 {
         self.read(token, balanceOfCall { account: self.dev })
     }
 }
@@ -197,8 +197,13 @@ fn pool_and_token_reads_equal_direct_contract_calls() {
         "uniswap_get_pools_by_token_pair",
         json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC"}),
     );
-    let got: BTreeSet<Address> =
-        pools.as_array().expect("list").iter().map(|p| addr(&p["address"])).collect();
+    let got: BTreeSet<Address> = pools
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|p| p["version"] != "v4")
+        .map(|p| addr(&p["address"]))
+        .collect();
     let pair = |p: &bardo_devnet::deploy::Pool| {
         BTreeSet::from([p.token0.as_str(), p.token1.as_str()]) == BTreeSet::from(["WETH", "USDC"])
     };
@@ -209,7 +214,10 @@ fn pool_and_token_reads_equal_direct_contract_calls() {
             .filter(|p| pair(p))
             .map(|p| p.address)
             .collect();
-    assert_eq!(got, expected, "every WETH/USDC pool the devnet deployed, and no other");
+    assert_eq!(got, expected, "every WETH/USDC V2/V3 pool the devnet deployed, and no other");
+    let v4: Vec<&Value> = pools.as_array().expect("list").iter().filter(|p| p["version"] == "v4").collect();
+    assert_eq!(v4.len(), 1, "the V4 WETH/USDC pool, by id: {pools}");
+    assert_eq!(v4[0]["pool_id"], json!(e.d.uniswap_v4_pools[0].id.to_string()));
 
     let token =
         e.call("uniswap_get_token_info", json!({"chain_id": CHAIN_ID, "token": usdc.to_checksum(None)}));
@@ -227,7 +235,9 @@ fn the_quote_is_what_the_swap_delivers_and_verify_reports_it() {
     let params = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "1.5"});
     let quote = e.call("uniswap_get_quote", params.clone());
     let quoted_out = u256(&quote["best"]["amount_out_base"]);
-    assert!(quote["routes"].as_array().expect("routes").len() >= 2, "several fee tiers and V2 compete");
+    let routes = quote["routes"].as_array().expect("routes");
+    assert!(routes.iter().any(|r| r["route"]["version"] == "v4"), "V4 competes: {quote}");
+    assert_eq!(quote["best"]["route"]["version"], "v3", "V3's concentrated 0.05 % pool pays most here");
 
     let plan = e.plan("uniswap_execute_swap", &params);
     assert_eq!(u256(&plan.expected_outcome["amount_out_base"]), quoted_out);

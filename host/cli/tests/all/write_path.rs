@@ -347,6 +347,28 @@ fn a_token_off_the_allowlist_is_refused() {
 }
 
 #[test]
+fn a_v4_swap_through_the_universal_router_passes_the_chain_and_moves_what_it_simulated() {
+    let e = env();
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "2"});
+    let (weth, dai) = (e.balance("WETH"), e.balance("DAI"));
+    let permit = e.path.preview("swap", &params).expect("preview: scope, Permit2 authorities, simulation");
+    assert_eq!(permit.plan.calls.len(), 3, "WETH → Permit2, Permit2 → router, execute");
+    assert_eq!(permit.expected_outcome["route"]["version"], "v4");
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    assert_eq!(done.actual["balance_changes"], done.expected["balance_changes"], "declared = executed");
+    let out: U256 = done.actual["amount_out_base"].as_str().expect("amount").parse().expect("u256");
+    assert_eq!(e.balance("DAI") - dai, out);
+    assert_eq!(weth - e.balance("WETH"), U256::from(2) * U256::from(10).pow(U256::from(18)));
+    // Without the router on the allowlist, the same plan is refused before it is simulated.
+    let e = env_with(true, |d| {
+        let mut set = d.write_targets();
+        set.remove(&d.uniswap_v4["universal_router"]);
+        set
+    });
+    e.refused(e.path.preview("swap", &params), ErrorCode::Denied, "is not allowlisted");
+}
+
+#[test]
 fn phases_gate_writes_and_a_halt_revokes_permits() {
     let e = env();
     e.path.set_phase(Phase::Survival);

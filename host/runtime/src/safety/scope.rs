@@ -4,6 +4,8 @@
 //! simulation-derived change set is the second line: it holds whatever the scope lets through
 //! to the plan's declaration.
 
+mod universal_router;
+
 use alloy::primitives::Address;
 use alloy::sol_types::SolCall;
 use bardo_core::scope::Role;
@@ -68,6 +70,8 @@ enum Party {
     Wallet(&'static str, Address),
     /// This parameter must be allowlisted (or the wallet).
     Allowlisted(&'static str, Address),
+    /// Each of these must be the wallet or a UniversalRouter placeholder for it or for itself.
+    Router(universal_router::Recipients),
 }
 
 /// Decode `data` as `C` and name the party it sends value to or authorises.
@@ -145,6 +149,11 @@ pub fn check(
         Role::UniswapV3PositionManager => v3_positions(data),
         Role::AaveV3Pool => aave_pool(data),
         Role::Permit2 => permit2(data),
+        Role::UniversalRouter => match universal_router::recipients(data) {
+            Some(Ok(recipients)) => Some(("execute(bytes,bytes[],uint256)", Party::Router(recipients))),
+            Some(Err(e)) => return Err(format!("UniversalRouter execute: {e}")),
+            None => None,
+        },
     };
     let selector =
         data.get(..4).map_or_else(|| "no selector".to_owned(), |s| format!("0x{}", hex::encode(s)));
@@ -154,7 +163,11 @@ pub fn check(
     // Ether goes only where a function takes it.
     let payable = matches!(
         role,
-        Role::Weth | Role::UniswapV3SwapRouter | Role::UniswapV2Router | Role::UniswapV3PositionManager
+        Role::Weth
+            | Role::UniswapV3SwapRouter
+            | Role::UniswapV2Router
+            | Role::UniswapV3PositionManager
+            | Role::UniversalRouter
     );
     if !value.is_zero() && !payable {
         return Err(format!("{function} on a {role} is sent {value} wei"));
@@ -168,6 +181,14 @@ pub fn check(
         Party::Allowlisted(_, who) if who == wallet || allowlisted(who) => Ok(()),
         Party::Allowlisted(name, who) => {
             Err(format!("{function} names {who} as `{name}`, which is not allowlisted"))
+        }
+        Party::Router(recipients) => {
+            match recipients.iter().find(|(_, who)| !universal_router::may_receive(*who, wallet)) {
+                None => Ok(()),
+                Some((name, who)) => Err(format!(
+                    "{function} on a {role} names {who} as {name}; it must be the wallet {wallet}"
+                )),
+            }
         }
     }
 }

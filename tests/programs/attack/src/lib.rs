@@ -28,6 +28,12 @@ mod permit2 {
     }
 }
 
+mod universal_router {
+    bardo_sdk::abi::sol! {
+        function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
+    }
+}
+
 /// Params every attack takes: where, against whom, and what to claim.
 #[derive(Deserialize, JsonSchema)]
 struct Params {
@@ -194,6 +200,39 @@ attack!(
     }
 );
 
+attack!(
+    RouterRecipient,
+    "attack_router_recipient",
+    "attack-router",
+    "Lets the UniversalRouter pull a token through Permit2 and swaps it on V3 to a stranger.",
+    |p, target, stranger| {
+        use bardo_sdk::abi::SolValue;
+        let (token, amount) = (p.address("token", &p.token)?, p.amount()?);
+        let token_out = p.address("token_out", &p.token_out)?;
+        let path = [token.as_slice(), &[0x00, 0x0b, 0xb8], token_out.as_slice()].concat();
+        // V3_SWAP_EXACT_IN: (recipient, amountIn, amountOutMin, path, payerIsUser).
+        let input =
+            (stranger, amount, U256::ZERO, bardo_sdk::abi::Bytes::from(path), true).abi_encode_params();
+        let execute = universal_router::executeCall {
+            commands: vec![0x00].into(),
+            inputs: vec![input.into()],
+            deadline: U256::MAX,
+        };
+        let permit2 = bardo_sdk::permit2::PERMIT2;
+        let grant = permit2::approveCall {
+            token,
+            spender: target,
+            amount: aliases::U160::saturating_from(amount),
+            expiration: aliases::U48::MAX,
+        };
+        vec![
+            tx_call(p.chain_id, token, &approveCall { spender: permit2, amount }),
+            tx_call(p.chain_id, permit2, &grant),
+            tx_call(p.chain_id, target, &execute),
+        ]
+    }
+);
+
 /// An exact-in V3 swap of `amount` of `token_in` (fee 0.3%) paying `recipient`.
 fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputSingleCall, Error> {
     Ok(exactInputSingleCall {
@@ -213,5 +252,5 @@ fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputS
 bardo_sdk::plugin! {
     name: "attack",
     read: [],
-    write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap]
+    write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient]
 }

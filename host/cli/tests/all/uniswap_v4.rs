@@ -1,0 +1,185 @@
+//! Uniswap V4 on the devnet: pool reads equal StateView's, the best route is the version that
+//! really pays most, a V4 swap through the UniversalRouter delivers its quote to the base unit
+//! and leaves nothing in the router, and Permit2 allowances are exact, added only when short and
+//! renewed when they would expire before the swap's deadline.
+
+use super::uniswap::{Env, addr, env, u256};
+use alloy::eips::BlockNumberOrTag;
+use alloy::network::TransactionBuilder;
+use alloy::primitives::aliases::{U48, U160};
+use alloy::primitives::{Address, U256};
+use alloy::providers::Provider;
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use bardo_core::ErrorCode;
+use bardo_devnet::CHAIN_ID;
+use serde_json::json;
+
+sol! {
+    function getSlot0(bytes32 poolId) external view returns (uint160 sqrtPriceX96, int24 tick, uint24 protocolFee,
+        uint24 lpFee);
+    function getLiquidity(bytes32 poolId) external view returns (uint128 liquidity);
+    function approve(address spender, uint256 amount) external returns (bool);
+    function allowance(address owner, address spender) external view returns (uint256);
+    function balanceOf(address account) external view returns (uint256);
+}
+
+mod permit2 {
+    alloy::sol! {
+        function approve(address token, address spender, uint160 amount, uint48 expiration) external;
+        function allowance(address user, address token, address spender) external view
+            returns (uint160 amount, uint48 expiration, uint48 nonce);
+    }
+}
+
+fn units(whole: u64, decimals: u8) -> U256 {
+    U256::from(whole) * U256::from(10).pow(U256::from(decimals))
+}
+
+impl Env {
+    fn send(&self, to: Address, data: Vec<u8>) {
+        let tx = TransactionRequest::default().from(self.dev).to(to).with_input(data);
+        let r = self.rt.block_on(super::chain::send(&self.provider, tx));
+        assert!(r.status(), "setup transaction reverted");
+    }
+
+    fn now(&self) -> u64 {
+        let block =
+            self.rt.block_on(self.provider.get_block_by_number(BlockNumberOrTag::Latest).into_future());
+        block.expect("rpc").expect("head").header.timestamp
+    }
+}
+
+#[test]
+fn v4_pool_reads_equal_state_view() {
+    let e = env();
+    let info = e.call(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "DAI", "version": "v4"}),
+    );
+    let pool =
+        e.d.uniswap_v4_pools.iter().find(|p| p.token0 != "USDC" && p.token1 != "USDC").expect("WETH/DAI");
+    assert_eq!(info["version"], "v4");
+    assert_eq!(info["pool_id"], json!(pool.id.to_string()));
+    assert_eq!(addr(&info["address"]), e.d.uniswap_v4["pool_manager"], "V4 pools live in the PoolManager");
+    assert_eq!((info["fee"].clone(), info["tick_spacing"].clone()), (json!(500), json!(10)));
+    assert_eq!(addr(&info["hooks"]), Address::ZERO);
+    let state_view = e.d.uniswap_v4["state_view"];
+    let slot0 = e.read(state_view, getSlot0Call { poolId: pool.id });
+    assert_eq!(u256(&info["sqrt_price_x96"]), U256::from(slot0.sqrtPriceX96));
+    assert_eq!(info["tick"], json!(slot0.tick.as_i32()));
+    let liquidity = e.read(state_view, getLiquidityCall { poolId: pool.id });
+    assert_eq!(info["liquidity"], json!(liquidity.to_string()));
+    let dai_per_weth = if addr(&info["token0"]["address"]) == e.token("WETH") {
+        &info["price_token1_per_token0"]
+    } else {
+        &info["price_token0_per_token1"]
+    };
+    let price: f64 = dai_per_weth.as_str().expect("price").parse().expect("number");
+    assert!((price - 2000.0).abs() < 40.0, "seeded near 2,000 DAI per WETH, got {price}");
+
+    let missing = e.error(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "WBTC", "token_b": "DAI", "version": "v4"}),
+    );
+    assert_eq!(missing.code, ErrorCode::NotFound, "{missing}");
+    assert!(missing.message.contains("V4") && missing.message.contains("uniswap_get_pools_by_token_pair"));
+}
+
+#[test]
+fn v4_pays_most_for_weth_dai_and_the_universal_router_delivers_the_quote() {
+    let e = env();
+    let (weth, dai) = (e.token("WETH"), e.token("DAI"));
+    let (router, permit2) = (e.d.uniswap_v4["universal_router"], e.d.uniswap_v4["permit2"]);
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1.5"});
+    let quote = e.call("uniswap_get_quote", params.clone());
+    assert_eq!(
+        quote["best"]["route"]["version"], "v4",
+        "the 0.05 % V4 pool beats V3 and V2 at 0.3 %: {quote}"
+    );
+    assert_eq!(quote["best"]["route"]["fee"], 500);
+    let versions: Vec<&str> = quote["routes"]
+        .as_array()
+        .expect("routes")
+        .iter()
+        .filter_map(|r| r["route"]["version"].as_str())
+        .collect();
+    assert!(versions.contains(&"v3") && versions.contains(&"v2"), "every version competed: {versions:?}");
+    let quoted_out = u256(&quote["best"]["amount_out_base"]);
+
+    let plan = e.plan("uniswap_execute_swap", &params);
+    let amount = U256::from(15) * U256::from(10).pow(U256::from(17));
+    assert_eq!(plan.calls.len(), 3, "WETH → Permit2, Permit2 → router, execute: {:?}", plan.calls);
+    let erc20 = approveCall::abi_decode(&plan.calls[0].data).expect("approve");
+    assert_eq!((plan.calls[0].to, erc20.spender, erc20.amount), (weth, permit2, amount), "exactly 1.5 WETH");
+    let grant = permit2::approveCall::abi_decode(&plan.calls[1].data).expect("Permit2 approve");
+    assert_eq!(plan.calls[1].to, permit2);
+    assert_eq!((grant.token, grant.spender, U256::from(grant.amount)), (weth, router, amount));
+    let expiration: u64 = grant.expiration.to();
+    assert!(
+        expiration > e.now() && expiration <= e.now() + 600,
+        "the allowance dies with the swap's deadline"
+    );
+    let declared = &plan.expected_outcome["authorities"];
+    assert!(
+        declared.as_array().expect("authorities").iter().any(|a| a["permit2"] == true
+            && a["expiration"] == json!(expiration)
+            && addr(&a["spender"]) == router),
+        "the Permit2 allowance is declared: {declared}"
+    );
+    assert_eq!(plan.calls[2].to, router);
+
+    let (weth_before, dai_before) = (e.balance(weth), e.balance(dai));
+    let receipts = e.execute(&plan);
+    assert_eq!(e.balance(dai) - dai_before, quoted_out, "anvil delivers exactly the quote");
+    assert_eq!(weth_before - e.balance(weth), amount);
+    for token in [weth, dai] {
+        assert_eq!(
+            e.read(token, balanceOfCall { account: router }),
+            U256::ZERO,
+            "nothing stays in the router"
+        );
+    }
+    let left = e.read(permit2, permit2::allowanceCall { user: e.dev, token: weth, spender: router });
+    assert_eq!(left.amount, U160::ZERO, "the Permit2 allowance is used up");
+    assert_eq!(e.read(weth, allowanceCall { owner: e.dev, spender: permit2 }), U256::ZERO);
+
+    let verified = e.verify("uniswap_execute_swap", &params, &receipts);
+    assert_eq!(verified["route"]["version"], "v4");
+    assert_eq!(verified["route"]["pool_id"], quote["best"]["route"]["pool_id"]);
+    assert_eq!(u256(&verified["amount_out_base"]), quoted_out);
+}
+
+#[test]
+fn permit2_allowances_are_added_only_when_short_and_renewed_before_they_expire() {
+    let e = env();
+    let (usdc, weth) = (e.token("USDC"), e.token("WETH"));
+    let (router, permit2) = (e.d.uniswap_v4["universal_router"], e.d.uniswap_v4["permit2"]);
+    let plenty = units(10_000, 6);
+    e.send(usdc, approveCall { spender: permit2, amount: plenty }.abi_encode());
+    let grant = |expiration: u64| permit2::approveCall {
+        token: usdc,
+        spender: router,
+        amount: U160::from(plenty),
+        expiration: U48::from(expiration),
+    };
+    e.send(permit2, grant(e.now() + 10 * 86_400).abi_encode());
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "0.25",
+        "side": "exact_out", "version": "v4"});
+    let quote = e.call("uniswap_get_quote", params.clone());
+    let quoted_in = u256(&quote["best"]["amount_in_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    assert_eq!(plan.calls.len(), 1, "both allowances cover it: only the swap: {:?}", plan.calls);
+    let (usdc_before, weth_before) = (e.balance(usdc), e.balance(weth));
+    e.execute(&plan);
+    assert_eq!(e.balance(weth) - weth_before, units(25, 16), "exactly 0.25 WETH out");
+    assert_eq!(usdc_before - e.balance(usdc), quoted_in, "the router takes exactly the quoted input");
+
+    // An allowance that lapses before the swap's deadline is renewed; the token's is not touched.
+    e.send(permit2, grant(e.now() + 60).abi_encode());
+    let plan = e.plan("uniswap_execute_swap", &params);
+    assert_eq!(plan.calls.len(), 2, "Permit2 approve, swap: {:?}", plan.calls);
+    assert_eq!(plan.calls[0].to, permit2);
+    e.execute(&plan);
+}

@@ -1,0 +1,208 @@
+//! The UniversalRouter's scope: `execute(commands, inputs, deadline)` in which every command is
+//! a V2 / V3 / V4 swap, a wrap, an unwrap or a sweep, and every address that receives anything
+//! is the wallet or one of the router's placeholders for it (`MSG_SENDER`) or for itself between
+//! steps (`ADDRESS_THIS`). Transfers, portions, signed permits, sub-plans, position-manager
+//! calls and commands allowed to revert are refused. Inside `V4_SWAP` the same holds for the V4
+//! router's actions: swaps, settles, and takes to the wallet.
+
+use alloy::primitives::{Address, U256, address};
+use alloy::sol_types::{SolCall, SolValue};
+
+alloy::sol! {
+    function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
+
+    struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
+    struct PathKey { address intermediateCurrency; uint24 fee; int24 tickSpacing; address hooks; bytes hookData; }
+    struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
+        bytes hookData; }
+    struct ExactInputParams { address currencyIn; PathKey[] path; uint128 amountIn; uint128 amountOutMinimum; }
+    struct ExactOutputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountOut; uint128 amountInMaximum;
+        bytes hookData; }
+    struct ExactOutputParams { address currencyOut; PathKey[] path; uint128 amountOut; uint128 amountInMaximum; }
+}
+
+/// `MSG_SENDER`: the router pays whoever called it — the wallet.
+pub(super) const MSG_SENDER: Address = address!("0x0000000000000000000000000000000000000001");
+/// `ADDRESS_THIS`: the router keeps it for a later command.
+pub(super) const ADDRESS_THIS: Address = address!("0x0000000000000000000000000000000000000002");
+
+/// Who receives something, by parameter name.
+pub(super) type Recipients = Vec<(&'static str, Address)>;
+
+const FLAG_ALLOW_REVERT: u8 = 0x80;
+
+/// The recipients of a UniversalRouter call, or why it is out of scope. `None`: not `execute`.
+pub(super) fn recipients(data: &[u8]) -> Option<Result<Recipients, String>> {
+    if data.len() < 4 || data[..4] != executeCall::SELECTOR {
+        return None;
+    }
+    Some(execute_recipients(data))
+}
+
+fn execute_recipients(data: &[u8]) -> Result<Recipients, String> {
+    let call = executeCall::abi_decode(data).map_err(|e| format!("execute(bytes,bytes[],uint256): {e}"))?;
+    if call.commands.len() != call.inputs.len() {
+        return Err(format!("{} commands with {} inputs", call.commands.len(), call.inputs.len()));
+    }
+    let mut out = Vec::new();
+    for (command, input) in call.commands.iter().zip(&call.inputs) {
+        if command & FLAG_ALLOW_REVERT != 0 {
+            return Err(format!("command 0x{command:02x} may revert without failing the plan"));
+        }
+        out.extend(command_recipients(*command, input)?);
+    }
+    Ok(out)
+}
+
+/// A tuple encoded as `abi.encode(a, b, …)`.
+fn decode<T>(what: &str, input: &[u8]) -> Result<T, String>
+where
+    T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>,
+    for<'a> <T::SolType as alloy::sol_types::SolType>::Token<'a>: alloy::sol_types::abi::TokenSeq<'a>,
+{
+    T::abi_decode_params(input).map_err(|e| format!("{what}: {e}"))
+}
+
+/// A struct encoded as `abi.encode(s)`.
+fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>>(
+    what: &str,
+    input: &[u8],
+) -> Result<T, String> {
+    T::abi_decode(input).map_err(|e| format!("{what}: {e}"))
+}
+
+fn command_recipients(command: u8, input: &[u8]) -> Result<Recipients, String> {
+    type Swap3 = (Address, U256, U256, alloy::primitives::Bytes, bool);
+    type Swap2 = (Address, U256, U256, Vec<Address>, bool);
+    Ok(match command {
+        0x00 => vec![("V3_SWAP_EXACT_IN recipient", decode::<Swap3>("V3_SWAP_EXACT_IN", input)?.0)],
+        0x01 => vec![("V3_SWAP_EXACT_OUT recipient", decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?.0)],
+        0x04 => vec![("SWEEP recipient", decode::<(Address, Address, U256)>("SWEEP", input)?.1)],
+        0x08 => vec![("V2_SWAP_EXACT_IN recipient", decode::<Swap2>("V2_SWAP_EXACT_IN", input)?.0)],
+        0x09 => vec![("V2_SWAP_EXACT_OUT recipient", decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?.0)],
+        0x0b => vec![("WRAP_ETH recipient", decode::<(Address, U256)>("WRAP_ETH", input)?.0)],
+        0x0c => vec![("UNWRAP_WETH recipient", decode::<(Address, U256)>("UNWRAP_WETH", input)?.0)],
+        0x10 => v4_recipients(input)?,
+        other => return Err(format!("UniversalRouter command 0x{other:02x} is not in the scope of a swap")),
+    })
+}
+
+/// `V4_SWAP`: `(bytes actions, bytes[] params)` for the V4 router.
+fn v4_recipients(input: &[u8]) -> Result<Recipients, String> {
+    let (actions, params) =
+        decode::<(alloy::primitives::Bytes, Vec<alloy::primitives::Bytes>)>("V4_SWAP", input)?;
+    if actions.len() != params.len() {
+        return Err(format!("V4_SWAP: {} actions with {} params", actions.len(), params.len()));
+    }
+    let mut out = Vec::new();
+    for (action, p) in actions.iter().zip(&params) {
+        match action {
+            0x06 => drop(decode_struct::<ExactInputSingleParams>("SWAP_EXACT_IN_SINGLE", p)?),
+            0x07 => drop(decode_struct::<ExactInputParams>("SWAP_EXACT_IN", p)?),
+            0x08 => drop(decode_struct::<ExactOutputSingleParams>("SWAP_EXACT_OUT_SINGLE", p)?),
+            0x09 => drop(decode_struct::<ExactOutputParams>("SWAP_EXACT_OUT", p)?),
+            // SETTLE (currency, amount, payerIsUser) and SETTLE_ALL (currency, maxAmount) pay the
+            // pool from the wallet or the router; TAKE_ALL (currency, minAmount) pays the caller.
+            0x0b => drop(decode::<(Address, U256, bool)>("SETTLE", p)?),
+            0x0c => drop(decode::<(Address, U256)>("SETTLE_ALL", p)?),
+            0x0f => drop(decode::<(Address, U256)>("TAKE_ALL", p)?),
+            0x0e => out.push(("TAKE recipient", decode::<(Address, Address, U256)>("TAKE", p)?.1)),
+            other => return Err(format!("V4 router action 0x{other:02x} is not in the scope of a swap")),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `who` may receive in a UniversalRouter plan of `wallet`.
+pub(super) fn may_receive(who: Address, wallet: Address) -> bool {
+    who == wallet || who == MSG_SENDER || who == ADDRESS_THIS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::primitives::Bytes;
+    use alloy::primitives::aliases::{I24, U24};
+
+    const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");
+    const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");
+
+    fn execute(commands: &[u8], inputs: Vec<Vec<u8>>) -> Vec<u8> {
+        let inputs = inputs.into_iter().map(Bytes::from).collect();
+        executeCall { commands: Bytes::copy_from_slice(commands), inputs, deadline: U256::from(1) }
+            .abi_encode()
+    }
+
+    fn v4_swap(take_to: Address) -> Vec<u8> {
+        let key = PoolKey {
+            currency0: Address::ZERO,
+            currency1: STRANGER,
+            fee: U24::from(3000),
+            tickSpacing: I24::try_from(60).expect("spacing"),
+            hooks: Address::ZERO,
+        };
+        let swap = ExactInputSingleParams {
+            poolKey: key,
+            zeroForOne: true,
+            amountIn: 5,
+            amountOutMinimum: 1,
+            hookData: Bytes::new(),
+        };
+        let params: Vec<Bytes> = vec![
+            swap.abi_encode().into(),
+            (Address::ZERO, U256::from(5)).abi_encode_params().into(),
+            (STRANGER, take_to, U256::ZERO).abi_encode_params().into(),
+        ];
+        (Bytes::from(vec![0x06, 0x0c, 0x0e]), params).abi_encode_params()
+    }
+
+    fn within(data: &[u8]) -> Result<(), String> {
+        let recipients = recipients(data).expect("execute")?;
+        match recipients.iter().find(|(_, who)| !may_receive(*who, WALLET)) {
+            None => Ok(()),
+            Some((name, who)) => Err(format!("{name} {who}")),
+        }
+    }
+
+    #[test]
+    fn swaps_wraps_and_sweeps_to_the_wallet_are_in_scope() {
+        let wrap = (ADDRESS_THIS, U256::from(5)).abi_encode_params();
+        let unwrap = (MSG_SENDER, U256::from(1)).abi_encode_params();
+        let sweep = (STRANGER, WALLET, U256::ZERO).abi_encode_params();
+        let data = execute(&[0x0b, 0x10, 0x0c, 0x04], vec![wrap, v4_swap(ADDRESS_THIS), unwrap, sweep]);
+        assert_eq!(within(&data), Ok(()));
+        let v3 = (WALLET, U256::from(1), U256::from(1), Bytes::new(), true).abi_encode_params();
+        assert_eq!(within(&execute(&[0x00], vec![v3])), Ok(()));
+    }
+
+    #[test]
+    fn a_stranger_receiving_anything_is_refused() {
+        let e = within(&execute(&[0x10], vec![v4_swap(STRANGER)])).expect_err("take to a stranger");
+        assert!(e.contains("TAKE recipient"), "{e}");
+        let v2 = (STRANGER, U256::from(1), U256::from(1), vec![WALLET], true).abi_encode_params();
+        assert!(within(&execute(&[0x08], vec![v2])).expect_err("v2").contains("V2_SWAP_EXACT_IN"));
+        let sweep = (WALLET, STRANGER, U256::ZERO).abi_encode_params();
+        assert!(within(&execute(&[0x04], vec![sweep])).is_err());
+    }
+
+    #[test]
+    fn other_commands_reverting_ones_and_malformed_inputs_are_refused() {
+        let transfer = (WALLET, WALLET, U256::from(1)).abi_encode_params();
+        let e = within(&execute(&[0x05], vec![transfer])).expect_err("TRANSFER");
+        assert!(e.contains("0x05") && e.contains("not in the scope"), "{e}");
+        let v3 = (WALLET, U256::from(1), U256::from(1), Bytes::new(), true).abi_encode_params();
+        assert!(
+            within(&execute(&[0x80], vec![v3.clone()])).expect_err("allow revert").contains("may revert")
+        );
+        assert!(within(&execute(&[0x00, 0x00], vec![v3])).expect_err("count").contains("inputs"));
+        assert!(within(&execute(&[0x10], vec![vec![1, 2, 3]])).expect_err("garbage").contains("V4_SWAP"));
+        // A V4 action outside swaps and settlement: TAKE_PORTION.
+        let portion = (
+            Bytes::from(vec![0x10]),
+            vec![Bytes::from((WALLET, STRANGER, U256::from(1)).abi_encode_params())],
+        );
+        let e = within(&execute(&[0x10], vec![portion.abi_encode_params()])).expect_err("portion");
+        assert!(e.contains("0x10") && e.contains("V4 router action"), "{e}");
+        assert!(recipients(&[1, 2, 3, 4]).is_none(), "not execute");
+    }
+}

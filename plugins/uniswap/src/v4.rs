@@ -1,0 +1,235 @@
+//! Uniswap V4: every pool lives inside the PoolManager, named by the hash of its key (currencies,
+//! fee, tick spacing, hooks). Pools are found through StateView for the standard fee / tick
+//! spacing pairs without hooks, quoted through V4Quoter, and swapped through the
+//! UniversalRouter: one `V4_SWAP` command whose actions swap, settle the input from the wallet
+//! (pulled through Permit2) and take the output to the wallet.
+
+use crate::book::Book;
+use crate::pools::sorted;
+use crate::quote::Side;
+use alloy_primitives::aliases::{I24, U24};
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use alloy_sol_types::SolValue;
+use bardo_sdk::abi::eth_call;
+use bardo_sdk::erc20::Token;
+use bardo_sdk::errors::invalid_params;
+use bardo_sdk::{ChainId, Error};
+use serde::Serialize;
+
+alloy_sol_types::sol! {
+    struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
+
+    // StateView
+    function getSlot0(bytes32 poolId) external view returns (uint160 sqrtPriceX96, int24 tick, uint24 protocolFee,
+        uint24 lpFee);
+    function getLiquidity(bytes32 poolId) external view returns (uint128 liquidity);
+
+    // V4Quoter (reverts when the pool cannot fill the whole amount)
+    struct QuoteExactSingleParams { PoolKey poolKey; bool zeroForOne; uint128 exactAmount; bytes hookData; }
+    function quoteExactInputSingle(QuoteExactSingleParams params) external returns (uint256 amountOut,
+        uint256 gasEstimate);
+    function quoteExactOutputSingle(QuoteExactSingleParams params) external returns (uint256 amountIn,
+        uint256 gasEstimate);
+
+    // The V4 router's swap params, and the UniversalRouter
+    struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
+        bytes hookData; }
+    struct ExactOutputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountOut; uint128 amountInMaximum;
+        bytes hookData; }
+    function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
+
+    // PoolManager
+    event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96,
+        uint128 liquidity, int24 tick, uint24 fee);
+}
+
+/// The fee / tick spacing pairs V4 pools without hooks are looked for at (V3's tiers and
+/// spacings).
+pub const TIERS: [(u32, i32); 4] = [(100, 1), (500, 10), (3000, 60), (10000, 200)];
+
+/// UniversalRouter command and V4 router actions (`Commands.sol`, `Actions.sol`).
+const V4_SWAP: u8 = 0x10;
+const SWAP_EXACT_IN_SINGLE: u8 = 0x06;
+const SWAP_EXACT_OUT_SINGLE: u8 = 0x08;
+const SETTLE_ALL: u8 = 0x0c;
+const TAKE_ALL: u8 = 0x0f;
+
+/// What names a V4 pool besides its tokens and fee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct V4Key {
+    /// keccak256 of the ABI-encoded pool key.
+    pub pool_id: B256,
+    pub tick_spacing: i32,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pub hooks: Address,
+}
+
+/// A V4 pool and its current state.
+#[derive(Debug, Clone)]
+pub struct V4Pool {
+    pub key: V4Key,
+    pub token0: Token,
+    pub token1: Token,
+    /// The fee in the key, hundredths of a bip.
+    pub fee: u32,
+    pub sqrt_price_x96: U256,
+    pub tick: i32,
+    pub liquidity: u128,
+}
+
+/// The pool key of `a`/`b` (any order) at `fee`, `tick_spacing`, `hooks`.
+pub fn pool_key(a: &Token, b: &Token, fee: u32, tick_spacing: i32, hooks: Address) -> PoolKey {
+    let (t0, t1) = sorted(a, b);
+    PoolKey {
+        currency0: t0.address,
+        currency1: t1.address,
+        fee: U24::from(fee),
+        tickSpacing: I24::try_from(tick_spacing).unwrap_or_default(),
+        hooks,
+    }
+}
+
+/// A pool's id: keccak256 of its ABI-encoded key.
+pub fn pool_id(key: &PoolKey) -> B256 {
+    keccak256(key.abi_encode())
+}
+
+/// The V4 pool of `a`/`b` at `fee` and `tick_spacing` without hooks; none when it is not
+/// initialized (or the chain has no V4).
+pub fn pool(
+    chain_id: ChainId,
+    book: &Book,
+    a: &Token,
+    b: &Token,
+    fee: u32,
+    tick_spacing: i32,
+) -> Result<Option<V4Pool>, Error> {
+    let Some(state_view) = book.v4_state_view else { return Ok(None) };
+    let key = pool_key(a, b, fee, tick_spacing, Address::ZERO);
+    let id = pool_id(&key);
+    let slot0 = eth_call(chain_id, state_view, &getSlot0Call { poolId: id })?;
+    if slot0.sqrtPriceX96.is_zero() {
+        return Ok(None);
+    }
+    let liquidity = eth_call(chain_id, state_view, &getLiquidityCall { poolId: id })?;
+    let (token0, token1) = sorted(a, b);
+    Ok(Some(V4Pool {
+        key: V4Key { pool_id: id, tick_spacing, hooks: Address::ZERO },
+        token0,
+        token1,
+        fee,
+        sqrt_price_x96: U256::from(slot0.sqrtPriceX96),
+        tick: slot0.tick.as_i32(),
+        liquidity,
+    }))
+}
+
+/// Every initialized V4 pool of `a`/`b` at the standard tiers (`fee`: only that tier).
+pub fn pools(
+    chain_id: ChainId,
+    book: &Book,
+    a: &Token,
+    b: &Token,
+    fee: Option<u32>,
+) -> Result<Vec<V4Pool>, Error> {
+    let mut out = Vec::new();
+    for (f, spacing) in TIERS.into_iter().filter(|(f, _)| fee.is_none_or(|want| want == *f)) {
+        out.extend(pool(chain_id, book, a, b, f, spacing)?);
+    }
+    Ok(out)
+}
+
+/// The V4 pool `id` names among `a`/`b`'s standard tiers, if any (to name the pool a receipt's
+/// `Swap` event shows).
+pub fn key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
+    TIERS.into_iter().find_map(|(fee, spacing)| {
+        (pool_id(&pool_key(a, b, fee, spacing, Address::ZERO)) == id)
+            .then_some((fee, V4Key { pool_id: id, tick_spacing: spacing, hooks: Address::ZERO }))
+    })
+}
+
+fn u128_amount(amount: U256) -> Result<u128, Error> {
+    u128::try_from(amount)
+        .map_err(|_| invalid_params(format!("the amount {amount} is too large for a V4 swap")))
+}
+
+/// The quote of `amount` through `pool` from `tin`: `(amount in, amount out)`. The quoter
+/// reverts (a `Reverted` error) when the pool cannot fill all of it.
+pub fn quote(
+    chain_id: ChainId,
+    quoter: Address,
+    pool: &V4Pool,
+    tin: &Token,
+    amount: U256,
+    side: Side,
+) -> Result<(U256, U256), Error> {
+    let key = pool_key(&pool.token0, &pool.token1, pool.fee, pool.key.tick_spacing, pool.key.hooks);
+    let params = QuoteExactSingleParams {
+        poolKey: key,
+        zeroForOne: tin.address == pool.token0.address,
+        exactAmount: u128_amount(amount)?,
+        hookData: Bytes::new(),
+    };
+    Ok(match side {
+        Side::ExactIn => {
+            (amount, eth_call(chain_id, quoter, &quoteExactInputSingleCall { params })?.amountOut)
+        }
+        Side::ExactOut => {
+            (eth_call(chain_id, quoter, &quoteExactOutputSingleCall { params })?.amountIn, amount)
+        }
+    })
+}
+
+/// A single-hop V4 swap as a UniversalRouter `execute`: exact-in of `amount_in` for at least
+/// `bound` out, or exact-out of `amount_out` for at most `bound` in; the input settled from the
+/// wallet through Permit2 (up to what the swap needs), all output taken to the wallet.
+#[expect(clippy::too_many_arguments, reason = "a swap's full description")]
+pub fn execute_swap(
+    tin: &Token,
+    tout: &Token,
+    fee: u32,
+    key: V4Key,
+    side: Side,
+    amount_in: U256,
+    amount_out: U256,
+    bound: U256,
+    deadline: U256,
+) -> Result<executeCall, Error> {
+    let pool_key = pool_key(tin, tout, fee, key.tick_spacing, key.hooks);
+    let zero_for_one = tin.address == pool_key.currency0;
+    let (action, swap, settle_max, take_min) = match side {
+        Side::ExactIn => (
+            SWAP_EXACT_IN_SINGLE,
+            ExactInputSingleParams {
+                poolKey: pool_key,
+                zeroForOne: zero_for_one,
+                amountIn: u128_amount(amount_in)?,
+                amountOutMinimum: u128_amount(bound)?,
+                hookData: Bytes::new(),
+            }
+            .abi_encode(),
+            amount_in,
+            bound,
+        ),
+        Side::ExactOut => (
+            SWAP_EXACT_OUT_SINGLE,
+            ExactOutputSingleParams {
+                poolKey: pool_key,
+                zeroForOne: zero_for_one,
+                amountOut: u128_amount(amount_out)?,
+                amountInMaximum: u128_amount(bound)?,
+                hookData: Bytes::new(),
+            }
+            .abi_encode(),
+            bound,
+            amount_out,
+        ),
+    };
+    let params: Vec<Bytes> = vec![
+        swap.into(),
+        (tin.address, settle_max).abi_encode_params().into(),
+        (tout.address, take_min).abi_encode_params().into(),
+    ];
+    let input = (Bytes::from(vec![action, SETTLE_ALL, TAKE_ALL]), params).abi_encode_params();
+    Ok(executeCall { commands: Bytes::from(vec![V4_SWAP]), inputs: vec![input.into()], deadline })
+}
