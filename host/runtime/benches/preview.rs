@@ -114,6 +114,31 @@ fn preview(c: &mut Criterion) {
         b.iter(|| black_box(uncached.preview("swap", &params).expect("preview")))
     });
     g.finish();
+
+    // V4 through the UniversalRouter against V3 on the same pair (WETH/DAI, where V4's 0.05 %
+    // pool quotes best): the best route across V2+V3+V4, and the preview of each.
+    let v4 =
+        serde_json::json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1.5"});
+    let v3 = serde_json::json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1.5",
+        "version": "v3"});
+    let (v4_text, v3_text) = (v4.to_string(), v3.to_string());
+    let best = warm.host().call("uniswap_get_quote", &v4_text).result.expect("quote");
+    assert!(best.contains(r#""version":"v4""#), "V4 quotes best on WETH/DAI: {best}");
+    assert_eq!(warm.preview("swap", &v4).expect("preview").plan.calls.len(), 3, "Permit2 x2 + execute");
+    let mut g = c.benchmark_group("v4_weth_dai");
+    g.bench_function("quote_best_route_v2_v3_v4", |b| {
+        b.iter(|| black_box(warm.host().call("uniswap_get_quote", &v4_text).result.expect("quote")))
+    });
+    g.bench_function("quote_v3_only", |b| {
+        b.iter(|| black_box(warm.host().call("uniswap_get_quote", &v3_text).result.expect("quote")))
+    });
+    g.bench_function("preview_v4_universal_router", |b| {
+        b.iter(|| black_box(warm.preview("swap", &v4).expect("preview")))
+    });
+    g.bench_function("preview_v3_swap_router", |b| {
+        b.iter(|| black_box(warm.preview("swap", &v3).expect("preview")))
+    });
+    g.finish();
 }
 
 criterion_group!(benches, preview);
