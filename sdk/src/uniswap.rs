@@ -71,9 +71,12 @@ pub struct Book {
     /// V4's PoolManager (where every V4 pool lives).
     #[serde(default)]
     pub v4_pool_manager: Option<Address>,
-    /// The UniversalRouter (V4 swaps).
+    /// The UniversalRouter (every swap).
     #[serde(default)]
     pub universal_router: Option<Address>,
+    /// Wrapped ether (what native ETH trades as); default: `WETH` in the token list.
+    #[serde(default)]
+    pub weth: Option<Address>,
     /// The token list symbols resolve through.
     #[serde(default)]
     pub tokens: Vec<Listed>,
@@ -96,6 +99,12 @@ impl Book {
     ) -> Result<crate::erc20::Token, crate::Error> {
         tokens::resolve(chain_id, field, input, &self.tokens)
     }
+
+    /// Wrapped ether on this chain: `weth`, else the token list's `WETH`.
+    pub fn weth(&self) -> Option<Address> {
+        self.weth
+            .or_else(|| self.tokens.iter().find(|t| t.symbol.eq_ignore_ascii_case("WETH")).map(|t| t.address))
+    }
 }
 
 /// Ethereum mainnet's Uniswap deployment.
@@ -112,6 +121,7 @@ pub fn mainnet() -> Book {
         v4_quoter: Some(address!("0x52f0e24d1c21c8a0cb1e5a5dd6198556bd9e1203")),
         v4_pool_manager: Some(address!("0x000000000004444c5dc75cb358380d2e3de08a90")),
         universal_router: Some(address!("0x66a9893cc07d91d95644aedd05d03f95e1dba8af")),
+        weth: Some(address!("0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2")),
         tokens: tokens::mainnet(),
         quote_token: default_quote(),
     }

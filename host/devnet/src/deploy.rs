@@ -179,6 +179,7 @@ impl Deployments {
             "v4_quoter": self.uniswap_v4.get("v4_quoter"),
             "v4_pool_manager": self.uniswap_v4.get("pool_manager"),
             "universal_router": self.uniswap_v4.get("universal_router"),
+            "weth": self.tokens.get("WETH").map(|t| t.address),
             "tokens": tokens,
             "quote_token": "USDC",
         }}})

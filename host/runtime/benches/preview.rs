@@ -92,7 +92,7 @@ fn preview(c: &mut Criterion) {
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
     let text = params.to_string();
     let permit = warm.preview("swap", &params).expect("preview");
-    assert_eq!(permit.plan.calls.len(), 2, "approve + swap");
+    assert_eq!(permit.plan.calls.len(), 3, "USDC → Permit2, Permit2 → router, swap");
 
     let mut g = c.benchmark_group("preview_v3_swap");
     g.bench_function("plan_only_warm", |b| {

@@ -8,9 +8,11 @@ mod abi;
 mod book;
 mod liquidity;
 mod math;
+mod native;
 mod pools;
 mod quote;
 mod read;
+mod router;
 mod swap;
 mod v4;
 

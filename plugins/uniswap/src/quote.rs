@@ -139,9 +139,24 @@ pub fn quotes(
                 skip_reverts(eth_call(chain_id, router, &getAmountsOutCall { amountIn: amount, path }))?
                     .and_then(|a| a.last().map(|out| (amount, *out)))
             }
+            // What the pair pays for that input, which its rounding makes a little more than
+            // asked: what the wallet really receives.
             Side::ExactOut => {
-                skip_reverts(eth_call(chain_id, router, &getAmountsInCall { amountOut: amount, path }))?
-                    .and_then(|a| a.first().map(|i| (*i, amount)))
+                let amount_in = skip_reverts(eth_call(
+                    chain_id,
+                    router,
+                    &getAmountsInCall { amountOut: amount, path: path.clone() },
+                ))?
+                .and_then(|a| a.first().copied());
+                match amount_in {
+                    Some(amount_in) => skip_reverts(eth_call(
+                        chain_id,
+                        router,
+                        &getAmountsOutCall { amountIn: amount_in, path },
+                    ))?
+                    .and_then(|a| a.last().map(|out| (amount_in, *out))),
+                    None => None,
+                }
             }
         };
         if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {

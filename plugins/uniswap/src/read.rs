@@ -305,7 +305,7 @@ impl ReadTool for GetPoolsByTokenPair {
 pub struct QuoteParams {
     /// Chain id.
     pub chain_id: u64,
-    /// Token sold: a listed symbol or an address.
+    /// Token sold: a listed symbol, an address, or `ETH` (quoted as WETH).
     pub token_in: String,
     /// Token bought.
     pub token_out: String,
@@ -399,14 +399,28 @@ impl ReadTool for GetQuote {
         check_fee(p.fee)?;
         let book = book(p.chain_id)?;
         events::progress(0);
-        let (tin, tout) = pair(p.chain_id, &book, &p.token_in, &p.token_out, ["token_in", "token_out"])?;
+        // ETH quotes as WETH (the router wraps and unwraps it).
+        let (tin, native_in) = crate::native::pool_token(p.chain_id, &book, "token_in", &p.token_in)?;
+        let (tout, native_out) = crate::native::pool_token(p.chain_id, &book, "token_out", &p.token_out)?;
+        if tin.address == tout.address {
+            return Err(invalid_params(
+                "`token_in` and `token_out` are the same token (ETH trades as WETH); pick two different tokens",
+            ));
+        }
         let amount = fixed_amount(&p.amount, p.side, &tin, &tout)?;
         events::progress(1);
         let filter = Filter { version: p.version, fee: p.fee };
         let all = quotes(p.chain_id, &book, &tin, &tout, amount, p.side, filter)?;
         let routes: Vec<RouteQuote> = all.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();
         let best = RouteQuote::new(&all[0], &tin, &tout);
-        Ok(QuoteOutput { token_in: tin, token_out: tout, side: p.side, best, routes })
+        let show = |t: Token, native: bool| if native { crate::native::eth() } else { t };
+        Ok(QuoteOutput {
+            token_in: show(tin, native_in),
+            token_out: show(tout, native_out),
+            side: p.side,
+            best,
+            routes,
+        })
     }
 }
 

@@ -1,19 +1,19 @@
-//! `uniswap_execute_swap`: plan a swap from a fresh quote — V4 through the UniversalRouter with
-//! Permit2, V3 on SwapRouter, V2 on Router02 — with bounds the params cannot loosen; verify what
-//! actually moved.
+//! `uniswap_execute_swap`: plan a swap from a fresh quote on the best route, as one
+//! UniversalRouter `execute` (V2, V3 or V4; native ETH wrapped or unwrapped by the router), with
+//! bounds the params cannot loosen and exact Permit2 allowances; verify what actually moved.
 
-use crate::abi::*;
-use crate::book::book;
+use crate::book::{Book, book};
 use crate::math::{check_slippage, max_in, min_out};
+use crate::native;
 use crate::pools::Version;
 use crate::quote::{Filter, Quote, Route, Side, quotes};
-use crate::read::{check_fee, deadline, fixed_amount, pair};
+use crate::read::{check_fee, deadline, fixed_amount};
+use crate::router::Swap;
 use crate::v4;
-use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
-use bardo_sdk::errors::internal;
+use bardo_sdk::errors::{internal, invalid_params};
 use bardo_sdk::permit2;
 use bardo_sdk::units::format_units;
 use bardo_sdk::{
@@ -23,15 +23,21 @@ use bardo_sdk::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+alloy_sol_types::sol! {
+    // WETH9
+    event Deposit(address indexed dst, uint256 wad);
+    event Withdrawal(address indexed src, uint256 wad);
+}
+
 /// Params of `uniswap_execute_swap`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwapParams {
     /// Chain id.
     pub chain_id: u64,
-    /// Token sold: a listed symbol or an address.
+    /// Token sold: a listed symbol, an address, or `ETH` (native, wrapped by the router).
     pub token_in: String,
-    /// Token bought.
+    /// Token bought (`ETH`: unwrapped to the wallet).
     pub token_out: String,
     /// Amount in token units, decimal string: of `token_in` for `exact_in`, of `token_out` for
     /// `exact_out`.
@@ -81,31 +87,71 @@ pub struct SwapOutcome {
     pub amount_in_maximum_base: Option<String>,
     /// The wallet's token balance changes (checked by the host against its simulation).
     pub balance_changes: Vec<BalanceChange>,
-    /// The allowance the plan may leave to the router (an exact-out swap's unused maximum).
+    /// The allowances the plan may leave (the token's to Permit2, Permit2's to the router: an
+    /// exact-out swap's unused maximum).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authorities: Vec<Authority>,
 }
 
 pub struct ExecuteSwap;
 
-struct Prepared {
+/// A swap's sides as the pools trade them (WETH for native ETH), and whether the wallet pays
+/// or receives native ETH.
+struct Sides {
     tin: Token,
     tout: Token,
-    quote: Quote,
+    native_in: bool,
+    native_out: bool,
 }
 
-fn prepare(p: &SwapParams) -> Result<(crate::book::Book, Prepared), Error> {
+impl Sides {
+    fn resolve(chain_id: u64, book: &Book, token_in: &str, token_out: &str) -> Result<Self, Error> {
+        let (tin, native_in) = native::pool_token(chain_id, book, "token_in", token_in)?;
+        let (tout, native_out) = native::pool_token(chain_id, book, "token_out", token_out)?;
+        if tin.address == tout.address {
+            return Err(invalid_params(if native_in || native_out {
+                "ETH and WETH are the same asset: wrapping or unwrapping is not a swap"
+            } else {
+                "`token_in` and `token_out` are the same token; pick two different tokens"
+            }));
+        }
+        Ok(Self { tin, tout, native_in, native_out })
+    }
+
+    /// The tokens as the wallet sees them (ETH where it is native).
+    fn shown(&self) -> (Token, Token) {
+        let show = |t: &Token, native: bool| if native { native::eth() } else { t.clone() };
+        (show(&self.tin, self.native_in), show(&self.tout, self.native_out))
+    }
+}
+
+fn prepare(p: &SwapParams) -> Result<(Book, Sides, Quote), Error> {
     check_fee(p.fee)?;
     check_slippage(p.slippage_bps)?;
     if p.deadline_seconds == 0 || p.deadline_seconds > 3600 {
-        return Err(bardo_sdk::errors::invalid_params("`deadline_seconds` must be 1 to 3600"));
+        return Err(invalid_params("`deadline_seconds` must be 1 to 3600"));
     }
     let book = book(p.chain_id)?;
-    let (tin, tout) = pair(p.chain_id, &book, &p.token_in, &p.token_out, ["token_in", "token_out"])?;
-    let amount = fixed_amount(&p.amount, p.side, &tin, &tout)?;
+    let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
+    let amount = fixed_amount(&p.amount, p.side, &sides.tin, &sides.tout)?;
     let filter = Filter { version: p.version, fee: p.fee };
-    let quote = quotes(p.chain_id, &book, &tin, &tout, amount, p.side, filter)?[0];
-    Ok((book, Prepared { tin, tout, quote }))
+    let quote = quotes(p.chain_id, &book, &sides.tin, &sides.tout, amount, p.side, filter)?[0];
+    Ok((book, sides, quote))
+}
+
+/// Refuse a spend of native ETH above the wallet's balance.
+fn require_eth(chain_id: u64, owner: Address, spend: U256) -> Result<(), Error> {
+    let balance: U256 = bardo_sdk::chain::balance(chain_id, &bardo_sdk::abi::wire(&owner), None)?
+        .parse()
+        .map_err(|_| internal("the node returned a balance that is not a number"))?;
+    if balance < spend {
+        return Err(invalid_params(format!(
+            "the wallet holds {} ETH; the swap needs up to {} ETH (gas aside); lower `amount`",
+            format_units(balance, 18),
+            format_units(spend, 18)
+        )));
+    }
+    Ok(())
 }
 
 impl WriteTool for ExecuteSwap {
@@ -128,12 +174,12 @@ impl WriteTool for ExecuteSwap {
             ]),
             ..tool_def::<SwapParams>(
                 Self::NAME,
-                "Plans a token swap on Uniswap (V4 through the UniversalRouter and Permit2, V3 SwapRouter or V2 \
-                 Router02, whichever quotes best), exact-in \
-                 or exact-out. The minimum out / maximum in comes from a fresh on-chain quote and the slippage \
-                 setting; an approval for exactly the amount is added only when the allowance is short. The \
-                 host checks, simulates, signs and sends the plan; this tool never does. Native ETH is not \
-                 swapped directly: use WETH.",
+                "Plans a token swap on Uniswap through the UniversalRouter on the route that quotes best (V4, \
+                 V3 or V2), exact-in or exact-out; `ETH` is native ether, wrapped or unwrapped by the router. The \
+                 minimum out / maximum in comes from a fresh on-chain quote and the slippage setting; the token \
+                 is pulled through Permit2, with approvals of exactly the amount added only when short and \
+                 expiring with the swap's deadline. The host checks, simulates, signs and sends the plan; this \
+                 tool never does.",
                 Category::Trading,
             )
         }
@@ -142,88 +188,79 @@ impl WriteTool for ExecuteSwap {
     fn plan(p: SwapParams) -> Result<WritePlan, Error> {
         let owner = wallet(p.chain_id)?;
         events::progress(0);
-        let (book, Prepared { tin, tout, quote }) = prepare(&p)?;
+        let (book, sides, quote) = prepare(&p)?;
         events::progress(1);
-        let (spend, bound) = match p.side {
-            Side::ExactIn => (quote.amount_in, min_out(quote.amount_out, p.slippage_bps)?),
-            Side::ExactOut => {
-                let max = max_in(quote.amount_in, p.slippage_bps);
-                (max, max)
-            }
+        let bound = match p.side {
+            Side::ExactIn => min_out(quote.amount_out, p.slippage_bps)?,
+            Side::ExactOut => max_in(quote.amount_in, p.slippage_bps),
         };
-        erc20::require_balance(p.chain_id, &tin, owner, spend)?;
-        events::progress(2);
+        let router = book.universal_router.ok_or_else(|| {
+            bardo_sdk::errors::chain_not_supported(format!(
+                "chain {} has no UniversalRouter configured; add `universal_router` under `[settings] uniswap`",
+                p.chain_id
+            ))
+        })?;
         let deadline = deadline(p.chain_id, p.deadline_seconds)?;
-        let (mut calls, authorities, venue) = match quote.route.version {
-            Version::V4 => {
-                let router =
-                    book.universal_router.ok_or_else(|| internal("a V4 quote without a UniversalRouter"))?;
-                let key = quote.route.v4.ok_or_else(|| internal("a V4 route without its pool key"))?;
-                // Permit2 may let the router pull the input only until the swap's own deadline.
-                let (calls, authorities) = permit2::approvals_if_short(
-                    p.chain_id,
-                    &tin,
-                    owner,
-                    router,
-                    spend,
-                    deadline.to::<u64>(),
-                    "the UniversalRouter",
-                )?;
-                let execute = v4::execute_swap(
-                    &tin,
-                    &tout,
-                    quote.route.fee,
-                    key,
-                    p.side,
-                    quote.amount_in,
-                    quote.amount_out,
-                    bound,
-                    deadline,
-                )?;
-                let swap =
-                    PlannedCall { call: tx_call(p.chain_id, router, &execute), description: String::new() };
-                (calls, authorities, (swap, "the UniversalRouter"))
-            }
-            Version::V3 | Version::V2 => {
-                let (router, router_name) = match quote.route.version {
-                    Version::V2 => (
-                        book.v2_router.ok_or_else(|| internal("a V2 quote without a V2 router"))?,
-                        "Uniswap V2 Router02",
-                    ),
-                    _ => (book.swap_router, "Uniswap V3 SwapRouter"),
-                };
-                let calls: Vec<PlannedCall> =
-                    erc20::approval_if_short(p.chain_id, &tin, owner, router, spend, router_name)?
-                        .into_iter()
-                        .collect();
-                let swap = swap_call(&p, &tin, &tout, &quote, owner, bound, deadline, router)?;
-                (calls, vec![Authority::erc20(&tin, router, spend)], (swap, router_name))
-            }
+        let swap = Swap {
+            tin: &sides.tin,
+            tout: &sides.tout,
+            native_in: sides.native_in,
+            native_out: sides.native_out,
+            quote: &quote,
+            side: p.side,
+            bound,
+            wallet: owner,
+            deadline,
         };
-        let (swap, router_name) = venue;
+        let spend = swap.spend();
+        match sides.native_in {
+            true => require_eth(p.chain_id, owner, spend)?,
+            false => erc20::require_balance(p.chain_id, &sides.tin, owner, spend)?,
+        }
+        events::progress(2);
+        // Native ETH goes with the call; a token is pulled through Permit2, which lets the router
+        // take it only until the swap's own deadline.
+        let (mut calls, authorities) = match sides.native_in {
+            true => (Vec::new(), Vec::new()),
+            false => permit2::approvals_if_short(
+                p.chain_id,
+                &sides.tin,
+                owner,
+                router,
+                spend,
+                deadline.to::<u64>(),
+                "the UniversalRouter",
+            )?,
+        };
+        let (execute, value) = swap.execute()?;
+        let mut call = tx_call(p.chain_id, router, &execute);
+        call.value = value.to_string();
+        let (shown_in, shown_out) = sides.shown();
         calls.push(PlannedCall {
+            call,
             description: format!(
-                "swap {} {} for {} {} on {router_name} ({}, {})",
-                format_units(quote.amount_in, tin.decimals),
-                tin.symbol,
-                format_units(quote.amount_out, tout.decimals),
-                tout.symbol,
+                "swap {} {} for {} {} through the UniversalRouter ({}, fee {}, {})",
+                format_units(quote.amount_in, shown_in.decimals),
+                shown_in.symbol,
+                format_units(quote.amount_out, shown_out.decimals),
+                shown_out.symbol,
                 quote.route.version.name(),
+                quote.route.fee,
                 match p.side {
-                    Side::ExactIn => format!("at least {} out", format_units(bound, tout.decimals)),
-                    Side::ExactOut => format!("at most {} in", format_units(bound, tin.decimals)),
+                    Side::ExactIn => format!("at least {} out", format_units(bound, shown_out.decimals)),
+                    Side::ExactOut => format!("at most {} in", format_units(bound, shown_in.decimals)),
                 }
             ),
-            ..swap
         });
-        let mut expected = outcome(&p, &tin, &tout, quote.route, quote.amount_in, quote.amount_out, bound);
+        let mut expected =
+            outcome(&p, &shown_in, &shown_out, quote.route, quote.amount_in, quote.amount_out, bound);
         expected.authorities = authorities;
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
 
     fn verify(p: SwapParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
         let book = book(p.chain_id)?;
-        let (tin, tout) = pair(p.chain_id, &book, &p.token_in, &p.token_out, ["token_in", "token_out"])?;
+        let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
         let last = receipts.last().ok_or_else(|| internal("no receipts to verify"))?;
         if !last.success {
             return Err(bardo_sdk::errors::error(
@@ -232,116 +269,71 @@ impl WriteTool for ExecuteSwap {
             ));
         }
         let owner: Address = last.sender.parse().map_err(|_| internal("receipt sender is not an address"))?;
+        let router = book.universal_router.unwrap_or_default();
         let logs: Vec<_> = receipts.iter().flat_map(|r| r.logs.clone()).collect();
-        let (_, sent) = transfers(&logs, tin.address, owner);
-        let (received, _) = transfers(&logs, tout.address, owner);
-        let route = actual_route(p.chain_id, &book, &logs, &tin, &tout, owner)?;
-        serde_json::to_value(outcome(&p, &tin, &tout, route, sent, received, U256::ZERO))
+        // Native ETH shows as the router wrapping (in; less what it returned) or unwrapping (out).
+        let weth = if sides.native_in { sides.tin.address } else { sides.tout.address };
+        let (wrapped, unwrapped) = weth_moves(&logs, weth, router);
+        let sent = match sides.native_in {
+            true => wrapped.saturating_sub(unwrapped),
+            false => transfers(&logs, sides.tin.address, owner).1,
+        };
+        let received = match sides.native_out {
+            true => unwrapped,
+            false => transfers(&logs, sides.tout.address, owner).0,
+        };
+        let route = actual_route(p.chain_id, &book, &logs, &sides.tin, &sides.tout, [owner, router])?;
+        let (shown_in, shown_out) = sides.shown();
+        serde_json::to_value(outcome(&p, &shown_in, &shown_out, route, sent, received, U256::ZERO))
             .map_err(|e| internal(e.to_string()))
     }
 }
 
-/// The route the swap actually took: the pool that received the input token from the owner.
+/// What `router` wrapped and unwrapped of `weth` in `logs` (its `Deposit`s and `Withdrawal`s).
+fn weth_moves(logs: &[bardo_sdk::Log], weth: Address, router: Address) -> (U256, U256) {
+    let (mut wrapped, mut unwrapped) = (U256::ZERO, U256::ZERO);
+    for log in logs.iter().filter(|l| l.address.parse::<Address>().ok() == Some(weth)) {
+        if let Some(d) = bardo_sdk::abi::decode_log::<Deposit>(log).filter(|d| d.dst == router) {
+            wrapped += d.wad;
+        }
+        if let Some(w) = bardo_sdk::abi::decode_log::<Withdrawal>(log).filter(|w| w.src == router) {
+            unwrapped += w.wad;
+        }
+    }
+    (wrapped, unwrapped)
+}
+
+/// The route the swap actually took: the pool that received the input token from the wallet
+/// or the router (V4: the PoolManager, and the pool its `Swap` event names).
 fn actual_route(
     chain_id: u64,
-    book: &crate::book::Book,
+    book: &Book,
     logs: &[bardo_sdk::Log],
     tin: &Token,
     tout: &Token,
-    owner: Address,
+    payers: [Address; 2],
 ) -> Result<Route, Error> {
     let pool = logs
         .iter()
         .filter(|l| l.address.parse::<Address>().ok() == Some(tin.address))
         .filter_map(bardo_sdk::abi::decode_log::<erc20::Transfer>)
-        .find(|t| t.from == owner)
+        .find(|t| payers.contains(&t.from) && !payers.contains(&t.to))
         .map(|t| t.to)
-        .ok_or_else(|| internal(format!("the receipts show no {} leaving the wallet", tin.symbol)))?;
+        .ok_or_else(|| internal(format!("the receipts show no {} paid into a pool", tin.symbol)))?;
     if crate::pools::v2_pair(chain_id, book, tin, tout)?.is_some_and(|p| p.address == pool) {
         return Ok(Route { version: Version::V2, fee: 3000, pool, v4: None });
     }
     if Some(pool) == book.v4_pool_manager {
-        let swapped = logs
+        let (fee, key) = logs
             .iter()
             .filter(|l| l.address.parse::<Address>().ok() == Some(pool))
             .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
             .find_map(|s| v4::key_of(tin, tout, s.id))
             .ok_or_else(|| internal("the receipts show no swap in a V4 pool of this pair"))?;
-        return Ok(Route { version: Version::V4, fee: swapped.0, pool, v4: Some(swapped.1) });
+        return Ok(Route { version: Version::V4, fee, pool, v4: Some(key) });
     }
-    let fee = bardo_sdk::abi::eth_call(chain_id, pool, &feeCall {})?;
+    let fee = bardo_sdk::abi::eth_call(chain_id, pool, &crate::abi::feeCall {})?;
     Ok(Route { version: Version::V3, fee: fee.to::<u32>(), pool, v4: None })
-}
-
-#[expect(clippy::too_many_arguments, reason = "one call builder per router, all inputs needed")]
-fn swap_call(
-    p: &SwapParams,
-    tin: &Token,
-    tout: &Token,
-    q: &Quote,
-    owner: Address,
-    bound: U256,
-    deadline: U256,
-    router: Address,
-) -> Result<PlannedCall, Error> {
-    let call = match (q.route.version, p.side) {
-        (Version::V4, _) => return Err(internal("V4 swaps go through the UniversalRouter")),
-        (Version::V3, Side::ExactIn) => tx_call(
-            p.chain_id,
-            router,
-            &exactInputSingleCall {
-                params: ExactInputSingleParams {
-                    tokenIn: tin.address,
-                    tokenOut: tout.address,
-                    fee: U24::from(q.route.fee),
-                    recipient: owner,
-                    deadline,
-                    amountIn: q.amount_in,
-                    amountOutMinimum: bound,
-                    sqrtPriceLimitX96: U160::ZERO,
-                },
-            },
-        ),
-        (Version::V3, Side::ExactOut) => tx_call(
-            p.chain_id,
-            router,
-            &exactOutputSingleCall {
-                params: ExactOutputSingleParams {
-                    tokenIn: tin.address,
-                    tokenOut: tout.address,
-                    fee: U24::from(q.route.fee),
-                    recipient: owner,
-                    deadline,
-                    amountOut: q.amount_out,
-                    amountInMaximum: bound,
-                    sqrtPriceLimitX96: U160::ZERO,
-                },
-            },
-        ),
-        (Version::V2, Side::ExactIn) => tx_call(
-            p.chain_id,
-            router,
-            &swapExactTokensForTokensCall {
-                amountIn: q.amount_in,
-                amountOutMin: bound,
-                path: vec![tin.address, tout.address],
-                to: owner,
-                deadline,
-            },
-        ),
-        (Version::V2, Side::ExactOut) => tx_call(
-            p.chain_id,
-            router,
-            &swapTokensForExactTokensCall {
-                amountOut: q.amount_out,
-                amountInMax: bound,
-                path: vec![tin.address, tout.address],
-                to: owner,
-                deadline,
-            },
-        ),
-    };
-    Ok(PlannedCall { call, description: String::new() })
 }
 
 fn outcome(
@@ -365,6 +357,7 @@ fn outcome(
         amount_out_base: amount_out.to_string(),
         amount_out_minimum_base: (has_bound && p.side == Side::ExactIn).then(|| bound.to_string()),
         amount_in_maximum_base: (has_bound && p.side == Side::ExactOut).then(|| bound.to_string()),
+        // The native coin is the zero address, which the host reads as such.
         balance_changes: vec![
             BalanceChange::spent(tin, amount_in),
             BalanceChange::received(tout, amount_out),

@@ -1,8 +1,7 @@
 //! Uniswap V4: every pool lives inside the PoolManager, named by the hash of its key (currencies,
 //! fee, tick spacing, hooks). Pools are found through StateView for the standard fee / tick
 //! spacing pairs without hooks, quoted through V4Quoter, and swapped through the
-//! UniversalRouter: one `V4_SWAP` command whose actions swap, settle the input from the wallet
-//! (pulled through Permit2) and take the output to the wallet.
+//! UniversalRouter (`router.rs`).
 
 use crate::book::Book;
 use crate::pools::sorted;
@@ -31,12 +30,11 @@ alloy_sol_types::sol! {
     function quoteExactOutputSingle(QuoteExactSingleParams params) external returns (uint256 amountIn,
         uint256 gasEstimate);
 
-    // The V4 router's swap params, and the UniversalRouter
+    // The V4 router's swap params (see `router.rs`)
     struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
         bytes hookData; }
     struct ExactOutputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountOut; uint128 amountInMaximum;
         bytes hookData; }
-    function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
 
     // PoolManager
     event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96,
@@ -46,13 +44,6 @@ alloy_sol_types::sol! {
 /// The fee / tick spacing pairs V4 pools without hooks are looked for at (V3's tiers and
 /// spacings).
 pub const TIERS: [(u32, i32); 4] = [(100, 1), (500, 10), (3000, 60), (10000, 200)];
-
-/// UniversalRouter command and V4 router actions (`Commands.sol`, `Actions.sol`).
-const V4_SWAP: u8 = 0x10;
-const SWAP_EXACT_IN_SINGLE: u8 = 0x06;
-const SWAP_EXACT_OUT_SINGLE: u8 = 0x08;
-const SETTLE_ALL: u8 = 0x0c;
-const TAKE_ALL: u8 = 0x0f;
 
 /// What names a V4 pool besides its tokens and fee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -148,7 +139,7 @@ pub fn key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
     })
 }
 
-fn u128_amount(amount: U256) -> Result<u128, Error> {
+pub fn u128_amount(amount: U256) -> Result<u128, Error> {
     u128::try_from(amount)
         .map_err(|_| invalid_params(format!("the amount {amount} is too large for a V4 swap")))
 }
@@ -178,58 +169,4 @@ pub fn quote(
             (eth_call(chain_id, quoter, &quoteExactOutputSingleCall { params })?.amountIn, amount)
         }
     })
-}
-
-/// A single-hop V4 swap as a UniversalRouter `execute`: exact-in of `amount_in` for at least
-/// `bound` out, or exact-out of `amount_out` for at most `bound` in; the input settled from the
-/// wallet through Permit2 (up to what the swap needs), all output taken to the wallet.
-#[expect(clippy::too_many_arguments, reason = "a swap's full description")]
-pub fn execute_swap(
-    tin: &Token,
-    tout: &Token,
-    fee: u32,
-    key: V4Key,
-    side: Side,
-    amount_in: U256,
-    amount_out: U256,
-    bound: U256,
-    deadline: U256,
-) -> Result<executeCall, Error> {
-    let pool_key = pool_key(tin, tout, fee, key.tick_spacing, key.hooks);
-    let zero_for_one = tin.address == pool_key.currency0;
-    let (action, swap, settle_max, take_min) = match side {
-        Side::ExactIn => (
-            SWAP_EXACT_IN_SINGLE,
-            ExactInputSingleParams {
-                poolKey: pool_key,
-                zeroForOne: zero_for_one,
-                amountIn: u128_amount(amount_in)?,
-                amountOutMinimum: u128_amount(bound)?,
-                hookData: Bytes::new(),
-            }
-            .abi_encode(),
-            amount_in,
-            bound,
-        ),
-        Side::ExactOut => (
-            SWAP_EXACT_OUT_SINGLE,
-            ExactOutputSingleParams {
-                poolKey: pool_key,
-                zeroForOne: zero_for_one,
-                amountOut: u128_amount(amount_out)?,
-                amountInMaximum: u128_amount(bound)?,
-                hookData: Bytes::new(),
-            }
-            .abi_encode(),
-            bound,
-            amount_out,
-        ),
-    };
-    let params: Vec<Bytes> = vec![
-        swap.into(),
-        (tin.address, settle_max).abi_encode_params().into(),
-        (tout.address, take_min).abi_encode_params().into(),
-    ];
-    let input = (Bytes::from(vec![action, SETTLE_ALL, TAKE_ALL]), params).abi_encode_params();
-    Ok(executeCall { commands: Bytes::from(vec![V4_SWAP]), inputs: vec![input.into()], deadline })
 }

@@ -252,13 +252,14 @@ fn the_simulated_change_set_sees_native_coin_nfts_and_authorities() {
         .expect("preview");
     let declared = &permit.expected_outcome["balance_changes"];
     assert_eq!(declared.as_array().map(Vec::len), Some(2), "{declared}");
-    // An exact-out swap leaves an allowance up to its maximum, which it declares.
+    // An exact-out swap leaves allowances up to its maximum (the token's to Permit2, Permit2's to
+    // the router), which it declares.
     let exact_out = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "0.01", "side": "exact_out"});
     let permit = e.scoped.preview("swap", &exact_out).expect("preview exact out");
-    assert_eq!(
-        permit.expected_outcome["authorities"][0]["spender"],
-        json!(e.d.uniswap_v3["swap_router"].to_checksum(None))
-    );
+    let declared = &permit.expected_outcome["authorities"];
+    assert_eq!(declared[0]["spender"], json!(e.d.uniswap_v4["permit2"].to_checksum(None)), "{declared}");
+    assert_eq!(declared[1]["spender"], json!(e.d.uniswap_v4["universal_router"].to_checksum(None)));
+    assert_eq!(declared[1]["permit2"], true);
     let done = e.scoped.commit(&permit.permit_id).expect("commit exact out");
     assert_eq!(done.ground_truth, "receipt");
 }

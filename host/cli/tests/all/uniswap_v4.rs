@@ -183,3 +183,94 @@ fn permit2_allowances_are_added_only_when_short_and_renewed_before_they_expire()
     assert_eq!(plan.calls[0].to, permit2);
     e.execute(&plan);
 }
+
+impl Env {
+    fn eth(&self) -> U256 {
+        self.rt.block_on(self.provider.get_balance(self.dev).into_future()).expect("balance")
+    }
+}
+
+/// Wei the receipts paid for gas.
+fn gas(receipts: &[alloy::rpc::types::TransactionReceipt]) -> U256 {
+    receipts.iter().map(|r| U256::from(r.gas_used) * U256::from(r.effective_gas_price)).sum()
+}
+
+#[test]
+fn native_eth_in_and_out_is_wrapped_and_unwrapped_by_the_router_to_the_wei() {
+    let e = env();
+    let (usdc, weth) = (e.token("USDC"), e.token("WETH"));
+    let router = e.d.uniswap_v4["universal_router"];
+    // ETH → USDC, exact in: no approval at all, the ETH goes with the call.
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "0.5"});
+    let quote = e.call("uniswap_get_quote", params.clone());
+    assert_eq!(quote["token_in"]["symbol"], "ETH");
+    let quoted_out = u256(&quote["best"]["amount_out_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    assert_eq!(plan.calls.len(), 1, "ETH needs no approval: {:?}", plan.calls);
+    assert_eq!(plan.calls[0].value, units(5, 17));
+    let changes = &plan.expected_outcome["balance_changes"];
+    assert_eq!(
+        changes[0]["token"],
+        json!(Address::ZERO.to_checksum(None)),
+        "native, declared as such: {changes}"
+    );
+    let (eth_before, usdc_before, weth_before) = (e.eth(), e.balance(usdc), e.balance(weth));
+    let receipts = e.execute(&plan);
+    assert_eq!(e.balance(usdc) - usdc_before, quoted_out, "exactly the quote");
+    assert_eq!(eth_before - e.eth() - gas(&receipts), units(5, 17), "exactly 0.5 ETH, gas aside");
+    assert_eq!(e.balance(weth), weth_before, "the wallet's WETH is untouched");
+    let verified = e.verify("uniswap_execute_swap", &params, &receipts);
+    assert_eq!(
+        (verified["amount_in"].clone(), verified["token_in"]["symbol"].clone()),
+        (json!("0.5"), json!("ETH"))
+    );
+    assert_eq!(u256(&verified["amount_out_base"]), quoted_out);
+
+    // USDC → ETH, exact out: the router unwraps exactly the ETH asked for to the wallet.
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "ETH", "amount": "0.2",
+        "side": "exact_out"});
+    let quote = e.call("uniswap_get_quote", params.clone());
+    let quoted_in = u256(&quote["best"]["amount_in_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    let (eth_before, usdc_before) = (e.eth(), e.balance(usdc));
+    let receipts = e.execute(&plan);
+    let exact_out = u256(&quote["best"]["amount_out_base"]);
+    assert_eq!(e.eth() + gas(&receipts) - eth_before, exact_out, "the quoted ETH, gas aside");
+    assert_eq!(usdc_before - e.balance(usdc), quoted_in, "exactly the quoted USDC");
+    for token in [usdc, weth] {
+        assert_eq!(
+            e.read(token, balanceOfCall { account: router }),
+            U256::ZERO,
+            "nothing stays in the router"
+        );
+    }
+    let verified = e.verify("uniswap_execute_swap", &params, &receipts);
+    assert_eq!(u256(&verified["amount_out_base"]), exact_out);
+    assert_eq!(verified["token_out"]["symbol"], "ETH");
+
+    // ETH → USDC exact out: the router wraps the most it may pay and returns what it did not use.
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "300",
+        "side": "exact_out"});
+    let quote = e.call("uniswap_get_quote", params.clone());
+    let quoted_in = u256(&quote["best"]["amount_in_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    assert!(plan.calls[0].value > quoted_in, "sent with slippage room");
+    let eth_before = e.eth();
+    let receipts = e.execute(&plan);
+    assert_eq!(eth_before - e.eth() - gas(&receipts), quoted_in, "the unused ETH came back");
+    assert_eq!(e.read(weth, balanceOfCall { account: router }), U256::ZERO);
+
+    let refused = e.error(
+        "uniswap_execute_swap",
+        json!({"chain_id": CHAIN_ID, "token_in": "ETH",
+        "token_out": "USDC", "amount": "1000000"}),
+    );
+    assert_eq!(refused.code, ErrorCode::InvalidParams, "{refused}");
+    assert!(refused.message.contains("ETH") && refused.message.contains("lower `amount`"), "{refused}");
+    let wrap = e.error(
+        "uniswap_execute_swap",
+        json!({"chain_id": CHAIN_ID, "token_in": "ETH",
+        "token_out": "WETH", "amount": "1"}),
+    );
+    assert!(wrap.message.contains("not a swap"), "{wrap}");
+}

@@ -161,7 +161,7 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     let after = e.balances();
     assert_eq!(after.0 - before.0, out, "the WETH the receipt reports reached the wallet");
     assert_eq!(before.1 - after.1, U256::from(1_000_000_000u64), "exactly 1000 USDC left");
-    assert_eq!(result.tx_hashes.len(), 2, "approve + swap");
+    assert_eq!(result.tx_hashes.len(), 3, "USDC → Permit2, Permit2 → router, swap");
 
     // The same permit again: refused, nothing moves, the refusal is audited.
     e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "already used");
@@ -189,7 +189,7 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
         kinds,
         [
             "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "hook",
-            "created", "consumed", "executed", "executed", "tool", "refused"
+            "created", "consumed", "executed", "executed", "executed", "tool", "refused"
         ]
     );
     let steps: Vec<&str> = seen
@@ -366,6 +366,31 @@ fn a_v4_swap_through_the_universal_router_passes_the_chain_and_moves_what_it_sim
         set
     });
     e.refused(e.path.preview("swap", &params), ErrorCode::Denied, "is not allowlisted");
+}
+
+#[test]
+fn native_eth_swaps_pass_the_chain_and_move_exactly_what_they_simulated() {
+    let e = env();
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let eth = || runtime().block_on(provider.get_balance(e.d.deployer).into_future()).expect("balance");
+    for params in [
+        json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "1"}),
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "ETH", "amount": "0.3", "side": "exact_out"}),
+    ] {
+        let (eth_before, usdc_before) = (eth(), e.balance("USDC"));
+        let permit = e.path.preview("swap", &params).expect("preview: value, native change set");
+        let done = e.path.commit(&permit.permit_id).expect("commit");
+        assert_eq!(done.actual["balance_changes"], done.expected["balance_changes"], "declared = executed");
+        let base = |k: &str| done.actual[k].as_str().expect("amount").parse::<U256>().expect("u256");
+        let (eth_after, usdc_after) = (eth(), e.balance("USDC"));
+        if params["token_in"] == "ETH" {
+            assert!(eth_before - eth_after >= base("amount_in_base"), "the ETH left (and gas)");
+            assert_eq!(usdc_after - usdc_before, base("amount_out_base"));
+        } else {
+            assert_eq!(usdc_before - usdc_after, base("amount_in_base"));
+            assert!(eth_after > eth_before, "ETH arrived, more than the gas");
+        }
+    }
 }
 
 #[test]
