@@ -63,8 +63,31 @@ fn skip_reverts<T>(r: Result<T, Error>) -> Result<Option<T>, Error> {
     }
 }
 
-/// Quote every route allowed by `filter`; the best first (most out for exact-in, least in for
-/// exact-out). `not-found` when no pool can fill the amount.
+/// QuoterV2's price limits when none is given: a swap that ends at one ran out of liquidity.
+const MIN_SQRT_RATIO_PLUS_1: u64 = 4_295_128_740;
+const MAX_SQRT_RATIO_MINUS_1: &str = "1461446703485210103287273052203988822378723970341";
+
+/// Whether a V3 exact-in swap from `tin` ending at `sqrt_after` stopped at the price limit.
+fn ran_dry(tin: &Token, tout: &Token, sqrt_after: U160) -> bool {
+    let limit = if tin.address < tout.address {
+        U160::from(MIN_SQRT_RATIO_PLUS_1)
+    } else {
+        MAX_SQRT_RATIO_MINUS_1.parse().unwrap_or(U160::MAX)
+    };
+    sqrt_after == limit
+}
+
+/// The quotes of a swap: every route that fills the whole amount, best first (most out for
+/// exact-in, least in for exact-out), and those that can fill only part of it (with what they
+/// would really take and give).
+#[derive(Debug, Default)]
+pub struct Quotes {
+    pub full: Vec<Quote>,
+    pub partial: Vec<Quote>,
+}
+
+/// Quote every route allowed by `filter`. `not-found` when no pool can fill the whole amount,
+/// naming the most one could.
 pub fn quotes(
     chain_id: ChainId,
     book: &Book,
@@ -73,8 +96,9 @@ pub fn quotes(
     amount: U256,
     side: Side,
     filter: Filter,
-) -> Result<Vec<Quote>, Error> {
+) -> Result<Quotes, Error> {
     let mut out = Vec::new();
+    let mut partial = Vec::new();
     if filter.version.is_none_or(|v| v == Version::V4)
         && let (Some(quoter), Some(manager)) = (book.v4_quoter, book.v4_pool_manager)
     {
@@ -95,38 +119,37 @@ pub fn quotes(
             if pool.liquidity == 0 {
                 continue;
             }
+            let route = Route { version: Version::V3, fee, pool: pool.address, v4: None };
             let quoted = match side {
-                Side::ExactIn => skip_reverts(eth_call(
-                    chain_id,
-                    book.quoter_v2,
-                    &quoteExactInputSingleCall {
-                        params: QuoteExactInputSingleParams {
-                            tokenIn: tin.address,
-                            tokenOut: tout.address,
-                            amountIn: amount,
-                            fee: U24::from(fee),
-                            sqrtPriceLimitX96: U160::ZERO,
+                Side::ExactIn => {
+                    let r = skip_reverts(eth_call(
+                        chain_id,
+                        book.quoter_v2,
+                        &quoteExactInputSingleCall {
+                            params: QuoteExactInputSingleParams {
+                                tokenIn: tin.address,
+                                tokenOut: tout.address,
+                                amountIn: amount,
+                                fee: U24::from(fee),
+                                sqrtPriceLimitX96: U160::ZERO,
+                            },
                         },
-                    },
-                ))?
-                .map(|r| (amount, r.amountOut)),
-                Side::ExactOut => skip_reverts(eth_call(
-                    chain_id,
-                    book.quoter_v2,
-                    &quoteExactOutputSingleCall {
-                        params: QuoteExactOutputSingleParams {
-                            tokenIn: tin.address,
-                            tokenOut: tout.address,
-                            amount,
-                            fee: U24::from(fee),
-                            sqrtPriceLimitX96: U160::ZERO,
-                        },
-                    },
-                ))?
-                .map(|r| (r.amountIn, amount)),
+                    ))?;
+                    // QuoterV2 passes a partial fill through as if it took everything: what the
+                    // pool really takes is the input its output costs.
+                    if let Some(r) = r.as_ref().filter(|r| ran_dry(tin, tout, r.sqrtPriceX96After)) {
+                        if let Some(takes) = exact_out_v3(chain_id, book, tin, tout, fee, r.amountOut)? {
+                            partial.push(Quote { route, amount_in: takes, amount_out: r.amountOut });
+                        }
+                        continue;
+                    }
+                    r.map(|r| (amount, r.amountOut))
+                }
+                Side::ExactOut => {
+                    exact_out_v3(chain_id, book, tin, tout, fee, amount)?.map(|amount_in| (amount_in, amount))
+                }
             };
             if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
-                let route = Route { version: Version::V3, fee, pool: pool.address, v4: None };
                 out.push(Quote { route, amount_in, amount_out });
             }
         }
@@ -173,8 +196,19 @@ pub fn quotes(
             Side::ExactIn => (tin, format!("selling for {}", tout.symbol)),
             Side::ExactOut => (tout, format!("buying with {}", tin.symbol)),
         };
+        let most = partial.iter().max_by_key(|q| q.amount_out).map(|q| {
+            format!(
+                "; the most one pool takes is {} {} for {} {} ({} fee {})",
+                bardo_sdk::units::format_units(q.amount_in, tin.decimals),
+                tin.symbol,
+                bardo_sdk::units::format_units(q.amount_out, tout.decimals),
+                tout.symbol,
+                q.route.version.name(),
+                q.route.fee
+            )
+        });
         return Err(not_found(format!(
-            "no Uniswap pool{} can fill {} {} ({verb}) on chain {chain_id}; try a smaller amount or another pair",
+            "no Uniswap pool{} can fill {} {} ({verb}) on chain {chain_id}{}; try a smaller amount or another pair",
             match (filter.version, filter.fee) {
                 (Some(v), Some(f)) => format!(" ({}, fee {f})", v.name()),
                 (Some(v), None) => format!(" ({})", v.name()),
@@ -183,7 +217,30 @@ pub fn quotes(
             },
             bardo_sdk::units::format_units(amount, fixed.decimals),
             fixed.symbol,
+            most.unwrap_or_default(),
         )));
     }
-    Ok(out)
+    Ok(Quotes { full: out, partial })
+}
+
+/// QuoterV2's exact-out quote at `fee`: the input `amount_out` costs; none when the pool cannot
+/// deliver it (the quoter reverts).
+fn exact_out_v3(
+    chain_id: ChainId,
+    book: &Book,
+    tin: &Token,
+    tout: &Token,
+    fee: u32,
+    amount_out: U256,
+) -> Result<Option<U256>, Error> {
+    let call = quoteExactOutputSingleCall {
+        params: QuoteExactOutputSingleParams {
+            tokenIn: tin.address,
+            tokenOut: tout.address,
+            amount: amount_out,
+            fee: U24::from(fee),
+            sqrtPriceLimitX96: U160::ZERO,
+        },
+    };
+    Ok(skip_reverts(eth_call(chain_id, book.quoter_v2, &call))?.map(|r| r.amountIn))
 }

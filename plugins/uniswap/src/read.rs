@@ -355,6 +355,9 @@ pub struct QuoteOutput {
     pub best: RouteQuote,
     /// Every route that can fill the amount, best first.
     pub routes: Vec<RouteQuote>,
+    /// Routes that can fill only part of it: what each would really take and give.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partial: Vec<RouteQuote>,
 }
 
 /// Parse and check the amount of a quote or swap: positive, in the fixed side's token units.
@@ -411,8 +414,9 @@ impl ReadTool for GetQuote {
         events::progress(1);
         let filter = Filter { version: p.version, fee: p.fee };
         let all = quotes(p.chain_id, &book, &tin, &tout, amount, p.side, filter)?;
-        let routes: Vec<RouteQuote> = all.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();
-        let best = RouteQuote::new(&all[0], &tin, &tout);
+        let routes: Vec<RouteQuote> = all.full.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();
+        let partial: Vec<RouteQuote> = all.partial.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();
+        let best = RouteQuote::new(&all.full[0], &tin, &tout);
         let show = |t: Token, native: bool| if native { crate::native::eth() } else { t };
         Ok(QuoteOutput {
             token_in: show(tin, native_in),
@@ -420,6 +424,7 @@ impl ReadTool for GetQuote {
             side: p.side,
             best,
             routes,
+            partial,
         })
     }
 }

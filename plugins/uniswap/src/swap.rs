@@ -135,7 +135,7 @@ fn prepare(p: &SwapParams) -> Result<(Book, Sides, Quote), Error> {
     let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
     let amount = fixed_amount(&p.amount, p.side, &sides.tin, &sides.tout)?;
     let filter = Filter { version: p.version, fee: p.fee };
-    let quote = quotes(p.chain_id, &book, &sides.tin, &sides.tout, amount, p.side, filter)?[0];
+    let quote = quotes(p.chain_id, &book, &sides.tin, &sides.tout, amount, p.side, filter)?.full[0];
     Ok((book, sides, quote))
 }
 

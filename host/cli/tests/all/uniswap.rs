@@ -294,6 +294,45 @@ fn exact_out_on_v2_spends_the_quoted_input() {
 }
 
 #[test]
+fn a_pool_that_can_fill_only_part_says_how_much_it_would_really_take() {
+    let e = env();
+    // 1,000,000 WETH: the concentrated 0.05 % pool runs dry long before; the full-range pools and
+    // the V2 pair take it all (at a ruinous price).
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "1000000"});
+    let quote = e.call("uniswap_get_quote", params);
+    let partial = quote["partial"].as_array().expect("partial routes");
+    assert_eq!(partial.len(), 1, "{quote}");
+    assert_eq!(
+        (partial[0]["route"]["version"].clone(), partial[0]["route"]["fee"].clone()),
+        (json!("v3"), json!(500))
+    );
+    let takes: f64 = partial[0]["amount_in"].as_str().expect("amount").parse().expect("number");
+    assert!(takes > 10.0 && takes < 10_000.0, "the pool takes only part: {takes} WETH");
+    assert!(
+        quote["routes"]
+            .as_array()
+            .expect("routes")
+            .iter()
+            .all(|r| r["route"]["fee"] != 500 || r["route"]["version"] != "v3"),
+        "a partial fill is not offered as a full one"
+    );
+    // Restricted to that pool: not found, saying the most it takes, in the token the amount is in.
+    let only = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "1000000",
+        "version": "v3", "fee": 500});
+    let e2 = e.error("uniswap_get_quote", only);
+    assert_eq!(e2.code, ErrorCode::NotFound);
+    assert!(
+        e2.message.contains("1000000 WETH (selling for USDC)")
+            && e2.message.contains("the most one pool takes is"),
+        "{e2}"
+    );
+    let out = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "2000000000",
+        "side": "exact_out", "version": "v3", "fee": 500});
+    let e3 = e.error("uniswap_get_quote", out);
+    assert!(e3.message.contains("2000000000 USDC (buying with WETH)"), "the amount is in USDC: {e3}");
+}
+
+#[test]
 fn a_v3_swap_goes_through_the_universal_router_with_exact_permit2_approvals() {
     let e = env();
     let usdc = e.token("USDC");
