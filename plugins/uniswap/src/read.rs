@@ -68,6 +68,11 @@ pub struct PoolInfo {
     /// V4: the pool's hooks contract (the zero address: none).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "optional_checksummed")]
     pub hooks: Option<Address>,
+    /// V4: what the hook may do, by name (from its address bits); a `…ReturnDelta` permission
+    /// lets it change what a swap pays or delivers, which the host refuses unless the operator
+    /// allowlists the hook.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_permissions: Option<Vec<&'static str>>,
     /// In-range liquidity (V3, V4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liquidity: Option<String>,
@@ -94,6 +99,7 @@ impl From<V3Pool> for PoolInfo {
             tick_spacing: Some(p.tick_spacing),
             pool_id: None,
             hooks: None,
+            hook_permissions: None,
             liquidity: Some(p.liquidity.to_string()),
             reserve0: None,
             reserve1: None,
@@ -119,6 +125,7 @@ impl PoolInfo {
             address: manager,
             pool_id: Some(p.key.pool_id.to_string()),
             hooks: Some(p.key.hooks),
+            hook_permissions: Some(v4::hook_permissions(p.key.hooks)),
             ..Self::from(V3Pool {
                 address: manager,
                 token0: p.token0,
@@ -145,6 +152,7 @@ impl From<V2Pair> for PoolInfo {
             tick_spacing: None,
             pool_id: None,
             hooks: None,
+            hook_permissions: None,
             liquidity: None,
             reserve0: Some(p.reserve0.to_string()),
             reserve1: Some(p.reserve1.to_string()),

@@ -170,3 +170,37 @@ pub fn quote(
         }
     })
 }
+
+/// The permissions a hook's address grants it (`Hooks.sol`: one flag per low bit), by name.
+pub fn hook_permissions(hooks: Address) -> Vec<&'static str> {
+    const NAMES: [&str; 14] = [
+        "afterRemoveLiquidityReturnDelta",
+        "afterAddLiquidityReturnDelta",
+        "afterSwapReturnDelta",
+        "beforeSwapReturnDelta",
+        "afterDonate",
+        "beforeDonate",
+        "afterSwap",
+        "beforeSwap",
+        "afterRemoveLiquidity",
+        "beforeRemoveLiquidity",
+        "afterAddLiquidity",
+        "beforeAddLiquidity",
+        "afterInitialize",
+        "beforeInitialize",
+    ];
+    let bits = u16::from_be_bytes([hooks[18], hooks[19]]);
+    (0..14).rev().filter(|bit| bits & (1 << bit) != 0).map(|bit| NAMES[bit]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_permissions_are_read_from_the_address_bits() {
+        assert!(hook_permissions(Address::ZERO).is_empty());
+        let hooks: Address = "0x0000000000000000000000000000000000002044".parse().expect("address");
+        assert_eq!(hook_permissions(hooks), ["beforeInitialize", "afterSwap", "afterSwapReturnDelta"]);
+    }
+}

@@ -65,6 +65,7 @@ fn v4_pool_reads_equal_state_view() {
     assert_eq!(addr(&info["address"]), e.d.uniswap_v4["pool_manager"], "V4 pools live in the PoolManager");
     assert_eq!((info["fee"].clone(), info["tick_spacing"].clone()), (json!(500), json!(10)));
     assert_eq!(addr(&info["hooks"]), Address::ZERO);
+    assert_eq!(info["hook_permissions"], json!([]), "no hook, no permissions");
     let state_view = e.d.uniswap_v4["state_view"];
     let slot0 = e.read(state_view, getSlot0Call { poolId: pool.id });
     assert_eq!(u256(&info["sqrt_price_x96"]), U256::from(slot0.sqrtPriceX96));

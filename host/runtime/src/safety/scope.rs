@@ -149,8 +149,20 @@ pub fn check(
         Role::UniswapV3PositionManager => v3_positions(data),
         Role::AaveV3Pool => aave_pool(data),
         Role::Permit2 => permit2(data),
-        Role::UniversalRouter => match universal_router::recipients(data) {
-            Some(Ok(recipients)) => Some(("execute(bytes,bytes[],uint256)", Party::Router(recipients))),
+        Role::UniversalRouter => match universal_router::parties(data) {
+            Some(Ok(parties)) => {
+                // A hook that may change what the swap pays or delivers trades for the wallet only
+                // if the operator trusts that hook.
+                if let Some(hook) =
+                    parties.hooks.iter().find(|h| universal_router::returns_delta(**h) && !allowlisted(**h))
+                {
+                    return Err(format!(
+                        "UniversalRouter execute swaps through a V4 pool whose hook {hook} may change the \
+                         amounts (return-delta permissions); allowlist the hook to trade through it"
+                    ));
+                }
+                Some(("execute(bytes,bytes[],uint256)", Party::Router(parties.recipients)))
+            }
             Some(Err(e)) => return Err(format!("UniversalRouter execute: {e}")),
             None => None,
         },
@@ -245,6 +257,40 @@ mod tests {
         assert!(in_scope(Role::Erc20, increase).expect_err("selector").contains("not in the scope"));
         let value = check(Role::Erc20, &approve(ROUTER), U256::from(1), WALLET, &allowed);
         assert!(value.expect_err("value").contains("wei"));
+    }
+
+    #[test]
+    fn a_return_delta_hook_trades_only_when_allowlisted() {
+        use alloy::primitives::Bytes;
+        use universal_router::{ExactInputSingleParams, PoolKey, executeCall};
+        let swap = |hooks: Address| {
+            let key = PoolKey {
+                currency0: ROUTER,
+                currency1: STRANGER,
+                fee: alloy::primitives::aliases::U24::from(500),
+                tickSpacing: alloy::primitives::aliases::I24::try_from(10).expect("spacing"),
+                hooks,
+            };
+            let swap = ExactInputSingleParams {
+                poolKey: key,
+                zeroForOne: true,
+                amountIn: 5,
+                amountOutMinimum: 1,
+                hookData: Bytes::new(),
+            };
+            let actions =
+                (Bytes::from(vec![0x06]), vec![Bytes::from(alloy::sol_types::SolValue::abi_encode(&swap))]);
+            let input = alloy::sol_types::SolValue::abi_encode_params(&actions);
+            executeCall { commands: vec![0x10].into(), inputs: vec![input.into()], deadline: U256::ZERO }
+                .abi_encode()
+        };
+        let skimming = address!("0x00000000000000000000000000000000000000c4");
+        let e = in_scope(Role::UniversalRouter, swap(skimming)).expect_err("return-delta hook");
+        assert!(e.contains("may change the amounts") && e.contains("allowlist the hook"), "{e}");
+        let trusted = |a: Address| a == skimming;
+        assert_eq!(check(Role::UniversalRouter, &swap(skimming), U256::ZERO, WALLET, &trusted), Ok(()));
+        let plain = address!("0x00000000000000000000000000000000000000c0");
+        assert_eq!(in_scope(Role::UniversalRouter, swap(plain)), Ok(()), "a hook without return deltas");
     }
 
     #[test]

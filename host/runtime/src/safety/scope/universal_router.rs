@@ -29,27 +29,43 @@ pub(super) const ADDRESS_THIS: Address = address!("0x000000000000000000000000000
 /// Who receives something, by parameter name.
 pub(super) type Recipients = Vec<(&'static str, Address)>;
 
+/// What a UniversalRouter call names: who receives, and the V4 hooks its swaps run through.
+#[derive(Debug, Default)]
+pub(super) struct Parties {
+    pub recipients: Recipients,
+    pub hooks: Vec<Address>,
+}
+
+/// The hook permissions that let a hook change what a swapper or a liquidity provider pays or
+/// receives (`Hooks.sol`: the `*_RETURNS_DELTA` flags in the address's low bits).
+const RETURNS_DELTA_FLAGS: u16 = 0b1111;
+
+/// Whether the hook at `hook` may change the amounts of a swap or liquidity change in its pool.
+pub(super) fn returns_delta(hook: Address) -> bool {
+    u16::from_be_bytes([hook[18], hook[19]]) & RETURNS_DELTA_FLAGS != 0
+}
+
 const FLAG_ALLOW_REVERT: u8 = 0x80;
 
-/// The recipients of a UniversalRouter call, or why it is out of scope. `None`: not `execute`.
-pub(super) fn recipients(data: &[u8]) -> Option<Result<Recipients, String>> {
+/// The parties of a UniversalRouter call, or why it is out of scope. `None`: not `execute`.
+pub(super) fn parties(data: &[u8]) -> Option<Result<Parties, String>> {
     if data.len() < 4 || data[..4] != executeCall::SELECTOR {
         return None;
     }
     Some(execute_recipients(data))
 }
 
-fn execute_recipients(data: &[u8]) -> Result<Recipients, String> {
+fn execute_recipients(data: &[u8]) -> Result<Parties, String> {
     let call = executeCall::abi_decode(data).map_err(|e| format!("execute(bytes,bytes[],uint256): {e}"))?;
     if call.commands.len() != call.inputs.len() {
         return Err(format!("{} commands with {} inputs", call.commands.len(), call.inputs.len()));
     }
-    let mut out = Vec::new();
+    let mut out = Parties::default();
     for (command, input) in call.commands.iter().zip(&call.inputs) {
         if command & FLAG_ALLOW_REVERT != 0 {
             return Err(format!("command 0x{command:02x} may revert without failing the plan"));
         }
-        out.extend(command_recipients(*command, input)?);
+        command_parties(*command, input, &mut out)?;
     }
     Ok(out)
 }
@@ -71,46 +87,55 @@ fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::R
     T::abi_decode(input).map_err(|e| format!("{what}: {e}"))
 }
 
-fn command_recipients(command: u8, input: &[u8]) -> Result<Recipients, String> {
+fn command_parties(command: u8, input: &[u8], out: &mut Parties) -> Result<(), String> {
     type Swap3 = (Address, U256, U256, alloy::primitives::Bytes, bool);
     type Swap2 = (Address, U256, U256, Vec<Address>, bool);
-    Ok(match command {
-        0x00 => vec![("V3_SWAP_EXACT_IN recipient", decode::<Swap3>("V3_SWAP_EXACT_IN", input)?.0)],
-        0x01 => vec![("V3_SWAP_EXACT_OUT recipient", decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?.0)],
-        0x04 => vec![("SWEEP recipient", decode::<(Address, Address, U256)>("SWEEP", input)?.1)],
-        0x08 => vec![("V2_SWAP_EXACT_IN recipient", decode::<Swap2>("V2_SWAP_EXACT_IN", input)?.0)],
-        0x09 => vec![("V2_SWAP_EXACT_OUT recipient", decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?.0)],
-        0x0b => vec![("WRAP_ETH recipient", decode::<(Address, U256)>("WRAP_ETH", input)?.0)],
-        0x0c => vec![("UNWRAP_WETH recipient", decode::<(Address, U256)>("UNWRAP_WETH", input)?.0)],
-        0x10 => v4_recipients(input)?,
+    let recipient = match command {
+        0x00 => ("V3_SWAP_EXACT_IN recipient", decode::<Swap3>("V3_SWAP_EXACT_IN", input)?.0),
+        0x01 => ("V3_SWAP_EXACT_OUT recipient", decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?.0),
+        0x04 => ("SWEEP recipient", decode::<(Address, Address, U256)>("SWEEP", input)?.1),
+        0x08 => ("V2_SWAP_EXACT_IN recipient", decode::<Swap2>("V2_SWAP_EXACT_IN", input)?.0),
+        0x09 => ("V2_SWAP_EXACT_OUT recipient", decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?.0),
+        0x0b => ("WRAP_ETH recipient", decode::<(Address, U256)>("WRAP_ETH", input)?.0),
+        0x0c => ("UNWRAP_WETH recipient", decode::<(Address, U256)>("UNWRAP_WETH", input)?.0),
+        0x10 => return v4_parties(input, out),
         other => return Err(format!("UniversalRouter command 0x{other:02x} is not in the scope of a swap")),
-    })
+    };
+    out.recipients.push(recipient);
+    Ok(())
 }
 
 /// `V4_SWAP`: `(bytes actions, bytes[] params)` for the V4 router.
-fn v4_recipients(input: &[u8]) -> Result<Recipients, String> {
+fn v4_parties(input: &[u8], out: &mut Parties) -> Result<(), String> {
     let (actions, params) =
         decode::<(alloy::primitives::Bytes, Vec<alloy::primitives::Bytes>)>("V4_SWAP", input)?;
     if actions.len() != params.len() {
         return Err(format!("V4_SWAP: {} actions with {} params", actions.len(), params.len()));
     }
-    let mut out = Vec::new();
     for (action, p) in actions.iter().zip(&params) {
         match action {
-            0x06 => drop(decode_struct::<ExactInputSingleParams>("SWAP_EXACT_IN_SINGLE", p)?),
-            0x07 => drop(decode_struct::<ExactInputParams>("SWAP_EXACT_IN", p)?),
-            0x08 => drop(decode_struct::<ExactOutputSingleParams>("SWAP_EXACT_OUT_SINGLE", p)?),
-            0x09 => drop(decode_struct::<ExactOutputParams>("SWAP_EXACT_OUT", p)?),
+            0x06 => out
+                .hooks
+                .push(decode_struct::<ExactInputSingleParams>("SWAP_EXACT_IN_SINGLE", p)?.poolKey.hooks),
+            0x07 => out
+                .hooks
+                .extend(decode_struct::<ExactInputParams>("SWAP_EXACT_IN", p)?.path.iter().map(|k| k.hooks)),
+            0x08 => out
+                .hooks
+                .push(decode_struct::<ExactOutputSingleParams>("SWAP_EXACT_OUT_SINGLE", p)?.poolKey.hooks),
+            0x09 => out.hooks.extend(
+                decode_struct::<ExactOutputParams>("SWAP_EXACT_OUT", p)?.path.iter().map(|k| k.hooks),
+            ),
             // SETTLE (currency, amount, payerIsUser) and SETTLE_ALL (currency, maxAmount) pay the
             // pool from the wallet or the router; TAKE_ALL (currency, minAmount) pays the caller.
             0x0b => drop(decode::<(Address, U256, bool)>("SETTLE", p)?),
             0x0c => drop(decode::<(Address, U256)>("SETTLE_ALL", p)?),
             0x0f => drop(decode::<(Address, U256)>("TAKE_ALL", p)?),
-            0x0e => out.push(("TAKE recipient", decode::<(Address, Address, U256)>("TAKE", p)?.1)),
+            0x0e => out.recipients.push(("TAKE recipient", decode::<(Address, Address, U256)>("TAKE", p)?.1)),
             other => return Err(format!("V4 router action 0x{other:02x} is not in the scope of a swap")),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Whether `who` may receive in a UniversalRouter plan of `wallet`.
@@ -134,12 +159,16 @@ mod tests {
     }
 
     fn v4_swap(take_to: Address) -> Vec<u8> {
+        v4_swap_hooked(take_to, Address::ZERO)
+    }
+
+    fn v4_swap_hooked(take_to: Address, hooks: Address) -> Vec<u8> {
         let key = PoolKey {
             currency0: Address::ZERO,
             currency1: STRANGER,
             fee: U24::from(3000),
             tickSpacing: I24::try_from(60).expect("spacing"),
-            hooks: Address::ZERO,
+            hooks,
         };
         let swap = ExactInputSingleParams {
             poolKey: key,
@@ -157,8 +186,8 @@ mod tests {
     }
 
     fn within(data: &[u8]) -> Result<(), String> {
-        let recipients = recipients(data).expect("execute")?;
-        match recipients.iter().find(|(_, who)| !may_receive(*who, WALLET)) {
+        let parties = parties(data).expect("execute")?;
+        match parties.recipients.iter().find(|(_, who)| !may_receive(*who, WALLET)) {
             None => Ok(()),
             Some((name, who)) => Err(format!("{name} {who}")),
         }
@@ -203,6 +232,17 @@ mod tests {
         );
         let e = within(&execute(&[0x10], vec![portion.abi_encode_params()])).expect_err("portion");
         assert!(e.contains("0x10") && e.contains("V4 router action"), "{e}");
-        assert!(recipients(&[1, 2, 3, 4]).is_none(), "not execute");
+        assert!(parties(&[1, 2, 3, 4]).is_none(), "not execute");
+    }
+
+    #[test]
+    fn the_hooks_of_v4_pools_are_named_and_return_delta_permissions_read_from_their_address() {
+        let plain = address!("0x0000000000000000000000000000000000000cc0"); // before/after add, swap
+        let skimming = address!("0x0000000000000000000000000000000000000044"); // after swap, returns delta
+        let data = execute(&[0x10], vec![v4_swap_hooked(WALLET, skimming)]);
+        assert_eq!(parties(&data).expect("execute").expect("in scope").hooks, [skimming]);
+        assert!(!returns_delta(plain) && !returns_delta(Address::ZERO));
+        assert!(returns_delta(skimming));
+        assert!(returns_delta(address!("0x0000000000000000000000000000000000000001")));
     }
 }
