@@ -42,9 +42,28 @@ pub struct Route {
 /// One route's quote, in base units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quote {
+    /// The (first) pool.
     pub route: Route,
     pub amount_in: U256,
     pub amount_out: U256,
+    /// A second pool, after `route`, through an intermediate token.
+    pub then: Option<Hop>,
+}
+
+/// The second hop of a two-hop route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Hop {
+    pub route: Route,
+    /// The intermediate token (WETH).
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pub via: Address,
+    /// What the first hop delivers and the second takes, base units.
+    #[serde(rename = "amount_via_base", serialize_with = "decimal")]
+    pub amount_mid: U256,
+}
+
+fn decimal<S: serde::Serializer>(v: &U256, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
 }
 
 /// Restrictions on the route.
@@ -86,9 +105,45 @@ pub struct Quotes {
     pub partial: Vec<Quote>,
 }
 
-/// Quote every route allowed by `filter`. `not-found` when no pool can fill the whole amount,
-/// naming the most one could.
+/// Quote every route allowed by `filter` — each pool of the pair, and for an exact-in between
+/// two tokens other than WETH, every two-hop route through WETH. `not-found` when no route can
+/// fill the whole amount, naming the most one pool could.
 pub fn quotes(
+    chain_id: ChainId,
+    book: &Book,
+    tin: &Token,
+    tout: &Token,
+    amount: U256,
+    side: Side,
+    filter: Filter,
+) -> Result<Quotes, Error> {
+    let Quotes { full: mut out, partial } = direct(chain_id, book, tin, tout, amount, side, filter)?;
+    if let Some(weth) =
+        book.weth().filter(|w| side == Side::ExactIn && *w != tin.address && *w != tout.address)
+    {
+        let weth = bardo_sdk::erc20::token(chain_id, weth)?;
+        // More WETH in never gives less out of any pool: the best first hop is the first hop of
+        // every best two-hop route.
+        let first = direct(chain_id, book, tin, &weth, amount, side, filter)?.full;
+        if let Some(q1) = first.iter().max_by_key(|q| q.amount_out) {
+            for q2 in direct(chain_id, book, &weth, tout, q1.amount_out, side, filter)?.full {
+                let then = Some(Hop { route: q2.route, via: weth.address, amount_mid: q1.amount_out });
+                out.push(Quote { route: q1.route, amount_in: amount, amount_out: q2.amount_out, then });
+            }
+        }
+    }
+    match side {
+        Side::ExactIn => out.sort_by_key(|q| std::cmp::Reverse(q.amount_out)),
+        Side::ExactOut => out.sort_by_key(|q| q.amount_in),
+    }
+    if out.is_empty() {
+        return Err(none_fills(chain_id, tin, tout, amount, side, filter, &partial));
+    }
+    Ok(Quotes { full: out, partial })
+}
+
+/// Quote each pool of the pair (unsorted).
+fn direct(
     chain_id: ChainId,
     book: &Book,
     tin: &Token,
@@ -109,7 +164,7 @@ pub fn quotes(
             let quoted = skip_reverts(v4::quote(chain_id, quoter, &pool, tin, amount, side))?;
             if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
                 let route = Route { version: Version::V4, fee: pool.fee, pool: manager, v4: Some(pool.key) };
-                out.push(Quote { route, amount_in, amount_out });
+                out.push(Quote { route, amount_in, amount_out, then: None });
             }
         }
     }
@@ -139,7 +194,12 @@ pub fn quotes(
                     // pool really takes is the input its output costs.
                     if let Some(r) = r.as_ref().filter(|r| ran_dry(tin, tout, r.sqrtPriceX96After)) {
                         if let Some(takes) = exact_out_v3(chain_id, book, tin, tout, fee, r.amountOut)? {
-                            partial.push(Quote { route, amount_in: takes, amount_out: r.amountOut });
+                            partial.push(Quote {
+                                route,
+                                amount_in: takes,
+                                amount_out: r.amountOut,
+                                then: None,
+                            });
                         }
                         continue;
                     }
@@ -150,7 +210,7 @@ pub fn quotes(
                 }
             };
             if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
-                out.push(Quote { route, amount_in, amount_out });
+                out.push(Quote { route, amount_in, amount_out, then: None });
             }
         }
     }
@@ -184,43 +244,49 @@ pub fn quotes(
         };
         if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
             let route = Route { version: Version::V2, fee: 3000, pool: pair.address, v4: None };
-            out.push(Quote { route, amount_in, amount_out });
+            out.push(Quote { route, amount_in, amount_out, then: None });
         }
     }
-    match side {
-        Side::ExactIn => out.sort_by_key(|q| std::cmp::Reverse(q.amount_out)),
-        Side::ExactOut => out.sort_by_key(|q| q.amount_in),
-    }
-    if out.is_empty() {
-        let (fixed, verb) = match side {
-            Side::ExactIn => (tin, format!("selling for {}", tout.symbol)),
-            Side::ExactOut => (tout, format!("buying with {}", tin.symbol)),
-        };
-        let most = partial.iter().max_by_key(|q| q.amount_out).map(|q| {
-            format!(
-                "; the most one pool takes is {} {} for {} {} ({} fee {})",
-                bardo_sdk::units::format_units(q.amount_in, tin.decimals),
-                tin.symbol,
-                bardo_sdk::units::format_units(q.amount_out, tout.decimals),
-                tout.symbol,
-                q.route.version.name(),
-                q.route.fee
-            )
-        });
-        return Err(not_found(format!(
-            "no Uniswap pool{} can fill {} {} ({verb}) on chain {chain_id}{}; try a smaller amount or another pair",
-            match (filter.version, filter.fee) {
-                (Some(v), Some(f)) => format!(" ({}, fee {f})", v.name()),
-                (Some(v), None) => format!(" ({})", v.name()),
-                (None, Some(f)) => format!(" (fee {f})"),
-                (None, None) => String::new(),
-            },
-            bardo_sdk::units::format_units(amount, fixed.decimals),
-            fixed.symbol,
-            most.unwrap_or_default(),
-        )));
-    }
     Ok(Quotes { full: out, partial })
+}
+
+/// The `not-found` error when no route fills `amount`, with the most one pool takes.
+fn none_fills(
+    chain_id: ChainId,
+    tin: &Token,
+    tout: &Token,
+    amount: U256,
+    side: Side,
+    filter: Filter,
+    partial: &[Quote],
+) -> Error {
+    let (fixed, verb) = match side {
+        Side::ExactIn => (tin, format!("selling for {}", tout.symbol)),
+        Side::ExactOut => (tout, format!("buying with {}", tin.symbol)),
+    };
+    let most = partial.iter().max_by_key(|q| q.amount_out).map(|q| {
+        format!(
+            "; the most one pool takes is {} {} for {} {} ({} fee {})",
+            bardo_sdk::units::format_units(q.amount_in, tin.decimals),
+            tin.symbol,
+            bardo_sdk::units::format_units(q.amount_out, tout.decimals),
+            tout.symbol,
+            q.route.version.name(),
+            q.route.fee
+        )
+    });
+    not_found(format!(
+        "no Uniswap pool{} can fill {} {} ({verb}) on chain {chain_id}{}; try a smaller amount or another pair",
+        match (filter.version, filter.fee) {
+            (Some(v), Some(f)) => format!(" ({}, fee {f})", v.name()),
+            (Some(v), None) => format!(" ({})", v.name()),
+            (None, Some(f)) => format!(" (fee {f})"),
+            (None, None) => String::new(),
+        },
+        bardo_sdk::units::format_units(amount, fixed.decimals),
+        fixed.symbol,
+        most.unwrap_or_default(),
+    ))
 }
 
 /// QuoterV2's exact-out quote at `fee`: the input `amount_out` costs; none when the pool cannot

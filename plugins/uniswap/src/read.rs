@@ -4,7 +4,7 @@ use crate::abi::*;
 use crate::book::{Book, FEE_TIERS, book};
 use crate::math::{v2_prices, v3_prices};
 use crate::pools::{V2Pair, V3Pool, Version, v2_pair, v3_pool, v3_state};
-use crate::quote::{Filter, Quote, Route, Side, quotes};
+use crate::quote::{Filter, Hop, Quote, Route, Side, quotes};
 use crate::v4::{self, V4Pool};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::eth_call;
@@ -335,6 +335,9 @@ pub struct QuoteParams {
 #[derive(Debug, Serialize)]
 pub struct RouteQuote {
     pub route: Route,
+    /// A two-hop route's second pool, after `route`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub then: Option<Hop>,
     pub amount_in: String,
     pub amount_out: String,
     pub amount_in_base: String,
@@ -345,6 +348,7 @@ impl RouteQuote {
     pub fn new(q: &Quote, tin: &Token, tout: &Token) -> Self {
         Self {
             route: q.route,
+            then: q.then,
             amount_in: format_units(q.amount_in, tin.decimals),
             amount_out: format_units(q.amount_out, tout.decimals),
             amount_in_base: q.amount_in.to_string(),

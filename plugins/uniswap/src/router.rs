@@ -5,7 +5,7 @@
 
 use crate::pools::Version;
 use crate::quote::{Quote, Side};
-use crate::v4::{self, V4Key, u128_amount};
+use crate::v4::{self, u128_amount};
 use alloy_primitives::{Address, Bytes, U256, address};
 use alloy_sol_types::SolValue;
 use bardo_sdk::Error;
@@ -20,6 +20,7 @@ const V3_SWAP_EXACT_IN: u8 = 0x00;
 const V3_SWAP_EXACT_OUT: u8 = 0x01;
 const V2_SWAP_EXACT_IN: u8 = 0x08;
 const V2_SWAP_EXACT_OUT: u8 = 0x09;
+const SWEEP: u8 = 0x04;
 const WRAP_ETH: u8 = 0x0b;
 const UNWRAP_WETH: u8 = 0x0c;
 const V4_SWAP: u8 = 0x10;
@@ -36,6 +37,8 @@ const TAKE_ALL: u8 = 0x0f;
 const ADDRESS_THIS: Address = address!("0x0000000000000000000000000000000000000002");
 /// "All of it" in the V4 router's settle and take (`ActionConstants.OPEN_DELTA`).
 const OPEN_DELTA: U256 = U256::ZERO;
+/// "All the router holds" as an input amount (`ActionConstants.CONTRACT_BALANCE`).
+const CONTRACT_BALANCE: U256 = U256::from_limbs([0, 0, 0, 1 << 63]);
 
 /// One swap, in the pools' tokens (WETH where the wallet pays or receives native ETH).
 pub struct Swap<'a> {
@@ -54,9 +57,9 @@ pub struct Swap<'a> {
 }
 
 /// A Uniswap V3 path: token, fee, token, … packed.
-fn v3_path(from: &Token, fee: u32, to: &Token) -> Bytes {
+fn v3_path(from: Address, fee: u32, to: Address) -> Bytes {
     let fee = fee.to_be_bytes();
-    [from.address.as_slice(), &fee[1..], to.address.as_slice()].concat().into()
+    [from.as_slice(), &fee[1..], to.as_slice()].concat().into()
 }
 
 impl Swap<'_> {
@@ -71,119 +74,210 @@ impl Swap<'_> {
     /// The `execute` call and the wei sent with it.
     pub fn execute(&self) -> Result<(executeCall, U256), Error> {
         let q = self.quote;
-        let payer_is_user = !self.native_in;
-        // Output goes to the wallet, or stays with the router to be unwrapped.
-        let recipient = if self.native_out { ADDRESS_THIS } else { self.wallet };
         let mut commands = Vec::new();
         let mut inputs: Vec<Bytes> = Vec::new();
-        if self.native_in {
-            commands.push(WRAP_ETH);
-            inputs.push((ADDRESS_THIS, self.spend()).abi_encode_params().into());
-        }
-        let path2 = vec![self.tin.address, self.tout.address];
-        let (command, input) = match (q.route.version, self.side) {
-            (Version::V2, Side::ExactIn) => (
-                V2_SWAP_EXACT_IN,
-                (recipient, q.amount_in, self.bound, path2, payer_is_user).abi_encode_params(),
-            ),
-            (Version::V2, Side::ExactOut) => (
-                V2_SWAP_EXACT_OUT,
-                (recipient, q.amount_out, self.bound, path2, payer_is_user).abi_encode_params(),
-            ),
-            (Version::V3, Side::ExactIn) => (
-                V3_SWAP_EXACT_IN,
-                (
-                    recipient,
-                    q.amount_in,
-                    self.bound,
-                    v3_path(self.tin, q.route.fee, self.tout),
-                    payer_is_user,
-                )
-                    .abi_encode_params(),
-            ),
-            // An exact-out path runs from the output back to the input.
-            (Version::V3, Side::ExactOut) => (
-                V3_SWAP_EXACT_OUT,
-                (
-                    recipient,
-                    q.amount_out,
-                    self.bound,
-                    v3_path(self.tout, q.route.fee, self.tin),
-                    payer_is_user,
-                )
-                    .abi_encode_params(),
-            ),
-            (Version::V4, _) => {
-                let key =
-                    q.route.v4.ok_or_else(|| bardo_sdk::errors::internal("a V4 route without its key"))?;
-                (V4_SWAP, self.v4_actions(key)?)
-            }
+        let mut push = |command: u8, input: Vec<u8>| {
+            commands.push(command);
+            inputs.push(input.into());
         };
-        commands.push(command);
-        inputs.push(input.into());
+        if self.native_in {
+            push(WRAP_ETH, (ADDRESS_THIS, self.spend()).abi_encode_params());
+        }
+        // Output goes to the wallet, or stays with the router to be unwrapped.
+        let recipient = if self.native_out { ADDRESS_THIS } else { self.wallet };
+        match (q.then, self.side) {
+            (None, Side::ExactIn) => {
+                let leg = Leg {
+                    route: q.route,
+                    tin: self.tin.address,
+                    tout: self.tout.address,
+                    amount_in: q.amount_in,
+                    min_out: self.bound,
+                    payer_is_user: !self.native_in,
+                    recipient,
+                };
+                let (command, input) = leg.exact_in()?;
+                push(command, input);
+            }
+            // The first pool pays the router, which pays the second all it holds of the
+            // intermediate token; anything left (nothing, in a simulation) goes back to the wallet.
+            (Some(hop), Side::ExactIn) => {
+                let first = Leg {
+                    route: q.route,
+                    tin: self.tin.address,
+                    tout: hop.via,
+                    amount_in: q.amount_in,
+                    min_out: U256::ZERO,
+                    payer_is_user: !self.native_in,
+                    recipient: ADDRESS_THIS,
+                };
+                // Whatever the first pool delivered: the slippage bound is on the final output.
+                let second = Leg {
+                    route: hop.route,
+                    tin: hop.via,
+                    tout: self.tout.address,
+                    amount_in: CONTRACT_BALANCE,
+                    min_out: self.bound,
+                    payer_is_user: false,
+                    recipient,
+                };
+                for leg in [first, second] {
+                    let (command, input) = leg.exact_in()?;
+                    push(command, input);
+                }
+                push(SWEEP, (hop.via, self.wallet, U256::ZERO).abi_encode_params());
+            }
+            (None, Side::ExactOut) => {
+                let (command, input) = self.exact_out(recipient)?;
+                push(command, input);
+            }
+            (Some(_), Side::ExactOut) => {
+                return Err(bardo_sdk::errors::internal("two-hop routes are quoted for exact-in only"));
+            }
+        }
         if self.native_out {
             let least = match self.side {
                 Side::ExactIn => self.bound,
                 Side::ExactOut => q.amount_out,
             };
-            commands.push(UNWRAP_WETH);
-            inputs.push((self.wallet, least).abi_encode_params().into());
+            push(UNWRAP_WETH, (self.wallet, least).abi_encode_params());
         } else if self.native_in && self.side == Side::ExactOut {
             // The ETH the swap did not need, back to the wallet.
-            commands.push(UNWRAP_WETH);
-            inputs.push((self.wallet, U256::ZERO).abi_encode_params().into());
+            push(UNWRAP_WETH, (self.wallet, U256::ZERO).abi_encode_params());
         }
         let value = if self.native_in { self.spend() } else { U256::ZERO };
         Ok((executeCall { commands: commands.into(), inputs, deadline: self.deadline }, value))
     }
 
-    /// `V4_SWAP`'s input: the swap, then pay the pool (from the wallet through Permit2, or from
-    /// the router's wrapped ETH), then take the output (to the wallet, or to the router to unwrap).
-    fn v4_actions(&self, key: V4Key) -> Result<Vec<u8>, Error> {
+    /// A single-pool exact-out swap command.
+    fn exact_out(&self, recipient: Address) -> Result<(u8, Vec<u8>), Error> {
         let q = self.quote;
-        let pool_key = v4::pool_key(self.tin, self.tout, q.route.fee, key.tick_spacing, key.hooks);
-        let zero_for_one = self.tin.address == pool_key.currency0;
-        let (action, swap) = match self.side {
-            Side::ExactIn => (
-                SWAP_EXACT_IN_SINGLE,
-                v4::ExactInputSingleParams {
-                    poolKey: pool_key,
-                    zeroForOne: zero_for_one,
-                    amountIn: u128_amount(q.amount_in)?,
-                    amountOutMinimum: u128_amount(self.bound)?,
-                    hookData: Bytes::new(),
-                }
-                .abi_encode(),
+        let payer_is_user = !self.native_in;
+        Ok(match q.route.version {
+            Version::V2 => (
+                V2_SWAP_EXACT_OUT,
+                (
+                    recipient,
+                    q.amount_out,
+                    self.bound,
+                    vec![self.tin.address, self.tout.address],
+                    payer_is_user,
+                )
+                    .abi_encode_params(),
             ),
-            Side::ExactOut => (
-                SWAP_EXACT_OUT_SINGLE,
-                v4::ExactOutputSingleParams {
+            // An exact-out path runs from the output back to the input.
+            Version::V3 => (
+                V3_SWAP_EXACT_OUT,
+                (
+                    recipient,
+                    q.amount_out,
+                    self.bound,
+                    v3_path(self.tout.address, q.route.fee, self.tin.address),
+                    payer_is_user,
+                )
+                    .abi_encode_params(),
+            ),
+            Version::V4 => {
+                let key =
+                    q.route.v4.ok_or_else(|| bardo_sdk::errors::internal("a V4 route without its key"))?;
+                let pool_key = v4::pool_key_of(self.tin.address, self.tout.address, q.route.fee, key);
+                let swap = v4::ExactOutputSingleParams {
+                    zeroForOne: self.tin.address == pool_key.currency0,
                     poolKey: pool_key,
-                    zeroForOne: zero_for_one,
                     amountOut: u128_amount(q.amount_out)?,
                     amountInMaximum: u128_amount(self.bound)?,
                     hookData: Bytes::new(),
-                }
-                .abi_encode(),
-            ),
-        };
-        let (settle, settle_params) = if self.native_in {
-            (SETTLE, (self.tin.address, OPEN_DELTA, false).abi_encode_params())
-        } else {
-            (SETTLE_ALL, (self.tin.address, self.spend()).abi_encode_params())
-        };
-        let least_out = match self.side {
-            Side::ExactIn => self.bound,
-            Side::ExactOut => q.amount_out,
-        };
-        let (take, take_params) = if self.native_out {
-            (TAKE, (self.tout.address, ADDRESS_THIS, OPEN_DELTA).abi_encode_params())
-        } else {
-            (TAKE_ALL, (self.tout.address, least_out).abi_encode_params())
-        };
-        let params: Vec<Bytes> = vec![swap.into(), settle_params.into(), take_params.into()];
-        Ok((Bytes::from(vec![action, settle, take]), params).abi_encode_params())
+                };
+                let settle = settle(self.tin.address, self.bound, payer_is_user);
+                let take = take(self.tout.address, recipient, q.amount_out);
+                (V4_SWAP, v4_input([(SWAP_EXACT_OUT_SINGLE, swap.abi_encode()), settle, take]))
+            }
+        })
     }
+}
+
+/// One exact-in swap through one pool.
+struct Leg {
+    route: crate::quote::Route,
+    tin: Address,
+    tout: Address,
+    amount_in: U256,
+    min_out: U256,
+    /// The wallet pays (through Permit2), or the router from what it holds.
+    payer_is_user: bool,
+    recipient: Address,
+}
+
+impl Leg {
+    fn exact_in(&self) -> Result<(u8, Vec<u8>), Error> {
+        Ok(match self.route.version {
+            Version::V2 => (
+                V2_SWAP_EXACT_IN,
+                (self.recipient, self.amount_in, self.min_out, vec![self.tin, self.tout], self.payer_is_user)
+                    .abi_encode_params(),
+            ),
+            Version::V3 => (
+                V3_SWAP_EXACT_IN,
+                (
+                    self.recipient,
+                    self.amount_in,
+                    self.min_out,
+                    v3_path(self.tin, self.route.fee, self.tout),
+                    self.payer_is_user,
+                )
+                    .abi_encode_params(),
+            ),
+            Version::V4 => {
+                let key =
+                    self.route.v4.ok_or_else(|| bardo_sdk::errors::internal("a V4 route without its key"))?;
+                let pool_key = v4::pool_key_of(self.tin, self.tout, self.route.fee, key);
+                // The router's whole balance: settle it first, then swap the credit it opened.
+                let (settled, amount_in) = match self.amount_in == CONTRACT_BALANCE {
+                    true => ((SETTLE, (self.tin, CONTRACT_BALANCE, false).abi_encode_params()), 0),
+                    false => {
+                        (settle(self.tin, self.amount_in, self.payer_is_user), u128_amount(self.amount_in)?)
+                    }
+                };
+                let swap = v4::ExactInputSingleParams {
+                    zeroForOne: self.tin == pool_key.currency0,
+                    poolKey: pool_key,
+                    amountIn: amount_in,
+                    amountOutMinimum: u128_amount(self.min_out)?,
+                    hookData: Bytes::new(),
+                };
+                let take = take(self.tout, self.recipient, self.min_out);
+                let (first, second) = match self.amount_in == CONTRACT_BALANCE {
+                    true => (settled, (SWAP_EXACT_IN_SINGLE, swap.abi_encode())),
+                    false => ((SWAP_EXACT_IN_SINGLE, swap.abi_encode()), settled),
+                };
+                (V4_SWAP, v4_input([first, second, take]))
+            }
+        })
+    }
+}
+
+/// Pay the pool: from the wallet through Permit2 (up to `max`), or from the router.
+fn settle(currency: Address, max: U256, payer_is_user: bool) -> (u8, Vec<u8>) {
+    match payer_is_user {
+        true => (SETTLE_ALL, (currency, max).abi_encode_params()),
+        false => (SETTLE, (currency, OPEN_DELTA, false).abi_encode_params()),
+    }
+}
+
+/// Take the output: all of it to the wallet (at least `least`), or to the router for a later
+/// command.
+fn take(currency: Address, recipient: Address, least: U256) -> (u8, Vec<u8>) {
+    match recipient == ADDRESS_THIS {
+        true => (TAKE, (currency, ADDRESS_THIS, OPEN_DELTA).abi_encode_params()),
+        false => (TAKE_ALL, (currency, least).abi_encode_params()),
+    }
+}
+
+/// `V4_SWAP`'s input: its actions with their params, in order.
+fn v4_input(actions: [(u8, Vec<u8>); 3]) -> Vec<u8> {
+    let (codes, params): (Vec<u8>, Vec<Bytes>) =
+        actions.into_iter().map(|(a, p)| (a, Bytes::from(p))).unzip();
+    (Bytes::from(codes), params).abi_encode_params()
 }
 
 #[cfg(test)]
@@ -199,7 +293,7 @@ mod tests {
     fn an_exact_out_v3_path_runs_backwards_and_eth_in_is_wrapped_then_refunded() {
         let (weth, usdc) = (token(1, "WETH"), token(2, "USDC"));
         let route = Route { version: Version::V3, fee: 500, pool: Address::ZERO, v4: None };
-        let quote = Quote { route, amount_in: U256::from(7), amount_out: U256::from(5) };
+        let quote = Quote { route, amount_in: U256::from(7), amount_out: U256::from(5), then: None };
         let wallet = Address::repeat_byte(0xaa);
         let swap = Swap {
             tin: &weth,

@@ -6,7 +6,7 @@ use crate::book::{Book, book};
 use crate::math::{check_slippage, max_in, min_out};
 use crate::native;
 use crate::pools::Version;
-use crate::quote::{Filter, Quote, Route, Side, quotes};
+use crate::quote::{Filter, Hop, Quote, Route, Side, quotes};
 use crate::read::{check_fee, deadline, fixed_amount};
 use crate::router::Swap;
 use crate::v4;
@@ -75,6 +75,9 @@ pub struct SwapOutcome {
     pub token_out: Token,
     pub side: Side,
     pub route: Route,
+    /// A two-hop route's second pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub then: Option<Hop>,
     pub amount_in: String,
     pub amount_out: String,
     pub amount_in_base: String,
@@ -252,8 +255,16 @@ impl WriteTool for ExecuteSwap {
                 }
             ),
         });
-        let mut expected =
-            outcome(&p, &shown_in, &shown_out, quote.route, quote.amount_in, quote.amount_out, bound);
+        let mut expected = outcome(
+            &p,
+            &shown_in,
+            &shown_out,
+            quote.route,
+            quote.then,
+            quote.amount_in,
+            quote.amount_out,
+            bound,
+        );
         expected.authorities = authorities;
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
@@ -282,9 +293,14 @@ impl WriteTool for ExecuteSwap {
             true => unwrapped,
             false => transfers(&logs, sides.tout.address, owner).0,
         };
-        let route = actual_route(p.chain_id, &book, &logs, &sides.tin, &sides.tout, [owner, router])?;
+        let then = second_hop(p.chain_id, &book, &logs, &sides, router)?;
+        let tout_first = match &then {
+            Some(_) => bardo_sdk::erc20::token(p.chain_id, book.weth().unwrap_or_default())?,
+            None => sides.tout.clone(),
+        };
+        let route = actual_route(p.chain_id, &book, &logs, &sides.tin, &tout_first, [owner, router])?;
         let (shown_in, shown_out) = sides.shown();
-        serde_json::to_value(outcome(&p, &shown_in, &shown_out, route, sent, received, U256::ZERO))
+        serde_json::to_value(outcome(&p, &shown_in, &shown_out, route, then, sent, received, U256::ZERO))
             .map_err(|e| internal(e.to_string()))
     }
 }
@@ -301,6 +317,29 @@ fn weth_moves(logs: &[bardo_sdk::Log], weth: Address, router: Address) -> (U256,
         }
     }
     (wrapped, unwrapped)
+}
+
+/// A two-hop swap's second pool, from the receipts: the router paid a pool in WETH, which was
+/// neither side of the swap.
+fn second_hop(
+    chain_id: u64,
+    book: &Book,
+    logs: &[bardo_sdk::Log],
+    sides: &Sides,
+    router: Address,
+) -> Result<Option<Hop>, Error> {
+    let Some(weth) = book.weth().filter(|w| *w != sides.tin.address && *w != sides.tout.address) else {
+        return Ok(None);
+    };
+    let paid = logs
+        .iter()
+        .filter(|l| l.address.parse::<Address>().ok() == Some(weth))
+        .filter_map(bardo_sdk::abi::decode_log::<erc20::Transfer>)
+        .find(|t| t.from == router);
+    let Some(paid) = paid else { return Ok(None) };
+    let via = bardo_sdk::erc20::token(chain_id, weth)?;
+    let route = actual_route(chain_id, book, logs, &via, &sides.tout, [router, router])?;
+    Ok(Some(Hop { route, via: weth, amount_mid: paid.value }))
 }
 
 /// The route the swap actually took: the pool that received the input token from the wallet
@@ -336,11 +375,13 @@ fn actual_route(
     Ok(Route { version: Version::V3, fee: fee.to::<u32>(), pool, v4: None })
 }
 
+#[expect(clippy::too_many_arguments, reason = "every field of the outcome")]
 fn outcome(
     p: &SwapParams,
     tin: &Token,
     tout: &Token,
     route: Route,
+    then: Option<Hop>,
     amount_in: U256,
     amount_out: U256,
     bound: U256,
@@ -351,6 +392,7 @@ fn outcome(
         token_out: tout.clone(),
         side: p.side,
         route,
+        then,
         amount_in: format_units(amount_in, tin.decimals),
         amount_out: format_units(amount_out, tout.decimals),
         amount_in_base: amount_in.to_string(),

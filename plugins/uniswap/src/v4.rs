@@ -80,6 +80,17 @@ pub fn pool_key(a: &Token, b: &Token, fee: u32, tick_spacing: i32, hooks: Addres
     }
 }
 
+/// The pool key of tokens `a`/`b` (any order) at `fee` with `key`'s tick spacing and hooks.
+pub fn pool_key_of(a: Address, b: Address, fee: u32, key: V4Key) -> PoolKey {
+    PoolKey {
+        currency0: a.min(b),
+        currency1: a.max(b),
+        fee: U24::from(fee),
+        tickSpacing: I24::try_from(key.tick_spacing).unwrap_or_default(),
+        hooks: key.hooks,
+    }
+}
+
 /// A pool's id: keccak256 of its ABI-encoded key.
 pub fn pool_id(key: &PoolKey) -> B256 {
     keccak256(key.abi_encode())

@@ -275,3 +275,47 @@ fn native_eth_in_and_out_is_wrapped_and_unwrapped_by_the_router_to_the_wei() {
     );
     assert!(wrap.message.contains("not a swap"), "{wrap}");
 }
+
+#[test]
+fn a_two_hop_route_through_weth_mixes_versions_and_delivers_its_quote() {
+    let e = env();
+    let (usdc, dai, weth) = (e.token("USDC"), e.token("DAI"), e.token("WETH"));
+    let router = e.d.uniswap_v4["universal_router"];
+    // No pool pairs USDC with DAI: the best way is V3's 0.05 % USDC/WETH, then V4's 0.05 % WETH/DAI.
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000"});
+    let quote = e.call("uniswap_get_quote", params.clone());
+    let best = &quote["best"];
+    assert_eq!(
+        (best["route"]["version"].clone(), best["route"]["fee"].clone()),
+        (json!("v3"), json!(500)),
+        "{quote}"
+    );
+    assert_eq!(
+        (best["then"]["route"]["version"].clone(), best["then"]["route"]["fee"].clone()),
+        (json!("v4"), json!(500))
+    );
+    assert_eq!(addr(&best["then"]["via"]), weth);
+    let candidates = quote["routes"].as_array().expect("routes");
+    assert!(candidates.len() >= 3, "every second pool for the best first: {quote}");
+    let quoted_out = u256(&best["amount_out_base"]);
+    assert!(candidates.iter().all(|c| u256(&c["amount_out_base"]) <= quoted_out), "the best pays most");
+
+    let plan = e.plan("uniswap_execute_swap", &params);
+    let (usdc_before, dai_before, weth_before) = (e.balance(usdc), e.balance(dai), e.balance(weth));
+    let receipts = e.execute(&plan);
+    assert_eq!(e.balance(dai) - dai_before, quoted_out, "exactly the two-hop quote");
+    assert_eq!(usdc_before - e.balance(usdc), units(1000, 6));
+    assert_eq!(e.balance(weth), weth_before, "the WETH in between never reaches the wallet");
+    for token in [usdc, dai, weth] {
+        assert_eq!(
+            e.read(token, balanceOfCall { account: router }),
+            U256::ZERO,
+            "nothing stays in the router"
+        );
+    }
+    let verified = e.verify("uniswap_execute_swap", &params, &receipts);
+    assert_eq!(verified["route"]["version"], "v3");
+    assert_eq!(verified["then"]["route"]["version"], "v4");
+    assert_eq!(verified["then"]["route"]["pool_id"], best["then"]["route"]["pool_id"]);
+    assert_eq!(u256(&verified["amount_out_base"]), quoted_out);
+}

@@ -359,6 +359,12 @@ fn a_v4_swap_through_the_universal_router_passes_the_chain_and_moves_what_it_sim
     let out: U256 = done.actual["amount_out_base"].as_str().expect("amount").parse().expect("u256");
     assert_eq!(e.balance("DAI") - dai, out);
     assert_eq!(weth - e.balance("WETH"), U256::from(2) * U256::from(10).pow(U256::from(18)));
+    // Two hops, V3 then V4, through WETH: in scope, and declared = executed.
+    let two_hops = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "500"});
+    let permit = e.path.preview("swap", &two_hops).expect("preview two hops");
+    assert!(permit.expected_outcome["then"].is_object(), "{}", permit.expected_outcome);
+    let done = e.path.commit(&permit.permit_id).expect("commit two hops");
+    assert_eq!(done.actual["balance_changes"], done.expected["balance_changes"]);
     // Without the router on the allowlist, the same plan is refused before it is simulated.
     let e = env_with(true, |d| {
         let mut set = d.write_targets();
