@@ -29,6 +29,9 @@ pub enum Role {
     /// Uniswap's UniversalRouter: `execute` of V2 / V3 / V4 swaps, wraps, unwraps and sweeps whose
     /// every recipient is the wallet (or the router itself between steps).
     UniversalRouter,
+    /// A Uniswap V4 hook the operator trusts with return-delta permissions (it may change what a
+    /// swap in its pools pays or delivers): swaps may go through its pools; it is never called.
+    V4Hook,
     /// Any function: the operator trusts this contract with the wallet entirely.
     Unscoped,
 }
@@ -44,6 +47,7 @@ impl std::fmt::Display for Role {
             Self::AaveV3Pool => "aave-v3-pool",
             Self::Permit2 => "permit2",
             Self::UniversalRouter => "universal-router",
+            Self::V4Hook => "v4-hook",
             Self::Unscoped => "unscoped",
         };
         f.write_str(name)

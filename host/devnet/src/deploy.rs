@@ -38,6 +38,11 @@ sol! {
         bytes32 poolInitCodeHash; address v4PoolManager; address v3NFTPositionManager; address v4PositionManager; address spokePool; }
 }
 
+/// Where the devnet's fee-taking hook lives: the low 14 bits grant afterAddLiquidity,
+/// afterRemoveLiquidity, afterSwap and their return deltas (0x547), as `Hooks.sol` requires.
+pub const FEE_TAKING_HOOK: Address =
+    alloy::primitives::address!("0xfee0000000000000000000000000000000000547");
+
 /// Permit2's canonical address (its runtime code is placed there with `anvil_setCode`).
 pub const PERMIT2: Address = alloy::primitives::address!("0x000000000022D473030F116dDEE9F6B43aC78BA3");
 
@@ -96,6 +101,9 @@ pub struct V4Pool {
     pub fee: u32,
     /// The pool's tick spacing.
     pub tick_spacing: i32,
+    /// Its hooks contract (zero: none).
+    #[serde(default)]
+    pub hooks: Address,
 }
 
 /// Where everything is.
@@ -629,9 +637,28 @@ async fn deploy_v4(
         d.call(&format!("approve {} to the V4 liquidity router", t.symbol), t.address, approve, U256::ZERO)
             .await?;
     }
+    // v4-core's FeeTakingHook (it skims 1.23 % of every swap's output through afterSwap's
+    // return delta): its code placed at an address whose low bits grant exactly its permissions.
+    (d.progress)("placing the fee-taking hook at its flagged address");
+    let deployed = d
+        .deploy("@uniswap/v4-core/out/FeeTakingHook.sol/FeeTakingHook.json", manager.abi_encode(), &none)
+        .await?;
+    let hook_code = d
+        .provider
+        .get_code_at(deployed)
+        .await
+        .map_err(|e| DeployError::Tx { step: "read the hook's code".into(), message: e.to_string() })?;
+    d.provider.raw_request::<_, ()>("anvil_setCode".into(), (FEE_TAKING_HOOK, hook_code)).await.map_err(
+        |e| DeployError::Tx { step: "anvil_setCode fee-taking hook".into(), message: e.to_string() },
+    )?;
     let mut pools = Vec::new();
     // WETH/DAI at 0.05 %: cheaper than any V3 or V2 pool of that pair, so V4 quotes best there.
-    for (a, b, fee, spacing) in [("WETH", "USDC", 3000u32, 60i32), ("WETH", "DAI", 500, 10)] {
+    // The hooked WETH/USDC pool shares the plain one's fee and spacing; only its hook differs.
+    for (a, b, fee, spacing, hooks) in [
+        ("WETH", "USDC", 3000u32, 60i32, Address::ZERO),
+        ("WETH", "DAI", 500, 10, Address::ZERO),
+        ("WETH", "USDC", 3000, 60, FEE_TAKING_HOOK),
+    ] {
         (d.progress)(&format!("seeding V4 {a}/{b} {fee}"));
         let (ta, tb) = (&tokens[a], &tokens[b]);
         let (t0, t1) = if ta.address < tb.address { (ta, tb) } else { (tb, ta) };
@@ -641,7 +668,7 @@ async fn deploy_v4(
             currency1: t1.address,
             fee: U24::from(fee),
             tickSpacing: I24::try_from(spacing).unwrap_or_default(),
-            hooks: Address::ZERO,
+            hooks,
         };
         let init = initializeCall { key: key.clone(), sqrtPriceX96: sqrt_price_x96(price) };
         d.call("initialize V4 pool", manager, init.abi_encode(), U256::ZERO).await?;
@@ -667,6 +694,7 @@ async fn deploy_v4(
             token1: t1.symbol.clone(),
             fee,
             tick_spacing: spacing,
+            hooks,
         });
     }
     let addresses = named([
@@ -677,6 +705,7 @@ async fn deploy_v4(
         ("permit2", PERMIT2),
         ("universal_router", router),
         ("modify_liquidity_router", liquidity_router),
+        ("fee_taking_hook", FEE_TAKING_HOOK),
     ]);
     Ok((addresses, pools))
 }

@@ -16,6 +16,7 @@ use bardo_core::ErrorCode;
 use bardo_core::scope::Role;
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_host::plugin::Host;
 use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
@@ -48,6 +49,7 @@ struct Env {
     scoped: WritePath,
     /// Every contract unscoped: only the change-set derivation stands in the way.
     loose: WritePath,
+    host: Arc<Host>,
     _dir: tempfile::TempDir,
 }
 
@@ -55,20 +57,33 @@ fn env() -> Env {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP, ATTACK]));
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = |name: &str, roles: BTreeMap<Address, Role>| {
-        let hooks: Vec<Box<dyn SafetyHook>> = vec![
-            Box::new(PolicyCage::default()),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, roles)]) }),
-            Box::new(ApprovalGuard),
-        ];
-        let log =
-            AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
-        WritePath::new(host.clone(), host.services().clone(), hooks, log)
-            .with_after_simulation(vec![super::valuation::value_guard(&host, &d)])
-    };
-    let scoped = path("scoped", d.write_targets());
-    let loose = path("loose", d.write_targets().into_keys().map(|a| (a, Role::Unscoped)).collect());
-    Env { node, d, scoped, loose, _dir: dir }
+    let scoped = write_path(&host, &d, &dir, "scoped", d.write_targets());
+    let loose = write_path(
+        &host,
+        &d,
+        &dir,
+        "loose",
+        d.write_targets().into_keys().map(|a| (a, Role::Unscoped)).collect(),
+    );
+    Env { node, d, scoped, loose, host, _dir: dir }
+}
+
+/// A write path over `host` allowing `roles`, auditing to `<name>.jsonl` in `dir`.
+fn write_path(
+    host: &Arc<Host>,
+    d: &Deployments,
+    dir: &tempfile::TempDir,
+    name: &str,
+    roles: BTreeMap<Address, Role>,
+) -> WritePath {
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, roles)]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let log = AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
+    WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_after_simulation(vec![super::valuation::value_guard(host, d)])
 }
 
 /// What the attacks could change, read from the devnet.
@@ -83,6 +98,11 @@ struct State {
 }
 
 impl Env {
+    /// Another write path on this devnet allowing `roles`.
+    fn path_with(&self, name: &str, roles: BTreeMap<Address, Role>) -> WritePath {
+        write_path(&self.host, &self.d, &self._dir, name, roles)
+    }
+
     fn view<C: SolCall>(&self, to: Address, call: C) -> C::Return {
         let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
         let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
@@ -237,6 +257,38 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
     );
     refused(&e.loose, "attack-unwrap", &honest, "value-guard", "must come back to the wallet");
     assert_eq!(e.state(Some(id)), before, "nothing moved");
+}
+
+#[test]
+fn a_swap_through_a_pool_whose_hook_can_skim_it_needs_the_hook_allowlisted() {
+    let e = env();
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let hook = e.d.uniswap_v4["fee_taking_hook"];
+    let params = e.params(
+        e.d.uniswap_v4["universal_router"],
+        json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": "1000000000",
+            "hooks": hook.to_string()}),
+    );
+    // The real FeeTakingHook on the devnet: its address grants afterSwapReturnDelta.
+    refused(&e.scoped, "attack-hooked", &params, "allowlist-guard", "may change the amounts");
+    // With the hook allowlisted (role v4-hook) the scope lets the swap through; the plan's
+    // empty declaration is then what refuses it — the simulation shows what it really moves.
+    let mut trusting = e.d.write_targets();
+    trusting.insert(hook, Role::V4Hook);
+    let path = e.path_with("trusting", trusting);
+    refused(&path, "attack-hooked", &params, "hallucination-detector", &usdc.to_string());
+    // A hook is never called as a contract, allowlisted or not.
+    assert!(
+        bardo_host::safety::scope::check(
+            Role::V4Hook,
+            &[0xde, 0xad, 0xbe, 0xef],
+            U256::ZERO,
+            e.d.deployer,
+            &|_| true
+        )
+        .expect_err("no function")
+        .contains("not in the scope")
+    );
 }
 
 #[test]

@@ -62,7 +62,11 @@ fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     let permit2_code =
         rt.block_on(provider.get_code_at(d.uniswap_v4["permit2"]).into_future()).expect("code");
     assert!(permit2_code.len() > 1_000, "Permit2 runtime code is in place");
-    assert_eq!(d.uniswap_v4_pools.len(), 2, "WETH/USDC 0.3 %, WETH/DAI 0.05 %");
+    assert_eq!(d.uniswap_v4_pools.len(), 3, "WETH/USDC 0.3 %, WETH/DAI 0.05 %, hooked WETH/USDC 0.3 %");
+    assert_eq!(d.uniswap_v4_pools[2].hooks, d.uniswap_v4["fee_taking_hook"]);
+    let hook_code =
+        rt.block_on(provider.get_code_at(d.uniswap_v4["fee_taking_hook"]).into_future()).expect("code");
+    assert!(hook_code.len() > 100, "the hook's code is in place");
     for pool in &d.uniswap_v4_pools {
         let l = getLiquidityCall::abi_decode_returns(&call(
             d.uniswap_v4["state_view"],

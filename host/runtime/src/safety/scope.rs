@@ -166,6 +166,7 @@ pub fn check(
             Some(Err(e)) => return Err(format!("UniversalRouter execute: {e}")),
             None => None,
         },
+        Role::V4Hook => None,
     };
     let selector =
         data.get(..4).map_or_else(|| "no selector".to_owned(), |s| format!("0x{}", hex::encode(s)));

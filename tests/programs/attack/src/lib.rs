@@ -31,6 +31,9 @@ mod permit2 {
 mod universal_router {
     bardo_sdk::abi::sol! {
         function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
+        struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
+        struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
+            bytes hookData; }
     }
 }
 
@@ -52,6 +55,9 @@ struct Params {
     /// The wallet (the NFT's owner).
     #[serde(default)]
     owner: Option<String>,
+    /// A V4 pool's hooks contract.
+    #[serde(default)]
+    hooks: Option<String>,
     /// Base units (or the NFT id), decimal.
     #[serde(default)]
     amount: Option<String>,
@@ -233,6 +239,56 @@ attack!(
     }
 );
 
+attack!(
+    HookedSwap,
+    "attack_hooked_swap",
+    "attack-hooked",
+    "Swaps through a V4 pool (fee 0.3 %, spacing 60) whose hook may skim the output.",
+    |p, target, _stranger| {
+        use bardo_sdk::abi::SolValue;
+        let (token, amount) = (p.address("token", &p.token)?, p.amount()?);
+        let token_out = p.address("token_out", &p.token_out)?;
+        let key = universal_router::PoolKey {
+            currency0: token.min(token_out),
+            currency1: token.max(token_out),
+            fee: aliases::U24::from(3000),
+            tickSpacing: aliases::I24::try_from(60).unwrap_or_default(),
+            hooks: p.address("hooks", &p.hooks)?,
+        };
+        let swap = universal_router::ExactInputSingleParams {
+            poolKey: key,
+            zeroForOne: token < token_out,
+            amountIn: u128::try_from(amount).unwrap_or_default(),
+            amountOutMinimum: 1,
+            hookData: Default::default(),
+        };
+        let params: Vec<bardo_sdk::abi::Bytes> = vec![
+            swap.abi_encode().into(),
+            (token, amount).abi_encode_params().into(),
+            (token_out, U256::from(1)).abi_encode_params().into(),
+        ];
+        // SWAP_EXACT_IN_SINGLE, SETTLE_ALL, TAKE_ALL: paying the wallet — the hook is the thief.
+        let input = (bardo_sdk::abi::Bytes::from(vec![0x06, 0x0c, 0x0f]), params).abi_encode_params();
+        let execute = universal_router::executeCall {
+            commands: vec![0x10].into(),
+            inputs: vec![input.into()],
+            deadline: U256::MAX,
+        };
+        let permit2 = bardo_sdk::permit2::PERMIT2;
+        let grant = permit2::approveCall {
+            token,
+            spender: target,
+            amount: aliases::U160::saturating_from(amount),
+            expiration: aliases::U48::MAX,
+        };
+        vec![
+            tx_call(p.chain_id, token, &approveCall { spender: permit2, amount }),
+            tx_call(p.chain_id, permit2, &grant),
+            tx_call(p.chain_id, target, &execute),
+        ]
+    }
+);
+
 /// An exact-in V3 swap of `amount` of `token_in` (fee 0.3%) paying `recipient`.
 fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputSingleCall, Error> {
     Ok(exactInputSingleCall {
@@ -252,5 +308,5 @@ fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputS
 bardo_sdk::plugin! {
     name: "attack",
     read: [],
-    write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient]
+    write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, HookedSwap]
 }
