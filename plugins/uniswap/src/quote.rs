@@ -117,16 +117,17 @@ pub fn quotes(
     side: Side,
     filter: Filter,
 ) -> Result<Quotes, Error> {
-    let Quotes { full: mut out, partial } = direct(chain_id, book, tin, tout, amount, side, filter)?;
+    let ask = Ask { tin, tout, amount, side, filter };
+    let Quotes { full: mut out, partial } = direct(chain_id, book, ask)?;
     if let Some(weth) =
         book.weth().filter(|w| side == Side::ExactIn && *w != tin.address && *w != tout.address)
     {
         let weth = bardo_sdk::erc20::token(chain_id, weth)?;
         // More WETH in never gives less out of any pool: the best first hop is the first hop of
         // every best two-hop route.
-        let first = direct(chain_id, book, tin, &weth, amount, side, filter)?.full;
+        let first = direct(chain_id, book, Ask { tout: &weth, ..ask })?.full;
         if let Some(q1) = first.iter().max_by_key(|q| q.amount_out) {
-            for q2 in direct(chain_id, book, &weth, tout, q1.amount_out, side, filter)?.full {
+            for q2 in direct(chain_id, book, Ask { tin: &weth, amount: q1.amount_out, ..ask })?.full {
                 let then = Some(Hop { route: q2.route, via: weth.address, amount_mid: q1.amount_out });
                 out.push(Quote { route: q1.route, amount_in: amount, amount_out: q2.amount_out, then });
             }
@@ -137,21 +138,25 @@ pub fn quotes(
         Side::ExactOut => out.sort_by_key(|q| q.amount_in),
     }
     if out.is_empty() {
-        return Err(none_fills(chain_id, tin, tout, amount, side, filter, &partial));
+        return Err(none_fills(chain_id, ask, &partial));
     }
     Ok(Quotes { full: out, partial })
 }
 
-/// Quote each pool of the pair (unsorted).
-fn direct(
-    chain_id: ChainId,
-    book: &Book,
-    tin: &Token,
-    tout: &Token,
+/// What is quoted: `amount` of `tin` (exact-in) or of `tout` (exact-out), through the routes
+/// `filter` allows.
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    tin: &'a Token,
+    tout: &'a Token,
     amount: U256,
     side: Side,
     filter: Filter,
-) -> Result<Quotes, Error> {
+}
+
+/// Quote each pool of the pair (unsorted).
+fn direct(chain_id: ChainId, book: &Book, ask: Ask<'_>) -> Result<Quotes, Error> {
+    let Ask { tin, tout, amount, side, filter } = ask;
     let mut out = Vec::new();
     let mut partial = Vec::new();
     if filter.version.is_none_or(|v| v == Version::V4)
@@ -251,15 +256,8 @@ fn direct(
 }
 
 /// The `not-found` error when no route fills `amount`, with the most one pool takes.
-fn none_fills(
-    chain_id: ChainId,
-    tin: &Token,
-    tout: &Token,
-    amount: U256,
-    side: Side,
-    filter: Filter,
-    partial: &[Quote],
-) -> Error {
+fn none_fills(chain_id: ChainId, ask: Ask<'_>, partial: &[Quote]) -> Error {
+    let Ask { tin, tout, amount, side, filter } = ask;
     let (fixed, verb) = match side {
         Side::ExactIn => (tin, format!("selling for {}", tout.symbol)),
         Side::ExactOut => (tout, format!("buying with {}", tin.symbol)),

@@ -262,36 +262,22 @@ mod tests {
 
     #[test]
     fn a_return_delta_hook_trades_only_when_allowlisted() {
-        use alloy::primitives::Bytes;
-        use universal_router::{ExactInputSingleParams, PoolKey, executeCall};
-        let swap = |hooks: Address| {
-            let key = PoolKey {
-                currency0: ROUTER,
-                currency1: STRANGER,
-                fee: alloy::primitives::aliases::U24::from(500),
-                tickSpacing: alloy::primitives::aliases::I24::try_from(10).expect("spacing"),
-                hooks,
-            };
-            let swap = ExactInputSingleParams {
-                poolKey: key,
-                zeroForOne: true,
-                amountIn: 5,
-                amountOutMinimum: 1,
-                hookData: Bytes::new(),
-            };
-            let actions =
-                (Bytes::from(vec![0x06]), vec![Bytes::from(alloy::sol_types::SolValue::abi_encode(&swap))]);
-            let input = alloy::sol_types::SolValue::abi_encode_params(&actions);
-            executeCall { commands: vec![0x10].into(), inputs: vec![input.into()], deadline: U256::ZERO }
-                .abi_encode()
-        };
+        use universal_router::tests::{execute, v4_swap_hooked};
+        let swap =
+            |hooks: Address| execute(&[0x10], vec![v4_swap_hooked(universal_router::tests::WALLET, hooks)]);
+        let wallet = universal_router::tests::WALLET;
         let skimming = address!("0x00000000000000000000000000000000000000c4");
-        let e = in_scope(Role::UniversalRouter, swap(skimming)).expect_err("return-delta hook");
+        let e =
+            check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &allowed).expect_err("hook");
         assert!(e.contains("may change the amounts") && e.contains("allowlist the hook"), "{e}");
         let trusted = |a: Address| a == skimming;
-        assert_eq!(check(Role::UniversalRouter, &swap(skimming), U256::ZERO, WALLET, &trusted), Ok(()));
+        assert_eq!(check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &trusted), Ok(()));
         let plain = address!("0x00000000000000000000000000000000000000c0");
-        assert_eq!(in_scope(Role::UniversalRouter, swap(plain)), Ok(()), "a hook without return deltas");
+        assert_eq!(
+            check(Role::UniversalRouter, &swap(plain), U256::ZERO, wallet, &allowed),
+            Ok(()),
+            "no return deltas"
+        );
     }
 
     #[test]

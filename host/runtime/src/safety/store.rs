@@ -59,3 +59,23 @@ where
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }
+
+/// The files in `dir` whose names end in `suffix`: (name without it, path). A missing
+/// directory has none.
+pub(super) fn listed(dir: &Path, suffix: &str) -> Result<Vec<(String, std::path::PathBuf)>, String> {
+    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(e)),
+    };
+    let mut files = Vec::new();
+    for item in read {
+        let item = item.map_err(io)?;
+        let name = item.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(suffix) {
+            files.push((stem.to_owned(), item.path()));
+        }
+    }
+    Ok(files)
+}

@@ -219,23 +219,7 @@ attack!(
         // V3_SWAP_EXACT_IN: (recipient, amountIn, amountOutMin, path, payerIsUser).
         let input =
             (stranger, amount, U256::ZERO, bardo_sdk::abi::Bytes::from(path), true).abi_encode_params();
-        let execute = universal_router::executeCall {
-            commands: vec![0x00].into(),
-            inputs: vec![input.into()],
-            deadline: U256::MAX,
-        };
-        let permit2 = bardo_sdk::permit2::PERMIT2;
-        let grant = permit2::approveCall {
-            token,
-            spender: target,
-            amount: aliases::U160::saturating_from(amount),
-            expiration: aliases::U48::MAX,
-        };
-        vec![
-            tx_call(p.chain_id, token, &approveCall { spender: permit2, amount }),
-            tx_call(p.chain_id, permit2, &grant),
-            tx_call(p.chain_id, target, &execute),
-        ]
+        through_router(&p, target, token, amount, 0x00, input)
     }
 );
 
@@ -269,25 +253,38 @@ attack!(
         ];
         // SWAP_EXACT_IN_SINGLE, SETTLE_ALL, TAKE_ALL: paying the wallet — the hook is the thief.
         let input = (bardo_sdk::abi::Bytes::from(vec![0x06, 0x0c, 0x0f]), params).abi_encode_params();
-        let execute = universal_router::executeCall {
-            commands: vec![0x10].into(),
-            inputs: vec![input.into()],
-            deadline: U256::MAX,
-        };
-        let permit2 = bardo_sdk::permit2::PERMIT2;
-        let grant = permit2::approveCall {
-            token,
-            spender: target,
-            amount: aliases::U160::saturating_from(amount),
-            expiration: aliases::U48::MAX,
-        };
-        vec![
-            tx_call(p.chain_id, token, &approveCall { spender: permit2, amount }),
-            tx_call(p.chain_id, permit2, &grant),
-            tx_call(p.chain_id, target, &execute),
-        ]
+        through_router(&p, target, token, amount, 0x10, input)
     }
 );
+
+/// Let the UniversalRouter at `router` pull `amount` of `token` through Permit2, then run one
+/// router `command` with `input`.
+fn through_router(
+    p: &Params,
+    router: Address,
+    token: Address,
+    amount: U256,
+    command: u8,
+    input: Vec<u8>,
+) -> Vec<TxCall> {
+    let execute = universal_router::executeCall {
+        commands: vec![command].into(),
+        inputs: vec![input.into()],
+        deadline: U256::MAX,
+    };
+    let permit2 = bardo_sdk::permit2::PERMIT2;
+    let grant = permit2::approveCall {
+        token,
+        spender: router,
+        amount: aliases::U160::saturating_from(amount),
+        expiration: aliases::U48::MAX,
+    };
+    vec![
+        tx_call(p.chain_id, token, &approveCall { spender: permit2, amount }),
+        tx_call(p.chain_id, permit2, &grant),
+        tx_call(p.chain_id, router, &execute),
+    ]
+}
 
 /// An exact-in V3 swap of `amount` of `token_in` (fee 0.3%) paying `recipient`.
 fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputSingleCall, Error> {

@@ -43,7 +43,7 @@ impl Drop for Held<'_> {
     }
 }
 
-fn text(path: &Path, e: impl std::fmt::Display) -> String {
+pub(super) fn text(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
 
@@ -187,20 +187,7 @@ impl Files {
 
     /// Every permit file: (id, path).
     fn entry_files(&self) -> Result<Vec<(String, PathBuf)>, String> {
-        let read = match std::fs::read_dir(&self.dir) {
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(text(&self.dir, e)),
-        };
-        let mut files = Vec::new();
-        for item in read {
-            let item = item.map_err(|e| text(&self.dir, e))?;
-            let name = item.file_name().to_string_lossy().into_owned();
-            if let Some(id) = name.strip_suffix(".json").filter(|id| valid_id(id)) {
-                files.push((id.to_owned(), item.path()));
-            }
-        }
-        Ok(files)
+        Ok(store::listed(&self.dir, ".json")?.into_iter().filter(|(id, _)| valid_id(id)).collect())
     }
 
     /// Remove the permits [`keep`] lets go: their own files changed within [`KEEP_SETTLED`] are

@@ -7,6 +7,7 @@
 //! Lines are not synced: a permit whose line a crash lost is not found and is previewed again,
 //! as one whose audit record was lost (a commit needs that record on disk anyway).
 
+use super::files::text;
 use super::{Entry, KEEP_SETTLED, SWEEP_EVERY, valid_id};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -58,10 +59,6 @@ pub(super) struct Journals {
     own: Option<Own>,
     at: HashMap<String, Line>,
     read: HashMap<PathBuf, u64>,
-}
-
-fn text(path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{}: {e}", path.display())
 }
 
 fn millis(t: SystemTime) -> u128 {
@@ -137,19 +134,7 @@ impl Journals {
 
     /// The journal files: every `*.jsonl` in the directory.
     fn files(&self) -> Result<Vec<PathBuf>, String> {
-        let read = match std::fs::read_dir(&self.dir) {
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(text(&self.dir, e)),
-        };
-        let mut files = Vec::new();
-        for item in read {
-            let path = item.map_err(|e| text(&self.dir, e))?.path();
-            if path.extension().is_some_and(|x| x == "jsonl") {
-                files.push(path);
-            }
-        }
-        Ok(files)
+        Ok(super::super::store::listed(&self.dir, ".jsonl")?.into_iter().map(|(_, path)| path).collect())
     }
 
     /// Index the lines of every journal past what was read of it. A line that does not parse (a

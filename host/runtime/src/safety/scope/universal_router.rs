@@ -144,15 +144,16 @@ pub(super) fn may_receive(who: Address, wallet: Address) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use alloy::primitives::Bytes;
     use alloy::primitives::aliases::{I24, U24};
 
-    const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");
+    pub(in crate::safety::scope) const WALLET: Address =
+        address!("0x00000000000000000000000000000000000000aa");
     const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");
 
-    fn execute(commands: &[u8], inputs: Vec<Vec<u8>>) -> Vec<u8> {
+    pub(in crate::safety::scope) fn execute(commands: &[u8], inputs: Vec<Vec<u8>>) -> Vec<u8> {
         let inputs = inputs.into_iter().map(Bytes::from).collect();
         executeCall { commands: Bytes::copy_from_slice(commands), inputs, deadline: U256::from(1) }
             .abi_encode()
@@ -162,7 +163,7 @@ mod tests {
         v4_swap_hooked(take_to, Address::ZERO)
     }
 
-    fn v4_swap_hooked(take_to: Address, hooks: Address) -> Vec<u8> {
+    pub(in crate::safety::scope) fn v4_swap_hooked(take_to: Address, hooks: Address) -> Vec<u8> {
         let key = PoolKey {
             currency0: Address::ZERO,
             currency1: STRANGER,
