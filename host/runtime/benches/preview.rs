@@ -115,7 +115,7 @@ fn preview(c: &mut Criterion) {
     });
     g.finish();
 
-    // V4 through the UniversalRouter against V3 on the same pair (WETH/DAI, where V4's 0.05 %
+    // V4 against V3 on the same pair, both through the UniversalRouter (WETH/DAI, where V4's 0.05 %
     // pool quotes best): the best route across V2+V3+V4, and the preview of each.
     let v4 =
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1.5"});
@@ -129,15 +129,20 @@ fn preview(c: &mut Criterion) {
     g.bench_function("quote_best_route_v2_v3_v4", |b| {
         b.iter(|| black_box(warm.host().call("uniswap_get_quote", &v4_text).result.expect("quote")))
     });
+    // USDC -> DAI: no pool pairs them; every two-hop route through WETH is quoted too.
+    let two_hops =
+        serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000"})
+            .to_string();
+    g.bench_function("quote_best_route_two_hops", |b| {
+        b.iter(|| black_box(warm.host().call("uniswap_get_quote", &two_hops).result.expect("quote")))
+    });
     g.bench_function("quote_v3_only", |b| {
         b.iter(|| black_box(warm.host().call("uniswap_get_quote", &v3_text).result.expect("quote")))
     });
     g.bench_function("preview_v4_universal_router", |b| {
         b.iter(|| black_box(warm.preview("swap", &v4).expect("preview")))
     });
-    g.bench_function("preview_v3_swap_router", |b| {
-        b.iter(|| black_box(warm.preview("swap", &v3).expect("preview")))
-    });
+    g.bench_function("preview_v3", |b| b.iter(|| black_box(warm.preview("swap", &v3).expect("preview"))));
     g.finish();
 }
 
