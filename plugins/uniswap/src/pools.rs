@@ -78,6 +78,26 @@ pub fn v3_pool(
     v3_state(chain_id, address, a, b, fee).map(Some)
 }
 
+/// The V3 pool of `a`/`b` at `fee` and its in-range liquidity — all a quote needs (two reads, not
+/// the four of [`v3_pool`]); none when the factory has none.
+pub fn v3_liquidity(
+    chain_id: ChainId,
+    book: &Book,
+    a: &Token,
+    b: &Token,
+    fee: u32,
+) -> Result<Option<(Address, u128)>, Error> {
+    let address = eth_call(
+        chain_id,
+        book.v3_factory,
+        &getPoolCall { tokenA: a.address, tokenB: b.address, fee: U24::from(fee) },
+    )?;
+    if address.is_zero() {
+        return Ok(None);
+    }
+    Ok(Some((address, eth_call(chain_id, address, &liquidityCall {})?)))
+}
+
 /// Read a V3 pool's state; `a`, `b` are its tokens in any order.
 pub fn v3_state(
     chain_id: ChainId,

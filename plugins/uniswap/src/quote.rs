@@ -3,7 +3,7 @@
 
 use crate::abi::*;
 use crate::book::{Book, FEE_TIERS};
-use crate::pools::{Version, v2_pair, v3_pool};
+use crate::pools::{Version, v2_pair, v3_liquidity};
 use crate::v4::{self, V4Key};
 use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
@@ -175,11 +175,11 @@ fn direct(chain_id: ChainId, book: &Book, ask: Ask<'_>) -> Result<Quotes, Error>
     }
     if filter.version.is_none_or(|v| v == Version::V3) {
         for fee in FEE_TIERS.into_iter().filter(|f| filter.fee.is_none_or(|want| want == *f)) {
-            let Some(pool) = v3_pool(chain_id, book, tin, tout, fee)? else { continue };
-            if pool.liquidity == 0 {
+            let Some((pool, liquidity)) = v3_liquidity(chain_id, book, tin, tout, fee)? else { continue };
+            if liquidity == 0 {
                 continue;
             }
-            let route = Route { version: Version::V3, fee, pool: pool.address, v4: None };
+            let route = Route { version: Version::V3, fee, pool, v4: None };
             let quoted = match side {
                 Side::ExactIn => {
                     let r = skip_reverts(eth_call(
