@@ -59,6 +59,19 @@ pub fn sorted(a: &Token, b: &Token) -> (Token, Token) {
     if a.address < b.address { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) }
 }
 
+/// The address of the V3 pool of `a`/`b` at `fee`, none when the factory has none.
+fn v3_address(
+    chain_id: ChainId,
+    book: &Book,
+    a: &Token,
+    b: &Token,
+    fee: u32,
+) -> Result<Option<Address>, Error> {
+    let call = getPoolCall { tokenA: a.address, tokenB: b.address, fee: U24::from(fee) };
+    let address = eth_call(chain_id, book.v3_factory, &call)?;
+    Ok((!address.is_zero()).then_some(address))
+}
+
 /// The V3 pool of `a`/`b` at `fee`, none when the factory has none.
 pub fn v3_pool(
     chain_id: ChainId,
@@ -67,15 +80,10 @@ pub fn v3_pool(
     b: &Token,
     fee: u32,
 ) -> Result<Option<V3Pool>, Error> {
-    let address = eth_call(
-        chain_id,
-        book.v3_factory,
-        &getPoolCall { tokenA: a.address, tokenB: b.address, fee: U24::from(fee) },
-    )?;
-    if address.is_zero() {
-        return Ok(None);
+    match v3_address(chain_id, book, a, b, fee)? {
+        Some(address) => v3_state(chain_id, address, a, b, fee).map(Some),
+        None => Ok(None),
     }
-    v3_state(chain_id, address, a, b, fee).map(Some)
 }
 
 /// The V3 pool of `a`/`b` at `fee` and its in-range liquidity — all a quote needs (two reads, not
@@ -87,14 +95,7 @@ pub fn v3_liquidity(
     b: &Token,
     fee: u32,
 ) -> Result<Option<(Address, u128)>, Error> {
-    let address = eth_call(
-        chain_id,
-        book.v3_factory,
-        &getPoolCall { tokenA: a.address, tokenB: b.address, fee: U24::from(fee) },
-    )?;
-    if address.is_zero() {
-        return Ok(None);
-    }
+    let Some(address) = v3_address(chain_id, book, a, b, fee)? else { return Ok(None) };
     Ok(Some((address, eth_call(chain_id, address, &liquidityCall {})?)))
 }
 

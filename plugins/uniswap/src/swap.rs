@@ -293,10 +293,10 @@ impl WriteTool for ExecuteSwap {
             true => unwrapped,
             false => transfers(&logs, sides.tout.address, owner).0,
         };
-        let then = second_hop(p.chain_id, &book, &logs, &sides, router)?;
-        let tout_first = match &then {
-            Some(_) => bardo_sdk::erc20::token(p.chain_id, book.weth().unwrap_or_default())?,
-            None => sides.tout.clone(),
+        // A two-hop swap's first pool pays out the intermediate token, not `tout`.
+        let (then, tout_first) = match second_hop(p.chain_id, &book, &logs, &sides, router)? {
+            Some((hop, via)) => (Some(hop), via),
+            None => (None, sides.tout.clone()),
         };
         let route = actual_route(p.chain_id, &book, &logs, &sides.tin, &tout_first, [owner, router])?;
         let (shown_in, shown_out) = sides.shown();
@@ -319,15 +319,15 @@ fn weth_moves(logs: &[bardo_sdk::Log], weth: Address, router: Address) -> (U256,
     (wrapped, unwrapped)
 }
 
-/// A two-hop swap's second pool, from the receipts: the router paid a pool in WETH, which was
-/// neither side of the swap.
+/// A two-hop swap's second pool and the intermediate token, from the receipts: the router paid
+/// a pool in WETH, which was neither side of the swap.
 fn second_hop(
     chain_id: u64,
     book: &Book,
     logs: &[bardo_sdk::Log],
     sides: &Sides,
     router: Address,
-) -> Result<Option<Hop>, Error> {
+) -> Result<Option<(Hop, Token)>, Error> {
     let Some(weth) = book.weth().filter(|w| *w != sides.tin.address && *w != sides.tout.address) else {
         return Ok(None);
     };
@@ -339,7 +339,7 @@ fn second_hop(
     let Some(paid) = paid else { return Ok(None) };
     let via = bardo_sdk::erc20::token(chain_id, weth)?;
     let route = actual_route(chain_id, book, logs, &via, &sides.tout, [router, router])?;
-    Ok(Some(Hop { route, via: weth, amount_mid: paid.value }))
+    Ok(Some((Hop { route, via: weth, amount_mid: paid.value }, via)))
 }
 
 /// The route the swap actually took: the pool that received the input token from the wallet
