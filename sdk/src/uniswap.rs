@@ -2,9 +2,12 @@
 //! tools): where its contracts are per chain, the pool / factory / position-manager views and
 //! pool events, and exact prices from `sqrtPriceX96`.
 
+pub mod v4;
+
 use crate::tokens::{self, Listed};
 use alloy_primitives::{Address, U256, U512, address};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// V3 fee tiers, in hundredths of a bip.
 pub const FEE_TIERS: [u32; 4] = [100, 500, 3000, 10000];
@@ -46,6 +49,29 @@ pub mod v2 {
     }
 }
 
+/// A Uniswap protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Version {
+    /// Pairs from the V2 factory, traded through the UniversalRouter.
+    V2,
+    /// Pools from the V3 factory, traded through the UniversalRouter.
+    V3,
+    /// Pools inside the PoolManager, traded through the UniversalRouter.
+    V4,
+}
+
+impl Version {
+    /// How it is written in descriptions.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::V2 => "V2",
+            Self::V3 => "V3",
+            Self::V4 => "V4",
+        }
+    }
+}
+
 /// Uniswap's contracts and the token list on one chain (operator settings or built in).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,6 +100,9 @@ pub struct Book {
     /// The UniversalRouter (every swap).
     #[serde(default)]
     pub universal_router: Option<Address>,
+    /// V4's PositionManager (V4 liquidity positions).
+    #[serde(default)]
+    pub v4_position_manager: Option<Address>,
     /// Wrapped ether (what native ETH trades as); default: `WETH` in the token list.
     #[serde(default)]
     pub weth: Option<Address>,
@@ -121,6 +150,7 @@ pub fn mainnet() -> Book {
         v4_quoter: Some(address!("0x52f0e24d1c21c8a0cb1e5a5dd6198556bd9e1203")),
         v4_pool_manager: Some(address!("0x000000000004444c5dc75cb358380d2e3de08a90")),
         universal_router: Some(address!("0x66a9893cc07d91d95644aedd05d03f95e1dba8af")),
+        v4_position_manager: Some(address!("0xbd216513d74c8cf14cf4747e6aaa6420ff64ee9e")),
         weth: Some(address!("0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2")),
         tokens: tokens::mainnet(),
         quote_token: default_quote(),

@@ -21,6 +21,10 @@ pub enum Role {
     /// Uniswap V3 `NonfungiblePositionManager`: mint to the wallet, increase, decrease, collect
     /// to the wallet, burn — never transfer or approve a position.
     UniswapV3PositionManager,
+    /// Uniswap V4 `PositionManager`: `modifyLiquidities` that mint to the wallet, increase,
+    /// decrease or burn, settle from the wallet and take or sweep to it — never a transfer of a
+    /// position, a swap or a subscription.
+    UniswapV4PositionManager,
     /// Aave V3 `Pool`: supply, borrow and repay on behalf of the wallet, withdraw to it, collateral
     /// switches — never credit delegation.
     AaveV3Pool,
@@ -44,6 +48,7 @@ impl std::fmt::Display for Role {
             Self::UniswapV3SwapRouter => "uniswap-v3-swap-router",
             Self::UniswapV2Router => "uniswap-v2-router",
             Self::UniswapV3PositionManager => "uniswap-v3-position-manager",
+            Self::UniswapV4PositionManager => "uniswap-v4-position-manager",
             Self::AaveV3Pool => "aave-v3-pool",
             Self::Permit2 => "permit2",
             Self::UniversalRouter => "universal-router",

@@ -136,8 +136,7 @@ pub struct Deployments {
 impl Deployments {
     /// The contracts a write on this devnet may call or approve, each with its role (which
     /// functions a plan may call on it): the tokens, the Uniswap routers and position manager,
-    /// Permit2, the UniversalRouter and the Aave pool (a safety allowlist). V4's PositionManager
-    /// is not listed until its scope exists.
+    /// Permit2, the UniversalRouter, V4's PositionManager and the Aave pool (a safety allowlist).
     pub fn write_targets(&self) -> BTreeMap<Address, Role> {
         let mut roles: BTreeMap<Address, Role> = self
             .tokens
@@ -154,6 +153,7 @@ impl Deployments {
         add(&self.uniswap_v3, "position_manager", Role::UniswapV3PositionManager);
         add(&self.uniswap_v4, "permit2", Role::Permit2);
         add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
+        add(&self.uniswap_v4, "position_manager", Role::UniswapV4PositionManager);
         add(&self.aave_v3, "pool", Role::AaveV3Pool);
         roles
     }
@@ -187,6 +187,7 @@ impl Deployments {
             "v4_quoter": self.uniswap_v4.get("v4_quoter"),
             "v4_pool_manager": self.uniswap_v4.get("pool_manager"),
             "universal_router": self.uniswap_v4.get("universal_router"),
+            "v4_position_manager": self.uniswap_v4.get("position_manager"),
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "tokens": tokens,
             "quote_token": "USDC",
@@ -654,13 +655,16 @@ async fn deploy_v4(
     let mut pools = Vec::new();
     // WETH/DAI at 0.05 %: cheaper than any V3 or V2 pool of that pair, so V4 quotes best there.
     // The hooked WETH/USDC pool shares the plain one's fee and spacing; only its hook differs.
+    // ETH/USDC at 0.05 %: native ether as currency0 (the zero address), no WETH involved.
+    let eth = Token { address: Address::ZERO, symbol: "ETH".into(), decimals: 18, usd: tokens["WETH"].usd };
     for (a, b, fee, spacing, hooks) in [
         ("WETH", "USDC", 3000u32, 60i32, Address::ZERO),
         ("WETH", "DAI", 500, 10, Address::ZERO),
         ("WETH", "USDC", 3000, 60, FEE_TAKING_HOOK),
+        ("ETH", "USDC", 500, 10, Address::ZERO),
     ] {
         (d.progress)(&format!("seeding V4 {a}/{b} {fee}"));
-        let (ta, tb) = (&tokens[a], &tokens[b]);
+        let (ta, tb) = (if a == "ETH" { &eth } else { &tokens[a] }, &tokens[b]);
         let (t0, t1) = if ta.address < tb.address { (ta, tb) } else { (tb, ta) };
         let price = (t0.usd / t1.usd) * 10f64.powi(i32::from(t1.decimals) - i32::from(t0.decimals));
         let key = PoolKey {
@@ -686,7 +690,10 @@ async fn deploy_v4(
             },
             hookData: Bytes::new(),
         };
-        d.call("add V4 liquidity", liquidity_router, modify.abi_encode(), U256::ZERO).await?;
+        // Native ether is paid with the call (the test router settles it from what it was
+        // sent; a little more than the pool takes stays there).
+        let value = if t0.address.is_zero() { U256::from((raw0 * 1.01) as u128) } else { U256::ZERO };
+        d.call("add V4 liquidity", liquidity_router, modify.abi_encode(), value).await?;
         let id = alloy::primitives::keccak256(key.abi_encode());
         pools.push(V4Pool {
             id,

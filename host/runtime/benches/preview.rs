@@ -64,6 +64,7 @@ fn write_path_with(
     let value_guard = ValueGuard {
         valuer,
         position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v3["position_manager"]].into())]),
+        v4_position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v4["position_manager"]].into())]),
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
     };
     let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };

@@ -23,7 +23,7 @@ use alloy::rpc::types::TransactionReceipt;
 use audit_log::{AuditEvent, AuditLog};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent};
-use bardo_core::tool::{CapabilityTier, Phase};
+use bardo_core::tool::{CapabilityTier, Phase, RiskTier, WritePlan};
 use bardo_evm::changes::ChangeSet;
 use broadcast::broadcast;
 use capability::Capability;
@@ -449,8 +449,8 @@ impl WritePath {
             simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
             simulated_at: Some(sim.timestamp),
             expected_outcome: plan.expected_outcome.clone(),
+            risk_tier: plan_risk(entry.def.risk_tier, &plan),
             plan,
-            risk_tier: entry.def.risk_tier,
             created_at: (self.clock)(),
             ttl: self.ttl,
             audit_record: None,
@@ -834,4 +834,11 @@ fn fabric_event(e: &AuditEvent) -> GolemEvent {
         }
         AuditEvent::Resumed { reason, .. } => GolemEvent::Resumed { reason: reason.clone() },
     }
+}
+
+/// The risk of a plan: its tool's, raised to High when any of its calls goes through a V4 pool
+/// with a hook (the specification: "LP … V4 hooks: High") — read from the calls themselves, not
+/// from anything the plugin says about them.
+fn plan_risk(tool: RiskTier, plan: &WritePlan) -> RiskTier {
+    if scope::v4_hooks(&plan.calls).is_empty() { tool } else { tool.max(RiskTier::High) }
 }

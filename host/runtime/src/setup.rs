@@ -223,17 +223,16 @@ pub fn write_path_over(
     let valuer = Valuer::new(&services, config.pricing()?);
     let max_position = config.safety.max_position_usd.map(|usd| MaxPosition { usd, valuer: valuer.clone() });
     let allowed = config.allowlist()?;
-    let position_managers = allowed
-        .iter()
-        .map(|(chain, roles)| {
-            let managers = roles
-                .iter()
-                .filter(|(_, role)| **role == bardo_core::scope::Role::UniswapV3PositionManager)
-                .map(|(a, _)| *a)
-                .collect();
-            (*chain, managers)
-        })
-        .collect();
+    let with_role = |want: bardo_core::scope::Role| {
+        allowed
+            .iter()
+            .map(|(chain, roles)| {
+                (*chain, roles.iter().filter(|(_, role)| **role == want).map(|(a, _)| *a).collect())
+            })
+            .collect()
+    };
+    let position_managers = with_role(bardo_core::scope::Role::UniswapV3PositionManager);
+    let v4_position_managers = with_role(bardo_core::scope::Role::UniswapV4PositionManager);
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage { approved_assets: config.approved_assets()?, max_position }),
         Box::new(AllowlistGuard { allowed }),
@@ -259,6 +258,7 @@ pub fn write_path_over(
     after.push(Box::new(crate::safety::value_guard::ValueGuard {
         valuer,
         position_managers,
+        v4_position_managers,
         max_loss_bps: config.safety.max_value_loss_bps,
     }));
     path = path.with_after_simulation(after);

@@ -10,6 +10,7 @@ mod jar;
 mod pools;
 mod positions;
 mod trades;
+mod v4;
 
 use health::HealthFactorAlerts;
 use jar::TokenJar;

@@ -1,24 +1,28 @@
-//! Pool streams: `stream_pool_events` (swaps, mints, burns as they are mined),
-//! `stream_pool_state` (slot0, liquidity and fee growth on a timer) and `stream_price_feed`
-//! (a pair's price from every swap in its deepest pool).
+//! Pool streams: `stream_pool_events` (swaps, mints, burns as they are mined, of a V3 pool or a
+//! V4 pool by id), `stream_pool_state` (slot0, liquidity and fee growth of a V3 pool on a timer)
+//! and `stream_price_feed` (a pair's price from every swap in its deepest V3 or V4 pool).
 
 use crate::config::{LogRef, event, interval, logs, signed_units, stream_def, uniswap};
-use alloy_primitives::{Address, U256, U512};
+use alloy_primitives::{Address, B256, U256, U512};
 use alloy_sol_types::SolEvent;
 use bardo_sdk::abi::{decode_log, eth_call};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::tokens::parse_address;
+use bardo_sdk::uniswap::v4;
 use bardo_sdk::uniswap::*;
 use bardo_sdk::units::format_units;
 use bardo_sdk::{ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef, chain};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A V3 pool's tokens.
+/// A pool's tokens: a V3 pool, or a V4 pool (`pool` is then the PoolManager).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PoolTokens {
     pub pool: Address,
+    /// A V4 pool's id.
+    #[serde(default)]
+    pub pool_id: Option<B256>,
     pub token0: TokenState,
     pub token1: TokenState,
 }
@@ -47,6 +51,7 @@ pub fn pool_tokens(chain_id: ChainId, text: &str) -> Result<PoolTokens, Error> {
     eth_call(chain_id, pool, &slot0Call {}).map_err(not_v3)?;
     Ok(PoolTokens {
         pool,
+        pool_id: None,
         token0: erc20::token(chain_id, t0)?.into(),
         token1: erc20::token(chain_id, t1)?.into(),
     })
@@ -67,8 +72,12 @@ pub enum PoolEventType {
 pub struct PoolEventsParams {
     /// Chain id.
     pub chain_id: ChainId,
-    /// The Uniswap V3 pool's address.
-    pub pool: String,
+    /// The Uniswap V3 pool's address (or give `pool_id`).
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// A Uniswap V4 pool's id (its mints and burns are the PoolManager's `ModifyLiquidity`).
+    #[serde(default)]
+    pub pool_id: Option<String>,
     /// Which events (default: all of swap, mint, burn).
     #[serde(default)]
     pub events: Option<Vec<PoolEventType>>,
@@ -81,11 +90,17 @@ struct PoolEvent {
     kind: PoolEventType,
     #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
     pool: Address,
+    /// V4: the pool's id (`pool` is the PoolManager).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pool_id: Option<B256>,
     #[serde(flatten)]
     at: LogRef,
-    /// Token units, signed from the pool's side for swaps (+ into the pool).
-    amount0: String,
-    amount1: String,
+    /// Token units, signed from the pool's side for swaps (+ into the pool). V4 mints and burns
+    /// carry liquidity and range only: the PoolManager does not log their amounts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    amount0: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    amount1: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sqrt_price_x96: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,16 +132,24 @@ impl StreamTool for PoolEvents {
     fn def() -> ToolDef {
         stream_def::<PoolEventsParams>(
             Self::NAME,
-            "Streams a Uniswap V3 pool's swaps, mints and burns as they are mined, decoded with token \
-             amounts, in chain order. Emits PoolEventReceived. Not for prices alone (use \
-             stream_price_feed) or a snapshot (use uniswap_get_pool_info).",
-            "stream_pool_events: live swaps/mints/burns of a Uniswap V3 pool",
+            "Streams a Uniswap V3 pool's (by address) or V4 pool's (by `pool_id`) swaps, mints and burns as \
+             they are mined, decoded with token amounts, in chain order. Emits PoolEventReceived. Not for \
+             prices alone (use stream_price_feed) or a snapshot (use uniswap_get_pool_info).",
+            "stream_pool_events: live swaps/mints/burns of a Uniswap V3 or V4 pool",
             SpriteTrigger::Thinking,
         )
     }
 
     fn open(p: &PoolEventsParams) -> Result<(Vec<Source>, PoolTokens), Error> {
-        let tokens = pool_tokens(p.chain_id, &p.pool)?;
+        let tokens = match (&p.pool, &p.pool_id) {
+            (Some(pool), None) => pool_tokens(p.chain_id, pool)?,
+            (None, Some(id)) => crate::v4::pool(p.chain_id, &uniswap(p.chain_id)?, crate::v4::parse_id(id)?)?,
+            _ => {
+                return Err(invalid_params(
+                    "give either `pool` (a V3 pool's address) or `pool_id` (a V4 pool's id)",
+                ));
+            }
+        };
         let wanted = p
             .events
             .clone()
@@ -135,6 +158,17 @@ impl StreamTool for PoolEvents {
             return Err(invalid_params(
                 "`events` is empty; name at least one of swap, mint, burn or omit it",
             ));
+        }
+        if let Some(id) = tokens.pool_id {
+            let mut topics: Vec<B256> = wanted
+                .iter()
+                .map(|t| match t {
+                    PoolEventType::Swap => v4::Swap::SIGNATURE_HASH,
+                    PoolEventType::Mint | PoolEventType::Burn => v4::ModifyLiquidity::SIGNATURE_HASH,
+                })
+                .collect();
+            topics.dedup();
+            return Ok((vec![logs(p.chain_id, &[tokens.pool], vec![topics, vec![id]])], tokens));
         }
         let topics = wanted
             .iter()
@@ -148,16 +182,18 @@ impl StreamTool for PoolEvents {
     }
 
     fn on_logs(
-        _: &PoolEventsParams,
+        p: &PoolEventsParams,
         logs: Vec<Log>,
         s: PoolTokens,
     ) -> Result<(Vec<StreamEvent>, PoolTokens), Error> {
         let (d0, d1) = (s.token0.decimals, s.token1.decimals);
+        let wanted = |kind| p.events.as_ref().is_none_or(|w| w.contains(&kind));
         let mut out = Vec::new();
         for log in &logs {
-            let base = |kind, amount0: String, amount1: String| PoolEvent {
+            let base = |kind, amount0: Option<String>, amount1: Option<String>| PoolEvent {
                 kind,
                 pool: s.pool,
+                pool_id: s.pool_id,
                 at: LogRef::from(log),
                 amount0,
                 amount1,
@@ -168,12 +204,17 @@ impl StreamTool for PoolEvents {
                 tick_upper: None,
                 owner: None,
             };
+            let units = |a, d| Some(format_units(a, d));
             let e = if let Some(e) = decode_log::<Swap>(log) {
                 PoolEvent {
                     sqrt_price_x96: Some(e.sqrtPriceX96.to_string()),
                     tick: Some(e.tick.as_i32()),
                     liquidity: Some(e.liquidity.to_string()),
-                    ..base(PoolEventType::Swap, signed_units(e.amount0, d0), signed_units(e.amount1, d1))
+                    ..base(
+                        PoolEventType::Swap,
+                        Some(signed_units(e.amount0, d0)),
+                        Some(signed_units(e.amount1, d1)),
+                    )
                 }
             } else if let Some(e) = decode_log::<Mint>(log) {
                 PoolEvent {
@@ -181,7 +222,7 @@ impl StreamTool for PoolEvents {
                     tick_lower: Some(e.tickLower.as_i32()),
                     tick_upper: Some(e.tickUpper.as_i32()),
                     owner: Some(e.owner),
-                    ..base(PoolEventType::Mint, format_units(e.amount0, d0), format_units(e.amount1, d1))
+                    ..base(PoolEventType::Mint, units(e.amount0, d0), units(e.amount1, d1))
                 }
             } else if let Some(e) = decode_log::<Burn>(log) {
                 PoolEvent {
@@ -189,7 +230,29 @@ impl StreamTool for PoolEvents {
                     tick_lower: Some(e.tickLower.as_i32()),
                     tick_upper: Some(e.tickUpper.as_i32()),
                     owner: Some(e.owner),
-                    ..base(PoolEventType::Burn, format_units(e.amount0, d0), format_units(e.amount1, d1))
+                    ..base(PoolEventType::Burn, units(e.amount0, d0), units(e.amount1, d1))
+                }
+            } else if let Some(e) = decode_log::<v4::Swap>(log).filter(|e| Some(e.id) == s.pool_id) {
+                let (a0, a1) = (crate::v4::pool_side(e.amount0), crate::v4::pool_side(e.amount1));
+                PoolEvent {
+                    sqrt_price_x96: Some(e.sqrtPriceX96.to_string()),
+                    tick: Some(e.tick.as_i32()),
+                    liquidity: Some(e.liquidity.to_string()),
+                    ..base(PoolEventType::Swap, Some(signed_units(a0, d0)), Some(signed_units(a1, d1)))
+                }
+            } else if let Some(e) = decode_log::<v4::ModifyLiquidity>(log).filter(|e| Some(e.id) == s.pool_id)
+            {
+                let kind =
+                    if e.liquidityDelta.is_negative() { PoolEventType::Burn } else { PoolEventType::Mint };
+                if !wanted(kind) {
+                    continue;
+                }
+                PoolEvent {
+                    liquidity: Some(e.liquidityDelta.unsigned_abs().to_string()),
+                    tick_lower: Some(e.tickLower.as_i32()),
+                    tick_upper: Some(e.tickUpper.as_i32()),
+                    owner: Some(e.sender),
+                    ..base(kind, None, None)
                 }
             } else {
                 continue;
@@ -293,6 +356,9 @@ pub struct PriceFeedParams {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct FeedState {
     pool: Address,
+    /// V4: the pool's id (`pool` is the PoolManager).
+    #[serde(default)]
+    pool_id: Option<B256>,
     fee: u32,
     base: TokenState,
     quote: TokenState,
@@ -304,6 +370,8 @@ pub struct FeedState {
 struct PriceUpdate {
     #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
     pool: Address,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pool_id: Option<B256>,
     fee: u32,
     base: String,
     quote: String,
@@ -339,10 +407,10 @@ impl StreamTool for PriceFeed {
     fn def() -> ToolDef {
         stream_def::<PriceFeedParams>(
             Self::NAME,
-            "Streams a token's price in a quote token from every swap in the pair's deepest Uniswap V3 \
-             pool (chosen by in-range liquidity when the stream opens). Emits PriceUpdate with the change \
+            "Streams a token's price in a quote token from every swap in the pair's deepest Uniswap V3 or \
+             V4 pool (chosen by in-range liquidity when the stream opens; V4 pools without hooks). Emits PriceUpdate with the change \
              from the previous update; a move of more than 5 % carries the Executing sprite.",
-            "stream_price_feed: live price of a token from its deepest Uniswap V3 pool",
+            "stream_price_feed: live price of a token from its deepest Uniswap V3 or V4 pool",
             SpriteTrigger::Idle,
         )
     }
@@ -370,21 +438,33 @@ impl StreamTool for PriceFeed {
                 best = Some((liquidity, pool, fee));
             }
         }
+        let mut pool_id = None;
+        for (liquidity, id, fee) in crate::v4::pools(p.chain_id, &book, base.address, quote.address)? {
+            if best.is_none_or(|(l, _, _)| liquidity > l) {
+                best = Some((liquidity, crate::v4::pool_manager(p.chain_id, &book)?, fee));
+                pool_id = Some(id);
+            }
+        }
         let Some((_, pool, fee)) = best else {
             return Err(not_found(format!(
-                "no Uniswap V3 pool for {}/{} on chain {}",
+                "no Uniswap V3 or V4 pool for {}/{} on chain {}",
                 base.symbol, quote.symbol, p.chain_id
             )));
         };
         let state = FeedState {
             pool,
+            pool_id,
             fee,
             base_is_token0: base.address < quote.address,
             base: base.into(),
             quote: quote.into(),
             last_sqrt_price_x96: None,
         };
-        Ok((vec![logs(p.chain_id, &[pool], vec![vec![Swap::SIGNATURE_HASH]])], state))
+        let topics = match pool_id {
+            Some(id) => vec![vec![v4::Swap::SIGNATURE_HASH], vec![id]],
+            None => vec![vec![Swap::SIGNATURE_HASH]],
+        };
+        Ok((vec![logs(p.chain_id, &[pool], topics)], state))
     }
 
     fn on_logs(
@@ -394,8 +474,11 @@ impl StreamTool for PriceFeed {
     ) -> Result<(Vec<StreamEvent>, FeedState), Error> {
         let mut out = Vec::new();
         for log in &logs {
-            let Some(swap) = decode_log::<Swap>(log) else { continue };
-            let sqrt = U256::from(swap.sqrtPriceX96);
+            let sqrt = match (decode_log::<Swap>(log), decode_log::<v4::Swap>(log)) {
+                (Some(swap), _) if s.pool_id.is_none() => U256::from(swap.sqrtPriceX96),
+                (_, Some(swap)) if Some(swap.id) == s.pool_id => U256::from(swap.sqrtPriceX96),
+                _ => continue,
+            };
             if s.last_sqrt_price_x96 == Some(sqrt) {
                 continue;
             }
@@ -410,6 +493,7 @@ impl StreamTool for PriceFeed {
                 "price-update",
                 &PriceUpdate {
                     pool: s.pool,
+                    pool_id: s.pool_id,
                     fee: s.fee,
                     base: s.base.symbol.clone(),
                     quote: s.quote.symbol.clone(),

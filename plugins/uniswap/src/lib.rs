@@ -7,6 +7,7 @@
 mod abi;
 mod book;
 mod liquidity;
+mod liquidity_v4;
 mod math;
 mod native;
 mod pools;

@@ -1,9 +1,13 @@
-//! V3 liquidity: mint or increase a position, remove liquidity, collect fees. Minimum amounts
-//! come from simulating the exact calls as the wallet, less the slippage setting.
+//! Liquidity tools: mint or increase a position, remove liquidity (and burn it), collect fees —
+//! V3 through the NonfungiblePositionManager here, V4 through the PositionManager
+//! (`liquidity_v4.rs`). Minimum amounts come from simulating the exact calls as the wallet, less
+//! the slippage setting.
 
 use crate::abi::*;
 use crate::book::{Book, book};
-use crate::math::{check_slippage, min_out};
+use crate::liquidity_v4::{self as v4p, V4Fields};
+use crate::math::{MAX_TICK, check_slippage, min_out};
+use crate::pools::Version;
 use crate::pools::{sorted, v3_pool};
 use crate::read::{Position, check_fee, deadline, pair, position, position_id};
 use alloy_primitives::aliases::{I24, U24};
@@ -18,9 +22,6 @@ use bardo_sdk::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// The widest ticks V3 allows.
-const MAX_TICK: i32 = 887_272;
 
 fn write_def<P: JsonSchema>(
     name: &str,
@@ -122,6 +123,15 @@ pub struct AddParams {
     /// Tolerance on the deposited amounts, basis points 1 to 5000 (default 50).
     #[serde(default = "default_slippage")]
     pub slippage_bps: u32,
+    /// `v3` (default) or `v4`.
+    #[serde(default)]
+    pub version: Option<Version>,
+    /// V4: the pool key's tick spacing (default: the standard one of `fee`).
+    #[serde(default)]
+    pub tick_spacing: Option<i32>,
+    /// V4: the pool key's hooks contract (default: none).
+    #[serde(default)]
+    pub hooks: Option<String>,
 }
 
 fn default_slippage() -> u32 {
@@ -146,6 +156,9 @@ pub struct AddOutcome {
     pub tick_upper: i32,
     #[serde(flatten)]
     pub deposited: Amounts,
+    /// V4: the pool's id, tick spacing and hooks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v4: Option<V4Fields>,
 }
 
 pub struct AddLiquidity;
@@ -182,10 +195,11 @@ impl WriteTool for AddLiquidity {
     fn def() -> ToolDef {
         write_def::<AddParams>(
             Self::NAME,
-            "Plans adding liquidity to a Uniswap V3 pool: mints a position in a tick range (or the full \
-             range), or increases an existing position. Approvals are exact and only when short; minimum \
-             amounts come from simulating the deposit, less the slippage setting. The host executes the \
-             plan. It does not create pools: the pool must exist.",
+            "Plans adding liquidity to a Uniswap V3 pool, or a V4 pool (`version: v4`, through the \
+             PositionManager and Permit2): mints a position in a tick range (or the full range), or increases \
+             an existing position. Approvals are exact and only when short; bounds come from simulating the \
+             deposit, less the slippage setting. The host executes the plan. It does not create pools: the \
+             pool must exist.",
             RiskTier::High,
             "add_liquidity",
             &["resolve pool", "simulate deposit", "build calls"],
@@ -198,6 +212,14 @@ impl WriteTool for AddLiquidity {
     }
 
     fn plan(p: AddParams) -> Result<WritePlan, Error> {
+        if p.version == Some(Version::V4) {
+            return add_v4(p);
+        }
+        if p.tick_spacing.is_some() || p.hooks.is_some() {
+            return Err(invalid_params(
+                "`tick_spacing` and `hooks` name a V4 pool; add `\"version\": \"v4\"`",
+            ));
+        }
         let owner = wallet(p.chain_id)?;
         check_fee(Some(p.fee))?;
         check_slippage(p.slippage_bps)?;
@@ -330,6 +352,7 @@ impl WriteTool for AddLiquidity {
             tick_lower: lower,
             tick_upper: upper,
             deposited: Amounts::new(&t0, &t1, used0, used1),
+            v4: None,
         };
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
@@ -337,6 +360,9 @@ impl WriteTool for AddLiquidity {
     fn verify(p: AddParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
         check_receipts(&receipts)?;
         let book = book(p.chain_id)?;
+        if p.version == Some(Version::V4) {
+            return verify_add_v4(&p, &book, &receipts);
+        }
         let e = logs_of::<IncreaseLiquidity>(&receipts, book.position_manager).pop().ok_or_else(|| {
             internal("the receipts hold no IncreaseLiquidity event of the position manager")
         })?;
@@ -353,6 +379,7 @@ impl WriteTool for AddLiquidity {
             tick_lower: pos.tick_lower,
             tick_upper: pos.tick_upper,
             deposited: Amounts::new(&pos.token0, &pos.token1, e.amount0, e.amount1),
+            v4: None,
         })
         .map_err(|e| internal(e.to_string()))
     }
@@ -372,6 +399,12 @@ pub struct RemoveParams {
     /// Tolerance on the withdrawn amounts, basis points 1 to 5000 (default 50).
     #[serde(default = "default_slippage")]
     pub slippage_bps: u32,
+    /// `v3` (default) or `v4`: which position manager's NFT `position_id` is.
+    #[serde(default)]
+    pub version: Option<Version>,
+    /// V4: burn the position NFT too (only with `percent` 100).
+    #[serde(default)]
+    pub burn: bool,
 }
 
 fn hundred() -> u8 {
@@ -385,10 +418,15 @@ pub struct RemoveOutcome {
     pub balance_changes: Vec<BalanceChange>,
     pub position_id: String,
     pub liquidity_removed: String,
-    /// Principal withdrawn.
-    pub withdrawn: Amounts,
+    /// Principal withdrawn (V4 receipts do not tell principal from fees: verified outcomes
+    /// of V4 show `collected` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<Amounts>,
     /// Everything sent to the wallet: principal plus fees.
     pub collected: Amounts,
+    /// V4: the position NFT burned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nfts: Vec<NftChange>,
 }
 
 pub struct RemoveLiquidity;
@@ -410,9 +448,9 @@ impl WriteTool for RemoveLiquidity {
     fn def() -> ToolDef {
         write_def::<RemoveParams>(
             Self::NAME,
-            "Plans removing liquidity from a Uniswap V3 position the wallet owns (a percentage, default all) \
-             and collecting the tokens and fees to the wallet. Minimum amounts come from simulating the \
-             withdrawal, less the slippage setting. It does not burn the NFT.",
+            "Plans removing liquidity from a Uniswap V3 or V4 position the wallet owns (a percentage, default \
+             all) and collecting the tokens and fees to the wallet; a V4 position can be burned with it. \
+             Minimum amounts come from simulating the withdrawal, less the slippage setting.",
             RiskTier::Medium,
             "remove_liquidity",
             &["read position", "simulate withdrawal", "build calls"],
@@ -428,6 +466,14 @@ impl WriteTool for RemoveLiquidity {
         check_slippage(p.slippage_bps)?;
         if p.percent == 0 || p.percent > 100 {
             return Err(invalid_params(format!("`percent` {} must be 1 to 100", p.percent)));
+        }
+        if p.burn && (p.percent != 100 || p.version != Some(Version::V4)) {
+            return Err(invalid_params(
+                "`burn` takes a V4 position's whole liquidity: `version` v4, `percent` 100",
+            ));
+        }
+        if p.version == Some(Version::V4) {
+            return remove_v4(p, owner);
         }
         let book = book(p.chain_id)?;
         let id = position_id(&p.position_id)?;
@@ -493,8 +539,9 @@ impl WriteTool for RemoveLiquidity {
             ],
             position_id: id.to_string(),
             liquidity_removed: liquidity.to_string(),
-            withdrawn: Amounts::new(t0, t1, out.amount0, out.amount1),
+            withdrawn: Some(Amounts::new(t0, t1, out.amount0, out.amount1)),
             collected: Amounts::new(t0, t1, total.amount0, total.amount1),
+            nfts: Vec::new(),
         };
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
@@ -502,6 +549,9 @@ impl WriteTool for RemoveLiquidity {
     fn verify(p: RemoveParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
         check_receipts(&receipts)?;
         let book = book(p.chain_id)?;
+        if p.version == Some(Version::V4) {
+            return verify_remove_v4(&p, &book, &receipts);
+        }
         let id = position_id(&p.position_id)?;
         let pos = position(p.chain_id, &book, id)?;
         let d = logs_of::<DecreaseLiquidity>(&receipts, book.position_manager)
@@ -517,8 +567,9 @@ impl WriteTool for RemoveLiquidity {
             ],
             position_id: id.to_string(),
             liquidity_removed: d.liquidity.to_string(),
-            withdrawn: Amounts::new(&pos.token0, &pos.token1, d.amount0, d.amount1),
+            withdrawn: Some(Amounts::new(&pos.token0, &pos.token1, d.amount0, d.amount1)),
             collected: Amounts::new(&pos.token0, &pos.token1, c0, c1),
+            nfts: Vec::new(),
         })
         .map_err(|e| internal(e.to_string()))
     }
@@ -532,6 +583,9 @@ pub struct CollectFeesParams {
     pub chain_id: u64,
     /// The position NFT's id, decimal.
     pub position_id: String,
+    /// `v3` (default) or `v4`: which position manager's NFT `position_id` is.
+    #[serde(default)]
+    pub version: Option<Version>,
 }
 
 /// Expected / verified fees collected.
@@ -553,8 +607,8 @@ impl WriteTool for CollectFees {
     fn def() -> ToolDef {
         write_def::<CollectFeesParams>(
             Self::NAME,
-            "Plans collecting the uncollected fees of a Uniswap V3 position the wallet owns, to the wallet. \
-             The expected amounts come from simulating the collect. It leaves the liquidity in place.",
+            "Plans collecting the uncollected fees of a Uniswap V3 or V4 position the wallet owns, to the \
+             wallet. The expected amounts come from simulating the collect. It leaves the liquidity in place.",
             RiskTier::Low,
             "collect_fees",
             &["read position", "simulate collect", "build call"],
@@ -566,6 +620,9 @@ impl WriteTool for CollectFees {
         let owner = wallet(p.chain_id)?;
         let book = book(p.chain_id)?;
         let id = position_id(&p.position_id)?;
+        if p.version == Some(Version::V4) {
+            return collect_v4(&p, &book, id, owner);
+        }
         events::progress(0);
         let pos = owned(p.chain_id, &book, id, owner)?;
         events::progress(1);
@@ -601,6 +658,20 @@ impl WriteTool for CollectFees {
         check_receipts(&receipts)?;
         let book = book(p.chain_id)?;
         let id = position_id(&p.position_id)?;
+        if p.version == Some(Version::V4) {
+            let owner = wallet(p.chain_id)?;
+            let pos = v4p::position(p.chain_id, &book, id)?;
+            let (c0, c1) = (
+                v4p::moved(&receipts, &pos.pool.token0, owner),
+                v4p::moved(&receipts, &pos.pool.token1, owner),
+            );
+            let fees = Amounts::new(&pos.pool.token0, &pos.pool.token1, base(&c0), base(&c1));
+            return json_value(CollectOutcome {
+                balance_changes: vec![c0, c1],
+                position_id: id.to_string(),
+                fees,
+            });
+        }
         let pos = position(p.chain_id, &book, id)?;
         let c = logs_of::<Collect>(&receipts, book.position_manager)
             .into_iter()
@@ -616,4 +687,221 @@ impl WriteTool for CollectFees {
         })
         .map_err(|e| internal(e.to_string()))
     }
+}
+
+fn json_value<T: Serialize>(v: T) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(v).map_err(|e| internal(e.to_string()))
+}
+
+/// The size of a balance change, base units (either direction).
+fn base(change: &BalanceChange) -> U256 {
+    change.delta.trim_start_matches('-').parse().unwrap_or_default()
+}
+
+/// `uniswap_add_liquidity` on V4.
+fn add_v4(p: AddParams) -> Result<WritePlan, Error> {
+    let owner = wallet(p.chain_id)?;
+    let book = book(p.chain_id)?;
+    events::progress(0);
+    let (a, b) = pair(p.chain_id, &book, &p.token_a, &p.token_b, ["token_a", "token_b"])?;
+    let amount_a = parse_units("amount_a", &p.amount_a, a.decimals)?;
+    let amount_b = parse_units("amount_b", &p.amount_b, b.decimals)?;
+    if amount_a.is_zero() && amount_b.is_zero() {
+        return Err(invalid_params("`amount_a` and `amount_b` are both zero; deposit something"));
+    }
+    let existing = p.position_id.as_deref().map(position_id).transpose()?;
+    let (pool, ticks) = match existing {
+        Some(id) => {
+            let pos = v4p::owned(p.chain_id, &book, id, owner)?;
+            let (t0, t1) = sorted(&a, &b);
+            if (pos.pool.token0.address, pos.pool.token1.address) != (t0.address, t1.address) {
+                return Err(invalid_params(format!(
+                    "V4 position {id} is in a {}/{} pool, not {}/{}",
+                    pos.pool.token0.symbol, pos.pool.token1.symbol, a.symbol, b.symbol
+                )));
+            }
+            (pos.pool, (pos.tick_lower, pos.tick_upper))
+        }
+        None => {
+            let key = crate::v4::key_params(p.fee, p.tick_spacing, p.hooks.as_deref())?;
+            let pool = crate::v4::hooked_pool(p.chain_id, &book, &a, &b, key)?.ok_or_else(|| {
+                not_found(format!(
+                    "no V4 pool of {}/{} with fee {}, tick spacing {} and hooks {} on chain {}; list the V4 pools \
+                     with uniswap_get_pools_by_token_pair",
+                    a.symbol, b.symbol, key.0, key.1, key.2, p.chain_id
+                ))
+            })?;
+            let ticks = AddLiquidity::ticks(&p, pool.key.tick_spacing)?;
+            (pool, ticks)
+        }
+    };
+    let most = if a.address == pool.token0.address { (amount_a, amount_b) } else { (amount_b, amount_a) };
+    events::progress(1);
+    let deposit = v4p::Deposit {
+        chain_id: p.chain_id,
+        owner,
+        pool: &pool,
+        existing,
+        ticks,
+        most,
+        slippage_bps: p.slippage_bps,
+        deadline: deadline(p.chain_id, 600)?,
+    };
+    let planned = v4p::deposit(&book, &deposit)?;
+    events::progress(2);
+    let (t0, t1) = (&pool.token0, &pool.token1);
+    let changes = [planned.deltas.0, planned.deltas.1]
+        .map(|d| if d.is_negative() { d.unsigned_abs() } else { U256::ZERO });
+    let expected = AddOutcome {
+        balance_changes: vec![
+            BalanceChange::net(t0.address, U256::ZERO, changes[0]),
+            BalanceChange::net(t1.address, U256::ZERO, changes[1]),
+        ],
+        authorities: planned.authorities,
+        nfts: if existing.is_some() {
+            Vec::new()
+        } else {
+            vec![NftChange::minted(v4p::manager(p.chain_id, &book)?)]
+        },
+        position_id: planned.id.to_string(),
+        liquidity_added: planned.liquidity.to_string(),
+        tick_lower: ticks.0,
+        tick_upper: ticks.1,
+        deposited: Amounts::new(t0, t1, changes[0], changes[1]),
+        v4: Some(V4Fields::of(&pool)),
+    };
+    // An increase may also take uncollected fees to the wallet: declare the net change.
+    let mut expected = expected;
+    if existing.is_some() {
+        expected.balance_changes = vec![
+            BalanceChange::net(t0.address, v4p::inflow(planned.deltas.0), changes[0]),
+            BalanceChange::net(t1.address, v4p::inflow(planned.deltas.1), changes[1]),
+        ];
+    }
+    Ok(WritePlan { calls: planned.calls, expected_outcome_json: json(&expected)? })
+}
+
+fn verify_add_v4(p: &AddParams, book: &Book, receipts: &[Receipt]) -> Result<serde_json::Value, Error> {
+    let owner = wallet(p.chain_id)?;
+    let posm = v4p::manager(p.chain_id, book)?;
+    let id = match p.position_id.as_deref() {
+        Some(text) => position_id(text)?,
+        None => v4p::minted(receipts, posm, owner)
+            .ok_or_else(|| internal("the receipts hold no V4 position minted to the wallet"))?,
+    };
+    let added = v4p::modifications(receipts, posm)
+        .into_iter()
+        .find(|m| m.salt == id && !m.delta.is_negative())
+        .ok_or_else(|| internal(format!("the receipts hold no liquidity added to V4 position {id}")))?;
+    let pos = v4p::position(p.chain_id, book, id)?;
+    let (t0, t1) = (&pos.pool.token0, &pos.pool.token1);
+    let (c0, c1) = (v4p::moved(receipts, t0, owner), v4p::moved(receipts, t1, owner));
+    let spent = |c: &BalanceChange| if c.delta.starts_with('-') { base(c) } else { U256::ZERO };
+    json_value(AddOutcome {
+        deposited: Amounts::new(t0, t1, spent(&c0), spent(&c1)),
+        balance_changes: vec![c0, c1],
+        authorities: Vec::new(),
+        nfts: Vec::new(),
+        position_id: id.to_string(),
+        liquidity_added: added.delta.to_string(),
+        tick_lower: pos.tick_lower,
+        tick_upper: pos.tick_upper,
+        v4: Some(V4Fields::of(&pos.pool)),
+    })
+}
+
+/// `uniswap_remove_liquidity` on V4.
+fn remove_v4(p: RemoveParams, owner: Address) -> Result<WritePlan, Error> {
+    let book = book(p.chain_id)?;
+    let id = position_id(&p.position_id)?;
+    events::progress(0);
+    let pos = v4p::owned(p.chain_id, &book, id, owner)?;
+    let liquidity =
+        pos.liquidity / 100 * u128::from(p.percent) + pos.liquidity % 100 * u128::from(p.percent) / 100;
+    if liquidity == 0 && !p.burn {
+        return Err(invalid_params(format!(
+            "V4 position {id} has no liquidity to remove; collect its fees, or burn it (`burn`: true)"
+        )));
+    }
+    events::progress(1);
+    let w = v4p::Withdrawal {
+        chain_id: p.chain_id,
+        position: &pos,
+        liquidity,
+        burn: p.burn,
+        slippage_bps: p.slippage_bps,
+        deadline: deadline(p.chain_id, 600)?,
+    };
+    let out = v4p::withdraw(&book, &w)?;
+    events::progress(2);
+    let (t0, t1) = (&pos.pool.token0, &pos.pool.token1);
+    let expected = RemoveOutcome {
+        balance_changes: vec![
+            BalanceChange::received(t0, out.total.0),
+            BalanceChange::received(t1, out.total.1),
+        ],
+        position_id: id.to_string(),
+        liquidity_removed: liquidity.to_string(),
+        withdrawn: Some(Amounts::new(t0, t1, out.principal.0, out.principal.1)),
+        collected: Amounts::new(t0, t1, out.total.0, out.total.1),
+        nfts: if p.burn { vec![v4p::burned(v4p::manager(p.chain_id, &book)?, id)] } else { Vec::new() },
+    };
+    Ok(WritePlan { calls: vec![out.call], expected_outcome_json: json(&expected)? })
+}
+
+fn verify_remove_v4(p: &RemoveParams, book: &Book, receipts: &[Receipt]) -> Result<serde_json::Value, Error> {
+    let owner = wallet(p.chain_id)?;
+    let posm = v4p::manager(p.chain_id, book)?;
+    let id = position_id(&p.position_id)?;
+    let removed: U256 = v4p::modifications(receipts, posm)
+        .into_iter()
+        .filter(|m| m.salt == id && m.delta.is_negative())
+        .map(|m| m.delta.unsigned_abs())
+        .sum();
+    // The position may be burned: its tokens come from the pool key the position manager keeps.
+    let pool = v4p::modifications(receipts, posm)
+        .into_iter()
+        .find(|m| m.salt == id)
+        .map(|m| m.pool_id)
+        .ok_or_else(|| internal(format!("the receipts hold no change of V4 position {id}")))?;
+    let (t0, t1) = v4p::pool_tokens(p.chain_id, posm, pool)?;
+    let (c0, c1) = (v4p::moved(receipts, &t0, owner), v4p::moved(receipts, &t1, owner));
+    json_value(RemoveOutcome {
+        collected: Amounts::new(&t0, &t1, base(&c0), base(&c1)),
+        balance_changes: vec![c0, c1],
+        position_id: id.to_string(),
+        liquidity_removed: removed.to_string(),
+        withdrawn: None,
+        nfts: Vec::new(),
+    })
+}
+
+/// `uniswap_collect_fees` on V4: a decrease of nothing, then take both tokens.
+fn collect_v4(p: &CollectFeesParams, book: &Book, id: U256, owner: Address) -> Result<WritePlan, Error> {
+    events::progress(0);
+    let pos = v4p::owned(p.chain_id, book, id, owner)?;
+    events::progress(1);
+    let w = v4p::Withdrawal {
+        chain_id: p.chain_id,
+        position: &pos,
+        liquidity: 0,
+        burn: false,
+        slippage_bps: 1,
+        deadline: deadline(p.chain_id, 600)?,
+    };
+    let out = v4p::withdraw(book, &w)?;
+    if out.total.0.is_zero() && out.total.1.is_zero() {
+        return Err(invalid_params(format!("V4 position {id} has no fees to collect yet")));
+    }
+    events::progress(2);
+    let (t0, t1) = (&pos.pool.token0, &pos.pool.token1);
+    let expected = CollectOutcome {
+        balance_changes: vec![
+            BalanceChange::received(t0, out.total.0),
+            BalanceChange::received(t1, out.total.1),
+        ],
+        position_id: id.to_string(),
+        fees: Amounts::new(t0, t1, out.total.0, out.total.1),
+    };
+    Ok(WritePlan { calls: vec![out.call], expected_outcome_json: json(&expected)? })
 }

@@ -7,29 +7,8 @@ use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::eth_call;
 use bardo_sdk::erc20::Token;
 use bardo_sdk::{ChainId, Error};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-/// A Uniswap protocol version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Version {
-    V2,
-    V3,
-    /// Pools inside the PoolManager, traded through the UniversalRouter.
-    V4,
-}
-
-impl Version {
-    /// How it is written in descriptions.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::V2 => "V2",
-            Self::V3 => "V3",
-            Self::V4 => "V4",
-        }
-    }
-}
+pub use bardo_sdk::uniswap::Version;
 
 /// A V3 pool and its current state.
 #[derive(Debug, Clone)]

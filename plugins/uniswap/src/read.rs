@@ -449,6 +449,9 @@ pub struct PositionParams {
     pub chain_id: u64,
     /// The position NFT's token id, decimal.
     pub position_id: String,
+    /// `v3` (default) or `v4`: which position manager's NFT `position_id` is.
+    #[serde(default)]
+    pub version: Option<Version>,
 }
 
 /// A V3 position as stored in the NonfungiblePositionManager.
@@ -524,6 +527,9 @@ pub struct PositionOutput {
     pub fees1: String,
     pub fees0_base: String,
     pub fees1_base: String,
+    /// V4: the pool's id, tick spacing and hooks (`pool` is the PoolManager).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v4: Option<crate::liquidity_v4::V4Fields>,
 }
 
 /// A deadline far enough for a simulation at the latest block.
@@ -575,7 +581,7 @@ impl ReadTool for GetPosition {
 
     fn def() -> ToolDef {
         ToolDef {
-            prompt_snippet: "uniswap_get_position: a V3 LP position's range, amounts, uncollected fees"
+            prompt_snippet: "uniswap_get_position: a V3 or V4 LP position's range, amounts, uncollected fees"
                 .into(),
             progress_steps: vec!["read position".into(), "read pool".into(), "value position".into()],
             tick_budget: TickBudget::Medium,
@@ -585,7 +591,7 @@ impl ReadTool for GetPosition {
             ]),
             ..tool_def::<PositionParams>(
                 Self::NAME,
-                "Reads a Uniswap V3 position NFT: owner, pool, tick range, liquidity, the token amounts it is \
+                "Reads a Uniswap V3 position NFT (or a V4 one, `version: v4`): owner, pool, tick range, liquidity, the token amounts it is \
                  worth now, uncollected fees, and whether the pool price is in range. Amounts and fees come \
                  from the position manager's own math, simulated on a fork. It does not change the position.",
                 Category::Liquidity,
@@ -597,6 +603,9 @@ impl ReadTool for GetPosition {
         let book = book(p.chain_id)?;
         let id = position_id(&p.position_id)?;
         events::progress(0);
+        if p.version == Some(Version::V4) {
+            return v4_position(&p, &book, id);
+        }
         let pos = position(p.chain_id, &book, id)?;
         events::progress(1);
         let pool_address = eth_call(
@@ -632,8 +641,42 @@ impl ReadTool for GetPosition {
             fees1_base: f1.to_string(),
             token0: pos.token0,
             token1: pos.token1,
+            v4: None,
         })
     }
+}
+
+/// `uniswap_get_position` of a V4 position.
+fn v4_position(p: &PositionParams, book: &Book, id: U256) -> Result<PositionOutput, Error> {
+    use crate::liquidity_v4 as v4p;
+    let pos = v4p::position(p.chain_id, book, id)?;
+    events::progress(1);
+    let ((a0, a1), (f0, f1)) = v4p::amounts(p.chain_id, book, &pos, deadline(p.chain_id, 600)?)?;
+    events::progress(2);
+    let pool = &pos.pool;
+    let (d0, d1) = (pool.token0.decimals, pool.token1.decimals);
+    Ok(PositionOutput {
+        position_id: id.to_string(),
+        owner: pos.owner,
+        pool: book.v4_pool_manager.unwrap_or_default(),
+        fee: pool.fee,
+        tick_lower: pos.tick_lower,
+        tick_upper: pos.tick_upper,
+        current_tick: pool.tick,
+        in_range: pos.tick_lower <= pool.tick && pool.tick < pos.tick_upper,
+        liquidity: pos.liquidity.to_string(),
+        amount0: format_units(a0, d0),
+        amount1: format_units(a1, d1),
+        amount0_base: a0.to_string(),
+        amount1_base: a1.to_string(),
+        fees0: format_units(f0, d0),
+        fees1: format_units(f1, d1),
+        fees0_base: f0.to_string(),
+        fees1_base: f1.to_string(),
+        v4: Some(v4p::V4Fields::of(pool)),
+        token0: pool.token0.clone(),
+        token1: pool.token1.clone(),
+    })
 }
 
 /// Params of `uniswap_get_token_info`.

@@ -7,43 +7,17 @@ use crate::book::Book;
 use crate::pools::sorted;
 use crate::quote::Side;
 use alloy_primitives::aliases::{I24, U24};
-use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use alloy_sol_types::SolValue;
+use alloy_primitives::{Address, B256, Bytes, U256};
 use bardo_sdk::abi::eth_call;
 use bardo_sdk::erc20::Token;
 use bardo_sdk::errors::invalid_params;
 use bardo_sdk::{ChainId, Error};
 use serde::Serialize;
 
-alloy_sol_types::sol! {
-    struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
-
-    // StateView
-    function getSlot0(bytes32 poolId) external view returns (uint160 sqrtPriceX96, int24 tick, uint24 protocolFee,
-        uint24 lpFee);
-    function getLiquidity(bytes32 poolId) external view returns (uint128 liquidity);
-
-    // V4Quoter (reverts when the pool cannot fill the whole amount)
-    struct QuoteExactSingleParams { PoolKey poolKey; bool zeroForOne; uint128 exactAmount; bytes hookData; }
-    function quoteExactInputSingle(QuoteExactSingleParams params) external returns (uint256 amountOut,
-        uint256 gasEstimate);
-    function quoteExactOutputSingle(QuoteExactSingleParams params) external returns (uint256 amountIn,
-        uint256 gasEstimate);
-
-    // The V4 router's swap params (see `router.rs`)
-    struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
-        bytes hookData; }
-    struct ExactOutputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountOut; uint128 amountInMaximum;
-        bytes hookData; }
-
-    // PoolManager
-    event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96,
-        uint128 liquidity, int24 tick, uint24 fee);
-}
-
-/// The fee / tick spacing pairs V4 pools without hooks are looked for at (V3's tiers and
-/// spacings).
-pub const TIERS: [(u32, i32); 4] = [(100, 1), (500, 10), (3000, 60), (10000, 200)];
+pub use bardo_sdk::uniswap::v4::{
+    ExactInputSingleParams, ExactOutputSingleParams, PoolKey, QuoteExactSingleParams, Swap, TIERS,
+    getLiquidityCall, getSlot0Call, pool_id, quoteExactInputSingleCall, quoteExactOutputSingleCall,
+};
 
 /// What names a V4 pool besides its tokens and fee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -91,11 +65,6 @@ pub fn pool_key_of(a: Address, b: Address, fee: u32, key: V4Key) -> PoolKey {
     }
 }
 
-/// A pool's id: keccak256 of its ABI-encoded key.
-pub fn pool_id(key: &PoolKey) -> B256 {
-    keccak256(key.abi_encode())
-}
-
 /// The V4 pool of `a`/`b` at `fee` and `tick_spacing` without hooks; none when it is not
 /// initialized (or the chain has no V4).
 pub fn pool(
@@ -106,8 +75,20 @@ pub fn pool(
     fee: u32,
     tick_spacing: i32,
 ) -> Result<Option<V4Pool>, Error> {
+    hooked_pool(chain_id, book, a, b, (fee, tick_spacing, Address::ZERO))
+}
+
+/// The V4 pool of `a`/`b` with `(fee, tick spacing, hooks)`; none when it is not initialized
+/// (or the chain has no V4).
+pub fn hooked_pool(
+    chain_id: ChainId,
+    book: &Book,
+    a: &Token,
+    b: &Token,
+    (fee, tick_spacing, hooks): (u32, i32, Address),
+) -> Result<Option<V4Pool>, Error> {
     let Some(state_view) = book.v4_state_view else { return Ok(None) };
-    let key = pool_key(a, b, fee, tick_spacing, Address::ZERO);
+    let key = pool_key(a, b, fee, tick_spacing, hooks);
     let id = pool_id(&key);
     let slot0 = eth_call(chain_id, state_view, &getSlot0Call { poolId: id })?;
     if slot0.sqrtPriceX96.is_zero() {
@@ -116,7 +97,7 @@ pub fn pool(
     let liquidity = eth_call(chain_id, state_view, &getLiquidityCall { poolId: id })?;
     let (token0, token1) = sorted(a, b);
     Ok(Some(V4Pool {
-        key: V4Key { pool_id: id, tick_spacing, hooks: Address::ZERO },
+        key: V4Key { pool_id: id, tick_spacing, hooks },
         token0,
         token1,
         fee,
@@ -148,6 +129,34 @@ pub fn key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
         (pool_id(&pool_key(a, b, fee, spacing, Address::ZERO)) == id)
             .then_some((fee, V4Key { pool_id: id, tick_spacing: spacing, hooks: Address::ZERO }))
     })
+}
+
+/// The most a V4 fee may be (100 %, in hundredths of a bip; above it is the dynamic-fee flag).
+const MAX_FEE: u32 = 1_000_000;
+
+/// A V4 pool key's fee, tick spacing and hooks from params: the spacing defaults to the
+/// standard one of `fee`'s tier, the hooks to none.
+pub fn key_params(
+    fee: u32,
+    tick_spacing: Option<i32>,
+    hooks: Option<&str>,
+) -> Result<(u32, i32, Address), Error> {
+    if fee > MAX_FEE {
+        return Err(invalid_params(format!("`fee` {fee} is over 1000000 (100 %); give hundredths of a bip")));
+    }
+    let spacing = match tick_spacing {
+        Some(s) if !(1..=32767).contains(&s) => {
+            return Err(invalid_params(format!("`tick_spacing` {s} must be 1 to 32767")));
+        }
+        Some(s) => s,
+        None => TIERS.into_iter().find(|(f, _)| *f == fee).map(|(_, s)| s).ok_or_else(|| {
+            invalid_params(format!(
+                "fee {fee} has no standard tick spacing; give `tick_spacing` (the pool key's)"
+            ))
+        })?,
+    };
+    let hooks = hooks.map(|h| bardo_sdk::abi::parse_address("hooks", h)).transpose()?.unwrap_or_default();
+    Ok((fee, spacing, hooks))
 }
 
 pub fn u128_amount(amount: U256) -> Result<u128, Error> {

@@ -62,8 +62,19 @@ fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     let permit2_code =
         rt.block_on(provider.get_code_at(d.uniswap_v4["permit2"]).into_future()).expect("code");
     assert!(permit2_code.len() > 1_000, "Permit2 runtime code is in place");
-    assert_eq!(d.uniswap_v4_pools.len(), 3, "WETH/USDC 0.3 %, WETH/DAI 0.05 %, hooked WETH/USDC 0.3 %");
+    assert_eq!(
+        d.uniswap_v4_pools.len(),
+        4,
+        "WETH/USDC 0.3 %, WETH/DAI 0.05 %, hooked WETH/USDC 0.3 %, native ETH/USDC 0.05 %"
+    );
     assert_eq!(d.uniswap_v4_pools[2].hooks, d.uniswap_v4["fee_taking_hook"]);
+    // The native pool's currency0 is ether itself: the zero address sorts first.
+    assert_eq!(
+        (d.uniswap_v4_pools[3].token0.as_str(), d.uniswap_v4_pools[3].token1.as_str()),
+        ("ETH", "USDC")
+    );
+    let native = v4_pool_id(Address::ZERO, d.tokens["USDC"].address, 500, 10);
+    assert_eq!(d.uniswap_v4_pools[3].id, native, "the id is the hash of the native key");
     let hook_code =
         rt.block_on(provider.get_code_at(d.uniswap_v4["fee_taking_hook"]).into_future()).expect("code");
     assert!(hook_code.len() > 100, "the hook's code is in place");
@@ -145,4 +156,19 @@ fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
             .expect("quote");
     let usdc = out.amountOut.to::<u128>() as f64 / 1e6;
     assert!((1_980.0..2_000.0).contains(&usdc), "1 WETH -> {usdc} USDC");
+}
+
+/// The id of a V4 pool without hooks.
+fn v4_pool_id(c0: Address, c1: Address, fee: u32, spacing: i32) -> alloy::primitives::B256 {
+    use alloy::primitives::aliases::{I24, U24};
+    use alloy::sol_types::SolValue;
+    alloy::sol! { struct Key { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; } }
+    let key = Key {
+        currency0: c0,
+        currency1: c1,
+        fee: U24::from(fee),
+        tickSpacing: I24::try_from(spacing).expect("spacing"),
+        hooks: Address::ZERO,
+    };
+    alloy::primitives::keccak256(key.abi_encode())
 }

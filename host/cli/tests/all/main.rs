@@ -17,6 +17,7 @@ mod simulate;
 mod streaming;
 mod uniswap;
 mod uniswap_v4;
+mod v4_liquidity;
 mod valuation;
 mod write_path;
 

@@ -514,7 +514,8 @@ fn unsubscribe_session_end_and_halt_cancel_every_task() {
     let b =
         e.subscribe("stream_pool_state", json!({"chain_id": CHAIN_ID, "pool": pool, "interval_ms": 5000}));
     let c = e.subscribe("stream_trades", json!({"chain_ids": [CHAIN_ID, CHAIN_ID], "wallet": pool}));
-    assert_eq!(e.registry.live_tasks(), 4, "one task per source: trades watches two");
+    // One task per source: trades watches two chains, each for V2/V3 swaps and V4 swaps.
+    assert_eq!(e.registry.live_tasks(), 6);
     let out = e.registry.unsubscribe_many(Some(std::slice::from_ref(&a))).expect("unsubscribe");
     assert_eq!((out.unsubscribed, out.remaining), (vec![a.clone()], vec![b.clone(), c.clone()]));
     let unknown = e.registry.unsubscribe_many(Some(&[a])).expect_err("gone");
@@ -530,7 +531,7 @@ fn unsubscribe_session_end_and_halt_cancel_every_task() {
             std::thread::sleep(Duration::from_millis(10));
         }
     };
-    wait_tasks(3);
+    wait_tasks(5);
     let out = e.registry.unsubscribe_many(None).expect("all");
     assert_eq!((out.unsubscribed.len(), out.remaining.len()), (2, 0));
     wait_tasks(0);
@@ -567,4 +568,142 @@ fn unsubscribe_session_end_and_halt_cancel_every_task() {
         assert!(Instant::now() < deadline, "{} tasks outlived their session", tasks.live());
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+mod v4_events {
+    alloy::sol! {
+        event Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1,
+            uint160 sqrtPriceX96, uint128 liquidity, int24 tick, uint24 fee);
+        event ModifyLiquidity(bytes32 indexed id, address indexed sender, int24 tickLower, int24 tickUpper,
+            int256 liquidityDelta, bytes32 salt);
+    }
+}
+
+#[test]
+fn v4_pool_events_trades_prices_and_position_alerts_follow_the_pool_manager_in_chain_order() {
+    let mut e = env();
+    let manager = e.d.uniswap_v4["pool_manager"];
+    let (weth, usdc) = (e.d.tokens["WETH"].address, e.d.tokens["USDC"].address);
+    let v4_pool = |fee: u32| {
+        e.d.uniswap_v4_pools.iter().find(|p| p.fee == fee && p.hooks.is_zero()).expect("a V4 pool").id
+    };
+    let (id, dai_pool) = (v4_pool(3000), v4_pool(500));
+    let dev = e.d.deployer.to_checksum(None);
+    // A narrow position makes V4's WETH/DAI pool the deepest of its pair: the feed follows it.
+    let dai_tick = {
+        let params =
+            json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "DAI", "version": "v4", "fee": 500});
+        let info = e.host.call("uniswap_get_pool_info", &params.to_string()).result.expect("pool");
+        serde_json::from_str::<Value>(&info).expect("json")["tick"].as_i64().expect("tick") as i32
+    };
+    let deep = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "WETH", "token_b": "DAI", "fee": 500,
+        "amount_a": "50", "amount_b": "100000", "tick_lower": dai_tick.div_euclid(10) * 10 - 20,
+        "tick_upper": dai_tick.div_euclid(10) * 10 + 30});
+    e.execute(&e.plan("uniswap_add_liquidity", deep), e.d.deployer);
+    let sub = e.subscribe("stream_pool_events", json!({"chain_id": CHAIN_ID, "pool_id": id.to_string()}));
+    e.subscribe("stream_trades", json!({"chain_ids": [CHAIN_ID], "wallet": dev}));
+    e.subscribe("stream_price_feed", json!({"chain_id": CHAIN_ID, "base": "WETH", "quote": "DAI"}));
+
+    // A position in the V4 WETH/USDC pool, a swap each way through it, one through WETH/DAI,
+    // then half of the position out.
+    let info = e
+        .host
+        .call(
+            "uniswap_get_pool_info",
+            &json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "version": "v4", "fee": 3000})
+                .to_string(),
+        )
+        .result
+        .expect("pool");
+    let tick = serde_json::from_str::<Value>(&info).expect("json")["tick"].as_i64().expect("tick") as i32;
+    let (lower, upper) = (tick.div_euclid(60) * 60 - 600, tick.div_euclid(60) * 60 + 600);
+    let add = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "1", "amount_b": "2000", "tick_lower": lower, "tick_upper": upper});
+    let minted = e.execute(&e.plan("uniswap_add_liquidity", add.clone()), e.d.deployer);
+    let verified =
+        e.host.verify("uniswap_add_liquidity", &add.to_string(), CHAIN_ID, &minted).result.expect("verify");
+    let position = verified["position_id"].as_str().expect("id").to_owned();
+    e.subscribe(
+        "stream_position_alerts",
+        json!({"chain_id": CHAIN_ID, "token_id": position, "version": "v4", "fee_threshold_usd": "0.01"}),
+    );
+    let mut receipts = minted;
+    for (tin, tout, amount, fee) in
+        [("WETH", "USDC", "1", 3000), ("USDC", "WETH", "1500", 3000), ("WETH", "DAI", "1", 500)]
+    {
+        let swap = json!({"chain_id": CHAIN_ID, "token_in": tin, "token_out": tout, "amount": amount,
+            "version": "v4", "fee": fee, "slippage_bps": 5000});
+        receipts.extend(e.execute(&e.plan("uniswap_execute_swap", swap), e.d.deployer));
+    }
+    let half = json!({"chain_id": CHAIN_ID, "position_id": position, "version": "v4", "percent": 50});
+    receipts.extend(e.execute(&e.plan("uniswap_remove_liquidity", half), e.d.deployer));
+
+    // What the PoolManager logged for this pool, in order; swaps from the pool's side.
+    let mut expected = Vec::new();
+    for r in &receipts {
+        for log in r.inner.logs().iter().filter(|l| l.address() == manager && l.topics()[1] == id) {
+            let row = if let Ok(s) = v4_events::Swap::decode_log(&log.inner) {
+                let side = |a: i128| -I256::try_from(a).expect("amount");
+                ("swap", side(s.amount0), side(s.amount1), U256::from(s.liquidity))
+            } else if let Ok(m) = v4_events::ModifyLiquidity::decode_log(&log.inner) {
+                let kind = if m.liquidityDelta.is_negative() { "burn" } else { "mint" };
+                (kind, I256::ZERO, I256::ZERO, m.liquidityDelta.unsigned_abs())
+            } else {
+                continue;
+            };
+            expected.push((row, log.transaction_hash.expect("tx").to_string(), log.log_index.expect("i")));
+        }
+    }
+    let kinds: Vec<&str> = expected.iter().map(|x| x.0.0).collect();
+    assert_eq!(kinds, ["mint", "swap", "swap", "burn"]);
+    let (d0, d1) = if weth < usdc { (18, 6) } else { (6, 18) };
+    let got = e.wait("PoolEventReceived", expected.len(), Duration::from_secs(10));
+    for ((_, d), ((kind, a0, a1, liquidity), tx, index)) in got.iter().zip(&expected) {
+        assert_eq!(d.subscription_id, sub);
+        assert_eq!(d.data["pool_id"], json!(id.to_string()));
+        assert_eq!(
+            (d.data["type"].as_str(), d.data["tx_hash"].as_str(), d.data["log_index"].as_u64()),
+            (Some(*kind), Some(tx.as_str()), Some(*index))
+        );
+        assert_eq!(d.data["liquidity"], json!(liquidity.to_string()), "{kind}");
+        if *kind == "swap" {
+            assert_eq!(
+                (signed_base(&d.data["amount0"], d0), signed_base(&d.data["amount1"], d1)),
+                (*a0, *a1)
+            );
+        } else {
+            assert!(d.data.get("amount0").is_none(), "V4 logs no liquidity amounts: {}", d.data);
+        }
+    }
+    // The first swap sold 1 WETH: it went into the pool.
+    let weth_into_pool = if weth < usdc { &got[1].1.data["amount0"] } else { &got[1].1.data["amount1"] };
+    assert_eq!(weth_into_pool, "1");
+
+    // The wallet's three V4 swaps, each with what it sold and bought.
+    let trades = e.wait("SwapExecuted", 3, Duration::from_secs(5));
+    let leg = |i: usize, side: &str| {
+        let t = &trades[i].1.data;
+        (
+            t["version"].as_str(),
+            t[side]["symbol"].as_str().map(str::to_owned),
+            t[side]["amount"].as_str().map(str::to_owned),
+        )
+    };
+    assert_eq!(leg(0, "sold"), (Some("v4"), Some("WETH".into()), Some("1".into())));
+    assert_eq!(leg(1, "sold"), (Some("v4"), Some("USDC".into()), Some("1500".into())));
+    assert_eq!(leg(2, "bought").1.as_deref(), Some("DAI"));
+    assert_eq!(trades[0].1.data["pool_id"], json!(id.to_string()));
+    // One price update, from the WETH/DAI swap.
+    let prices = e.wait("PriceUpdate", 1, Duration::from_secs(5));
+    assert_eq!(prices[0].1.data["pool_id"], json!(dai_pool.to_string()));
+    // The position earned fees worth more than a cent.
+    let alerts = e.wait("PositionAlert", 1, Duration::from_secs(5));
+    assert_eq!(alerts[0].1.data["alert"], "fee_threshold");
+
+    let none = json!({"chain_id": CHAIN_ID, "pool_id": format!("0x{}", "11".repeat(32))});
+    let bad = e.registry.subscribe("stream_pool_events", &none.to_string());
+    assert_eq!(bad.expect_err("no such pool").code, ErrorCode::NotFound);
+    let both = json!({"chain_id": CHAIN_ID, "pool_id": id.to_string(), "pool": dev});
+    let bad = e.registry.subscribe("stream_pool_events", &both.to_string());
+    assert_eq!(bad.expect_err("pool and pool_id").code, ErrorCode::InvalidParams);
 }

@@ -5,6 +5,7 @@
 //! to the plan's declaration.
 
 mod universal_router;
+mod v4_positions;
 
 use alloy::primitives::Address;
 use alloy::sol_types::SolCall;
@@ -72,6 +73,8 @@ enum Party {
     Allowlisted(&'static str, Address),
     /// Each of these must be the wallet or a UniversalRouter placeholder for it or for itself.
     Router(universal_router::Recipients),
+    /// Each of these must be the wallet or the V4 PositionManager's placeholder for it.
+    Positions(universal_router::Recipients),
 }
 
 /// Decode `data` as `C` and name the party it sends value to or authorises.
@@ -151,19 +154,22 @@ pub fn check(
         Role::Permit2 => permit2(data),
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
-                // A hook that may change what the swap pays or delivers trades for the wallet only
-                // if the operator trusts that hook.
-                if let Some(hook) =
-                    parties.hooks.iter().find(|h| universal_router::returns_delta(**h) && !allowlisted(**h))
-                {
-                    return Err(format!(
-                        "UniversalRouter execute swaps through a V4 pool whose hook {hook} may change the \
-                         amounts (return-delta permissions); allowlist the hook to trade through it"
-                    ));
-                }
+                refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, allowlisted)?;
                 Some(("execute(bytes,bytes[],uint256)", Party::Router(parties.recipients)))
             }
             Some(Err(e)) => return Err(format!("UniversalRouter execute: {e}")),
+            None => None,
+        },
+        Role::UniswapV4PositionManager => match v4_positions::parties(data) {
+            Some(Ok(parties)) => {
+                refuse_untrusted_hooks(
+                    "PositionManager modifyLiquidities mints",
+                    &parties.hooks,
+                    allowlisted,
+                )?;
+                Some(("modifyLiquidities(bytes,uint256)", Party::Positions(parties.recipients)))
+            }
+            Some(Err(e)) => return Err(format!("PositionManager modifyLiquidities: {e}")),
             None => None,
         },
         Role::V4Hook => None,
@@ -181,6 +187,7 @@ pub fn check(
             | Role::UniswapV2Router
             | Role::UniswapV3PositionManager
             | Role::UniversalRouter
+            | Role::UniswapV4PositionManager
     );
     if !value.is_zero() && !payable {
         return Err(format!("{function} on a {role} is sent {value} wei"));
@@ -203,7 +210,45 @@ pub fn check(
                 )),
             }
         }
+        Party::Positions(recipients) => {
+            match recipients.iter().find(|(_, who)| !v4_positions::may_receive(*who, wallet)) {
+                None => Ok(()),
+                Some((name, who)) => Err(format!(
+                    "{function} on a {role} names {who} as {name}; it must be the wallet {wallet}"
+                )),
+            }
+        }
     }
+}
+
+/// A hook that may change what a swap or a liquidity change pays or delivers (return-delta
+/// permissions) is used for the wallet only if the operator trusts that hook.
+fn refuse_untrusted_hooks(
+    what: &str,
+    hooks: &[Address],
+    allowlisted: &dyn Fn(Address) -> bool,
+) -> Result<(), String> {
+    match hooks.iter().find(|h| universal_router::returns_delta(**h) && !allowlisted(**h)) {
+        None => Ok(()),
+        Some(hook) => Err(format!(
+            "{what} through a V4 pool whose hook {hook} may change the amounts (return-delta \
+             permissions); allowlist the hook to use its pools"
+        )),
+    }
+}
+
+/// The V4 hooks the calls of a plan go through (the pool keys in UniversalRouter swaps and
+/// PositionManager mints, whatever the contracts' roles): a hooked pool raises the plan's risk.
+pub fn v4_hooks(calls: &[bardo_core::tool::PlannedCall]) -> Vec<Address> {
+    let mut out: Vec<Address> = calls
+        .iter()
+        .filter_map(|c| universal_router::parties(&c.data).or_else(|| v4_positions::parties(&c.data))?.ok())
+        .flat_map(|p| p.hooks)
+        .filter(|h| !h.is_zero())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]
@@ -278,6 +323,28 @@ mod tests {
             Ok(()),
             "no return deltas"
         );
+    }
+
+    #[test]
+    fn hooked_pools_in_swaps_and_mints_are_found_for_the_risk_tier() {
+        use universal_router::tests::{WALLET as W, execute, v4_swap_hooked};
+        let call = |data: Vec<u8>| bardo_core::tool::PlannedCall {
+            chain_id: 1,
+            to: ROUTER,
+            data: data.into(),
+            value: U256::ZERO,
+            description: String::new(),
+        };
+        let hook = address!("0x00000000000000000000000000000000000000c0");
+        let hooked = execute(&[0x10], vec![v4_swap_hooked(W, hook)]);
+        let plain = execute(&[0x10], vec![v4_swap_hooked(W, Address::ZERO)]);
+        assert_eq!(v4_hooks(&[call(plain.clone()), call(hooked)]), [hook]);
+        assert!(v4_hooks(&[call(plain)]).is_empty());
+        assert_eq!(v4_hooks(&[call(v4_positions::tests::mint(W, hook))]), [hook]);
+        assert!(v4_hooks(&[call(vec![1, 2, 3, 4])]).is_empty(), "not a V4 call");
+        let mint = v4_positions::tests::mint(W, address!("0x0000000000000000000000000000000000000044"));
+        let e = check(Role::UniswapV4PositionManager, &mint, U256::ZERO, W, &allowed).expect_err("hook");
+        assert!(e.contains("may change the amounts"), "{e}");
     }
 
     #[test]

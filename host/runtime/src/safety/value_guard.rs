@@ -1,6 +1,6 @@
 //! Value sanity: whatever a plan declares, it may not give the wallet's value away. The wallet's
 //! net USD change in the simulation — what it gains minus what it gives, debts counted against
-//! it, deposits into Uniswap V3 positions it owns counted as kept — must not fall below
+//! it, deposits into Uniswap V3 and V4 positions it owns counted as kept — must not fall below
 //! `-(max_loss_bps × what it gives)`. Prices are the host's own (see [`super::valuation`]). A
 //! swap whose proceeds go to someone else, a deposit into a stranger's position, a transfer
 //! disguised as anything: each loses (nearly) everything it gives, and is refused.
@@ -11,12 +11,18 @@ use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use alloy::sol_types::SolValue;
 use bardo_core::error::ErrorCode;
 use bardo_evm::changes::Change;
+use bardo_evm::simulate::CallOutcome;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1)`.
 const INCREASE_LIQUIDITY: B256 = b256!("0x3067048beee31b25b2f1681f88dac838c8bba36af25bfb2b7cf7473a5847e35f");
 /// A V3 pool's `Mint(address,address,int24,int24,uint128,uint256,uint256)`.
 const POOL_MINT: B256 = b256!("0x7a53080ba414158be7ec69b987b5fb7d07dee101fe85488f0853ae16239d0bde");
+/// V4 PoolManager's `ModifyLiquidity(bytes32 indexed id, address indexed sender, int24, int24,
+/// int256 liquidityDelta, bytes32 salt)`.
+const MODIFY_LIQUIDITY: B256 = b256!("0xf208f4912782fd25c7f114ca3723a2d5dd6f3bcc3ac8db5af63baa85f711d5ec");
+/// ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`.
+const TRANSFER: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
 
 /// The value-sanity hook (after the simulator).
 #[derive(Debug)]
@@ -26,6 +32,8 @@ pub struct ValueGuard {
     /// Uniswap V3 position managers per chain (the allowlist's `uniswap-v3-position-manager`s):
     /// deposits into the wallet's positions there are value kept.
     pub position_managers: BTreeMap<u64, BTreeSet<Address>>,
+    /// Uniswap V4 PositionManagers per chain (the allowlist's `uniswap-v4-position-manager`s).
+    pub v4_position_managers: BTreeMap<u64, BTreeSet<Address>>,
     /// The most a plan may lose, in basis points of what it gives (fees, price impact).
     pub max_loss_bps: u32,
 }
@@ -82,6 +90,58 @@ impl ValueGuard {
         Ok(out)
     }
 
+    /// Deposits into wallet-owned V4 positions: in each call to an allowlisted V4
+    /// PositionManager whose every liquidity increase (the PoolManager's `ModifyLiquidity` with a
+    /// positive delta from that position manager, the position's token id as salt) is of a
+    /// position the wallet holds after the plan, the tokens the wallet paid the PoolManager.
+    /// (V4 emits no per-position amounts; the scope lets such a call do nothing but change
+    /// positions and settle with the wallet, so what the wallet pays the pool manager there is
+    /// what its positions received.)
+    fn v4_deposits(
+        &self,
+        p: &Proposal<'_>,
+        outcomes: &[CallOutcome],
+        changes: &[Change],
+    ) -> Result<Vec<(Address, U256)>, String> {
+        let Some(managers) = self.v4_position_managers.get(&p.chain_id) else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for (call, outcome) in p.plan.calls.iter().zip(outcomes) {
+            if !managers.contains(&call.to) {
+                continue;
+            }
+            let mut pool_manager = None;
+            let mut all_owned = true;
+            for log in &outcome.logs {
+                let t = log.topics();
+                if t.first() != Some(&MODIFY_LIQUIDITY) || t.len() != 3 || t[2] != call.to.into_word() {
+                    continue;
+                }
+                let Ok((_, _, delta, salt)) = <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data)
+                else {
+                    continue;
+                };
+                if delta <= I256::ZERO {
+                    continue;
+                }
+                pool_manager = Some(log.address);
+                all_owned &= self.owned_after(p, call.to, U256::from_be_bytes(salt.0), changes)?;
+            }
+            let (Some(pool_manager), true) = (pool_manager, all_owned) else { continue };
+            for log in &outcome.logs {
+                let t = log.topics();
+                if t.first() == Some(&TRANSFER)
+                    && t.len() == 3
+                    && t[1] == p.sender.into_word()
+                    && t[2] == pool_manager.into_word()
+                    && let Ok(amount) = U256::abi_decode(&log.data.data)
+                {
+                    out.push((log.address, amount));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether the wallet holds position `id` after the plan: minted to it by the plan, or held
     /// now and not given away.
     fn owned_after(
@@ -126,7 +186,11 @@ impl SafetyHook for ValueGuard {
             }
         }
         let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
-        match self.deposits(p, &logs, &sim.changes.changes) {
+        let deposits = self.deposits(p, &logs, &sim.changes.changes).and_then(|mut v3| {
+            v3.extend(self.v4_deposits(p, &sim.outcomes, &sim.changes.changes)?);
+            Ok(v3)
+        });
+        match deposits {
             Ok(deposits) => {
                 for (token, amount) in deposits {
                     match self.valuer.signed_usd(p.chain_id, token, I256::from_raw(amount)) {
@@ -162,5 +226,10 @@ mod tests {
     fn event_topics_are_the_signatures() {
         assert_eq!(INCREASE_LIQUIDITY, keccak256("IncreaseLiquidity(uint256,uint128,uint256,uint256)"));
         assert_eq!(POOL_MINT, keccak256("Mint(address,address,int24,int24,uint128,uint256,uint256)"));
+        assert_eq!(
+            MODIFY_LIQUIDITY,
+            keccak256("ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)")
+        );
+        assert_eq!(TRANSFER, keccak256("Transfer(address,address,uint256)"));
     }
 }

@@ -71,7 +71,7 @@ fn execute_recipients(data: &[u8]) -> Result<Parties, String> {
 }
 
 /// A tuple encoded as `abi.encode(a, b, …)`.
-fn decode<T>(what: &str, input: &[u8]) -> Result<T, String>
+pub(super) fn decode<T>(what: &str, input: &[u8]) -> Result<T, String>
 where
     T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>,
     for<'a> <T::SolType as alloy::sol_types::SolType>::Token<'a>: alloy::sol_types::abi::TokenSeq<'a>,
@@ -80,7 +80,7 @@ where
 }
 
 /// A struct encoded as `abi.encode(s)`.
-fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>>(
+pub(super) fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>>(
     what: &str,
     input: &[u8],
 ) -> Result<T, String> {

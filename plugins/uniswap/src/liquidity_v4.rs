@@ -1,0 +1,473 @@
+//! V4 liquidity: positions are NFTs of the PositionManager, changed through
+//! `modifyLiquidities(actions, params)` — mint or increase (then settle what is owed, paid
+//! through Permit2), decrease or burn (then take the tokens to the wallet), collect (a decrease
+//! of zero, then take). The tokens moved come from simulating the exact calls as the wallet.
+
+use crate::book::Book;
+use crate::math::{check_slippage, liquidity_for_amounts, min_out, sqrt_price_at_tick};
+use crate::v4::{self, PoolKey, V4Pool, pool_id};
+use alloy_primitives::{Address, B256, Bytes, I256, U256};
+use alloy_sol_types::SolValue;
+use bardo_sdk::abi::{decode_log, tx_call, wire};
+use bardo_sdk::erc20::{self, Authority, BalanceChange, NftChange, Token};
+use bardo_sdk::errors::{chain_not_supported, error, internal, invalid_params, not_found};
+use bardo_sdk::uniswap::v4::{
+    MintPosition, ModifyLiquidity, getPoolAndPositionInfoCall, getPositionLiquidityCall, position_ticks,
+};
+use bardo_sdk::{ChainId, Error, ErrorCode, PlannedCall, Receipt, TxCall};
+use serde::Serialize;
+
+alloy_sol_types::sol! {
+    function modifyLiquidities(bytes unlockData, uint256 deadline) external payable;
+    function nextTokenId() external view returns (uint256);
+    function poolKeys(bytes25 poolId) external view returns (address currency0, address currency1, uint24 fee,
+        int24 tickSpacing, address hooks);
+    function ownerOf(uint256 id) external view returns (address owner);
+}
+
+/// The position NFT's `Transfer` (ERC-721: the id is indexed, unlike ERC-20's amount).
+mod nft {
+    alloy_sol_types::sol! {
+        event Transfer(address indexed from, address indexed to, uint256 indexed id);
+    }
+}
+
+/// `Actions.sol` of v4-periphery.
+mod action {
+    pub const INCREASE_LIQUIDITY: u8 = 0x00;
+    pub const DECREASE_LIQUIDITY: u8 = 0x01;
+    pub const MINT_POSITION: u8 = 0x02;
+    pub const BURN_POSITION: u8 = 0x03;
+    pub const SETTLE_PAIR: u8 = 0x0d;
+    pub const TAKE_PAIR: u8 = 0x11;
+    pub const CLOSE_CURRENCY: u8 = 0x12;
+}
+
+/// An amount of each of a pool's tokens, base units.
+pub type Pair = (U256, U256);
+
+/// The router's placeholder for "whoever called": the wallet.
+const MSG_SENDER: Address = Address::with_last_byte(1);
+
+/// A V4 position as the PositionManager stores it.
+#[derive(Debug, Clone)]
+pub struct V4Position {
+    pub id: U256,
+    pub owner: Address,
+    pub pool: V4Pool,
+    pub tick_lower: i32,
+    pub tick_upper: i32,
+    pub liquidity: u128,
+}
+
+/// The PositionManager, or why this chain has none.
+pub fn manager(chain_id: ChainId, book: &Book) -> Result<Address, Error> {
+    book.v4_position_manager.ok_or_else(|| {
+        chain_not_supported(format!(
+            "chain {chain_id} has no Uniswap V4 PositionManager configured; add `v4_position_manager` under \
+             `[settings] uniswap`, or use version v3"
+        ))
+    })
+}
+
+/// A currency of a V4 pool key as a token (the zero address: native ETH).
+fn currency(chain_id: ChainId, address: Address) -> Result<Token, Error> {
+    if address.is_zero() { Ok(crate::native::eth()) } else { erc20::token(chain_id, address) }
+}
+
+/// Read V4 position `id`; `not-found` when it does not exist (or was burned).
+pub fn position(chain_id: ChainId, book: &Book, id: U256) -> Result<V4Position, Error> {
+    let posm = manager(chain_id, book)?;
+    let gone = || {
+        not_found(format!("V4 position {id} does not exist on chain {chain_id} (never minted, or burned)"))
+    };
+    let owner = match bardo_sdk::abi::eth_call(chain_id, posm, &ownerOfCall { id }) {
+        Ok(owner) => owner,
+        Err(e) if e.code == ErrorCode::Reverted => return Err(gone()),
+        Err(e) => return Err(e),
+    };
+    let stored = bardo_sdk::abi::eth_call(chain_id, posm, &getPoolAndPositionInfoCall { tokenId: id })?;
+    if stored.poolKey.tickSpacing.is_zero() {
+        return Err(gone());
+    }
+    let key = stored.poolKey;
+    let (t0, t1) = (currency(chain_id, key.currency0)?, currency(chain_id, key.currency1)?);
+    let params = (key.fee.to::<u32>(), key.tickSpacing.as_i32(), key.hooks);
+    let pool = v4::hooked_pool(chain_id, book, &t0, &t1, params)?
+        .ok_or_else(|| internal(format!("V4 position {id}'s pool is not initialized")))?;
+    let liquidity = bardo_sdk::abi::eth_call(chain_id, posm, &getPositionLiquidityCall { tokenId: id })?;
+    let (tick_lower, tick_upper) = position_ticks(stored.info);
+    Ok(V4Position { id, owner, pool, tick_lower, tick_upper, liquidity })
+}
+
+/// The pool key of `pool`.
+fn key(pool: &V4Pool) -> PoolKey {
+    v4::pool_key(&pool.token0, &pool.token1, pool.fee, pool.key.tick_spacing, pool.key.hooks)
+}
+
+/// `modifyLiquidities` of `actions`, each with its ABI-encoded params.
+fn modify(chain_id: ChainId, posm: Address, actions: &[(u8, Vec<u8>)], deadline: U256) -> TxCall {
+    let codes: Vec<u8> = actions.iter().map(|(a, _)| *a).collect();
+    let params: Vec<Bytes> = actions.iter().map(|(_, p)| Bytes::from(p.clone())).collect();
+    let unlock = (Bytes::from(codes), params).abi_encode_params();
+    tx_call(chain_id, posm, &modifyLiquiditiesCall { unlockData: unlock.into(), deadline })
+}
+
+/// Take both of `pool`'s currencies to the wallet.
+fn take_pair(pool: &V4Pool) -> (u8, Vec<u8>) {
+    (action::TAKE_PAIR, (pool.token0.address, pool.token1.address, MSG_SENDER).abi_encode_params())
+}
+
+fn no_hook_data() -> Bytes {
+    Bytes::new()
+}
+
+/// How the wallet's balances move when `calls` run (every call must succeed): signed base
+/// units of `token0` and `token1`.
+pub fn simulate(
+    chain_id: ChainId,
+    owner: Address,
+    calls: &[TxCall],
+    pool: &V4Pool,
+) -> Result<(I256, I256), Error> {
+    let sim = bardo_sdk::simulate::run(chain_id, &wire(&owner), calls)?;
+    if let Some((i, failed)) = sim.outcomes.iter().enumerate().find(|(_, o)| !o.success) {
+        return Err(error(
+            ErrorCode::Reverted,
+            format!(
+                "step {} of {} reverts in simulation ({}); check the amounts, the range and the balances",
+                i + 1,
+                calls.len(),
+                bardo_sdk::abi::revert_reason(&failed.output)
+            ),
+        ));
+    }
+    let delta = |token: Address| -> I256 {
+        sim.balance_deltas
+            .iter()
+            .find(|d| d.token.as_deref().and_then(|t| t.parse::<Address>().ok()).unwrap_or_default() == token)
+            .and_then(|d| d.delta.parse().ok())
+            .unwrap_or_default()
+    };
+    Ok((delta(pool.token0.address), delta(pool.token1.address)))
+}
+
+/// Base units received (positive) from a signed delta; zero when it is an outflow.
+pub fn inflow(delta: I256) -> U256 {
+    if delta.is_negative() { U256::ZERO } else { delta.into_raw() }
+}
+
+/// Base units spent (positive) from a signed delta; zero when it is an inflow.
+fn outflow(delta: I256) -> U256 {
+    if delta.is_negative() { delta.unsigned_abs() } else { U256::ZERO }
+}
+
+/// A change of a position's liquidity the receipts show (the PoolManager's `ModifyLiquidity`
+/// from the position manager).
+pub struct Modification {
+    pub pool_id: B256,
+    pub delta: I256,
+    /// The position's token id.
+    pub salt: U256,
+}
+
+/// Every change of a position of `posm` in the receipts.
+pub fn modifications(receipts: &[Receipt], posm: Address) -> Vec<Modification> {
+    receipts
+        .iter()
+        .flat_map(|r| &r.logs)
+        .filter_map(decode_log::<ModifyLiquidity>)
+        .filter(|e| e.sender == posm)
+        .map(|e| Modification { pool_id: e.id, delta: e.liquidityDelta, salt: U256::from_be_bytes(e.salt.0) })
+        .collect()
+}
+
+/// The tokens of the pool `id`, from the key the position manager keeps for every pool it
+/// minted in (it outlives burned positions).
+pub fn pool_tokens(chain_id: ChainId, posm: Address, id: B256) -> Result<(Token, Token), Error> {
+    let short = alloy_primitives::FixedBytes::<25>::from_slice(&id[..25]);
+    let key = bardo_sdk::abi::eth_call(chain_id, posm, &poolKeysCall { poolId: short })?;
+    Ok((currency(chain_id, key.currency0)?, currency(chain_id, key.currency1)?))
+}
+
+/// The position the receipts minted to `owner`, if any.
+pub fn minted(receipts: &[Receipt], posm: Address, owner: Address) -> Option<U256> {
+    receipts
+        .iter()
+        .flat_map(|r| &r.logs)
+        .filter(|l| l.address.parse::<Address>().ok() == Some(posm))
+        .filter_map(decode_log::<nft::Transfer>)
+        .find(|t| t.from.is_zero() && t.to == owner)
+        .map(|t| t.id)
+}
+
+/// The wallet's net movement of `token` in the receipts (ERC-20 `Transfer`s; native ETH is
+/// not logged and reads as zero).
+pub fn moved(receipts: &[Receipt], token: &Token, owner: Address) -> BalanceChange {
+    let logs: Vec<bardo_sdk::Log> = receipts.iter().flat_map(|r| r.logs.clone()).collect();
+    let (received, sent) = erc20::transfers(&logs, token.address, owner);
+    BalanceChange::net(token.address, received, sent)
+}
+
+/// What adding liquidity to a V4 pool plans.
+pub struct Deposit<'a> {
+    pub chain_id: ChainId,
+    pub owner: Address,
+    pub pool: &'a V4Pool,
+    /// `None`: mint a new position in `ticks`; `Some`: increase this one.
+    pub existing: Option<U256>,
+    pub ticks: (i32, i32),
+    /// The most of each token to deposit, base units (token0, token1).
+    pub most: (U256, U256),
+    pub slippage_bps: u32,
+    pub deadline: U256,
+}
+
+/// A planned deposit.
+pub struct Planned {
+    pub calls: Vec<PlannedCall>,
+    pub id: U256,
+    pub liquidity: u128,
+    pub deltas: (I256, I256),
+    pub authorities: Vec<Authority>,
+}
+
+/// Plan a mint or increase: the liquidity the amounts less the slippage buy at the current
+/// price (so a price move within it still fits), the amounts as maximums, Permit2 approvals
+/// of the position manager when short, then the deposit, simulated as the wallet.
+pub fn deposit(book: &Book, d: &Deposit<'_>) -> Result<Planned, Error> {
+    check_slippage(d.slippage_bps)?;
+    let posm = manager(d.chain_id, book)?;
+    let pool = d.pool;
+    if pool.token0.address.is_zero() {
+        return Err(error(
+            ErrorCode::InvalidParams,
+            "V4 positions in native-ETH pools are not supported yet (the host values a position from the \
+             tokens the wallet pays the pool manager, and native ETH is not logged); use the WETH pool",
+        ));
+    }
+    let (lower, upper) = d.ticks;
+    let keep = |a: U256| a * U256::from(10_000 - d.slippage_bps) / U256::from(10_000u32);
+    let liquidity = liquidity_for_amounts(
+        pool.sqrt_price_x96,
+        sqrt_price_at_tick(lower)?,
+        sqrt_price_at_tick(upper)?,
+        keep(d.most.0),
+        keep(d.most.1),
+    );
+    if liquidity == 0 {
+        return Err(invalid_params(format!(
+            "the amounts buy no liquidity in ticks {lower}..{upper} at the pool's price (tick {}); deposit more, \
+             or of the token the range needs",
+            pool.tick
+        )));
+    }
+    let max = |a: U256| u128::try_from(a).map_err(|_| invalid_params("the amount is too large for V4"));
+    let (max0, max1) = (max(d.most.0)?, max(d.most.1)?);
+    let expiration = d.deadline.to::<u64>();
+    let mut calls = Vec::new();
+    let mut authorities = Vec::new();
+    for (token, amount) in [(&pool.token0, d.most.0), (&pool.token1, d.most.1)] {
+        if amount.is_zero() {
+            continue;
+        }
+        erc20::require_balance(d.chain_id, token, d.owner, amount)?;
+        let (approve, granted) = bardo_sdk::permit2::approvals_if_short(
+            d.chain_id,
+            token,
+            d.owner,
+            posm,
+            amount,
+            expiration,
+            "the V4 position manager",
+        )?;
+        calls.extend(approve);
+        authorities.extend(granted);
+    }
+    let (actions, id) = match d.existing {
+        None => {
+            let mint = MintPosition {
+                poolKey: key(pool),
+                tickLower: alloy_primitives::aliases::I24::try_from(lower).unwrap_or_default(),
+                tickUpper: alloy_primitives::aliases::I24::try_from(upper).unwrap_or_default(),
+                liquidity: U256::from(liquidity),
+                amount0Max: max0,
+                amount1Max: max1,
+                owner: d.owner,
+                hookData: no_hook_data(),
+            };
+            let settle = (pool.token0.address, pool.token1.address).abi_encode_params();
+            let id = bardo_sdk::abi::eth_call(d.chain_id, posm, &nextTokenIdCall {})?;
+            (vec![(action::MINT_POSITION, mint.abi_encode_params()), (action::SETTLE_PAIR, settle)], id)
+        }
+        // An increase first credits the position's uncollected fees, which can leave a currency
+        // owed to the wallet rather than by it: CLOSE_CURRENCY settles or takes, whichever it is.
+        Some(id) => (
+            vec![
+                (
+                    action::INCREASE_LIQUIDITY,
+                    (id, U256::from(liquidity), max0, max1, no_hook_data()).abi_encode_params(),
+                ),
+                (action::CLOSE_CURRENCY, (pool.token0.address,).abi_encode_params()),
+                (action::CLOSE_CURRENCY, (pool.token1.address,).abi_encode_params()),
+            ],
+            id,
+        ),
+    };
+    let call = modify(d.chain_id, posm, &actions, d.deadline);
+    let mut sim: Vec<TxCall> = calls.iter().map(|c: &PlannedCall| c.call.clone()).collect();
+    sim.push(call.clone());
+    let deltas = simulate(d.chain_id, d.owner, &sim, pool)?;
+    let (t0, t1) = (&pool.token0, &pool.token1);
+    calls.push(PlannedCall {
+        call,
+        description: format!(
+            "{} {liquidity} liquidity in V4 {}/{} (fee {}, spacing {}) ticks {lower}..{upper}: pay {} {} + {} {}",
+            if d.existing.is_some() { format!("add to position {id}:") } else { "mint a position of".into() },
+            t0.symbol,
+            t1.symbol,
+            pool.fee,
+            pool.key.tick_spacing,
+            bardo_sdk::units::format_units(outflow(deltas.0), t0.decimals),
+            t0.symbol,
+            bardo_sdk::units::format_units(outflow(deltas.1), t1.decimals),
+            t1.symbol,
+        ),
+    });
+    Ok(Planned { calls, id, liquidity, deltas, authorities })
+}
+
+/// What a withdrawal from a V4 position plans.
+pub struct Withdrawal<'a> {
+    pub chain_id: ChainId,
+    pub position: &'a V4Position,
+    /// Liquidity to remove (zero: collect fees only).
+    pub liquidity: u128,
+    /// Burn the position NFT (all its liquidity goes).
+    pub burn: bool,
+    pub slippage_bps: u32,
+    pub deadline: U256,
+}
+
+/// A planned withdrawal: the call, and the wallet's deltas (principal and fees) and principal
+/// alone.
+pub struct Withdrawn {
+    pub call: PlannedCall,
+    pub total: (U256, U256),
+    pub principal: (U256, U256),
+}
+
+/// The first action of a withdrawal: the decrease, or the burn.
+fn withdrawal(w: &Withdrawal<'_>, min0: u128, min1: u128) -> (u8, Vec<u8>) {
+    let id = w.position.id;
+    if w.burn {
+        (action::BURN_POSITION, (id, min0, min1, no_hook_data()).abi_encode_params())
+    } else {
+        let liquidity = U256::from(w.liquidity);
+        (action::DECREASE_LIQUIDITY, (id, liquidity, min0, min1, no_hook_data()).abi_encode_params())
+    }
+}
+
+/// `(everything the wallet receives, the principal part of it)` per token, from simulating
+/// the withdrawal and a fees-only collect as the position's owner.
+fn withdrawal_amounts(posm: Address, w: &Withdrawal<'_>) -> Result<(Pair, Pair), Error> {
+    let pos = w.position;
+    let take = take_pair(&pos.pool);
+    let all = modify(w.chain_id, posm, &[withdrawal(w, 0, 0), take.clone()], w.deadline);
+    let total = simulate(w.chain_id, pos.owner, &[all], &pos.pool)?;
+    let collect = Withdrawal { liquidity: 0, burn: false, ..*w };
+    let fees_only = modify(w.chain_id, posm, &[withdrawal(&collect, 0, 0), take], w.deadline);
+    let fees = simulate(w.chain_id, pos.owner, &[fees_only], &pos.pool)?;
+    let total = (inflow(total.0), inflow(total.1));
+    Ok((total, (total.0.saturating_sub(inflow(fees.0)), total.1.saturating_sub(inflow(fees.1)))))
+}
+
+/// Plan a decrease (or a burn) and take everything to the wallet; minimum principal amounts
+/// from simulating it, less the slippage.
+pub fn withdraw(book: &Book, w: &Withdrawal<'_>) -> Result<Withdrawn, Error> {
+    let posm = manager(w.chain_id, book)?;
+    let pos = w.position;
+    let (total, principal) = withdrawal_amounts(posm, w)?;
+    let bound = |used: U256| -> Result<u128, Error> {
+        if used.is_zero() {
+            return Ok(0);
+        }
+        u128::try_from(min_out(used, w.slippage_bps)?).map_err(|_| internal("a V4 amount over 128 bits"))
+    };
+    let (t0, t1) = (&pos.pool.token0, &pos.pool.token1);
+    let fmt = |a: U256, t: &Token| format!("{} {}", bardo_sdk::units::format_units(a, t.decimals), t.symbol);
+    let got = format!("{} + {}", fmt(total.0, t0), fmt(total.1, t1));
+    let call = PlannedCall {
+        call: modify(
+            w.chain_id,
+            posm,
+            &[withdrawal(w, bound(principal.0)?, bound(principal.1)?), take_pair(&pos.pool)],
+            w.deadline,
+        ),
+        description: match (w.burn, w.liquidity) {
+            (true, _) => format!("burn V4 position {} and take {got} to the wallet", pos.id),
+            (false, 0) => format!("collect V4 position {}'s fees: {got}", pos.id),
+            (false, l) => {
+                format!("remove {l} liquidity from V4 position {} and take {got} to the wallet", pos.id)
+            }
+        },
+    };
+    Ok(Withdrawn { call, total, principal })
+}
+
+/// The NFT a burn gives up.
+pub fn burned(posm: Address, id: U256) -> NftChange {
+    NftChange { collection: posm, id: Some(id.to_string()), gained: false }
+}
+
+/// A position's value now, as the contracts compute it (simulated as its owner): `(principal,
+/// uncollected fees)` per token.
+pub fn amounts(
+    chain_id: ChainId,
+    book: &Book,
+    pos: &V4Position,
+    deadline: U256,
+) -> Result<(Pair, Pair), Error> {
+    let w = Withdrawal {
+        chain_id,
+        position: pos,
+        liquidity: pos.liquidity,
+        burn: false,
+        slippage_bps: 1,
+        deadline,
+    };
+    let (total, principal) = withdrawal_amounts(manager(chain_id, book)?, &w)?;
+    Ok((principal, (total.0 - principal.0, total.1 - principal.1)))
+}
+
+/// The wallet must own the position it changes.
+pub fn owned(chain_id: ChainId, book: &Book, id: U256, owner: Address) -> Result<V4Position, Error> {
+    let pos = position(chain_id, book, id)?;
+    if pos.owner != owner {
+        return Err(error(
+            ErrorCode::Denied,
+            format!("V4 position {id} belongs to {}, not to this wallet ({owner})", pos.owner),
+        ));
+    }
+    Ok(pos)
+}
+
+/// The id of `pool` for output.
+pub fn id_of(pool: &V4Pool) -> B256 {
+    pool_id(&key(pool))
+}
+
+/// V4 fields of a position's output.
+#[derive(Debug, Serialize)]
+pub struct V4Fields {
+    pub pool_id: String,
+    pub tick_spacing: i32,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pub hooks: Address,
+}
+
+impl V4Fields {
+    pub fn of(pool: &V4Pool) -> Self {
+        Self { pool_id: id_of(pool).to_string(), tick_spacing: pool.key.tick_spacing, hooks: pool.key.hooks }
+    }
+}
