@@ -71,6 +71,9 @@ fn decimal<S: serde::Serializer>(v: &U256, s: S) -> Result<S::Ok, S::Error> {
 pub struct Filter {
     pub version: Option<Version>,
     pub fee: Option<u32>,
+    /// WETH, when the wallet pays or receives it as native ether: V4 pools of ether itself
+    /// then count too (single-pool routes).
+    pub native: Option<Address>,
 }
 
 /// A contract call that reverted means "this route cannot fill it"; anything else is an error.
@@ -125,6 +128,7 @@ pub fn quotes(
         let weth = bardo_sdk::erc20::token(chain_id, weth)?;
         // More WETH in never gives less out of any pool: the best first hop is the first hop of
         // every best two-hop route.
+        let ask = Ask { filter: Filter { native: None, ..filter }, ..ask };
         let first = direct(chain_id, book, Ask { tout: &weth, ..ask })?.full;
         if let Some(q1) = first.iter().max_by_key(|q| q.amount_out) {
             for q2 in direct(chain_id, book, Ask { tin: &weth, amount: q1.amount_out, ..ask })?.full {
@@ -162,7 +166,11 @@ fn direct(chain_id: ChainId, book: &Book, ask: Ask<'_>) -> Result<Quotes, Error>
     if filter.version.is_none_or(|v| v == Version::V4)
         && let (Some(quoter), Some(manager)) = (book.v4_quoter, book.v4_pool_manager)
     {
-        for pool in v4::pools(chain_id, book, tin, tout, filter.fee)? {
+        let mut pools = v4::pools(chain_id, book, tin, tout, filter.fee)?;
+        if let Some(weth) = filter.native {
+            pools.extend(v4::native_pools(chain_id, book, (tin, tout), weth, filter.fee)?);
+        }
+        for pool in pools {
             if pool.liquidity == 0 {
                 continue;
             }

@@ -424,7 +424,12 @@ impl ReadTool for GetQuote {
         }
         let amount = fixed_amount(&p.amount, p.side, &tin, &tout)?;
         events::progress(1);
-        let filter = Filter { version: p.version, fee: p.fee };
+        let native = match (native_in, native_out) {
+            (true, _) => Some(tin.address),
+            (_, true) => Some(tout.address),
+            _ => None,
+        };
+        let filter = Filter { version: p.version, fee: p.fee, native };
         let all = quotes(p.chain_id, &book, &tin, &tout, amount, p.side, filter)?;
         let routes: Vec<RouteQuote> = all.full.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();
         let partial: Vec<RouteQuote> = all.partial.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();

@@ -71,6 +71,19 @@ impl Swap<'_> {
         }
     }
 
+    /// Whether the route is one V4 pool of native ether: the router then pays or takes ether
+    /// itself, with no wrap or unwrap.
+    fn native_route(&self) -> bool {
+        self.quote.then.is_none() && self.quote.route.v4.is_some_and(|k| k.native)
+    }
+
+    /// The currencies the first pool trades: WETH is ether (the zero address) in a native pool.
+    fn currencies(&self) -> (Address, Address) {
+        let native = self.native_route();
+        let cur = |t: &Token, is_native: bool| if native && is_native { Address::ZERO } else { t.address };
+        (cur(self.tin, self.native_in), cur(self.tout, self.native_out))
+    }
+
     /// The `execute` call and the wei sent with it.
     pub fn execute(&self) -> Result<(executeCall, U256), Error> {
         let q = self.quote;
@@ -80,17 +93,20 @@ impl Swap<'_> {
             commands.push(command);
             inputs.push(input.into());
         };
-        if self.native_in {
+        let native_route = self.native_route();
+        let (wrap, unwrap) = (self.native_in && !native_route, self.native_out && !native_route);
+        if wrap {
             push(WRAP_ETH, (ADDRESS_THIS, self.spend()).abi_encode_params());
         }
         // Output goes to the wallet, or stays with the router to be unwrapped.
-        let recipient = if self.native_out { ADDRESS_THIS } else { self.wallet };
+        let recipient = if unwrap { ADDRESS_THIS } else { self.wallet };
+        let (tin, tout) = self.currencies();
         match (q.then, self.side) {
             (None, Side::ExactIn) => {
                 let leg = Leg {
                     route: q.route,
-                    tin: self.tin.address,
-                    tout: self.tout.address,
+                    tin,
+                    tout,
                     amount_in: q.amount_in,
                     min_out: self.bound,
                     payer_is_user: !self.native_in,
@@ -135,15 +151,18 @@ impl Swap<'_> {
                 return Err(bardo_sdk::errors::internal("two-hop routes are quoted for exact-in only"));
             }
         }
-        if self.native_out {
+        if unwrap {
             let least = match self.side {
                 Side::ExactIn => self.bound,
                 Side::ExactOut => q.amount_out,
             };
             push(UNWRAP_WETH, (self.wallet, least).abi_encode_params());
         } else if self.native_in && self.side == Side::ExactOut {
-            // The ETH the swap did not need, back to the wallet.
-            push(UNWRAP_WETH, (self.wallet, U256::ZERO).abi_encode_params());
+            // The ETH the swap did not need, back to the wallet (wrapped: unwrap it first).
+            match native_route {
+                true => push(SWEEP, (Address::ZERO, self.wallet, U256::ZERO).abi_encode_params()),
+                false => push(UNWRAP_WETH, (self.wallet, U256::ZERO).abi_encode_params()),
+            }
         }
         let value = if self.native_in { self.spend() } else { U256::ZERO };
         Ok((executeCall { commands: commands.into(), inputs, deadline: self.deadline }, value))
@@ -153,6 +172,7 @@ impl Swap<'_> {
     fn exact_out(&self, recipient: Address) -> Result<(u8, Vec<u8>), Error> {
         let q = self.quote;
         let payer_is_user = !self.native_in;
+        let (tin, tout) = self.currencies();
         Ok(match q.route.version {
             Version::V2 => (
                 V2_SWAP_EXACT_OUT,
@@ -180,16 +200,16 @@ impl Swap<'_> {
             Version::V4 => {
                 let key =
                     q.route.v4.ok_or_else(|| bardo_sdk::errors::internal("a V4 route without its key"))?;
-                let pool_key = v4::pool_key_of(self.tin.address, self.tout.address, q.route.fee, key);
+                let pool_key = v4::pool_key_of(tin, tout, q.route.fee, key);
                 let swap = v4::ExactOutputSingleParams {
-                    zeroForOne: self.tin.address == pool_key.currency0,
+                    zeroForOne: tin == pool_key.currency0,
                     poolKey: pool_key,
                     amountOut: u128_amount(q.amount_out)?,
                     amountInMaximum: u128_amount(self.bound)?,
                     hookData: Bytes::new(),
                 };
-                let settle = settle(self.tin.address, self.bound, payer_is_user);
-                let take = take(self.tout.address, recipient, q.amount_out);
+                let settle = settle(tin, self.bound, payer_is_user);
+                let take = take(tout, recipient, q.amount_out);
                 (V4_SWAP, v4_input([(SWAP_EXACT_OUT_SINGLE, swap.abi_encode()), settle, take]))
             }
         })

@@ -121,6 +121,15 @@ impl Sides {
         Ok(Self { tin, tout, native_in, native_out })
     }
 
+    /// WETH, when the wallet pays or receives it as native ether.
+    fn native_weth(&self) -> Option<Address> {
+        match (self.native_in, self.native_out) {
+            (true, _) => Some(self.tin.address),
+            (_, true) => Some(self.tout.address),
+            _ => None,
+        }
+    }
+
     /// The tokens as the wallet sees them (ETH where it is native).
     fn shown(&self) -> (Token, Token) {
         let show = |t: &Token, native: bool| if native { native::eth() } else { t.clone() };
@@ -137,7 +146,7 @@ fn prepare(p: &SwapParams) -> Result<(Book, Sides, Quote), Error> {
     let book = book(p.chain_id)?;
     let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
     let amount = fixed_amount(&p.amount, p.side, &sides.tin, &sides.tout)?;
-    let filter = Filter { version: p.version, fee: p.fee };
+    let filter = Filter { version: p.version, fee: p.fee, native: sides.native_weth() };
     let quote = quotes(p.chain_id, &book, &sides.tin, &sides.tout, amount, p.side, filter)?.full[0];
     Ok((book, sides, quote))
 }
@@ -282,6 +291,20 @@ impl WriteTool for ExecuteSwap {
         let owner: Address = last.sender.parse().map_err(|_| internal("receipt sender is not an address"))?;
         let router = book.universal_router.unwrap_or_default();
         let logs: Vec<_> = receipts.iter().flat_map(|r| r.logs.clone()).collect();
+        let (shown_in, shown_out) = sides.shown();
+        if let Some((route, sent, received)) = native_swap(&book, &logs, &sides) {
+            return serde_json::to_value(outcome(
+                &p,
+                &shown_in,
+                &shown_out,
+                route,
+                None,
+                sent,
+                received,
+                U256::ZERO,
+            ))
+            .map_err(|e| internal(e.to_string()));
+        }
         // Native ETH shows as the router wrapping (in; less what it returned) or unwrapping (out).
         let weth = if sides.native_in { sides.tin.address } else { sides.tout.address };
         let (wrapped, unwrapped) = weth_moves(&logs, weth, router);
@@ -299,10 +322,31 @@ impl WriteTool for ExecuteSwap {
             None => (None, sides.tout.clone()),
         };
         let route = actual_route(p.chain_id, &book, &logs, &sides.tin, &tout_first, [owner, router])?;
-        let (shown_in, shown_out) = sides.shown();
         serde_json::to_value(outcome(&p, &shown_in, &shown_out, route, then, sent, received, U256::ZERO))
             .map_err(|e| internal(e.to_string()))
     }
+}
+
+/// A swap through a V4 pool of native ether, from its `Swap` event: the route, what the wallet
+/// paid and what it received (the swapper's deltas: negative paid in, positive taken out; ether
+/// is currency 0). None when the receipts hold no such swap.
+fn native_swap(book: &Book, logs: &[bardo_sdk::Log], sides: &Sides) -> Option<(Route, U256, U256)> {
+    if !sides.native_in && !sides.native_out {
+        return None;
+    }
+    let manager = book.v4_pool_manager?;
+    let (swap, (fee, key)) = logs
+        .iter()
+        .filter(|l| l.address.parse::<Address>().ok() == Some(manager))
+        .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
+        .find_map(|s| v4::key_of(&sides.tin, &sides.tout, s.id).filter(|(_, k)| k.native).map(|k| (s, k)))?;
+    let abs = |v: i128| U256::from(v.unsigned_abs());
+    // Ether is currency 0: the wallet pays it in, or takes it out.
+    let (sent, received) = match sides.native_in {
+        true => (abs(swap.amount0), abs(swap.amount1)),
+        false => (abs(swap.amount1), abs(swap.amount0)),
+    };
+    Some((Route { version: Version::V4, fee, pool: manager, v4: Some(key) }, sent, received))
 }
 
 /// What `router` wrapped and unwrapped of `weth` in `logs` (its `Deposit`s and `Withdrawal`s).

@@ -27,6 +27,10 @@ pub struct V4Key {
     pub tick_spacing: i32,
     #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
     pub hooks: Address,
+    /// The pool trades native ether (currency 0, the zero address) where the swap names WETH:
+    /// the router pays and takes ether itself, without wrapping.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub native: bool,
 }
 
 /// A V4 pool and its current state.
@@ -97,7 +101,7 @@ pub fn hooked_pool(
     let liquidity = eth_call(chain_id, state_view, &getLiquidityCall { poolId: id })?;
     let (token0, token1) = sorted(a, b);
     Ok(Some(V4Pool {
-        key: V4Key { pool_id: id, tick_spacing, hooks },
+        key: V4Key { pool_id: id, tick_spacing, hooks, native: false },
         token0,
         token1,
         fee,
@@ -122,12 +126,46 @@ pub fn pools(
     Ok(out)
 }
 
+/// The V4 pools of native ether and the other token where one of `a`/`b` is `weth` (the
+/// standard tiers, no hooks), with WETH standing for ether in their keys' `native` flag.
+pub fn native_pools(
+    chain_id: ChainId,
+    book: &Book,
+    (a, b): (&Token, &Token),
+    weth: Address,
+    fee: Option<u32>,
+) -> Result<Vec<V4Pool>, Error> {
+    let eth = crate::native::eth();
+    let (a, b) = match (a.address == weth, b.address == weth) {
+        (true, false) => (&eth, b),
+        (false, true) => (a, &eth),
+        _ => return Ok(Vec::new()),
+    };
+    let mut pools = pools(chain_id, book, a, b, fee)?;
+    for p in &mut pools {
+        p.key.native = true;
+    }
+    Ok(pools)
+}
+
 /// The V4 pool `id` names among `a`/`b`'s standard tiers, if any (to name the pool a receipt's
 /// `Swap` event shows).
 pub fn key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
+    let eth = crate::native::eth();
+    // A native pool's key names ether where the swap names WETH.
+    let natives = [(&eth, b), (a, &eth)];
+    if let Some((fee, key)) = natives.into_iter().find_map(|(x, y)| plain_key_of(x, y, id)) {
+        return Some((fee, V4Key { native: true, ..key }));
+    }
+    plain_key_of(a, b, id)
+}
+
+fn plain_key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
     TIERS.into_iter().find_map(|(fee, spacing)| {
-        (pool_id(&pool_key(a, b, fee, spacing, Address::ZERO)) == id)
-            .then_some((fee, V4Key { pool_id: id, tick_spacing: spacing, hooks: Address::ZERO }))
+        (pool_id(&pool_key(a, b, fee, spacing, Address::ZERO)) == id).then_some((
+            fee,
+            V4Key { pool_id: id, tick_spacing: spacing, hooks: Address::ZERO, native: false },
+        ))
     })
 }
 
@@ -175,9 +213,12 @@ pub fn quote(
     side: Side,
 ) -> Result<(U256, U256), Error> {
     let key = pool_key(&pool.token0, &pool.token1, pool.fee, pool.key.tick_spacing, pool.key.hooks);
+    // In a native pool the swap's WETH side is ether, currency 0.
+    let zero_for_one = tin.address == pool.token0.address
+        || (pool.key.native && pool.token0.address.is_zero() && tin.address != pool.token1.address);
     let params = QuoteExactSingleParams {
         poolKey: key,
-        zeroForOne: tin.address == pool.token0.address,
+        zeroForOne: zero_for_one,
         exactAmount: u128_amount(amount)?,
         hookData: Bytes::new(),
     };

@@ -14,7 +14,7 @@ use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_core::ErrorCode;
 use bardo_devnet::CHAIN_ID;
-use serde_json::json;
+use serde_json::{Value, json};
 
 sol! {
     function getSlot0(bytes32 poolId) external view returns (uint160 sqrtPriceX96, int24 tick, uint24 protocolFee,
@@ -23,6 +23,7 @@ sol! {
     function approve(address spender, uint256 amount) external returns (bool);
     function allowance(address owner, address spender) external view returns (uint256);
     function balanceOf(address account) external view returns (uint256);
+    function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
 }
 
 mod permit2 {
@@ -318,4 +319,69 @@ fn a_two_hop_route_through_weth_mixes_versions_and_delivers_its_quote() {
     assert_eq!(verified["then"]["route"]["version"], "v4");
     assert_eq!(verified["then"]["route"]["pool_id"], best["then"]["route"]["pool_id"]);
     assert_eq!(u256(&verified["amount_out_base"]), quoted_out);
+}
+
+#[test]
+fn a_native_eth_v4_pool_trades_ether_itself_without_wrapping() {
+    let e = env();
+    let (usdc, weth) = (e.token("USDC"), e.token("WETH"));
+    let router = e.d.uniswap_v4["universal_router"];
+    let native = e.d.uniswap_v4_pools.iter().find(|p| p.token0 == "ETH").expect("the native pool").id;
+    // V4 at 0.05 %: only the ETH/USDC pool (there is no WETH/USDC V4 pool at that tier).
+    let only = |p: Value| {
+        let mut p = p;
+        p["version"] = json!("v4");
+        p["fee"] = json!(500);
+        p
+    };
+    let router_eth = || {
+        let b = e.rt.block_on(e.provider.get_balance(router).into_future());
+        b.expect("balance")
+    };
+
+    // ETH → USDC exact in: one V4_SWAP, no WRAP_ETH, the ether settled from the call's value.
+    let params = only(json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "1"}));
+    let quote = e.call("uniswap_get_quote", params.clone());
+    assert_eq!(quote["best"]["route"]["pool_id"], json!(native.to_string()), "{quote}");
+    assert_eq!(quote["best"]["route"]["native"], true);
+    let quoted_out = u256(&quote["best"]["amount_out_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    assert_eq!(plan.calls.len(), 1);
+    let execute = executeCall::abi_decode(&plan.calls[0].data).expect("execute");
+    assert_eq!(execute.commands.to_vec(), [0x10], "V4_SWAP only: no wrap");
+    let (eth_before, usdc_before, weth_before) = (e.eth(), e.balance(usdc), e.balance(weth));
+    let receipts = e.execute(&plan);
+    assert_eq!(e.balance(usdc) - usdc_before, quoted_out, "exactly the quote");
+    assert_eq!(eth_before - e.eth() - gas(&receipts), units(1, 18), "exactly 1 ETH, gas aside");
+    assert_eq!(e.balance(weth), weth_before, "no WETH involved");
+    let verified = e.verify("uniswap_execute_swap", &params, &receipts);
+    assert_eq!(u256(&verified["amount_out_base"]), quoted_out);
+    let route = &verified["route"];
+    assert_eq!((route["pool_id"].clone(), route["native"].clone()), (json!(native.to_string()), json!(true)));
+
+    // USDC → ETH exact out: the pool pays ether straight to the wallet.
+    let params = only(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "ETH", "amount": "0.25",
+        "side": "exact_out"}));
+    let quote = e.call("uniswap_get_quote", params.clone());
+    let quoted_in = u256(&quote["best"]["amount_in_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    let (eth_before, usdc_before) = (e.eth(), e.balance(usdc));
+    let receipts = e.execute(&plan);
+    assert_eq!(e.eth() + gas(&receipts) - eth_before, units(25, 16), "exactly 0.25 ETH, gas aside");
+    assert_eq!(usdc_before - e.balance(usdc), quoted_in, "exactly the quoted USDC");
+    assert_eq!(u256(&e.verify("uniswap_execute_swap", &params, &receipts)["amount_in_base"]), quoted_in);
+
+    // ETH → USDC exact out: the most it may pay goes with the call; what the pool did not take is
+    // swept back.
+    let params = only(json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "500",
+        "side": "exact_out"}));
+    let quote = e.call("uniswap_get_quote", params.clone());
+    let quoted_in = u256(&quote["best"]["amount_in_base"]);
+    let plan = e.plan("uniswap_execute_swap", &params);
+    assert!(plan.calls[0].value > quoted_in, "sent with slippage room");
+    let eth_before = e.eth();
+    let receipts = e.execute(&plan);
+    assert_eq!(eth_before - e.eth() - gas(&receipts), quoted_in, "the unused ETH came back");
+    assert_eq!(router_eth(), U256::ZERO, "no ether stays in the router");
+    assert_eq!(e.read(usdc, balanceOfCall { account: router }), U256::ZERO);
 }

@@ -287,3 +287,23 @@ fn v4_liquidity_inputs_and_foreign_positions_are_refused_with_typed_codes() {
         .expect_err("burn half");
     assert_eq!(err.code, ErrorCode::InvalidParams, "{err}");
 }
+
+#[test]
+fn a_native_ether_v4_swap_passes_the_whole_write_path() {
+    let e = lp_with(Deployments::write_targets);
+    let usdc = e.d.tokens["USDC"].address;
+    let swap = json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "0.5",
+        "version": "v4", "fee": 500, "side": "exact_in"});
+    let permit = e.path.preview("swap", &swap).expect("preview");
+    assert_eq!(permit.risk_tier, RiskTier::Medium, "no hook: the tool's own tier");
+    assert_eq!(permit.expected_outcome["route"]["native"], true);
+    let before = e.balance(usdc);
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    assert!(done.outcome_mismatch.is_empty(), "{:?}", done.outcome_mismatch);
+    assert_eq!(done.ground_truth, "receipt");
+    assert_eq!(
+        (e.balance(usdc) - before).to_string(),
+        done.expected["amount_out_base"].as_str().expect("amount").to_owned(),
+        "the wallet got exactly what the permit said"
+    );
+}
