@@ -693,6 +693,11 @@ fn json_value<T: Serialize>(v: T) -> Result<serde_json::Value, Error> {
     serde_json::to_value(v).map_err(|e| internal(e.to_string()))
 }
 
+/// `amounts` of `t0` and `t1` arriving in the wallet.
+fn received(t0: &Token, t1: &Token, amounts: (U256, U256)) -> Vec<BalanceChange> {
+    vec![BalanceChange::received(t0, amounts.0), BalanceChange::received(t1, amounts.1)]
+}
+
 /// The size of a balance change, base units (either direction).
 fn base(change: &BalanceChange) -> U256 {
     change.delta.trim_start_matches('-').parse().unwrap_or_default()
@@ -836,10 +841,7 @@ fn remove_v4(p: RemoveParams, owner: Address) -> Result<WritePlan, Error> {
     events::progress(2);
     let (t0, t1) = (&pos.pool.token0, &pos.pool.token1);
     let expected = RemoveOutcome {
-        balance_changes: vec![
-            BalanceChange::received(t0, out.total.0),
-            BalanceChange::received(t1, out.total.1),
-        ],
+        balance_changes: received(t0, t1, out.total),
         position_id: id.to_string(),
         liquidity_removed: liquidity.to_string(),
         withdrawn: Some(Amounts::new(t0, t1, out.principal.0, out.principal.1)),
@@ -896,10 +898,7 @@ fn collect_v4(p: &CollectFeesParams, book: &Book, id: U256, owner: Address) -> R
     events::progress(2);
     let (t0, t1) = (&pos.pool.token0, &pos.pool.token1);
     let expected = CollectOutcome {
-        balance_changes: vec![
-            BalanceChange::received(t0, out.total.0),
-            BalanceChange::received(t1, out.total.1),
-        ],
+        balance_changes: received(t0, t1, out.total),
         position_id: id.to_string(),
         fees: Amounts::new(t0, t1, out.total.0, out.total.1),
     };

@@ -181,6 +181,41 @@ pub struct PoolInfoParams {
     /// in-range liquidity.
     #[serde(default)]
     pub fee: Option<u32>,
+    /// V4: the pool key's tick spacing (with `fee`; default the tier's standard one).
+    #[serde(default)]
+    pub tick_spacing: Option<i32>,
+    /// V4: the pool key's hooks contract (with `fee`; default none).
+    #[serde(default)]
+    pub hooks: Option<String>,
+}
+
+/// The V4 pools of `a`/`b` a read names: a pool key when `tick_spacing` or `hooks` is given
+/// (`fee` then required), else every standard tier without hooks. `ETH` is native ether, the
+/// zero address in V4 keys.
+fn v4_pools_of(
+    chain_id: ChainId,
+    book: &Book,
+    (a, b): (&str, &str),
+    fee: Option<u32>,
+    key: (Option<i32>, Option<&str>),
+) -> Result<Vec<V4Pool>, Error> {
+    let side = |field: &str, input: &str| {
+        if crate::native::is_native(input) {
+            Ok(crate::native::eth())
+        } else {
+            book.token(chain_id, field, input)
+        }
+    };
+    let (ta, tb) = (side("token_a", a)?, side("token_b", b)?);
+    if ta.address == tb.address {
+        return Err(invalid_params("`token_a` and `token_b` are the same token; pick two different tokens"));
+    }
+    if key == (None, None) {
+        return v4::pools(chain_id, book, &ta, &tb, fee);
+    }
+    let fee = fee.ok_or_else(|| invalid_params("a V4 pool key needs `fee` with `tick_spacing` / `hooks`"))?;
+    let key = v4::key_params(fee, key.0, key.1)?;
+    Ok(v4::hooked_pool(chain_id, book, &ta, &tb, key)?.into_iter().collect())
 }
 
 pub struct GetPoolInfo;
@@ -212,8 +247,37 @@ impl ReadTool for GetPoolInfo {
     }
 
     fn run(p: PoolInfoParams) -> Result<PoolInfo, Error> {
-        check_fee(p.fee)?;
         let book = book(p.chain_id)?;
+        if p.version == Some(Version::V4) {
+            events::progress(1);
+            let manager = book.v4_pool_manager.unwrap_or_default();
+            let key = (p.tick_spacing, p.hooks.as_deref());
+            let pools = v4_pools_of(p.chain_id, &book, (&p.token_a, &p.token_b), p.fee, key)?;
+            let best = pools.into_iter().max_by_key(|pool| pool.liquidity);
+            return best.map(|pool| PoolInfo::v4(pool, manager)).ok_or_else(|| {
+                not_found(format!(
+                    "no V4 pool of {}/{}{} on chain {}; list the pools with uniswap_get_pools_by_token_pair",
+                    p.token_a,
+                    p.token_b,
+                    match (p.fee, p.tick_spacing, &p.hooks) {
+                        (Some(f), None, None) => format!(" at fee {f}"),
+                        (Some(f), s, h) => format!(
+                            " with fee {f}, tick spacing {}, hooks {}",
+                            s.map_or("standard".into(), |s| s.to_string()),
+                            h.as_deref().unwrap_or("none")
+                        ),
+                        _ => String::new(),
+                    },
+                    p.chain_id
+                ))
+            });
+        }
+        if p.tick_spacing.is_some() || p.hooks.is_some() {
+            return Err(invalid_params(
+                "`tick_spacing` and `hooks` name a V4 pool; add `\"version\": \"v4\"`",
+            ));
+        }
+        check_fee(p.fee)?;
         events::progress(0);
         let (a, b) = pair(p.chain_id, &book, &p.token_a, &p.token_b, ["token_a", "token_b"])?;
         events::progress(1);
@@ -228,12 +292,6 @@ impl ReadTool for GetPoolInfo {
         };
         if p.version == Some(Version::V2) {
             return v2_pair(p.chain_id, &book, &a, &b)?.map(PoolInfo::from).ok_or_else(missing);
-        }
-        if p.version == Some(Version::V4) {
-            let manager = book.v4_pool_manager.unwrap_or_default();
-            let pools = v4::pools(p.chain_id, &book, &a, &b, p.fee)?;
-            let best = pools.into_iter().max_by_key(|pool| pool.liquidity);
-            return best.map(|pool| PoolInfo::v4(pool, manager)).ok_or_else(missing);
         }
         let mut best: Option<V3Pool> = None;
         for fee in FEE_TIERS.into_iter().filter(|f| p.fee.is_none_or(|want| want == *f)) {
@@ -277,8 +335,8 @@ impl ReadTool for GetPoolsByTokenPair {
             ..tool_def::<PairParams>(
                 Self::NAME,
                 "Lists every Uniswap pool of a token pair: each V3 fee tier that exists (100, 500, 3000, \
-                 10000), the V2 pair, and the V4 pools without hooks at those tiers (by pool id), with price \
-                 and liquidity. Use it to pick a \
+                 10000), the V2 pair, and the V4 pools without hooks at those tiers (by pool id; with `ETH`, \
+                 the pools of WETH and of native ether), with price and liquidity. Use it to pick a \
                  fee tier or compare depth. It does not quote amounts.",
                 Category::Data,
             )
@@ -288,7 +346,14 @@ impl ReadTool for GetPoolsByTokenPair {
     fn run(p: PairParams) -> Result<Vec<PoolInfo>, Error> {
         let book = book(p.chain_id)?;
         events::progress(0);
-        let (a, b) = pair(p.chain_id, &book, &p.token_a, &p.token_b, ["token_a", "token_b"])?;
+        // `ETH`: V2 and V3 pools of WETH, V4 pools of WETH and of ether itself.
+        let (a, native_a) = crate::native::pool_token(p.chain_id, &book, "token_a", &p.token_a)?;
+        let (b, native_b) = crate::native::pool_token(p.chain_id, &book, "token_b", &p.token_b)?;
+        if a.address == b.address {
+            return Err(invalid_params(
+                "`token_a` and `token_b` are the same token; pick two different tokens",
+            ));
+        }
         events::progress(1);
         let mut pools = Vec::new();
         for fee in FEE_TIERS {
@@ -300,9 +365,12 @@ impl ReadTool for GetPoolsByTokenPair {
             pools.push(PoolInfo::from(pair));
         }
         let manager = book.v4_pool_manager.unwrap_or_default();
-        pools.extend(
-            v4::pools(p.chain_id, &book, &a, &b, None)?.into_iter().map(|pool| PoolInfo::v4(pool, manager)),
-        );
+        let mut v4_pools = v4::pools(p.chain_id, &book, &a, &b, None)?;
+        if native_a || native_b {
+            let weth = if native_a { a.address } else { b.address };
+            v4_pools.extend(v4::native_pools(p.chain_id, &book, (&a, &b), weth, None)?);
+        }
+        pools.extend(v4_pools.into_iter().map(|pool| PoolInfo::v4(pool, manager)));
         Ok(pools)
     }
 }
@@ -537,6 +605,53 @@ pub struct PositionOutput {
     pub v4: Option<crate::liquidity_v4::V4Fields>,
 }
 
+/// What a position read names besides its tokens and amounts.
+struct PositionView {
+    id: U256,
+    owner: Address,
+    /// The V3 pool, or V4's PoolManager.
+    pool: Address,
+    fee: u32,
+    ticks: (i32, i32),
+    current_tick: i32,
+    liquidity: u128,
+}
+
+impl PositionOutput {
+    /// `((principal0, principal1), (fees0, fees1))` in base units.
+    fn new(
+        v: PositionView,
+        (token0, token1): (Token, Token),
+        ((a0, a1), (f0, f1)): ((U256, U256), (U256, U256)),
+        v4: Option<crate::liquidity_v4::V4Fields>,
+    ) -> Self {
+        let (d0, d1) = (token0.decimals, token1.decimals);
+        let (lower, upper) = v.ticks;
+        Self {
+            position_id: v.id.to_string(),
+            owner: v.owner,
+            pool: v.pool,
+            fee: v.fee,
+            tick_lower: lower,
+            tick_upper: upper,
+            current_tick: v.current_tick,
+            in_range: lower <= v.current_tick && v.current_tick < upper,
+            liquidity: v.liquidity.to_string(),
+            amount0: format_units(a0, d0),
+            amount1: format_units(a1, d1),
+            amount0_base: a0.to_string(),
+            amount1_base: a1.to_string(),
+            fees0: format_units(f0, d0),
+            fees1: format_units(f1, d1),
+            fees0_base: f0.to_string(),
+            fees1_base: f1.to_string(),
+            token0,
+            token1,
+            v4,
+        }
+    }
+}
+
 /// A deadline far enough for a simulation at the latest block.
 pub fn deadline(chain_id: ChainId, seconds: u64) -> Result<U256, Error> {
     Ok(U256::from(bardo_sdk::chain::block_timestamp(chain_id, None)? + seconds))
@@ -625,29 +740,20 @@ impl ReadTool for GetPosition {
         let pool = v3_state(p.chain_id, pool_address, &pos.token0, &pos.token1, pos.fee)?;
         events::progress(2);
         let (a0, a1, f0, f1) = position_amounts(p.chain_id, &book, &pos)?;
-        let (d0, d1) = (pos.token0.decimals, pos.token1.decimals);
-        Ok(PositionOutput {
-            position_id: id.to_string(),
-            owner: pos.owner,
-            pool: pool.address,
-            fee: pos.fee,
-            tick_lower: pos.tick_lower,
-            tick_upper: pos.tick_upper,
-            current_tick: pool.tick,
-            in_range: pos.tick_lower <= pool.tick && pool.tick < pos.tick_upper,
-            liquidity: pos.liquidity.to_string(),
-            amount0: format_units(a0, d0),
-            amount1: format_units(a1, d1),
-            amount0_base: a0.to_string(),
-            amount1_base: a1.to_string(),
-            fees0: format_units(f0, d0),
-            fees1: format_units(f1, d1),
-            fees0_base: f0.to_string(),
-            fees1_base: f1.to_string(),
-            token0: pos.token0,
-            token1: pos.token1,
-            v4: None,
-        })
+        Ok(PositionOutput::new(
+            PositionView {
+                id,
+                owner: pos.owner,
+                pool: pool.address,
+                fee: pos.fee,
+                ticks: (pos.tick_lower, pos.tick_upper),
+                current_tick: pool.tick,
+                liquidity: pos.liquidity,
+            },
+            (pos.token0, pos.token1),
+            ((a0, a1), (f0, f1)),
+            None,
+        ))
     }
 }
 
@@ -656,32 +762,23 @@ fn v4_position(p: &PositionParams, book: &Book, id: U256) -> Result<PositionOutp
     use crate::liquidity_v4 as v4p;
     let pos = v4p::position(p.chain_id, book, id)?;
     events::progress(1);
-    let ((a0, a1), (f0, f1)) = v4p::amounts(p.chain_id, book, &pos, deadline(p.chain_id, 600)?)?;
-    events::progress(2);
     let pool = &pos.pool;
-    let (d0, d1) = (pool.token0.decimals, pool.token1.decimals);
-    Ok(PositionOutput {
-        position_id: id.to_string(),
-        owner: pos.owner,
-        pool: book.v4_pool_manager.unwrap_or_default(),
-        fee: pool.fee,
-        tick_lower: pos.tick_lower,
-        tick_upper: pos.tick_upper,
-        current_tick: pool.tick,
-        in_range: pos.tick_lower <= pool.tick && pool.tick < pos.tick_upper,
-        liquidity: pos.liquidity.to_string(),
-        amount0: format_units(a0, d0),
-        amount1: format_units(a1, d1),
-        amount0_base: a0.to_string(),
-        amount1_base: a1.to_string(),
-        fees0: format_units(f0, d0),
-        fees1: format_units(f1, d1),
-        fees0_base: f0.to_string(),
-        fees1_base: f1.to_string(),
-        v4: Some(v4p::V4Fields::of(pool)),
-        token0: pool.token0.clone(),
-        token1: pool.token1.clone(),
-    })
+    events::progress(2);
+    let amounts = v4p::amounts(p.chain_id, book, &pos, deadline(p.chain_id, 600)?)?;
+    Ok(PositionOutput::new(
+        PositionView {
+            id,
+            owner: pos.owner,
+            pool: book.v4_pool_manager.unwrap_or_default(),
+            fee: pool.fee,
+            ticks: (pos.tick_lower, pos.tick_upper),
+            current_tick: pool.tick,
+            liquidity: pos.liquidity,
+        },
+        (pool.token0.clone(), pool.token1.clone()),
+        amounts,
+        Some(v4p::V4Fields::of(pool)),
+    ))
 }
 
 /// Params of `uniswap_get_token_info`.

@@ -385,3 +385,60 @@ fn a_native_eth_v4_pool_trades_ether_itself_without_wrapping() {
     assert_eq!(router_eth(), U256::ZERO, "no ether stays in the router");
     assert_eq!(e.read(usdc, balanceOfCall { account: router }), U256::ZERO);
 }
+
+#[test]
+fn v4_reads_name_native_ether_and_any_pool_key() {
+    let e = env();
+    let native = e.d.uniswap_v4_pools.iter().find(|p| p.token0 == "ETH").expect("the native pool").id;
+    let info = e.call(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "ETH", "token_b": "USDC", "version": "v4"}),
+    );
+    assert_eq!(info["pool_id"], json!(native.to_string()));
+    assert_eq!(
+        (info["token0"]["symbol"].clone(), addr(&info["token0"]["address"])),
+        (json!("ETH"), Address::ZERO)
+    );
+    let state_view = e.d.uniswap_v4["state_view"];
+    let slot0 = e.read(state_view, getSlot0Call { poolId: native });
+    assert_eq!(u256(&info["sqrt_price_x96"]), U256::from(slot0.sqrtPriceX96));
+    // `ETH` lists the WETH pools of every version and the pools of ether itself.
+    let pools = e.call(
+        "uniswap_get_pools_by_token_pair",
+        json!({"chain_id": CHAIN_ID, "token_a": "USDC", "token_b": "ETH"}),
+    );
+    let ids: Vec<&Value> = pools.as_array().expect("list").iter().map(|p| &p["pool_id"]).collect();
+    assert!(ids.contains(&&json!(native.to_string())), "{pools}");
+    assert!(pools.as_array().expect("list").iter().any(|p| p["version"] == "v3"), "WETH's V3 pools too");
+
+    // A key: the hooked pool by its hooks, with its permissions named.
+    let hook = e.d.uniswap_v4["fee_taking_hook"];
+    let hooked = e.call(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "version": "v4", "fee": 3000,
+            "hooks": hook.to_string()}),
+    );
+    let id = e.d.uniswap_v4_pools.iter().find(|p| p.hooks == hook).expect("hooked").id;
+    assert_eq!(hooked["pool_id"], json!(id.to_string()));
+    let names: Vec<&str> =
+        hooked["hook_permissions"].as_array().expect("names").iter().filter_map(Value::as_str).collect();
+    assert!(names.contains(&"afterSwapReturnDelta"), "{names:?}");
+    // A key no pool has (the spacing does not match the tier's pool), and one that cannot be.
+    let mismatch = e.error(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "version": "v4", "fee": 3000,
+            "tick_spacing": 10}),
+    );
+    assert_eq!(mismatch.code, ErrorCode::NotFound, "{mismatch}");
+    assert!(mismatch.message.contains("tick spacing 10"), "{mismatch}");
+    let no_fee = e.error(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "version": "v4", "tick_spacing": 60}),
+    );
+    assert_eq!(no_fee.code, ErrorCode::InvalidParams, "{no_fee}");
+    let v3_key = e.error(
+        "uniswap_get_pool_info",
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "tick_spacing": 60}),
+    );
+    assert_eq!(v3_key.code, ErrorCode::InvalidParams, "{v3_key}");
+}
