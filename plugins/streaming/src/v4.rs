@@ -6,7 +6,6 @@ use crate::pools::{PoolTokens, TokenState};
 use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, B256, I256};
 use bardo_sdk::abi::eth_call;
-use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::{chain_not_supported, invalid_params, not_found};
 use bardo_sdk::uniswap::Book;
 use bardo_sdk::uniswap::v4::{PoolKey, TIERS, getLiquidityCall, getSlot0Call, key_by_id, pool_id};
@@ -21,13 +20,7 @@ pub fn pool_manager(chain_id: ChainId, book: &Book) -> Result<Address, Error> {
     })
 }
 
-/// A V4 currency as a token: the zero address is native ETH.
-pub fn currency(chain_id: ChainId, address: Address) -> Result<Token, Error> {
-    if address.is_zero() {
-        return Ok(Token { address, symbol: "ETH".into(), decimals: 18 });
-    }
-    erc20::token(chain_id, address)
-}
+pub use bardo_sdk::uniswap::v4::currency;
 
 /// Parse a pool id param.
 pub fn parse_id(text: &str) -> Result<B256, Error> {

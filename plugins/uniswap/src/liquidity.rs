@@ -225,12 +225,7 @@ impl WriteTool for AddLiquidity {
         check_slippage(p.slippage_bps)?;
         let book = book(p.chain_id)?;
         events::progress(0);
-        let (a, b) = pair(p.chain_id, &book, &p.token_a, &p.token_b, ["token_a", "token_b"])?;
-        let amount_a = parse_units("amount_a", &p.amount_a, a.decimals)?;
-        let amount_b = parse_units("amount_b", &p.amount_b, b.decimals)?;
-        if amount_a.is_zero() && amount_b.is_zero() {
-            return Err(invalid_params("`amount_a` and `amount_b` are both zero; deposit something"));
-        }
+        let (a, b, amount_a, amount_b) = deposit_sides(&p, &book)?;
         let pool = v3_pool(p.chain_id, &book, &a, &b, p.fee)?.ok_or_else(|| {
             not_found(format!(
                 "no V3 pool of {}/{} at fee {} on chain {}; pick an existing fee tier",
@@ -703,17 +698,23 @@ fn base(change: &BalanceChange) -> U256 {
     change.delta.trim_start_matches('-').parse().unwrap_or_default()
 }
 
-/// `uniswap_add_liquidity` on V4.
-fn add_v4(p: AddParams) -> Result<WritePlan, Error> {
-    let owner = wallet(p.chain_id)?;
-    let book = book(p.chain_id)?;
-    events::progress(0);
-    let (a, b) = pair(p.chain_id, &book, &p.token_a, &p.token_b, ["token_a", "token_b"])?;
+/// The two tokens of an add and the most of each to deposit, base units; not both zero.
+fn deposit_sides(p: &AddParams, book: &Book) -> Result<(Token, Token, U256, U256), Error> {
+    let (a, b) = pair(p.chain_id, book, &p.token_a, &p.token_b, ["token_a", "token_b"])?;
     let amount_a = parse_units("amount_a", &p.amount_a, a.decimals)?;
     let amount_b = parse_units("amount_b", &p.amount_b, b.decimals)?;
     if amount_a.is_zero() && amount_b.is_zero() {
         return Err(invalid_params("`amount_a` and `amount_b` are both zero; deposit something"));
     }
+    Ok((a, b, amount_a, amount_b))
+}
+
+/// `uniswap_add_liquidity` on V4.
+fn add_v4(p: AddParams) -> Result<WritePlan, Error> {
+    let owner = wallet(p.chain_id)?;
+    let book = book(p.chain_id)?;
+    events::progress(0);
+    let (a, b, amount_a, amount_b) = deposit_sides(&p, &book)?;
     let existing = p.position_id.as_deref().map(position_id).transpose()?;
     let (pool, ticks) = match existing {
         Some(id) => {

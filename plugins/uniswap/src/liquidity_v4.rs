@@ -12,7 +12,8 @@ use bardo_sdk::abi::{decode_log, tx_call, wire};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, NftChange, Token};
 use bardo_sdk::errors::{chain_not_supported, error, internal, invalid_params, not_found};
 use bardo_sdk::uniswap::v4::{
-    MintPosition, ModifyLiquidity, getPoolAndPositionInfoCall, getPositionLiquidityCall, position_ticks,
+    MintPosition, ModifyLiquidity, currency, getPoolAndPositionInfoCall, getPositionLiquidityCall,
+    position_ticks,
 };
 use bardo_sdk::{ChainId, Error, ErrorCode, PlannedCall, Receipt, TxCall};
 use serde::Serialize;
@@ -22,7 +23,6 @@ alloy_sol_types::sol! {
     function nextTokenId() external view returns (uint256);
     function poolKeys(bytes25 poolId) external view returns (address currency0, address currency1, uint24 fee,
         int24 tickSpacing, address hooks);
-    function ownerOf(uint256 id) external view returns (address owner);
 }
 
 /// The position NFT's `Transfer` (ERC-721: the id is indexed, unlike ERC-20's amount).
@@ -70,22 +70,18 @@ pub fn manager(chain_id: ChainId, book: &Book) -> Result<Address, Error> {
     })
 }
 
-/// A currency of a V4 pool key as a token (the zero address: native ETH).
-fn currency(chain_id: ChainId, address: Address) -> Result<Token, Error> {
-    if address.is_zero() { Ok(crate::native::eth()) } else { erc20::token(chain_id, address) }
-}
-
 /// Read V4 position `id`; `not-found` when it does not exist (or was burned).
 pub fn position(chain_id: ChainId, book: &Book, id: U256) -> Result<V4Position, Error> {
     let posm = manager(chain_id, book)?;
     let gone = || {
         not_found(format!("V4 position {id} does not exist on chain {chain_id} (never minted, or burned)"))
     };
-    let owner = match bardo_sdk::abi::eth_call(chain_id, posm, &ownerOfCall { id }) {
-        Ok(owner) => owner,
-        Err(e) if e.code == ErrorCode::Reverted => return Err(gone()),
-        Err(e) => return Err(e),
-    };
+    let owner =
+        match bardo_sdk::abi::eth_call(chain_id, posm, &bardo_sdk::uniswap::ownerOfCall { tokenId: id }) {
+            Ok(owner) => owner,
+            Err(e) if e.code == ErrorCode::Reverted => return Err(gone()),
+            Err(e) => return Err(e),
+        };
     let stored = bardo_sdk::abi::eth_call(chain_id, posm, &getPoolAndPositionInfoCall { tokenId: id })?;
     if stored.poolKey.tickSpacing.is_zero() {
         return Err(gone());

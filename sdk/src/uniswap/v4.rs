@@ -70,6 +70,14 @@ pub fn position_ticks(info: U256) -> (i32, i32) {
     (packed_tick(info, 8), packed_tick(info, 32))
 }
 
+/// A V4 currency as a token: the zero address is native ether.
+pub fn currency(chain_id: ChainId, address: Address) -> Result<crate::erc20::Token, Error> {
+    if address.is_zero() {
+        return Ok(crate::erc20::Token { address, symbol: "ETH".into(), decimals: 18 });
+    }
+    crate::erc20::token(chain_id, address)
+}
+
 /// The key of pool `id`, from the PoolManager's `Initialize` log (pools are named by the hash
 /// of their key; only that log shows the key). None: no such pool.
 pub fn key_by_id(chain_id: ChainId, pool_manager: Address, id: B256) -> Result<Option<PoolKey>, Error> {
