@@ -108,8 +108,8 @@ pub struct Quotes {
     pub partial: Vec<Quote>,
 }
 
-/// Quote every route allowed by `filter` — each pool of the pair, and for an exact-in between
-/// two tokens other than WETH, every two-hop route through WETH. `not-found` when no route can
+/// Quote every route allowed by `filter` — each pool of the pair, and between two tokens other
+/// than WETH, the two-hop routes through WETH. `not-found` when no route can
 /// fill the whole amount, naming the most one pool could.
 pub fn quotes(
     chain_id: ChainId,
@@ -122,20 +122,13 @@ pub fn quotes(
 ) -> Result<Quotes, Error> {
     let ask = Ask { tin, tout, amount, side, filter };
     let Quotes { full: mut out, partial } = direct(chain_id, book, ask)?;
-    if let Some(weth) =
-        book.weth().filter(|w| side == Side::ExactIn && *w != tin.address && *w != tout.address)
-    {
+    if let Some(weth) = book.weth().filter(|w| *w != tin.address && *w != tout.address) {
         let weth = bardo_sdk::erc20::token(chain_id, weth)?;
-        // More WETH in never gives less out of any pool: the best first hop is the first hop of
-        // every best two-hop route.
         let ask = Ask { filter: Filter { native: None, ..filter }, ..ask };
-        let first = direct(chain_id, book, Ask { tout: &weth, ..ask })?.full;
-        if let Some(q1) = first.iter().max_by_key(|q| q.amount_out) {
-            for q2 in direct(chain_id, book, Ask { tin: &weth, amount: q1.amount_out, ..ask })?.full {
-                let then = Some(Hop { route: q2.route, via: weth.address, amount_mid: q1.amount_out });
-                out.push(Quote { route: q1.route, amount_in: amount, amount_out: q2.amount_out, then });
-            }
-        }
+        out.extend(match side {
+            Side::ExactIn => two_hop_exact_in(chain_id, book, ask, &weth)?,
+            Side::ExactOut => two_hop_exact_out(chain_id, book, ask, &weth)?,
+        });
     }
     match side {
         Side::ExactIn => out.sort_by_key(|q| std::cmp::Reverse(q.amount_out)),
@@ -145,6 +138,65 @@ pub fn quotes(
         return Err(none_fills(chain_id, ask, &partial));
     }
     Ok(Quotes { full: out, partial })
+}
+
+/// Exact-in through `via`: the first pool that gives most of it, then every second pool. More
+/// `via` in never gives less out of any pool, so the best first hop is the first hop of every
+/// best two-hop route.
+fn two_hop_exact_in(chain_id: ChainId, book: &Book, ask: Ask<'_>, via: &Token) -> Result<Vec<Quote>, Error> {
+    let first = direct(chain_id, book, Ask { tout: via, ..ask })?.full;
+    let Some(q1) = first.iter().max_by_key(|q| q.amount_out) else { return Ok(Vec::new()) };
+    let second = direct(chain_id, book, Ask { tin: via, amount: q1.amount_out, ..ask })?.full;
+    Ok(second
+        .into_iter()
+        .map(|q2| Quote {
+            route: q1.route,
+            amount_in: ask.amount,
+            amount_out: q2.amount_out,
+            then: Some(Hop { route: q2.route, via: via.address, amount_mid: q1.amount_out }),
+        })
+        .collect())
+}
+
+/// Exact-out through `via`, one version per route: the router runs a V2 path, a V3 path or V4
+/// path keys as one command that asks each pool, from the last, for exactly what the next one
+/// needs — so the quote is the second pool of that version needing the least `via`, then every
+/// first pool of that version selling that much. (A mixed-version exact-out would have to buy
+/// the intermediate token before knowing what the second pool will ask.)
+fn two_hop_exact_out(chain_id: ChainId, book: &Book, ask: Ask<'_>, via: &Token) -> Result<Vec<Quote>, Error> {
+    let second = direct(chain_id, book, Ask { tin: via, ..ask })?.full;
+    let mut out = Vec::new();
+    for version in [Version::V4, Version::V3, Version::V2] {
+        let Some(q2) = second.iter().filter(|q| q.route.version == version).min_by_key(|q| q.amount_in)
+        else {
+            continue;
+        };
+        let filter = Filter { version: Some(version), ..ask.filter };
+        let first = direct(chain_id, book, Ask { tout: via, amount: q2.amount_in, filter, ..ask })?.full;
+        for q1 in first {
+            let (amount_mid, amount_out) = match version {
+                // A V2 pair pays what its input is worth, a little more than asked: the
+                // second pair gets all the first delivers.
+                Version::V2 => (q1.amount_out, v2_out(chain_id, book, q1.amount_out, via, ask.tout)?),
+                _ => (q2.amount_in, q2.amount_out),
+            };
+            let then = Some(Hop { route: q2.route, via: via.address, amount_mid });
+            out.push(Quote { route: q1.route, amount_in: q1.amount_in, amount_out, then });
+        }
+    }
+    Ok(out)
+}
+
+/// What the V2 pair of `tin`/`tout` pays for `amount` of `tin`.
+fn v2_out(chain_id: ChainId, book: &Book, amount: U256, tin: &Token, tout: &Token) -> Result<U256, Error> {
+    let router =
+        book.v2_router.ok_or_else(|| bardo_sdk::errors::internal("a V2 quote without a V2 router"))?;
+    let amounts = eth_call(
+        chain_id,
+        router,
+        &getAmountsOutCall { amountIn: amount, path: vec![tin.address, tout.address] },
+    )?;
+    amounts.last().copied().ok_or_else(|| bardo_sdk::errors::internal("getAmountsOut returned no amounts"))
 }
 
 /// What is quoted: `amount` of `tin` (exact-in) or of `tout` (exact-out), through the routes

@@ -470,7 +470,8 @@ impl ReadTool for GetQuote {
             ..tool_def::<QuoteParams>(
                 Self::NAME,
                 "Quotes a swap exact-in or exact-out through the contracts (V4Quoter and V3 QuoterV2 per fee \
-                 tier, V2 Router02 getAmountsOut/In) and picks the best route among fee tiers and versions. Use it \
+                 tier, V2 Router02 getAmountsOut/In) and picks the best route among fee tiers and versions, \
+                 directly or through WETH. Use it \
                  before uniswap_execute_swap to see the price and route. It does not trade and does not \
                  include gas costs.",
                 Category::Data,

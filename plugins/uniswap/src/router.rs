@@ -4,8 +4,9 @@
 //! returned — so nothing stays in the router.
 
 use crate::pools::Version;
-use crate::quote::{Quote, Side};
+use crate::quote::{Quote, Route, Side};
 use crate::v4::{self, u128_amount};
+use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, Bytes, U256, address};
 use alloy_sol_types::SolValue;
 use bardo_sdk::Error;
@@ -27,7 +28,7 @@ const V4_SWAP: u8 = 0x10;
 
 /// `Actions.sol` (the V4 router inside `V4_SWAP`).
 const SWAP_EXACT_IN_SINGLE: u8 = 0x06;
-const SWAP_EXACT_OUT_SINGLE: u8 = 0x08;
+const SWAP_EXACT_OUT: u8 = 0x09;
 const SETTLE: u8 = 0x0b;
 const SETTLE_ALL: u8 = 0x0c;
 const TAKE: u8 = 0x0e;
@@ -143,12 +144,9 @@ impl Swap<'_> {
                 }
                 push(SWEEP, (hop.via, self.wallet, U256::ZERO).abi_encode_params());
             }
-            (None, Side::ExactOut) => {
+            (_, Side::ExactOut) => {
                 let (command, input) = self.exact_out(recipient)?;
                 push(command, input);
-            }
-            (Some(_), Side::ExactOut) => {
-                return Err(bardo_sdk::errors::internal("two-hop routes are quoted for exact-in only"));
             }
         }
         if unwrap {
@@ -168,49 +166,63 @@ impl Swap<'_> {
         Ok((executeCall { commands: commands.into(), inputs, deadline: self.deadline }, value))
     }
 
-    /// A single-pool exact-out swap command.
+    /// The exact-out swap command: one pool, or two of one version through the intermediate
+    /// token (the router asks the last pool first, each pool for exactly what the next needs).
     fn exact_out(&self, recipient: Address) -> Result<(u8, Vec<u8>), Error> {
         let q = self.quote;
         let payer_is_user = !self.native_in;
         let (tin, tout) = self.currencies();
+        if q.then.is_some_and(|hop| hop.route.version != q.route.version) {
+            return Err(bardo_sdk::errors::internal("an exact-out route through two versions"));
+        }
+        // The pools' tokens in order, from the input to the output.
+        let tokens: Vec<Address> = match q.then {
+            Some(hop) => vec![tin, hop.via, tout],
+            None => vec![tin, tout],
+        };
+        let routes: Vec<Route> = std::iter::once(q.route).chain(q.then.map(|hop| hop.route)).collect();
         Ok(match q.route.version {
             Version::V2 => (
                 V2_SWAP_EXACT_OUT,
-                (
-                    recipient,
-                    q.amount_out,
-                    self.bound,
-                    vec![self.tin.address, self.tout.address],
-                    payer_is_user,
-                )
-                    .abi_encode_params(),
+                (recipient, q.amount_out, self.bound, tokens, payer_is_user).abi_encode_params(),
             ),
             // An exact-out path runs from the output back to the input.
-            Version::V3 => (
-                V3_SWAP_EXACT_OUT,
+            Version::V3 => {
+                let mut path = tout.to_vec();
+                for (i, route) in routes.iter().enumerate().rev() {
+                    path.extend_from_slice(&route.fee.to_be_bytes()[1..]);
+                    path.extend_from_slice(tokens[i].as_slice());
+                }
                 (
-                    recipient,
-                    q.amount_out,
-                    self.bound,
-                    v3_path(self.tout.address, q.route.fee, self.tin.address),
-                    payer_is_user,
+                    V3_SWAP_EXACT_OUT,
+                    (recipient, q.amount_out, self.bound, Bytes::from(path), payer_is_user)
+                        .abi_encode_params(),
                 )
-                    .abi_encode_params(),
-            ),
+            }
             Version::V4 => {
-                let key =
-                    q.route.v4.ok_or_else(|| bardo_sdk::errors::internal("a V4 route without its key"))?;
-                let pool_key = v4::pool_key_of(tin, tout, q.route.fee, key);
-                let swap = v4::ExactOutputSingleParams {
-                    zeroForOne: tin == pool_key.currency0,
-                    poolKey: pool_key,
+                let mut path = Vec::new();
+                for (i, route) in routes.iter().enumerate() {
+                    let key =
+                        route.v4.ok_or_else(|| bardo_sdk::errors::internal("a V4 route without its key"))?;
+                    path.push(v4::PathKey {
+                        intermediateCurrency: tokens[i],
+                        fee: U24::from(route.fee),
+                        tickSpacing: I24::try_from(key.tick_spacing).unwrap_or_default(),
+                        hooks: key.hooks,
+                        hookData: Bytes::new(),
+                    });
+                }
+                let swap = v4::ExactOutputParams {
+                    currencyOut: tout,
+                    path,
+                    // The bound is on the whole path's input, not hop by hop.
+                    maxHopSlippage: Vec::new(),
                     amountOut: u128_amount(q.amount_out)?,
                     amountInMaximum: u128_amount(self.bound)?,
-                    hookData: Bytes::new(),
                 };
                 let settle = settle(tin, self.bound, payer_is_user);
                 let take = take(tout, recipient, q.amount_out);
-                (V4_SWAP, v4_input([(SWAP_EXACT_OUT_SINGLE, swap.abi_encode()), settle, take]))
+                (V4_SWAP, v4_input([(SWAP_EXACT_OUT, swap.abi_encode()), settle, take]))
             }
         })
     }
@@ -218,7 +230,7 @@ impl Swap<'_> {
 
 /// One exact-in swap through one pool.
 struct Leg {
-    route: crate::quote::Route,
+    route: Route,
     tin: Address,
     tout: Address,
     amount_in: U256,
@@ -303,7 +315,7 @@ fn v4_input(actions: [(u8, Vec<u8>); 3]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quote::Route;
+    use alloy_primitives::B256;
 
     fn token(byte: u8, symbol: &str) -> Token {
         Token { address: Address::repeat_byte(byte), symbol: symbol.into(), decimals: 18 }
@@ -335,5 +347,56 @@ mod tests {
         assert_eq!(path.to_vec(), [usdc.address.as_slice(), &[0, 1, 0xf4], weth.address.as_slice()].concat());
         let (to, least) = <(Address, U256)>::abi_decode_params(&call.inputs[2]).expect("unwrap");
         assert_eq!((to, least), (wallet, U256::ZERO), "the unused ETH goes back");
+    }
+
+    fn two_hop(first: Route, second: Route) -> Quote {
+        let hop =
+            crate::quote::Hop { route: second, via: Address::repeat_byte(3), amount_mid: U256::from(6) };
+        Quote { route: first, amount_in: U256::from(7), amount_out: U256::from(5), then: Some(hop) }
+    }
+
+    fn exact_out_of(quote: &Quote) -> Result<executeCall, Error> {
+        let (usdc, dai) = (token(1, "USDC"), token(4, "DAI"));
+        let swap = Swap {
+            tin: &usdc,
+            tout: &dai,
+            native_in: false,
+            native_out: false,
+            quote,
+            side: Side::ExactOut,
+            bound: U256::from(8),
+            wallet: Address::repeat_byte(0xaa),
+            deadline: U256::from(1),
+        };
+        Ok(swap.execute()?.0)
+    }
+
+    #[test]
+    fn a_two_hop_exact_out_is_one_path_asked_from_the_output_back() {
+        let v3 = |fee| Route { version: Version::V3, fee, pool: Address::ZERO, v4: None };
+        let call = exact_out_of(&two_hop(v3(500), v3(3000))).expect("v3");
+        assert_eq!(call.commands.to_vec(), [V3_SWAP_EXACT_OUT]);
+        type V3 = (Address, U256, U256, Bytes, bool);
+        let (_, out, max, path, payer_is_user) = V3::abi_decode_params(&call.inputs[0]).expect("v3");
+        assert_eq!((out, max, payer_is_user), (U256::from(5), U256::from(8), true));
+        let expected = [&[4u8; 20][..], &[0, 0x0b, 0xb8], &[3; 20], &[0, 0x01, 0xf4], &[1; 20]].concat();
+        assert_eq!(path.to_vec(), expected, "DAI, 0.3 %, WETH, 0.05 %, USDC");
+
+        let key =
+            |pool_id| crate::v4::V4Key { pool_id, tick_spacing: 10, hooks: Address::ZERO, native: false };
+        let v4 = |fee, id| Route { version: Version::V4, fee, pool: Address::ZERO, v4: Some(key(id)) };
+        let call = exact_out_of(&two_hop(v4(500, B256::ZERO), v4(3000, B256::ZERO))).expect("v4");
+        assert_eq!(call.commands.to_vec(), [V4_SWAP]);
+        let (actions, params) = <(Bytes, Vec<Bytes>)>::abi_decode_params(&call.inputs[0]).expect("v4 input");
+        assert_eq!(actions.to_vec(), [SWAP_EXACT_OUT, SETTLE_ALL, TAKE_ALL]);
+        let swap = v4::ExactOutputParams::abi_decode(&params[0]).expect("params");
+        assert_eq!(swap.currencyOut, Address::repeat_byte(4));
+        let hops: Vec<(Address, u32)> =
+            swap.path.iter().map(|k| (k.intermediateCurrency, k.fee.to::<u32>())).collect();
+        assert_eq!(hops, [(Address::repeat_byte(1), 500), (Address::repeat_byte(3), 3000)]);
+        assert_eq!((swap.amountOut, swap.amountInMaximum), (5, 8));
+
+        let mixed = exact_out_of(&two_hop(v3(500), v4(3000, B256::ZERO))).err().expect("two versions");
+        assert!(mixed.message.contains("two versions"), "{}", mixed.message);
     }
 }

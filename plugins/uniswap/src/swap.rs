@@ -317,7 +317,7 @@ impl WriteTool for ExecuteSwap {
             false => transfers(&logs, sides.tout.address, owner).0,
         };
         // A two-hop swap's first pool pays out the intermediate token, not `tout`.
-        let (then, tout_first) = match second_hop(p.chain_id, &book, &logs, &sides, router)? {
+        let (then, tout_first) = match second_hop(p.chain_id, &book, &logs, &sides, [owner, router])? {
             Some((hop, via)) => (Some(hop), via),
             None => (None, sides.tout.clone()),
         };
@@ -363,31 +363,46 @@ fn weth_moves(logs: &[bardo_sdk::Log], weth: Address, router: Address) -> (U256,
     (wrapped, unwrapped)
 }
 
-/// A two-hop swap's second pool and the intermediate token, from the receipts: the router paid
-/// a pool in WETH, which was neither side of the swap.
+/// A two-hop swap's second pool and the intermediate token, from the receipts: the second pool
+/// was paid in WETH (by the router or, exact-out, straight by the first pool), which was neither
+/// side of the swap — or, two V4 pools in one exact-out, the PoolManager swapped both.
 fn second_hop(
     chain_id: u64,
     book: &Book,
     logs: &[bardo_sdk::Log],
     sides: &Sides,
-    router: Address,
+    [owner, router]: [Address; 2],
 ) -> Result<Option<(Hop, Token)>, Error> {
     let Some(weth) = book.weth().filter(|w| *w != sides.tin.address && *w != sides.tout.address) else {
         return Ok(None);
     };
+    let via = bardo_sdk::erc20::token(chain_id, weth)?;
     let paid = logs
         .iter()
         .filter(|l| l.address.parse::<Address>().ok() == Some(weth))
         .filter_map(bardo_sdk::abi::decode_log::<erc20::Transfer>)
-        .find(|t| t.from == router);
-    let Some(paid) = paid else { return Ok(None) };
-    let via = bardo_sdk::erc20::token(chain_id, weth)?;
-    let route = actual_route(chain_id, book, logs, &via, &sides.tout, [router, router])?;
-    Ok(Some((Hop { route, via: weth, amount_mid: paid.value }, via)))
+        .find(|t| t.to != owner && t.to != router);
+    if let Some(paid) = paid {
+        let route = route_at(chain_id, book, logs, &via, &sides.tout, paid.to)?;
+        return Ok(Some((Hop { route, via: weth, amount_mid: paid.value }, via)));
+    }
+    let Some(manager) = book.v4_pool_manager else { return Ok(None) };
+    let swaps: Vec<v4::Swap> = logs
+        .iter()
+        .filter(|l| l.address.parse::<Address>().ok() == Some(manager))
+        .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
+        .collect();
+    let second = swaps.iter().find_map(|s| v4::key_of(&via, &sides.tout, s.id).map(|k| (s, k)));
+    let first = swaps.iter().any(|s| v4::key_of(&sides.tin, &via, s.id).is_some());
+    let (Some((swap, (fee, key))), true) = (second, first) else { return Ok(None) };
+    // The swapper's delta in WETH, what the second pool was paid.
+    let paid = if weth < sides.tout.address { swap.amount0 } else { swap.amount1 };
+    let route = Route { version: Version::V4, fee, pool: manager, v4: Some(key) };
+    Ok(Some((Hop { route, via: weth, amount_mid: U256::from(paid.unsigned_abs()) }, via)))
 }
 
 /// The route the swap actually took: the pool that received the input token from the wallet
-/// or the router (V4: the PoolManager, and the pool its `Swap` event names).
+/// or the router.
 fn actual_route(
     chain_id: u64,
     book: &Book,
@@ -403,6 +418,19 @@ fn actual_route(
         .find(|t| payers.contains(&t.from) && !payers.contains(&t.to))
         .map(|t| t.to)
         .ok_or_else(|| internal(format!("the receipts show no {} paid into a pool", tin.symbol)))?;
+    route_at(chain_id, book, logs, tin, tout, pool)
+}
+
+/// The route of `pool`, paid in `tin` for `tout`: a V2 pair, a V3 pool, or the PoolManager (V4:
+/// the pool its `Swap` event names).
+fn route_at(
+    chain_id: u64,
+    book: &Book,
+    logs: &[bardo_sdk::Log],
+    tin: &Token,
+    tout: &Token,
+    pool: Address,
+) -> Result<Route, Error> {
     if crate::pools::v2_pair(chain_id, book, tin, tout)?.is_some_and(|p| p.address == pool) {
         return Ok(Route { version: Version::V2, fee: 3000, pool, v4: None });
     }

@@ -15,7 +15,7 @@ use bardo_sdk::{ChainId, Error};
 use serde::Serialize;
 
 pub use bardo_sdk::uniswap::v4::{
-    ExactInputSingleParams, ExactOutputSingleParams, PoolKey, QuoteExactSingleParams, Swap, TIERS,
+    ExactInputSingleParams, ExactOutputParams, PathKey, PoolKey, QuoteExactSingleParams, Swap, TIERS,
     getLiquidityCall, getSlot0Call, pool_id, quoteExactInputSingleCall, quoteExactOutputSingleCall,
 };
 

@@ -27,11 +27,16 @@ alloy_sol_types::sol! {
     function quoteExactOutputSingle(QuoteExactSingleParams params) external returns (uint256 amountIn,
         uint256 gasEstimate);
 
-    // The V4 router's single-pool swaps (inside the UniversalRouter's V4_SWAP)
+    // The V4 router's swaps (inside the UniversalRouter's V4_SWAP)
     struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
         bytes hookData; }
-    struct ExactOutputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountOut; uint128 amountInMaximum;
-        bytes hookData; }
+    /// One pool of a multi-pool path: the currency on its far side and the rest of its key.
+    struct PathKey { address intermediateCurrency; uint24 fee; int24 tickSpacing; address hooks; bytes hookData; }
+    /// An exact-out swap through one or more pools: `path[0]` names the input currency, the last
+    /// the currency the output's pool is paid in; `maxHopSlippage`, optional per-hop price limits
+    /// (UniversalRouter 2.1, the deployed one).
+    struct ExactOutputParams { address currencyOut; PathKey[] path; uint256[] maxHopSlippage; uint128 amountOut;
+        uint128 amountInMaximum; }
 
     // PositionManager
     /// MINT_POSITION's parameters (`abi.encode(poolKey, tickLower, …, hookData)`).

@@ -322,6 +322,66 @@ fn a_two_hop_route_through_weth_mixes_versions_and_delivers_its_quote() {
 }
 
 #[test]
+fn a_two_hop_exact_out_asks_each_pool_of_one_version_for_what_the_next_needs() {
+    let e = env();
+    let (usdc, dai, weth) = (e.token("USDC"), e.token("DAI"), e.token("WETH"));
+    let router = e.d.uniswap_v4["universal_router"];
+    let want = units(1000, 18);
+    let mut paid = Vec::new();
+    for version in ["v4", "v3", "v2"] {
+        let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000",
+            "side": "exact_out", "version": version});
+        let quote = e.call("uniswap_get_quote", params.clone());
+        let best = &quote["best"];
+        assert_eq!(
+            (&best["route"]["version"], &best["then"]["route"]["version"]),
+            (&json!(version), &json!(version))
+        );
+        assert_eq!(addr(&best["then"]["via"]), weth);
+        let (quoted_in, quoted_out) = (u256(&best["amount_in_base"]), u256(&best["amount_out_base"]));
+        // A V2 pair pays what its input is worth, a little over what was asked.
+        match version {
+            "v2" => assert!(quoted_out >= want && quoted_out < want + units(1, 15), "{quoted_out}"),
+            _ => assert_eq!(quoted_out, want),
+        }
+
+        let plan = e.plan("uniswap_execute_swap", &params);
+        let (usdc_before, dai_before, weth_before) = (e.balance(usdc), e.balance(dai), e.balance(weth));
+        let receipts = e.execute(&plan);
+        assert_eq!(usdc_before - e.balance(usdc), quoted_in, "{version}: exactly the quoted input");
+        assert_eq!(e.balance(dai) - dai_before, quoted_out, "{version}: exactly the quoted output");
+        assert_eq!(e.balance(weth), weth_before, "{version}: no WETH reaches the wallet");
+        for token in [usdc, dai, weth] {
+            assert_eq!(
+                e.read(token, balanceOfCall { account: router }),
+                U256::ZERO,
+                "nothing stays in the router"
+            );
+        }
+        let verified = e.verify("uniswap_execute_swap", &params, &receipts);
+        assert_eq!(verified["route"]["version"], version, "{verified}");
+        assert_eq!(verified["then"]["route"], best["then"]["route"], "{verified}");
+        assert_eq!(verified["then"]["amount_via_base"], best["then"]["amount_via_base"], "{verified}");
+        assert_eq!(
+            (u256(&verified["amount_in_base"]), u256(&verified["amount_out_base"])),
+            (quoted_in, quoted_out)
+        );
+        paid.push(quoted_in);
+    }
+
+    // With no version named, every version's route is a candidate, and the cheapest leads.
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000",
+        "side": "exact_out"});
+    let quote = e.call("uniswap_get_quote", params);
+    let candidates = quote["routes"].as_array().expect("routes");
+    for version in ["v4", "v3", "v2"] {
+        assert!(candidates.iter().any(|c| c["then"]["route"]["version"] == version), "{version}: {quote}");
+    }
+    let best_in = u256(&quote["best"]["amount_in_base"]);
+    assert!(candidates.iter().all(|c| u256(&c["amount_in_base"]) >= best_in), "the best costs least");
+}
+
+#[test]
 fn a_native_eth_v4_pool_trades_ether_itself_without_wrapping() {
     let e = env();
     let (usdc, weth) = (e.token("USDC"), e.token("WETH"));

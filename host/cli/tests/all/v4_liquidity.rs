@@ -307,3 +307,22 @@ fn a_native_ether_v4_swap_passes_the_whole_write_path() {
         "the wallet got exactly what the permit said"
     );
 }
+
+#[test]
+fn a_two_pool_v4_exact_out_passes_the_whole_write_path() {
+    let e = lp_with(Deployments::write_targets);
+    let (usdc, dai) = (e.d.tokens["USDC"].address, e.d.tokens["DAI"].address);
+    // No pool pairs USDC with DAI: V4's WETH/USDC, then V4's WETH/DAI, as one set of path keys.
+    let swap = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000",
+        "version": "v4", "side": "exact_out"});
+    let permit = e.path.preview("swap", &swap).expect("preview");
+    assert_eq!(permit.expected_outcome["then"]["route"]["version"], "v4", "{}", permit.expected_outcome);
+    let ([usdc_moved, dai_moved], done) = e.write("swap", &swap, [usdc, dai]);
+    assert_eq!(done.ground_truth, "receipt");
+    assert_eq!(dai_moved, 1000 * 10i128.pow(18), "exactly what was asked");
+    assert_eq!(-usdc_moved, int(&done.expected["amount_in_base"]), "exactly what the permit said");
+    assert!(
+        int(&done.expected["amount_in_base"]) <= int(&done.expected["amount_in_maximum_base"]),
+        "within the bound"
+    );
+}

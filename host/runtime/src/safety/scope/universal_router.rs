@@ -15,10 +15,15 @@ alloy::sol! {
     struct PathKey { address intermediateCurrency; uint24 fee; int24 tickSpacing; address hooks; bytes hookData; }
     struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
         bytes hookData; }
-    struct ExactInputParams { address currencyIn; PathKey[] path; uint128 amountIn; uint128 amountOutMinimum; }
+    // The multi-pool params as the deployed UniversalRouter 2.1 (v4-periphery 2.1) decodes them,
+    // with per-hop price limits after the path: decoded any other way, a path's hooks would be
+    // read from the wrong words.
+    struct ExactInputParams { address currencyIn; PathKey[] path; uint256[] maxHopSlippage; uint128 amountIn;
+        uint128 amountOutMinimum; }
     struct ExactOutputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountOut; uint128 amountInMaximum;
         bytes hookData; }
-    struct ExactOutputParams { address currencyOut; PathKey[] path; uint128 amountOut; uint128 amountInMaximum; }
+    struct ExactOutputParams { address currencyOut; PathKey[] path; uint256[] maxHopSlippage; uint128 amountOut;
+        uint128 amountInMaximum; }
 }
 
 /// `MSG_SENDER`: the router pays whoever called it — the wallet.
@@ -245,5 +250,30 @@ pub(super) mod tests {
         assert!(!returns_delta(plain) && !returns_delta(Address::ZERO));
         assert!(returns_delta(skimming));
         assert!(returns_delta(address!("0x0000000000000000000000000000000000000001")));
+    }
+
+    #[test]
+    fn every_pool_of_a_v4_path_is_named() {
+        let key = |hooks| PathKey {
+            intermediateCurrency: STRANGER,
+            fee: Default::default(),
+            tickSpacing: Default::default(),
+            hooks,
+            hookData: Bytes::new(),
+        };
+        let (first, second) = (address!("0x00000000000000000000000000000000000000c0"), Address::ZERO);
+        let swap = ExactOutputParams {
+            currencyOut: WALLET,
+            path: vec![key(first), key(second)],
+            maxHopSlippage: Vec::new(),
+            amountOut: 1,
+            amountInMaximum: 2,
+        };
+        let settle = (WALLET, U256::from(2)).abi_encode_params();
+        let take = (WALLET, U256::from(1)).abi_encode_params();
+        let params = vec![Bytes::from(swap.abi_encode()), Bytes::from(settle), Bytes::from(take)];
+        let input = (Bytes::from(vec![0x09, 0x0c, 0x0f]), params).abi_encode_params();
+        let parties = parties(&execute(&[0x10], vec![input])).expect("execute").expect("in scope");
+        assert_eq!(parties.hooks, [first, second]);
     }
 }
