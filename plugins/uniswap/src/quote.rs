@@ -74,6 +74,37 @@ pub struct Filter {
     /// WETH, when the wallet pays or receives it as native ether: V4 pools of ether itself
     /// then count too (single-pool routes).
     pub native: Option<Address>,
+    /// One V4 pool, named by its key (a hooked pool, or a non-standard tick spacing): the only
+    /// route.
+    pub named: v4::Named,
+}
+
+impl Filter {
+    /// The restrictions a quote's or swap's params give: `hooks` or `tick_spacing` name one V4
+    /// pool, with `fee`.
+    pub fn of(
+        version: Option<Version>,
+        fee: Option<u32>,
+        (tick_spacing, hooks): (Option<i32>, Option<&str>),
+        native: Option<Address>,
+    ) -> Result<Self, Error> {
+        if hooks.is_none() && tick_spacing.is_none() {
+            crate::read::check_fee(fee)?;
+            return Ok(Filter { version, fee, native, named: None });
+        }
+        let Some(fee) = fee else {
+            return Err(bardo_sdk::errors::invalid_params(
+                "`hooks` and `tick_spacing` name one V4 pool: give its `fee` too",
+            ));
+        };
+        if version.is_some_and(|v| v != Version::V4) {
+            return Err(bardo_sdk::errors::invalid_params(
+                "`hooks` and `tick_spacing` name a V4 pool; set `version` to v4 or leave it out",
+            ));
+        }
+        let named = v4::key_params(fee, tick_spacing, hooks)?;
+        Ok(Filter { version: Some(Version::V4), fee: Some(fee), native, named: Some(named) })
+    }
 }
 
 /// A contract call that reverted means "this route cannot fill it"; anything else is an error.
@@ -122,7 +153,9 @@ pub fn quotes(
 ) -> Result<Quotes, Error> {
     let ask = Ask { tin, tout, amount, side, filter };
     let Quotes { full: mut out, partial } = direct(chain_id, book, ask)?;
-    if let Some(weth) = book.weth().filter(|w| *w != tin.address && *w != tout.address) {
+    // A named pool is the only route.
+    let via = book.weth().filter(|w| filter.named.is_none() && *w != tin.address && *w != tout.address);
+    if let Some(weth) = via {
         let weth = bardo_sdk::erc20::token(chain_id, weth)?;
         let ask = Ask { filter: Filter { native: None, ..filter }, ..ask };
         out.extend(match side {
@@ -218,9 +251,9 @@ fn direct(chain_id: ChainId, book: &Book, ask: Ask<'_>) -> Result<Quotes, Error>
     if filter.version.is_none_or(|v| v == Version::V4)
         && let (Some(quoter), Some(manager)) = (book.v4_quoter, book.v4_pool_manager)
     {
-        let mut pools = v4::pools(chain_id, book, tin, tout, filter.fee)?;
+        let mut pools = v4::pools_or_named(chain_id, book, (tin, tout), filter.fee, filter.named)?;
         if let Some(weth) = filter.native {
-            pools.extend(v4::native_pools(chain_id, book, (tin, tout), weth, filter.fee)?);
+            pools.extend(v4::native_pools(chain_id, book, (tin, tout), weth, (filter.fee, filter.named))?);
         }
         for pool in pools {
             if pool.liquidity == 0 {

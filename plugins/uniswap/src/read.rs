@@ -368,7 +368,7 @@ impl ReadTool for GetPoolsByTokenPair {
         let mut v4_pools = v4::pools(p.chain_id, &book, &a, &b, None)?;
         if native_a || native_b {
             let weth = if native_a { a.address } else { b.address };
-            v4_pools.extend(v4::native_pools(p.chain_id, &book, (&a, &b), weth, None)?);
+            v4_pools.extend(v4::native_pools(p.chain_id, &book, (&a, &b), weth, (None, None))?);
         }
         pools.extend(v4_pools.into_iter().map(|pool| PoolInfo::v4(pool, manager)));
         Ok(pools)
@@ -394,9 +394,16 @@ pub struct QuoteParams {
     /// Restrict to `v4`, `v3` or `v2`; default: the best of all.
     #[serde(default)]
     pub version: Option<Version>,
-    /// Restrict to one V3 fee tier.
+    /// Restrict to one fee tier (hundredths of a bip).
     #[serde(default)]
     pub fee: Option<u32>,
+    /// Quote one V4 pool with a hook: the hook's address (with `fee`; the pool key's
+    /// `tick_spacing` if not the fee's standard one).
+    #[serde(default)]
+    pub hooks: Option<String>,
+    /// A V4 pool key's tick spacing (with `fee`).
+    #[serde(default)]
+    pub tick_spacing: Option<i32>,
 }
 
 /// A route's quote for output.
@@ -480,7 +487,7 @@ impl ReadTool for GetQuote {
     }
 
     fn run(p: QuoteParams) -> Result<QuoteOutput, Error> {
-        check_fee(p.fee)?;
+        let filter = Filter::of(p.version, p.fee, (p.tick_spacing, p.hooks.as_deref()), None)?;
         let book = book(p.chain_id)?;
         events::progress(0);
         // ETH quotes as WETH (the router wraps and unwraps it).
@@ -498,7 +505,7 @@ impl ReadTool for GetQuote {
             (_, true) => Some(tout.address),
             _ => None,
         };
-        let filter = Filter { version: p.version, fee: p.fee, native };
+        let filter = Filter { native, ..filter };
         let all = quotes(p.chain_id, &book, &tin, &tout, amount, p.side, filter)?;
         let routes: Vec<RouteQuote> = all.full.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();
         let partial: Vec<RouteQuote> = all.partial.iter().map(|q| RouteQuote::new(q, &tin, &tout)).collect();

@@ -7,7 +7,7 @@ use crate::math::{check_slippage, max_in, min_out};
 use crate::native;
 use crate::pools::Version;
 use crate::quote::{Filter, Hop, Quote, Route, Side, quotes};
-use crate::read::{check_fee, deadline, fixed_amount};
+use crate::read::{deadline, fixed_amount};
 use crate::router::Swap;
 use crate::v4;
 use alloy_primitives::{Address, U256};
@@ -52,9 +52,17 @@ pub struct SwapParams {
     /// Restrict to `v4`, `v3` or `v2`; default: the best quote.
     #[serde(default)]
     pub version: Option<Version>,
-    /// Restrict to one V3 fee tier.
+    /// Restrict to one fee tier (hundredths of a bip).
     #[serde(default)]
     pub fee: Option<u32>,
+    /// Swap through one V4 pool with a hook: the hook's address (with `fee`; the pool key's
+    /// `tick_spacing` if not the fee's standard one). The plan's risk tier is raised, and a hook
+    /// that can change the amounts must be allowlisted by the operator.
+    #[serde(default)]
+    pub hooks: Option<String>,
+    /// A V4 pool key's tick spacing (with `fee`).
+    #[serde(default)]
+    pub tick_spacing: Option<i32>,
     /// Seconds the swap stays valid after the latest block (default 600, at most 3600).
     #[serde(default = "default_deadline")]
     pub deadline_seconds: u64,
@@ -138,7 +146,7 @@ impl Sides {
 }
 
 fn prepare(p: &SwapParams) -> Result<(Book, Sides, Quote), Error> {
-    check_fee(p.fee)?;
+    let filter = filter(p, None)?;
     check_slippage(p.slippage_bps)?;
     if p.deadline_seconds == 0 || p.deadline_seconds > 3600 {
         return Err(invalid_params("`deadline_seconds` must be 1 to 3600"));
@@ -146,9 +154,14 @@ fn prepare(p: &SwapParams) -> Result<(Book, Sides, Quote), Error> {
     let book = book(p.chain_id)?;
     let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
     let amount = fixed_amount(&p.amount, p.side, &sides.tin, &sides.tout)?;
-    let filter = Filter { version: p.version, fee: p.fee, native: sides.native_weth() };
+    let filter = Filter { native: sides.native_weth(), ..filter };
     let quote = quotes(p.chain_id, &book, &sides.tin, &sides.tout, amount, p.side, filter)?.full[0];
     Ok((book, sides, quote))
+}
+
+/// The route restrictions of the params.
+fn filter(p: &SwapParams, native: Option<Address>) -> Result<Filter, Error> {
+    Filter::of(p.version, p.fee, (p.tick_spacing, p.hooks.as_deref()), native)
 }
 
 /// Refuse a spend of native ETH above the wallet's balance.
@@ -281,6 +294,7 @@ impl WriteTool for ExecuteSwap {
     fn verify(p: SwapParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
         let book = book(p.chain_id)?;
         let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
+        let named = filter(&p, None)?.named;
         let last = receipts.last().ok_or_else(|| internal("no receipts to verify"))?;
         if !last.success {
             return Err(bardo_sdk::errors::error(
@@ -292,7 +306,7 @@ impl WriteTool for ExecuteSwap {
         let router = book.universal_router.unwrap_or_default();
         let logs: Vec<_> = receipts.iter().flat_map(|r| r.logs.clone()).collect();
         let (shown_in, shown_out) = sides.shown();
-        if let Some((route, sent, received)) = native_swap(&book, &logs, &sides) {
+        if let Some((route, sent, received)) = native_swap(&book, &logs, &sides, named) {
             return serde_json::to_value(outcome(
                 &p,
                 &shown_in,
@@ -321,7 +335,8 @@ impl WriteTool for ExecuteSwap {
             Some((hop, via)) => (Some(hop), via),
             None => (None, sides.tout.clone()),
         };
-        let route = actual_route(p.chain_id, &book, &logs, &sides.tin, &tout_first, [owner, router])?;
+        let route =
+            actual_route(p.chain_id, &book, &logs, (&sides.tin, &tout_first, named), [owner, router])?;
         serde_json::to_value(outcome(&p, &shown_in, &shown_out, route, then, sent, received, U256::ZERO))
             .map_err(|e| internal(e.to_string()))
     }
@@ -330,7 +345,12 @@ impl WriteTool for ExecuteSwap {
 /// A swap through a V4 pool of native ether, from its `Swap` event: the route, what the wallet
 /// paid and what it received (the swapper's deltas: negative paid in, positive taken out; ether
 /// is currency 0). None when the receipts hold no such swap.
-fn native_swap(book: &Book, logs: &[bardo_sdk::Log], sides: &Sides) -> Option<(Route, U256, U256)> {
+fn native_swap(
+    book: &Book,
+    logs: &[bardo_sdk::Log],
+    sides: &Sides,
+    named: v4::Named,
+) -> Option<(Route, U256, U256)> {
     if !sides.native_in && !sides.native_out {
         return None;
     }
@@ -339,7 +359,9 @@ fn native_swap(book: &Book, logs: &[bardo_sdk::Log], sides: &Sides) -> Option<(R
         .iter()
         .filter(|l| l.address.parse::<Address>().ok() == Some(manager))
         .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
-        .find_map(|s| v4::key_of(&sides.tin, &sides.tout, s.id).filter(|(_, k)| k.native).map(|k| (s, k)))?;
+        .find_map(|s| {
+            v4::key_of(&sides.tin, &sides.tout, s.id, named).filter(|(_, k)| k.native).map(|k| (s, k))
+        })?;
     let abs = |v: i128| U256::from(v.unsigned_abs());
     // Ether is currency 0: the wallet pays it in, or takes it out.
     let (sent, received) = match sides.native_in {
@@ -383,7 +405,7 @@ fn second_hop(
         .filter_map(bardo_sdk::abi::decode_log::<erc20::Transfer>)
         .find(|t| t.to != owner && t.to != router);
     if let Some(paid) = paid {
-        let route = route_at(chain_id, book, logs, &via, &sides.tout, paid.to)?;
+        let route = route_at(chain_id, book, logs, (&via, &sides.tout, None), paid.to)?;
         return Ok(Some((Hop { route, via: weth, amount_mid: paid.value }, via)));
     }
     let Some(manager) = book.v4_pool_manager else { return Ok(None) };
@@ -392,8 +414,8 @@ fn second_hop(
         .filter(|l| l.address.parse::<Address>().ok() == Some(manager))
         .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
         .collect();
-    let second = swaps.iter().find_map(|s| v4::key_of(&via, &sides.tout, s.id).map(|k| (s, k)));
-    let first = swaps.iter().any(|s| v4::key_of(&sides.tin, &via, s.id).is_some());
+    let second = swaps.iter().find_map(|s| v4::key_of(&via, &sides.tout, s.id, None).map(|k| (s, k)));
+    let first = swaps.iter().any(|s| v4::key_of(&sides.tin, &via, s.id, None).is_some());
     let (Some((swap, (fee, key))), true) = (second, first) else { return Ok(None) };
     // The swapper's delta in WETH, what the second pool was paid.
     let paid = if weth < sides.tout.address { swap.amount0 } else { swap.amount1 };
@@ -407,8 +429,7 @@ fn actual_route(
     chain_id: u64,
     book: &Book,
     logs: &[bardo_sdk::Log],
-    tin: &Token,
-    tout: &Token,
+    (tin, tout, named): (&Token, &Token, v4::Named),
     payers: [Address; 2],
 ) -> Result<Route, Error> {
     let pool = logs
@@ -418,7 +439,7 @@ fn actual_route(
         .find(|t| payers.contains(&t.from) && !payers.contains(&t.to))
         .map(|t| t.to)
         .ok_or_else(|| internal(format!("the receipts show no {} paid into a pool", tin.symbol)))?;
-    route_at(chain_id, book, logs, tin, tout, pool)
+    route_at(chain_id, book, logs, (tin, tout, named), pool)
 }
 
 /// The route of `pool`, paid in `tin` for `tout`: a V2 pair, a V3 pool, or the PoolManager (V4:
@@ -427,8 +448,7 @@ fn route_at(
     chain_id: u64,
     book: &Book,
     logs: &[bardo_sdk::Log],
-    tin: &Token,
-    tout: &Token,
+    (tin, tout, named): (&Token, &Token, v4::Named),
     pool: Address,
 ) -> Result<Route, Error> {
     if crate::pools::v2_pair(chain_id, book, tin, tout)?.is_some_and(|p| p.address == pool) {
@@ -439,7 +459,7 @@ fn route_at(
             .iter()
             .filter(|l| l.address.parse::<Address>().ok() == Some(pool))
             .filter_map(bardo_sdk::abi::decode_log::<v4::Swap>)
-            .find_map(|s| v4::key_of(tin, tout, s.id))
+            .find_map(|s| v4::key_of(tin, tout, s.id, named))
             .ok_or_else(|| internal("the receipts show no swap in a V4 pool of this pair"))?;
         return Ok(Route { version: Version::V4, fee, pool, v4: Some(key) });
     }

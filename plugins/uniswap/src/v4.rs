@@ -126,14 +126,32 @@ pub fn pools(
     Ok(out)
 }
 
-/// The V4 pools of native ether and the other token where one of `a`/`b` is `weth` (the
-/// standard tiers, no hooks), with WETH standing for ether in their keys' `native` flag.
+/// A V4 pool a swap names beyond the standard tiers: `(fee, tick spacing, hooks)`.
+pub type Named = Option<(u32, i32, Address)>;
+
+/// The V4 pools of `a`/`b`: the one `named`, or those at the standard tiers (`fee`: only that
+/// tier).
+pub fn pools_or_named(
+    chain_id: ChainId,
+    book: &Book,
+    (a, b): (&Token, &Token),
+    fee: Option<u32>,
+    named: Named,
+) -> Result<Vec<V4Pool>, Error> {
+    match named {
+        Some(key) => Ok(hooked_pool(chain_id, book, a, b, key)?.into_iter().collect()),
+        None => pools(chain_id, book, a, b, fee),
+    }
+}
+
+/// The V4 pools of native ether and the other token where one of `a`/`b` is `weth` (as
+/// [`pools_or_named`]), with WETH standing for ether in their keys' `native` flag.
 pub fn native_pools(
     chain_id: ChainId,
     book: &Book,
     (a, b): (&Token, &Token),
     weth: Address,
-    fee: Option<u32>,
+    (fee, named): (Option<u32>, Named),
 ) -> Result<Vec<V4Pool>, Error> {
     let eth = crate::native::eth();
     let (a, b) = match (a.address == weth, b.address == weth) {
@@ -141,31 +159,30 @@ pub fn native_pools(
         (false, true) => (a, &eth),
         _ => return Ok(Vec::new()),
     };
-    let mut pools = pools(chain_id, book, a, b, fee)?;
+    let mut pools = pools_or_named(chain_id, book, (a, b), fee, named)?;
     for p in &mut pools {
         p.key.native = true;
     }
     Ok(pools)
 }
 
-/// The V4 pool `id` names among `a`/`b`'s standard tiers, if any (to name the pool a receipt's
-/// `Swap` event shows).
-pub fn key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
+/// The V4 pool `id` names among `a`/`b`'s standard tiers and the one `named`, if any (to name
+/// the pool a receipt's `Swap` event shows).
+pub fn key_of(a: &Token, b: &Token, id: B256, named: Named) -> Option<(u32, V4Key)> {
     let eth = crate::native::eth();
     // A native pool's key names ether where the swap names WETH.
     let natives = [(&eth, b), (a, &eth)];
-    if let Some((fee, key)) = natives.into_iter().find_map(|(x, y)| plain_key_of(x, y, id)) {
+    if let Some((fee, key)) = natives.into_iter().find_map(|(x, y)| plain_key_of(x, y, id, named)) {
         return Some((fee, V4Key { native: true, ..key }));
     }
-    plain_key_of(a, b, id)
+    plain_key_of(a, b, id, named)
 }
 
-fn plain_key_of(a: &Token, b: &Token, id: B256) -> Option<(u32, V4Key)> {
-    TIERS.into_iter().find_map(|(fee, spacing)| {
-        (pool_id(&pool_key(a, b, fee, spacing, Address::ZERO)) == id).then_some((
-            fee,
-            V4Key { pool_id: id, tick_spacing: spacing, hooks: Address::ZERO, native: false },
-        ))
+fn plain_key_of(a: &Token, b: &Token, id: B256, named: Named) -> Option<(u32, V4Key)> {
+    let standard = TIERS.into_iter().map(|(fee, spacing)| (fee, spacing, Address::ZERO));
+    standard.chain(named).find_map(|(fee, tick_spacing, hooks)| {
+        (pool_id(&pool_key(a, b, fee, tick_spacing, hooks)) == id)
+            .then_some((fee, V4Key { pool_id: id, tick_spacing, hooks, native: false }))
     })
 }
 

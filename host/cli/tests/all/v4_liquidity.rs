@@ -326,3 +326,62 @@ fn a_two_pool_v4_exact_out_passes_the_whole_write_path() {
         "within the bound"
     );
 }
+
+#[test]
+fn a_swap_names_a_hooked_pool_which_needs_a_trusted_hook_and_is_high_risk() {
+    let swap = |e: &Lp| {
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "fee": 3000,
+            "hooks": e.d.uniswap_v4["fee_taking_hook"].to_string()})
+    };
+    let e = lp_with(Deployments::write_targets);
+    let hook = e.d.uniswap_v4["fee_taking_hook"];
+    // Unnamed, a hooked pool is never a route; named, it is the only one.
+    let plain = e
+        .call(
+            "uniswap_get_quote",
+            json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH",
+        "amount": "1000"}),
+        )
+        .expect("quote");
+    let routes = plain["routes"].as_array().expect("routes");
+    assert!(
+        routes.iter().all(|r| r["route"]["hooks"].is_null() || addr(&r["route"]["hooks"]).is_zero()),
+        "{plain}"
+    );
+    let named = e.call("uniswap_get_quote", swap(&e)).expect("named quote");
+    assert_eq!(named["routes"].as_array().expect("routes").len(), 1, "{named}");
+    assert_eq!(addr(&named["best"]["route"]["hooks"]), hook);
+    for (bad, why) in [
+        (json!({"fee": null}), "`fee`"),
+        (json!({"version": "v3"}), "`version`"),
+        (json!({"tick_spacing": 0}), "`tick_spacing`"),
+        (json!({"hooks": "0x12"}), "hooks"),
+    ] {
+        let mut params = swap(&e);
+        for (k, v) in bad.as_object().expect("object") {
+            params[k] = v.clone();
+        }
+        let err = e.call("uniswap_get_quote", params).expect_err("bad key");
+        assert_eq!(err.code, ErrorCode::InvalidParams, "{bad}: {err}");
+        assert!(err.message.contains(why), "{bad}: {err}");
+    }
+    // Its hook can change what the swapper receives (afterSwapReturnDelta): refused untrusted.
+    let refused = e.path.preview("swap", &swap(&e)).expect_err("untrusted hook");
+    assert_eq!(refused.code, ErrorCode::Denied, "{refused}");
+    assert!(refused.message.contains("may change the amounts"), "{refused}");
+    drop(e);
+
+    let e = lp_with(|d| {
+        let mut roles = d.write_targets();
+        roles.insert(d.uniswap_v4["fee_taking_hook"], Role::V4Hook);
+        roles
+    });
+    let permit = e.path.preview("swap", &swap(&e)).expect("trusted hook");
+    assert_eq!(permit.risk_tier, RiskTier::High, "a hooked pool raises the tool's Medium");
+    assert_eq!(addr(&permit.expected_outcome["route"]["hooks"]), hook);
+    let (usdc, weth) = (e.d.tokens["USDC"].address, e.d.tokens["WETH"].address);
+    let ([usdc_moved, weth_moved], done) = e.write("swap", &swap(&e), [usdc, weth]);
+    assert_eq!(usdc_moved, -1000 * 10i128.pow(6));
+    assert_eq!(weth_moved, int(&done.expected["amount_out_base"]), "the quote, the hook's cut included");
+    assert_eq!(addr(&done.actual["route"]["hooks"]), hook, "verify names the hooked pool");
+}
