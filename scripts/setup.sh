@@ -18,6 +18,15 @@ if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
     touch "$stamp"
 fi
 
+# The Uniswap sidecar's SDKs (sidecar/), pinned by its package-lock.json; Node from the machine.
+sidecar="$(dirname "$0")/../sidecar"
+stamp="$sidecar/node_modules/.bardo-installed"
+if [ ! -f "$stamp" ] || [ "$sidecar/package-lock.json" -nt "$stamp" ]; then
+    echo "setup: installing the Uniswap SDKs for the sidecar into sidecar/node_modules"
+    (cd "$sidecar" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$stamp"
+fi
+
 # The OCI registry the registry tests publish to and pull from (Debian's `docker-registry`).
 if ! command -v docker-registry >/dev/null 2>&1; then
     echo "setup: installing docker-registry (Debian package) for the registry tests"

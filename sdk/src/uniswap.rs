@@ -2,6 +2,7 @@
 //! tools): where its contracts are per chain, the pool / factory / position-manager views and
 //! pool events, and exact prices from `sqrtPriceX96`.
 
+pub mod math;
 pub mod v4;
 
 use crate::tokens::{self, Listed};

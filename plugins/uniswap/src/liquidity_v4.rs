@@ -250,7 +250,10 @@ pub fn deposit(book: &Book, d: &Deposit<'_>) -> Result<Planned, Error> {
         sqrt_price_at_tick(upper)?,
         keep(d.most.0),
         keep(d.most.1),
-    );
+    )
+    .ok_or_else(|| {
+        invalid_params("the amounts buy more liquidity than one position holds (a uint128); deposit less")
+    })?;
     if liquidity == 0 {
         return Err(invalid_params(format!(
             "the amounts buy no liquidity in ticks {lower}..{upper} at the pool's price (tick {}); deposit more, \
