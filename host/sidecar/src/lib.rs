@@ -9,10 +9,11 @@
 //! amounts and routes from state the host read itself.
 
 mod methods;
+pub mod pool_read;
 mod process;
 mod rpc;
 
-pub use methods::{PositionAmounts, TickPrice};
+pub use methods::{PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};
 
 use process::Process;
 use rpc::{CallError, Connection};
@@ -77,6 +78,8 @@ pub enum SidecarError {
         code: i64,
         /// What it said.
         message: String,
+        /// Its JSON-RPC error data, if any.
+        data: Option<Value>,
     },
     /// It answered something this host does not understand.
     #[error("the Uniswap sidecar broke the protocol: {0}")]
@@ -176,8 +179,8 @@ impl Sidecar {
                 state.failures = 0;
                 Ok(result)
             }
-            Err(CallError::Rpc { code, message }) => {
-                Err(SidecarError::Refused { method: method.to_owned(), code, message })
+            Err(CallError::Rpc { code, message, data }) => {
+                Err(SidecarError::Refused { method: method.to_owned(), code, message, data })
             }
             Err(CallError::Timeout) => {
                 self.lost(state);

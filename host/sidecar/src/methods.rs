@@ -2,8 +2,9 @@
 //! back checked.
 
 use crate::{Sidecar, SidecarError};
-use alloy_primitives::U256;
-use serde_json::{Value, json};
+use alloy_primitives::{I256, U256};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 /// A price at a tick: token1 per token0.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,75 @@ pub struct PositionAmounts {
     /// Token1 minting it costs.
     pub mint_amount1: U256,
 }
+
+/// A concentrated-liquidity pool's swap state at one block: a V3 pool's, or a V4 pool's with its
+/// LP fee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolState {
+    /// Fee in hundredths of a bip.
+    pub fee: u32,
+    /// The spacing of its ticks.
+    pub tick_spacing: i32,
+    /// Its price, sqrt(token1/token0) as a Q64.96.
+    pub sqrt_price_x96: U256,
+    /// Its current tick.
+    pub tick: i32,
+    /// In-range liquidity.
+    pub liquidity: u128,
+}
+
+/// The part of a pool's tick bitmap read so far, with each initialized tick's liquidityNet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ticks {
+    /// Bitmap words by position (`compressed tick >> 8`).
+    pub words: BTreeMap<i16, U256>,
+    /// liquidityNet of the initialized ticks in those words.
+    pub nets: BTreeMap<i32, i128>,
+}
+
+impl Ticks {
+    /// The word position holding `tick` at `spacing`.
+    pub fn word_of(tick: i32, spacing: i32) -> i16 {
+        (tick.div_euclid(spacing) >> 8) as i16
+    }
+
+    /// The initialized ticks `word` marks, at `spacing`.
+    pub fn initialized(word_pos: i16, word: U256, spacing: i32) -> impl Iterator<Item = i32> {
+        (0..256usize)
+            .filter(move |bit| word.bit(*bit))
+            .map(move |bit| ((i32::from(word_pos) << 8) + bit as i32) * spacing)
+    }
+}
+
+/// A swap's result by the SDK's math.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SwapResult {
+    /// The other side of the swap: exact-in, what comes out (negative); exact-out, what goes in.
+    pub amount_calculated: I256,
+    /// The pool's price after it.
+    pub sqrt_price_x96: U256,
+    /// Its tick after it.
+    pub tick: i32,
+    /// Its in-range liquidity after it.
+    pub liquidity: u128,
+}
+
+/// Why [`Sidecar::swap`] has no result.
+#[derive(Debug, thiserror::Error)]
+pub enum SwapError<E> {
+    /// The sidecar failed or refused.
+    #[error(transparent)]
+    Sidecar(#[from] SidecarError),
+    /// Reading more of the pool failed.
+    #[error("reading the pool's ticks failed: {0}")]
+    Read(E),
+}
+
+/// The sidecar's "the swap needs ticks you did not give" code.
+const NEED_TICKS: i64 = -32001;
+
+/// The most bitmap words one swap may ask for.
+const MAX_WORD_READS: usize = 512;
 
 fn field<'a>(method: &str, result: &'a Value, name: &str) -> Result<&'a Value, SidecarError> {
     result.get(name).ok_or_else(|| SidecarError::Protocol(format!("`{method}` answered without `{name}`")))
@@ -111,5 +181,79 @@ impl Sidecar {
             mint_amount0: uint(method, &result, "mint_amount0")?,
             mint_amount1: uint(method, &result, "mint_amount1")?,
         })
+    }
+
+    /// A swap through a concentrated-liquidity pool by the SDK's `v3Swap` (exact-in for a
+    /// positive `amount_specified`, exact-out for a negative one). `ticks` holds what is known of
+    /// the bitmap; when the swap walks past it, `read_word` adds the word at that position (and
+    /// its initialized ticks) and the swap is asked again.
+    pub fn swap<E>(
+        &self,
+        pool: &PoolState,
+        ticks: &mut Ticks,
+        (zero_for_one, amount_specified): (bool, I256),
+        mut read_word: impl FnMut(i16, &mut Ticks) -> Result<(), E>,
+    ) -> Result<SwapResult, SwapError<E>> {
+        let method = "swap";
+        for _ in 0..MAX_WORD_READS {
+            let words: Map<String, Value> =
+                ticks.words.iter().map(|(pos, w)| (pos.to_string(), Value::from(w.to_string()))).collect();
+            let nets: Map<String, Value> =
+                ticks.nets.iter().map(|(t, n)| (t.to_string(), Value::from(n.to_string()))).collect();
+            let params = json!({
+                "fee": pool.fee, "tick_spacing": pool.tick_spacing, "sqrt_price_x96": pool.sqrt_price_x96.to_string(),
+                "tick": pool.tick, "liquidity": pool.liquidity.to_string(), "zero_for_one": zero_for_one,
+                "amount_specified": amount_specified.to_string(), "words": words, "ticks": nets,
+            });
+            let result = match self.call(method, params) {
+                Ok(result) => result,
+                Err(SidecarError::Refused { code: NEED_TICKS, data, message, .. }) => {
+                    let pos = data
+                        .as_ref()
+                        .and_then(|d| {
+                            d["word"].as_i64().or_else(|| {
+                                d["tick"]
+                                    .as_i64()
+                                    .map(|t| i64::from(Ticks::word_of(t as i32, pool.tick_spacing)))
+                            })
+                        })
+                        .and_then(|w| i16::try_from(w).ok())
+                        .ok_or_else(|| {
+                            SidecarError::Protocol(format!(
+                                "`swap` needs ticks but says not which: {message}"
+                            ))
+                        })?;
+                    if ticks.words.contains_key(&pos)
+                        && data.as_ref().is_some_and(|d| d.get("word").is_some())
+                    {
+                        return Err(
+                            SidecarError::Protocol(format!("`swap` asked again for word {pos}")).into()
+                        );
+                    }
+                    read_word(pos, ticks).map_err(SwapError::Read)?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let signed = field(method, &result, "amount_calculated")?
+                .as_str()
+                .and_then(|s| s.parse::<I256>().ok())
+                .ok_or_else(|| {
+                    SidecarError::Protocol("`swap`'s `amount_calculated` is not an int256".into())
+                })?;
+            let liquidity = u128::try_from(uint(method, &result, "liquidity")?)
+                .map_err(|_| SidecarError::Protocol("`swap`'s `liquidity` is over a uint128".into()))?;
+            let tick = field(method, &result, "tick")?
+                .as_i64()
+                .and_then(|t| i32::try_from(t).ok())
+                .ok_or_else(|| SidecarError::Protocol("`swap`'s `tick` is not an int24".into()))?;
+            return Ok(SwapResult {
+                amount_calculated: signed,
+                sqrt_price_x96: uint(method, &result, "sqrt_price_x96")?,
+                tick,
+                liquidity,
+            });
+        }
+        Err(SidecarError::Protocol(format!("`swap` walked past {MAX_WORD_READS} bitmap words")).into())
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub(crate) enum CallError {
     /// The sidecar answered with a JSON-RPC error.
-    Rpc { code: i64, message: String },
+    Rpc { code: i64, message: String, data: Option<Value> },
     /// No answer before the deadline.
     Timeout,
     /// The connection closed or failed: the process is gone.
@@ -78,6 +78,7 @@ impl Connection {
                 return Err(CallError::Rpc {
                     code: error["code"].as_i64().unwrap_or(0),
                     message: error["message"].as_str().unwrap_or("no message").to_owned(),
+                    data: error.get("data").cloned(),
                 });
             }
             return reply

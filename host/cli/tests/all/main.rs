@@ -13,6 +13,7 @@ mod inline;
 mod loading;
 mod mcp;
 mod registry;
+mod sidecar;
 mod simulate;
 mod streaming;
 mod uniswap;

@@ -1,0 +1,115 @@
+//! The sidecar as an oracle on the devnet: from the pool state the host reads, Uniswap's SDK
+//! computes what a swap delivers, and the real pools deliver exactly that — V3 and V4, exact-in
+//! and exact-out, across initialized ticks.
+
+use super::uniswap::{Env, env, u256};
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, I256, U256};
+use alloy::providers::Provider;
+use alloy::rpc::types::TransactionRequest;
+use bardo_devnet::CHAIN_ID;
+use bardo_sidecar::pool_read::{Pool, PoolReader};
+use bardo_sidecar::{Config, Sidecar, SwapResult, Ticks};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn sidecar(state: &tempfile::TempDir) -> Arc<Sidecar> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sidecar");
+    Sidecar::new(Config::new(dir, state.path()))
+}
+
+/// The SDK's swap of `amount` (positive exact-in, negative exact-out) through `pool` as the chain
+/// is now, and how many bitmap words it read.
+fn sdk_swap(e: &Env, sidecar: &Sidecar, pool: Pool, zero_for_one: bool, amount: I256) -> (SwapResult, usize) {
+    let call = |to: Address, data: Vec<u8>| {
+        let tx = TransactionRequest::default().to(to).with_input(data);
+        e.rt.block_on(e.provider.call(tx).into_future()).map(|b| b.to_vec()).map_err(|e| e.to_string())
+    };
+    let mut reader = PoolReader::new(pool, call);
+    let state = reader.state().expect("pool state");
+    let mut ticks = Ticks::default();
+    let result = sidecar
+        .swap(&state, &mut ticks, (zero_for_one, amount), |pos, ticks| {
+            reader.read_word(pos, state.tick_spacing, ticks)
+        })
+        .expect("the SDK's swap");
+    (result, ticks.words.len())
+}
+
+fn units(whole: u64, decimals: u8) -> U256 {
+    U256::from(whole) * U256::from(10).pow(U256::from(decimals))
+}
+
+#[test]
+fn the_sdks_swap_from_the_state_the_host_reads_is_what_the_pools_deliver() {
+    let e = env();
+    let state = tempfile::tempdir().expect("tempdir");
+    let sidecar = sidecar(&state);
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let v3 =
+        e.d.uniswap_v3_pools
+            .iter()
+            .find(|p| p.fee == 500 && [&p.token0, &p.token1].contains(&&"USDC".to_owned()))
+            .expect("the 0.05 % WETH/USDC pool")
+            .address;
+    let weth_is_0 = weth < usdc;
+    let swap = |params: serde_json::Value| {
+        let plan = e.plan("uniswap_execute_swap", &params);
+        let receipts = e.execute(&plan);
+        e.verify("uniswap_execute_swap", &params, &receipts)
+    };
+
+    // Exact-in, 5 WETH for USDC in the V3 pool.
+    let (sdk, _) =
+        sdk_swap(&e, &sidecar, Pool::V3(v3), weth_is_0, I256::try_from(units(5, 18)).expect("i256"));
+    let done = swap(json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "5",
+        "version": "v3", "fee": 500}));
+    assert_eq!(
+        I256::try_from(u256(&done["amount_out_base"])).expect("i256"),
+        -sdk.amount_calculated,
+        "{done}"
+    );
+
+    // Exact-out, 3,000 USDC from the same pool.
+    let (sdk, _) =
+        sdk_swap(&e, &sidecar, Pool::V3(v3), weth_is_0, -I256::try_from(units(3000, 6)).expect("i256"));
+    let done = swap(json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "3000",
+        "side": "exact_out", "version": "v3", "fee": 500}));
+    assert_eq!(I256::try_from(u256(&done["amount_in_base"])).expect("i256"), sdk.amount_calculated, "{done}");
+
+    // A narrow position just around the price, which a large swap walks out of: it crosses
+    // initialized ticks.
+    let tick = sdk_swap(&e, &sidecar, Pool::V3(v3), weth_is_0, I256::ONE).0.tick;
+    let lower = tick.div_euclid(10) * 10 - 100;
+    let mint = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 500, "amount_a": "10",
+        "amount_b": "20000", "tick_lower": lower, "tick_upper": lower + 200});
+    e.execute(&e.plan("uniswap_add_liquidity", &mint));
+    let before = sdk_swap(&e, &sidecar, Pool::V3(v3), weth_is_0, I256::ONE).0;
+    let (sdk, words) =
+        sdk_swap(&e, &sidecar, Pool::V3(v3), !weth_is_0, I256::try_from(units(400_000, 6)).expect("i256"));
+    assert_ne!(sdk.liquidity, before.liquidity, "the swap crossed ticks: in-range liquidity changed");
+    assert!(words >= 1, "read the bitmap");
+    let done =
+        swap(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "400000",
+        "version": "v3", "fee": 500, "slippage_bps": 5000}));
+    assert_eq!(
+        I256::try_from(u256(&done["amount_out_base"])).expect("i256"),
+        -sdk.amount_calculated,
+        "{done}"
+    );
+
+    // V4: the WETH/DAI pool inside the PoolManager, through StateView.
+    let dai = e.token("DAI");
+    let v4 = e.d.uniswap_v4_pools.iter().find(|p| p.token0 != "ETH" && p.fee == 500).expect("WETH/DAI V4");
+    let pool =
+        Pool::V4 { state_view: e.d.uniswap_v4["state_view"], id: v4.id, tick_spacing: v4.tick_spacing };
+    let (sdk, _) = sdk_swap(&e, &sidecar, pool, weth < dai, I256::try_from(units(2, 18)).expect("i256"));
+    let done = swap(json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "2",
+        "version": "v4", "fee": 500}));
+    assert_eq!(
+        I256::try_from(u256(&done["amount_out_base"])).expect("i256"),
+        -sdk.amount_calculated,
+        "{done}"
+    );
+}
