@@ -277,11 +277,25 @@ fn native_eth_in_and_out_is_wrapped_and_unwrapped_by_the_router_to_the_wei() {
     assert!(wrap.message.contains("not a swap"), "{wrap}");
 }
 
+/// Execute a USDC → DAI swap's plan: what the wallet spent and received — checking that the WETH
+/// in between never reaches the wallet and nothing stays in the router.
+fn usdc_to_dai(e: &Env, params: &Value) -> (U256, U256, Vec<alloy::rpc::types::TransactionReceipt>) {
+    let (usdc, dai, weth) = (e.token("USDC"), e.token("DAI"), e.token("WETH"));
+    let plan = e.plan("uniswap_execute_swap", params);
+    let (usdc_before, dai_before, weth_before) = (e.balance(usdc), e.balance(dai), e.balance(weth));
+    let receipts = e.execute(&plan);
+    assert_eq!(e.balance(weth), weth_before, "the WETH in between never reaches the wallet");
+    for token in [usdc, dai, weth] {
+        let left = e.read(token, balanceOfCall { account: e.d.uniswap_v4["universal_router"] });
+        assert_eq!(left, U256::ZERO, "nothing stays in the router");
+    }
+    (usdc_before - e.balance(usdc), e.balance(dai) - dai_before, receipts)
+}
+
 #[test]
 fn a_two_hop_route_through_weth_mixes_versions_and_delivers_its_quote() {
     let e = env();
-    let (usdc, dai, weth) = (e.token("USDC"), e.token("DAI"), e.token("WETH"));
-    let router = e.d.uniswap_v4["universal_router"];
+    let weth = e.token("WETH");
     // No pool pairs USDC with DAI: the best way is V3's 0.05 % USDC/WETH, then V4's 0.05 % WETH/DAI.
     let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000"});
     let quote = e.call("uniswap_get_quote", params.clone());
@@ -301,19 +315,9 @@ fn a_two_hop_route_through_weth_mixes_versions_and_delivers_its_quote() {
     let quoted_out = u256(&best["amount_out_base"]);
     assert!(candidates.iter().all(|c| u256(&c["amount_out_base"]) <= quoted_out), "the best pays most");
 
-    let plan = e.plan("uniswap_execute_swap", &params);
-    let (usdc_before, dai_before, weth_before) = (e.balance(usdc), e.balance(dai), e.balance(weth));
-    let receipts = e.execute(&plan);
-    assert_eq!(e.balance(dai) - dai_before, quoted_out, "exactly the two-hop quote");
-    assert_eq!(usdc_before - e.balance(usdc), units(1000, 6));
-    assert_eq!(e.balance(weth), weth_before, "the WETH in between never reaches the wallet");
-    for token in [usdc, dai, weth] {
-        assert_eq!(
-            e.read(token, balanceOfCall { account: router }),
-            U256::ZERO,
-            "nothing stays in the router"
-        );
-    }
+    let (spent, got, receipts) = usdc_to_dai(&e, &params);
+    assert_eq!(got, quoted_out, "exactly the two-hop quote");
+    assert_eq!(spent, units(1000, 6));
     let verified = e.verify("uniswap_execute_swap", &params, &receipts);
     assert_eq!(verified["route"]["version"], "v3");
     assert_eq!(verified["then"]["route"]["version"], "v4");
@@ -324,8 +328,7 @@ fn a_two_hop_route_through_weth_mixes_versions_and_delivers_its_quote() {
 #[test]
 fn a_two_hop_exact_out_asks_each_pool_of_one_version_for_what_the_next_needs() {
     let e = env();
-    let (usdc, dai, weth) = (e.token("USDC"), e.token("DAI"), e.token("WETH"));
-    let router = e.d.uniswap_v4["universal_router"];
+    let weth = e.token("WETH");
     let want = units(1000, 18);
     let mut paid = Vec::new();
     for version in ["v4", "v3", "v2"] {
@@ -345,19 +348,9 @@ fn a_two_hop_exact_out_asks_each_pool_of_one_version_for_what_the_next_needs() {
             _ => assert_eq!(quoted_out, want),
         }
 
-        let plan = e.plan("uniswap_execute_swap", &params);
-        let (usdc_before, dai_before, weth_before) = (e.balance(usdc), e.balance(dai), e.balance(weth));
-        let receipts = e.execute(&plan);
-        assert_eq!(usdc_before - e.balance(usdc), quoted_in, "{version}: exactly the quoted input");
-        assert_eq!(e.balance(dai) - dai_before, quoted_out, "{version}: exactly the quoted output");
-        assert_eq!(e.balance(weth), weth_before, "{version}: no WETH reaches the wallet");
-        for token in [usdc, dai, weth] {
-            assert_eq!(
-                e.read(token, balanceOfCall { account: router }),
-                U256::ZERO,
-                "nothing stays in the router"
-            );
-        }
+        let (spent, got, receipts) = usdc_to_dai(&e, &params);
+        assert_eq!(spent, quoted_in, "{version}: exactly the quoted input");
+        assert_eq!(got, quoted_out, "{version}: exactly the quoted output");
         let verified = e.verify("uniswap_execute_swap", &params, &receipts);
         assert_eq!(verified["route"]["version"], version, "{verified}");
         assert_eq!(verified["then"]["route"], best["then"]["route"], "{verified}");
