@@ -10,7 +10,8 @@ const fs = require('fs');
 const net = require('net');
 const path = require('path');
 const JSBI = require('jsbi');
-const { Token } = require('@uniswap/sdk-core');
+const { CurrencyAmount, Token } = require('@uniswap/sdk-core');
+const v2 = require('@uniswap/v2-sdk');
 const v3 = require('@uniswap/v3-sdk');
 
 /** The protocol the host and this program agree on at `hello`; bumped on any breaking change. */
@@ -204,6 +205,15 @@ const methods = {
       tick: r.tickCurrent,
       liquidity: r.liquidity.toString(),
     };
+  },
+
+  /** A V2 pair's output for `amount_in`, by the SDK's `Pair` (0.3 % fee). */
+  v2_swap: (p) => {
+    const [rin, rout, amount] = [big(p, 'reserve_in'), big(p, 'reserve_out'), big(p, 'amount_in')];
+    const [tin, tout] = [token('1', 18), token('2', 18)];
+    const pair = new v2.Pair(CurrencyAmount.fromRawAmount(tin, rin), CurrencyAmount.fromRawAmount(tout, rout));
+    const [out] = pair.getOutputAmount(CurrencyAmount.fromRawAmount(tin, amount));
+    return { amount_out: out.quotient.toString() };
   },
 
   /** A position's amounts: what withdrawing `liquidity` pays and what minting it costs. */

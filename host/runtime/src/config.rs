@@ -290,6 +290,25 @@ pub struct McpConfig {
     pub allowed_hosts: Vec<String>,
 }
 
+/// `[sidecar]`: Uniswap's own SDKs in a Node process (`sidecar/`, installed by `make setup`),
+/// for the write path's cross-check of every Uniswap swap a plan simulates.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SidecarSettings {
+    /// The `sidecar/` directory, relative to this file; none: no sidecar.
+    pub dir: Option<PathBuf>,
+    /// Run the cross-check (default true when `dir` is set).
+    pub cross_check: bool,
+    /// The directory its socket lives in (default `.bardo`).
+    pub state_dir: PathBuf,
+}
+
+impl Default for SidecarSettings {
+    fn default() -> Self {
+        Self { dir: None, cross_check: true, state_dir: PathBuf::from(".bardo") }
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -331,6 +350,8 @@ pub struct Config {
     pub agent: AgentConfig,
     /// `bardo mcp`'s HTTP access.
     pub mcp: McpConfig,
+    /// Uniswap's SDKs for the cross-check.
+    pub sidecar: SidecarSettings,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -356,6 +377,7 @@ impl Default for Config {
             oci: BTreeMap::new(),
             agent: AgentConfig::default(),
             mcp: McpConfig::default(),
+            sidecar: SidecarSettings::default(),
             base: PathBuf::from("."),
         }
     }

@@ -5,6 +5,7 @@
 pub mod audit_log;
 mod broadcast;
 pub mod capability;
+pub mod cross_check;
 pub mod declared;
 pub mod hooks;
 pub mod host_key;

@@ -202,6 +202,28 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
     Ok(lock)
 }
 
+/// The Uniswap cross-check `[sidecar]` configures, over the Uniswap contracts the operator gave
+/// the uniswap plugin (`[settings] uniswap`).
+fn cross_check(
+    config: &Config,
+    services: &Arc<Services>,
+) -> Result<Option<crate::safety::cross_check::UniswapCrossCheck>, SetupError> {
+    let settings = &config.sidecar;
+    let Some(dir) = settings.dir.as_ref().filter(|_| settings.cross_check) else { return Ok(None) };
+    let uniswap = config.plugin_settings()?.remove("uniswap").unwrap_or_default();
+    let books = crate::safety::cross_check::UniswapBook::from_settings(&uniswap).map_err(|message| {
+        SetupError::Config(ConfigError::Parse {
+            path: config.resolve(std::path::Path::new("bardo.toml")),
+            message: format!("[settings] uniswap, for the cross-check: {message}"),
+        })
+    })?;
+    let sidecar = bardo_sidecar::Sidecar::new(bardo_sidecar::Config::new(
+        config.resolve(dir),
+        config.resolve(&settings.state_dir),
+    ));
+    Ok(Some(crate::safety::cross_check::UniswapCrossCheck { services: services.clone(), sidecar, books }))
+}
+
 /// The write path over an opened host, with the hook chain and files `[safety]` configures.
 pub fn write_path(config: &Config, opened: Opened) -> Result<crate::safety::WritePath, SetupError> {
     let Opened { host, services, .. } = opened;
@@ -254,6 +276,9 @@ pub fn write_path_over(
             crate::safety::spending::SpendingLimiter::new(limits, valuer.clone(), path.ttl(), path.clock())
                 .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
         after.push(Box::new(limiter));
+    }
+    if let Some(check) = cross_check(config, &services)? {
+        after.push(Box::new(check));
     }
     after.push(Box::new(crate::safety::value_guard::ValueGuard {
         valuer,

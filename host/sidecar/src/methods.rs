@@ -183,6 +183,21 @@ impl Sidecar {
         })
     }
 
+    /// A V2 pair's output for `amount_in` against these reserves (the SDK's `Pair`).
+    pub fn v2_swap(
+        &self,
+        reserve_in: U256,
+        reserve_out: U256,
+        amount_in: U256,
+    ) -> Result<U256, SidecarError> {
+        let params = json!({
+            "reserve_in": reserve_in.to_string(), "reserve_out": reserve_out.to_string(),
+            "amount_in": amount_in.to_string(),
+        });
+        let result = self.call("v2_swap", params)?;
+        uint("v2_swap", &result, "amount_out")
+    }
+
     /// A swap through a concentrated-liquidity pool by the SDK's `v3Swap` (exact-in for a
     /// positive `amount_specified`, exact-out for a negative one). `ticks` holds what is known of
     /// the bitmap; when the swap walks past it, `read_word` adds the word at that position (and

@@ -7,6 +7,7 @@ mod attacks;
 mod audit;
 mod chain;
 mod cli;
+mod cross_check;
 mod devnet;
 mod hostile;
 mod inline;
