@@ -24,23 +24,26 @@ const MARKER: &str = "node_modules/@uniswap/v3-sdk/package.json";
 impl Process {
     /// Start `node server.cjs <socket>` and wait until it listens.
     pub(crate) fn start(config: &Config) -> Result<Self, SidecarError> {
-        let script = config.dir.join("server.cjs");
+        // Absolute: the process runs in the sidecar's directory, the host anywhere.
+        let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+        let (dir, socket) = (absolute(&config.dir), absolute(&config.socket));
+        let script = dir.join("server.cjs");
         if !script.is_file() {
             return Err(SidecarError::NotInstalled(format!(
                 "the sidecar program {} is missing; point `[sidecar] dir` at the repository's sidecar/",
                 script.display()
             )));
         }
-        if !config.dir.join(MARKER).is_file() {
+        if !dir.join(MARKER).is_file() {
             return Err(SidecarError::NotInstalled(format!(
                 "the sidecar's npm packages are not installed in {}; run `make setup`",
-                config.dir.join("node_modules").display()
+                dir.join("node_modules").display()
             )));
         }
         let mut child = Command::new(&config.node)
             .arg(&script)
-            .arg(&config.socket)
-            .current_dir(&config.dir)
+            .arg(&socket)
+            .current_dir(&dir)
             // Its stdin is its lifeline: when the host goes, the pipe closes and it exits.
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -181,3 +181,11 @@ fn without_its_packages_or_node_it_says_how_to_fix_it() {
         "{e}"
     );
 }
+
+#[test]
+fn a_relative_directory_is_taken_from_the_hosts_working_directory() {
+    // Cargo runs this test in the crate's directory; `bardo` resolves `[sidecar] dir` the same way.
+    let state = tempfile::tempdir().expect("tempdir");
+    let sidecar = Sidecar::new(Config::new("../../sidecar", state.path()));
+    assert_eq!(sidecar.tick_to_sqrt_price(0).expect("started"), U256::from(1u8) << 96);
+}
