@@ -180,3 +180,36 @@ fn a_simulation_that_disagrees_with_uniswaps_math_is_refused_with_both_figures()
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("something in between takes"), "{err}");
 }
+
+/// The first V3 `Mint` log's token0 amount, made 1 % larger.
+fn mint_takes_more(sim: &mut Simulation) {
+    let mint = alloy::primitives::keccak256("Mint(address,address,int24,int24,uint128,uint256,uint256)");
+    for outcome in &mut sim.outcomes {
+        for log in &mut outcome.logs {
+            if log.topics().first() == Some(&mint) {
+                let mut data = log.data.data.to_vec();
+                let amount0 = U256::from_be_slice(&data[64..96]);
+                data[64..96].copy_from_slice(&(amount0 + amount0 / U256::from(100u8)).to_be_bytes::<32>());
+                log.data = alloy::primitives::LogData::new_unchecked(log.topics().to_vec(), data.into());
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn v3_mints_and_burns_are_held_to_the_sdks_position_math() {
+    let mint = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000, "amount_a": "1",
+        "amount_b": "2000", "full_range": true});
+    let e = checked(None);
+    let permit = e.path.preview("add_liquidity", &mint).expect("an honest mint passes");
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    let remove = json!({"chain_id": CHAIN_ID, "position_id": done.actual["position_id"], "percent": 100});
+    e.path.preview("remove_liquidity", &remove).expect("an honest burn passes");
+    drop(e);
+
+    let e = checked(Some(mint_takes_more));
+    let err = e.path.preview("add_liquidity", &mint).expect_err("a mint taking 1 % more than the math");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("mint") && err.message.contains("Uniswap's SDK says"), "{err}");
+}

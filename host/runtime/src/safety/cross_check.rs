@@ -1,6 +1,7 @@
 //! The Uniswap cross-check: after simulation, each Uniswap pool swap the simulated plan made is
 //! recomputed by Uniswap's own SDK (the sidecar) from that pool's state at the fork block, and
-//! what the wallet ends up with is held to what the SDK says the last pool pays. A second
+//! what the wallet ends up with is held to what the SDK says the last pool pays; each V3 mint and
+//! burn is held to the SDK's position math at the pool's price. A second
 //! opinion independent of both the plugin and the simulator: a pool that is not the factory's,
 //! a pool whose simulated swap pays other than Uniswap's math, or a wallet receiving less than
 //! the pools paid (something in between took a cut) is refused with both figures.
@@ -40,6 +41,10 @@ mod v3 {
     alloy::sol! {
         event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1,
             uint160 sqrtPriceX96, uint128 liquidity, int24 tick);
+        event Mint(address sender, address indexed owner, int24 indexed tickLower, int24 indexed tickUpper,
+            uint128 amount, uint256 amount0, uint256 amount1);
+        event Burn(address indexed owner, int24 indexed tickLower, int24 indexed tickUpper, uint128 amount,
+            uint256 amount0, uint256 amount1);
     }
 }
 mod v4 {
@@ -95,6 +100,16 @@ struct Hop {
     token_out: Address,
     amount_in: U256,
     amount_out: U256,
+}
+
+/// Liquidity a V3 pool took in (a mint) or paid out (a burn, fees aside), as its event says.
+#[derive(Debug, Clone)]
+struct LiquidityMove {
+    pool: Address,
+    ticks: (i32, i32),
+    liquidity: u128,
+    amounts: (U256, U256),
+    mint: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -171,15 +186,7 @@ impl UniswapCrossCheck {
             let at = log.address;
             if *topic == v3::Swap::SIGNATURE_HASH && book.v3_factory.is_some() {
                 let Ok(e) = v3::Swap::decode_log_data(&log.data) else { continue };
-                let (t0, t1) = (
-                    self.read(chain, block, at, token0Call {})?,
-                    self.read(chain, block, at, token1Call {})?,
-                );
-                let fee = self.read(chain, block, at, feeCall {})?;
-                let factory = book.v3_factory.unwrap_or_default();
-                if self.read(chain, block, factory, getPoolCall { tokenA: t0, tokenB: t1, fee })? != at {
-                    return Err(format!("{at} emits V3 swaps but is not a pool of the V3 factory {factory}"));
-                }
+                let (t0, t1) = self.v3_tokens(chain, block, book, at)?;
                 // The pool's view: positive is paid in.
                 let (in0, amount_in, amount_out) = match e.amount0.is_positive() {
                     true => (true, e.amount0.unsigned_abs(), e.amount1.unsigned_abs()),
@@ -222,6 +229,106 @@ impl UniswapCrossCheck {
             }
         }
         Ok(hops)
+    }
+
+    /// A V3 pool's tokens, once it is known to be the factory's.
+    fn v3_tokens(
+        &self,
+        chain: u64,
+        block: u64,
+        book: &UniswapBook,
+        at: Address,
+    ) -> Result<(Address, Address), String> {
+        let (t0, t1) =
+            (self.read(chain, block, at, token0Call {})?, self.read(chain, block, at, token1Call {})?);
+        let fee = self.read(chain, block, at, feeCall {})?;
+        let factory = book.v3_factory.unwrap_or_default();
+        if self.read(chain, block, factory, getPoolCall { tokenA: t0, tokenB: t1, fee })? != at {
+            return Err(format!(
+                "{at} emits Uniswap V3 pool events but is not a pool of the V3 factory {factory}"
+            ));
+        }
+        Ok((t0, t1))
+    }
+
+    /// The V3 mints and burns in the simulation's logs, in order.
+    fn liquidity_moves(
+        &self,
+        chain: u64,
+        block: u64,
+        book: &UniswapBook,
+        logs: &[alloy::primitives::Log],
+    ) -> Result<Vec<LiquidityMove>, String> {
+        let mut moves = Vec::new();
+        for log in logs.iter().filter(|_| book.v3_factory.is_some()) {
+            let topic = log.topics().first().copied().unwrap_or_default();
+            let m = if topic == v3::Mint::SIGNATURE_HASH {
+                let Ok(e) = v3::Mint::decode_log_data(&log.data) else { continue };
+                (e.tickLower.as_i32(), e.tickUpper.as_i32(), e.amount, e.amount0, e.amount1, true)
+            } else if topic == v3::Burn::SIGNATURE_HASH {
+                let Ok(e) = v3::Burn::decode_log_data(&log.data) else { continue };
+                (e.tickLower.as_i32(), e.tickUpper.as_i32(), e.amount, e.amount0, e.amount1, false)
+            } else {
+                continue;
+            };
+            self.v3_tokens(chain, block, book, log.address)?;
+            let (lower, upper, liquidity, amount0, amount1, mint) = m;
+            moves.push(LiquidityMove {
+                pool: log.address,
+                ticks: (lower, upper),
+                liquidity,
+                amounts: (amount0, amount1),
+                mint,
+            });
+        }
+        Ok(moves)
+    }
+
+    /// Each mint's or burn's amounts held to the SDK's position math at the pool's price: a
+    /// refusal, if one is off. Only a pool's first event is checked, and not in a pool a swap of
+    /// the plan moves (its price then is one only the simulation knows).
+    fn check_liquidity(
+        &self,
+        chain: u64,
+        block: u64,
+        moves: &[LiquidityMove],
+        swapped: &BTreeSet<Kind>,
+    ) -> Option<Decision> {
+        let mut seen = BTreeSet::new();
+        for m in moves {
+            if !seen.insert(m.pool) || swapped.contains(&Kind::V3(m.pool)) {
+                continue;
+            }
+            let call = |to: Address, data: Vec<u8>| self.call(chain, block, to, data);
+            let state = match PoolReader::new(Pool::V3(m.pool), call).state() {
+                Ok(state) => state,
+                Err(e) => {
+                    return Some(reject(ErrorCode::Rpc, format!("cannot read the pool to check it: {e}")));
+                }
+            };
+            let sdk = match self.sidecar.position_amounts(state.sqrt_price_x96, m.ticks, m.liquidity) {
+                Ok(sdk) => sdk,
+                Err(e) => return Some(sidecar_refusal(e)),
+            };
+            let expected =
+                if m.mint { (sdk.mint_amount0, sdk.mint_amount1) } else { (sdk.amount0, sdk.amount1) };
+            if differs(m.amounts.0, expected.0) || differs(m.amounts.1, expected.1) {
+                return Some(reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "the simulated {} of {} liquidity in V3 pool {} moves {} and {}, but Uniswap's SDK says {} and {} at block {block}",
+                        if m.mint { "mint" } else { "burn" },
+                        m.liquidity,
+                        m.pool,
+                        m.amounts.0,
+                        m.amounts.1,
+                        expected.0,
+                        expected.1
+                    ),
+                ));
+            }
+        }
+        None
     }
 
     /// A V4 pool's key, from its `Initialize` event.
@@ -278,6 +385,14 @@ impl UniswapCrossCheck {
     }
 }
 
+/// The refusal when the sidecar gave no figure: retryable when it is restarting.
+fn sidecar_refusal(e: SidecarError) -> Decision {
+    match e.retryable() {
+        true => reject(ErrorCode::Timeout, format!("Uniswap's SDK is not answering ({e}); try again")),
+        false => reject(e.code(), format!("Uniswap's SDK cannot check this plan: {e}")),
+    }
+}
+
 /// Why no SDK figure could be had.
 enum Refusal {
     Read(String),
@@ -297,10 +412,17 @@ impl SafetyHook for UniswapCrossCheck {
         let logs: Vec<alloy::primitives::Log> =
             sim.outcomes.iter().flat_map(|o| o.logs.iter().cloned()).collect();
         let block = sim.block_number;
-        let hops = match self.hops(p.chain_id, block, book, &logs) {
-            Ok(hops) => hops,
+        let (hops, moves) = match self
+            .hops(p.chain_id, block, book, &logs)
+            .and_then(|h| Ok((h, self.liquidity_moves(p.chain_id, block, book, &logs)?)))
+        {
+            Ok(found) => found,
             Err(e) => return reject(ErrorCode::Denied, e),
         };
+        let swapped: BTreeSet<Kind> = hops.iter().map(|h| h.pool).collect();
+        if let Some(refused) = self.check_liquidity(p.chain_id, block, &moves, &swapped) {
+            return refused;
+        }
         // Each pool's first swap starts from the state at the fork block; a later swap in the
         // same pool would start from a state only the simulation knows, and is not checked.
         let mut seen = BTreeSet::new();
@@ -312,15 +434,7 @@ impl SafetyHook for UniswapCrossCheck {
             }
             let sdk = match self.sdk_out(p.chain_id, block, book, hop) {
                 Ok(sdk) => sdk,
-                Err(Refusal::Sidecar(e)) if e.retryable() => {
-                    return reject(
-                        ErrorCode::Timeout,
-                        format!("Uniswap's SDK is not answering ({e}); try again"),
-                    );
-                }
-                Err(Refusal::Sidecar(e)) => {
-                    return reject(e.code(), format!("Uniswap's SDK cannot check this plan: {e}"));
-                }
+                Err(Refusal::Sidecar(e)) => return sidecar_refusal(e),
                 Err(Refusal::Read(e)) => {
                     return reject(ErrorCode::Rpc, format!("cannot read the pool to check it: {e}"));
                 }
