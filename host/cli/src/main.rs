@@ -626,7 +626,13 @@ fn print_report(r: &SurfaceReport) {
     }
     println!("imports");
     for i in &r.imports {
-        println!("  {:<48} {:?}", i.name, i.class);
+        match i.class {
+            bardo_host::surface_audit::ImportClass::GrantedHost => println!(
+                "  {:<48} {:?} (only if the operator grants it: [sidecar] grant = [\"{}\"])",
+                i.name, i.class, r.plugin
+            ),
+            _ => println!("  {:<48} {:?}", i.name, i.class),
+        }
     }
     println!("exports");
     for e in &r.exports {

@@ -8,6 +8,7 @@ pub(crate) mod convert;
 pub mod events;
 pub mod signer;
 pub mod simulate;
+pub mod uniswap_sdk;
 
 use crate::services::Services;
 use std::sync::Arc;
@@ -85,5 +86,6 @@ pub(crate) fn add_to_linker<T: CapsView + crate::bindings::bardo::host::types::H
     signer::add_to_linker(linker)?;
     events::add_to_linker(linker)?;
     config::add_to_linker(linker)?;
+    uniswap_sdk::add_to_linker(linker)?;
     Ok(())
 }

@@ -301,11 +301,13 @@ pub struct SidecarSettings {
     pub cross_check: bool,
     /// The directory its socket lives in (default `.bardo`).
     pub state_dir: PathBuf,
+    /// The plugins granted `bardo:host/uniswap-sdk` (routes by the SDKs), by name.
+    pub grant: Vec<String>,
 }
 
 impl Default for SidecarSettings {
     fn default() -> Self {
-        Self { dir: None, cross_check: true, state_dir: PathBuf::from(".bardo") }
+        Self { dir: None, cross_check: true, state_dir: PathBuf::from(".bardo"), grant: Vec::new() }
     }
 }
 

@@ -19,6 +19,8 @@ pub struct Services {
     pub wallet: Option<Wallet>,
     /// Operator settings per plugin name, as JSON object text.
     pub settings: BTreeMap<String, String>,
+    /// Uniswap's SDKs (the sidecar), for the plugins granted `bardo:host/uniswap-sdk`.
+    pub uniswap_sdk: Option<crate::caps::uniswap_sdk::UniswapSdk>,
 }
 
 impl Services {
@@ -29,7 +31,13 @@ impl Services {
 
     /// `chains`, with a fresh simulator and no wallet or settings yet.
     pub fn new(chains: Chains) -> Self {
-        Self { chains, simulator: Simulator::default(), wallet: None, settings: BTreeMap::new() }
+        Self {
+            chains,
+            simulator: Simulator::default(),
+            wallet: None,
+            settings: BTreeMap::new(),
+            uniswap_sdk: None,
+        }
     }
 
     /// Sign with `wallet` (its address is exposed on every configured chain).
@@ -41,6 +49,12 @@ impl Services {
     /// Serve `settings` (plugin name → JSON object) through `bardo:host/config`.
     pub fn with_settings(mut self, settings: BTreeMap<String, serde_json::Value>) -> Self {
         self.settings = settings.into_iter().map(|(name, v)| (name, v.to_string())).collect();
+        self
+    }
+
+    /// Serve `bardo:host/uniswap-sdk` through `sdk` (to the plugins it grants).
+    pub fn with_uniswap_sdk(mut self, sdk: Option<crate::caps::uniswap_sdk::UniswapSdk>) -> Self {
+        self.uniswap_sdk = sdk;
         self
     }
 

@@ -91,7 +91,31 @@ pub fn services(config: &Config, runtime: &Runtime) -> Result<Services, SetupErr
     let chains = Chains::new(&config.chain_configs()?, runtime)?;
     Ok(Services::new(chains)
         .with_wallet(Wallet::open(&config.signer)?)
-        .with_settings(config.plugin_settings()?))
+        .with_settings(config.plugin_settings()?)
+        .with_uniswap_sdk(uniswap_sdk(config)?))
+}
+
+/// The sidecar `[sidecar]` configures, over the Uniswap contracts the operator gave the uniswap
+/// plugin (`[settings] uniswap`): one process, for the plugins granted it and the cross-check.
+fn uniswap_sdk(config: &Config) -> Result<Option<crate::caps::uniswap_sdk::UniswapSdk>, SetupError> {
+    let settings = &config.sidecar;
+    let Some(dir) = settings.dir.as_ref() else { return Ok(None) };
+    let uniswap = config.plugin_settings()?.remove("uniswap").unwrap_or_default();
+    let books = bardo_sidecar::book::UniswapBook::from_settings(&uniswap).map_err(|message| {
+        SetupError::Config(ConfigError::Parse {
+            path: config.resolve(std::path::Path::new("bardo.toml")),
+            message: format!("[settings] uniswap, for the sidecar: {message}"),
+        })
+    })?;
+    let sidecar = bardo_sidecar::Sidecar::new(bardo_sidecar::Config::new(
+        config.resolve(dir),
+        config.resolve(&settings.state_dir),
+    ));
+    Ok(Some(crate::caps::uniswap_sdk::UniswapSdk {
+        sidecar,
+        books,
+        grants: settings.grant.iter().cloned().collect(),
+    }))
 }
 
 /// Open the host on an existing engine (a reload keeps its engine and pool).
@@ -202,26 +226,17 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
     Ok(lock)
 }
 
-/// The Uniswap cross-check `[sidecar]` configures, over the Uniswap contracts the operator gave
-/// the uniswap plugin (`[settings] uniswap`).
+/// The Uniswap cross-check, on the services' sidecar, unless `[sidecar] cross_check = false`.
 fn cross_check(
     config: &Config,
     services: &Arc<Services>,
-) -> Result<Option<crate::safety::cross_check::UniswapCrossCheck>, SetupError> {
-    let settings = &config.sidecar;
-    let Some(dir) = settings.dir.as_ref().filter(|_| settings.cross_check) else { return Ok(None) };
-    let uniswap = config.plugin_settings()?.remove("uniswap").unwrap_or_default();
-    let books = crate::safety::cross_check::UniswapBook::from_settings(&uniswap).map_err(|message| {
-        SetupError::Config(ConfigError::Parse {
-            path: config.resolve(std::path::Path::new("bardo.toml")),
-            message: format!("[settings] uniswap, for the cross-check: {message}"),
-        })
-    })?;
-    let sidecar = bardo_sidecar::Sidecar::new(bardo_sidecar::Config::new(
-        config.resolve(dir),
-        config.resolve(&settings.state_dir),
-    ));
-    Ok(Some(crate::safety::cross_check::UniswapCrossCheck { services: services.clone(), sidecar, books }))
+) -> Option<crate::safety::cross_check::UniswapCrossCheck> {
+    let sdk = services.uniswap_sdk.as_ref().filter(|_| config.sidecar.cross_check)?;
+    Some(crate::safety::cross_check::UniswapCrossCheck {
+        services: services.clone(),
+        sidecar: sdk.sidecar.clone(),
+        books: sdk.books.clone(),
+    })
 }
 
 /// The write path over an opened host, with the hook chain and files `[safety]` configures.
@@ -277,7 +292,7 @@ pub fn write_path_over(
                 .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
         after.push(Box::new(limiter));
     }
-    if let Some(check) = cross_check(config, &services)? {
+    if let Some(check) = cross_check(config, &services) {
         after.push(Box::new(check));
     }
     after.push(Box::new(crate::safety::value_guard::ValueGuard {

@@ -18,6 +18,8 @@ use std::sync::Arc;
 pub enum ImportClass {
     /// A `bardo:host` interface.
     Host,
+    /// A `bardo:host` interface the operator grants per plugin (`[sidecar] grant`).
+    GrantedHost,
     /// In the minimal WASI set every plugin gets.
     MinimalWasi,
     /// WASI an operator must grant.
@@ -149,7 +151,9 @@ fn surface_only(label: &str, sha256: String, surface: Surface, reason: String) -
 
 fn classify(import: &str) -> ImportClass {
     let name = unversioned(import);
-    if name.starts_with("bardo:host/") || name == "bardo:plugin/types" {
+    if surface::GRANTED_HOST.contains(&name) {
+        ImportClass::GrantedHost
+    } else if name.starts_with("bardo:host/") || name == "bardo:plugin/types" {
         ImportClass::Host
     } else if MINIMAL_WASI.contains(&name) {
         ImportClass::MinimalWasi

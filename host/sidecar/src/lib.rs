@@ -8,9 +8,12 @@
 //! Its use is as an independent second opinion: the SDKs' math, not a plugin's, re-deriving
 //! amounts and routes from state the host read itself.
 
+pub mod book;
+pub mod discover;
 mod methods;
 pub mod pool_read;
 mod process;
+pub mod route;
 mod rpc;
 
 pub use methods::{PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};

@@ -94,16 +94,16 @@ pub enum SwapError<E> {
 }
 
 /// The sidecar's "the swap needs ticks you did not give" code.
-const NEED_TICKS: i64 = -32001;
+pub(crate) const NEED_TICKS: i64 = -32001;
 
 /// The most bitmap words one swap may ask for.
 const MAX_WORD_READS: usize = 512;
 
-fn field<'a>(method: &str, result: &'a Value, name: &str) -> Result<&'a Value, SidecarError> {
+pub(crate) fn field<'a>(method: &str, result: &'a Value, name: &str) -> Result<&'a Value, SidecarError> {
     result.get(name).ok_or_else(|| SidecarError::Protocol(format!("`{method}` answered without `{name}`")))
 }
 
-fn uint(method: &str, result: &Value, name: &str) -> Result<U256, SidecarError> {
+pub(crate) fn uint(method: &str, result: &Value, name: &str) -> Result<U256, SidecarError> {
     field(method, result, name)?.as_str().and_then(|s| U256::from_str_radix(s, 10).ok()).ok_or_else(|| {
         SidecarError::Protocol(format!("`{method}`'s `{name}` is not a uint256 as a decimal string"))
     })

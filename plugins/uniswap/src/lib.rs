@@ -14,15 +14,17 @@ mod pools;
 mod quote;
 mod read;
 mod router;
+mod sdk_route;
 mod swap;
 mod v4;
 
 use liquidity::{AddLiquidity, CollectFees, RemoveLiquidity};
 use read::{GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetQuote, GetTokenInfo, GetTokenPrice};
+use sdk_route::GetRoute;
 use swap::ExecuteSwap;
 
 bardo_sdk::plugin! {
     name: "uniswap",
-    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetTokenInfo, GetTokenPrice],
+    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetTokenInfo, GetTokenPrice, GetRoute],
     write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees],
 }

@@ -66,6 +66,10 @@ pub struct SwapParams {
     /// Seconds the swap stays valid after the latest block (default 600, at most 3600).
     #[serde(default = "default_deadline")]
     pub deadline_seconds: u64,
+    /// Execute this route from `uniswap_get_route` (Uniswap's SDK: split and multi-hop) rather
+    /// than the best single route quoted now; it must be for these tokens, side and amount.
+    #[serde(default)]
+    pub route: Option<crate::sdk_route::SdkRoute>,
 }
 
 fn default_slippage() -> u32 {
@@ -211,6 +215,9 @@ impl WriteTool for ExecuteSwap {
     }
 
     fn plan(p: SwapParams) -> Result<WritePlan, Error> {
+        if let Some(route) = &p.route {
+            return crate::sdk_route::plan(p.chain_id, (&p.token_in, &p.token_out, &p.amount, p.side), route);
+        }
         let owner = wallet(p.chain_id)?;
         events::progress(0);
         let (book, sides, quote) = prepare(&p)?;
@@ -292,6 +299,9 @@ impl WriteTool for ExecuteSwap {
     }
 
     fn verify(p: SwapParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
+        if p.route.is_some() {
+            return crate::sdk_route::verify(p.chain_id, (&p.token_in, &p.token_out, p.side), &receipts);
+        }
         let book = book(p.chain_id)?;
         let sides = Sides::resolve(p.chain_id, &book, &p.token_in, &p.token_out)?;
         let named = filter(&p, None)?.named;

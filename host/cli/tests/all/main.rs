@@ -14,6 +14,7 @@ mod inline;
 mod loading;
 mod mcp;
 mod registry;
+mod routes;
 mod sidecar;
 mod simulate;
 mod streaming;

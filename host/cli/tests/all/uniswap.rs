@@ -64,11 +64,20 @@ pub fn devnet_host_with(
     key: Option<&str>,
     guests: &[&str],
 ) -> Host {
+    host_over(devnet_services(url, settings, key), guests)
+}
+
+/// The services of a host on the devnet at `url`: plugin `settings` by name, signing with `key`.
+pub fn devnet_services(url: &str, settings: BTreeMap<String, Value>, key: Option<&str>) -> Services {
     // anvil mines a block per transaction: simulations must see the newest head.
     let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), crate::host_runtime()).expect("chains");
     let wallet = key.map(|k| Wallet::from_signer(k.parse().expect("key")));
-    let services = Services::new(chains).with_wallet(wallet).with_settings(settings);
+    Services::new(chains).with_wallet(wallet).with_settings(settings)
+}
+
+/// A `dev`-profile host over `services` with `guests` loaded.
+pub fn host_over(services: Services, guests: &[&str]) -> Host {
     let profile = Profile::parse("dev").expect("profile").with_capabilities([RequiredCapability::Wallet]);
     let mut host = Host::new(engine(), Arc::new(services), profile, Limits::default(), WasiPolicy::default())
         .expect("host");

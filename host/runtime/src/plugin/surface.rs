@@ -111,6 +111,11 @@ pub fn grantable_package(name: &str) -> Option<&'static str> {
     GRANTABLE_WASI.iter().copied().find(|g| name == *g || name.starts_with(&format!("{g}/")))
 }
 
+/// Host interfaces no world includes: any plugin may import one, and the operator grants it per
+/// plugin (`[sidecar] grant`); a plugin not granted it is answered `denied`. Loading does not
+/// depend on the grant, so that a plugin's other tools work where the operator runs no sidecar.
+pub const GRANTED_HOST: &[&str] = &["bardo:host/uniswap-sdk"];
+
 /// Which imports a world may have beyond WASI.
 fn host_interfaces(world: World) -> &'static [&'static str] {
     match world {
@@ -147,7 +152,7 @@ fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result
         if !version.starts_with(&format!("{PLUGIN_API}.")) {
             return Err(format!("import `{import}` refused: this host provides bardo:host@{PLUGIN_API}.x"));
         }
-        if !host_interfaces(world).contains(&name) {
+        if !host_interfaces(world).contains(&name) && !GRANTED_HOST.contains(&name) {
             return Err(format!(
                 "import `{import}` refused: a {world:?} plugin may not import `{iface}`; only writer plugins (those exporting `write`) get `simulate` and `signer`"
             ));

@@ -4,7 +4,8 @@
 //! burn is held to the SDK's position math at the pool's price. A second
 //! opinion independent of both the plugin and the simulator: a pool that is not the factory's,
 //! a pool whose simulated swap pays other than Uniswap's math, or a wallet receiving less than
-//! the pools paid (something in between took a cut) is refused with both figures.
+//! the pools paid (something in between took a cut), or a plan claiming more than the pools pay,
+//! is refused with both figures. A split route is held to the sum of its paths' last pools.
 
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
 use crate::services::Services;
@@ -14,7 +15,6 @@ use alloy::sol_types::{SolCall, SolEvent};
 use bardo_core::error::ErrorCode;
 use bardo_sidecar::pool_read::{Pool, PoolReader};
 use bardo_sidecar::{Sidecar, SidecarError, Ticks};
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,43 +54,7 @@ mod v4 {
     }
 }
 
-/// The Uniswap contracts of one chain, from the operator's `[settings] uniswap` (the same book
-/// the plugin gets; the plugin cannot change it).
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct UniswapBook {
-    /// The V3 factory: a V3 pool it did not create is not Uniswap's.
-    #[serde(default)]
-    pub v3_factory: Option<Address>,
-    /// The V2 factory.
-    #[serde(default)]
-    pub v2_factory: Option<Address>,
-    /// The V4 PoolManager, whose `Swap` events name V4 pools.
-    #[serde(default)]
-    pub v4_pool_manager: Option<Address>,
-    /// StateView, through which V4 pools are read.
-    #[serde(default)]
-    pub v4_state_view: Option<Address>,
-    /// Wrapped ether: an output of WETH may reach the wallet as ether.
-    #[serde(default)]
-    pub weth: Option<Address>,
-}
-
-impl UniswapBook {
-    /// The books per chain in the uniswap plugin's settings (`{"chains": {"<id>": {...}}}`).
-    pub fn from_settings(settings: &serde_json::Value) -> Result<BTreeMap<u64, UniswapBook>, String> {
-        let Some(chains) = settings.get("chains").and_then(|c| c.as_object()) else {
-            return Ok(BTreeMap::new());
-        };
-        chains
-            .iter()
-            .map(|(id, book)| {
-                let id = id.parse::<u64>().map_err(|_| format!("chain id {id:?} is not a number"))?;
-                let book = serde_json::from_value(book.clone()).map_err(|e| format!("chain {id}: {e}"))?;
-                Ok((id, book))
-            })
-            .collect()
-    }
-}
+pub use bardo_sidecar::book::UniswapBook;
 
 /// One pool swap the simulation made.
 #[derive(Debug, Clone)]
@@ -455,15 +419,25 @@ impl SafetyHook for UniswapCrossCheck {
             }
             paid.push((hop, Some(sdk)));
         }
-        // The route's last pool: the one whose output no other pool takes (an exact-out path
-        // swaps it first). Several, or one not checked: no single figure to hold the wallet to.
+        // The route's last pools: those whose output no other pool takes (an exact-out path
+        // swaps it first; a split route has one per path). They must all pay the same token and
+        // all be checked, or there is no single figure to hold the wallet to.
         let ends: Vec<_> =
             paid.iter().filter(|(h, _)| !hops.iter().any(|o| o.token_in == h.token_out)).collect();
-        let [(last, Some(paid))] = ends.as_slice() else { return Decision::Allow };
-        let (last, paid) = (*last, *paid);
-        // What the wallet gets of the last pool's output (as ether, if WETH was unwrapped to it),
-        // unless that pool has a hook, which the operator allowlisted and may take a cut.
-        if matches!(last.pool, Kind::V4 { hooks, .. } if !hooks.is_zero()) {
+        let Some((last, _)) = ends.first() else { return Decision::Allow };
+        let last = *last;
+        let Some(paid) = ends
+            .iter()
+            .filter(|(h, _)| h.token_out == last.token_out)
+            .map(|(_, sdk)| *sdk)
+            .sum::<Option<U256>>()
+            .filter(|_| ends.iter().all(|(h, _)| h.token_out == last.token_out))
+        else {
+            return Decision::Allow;
+        };
+        // What the wallet gets of the last pools' output (as ether, if WETH was unwrapped to it),
+        // unless a pool has a hook, which the operator allowlisted and may take a cut.
+        if ends.iter().any(|(h, _)| matches!(h.pool, Kind::V4 { hooks, .. } if !hooks.is_zero())) {
             return Decision::Allow;
         }
         let ends_as_ether = last.token_out.is_zero() || Some(last.token_out) == book.weth;
@@ -481,6 +455,23 @@ impl SafetyHook for UniswapCrossCheck {
                     paid - received
                 ),
             );
+        }
+        // And the plugin's own claim: no more than Uniswap's math says the pools pay.
+        if let Ok(Some(declared)) = p.declared {
+            let claimed: U256 = declared
+                .acquired()
+                .filter(|(t, _)| *t == last.token_out)
+                .map(|(_, d)| d.unsigned_abs())
+                .sum();
+            if claimed > paid && differs(claimed, paid) {
+                return reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "the plan claims the wallet receives {claimed} of {}, but Uniswap's SDK says the pools pay {paid} at block {block}",
+                        last.token_out
+                    ),
+                );
+            }
         }
         Decision::Allow
     }

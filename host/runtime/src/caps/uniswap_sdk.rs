@@ -1,0 +1,268 @@
+//! `bardo:host/uniswap-sdk`: Uniswap's official SDKs (the sidecar) over pool state the host
+//! reads itself, for the plugins the operator granted it to (`[sidecar] grant`). The host finds
+//! the pools from the operator's Uniswap book and reads them all at one block; the plugin gives
+//! only the trade.
+
+use super::chain::{chain_error, parse_address, parse_u256};
+use super::{CallCtx, CapsView};
+use crate::bindings::bardo::host::types::Error;
+use crate::bindings::bardo::host::uniswap_sdk::{
+    Host, Protocol, Route, RouteLeg, RoutePool as WitPool, RouteRequest, TradeType as WitTradeType,
+};
+use crate::caps::convert::wit_error;
+use crate::services::Services;
+use alloy::primitives::{Address, U256};
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_sidecar::book::UniswapBook;
+use bardo_sidecar::discover::Discovery;
+use bardo_sidecar::pool_read::{Pool, PoolReader};
+use bardo_sidecar::route::{RoutePool, RouteRequest as SdkRequest, SwapTerms, TradeType};
+use bardo_sidecar::{Sidecar, SidecarError, SwapError};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use wasmtime::component::{HasData, Linker};
+
+/// The interface's shared part: the sidecar, the books it routes over, and who may call it.
+pub struct UniswapSdk {
+    /// The supervised sidecar (shared with the cross-check).
+    pub sidecar: Arc<Sidecar>,
+    /// Uniswap's contracts per chain, from `[settings] uniswap`.
+    pub books: BTreeMap<u64, UniswapBook>,
+    /// The plugins granted the interface, by name.
+    pub grants: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for UniswapSdk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UniswapSdk").field("books", &self.books).field("grants", &self.grants).finish()
+    }
+}
+
+/// The import as one call sees it.
+pub struct UniswapSdkView<'a> {
+    services: &'a Services,
+    call: &'a mut CallCtx,
+}
+
+struct HasUniswapSdk;
+impl HasData for HasUniswapSdk {
+    type Data<'a> = UniswapSdkView<'a>;
+}
+
+pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    crate::bindings::bardo::host::uniswap_sdk::add_to_linker::<T, HasUniswapSdk>(linker, |t| {
+        let (services, call) = t.parts();
+        UniswapSdkView { services, call }
+    })
+}
+
+fn error(code: ErrorCode, message: impl Into<String>) -> Error {
+    wit_error(ToolError::new(code, message))
+}
+
+/// The host's error for a sidecar that gave no route.
+fn sidecar_error(e: SidecarError) -> Error {
+    let message = e.to_string();
+    match e {
+        SidecarError::Refused { code: bardo_sidecar::route::NO_ROUTE, message, .. } => {
+            error(ErrorCode::NotFound, format!("no Uniswap route: {message}"))
+        }
+        SidecarError::Unavailable(_) => wit_error(ToolError::retryable(ErrorCode::Timeout, message)),
+        SidecarError::NotInstalled(_) => error(ErrorCode::Internal, message),
+        SidecarError::Refused { .. } => error(ErrorCode::InvalidParams, message),
+        SidecarError::Protocol(_) => error(ErrorCode::Internal, message),
+    }
+}
+
+/// The request's limits, checked before anything is read.
+fn checked(r: &RouteRequest) -> Result<(Address, Address, U256, Vec<Address>), Error> {
+    let token_in = parse_address("token-in", &r.token_in)?;
+    let token_out = parse_address("token-out", &r.token_out)?;
+    let amount = parse_u256("amount", &r.amount)?;
+    let invalid = |m: String| error(ErrorCode::InvalidParams, m);
+    if token_in == token_out {
+        return Err(invalid("`token-in` and `token-out` are the same token".into()));
+    }
+    if token_in.is_zero() || token_out.is_zero() {
+        return Err(invalid("routes trade ERC-20s: give wrapped ether rather than ether (address 0)".into()));
+    }
+    if amount.is_zero() {
+        return Err(invalid("`amount` must be above 0".into()));
+    }
+    if !(1..=3).contains(&r.max_hops) || !(1..=4).contains(&r.max_splits) {
+        return Err(invalid(format!(
+            "`max-hops` must be 1 to 3 and `max-splits` 1 to 4 (got {} and {})",
+            r.max_hops, r.max_splits
+        )));
+    }
+    if r.slippage_bps > 5000 {
+        return Err(invalid(format!("`slippage-bps` {} is over 5000 (50 %)", r.slippage_bps)));
+    }
+    if r.via.len() > 4 {
+        return Err(invalid(format!("`via` names {} tokens; at most 4", r.via.len())));
+    }
+    let via = r.via.iter().map(|a| parse_address("via", a)).collect::<Result<Vec<_>, _>>()?;
+    Ok((token_in, token_out, amount, via))
+}
+
+impl UniswapSdkView<'_> {
+    fn route(&mut self, r: RouteRequest) -> Result<Route, Error> {
+        let Some(sdk) = self.services.uniswap_sdk.as_ref() else {
+            return Err(error(
+                ErrorCode::Denied,
+                "this host runs no Uniswap sidecar: set `[sidecar] dir = \"sidecar\"` in bardo.toml and run `make setup`",
+            ));
+        };
+        if !sdk.grants.contains(&*self.call.plugin) {
+            return Err(error(
+                ErrorCode::Denied,
+                format!(
+                    "the operator has not granted `bardo:host/uniswap-sdk` to plugin `{}`: add it to `[sidecar] grant` in bardo.toml",
+                    self.call.plugin
+                ),
+            ));
+        }
+        let (token_in, token_out, amount, via) = checked(&r)?;
+        let book = sdk.books.get(&r.chain).ok_or_else(|| {
+            error(
+                ErrorCode::ChainNotSupported,
+                format!("no Uniswap contracts for chain {} under `[settings] uniswap`", r.chain),
+            )
+        })?;
+        let router = book.universal_router.ok_or_else(|| {
+            error(
+                ErrorCode::ChainNotSupported,
+                format!("no `universal_router` for chain {} under `[settings] uniswap`", r.chain),
+            )
+        })?;
+        let recipient = parse_address("recipient", &r.recipient)?;
+        if !self.call.may_block() {
+            return Err(super::would_block());
+        }
+        let chains = &self.services.chains;
+        let client = chains.get(r.chain).map_err(chain_error)?;
+        let deadline = self.call.deadline;
+        let block = chains.block_on(client.block_number(deadline)).map_err(chain_error)?;
+        // Every read at one block: the route is the SDK's answer about that block's pools.
+        let call = |to: Address, data: Vec<u8>| {
+            chains
+                .block_on(client.call(to, data.into(), U256::ZERO, Some(block), deadline))
+                .map(|b| b.to_vec())
+                .map_err(|e| format!("reading {to} at block {block}: {e}"))
+        };
+        let mut tokens = vec![token_in, token_out];
+        for t in via.into_iter().chain(book.weth) {
+            if !t.is_zero() && !tokens.contains(&t) {
+                tokens.push(t);
+            }
+        }
+        let rpc = |m: String| error(ErrorCode::Rpc, m);
+        let mut discovery = Discovery::new(call);
+        let mut pools = discovery.pools(book, &tokens).map_err(rpc)?;
+        if pools.is_empty() {
+            return Err(error(
+                ErrorCode::NotFound,
+                format!("no Uniswap pool on chain {} joins these tokens", r.chain),
+            ));
+        }
+        let mut decimals = BTreeMap::new();
+        for t in &tokens {
+            decimals.insert(*t, discovery.decimals(*t).map_err(rpc)?);
+        }
+        let request = SdkRequest {
+            chain_id: r.chain,
+            trade_type: match r.trade_type {
+                WitTradeType::ExactInput => TradeType::ExactIn,
+                WitTradeType::ExactOutput => TradeType::ExactOut,
+            },
+            token_in,
+            token_out,
+            amount,
+            decimals,
+            max_hops: r.max_hops,
+            max_splits: r.max_splits,
+            step_percent: 10,
+            swap: Some(SwapTerms { recipient, slippage_bps: r.slippage_bps, deadline: r.deadline }),
+        };
+        let state_view = book.v4_state_view.unwrap_or_default();
+        let pools_meta: Vec<Meta> = pools.iter().map(Meta::of).collect();
+        let read_word = |index: usize, pos: i16, ticks: &mut bardo_sidecar::Ticks| {
+            let (pool, spacing) = match &pools_meta[index] {
+                Meta::V3(address, spacing) => (Pool::V3(*address), *spacing),
+                Meta::V4(id, spacing) => (Pool::V4 { state_view, id: *id, tick_spacing: *spacing }, *spacing),
+                Meta::V2 => return Err("a V2 pair has no ticks".to_owned()),
+            };
+            PoolReader::new(pool, call).read_word(pos, spacing, ticks)
+        };
+        let route = sdk.sidecar.route(&request, &mut pools, read_word).map_err(|e| match e {
+            SwapError::Sidecar(e) => sidecar_error(e),
+            SwapError::Read(e) => rpc(format!("cannot read a pool's ticks for the route: {e}")),
+        })?;
+        let calldata =
+            route.calldata.ok_or_else(|| error(ErrorCode::Internal, "the sidecar made no calldata"))?;
+        Ok(Route {
+            block_number: block,
+            amount_in: route.amount_in.to_string(),
+            amount_out: route.amount_out.to_string(),
+            minimum_out: calldata.minimum_out.to_string(),
+            maximum_in: calldata.maximum_in.to_string(),
+            legs: route
+                .legs
+                .iter()
+                .map(|leg| RouteLeg {
+                    percent: leg.percent,
+                    pools: leg
+                        .pools
+                        .iter()
+                        .zip(leg.path.windows(2))
+                        .map(|(i, hop)| wit_pool(&pools[*i], hop[0], hop[1]))
+                        .collect(),
+                    amount_in: leg.amount_in.to_string(),
+                    amount_out: leg.amount_out.to_string(),
+                })
+                .collect(),
+            paths_quoted: u32::try_from(route.paths_quoted).unwrap_or(u32::MAX),
+            router: router.to_checksum(None),
+            calldata: calldata.data,
+            value: calldata.value.to_string(),
+        })
+    }
+}
+
+/// What reading a pool's ticks needs, apart from the pool list the sidecar call borrows.
+enum Meta {
+    V2,
+    V3(Address, i32),
+    V4(alloy::primitives::B256, i32),
+}
+
+impl Meta {
+    fn of(p: &RoutePool) -> Self {
+        match p {
+            RoutePool::V2 { .. } => Meta::V2,
+            RoutePool::V3 { pool, state, .. } => Meta::V3(*pool, state.tick_spacing),
+            RoutePool::V4 { id, state, .. } => Meta::V4(*id, state.tick_spacing),
+        }
+    }
+}
+
+fn wit_pool(p: &RoutePool, token_in: Address, token_out: Address) -> WitPool {
+    let (protocol, fee) = match p {
+        RoutePool::V2 { .. } => (Protocol::V2, 3000),
+        RoutePool::V3 { state, .. } => (Protocol::V3, state.fee),
+        RoutePool::V4 { state, .. } => (Protocol::V4, state.fee),
+    };
+    WitPool {
+        protocol,
+        id: p.id(),
+        fee,
+        token_in: token_in.to_checksum(None),
+        token_out: token_out.to_checksum(None),
+    }
+}
+
+impl Host for UniswapSdkView<'_> {
+    fn best_route(&mut self, request: RouteRequest) -> Result<Route, Error> {
+        self.route(request)
+    }
+}
