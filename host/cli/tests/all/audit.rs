@@ -27,6 +27,16 @@ fn hello_surface() {
 }
 
 #[test]
+fn the_uniswap_sdk_is_an_import_the_operator_grants() {
+    let r = report(bardo_test_artifacts::UNISWAP);
+    let sdk = r.imports.iter().find(|i| i.name.starts_with("bardo:host/uniswap-sdk@0.1")).expect("imported");
+    assert_eq!(sdk.class, ImportClass::GrantedHost);
+    assert_eq!(r.policy_refusal, None, "loading does not wait for the grant: the call does");
+    let hello = report(HELLO);
+    assert!(!hello.imports.iter().any(|i| i.name.contains("uniswap-sdk")), "only what a plugin uses is imported");
+}
+
+#[test]
 fn refused_components_are_still_auditable() {
     let r = report(FS_IMPORT);
     assert!(

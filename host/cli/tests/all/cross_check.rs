@@ -23,6 +23,7 @@ use bardo_host::safety::cross_check::{UniswapBook, UniswapCrossCheck};
 use bardo_host::safety::hooks::{
     AllowlistGuard, ApprovalGuard, Decision, Findings, PolicyCage, Proposal, SafetyHook,
 };
+use bardo_host::safety::declared::Declared;
 use bardo_host::safety::host_key::HostKey;
 use bardo_sidecar::{Config, Sidecar};
 use bardo_test_artifacts::UNISWAP;
@@ -51,6 +52,29 @@ impl SafetyHook for Tamper {
     }
 }
 
+/// A plan whose plugin claims 1 % more output than it gets: its declaration, rewritten before
+/// the cross-check reads it. (In the write path the hallucination detector, which runs first,
+/// refuses such a plan already; this holds the cross-check to its own account of it.)
+struct Overstated(UniswapCrossCheck);
+
+impl SafetyHook for Overstated {
+    fn name(&self) -> &'static str {
+        "uniswap-cross-check"
+    }
+
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let mut expected = p.plan.expected_outcome.clone();
+        for change in expected["balance_changes"].as_array_mut().expect("balance_changes") {
+            let delta: I256 = change["delta"].as_str().expect("delta").parse().expect("int");
+            if delta.is_positive() {
+                change["delta"] = json!((delta + delta / I256::try_from(100).expect("i256")).to_string());
+            }
+        }
+        let declared = Declared::parse(&expected);
+        self.0.check(&Proposal { declared: &declared, ..*p }, found)
+    }
+}
+
 struct Checked {
     node: Anvil,
     d: Deployments,
@@ -59,6 +83,10 @@ struct Checked {
 }
 
 fn checked(tamper: Option<fn(&mut Simulation)>) -> Checked {
+    checked_with(tamper, false)
+}
+
+fn checked_with(tamper: Option<fn(&mut Simulation)>, overstated: bool) -> Checked {
     let (node, d) = devnet();
     let settings = d.uniswap_settings();
     let host = Arc::new(devnet_host(&node.url(), settings.clone(), true, &[UNISWAP]));
@@ -79,7 +107,7 @@ fn checked(tamper: Option<fn(&mut Simulation)>) -> Checked {
     if let Some(tamper) = tamper {
         after.push(Box::new(Tamper(tamper)));
     }
-    after.push(Box::new(check));
+    after.push(if overstated { Box::new(Overstated(check)) } else { Box::new(check) });
     // The hallucination detector runs right after the simulator, before the tampering: the
     // cross-check is what must see it.
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after);
@@ -179,6 +207,17 @@ fn a_simulation_that_disagrees_with_uniswaps_math_is_refused_with_both_figures()
     let err = e.path.preview("swap", &v3).expect_err("a cut taken in between");
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("something in between takes"), "{err}");
+}
+
+#[test]
+fn a_plan_that_overstates_its_output_by_one_percent_is_refused_with_the_sdks_figure() {
+    let v3 = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "1", "version": "v3"});
+    let e = checked_with(None, true);
+    let err = e.path.preview("swap", &v3).expect_err("a claim 1 % over the pools' payment");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.starts_with("uniswap-cross-check"), "{err}");
+    assert!(err.message.contains("the plan claims the wallet receives"), "{err}");
+    assert!(err.message.contains("Uniswap's SDK says the pools pay"), "both figures: {err}");
 }
 
 /// The first V3 `Mint` log's token0 amount, made 1 % larger.
