@@ -87,6 +87,25 @@ module.exports = {
     return { amount_out: out.quotient.toString() };
   },
 
+  /**
+   * The fees a position has earned since it was last touched, as the pool would credit them:
+   * fee growth inside its range now (from the ticks' fee growth outside, the current tick and
+   * the global growth, by `TickLibrary.getFeeGrowthInside`) less the growth it last saw, times
+   * its liquidity (`PositionLibrary.getTokensOwed`).
+   */
+  position_fees: (p) => {
+    const [lower, upper] = range(p);
+    const outside = (prefix) => ({
+      feeGrowthOutside0X128: big(p, `${prefix}_fee_growth_outside0_x128`),
+      feeGrowthOutside1X128: big(p, `${prefix}_fee_growth_outside1_x128`),
+    });
+    const [inside0, inside1] = v3.TickLibrary.getFeeGrowthInside(outside('lower'), outside('upper'), lower, upper,
+      tick(p, 'tick_current'), big(p, 'fee_growth_global0_x128'), big(p, 'fee_growth_global1_x128'));
+    const [fees0, fees1] = v3.PositionLibrary.getTokensOwed(big(p, 'fee_growth_inside0_last_x128'),
+      big(p, 'fee_growth_inside1_last_x128'), big(p, 'liquidity'), inside0, inside1);
+    return { fees0: fees0.toString(), fees1: fees1.toString() };
+  },
+
   /** A position's amounts: what withdrawing `liquidity` pays and what minting it costs. */
   position_amounts: (p) => {
     const pos = position(p, big(p, 'liquidity'));

@@ -16,6 +16,7 @@ const { Trade, MixedRouteSDK } = require('@uniswap/router-sdk');
 const { SwapRouter, UniversalRouterVersion } = require('@uniswap/universal-router-sdk');
 const { codes, RpcError, invalid, big, tick, sqrtPrice, feeAndSpacing, address } = require('./params.cjs');
 const { BitmapTicks } = require('./ticks.cjs');
+const clmath = require('./clmath.cjs');
 
 const MAX_POOLS = 64;
 // Paths kept per ranking for the split search (see `candidates`).
@@ -58,6 +59,21 @@ function pool(p, tokens) {
     default:
       throw invalid(`pool ${p.id}: \`protocol\` must be v2, v3 or v4`);
   }
+}
+
+// The SDK pools of the last requests, by their whole description: the host sends the same
+// state for every route at one block, and building a V4 pool hashes its key.
+const entities = new Map();
+const MAX_ENTITIES = 256;
+function cached(p, tokens, chainId) {
+  const key = `${chainId}:${JSON.stringify(p)}:${JSON.stringify([p.token0, p.token1].map((t) => t && tokens.get(t.toLowerCase())?.decimals))}`;
+  let entity = entities.get(key);
+  if (entity === undefined) {
+    entity = pool(p, tokens);
+    if (entities.size >= MAX_ENTITIES) entities.delete(entities.keys().next().value);
+    entities.set(key, entity);
+  }
+  return entity;
 }
 
 const protocolOf = (pool) => (pool instanceof v2.Pair ? 'v2' : pool instanceof v3.Pool ? 'v3' : 'v4');
@@ -111,6 +127,82 @@ async function quote(pools, path, input, output, exactIn, amount, needs) {
   }
 }
 
+/**
+ * The search's quote of one path: the same swap math as `quote` — the SDK's `v3Swap` for V3 and
+ * (hookless) V4 pools, the pair formula for V2 — without building a new SDK pool per hop (their
+ * constructors hash addresses and pool keys, which dominated the search). Concentrated pools
+ * swap within a price move of `SEARCH_PRICE_FACTOR`; a path that would move one further counts
+ * as unable to fill its share. The chosen route is re-quoted by `quote`, through the SDK's
+ * entities, before anything is returned.
+ */
+async function searchQuote(pools, path, input, exactIn, amount, needs, memo) {
+  try {
+    let current = BigInt(amount.toString());
+    // Exact-out walks the path backwards, from the output.
+    const hops = exactIn ? path : [...path].reverse();
+    const tokens = tokenPath(pools, path, input);
+    for (let h = 0; h < hops.length; h++) {
+      const pool = pools[hops[h]];
+      const from = exactIn ? tokens[h] : tokens[path.length - 1 - h];
+      const zeroForOne = pool.token0.equals(from);
+      // Paths that start alike share their first hop's quotes.
+      const key = `${hops[h]}:${zeroForOne}:${current}`;
+      let next = memo.get(key);
+      if (next === undefined) {
+        next = protocolOf(pool) === 'v2' ? v2Hop(pool, zeroForOne, exactIn, current) : clHop(pool, zeroForOne, exactIn, current);
+        memo.set(key, next);
+      }
+      if (next === null) return null;
+      current = next;
+    }
+    return current;
+  } catch (e) {
+    if (e instanceof RpcError && e.code === codes.NEED_TICKS) {
+      needs.set(JSON.stringify(e.data), e.data);
+      return undefined;
+    }
+    return null;
+  }
+}
+
+// Each SDK pool's numbers as native BigInts, converted once (JSBI's toString is slow).
+const natives = new WeakMap();
+function native(pool) {
+  let n = natives.get(pool);
+  if (n === undefined) {
+    n = pool instanceof v2.Pair
+      ? { r0: BigInt(pool.reserve0.quotient.toString()), r1: BigInt(pool.reserve1.quotient.toString()) }
+      : { sqrtP: BigInt(pool.sqrtRatioX96.toString()), liquidity: BigInt(pool.liquidity.toString()), fee: BigInt(pool.fee) };
+    natives.set(pool, n);
+  }
+  return n;
+}
+
+/** A V2 pair's other side, as the pair computes it (0.3 % fee; exact-out rounds the input up). */
+function v2Hop(pair, zeroForOne, exactIn, amount) {
+  const { r0, r1 } = native(pair);
+  const [rIn, rOut] = zeroForOne ? [r0, r1] : [r1, r0];
+  if (exactIn) {
+    const withFee = amount * 997n;
+    return (withFee * rOut) / (rIn * 1000n + withFee);
+  }
+  if (amount >= rOut) return null;
+  return (rIn * amount * 1000n) / ((rOut - amount) * 997n) + 1n;
+}
+
+const SEARCH_PRICE_FACTOR = 2n; // of the sqrt price: the price moves at most 4x
+
+/** A concentrated-liquidity pool's other side, by `clmath.swap` (the SDK's v3Swap); null past the limit. */
+function clHop(pool, zeroForOne, exactIn, amount) {
+  const { sqrtP, liquidity, fee } = native(pool);
+  const limit = zeroForOne ? sqrtP / SEARCH_PRICE_FACTOR : sqrtP * SEARCH_PRICE_FACTOR;
+  const bounded = limit > clmath.MIN_SQRT_RATIO && limit < clmath.MAX_SQRT_RATIO ? limit : undefined;
+  const r = clmath.swap(fee, sqrtP, pool.tickCurrent, liquidity, pool.tickSpacing,
+    pool.tickDataProvider, zeroForOne, exactIn ? amount : -amount, bounded);
+  if (bounded !== undefined && r.sqrtRatioX96 === bounded) return null;
+  return exactIn ? -r.amountCalculated : r.amountCalculated;
+}
+
 /** Shares of `amount` in whole `step`s of 100 %: share k is amount·k·step/100, rounded down. */
 const share = (amount, percent) => JSBI.divide(JSBI.multiply(amount, JSBI.BigInt(percent)), JSBI.BigInt(100));
 
@@ -134,13 +226,13 @@ function bestSplit(candidates, paths, quotes, steps, maxSplits, better) {
         if (q === null || q === undefined) continue;
         paths[i].forEach((p) => used.add(p));
         chosen.push([i, percent]);
-        search(c + 1, remaining - percent, chosen, used, JSBI.add(total, q));
+        search(c + 1, remaining - percent, chosen, used, total + q);
         chosen.pop();
         paths[i].forEach((p) => used.delete(p));
       }
     }
   };
-  search(0, 100, [], new Set(), ZERO);
+  search(0, 100, [], new Set(), 0n);
   return best;
 }
 
@@ -200,7 +292,7 @@ async function route(p) {
   if (!input || !output) throw invalid('`token_in` and `token_out` must be in `tokens`');
   if (input.equals(output)) throw invalid('`token_in` and `token_out` must differ');
   if (!Array.isArray(p.pools) || p.pools.length > MAX_POOLS) throw invalid(`\`pools\` must be a list of at most ${MAX_POOLS}`);
-  const pools = p.pools.map((x) => pool(x, tokens));
+  const pools = p.pools.map((x) => cached(x, tokens, chainId));
   const ids = p.pools.map((x) => x.id);
 
   // The universal-router SDK encodes a path mixing versions for exact-in only.
@@ -211,15 +303,16 @@ async function route(p) {
   const steps = Array.from({ length: 100 / step }, (_, k) => (k + 1) * step);
   const needs = new Map();
   const quotes = all.map(() => new Map());
+  const memo = new Map();
   for (let i = 0; i < all.length; i++) {
     for (const percent of steps) {
-      quotes[i].set(percent, await quote(pools, all[i], input, output, exactIn, share(amount, percent), needs));
+      quotes[i].set(percent, await searchQuote(pools, all[i], input, exactIn, share(amount, percent), needs, memo));
     }
   }
   if (needs.size > 0) {
     throw new RpcError(codes.NEED_TICKS, `the routes reach ${needs.size} tick words not given`, { needs: [...needs.values()] });
   }
-  const better = exactIn ? (a, b) => JSBI.greaterThan(a, b) : (a, b) => JSBI.lessThan(a, b);
+  const better = exactIn ? (a, b) => a > b : (a, b) => a < b;
   const best = bestSplit(candidates(quotes, step, better), all, quotes, steps, maxSplits, better);
   if (best === null) throw new RpcError(codes.NO_ROUTE, 'no route of these pools can fill the amount');
 
@@ -240,18 +333,8 @@ async function route(p) {
     }
     legs.push({ path: all[i], percent, amountIn, amountOut, paid });
   }
-  const routes = { tradeType: exactIn ? TradeType.EXACT_INPUT : TradeType.EXACT_OUTPUT };
-  for (const leg of legs) {
-    const [list, key, r] = sdkRoute(pools, leg.path, input, output);
-    (routes[list] ??= []).push({
-      [key]: r,
-      inputAmount: CurrencyAmount.fromRawAmount(input, leg.amountIn),
-      outputAmount: CurrencyAmount.fromRawAmount(output, leg.amountOut),
-    });
-  }
-  const trade = new Trade(routes);
   const result = {
-    amount_in: trade.inputAmount.quotient.toString(),
+    amount_in: legs.reduce((sum, leg) => JSBI.add(sum, leg.amountIn), ZERO).toString(),
     amount_out: legs.reduce((sum, leg) => JSBI.add(sum, leg.paid), ZERO).toString(),
     routes: legs.map((leg) => ({
       percent: leg.percent,
@@ -264,6 +347,17 @@ async function route(p) {
     paths_quoted: all.length,
   };
   if (p.swap !== undefined) {
+    // Built only for the calldata: the SDK's Trade computes every pool's address.
+    const routes = { tradeType: exactIn ? TradeType.EXACT_INPUT : TradeType.EXACT_OUTPUT };
+    for (const leg of legs) {
+      const [list, key, r] = sdkRoute(pools, leg.path, input, output);
+      (routes[list] ??= []).push({
+        [key]: r,
+        inputAmount: CurrencyAmount.fromRawAmount(input, leg.amountIn),
+        outputAmount: CurrencyAmount.fromRawAmount(output, leg.amountOut),
+      });
+    }
+    const trade = new Trade(routes);
     const s = p.swap;
     if (typeof s !== 'object' || s === null) throw invalid('`swap` must be an object');
     const bps = integer(s, 'slippage_bps', 0, 5000);

@@ -27,7 +27,7 @@ class BitmapTicks {
       if (!/^-?[0-9]+$/.test(t) || typeof net !== 'string' || !/^-?[0-9]+$/.test(net)) {
         throw invalid('`ticks` maps a tick to its liquidityNet as a decimal string');
       }
-      this.nets.set(Number(t), net);
+      this.nets.set(Number(t), BigInt(net));
     }
   }
 
@@ -35,10 +35,15 @@ class BitmapTicks {
     return new RpcError(codes.NEED_TICKS, message, this.pool === undefined ? data : { pool: this.pool, ...data });
   }
 
-  async getTick(tick) {
+  /** The liquidityNet of an initialized tick, as a BigInt. */
+  netAt(tick) {
     const net = this.nets.get(tick);
     if (net === undefined) throw this.need(`tick ${tick} is initialized but was not given`, { tick });
-    return { liquidityNet: JSBI.BigInt(net) };
+    return net;
+  }
+
+  async getTick(tick) {
+    return { liquidityNet: JSBI.BigInt(this.netAt(tick).toString()) };
   }
 
   word(pos) {
@@ -47,8 +52,12 @@ class BitmapTicks {
     return word;
   }
 
-  /** TickBitmap.nextInitializedTickWithinOneWord, on the words given. */
   async nextInitializedTickWithinOneWord(tick, lte, spacing) {
+    return this.nextWithinOneWord(tick, lte, spacing);
+  }
+
+  /** TickBitmap.nextInitializedTickWithinOneWord, on the words given. */
+  nextWithinOneWord(tick, lte, spacing) {
     let compressed = Math.trunc(tick / spacing);
     if (tick < 0 && tick % spacing !== 0) compressed -= 1;
     const position = (c) => [c >> 8, ((c % 256) + 256) % 256];

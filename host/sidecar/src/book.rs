@@ -12,6 +12,9 @@ pub struct UniswapBook {
     /// The V3 factory: a V3 pool it did not create is not Uniswap's.
     #[serde(default)]
     pub v3_factory: Option<Address>,
+    /// The V3 NonfungiblePositionManager, whose positions' fees the cross-check holds collects to.
+    #[serde(default)]
+    pub position_manager: Option<Address>,
     /// The V2 factory.
     #[serde(default)]
     pub v2_factory: Option<Address>,

@@ -108,7 +108,7 @@ impl<F: FnMut(Address, Vec<u8>) -> Result<Vec<u8>, String>> Discovery<F> {
             return Ok(None);
         }
         let call = &mut self.call;
-        let mut reader = PoolReader::new(Pool::V3(pool), |to, data| call(to, data));
+        let mut reader = PoolReader::new(Pool::V3(pool), call);
         let Some((state, ticks)) = concentrated(&mut reader)? else { return Ok(None) };
         Ok(Some(RoutePool::V3 { pool, tokens, state, ticks }))
     }
@@ -122,8 +122,7 @@ impl<F: FnMut(Address, Vec<u8>) -> Result<Vec<u8>, String>> Discovery<F> {
     ) -> Result<Option<RoutePool>, String> {
         let id = v4_pool_id(tokens, fee, tick_spacing);
         let call = &mut self.call;
-        let mut reader =
-            PoolReader::new(Pool::V4 { state_view, id, tick_spacing }, |to, data| call(to, data));
+        let mut reader = PoolReader::new(Pool::V4 { state_view, id, tick_spacing }, call);
         let Some((state, ticks)) = concentrated(&mut reader)? else { return Ok(None) };
         Ok(Some(RoutePool::V4 { id, tokens, state, ticks }))
     }

@@ -16,7 +16,7 @@ mod process;
 pub mod route;
 mod rpc;
 
-pub use methods::{PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};
+pub use methods::{FeeGrowth, PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};
 
 use process::Process;
 use rpc::{CallError, Connection};

@@ -30,6 +30,26 @@ pub struct PositionAmounts {
     pub mint_amount1: U256,
 }
 
+/// What a V3 pool knows of one position's fees: its range, the pool's tick and global fee
+/// growth, its ticks' fee growth outside, and the growth inside the position last saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeeGrowth {
+    /// The position's (lower, upper) ticks.
+    pub ticks: (i32, i32),
+    /// The pool's current tick.
+    pub tick_current: i32,
+    /// `feeGrowthGlobal{0,1}X128`.
+    pub global: (U256, U256),
+    /// The lower tick's `feeGrowthOutside{0,1}X128`.
+    pub outside_lower: (U256, U256),
+    /// The upper tick's.
+    pub outside_upper: (U256, U256),
+    /// The position's `feeGrowthInside{0,1}LastX128`.
+    pub inside_last: (U256, U256),
+    /// Its liquidity.
+    pub liquidity: u128,
+}
+
 /// A concentrated-liquidity pool's swap state at one block: a V3 pool's, or a V4 pool's with its
 /// LP fee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,6 +201,25 @@ impl Sidecar {
             mint_amount0: uint(method, &result, "mint_amount0")?,
             mint_amount1: uint(method, &result, "mint_amount1")?,
         })
+    }
+
+    /// The fees a position earned since it was last touched, by the SDK's `TickLibrary` and
+    /// `PositionLibrary`: (token0, token1).
+    pub fn position_fees(&self, g: &FeeGrowth) -> Result<(U256, U256), SidecarError> {
+        let method = "position_fees";
+        let params = json!({
+            "tick_lower": g.ticks.0, "tick_upper": g.ticks.1, "tick_current": g.tick_current,
+            "fee_growth_global0_x128": g.global.0.to_string(), "fee_growth_global1_x128": g.global.1.to_string(),
+            "lower_fee_growth_outside0_x128": g.outside_lower.0.to_string(),
+            "lower_fee_growth_outside1_x128": g.outside_lower.1.to_string(),
+            "upper_fee_growth_outside0_x128": g.outside_upper.0.to_string(),
+            "upper_fee_growth_outside1_x128": g.outside_upper.1.to_string(),
+            "fee_growth_inside0_last_x128": g.inside_last.0.to_string(),
+            "fee_growth_inside1_last_x128": g.inside_last.1.to_string(),
+            "liquidity": g.liquidity.to_string(),
+        });
+        let result = self.call(method, params)?;
+        Ok((uint(method, &result, "fees0")?, uint(method, &result, "fees1")?))
     }
 
     /// A V2 pair's output for `amount_in` against these reserves (the SDK's `Pair`).

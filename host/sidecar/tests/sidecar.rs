@@ -1,6 +1,8 @@
 //! The real sidecar (Node and the pinned Uniswap SDKs from `make setup`): the handshake, the
 //! SDKs' math against the Rust port in `bardo_sdk::uniswap::math` on 10,000 random cases, typed
-//! errors, and supervision — killed mid-call, hung, missing packages or Node.
+//! errors, and supervision — killed mid-call, hung, missing packages or Node. And the sidecar's
+//! own tests (`sidecar/test`, `node --test`): the route search's native-BigInt swap against the
+//! SDK's on random pools.
 
 use alloy_primitives::U256;
 use bardo_sdk::uniswap::math::{MAX_TICK, amounts_for_liquidity, liquidity_for_amounts, sqrt_price_at_tick};
@@ -99,6 +101,22 @@ fn the_sdks_math_equals_the_rust_port_on_10000_random_cases() {
         })
         .expect("0 mismatches");
     assert!(checked.get() >= 9_000, "most cases ran: {}", checked.get());
+}
+
+#[test]
+fn the_sidecars_own_tests_pass() {
+    let out = std::process::Command::new("node")
+        .args(["--test", "test/"])
+        .current_dir(dir())
+        .output()
+        .expect("node runs (make setup)");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "node --test sidecar/test failed:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains("# pass 2") && report.contains("# fail 0"), "{report}");
 }
 
 #[test]

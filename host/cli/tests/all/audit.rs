@@ -33,7 +33,10 @@ fn the_uniswap_sdk_is_an_import_the_operator_grants() {
     assert_eq!(sdk.class, ImportClass::GrantedHost);
     assert_eq!(r.policy_refusal, None, "loading does not wait for the grant: the call does");
     let hello = report(HELLO);
-    assert!(!hello.imports.iter().any(|i| i.name.contains("uniswap-sdk")), "only what a plugin uses is imported");
+    assert!(
+        !hello.imports.iter().any(|i| i.name.contains("uniswap-sdk")),
+        "only what a plugin uses is imported"
+    );
 }
 
 #[test]

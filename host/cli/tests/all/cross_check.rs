@@ -20,10 +20,10 @@ use bardo_evm::simulate::Simulation;
 use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::cross_check::{UniswapBook, UniswapCrossCheck};
+use bardo_host::safety::declared::Declared;
 use bardo_host::safety::hooks::{
     AllowlistGuard, ApprovalGuard, Decision, Findings, PolicyCage, Proposal, SafetyHook,
 };
-use bardo_host::safety::declared::Declared;
 use bardo_host::safety::host_key::HostKey;
 use bardo_sidecar::{Config, Sidecar};
 use bardo_test_artifacts::UNISWAP;
@@ -251,4 +251,55 @@ fn v3_mints_and_burns_are_held_to_the_sdks_position_math() {
     let err = e.path.preview("add_liquidity", &mint).expect_err("a mint taking 1 % more than the math");
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("mint") && err.message.contains("Uniswap's SDK says"), "{err}");
+}
+
+/// The position manager's first `Collect` log's token0 amount, made 1 % larger.
+fn collect_pays_more(sim: &mut Simulation) {
+    let collect = alloy::primitives::keccak256("Collect(uint256,address,uint256,uint256)");
+    for outcome in &mut sim.outcomes {
+        for log in &mut outcome.logs {
+            if log.topics().first() == Some(&collect) {
+                let mut data = log.data.data.to_vec();
+                let amount0 = U256::from_be_slice(&data[32..64]);
+                data[32..64].copy_from_slice(&(amount0 + amount0 / U256::from(100u8)).to_be_bytes::<32>());
+                log.data = alloy::primitives::LogData::new_unchecked(log.topics().to_vec(), data.into());
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn v3_collects_are_held_to_the_fees_the_sdk_says_the_position_earned() {
+    let mint = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000, "amount_a": "10",
+        "amount_b": "20000", "full_range": true});
+    let e = checked(None);
+    let permit = e.path.preview("add_liquidity", &mint).expect("mint");
+    let position = e.path.commit(&permit.permit_id).expect("commit").actual["position_id"].clone();
+    // Trades through the pool, both ways: the position earns fees in both tokens.
+    for (tin, tout, amount) in [("USDC", "WETH", "50000"), ("WETH", "USDC", "20")] {
+        let swap = json!({"chain_id": CHAIN_ID, "token_in": tin, "token_out": tout, "amount": amount, "version": "v3",
+            "fee": 3000});
+        e.swap(swap, e.d.tokens[tout].address);
+    }
+    let collect = json!({"chain_id": CHAIN_ID, "position_id": position});
+    let permit = e.path.preview("collect_fees", &collect).expect("an honest collect passes");
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    assert!(done.outcome_mismatch.is_empty(), "{:?}", done.outcome_mismatch);
+    drop(e);
+
+    let e = checked(Some(collect_pays_more));
+    let permit = e.path.preview("add_liquidity", &mint).expect("mint");
+    let position = e.path.commit(&permit.permit_id).expect("commit").actual["position_id"].clone();
+    for (tin, tout, amount) in [("USDC", "WETH", "50000"), ("WETH", "USDC", "20")] {
+        let swap = json!({"chain_id": CHAIN_ID, "token_in": tin, "token_out": tout, "amount": amount, "version": "v3",
+            "fee": 3000});
+        e.swap(swap, e.d.tokens[tout].address);
+    }
+    let err = e
+        .path
+        .preview("collect_fees", &json!({"chain_id": CHAIN_ID, "position_id": position}))
+        .expect_err("a collect paying 1 % more than the position earned");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("the position is owed"), "{err}");
 }

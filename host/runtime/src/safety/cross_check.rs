@@ -1,7 +1,8 @@
 //! The Uniswap cross-check: after simulation, each Uniswap pool swap the simulated plan made is
 //! recomputed by Uniswap's own SDK (the sidecar) from that pool's state at the fork block, and
 //! what the wallet ends up with is held to what the SDK says the last pool pays; each V3 mint and
-//! burn is held to the SDK's position math at the pool's price. A second
+//! burn is held to the SDK's position math at the pool's price, each collect to what the
+//! position is owed (`liquidity.rs`). A second
 //! opinion independent of both the plugin and the simulator: a pool that is not the factory's,
 //! a pool whose simulated swap pays other than Uniswap's math, or a wallet receiving less than
 //! the pools paid (something in between took a cut), or a plan claiming more than the pools pay,
@@ -45,6 +46,8 @@ mod v3 {
             uint128 amount, uint256 amount0, uint256 amount1);
         event Burn(address indexed owner, int24 indexed tickLower, int24 indexed tickUpper, uint128 amount,
             uint256 amount0, uint256 amount1);
+        event Collect(address indexed owner, address recipient, int24 indexed tickLower, int24 indexed tickUpper,
+            uint128 amount0, uint128 amount1);
     }
 }
 mod v4 {
@@ -53,6 +56,8 @@ mod v4 {
             uint128 liquidity, int24 tick, uint24 fee);
     }
 }
+
+mod liquidity;
 
 pub use bardo_sidecar::book::UniswapBook;
 
@@ -64,16 +69,6 @@ struct Hop {
     token_out: Address,
     amount_in: U256,
     amount_out: U256,
-}
-
-/// Liquidity a V3 pool took in (a mint) or paid out (a burn, fees aside), as its event says.
-#[derive(Debug, Clone)]
-struct LiquidityMove {
-    pool: Address,
-    ticks: (i32, i32),
-    liquidity: u128,
-    amounts: (U256, U256),
-    mint: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -215,86 +210,6 @@ impl UniswapCrossCheck {
         Ok((t0, t1))
     }
 
-    /// The V3 mints and burns in the simulation's logs, in order.
-    fn liquidity_moves(
-        &self,
-        chain: u64,
-        block: u64,
-        book: &UniswapBook,
-        logs: &[alloy::primitives::Log],
-    ) -> Result<Vec<LiquidityMove>, String> {
-        let mut moves = Vec::new();
-        for log in logs.iter().filter(|_| book.v3_factory.is_some()) {
-            let topic = log.topics().first().copied().unwrap_or_default();
-            let m = if topic == v3::Mint::SIGNATURE_HASH {
-                let Ok(e) = v3::Mint::decode_log_data(&log.data) else { continue };
-                (e.tickLower.as_i32(), e.tickUpper.as_i32(), e.amount, e.amount0, e.amount1, true)
-            } else if topic == v3::Burn::SIGNATURE_HASH {
-                let Ok(e) = v3::Burn::decode_log_data(&log.data) else { continue };
-                (e.tickLower.as_i32(), e.tickUpper.as_i32(), e.amount, e.amount0, e.amount1, false)
-            } else {
-                continue;
-            };
-            self.v3_tokens(chain, block, book, log.address)?;
-            let (lower, upper, liquidity, amount0, amount1, mint) = m;
-            moves.push(LiquidityMove {
-                pool: log.address,
-                ticks: (lower, upper),
-                liquidity,
-                amounts: (amount0, amount1),
-                mint,
-            });
-        }
-        Ok(moves)
-    }
-
-    /// Each mint's or burn's amounts held to the SDK's position math at the pool's price: a
-    /// refusal, if one is off. Only a pool's first event is checked, and not in a pool a swap of
-    /// the plan moves (its price then is one only the simulation knows).
-    fn check_liquidity(
-        &self,
-        chain: u64,
-        block: u64,
-        moves: &[LiquidityMove],
-        swapped: &BTreeSet<Kind>,
-    ) -> Option<Decision> {
-        let mut seen = BTreeSet::new();
-        for m in moves {
-            if !seen.insert(m.pool) || swapped.contains(&Kind::V3(m.pool)) {
-                continue;
-            }
-            let call = |to: Address, data: Vec<u8>| self.call(chain, block, to, data);
-            let state = match PoolReader::new(Pool::V3(m.pool), call).state() {
-                Ok(state) => state,
-                Err(e) => {
-                    return Some(reject(ErrorCode::Rpc, format!("cannot read the pool to check it: {e}")));
-                }
-            };
-            let sdk = match self.sidecar.position_amounts(state.sqrt_price_x96, m.ticks, m.liquidity) {
-                Ok(sdk) => sdk,
-                Err(e) => return Some(sidecar_refusal(e)),
-            };
-            let expected =
-                if m.mint { (sdk.mint_amount0, sdk.mint_amount1) } else { (sdk.amount0, sdk.amount1) };
-            if differs(m.amounts.0, expected.0) || differs(m.amounts.1, expected.1) {
-                return Some(reject(
-                    ErrorCode::Denied,
-                    format!(
-                        "the simulated {} of {} liquidity in V3 pool {} moves {} and {}, but Uniswap's SDK says {} and {} at block {block}",
-                        if m.mint { "mint" } else { "burn" },
-                        m.liquidity,
-                        m.pool,
-                        m.amounts.0,
-                        m.amounts.1,
-                        expected.0,
-                        expected.1
-                    ),
-                ));
-            }
-        }
-        None
-    }
-
     /// A V4 pool's key, from its `Initialize` event.
     fn v4_key(&self, chain: u64, block: u64, manager: Address, id: B256) -> Result<Initialize, String> {
         let chains = &self.services.chains;
@@ -384,7 +299,7 @@ impl SafetyHook for UniswapCrossCheck {
             Err(e) => return reject(ErrorCode::Denied, e),
         };
         let swapped: BTreeSet<Kind> = hops.iter().map(|h| h.pool).collect();
-        if let Some(refused) = self.check_liquidity(p.chain_id, block, &moves, &swapped) {
+        if let Some(refused) = self.check_liquidity(p.chain_id, block, book, &moves, &swapped) {
             return refused;
         }
         // Each pool's first swap starts from the state at the fork block; a later swap in the
