@@ -157,6 +157,11 @@ impl ReadTool for GetRoute {
             tick_budget: TickBudget::Medium,
             prompt_snippet:
                 "uniswap_get_route: Uniswap's own best route, split and multi-hop, ready to execute".into(),
+            progress_steps: vec!["resolve tokens".into(), "route by the SDK".into()],
+            prompt_guidelines: bardo_sdk::guidelines(&[
+                (bardo_sdk::Phase::Cautious, "Use it for large trades: a split route moves each pool less."),
+                (bardo_sdk::Phase::Terminal, "Route only exits to the quote token."),
+            ]),
             ..tool_def::<RouteParams>(
                 Self::NAME,
                 "Finds the best route for a trade by Uniswap's official SDKs (run by the host over V2, V3 and \
@@ -174,6 +179,7 @@ impl ReadTool for GetRoute {
         if p.deadline_seconds == 0 || p.deadline_seconds > 3600 {
             return Err(invalid_params("`deadline_seconds` must be 1 to 3600"));
         }
+        bardo_sdk::events::progress(0);
         let (tin, tout) = tokens(p.chain_id, &p.token_in, &p.token_out)?;
         let amount = fixed_amount(&p.amount, p.side, &tin, &tout)?;
         let via = p
@@ -183,6 +189,7 @@ impl ReadTool for GetRoute {
             .collect::<Result<Vec<_>, _>>()?;
         let recipient = wallet(p.chain_id)?;
         let deadline = deadline(p.chain_id, p.deadline_seconds)?.to::<u64>();
+        bardo_sdk::events::progress(1);
         let r = uniswap_sdk::best_route(&RouteRequest {
             chain: p.chain_id,
             trade_type: match p.side {
