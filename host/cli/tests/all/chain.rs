@@ -94,6 +94,14 @@ pub fn host_on(url: &str, guests: &[&str]) -> Host {
     host
 }
 
+/// `account`'s balance of ERC-20 `token` on the devnet `node`, read directly from the chain.
+pub fn balance_of(node: &Anvil, token: Address, account: Address) -> U256 {
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
+    let tx = TransactionRequest::default().to(token).input(balanceOfCall { account }.abi_encode().into());
+    let out = runtime().block_on(provider.call(tx).into_future()).expect("balanceOf");
+    balanceOfCall::abi_decode_returns(&out).expect("decode")
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }

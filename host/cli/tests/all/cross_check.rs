@@ -5,13 +5,9 @@
 //! simulation by a test hook, because the real simulator, running the real contracts, cannot
 //! produce them.
 
-use super::chain::{devnet, runtime};
+use super::chain::devnet;
 use super::uniswap::devnet_host;
 use alloy::primitives::{Address, I256, U256};
-use alloy::providers::{Provider, ProviderBuilder};
-use alloy::rpc::types::TransactionRequest;
-use alloy::sol;
-use alloy::sol_types::SolCall;
 use bardo_core::ErrorCode;
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
@@ -31,10 +27,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-sol! {
-    function balanceOf(address account) external view returns (uint256);
-}
 
 /// A fault the real simulator cannot produce, injected into its result (a test fake, on purpose).
 struct Tamper(fn(&mut Simulation));
@@ -116,12 +108,7 @@ fn checked_with(tamper: Option<fn(&mut Simulation)>, overstated: bool) -> Checke
 
 impl Checked {
     fn balance(&self, token: Address) -> U256 {
-        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
-        let tx = TransactionRequest::default()
-            .to(token)
-            .input(balanceOfCall { account: self.d.deployer }.abi_encode().into());
-        let out = runtime().block_on(provider.call(tx).into_future()).expect("balanceOf");
-        balanceOfCall::abi_decode_returns(&out).expect("decode")
+        super::chain::balance_of(&self.node, token, self.d.deployer)
     }
 
     /// Preview and commit `params`; what the wallet got of `token`.
@@ -220,20 +207,23 @@ fn a_plan_that_overstates_its_output_by_one_percent_is_refused_with_the_sdks_fig
     assert!(err.message.contains("Uniswap's SDK says the pools pay"), "both figures: {err}");
 }
 
+/// The first log of `event` in the simulation: its word at `offset` in the data (an amount),
+/// made 1 % larger.
+fn bump_first(sim: &mut Simulation, event: &str, offset: usize) {
+    let topic = alloy::primitives::keccak256(event);
+    let log =
+        sim.outcomes.iter_mut().flat_map(|o| o.logs.iter_mut()).find(|l| l.topics().first() == Some(&topic));
+    if let Some(log) = log {
+        let mut data = log.data.data.to_vec();
+        let amount = U256::from_be_slice(&data[offset..offset + 32]);
+        data[offset..offset + 32].copy_from_slice(&(amount + amount / U256::from(100u8)).to_be_bytes::<32>());
+        log.data = alloy::primitives::LogData::new_unchecked(log.topics().to_vec(), data.into());
+    }
+}
+
 /// The first V3 `Mint` log's token0 amount, made 1 % larger.
 fn mint_takes_more(sim: &mut Simulation) {
-    let mint = alloy::primitives::keccak256("Mint(address,address,int24,int24,uint128,uint256,uint256)");
-    for outcome in &mut sim.outcomes {
-        for log in &mut outcome.logs {
-            if log.topics().first() == Some(&mint) {
-                let mut data = log.data.data.to_vec();
-                let amount0 = U256::from_be_slice(&data[64..96]);
-                data[64..96].copy_from_slice(&(amount0 + amount0 / U256::from(100u8)).to_be_bytes::<32>());
-                log.data = alloy::primitives::LogData::new_unchecked(log.topics().to_vec(), data.into());
-                return;
-            }
-        }
-    }
+    bump_first(sim, "Mint(address,address,int24,int24,uint128,uint256,uint256)", 64);
 }
 
 #[test]
@@ -255,18 +245,7 @@ fn v3_mints_and_burns_are_held_to_the_sdks_position_math() {
 
 /// The position manager's first `Collect` log's token0 amount, made 1 % larger.
 fn collect_pays_more(sim: &mut Simulation) {
-    let collect = alloy::primitives::keccak256("Collect(uint256,address,uint256,uint256)");
-    for outcome in &mut sim.outcomes {
-        for log in &mut outcome.logs {
-            if log.topics().first() == Some(&collect) {
-                let mut data = log.data.data.to_vec();
-                let amount0 = U256::from_be_slice(&data[32..64]);
-                data[32..64].copy_from_slice(&(amount0 + amount0 / U256::from(100u8)).to_be_bytes::<32>());
-                log.data = alloy::primitives::LogData::new_unchecked(log.topics().to_vec(), data.into());
-                return;
-            }
-        }
-    }
+    bump_first(sim, "Collect(uint256,address,uint256,uint256)", 32);
 }
 
 #[test]

@@ -4,13 +4,9 @@
 //! and gets exactly the route's amounts. A trade too big for one pool is split; a plugin the
 //! operator did not grant the SDK gets `denied`.
 
-use super::chain::{devnet, runtime};
+use super::chain::devnet;
 use super::uniswap::{devnet_services, host_over, u256};
 use alloy::primitives::{Address, U256};
-use alloy::providers::{Provider, ProviderBuilder};
-use alloy::rpc::types::TransactionRequest;
-use alloy::sol;
-use alloy::sol_types::SolCall;
 use bardo_core::ErrorCode;
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID, DEV_KEY};
@@ -27,10 +23,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-sol! {
-    function balanceOf(address account) external view returns (uint256);
-}
 
 struct Routed {
     node: Anvil,
@@ -77,12 +69,7 @@ impl Routed {
     }
 
     fn balance(&self, token: Address) -> U256 {
-        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
-        let tx = TransactionRequest::default()
-            .to(token)
-            .input(balanceOfCall { account: self.d.deployer }.abi_encode().into());
-        let out = runtime().block_on(provider.call(tx).into_future()).expect("balanceOf");
-        balanceOfCall::abi_decode_returns(&out).expect("decode")
+        super::chain::balance_of(&self.node, token, self.d.deployer)
     }
 
     fn route(&self, params: Value) -> Result<Value, bardo_core::error::ToolError> {
