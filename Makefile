@@ -54,9 +54,16 @@ lint: setup
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) clippy --locked --target wasm32-wasip2 $(foreach p,$(PLUGINS),-p bardo-plugin-$(p)) $(GUESTS) -- -D warnings
 
-# The whole test suite (what CI runs).
-test: lint
-	$(CARGO) test --locked
+# The whole test suite (what CI runs), linted as it is built: clippy-driver is the workspace's
+# rustc (as under `cargo clippy`, but in the build itself, so no separate check build of every
+# dependency), for every target of the host crates and — through tests/artifacts' nested build,
+# which inherits it — for the wasm guests. The same lints as `make lint`, with `-D warnings`.
+CLIPPY_DRIVER := $(shell rustc --print sysroot)/bin/clippy-driver
+LINTED := RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+test: setup
+	$(CARGO) fmt --all --check
+	$(LINTED) $(CARGO) test --locked --all-targets --no-run
+	$(LINTED) $(CARGO) test --locked
 
 bench: setup
 	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull --bench route
