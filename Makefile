@@ -34,7 +34,7 @@ demo: plugins
 	  $(BARDO) tools --profile trader && \
 	  $(BARDO) call uniswap_get_pool_info --params '{"chain_id":31337,"token_a":"WETH","token_b":"USDC"}' && \
 	  $(BARDO) call uniswap_get_quote --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000"}' && \
-	  $(BARDO) call uniswap_get_route --params '{"chain_id":31337,"token_in":"USDC","token_out":"DAI","amount":"250000"}' && \
+	  $(BARDO) call uniswap_get_route --profile trader --params '{"chain_id":31337,"token_in":"USDC","token_out":"DAI","amount":"250000"}' && \
 	  $(BARDO) call data_get_token_price --params '{"chain_id":31337,"token":"WETH"}' && \
 	  $(BARDO) preview swap --profile trader --params '$(SWAP)' | tee .bardo/permit.json && \
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \

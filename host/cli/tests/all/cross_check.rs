@@ -208,22 +208,24 @@ fn a_plan_that_overstates_its_output_by_one_percent_is_refused_with_the_sdks_fig
 }
 
 /// The first log of `event` in the simulation: its word at `offset` in the data (an amount),
-/// made 1 % larger.
-fn bump_first(sim: &mut Simulation, event: &str, offset: usize) {
+/// made 1 % larger, or smaller.
+fn bump_first(sim: &mut Simulation, event: &str, offset: usize, larger: bool) {
     let topic = alloy::primitives::keccak256(event);
     let log =
         sim.outcomes.iter_mut().flat_map(|o| o.logs.iter_mut()).find(|l| l.topics().first() == Some(&topic));
     if let Some(log) = log {
         let mut data = log.data.data.to_vec();
         let amount = U256::from_be_slice(&data[offset..offset + 32]);
-        data[offset..offset + 32].copy_from_slice(&(amount + amount / U256::from(100u8)).to_be_bytes::<32>());
+        let bumped =
+            if larger { amount + amount / U256::from(100u8) } else { amount - amount / U256::from(100u8) };
+        data[offset..offset + 32].copy_from_slice(&bumped.to_be_bytes::<32>());
         log.data = alloy::primitives::LogData::new_unchecked(log.topics().to_vec(), data.into());
     }
 }
 
 /// The first V3 `Mint` log's token0 amount, made 1 % larger.
 fn mint_takes_more(sim: &mut Simulation) {
-    bump_first(sim, "Mint(address,address,int24,int24,uint128,uint256,uint256)", 64);
+    bump_first(sim, "Mint(address,address,int24,int24,uint128,uint256,uint256)", 64, true);
 }
 
 #[test]
@@ -245,7 +247,7 @@ fn v3_mints_and_burns_are_held_to_the_sdks_position_math() {
 
 /// The position manager's first `Collect` log's token0 amount, made 1 % larger.
 fn collect_pays_more(sim: &mut Simulation) {
-    bump_first(sim, "Collect(uint256,address,uint256,uint256)", 32);
+    bump_first(sim, "Collect(uint256,address,uint256,uint256)", 32, true);
 }
 
 #[test]
@@ -281,4 +283,29 @@ fn v3_collects_are_held_to_the_fees_the_sdk_says_the_position_earned() {
         .expect_err("a collect paying 1 % more than the position earned");
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("the position is owed"), "{err}");
+}
+
+/// The PoolManager's first `ModifyLiquidity` log's liquidity delta, made 1 % smaller (as if the
+/// wallet paid for more liquidity than it got).
+fn v4_mint_shrinks(sim: &mut Simulation) {
+    bump_first(sim, "ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)", 64, false);
+}
+
+#[test]
+fn v4_mints_and_burns_are_held_to_the_sdks_position_math() {
+    let mint = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "WETH", "token_b": "DAI", "fee": 500,
+        "amount_a": "1", "amount_b": "2000", "full_range": true});
+    let e = checked(None);
+    let permit = e.path.preview("add_liquidity", &mint).expect("an honest V4 mint passes");
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    let remove = json!({"chain_id": CHAIN_ID, "position_id": done.actual["position_id"], "version": "v4",
+        "percent": 100});
+    e.path.preview("remove_liquidity", &remove).expect("an honest V4 burn passes");
+    drop(e);
+
+    let e = checked(Some(v4_mint_shrinks));
+    let err =
+        e.path.preview("add_liquidity", &mint).expect_err("a mint paying 1 % more than its liquidity costs");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("V4 mint") && err.message.contains("Uniswap's SDK says"), "{err}");
 }

@@ -2,7 +2,7 @@
 //! recomputed by Uniswap's own SDK (the sidecar) from that pool's state at the fork block, and
 //! what the wallet ends up with is held to what the SDK says the last pool pays; each V3 mint and
 //! burn is held to the SDK's position math at the pool's price, each collect to what the
-//! position is owed (`liquidity.rs`). A second
+//! position is owed, and a V4 mint or burn to the same math (`liquidity.rs`). A second
 //! opinion independent of both the plugin and the simulator: a pool that is not the factory's,
 //! a pool whose simulated swap pays other than Uniswap's math, or a wallet receiving less than
 //! the pools paid (something in between took a cut), or a plan claiming more than the pools pay,
@@ -300,6 +300,9 @@ impl SafetyHook for UniswapCrossCheck {
         };
         let swapped: BTreeSet<Kind> = hops.iter().map(|h| h.pool).collect();
         if let Some(refused) = self.check_liquidity(p.chain_id, block, book, &moves, &swapped) {
+            return refused;
+        }
+        if let Some(refused) = self.check_v4_liquidity(p.chain_id, block, book, (&logs, p.sender), &swapped) {
             return refused;
         }
         // Each pool's first swap starts from the state at the fork block; a later swap in the

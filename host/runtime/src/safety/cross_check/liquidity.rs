@@ -3,7 +3,8 @@
 //! is owed — what was credited to it before, the fees its range earned since (from the pool's
 //! fee growth, by `TickLibrary`/`PositionLibrary`), and what a burn of the same plan added. A
 //! position of the NonfungiblePositionManager is its NFT's (the manager keeps the accounts of
-//! every NFT of a range in one pool position); any other, the pool's.
+//! every NFT of a range in one pool position); any other, the pool's. A V4 mint or burn is held
+//! to the same position math through what the wallet and the PoolManager transfer.
 
 use super::{Kind, UniswapBook, UniswapCrossCheck, differs, reject, sidecar_refusal, v3};
 use crate::safety::hooks::Decision;
@@ -280,5 +281,103 @@ impl UniswapCrossCheck {
             .sidecar
             .position_fees(&growth)
             .map(|(f0, f1)| (U256::from(credited.0) + f0, U256::from(credited.1) + f1)))
+    }
+}
+
+// The PoolManager's event of a V4 position change, and the token transfers that settle it.
+mod pool_manager {
+    alloy::sol! {
+        event ModifyLiquidity(bytes32 indexed id, address indexed sender, int24 tickLower, int24 tickUpper,
+            int256 liquidityDelta, bytes32 salt);
+        event Transfer(address indexed from, address indexed to, uint256 value);
+    }
+}
+
+impl UniswapCrossCheck {
+    /// A V4 mint or burn (one `ModifyLiquidity` in the plan, in a hookless pool no swap of the plan
+    /// moves) held to the SDK's position math at the pool's price: the wallet may pay the
+    /// PoolManager no more than minting that liquidity costs (less, when fees the position earned
+    /// pay part), and a burn must pay the wallet at least what the liquidity is worth (more: the
+    /// fees). Ether sides settle without a log and are left to the value guard.
+    pub(super) fn check_v4_liquidity(
+        &self,
+        chain: u64,
+        block: u64,
+        book: &UniswapBook,
+        (logs, wallet): (&[alloy::primitives::Log], Address),
+        swapped: &BTreeSet<Kind>,
+    ) -> Option<Decision> {
+        let (manager, state_view) = (book.v4_pool_manager?, book.v4_state_view?);
+        let mods: Vec<_> = logs
+            .iter()
+            .filter(|l| {
+                l.address == manager
+                    && l.topics().first() == Some(&pool_manager::ModifyLiquidity::SIGNATURE_HASH)
+            })
+            .filter_map(|l| pool_manager::ModifyLiquidity::decode_log_data(&l.data).ok())
+            .collect();
+        let [m] = mods.as_slice() else { return None };
+        if m.liquidityDelta.is_zero()
+            || swapped.iter().any(|k| matches!(k, Kind::V4 { id, .. } if *id == m.id))
+        {
+            return None;
+        }
+        let key = match self.v4_key(chain, block, manager, m.id) {
+            Ok(key) => key,
+            Err(e) => {
+                return Some(reject(ErrorCode::Rpc, format!("cannot read the V4 pool to check it: {e}")));
+            }
+        };
+        if !key.hooks.is_zero() {
+            return None;
+        }
+        let call = |to: Address, data: Vec<u8>| self.call(chain, block, to, data);
+        let pool = Pool::V4 { state_view, id: m.id, tick_spacing: key.tickSpacing.as_i32() };
+        let state = match PoolReader::new(pool, call).state() {
+            Ok(state) => state,
+            Err(e) => {
+                return Some(reject(ErrorCode::Rpc, format!("cannot read the V4 pool to check it: {e}")));
+            }
+        };
+        let mint = m.liquidityDelta.is_positive();
+        let liquidity = u128::try_from(m.liquidityDelta.unsigned_abs()).unwrap_or(u128::MAX);
+        let ticks = (m.tickLower.as_i32(), m.tickUpper.as_i32());
+        let sdk = match self.sidecar.position_amounts(state.sqrt_price_x96, ticks, liquidity) {
+            Ok(sdk) => sdk,
+            Err(e) => return Some(sidecar_refusal(e)),
+        };
+        let flow = |token: Address, from: Address, to: Address| -> U256 {
+            logs.iter()
+                .filter(|l| {
+                    l.address == token && l.topics().first() == Some(&pool_manager::Transfer::SIGNATURE_HASH)
+                })
+                .filter_map(|l| pool_manager::Transfer::decode_log_data(&l.data).ok())
+                .filter(|t| t.from == from && t.to == to)
+                .map(|t| t.value)
+                .sum()
+        };
+        let sides =
+            [(key.currency0, sdk.mint_amount0, sdk.amount0), (key.currency1, sdk.mint_amount1, sdk.amount1)];
+        for (currency, costs, pays) in sides.into_iter().filter(|(c, _, _)| !c.is_zero()) {
+            let (moved, expected, off) = if mint {
+                let paid = flow(currency, wallet, manager);
+                (paid, costs, paid > costs && differs(paid, costs))
+            } else {
+                let got = flow(currency, manager, wallet);
+                (got, pays, got < pays && differs(got, pays))
+            };
+            if off {
+                return Some(reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "the simulated V4 {} of {liquidity} liquidity in pool {} moves {moved} of {currency}, but Uniswap's SDK says {} {expected} at block {block}",
+                        if mint { "mint" } else { "burn" },
+                        m.id,
+                        if mint { "it costs at most" } else { "it pays at least" },
+                    ),
+                ));
+            }
+        }
+        None
     }
 }
