@@ -17,6 +17,7 @@ pub(crate) mod imports {
                 import bardo:host/simulate@0.1.0;
                 import bardo:host/signer@0.1.0;
                 import bardo:host/uniswap-sdk@0.1.0;
+                import bardo:host/testnet@0.1.0;
                 import bardo:plugin/types@0.1.0;
             }
         ",

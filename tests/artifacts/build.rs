@@ -11,6 +11,8 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("UNISWAP", "bardo-plugin-uniswap", "bardo_plugin_uniswap"),
     ("AAVE", "bardo-plugin-aave", "bardo_plugin_aave"),
     ("STREAMING", "bardo-plugin-streaming", "bardo_plugin_streaming"),
+    ("WALLET", "bardo-plugin-wallet", "bardo_plugin_wallet"),
+    ("TESTNET", "bardo-plugin-testnet", "bardo_plugin_testnet"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

@@ -720,8 +720,14 @@ fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<Exit
             std::fs::write(settings.join("uniswap.json"), uniswap)?;
             let aave = serde_json::to_string_pretty(&snapshot.deployments.aave_settings())?;
             std::fs::write(settings.join("aave.json"), aave)?;
-            let streaming = serde_json::to_string_pretty(&snapshot.deployments.streaming_settings())?;
-            std::fs::write(settings.join("streaming.json"), streaming)?;
+            let d = &snapshot.deployments;
+            for (name, value) in [
+                ("streaming", d.streaming_settings()),
+                ("wallet", d.wallet_settings()),
+                ("testnet", d.testnet_settings()),
+            ] {
+                std::fs::write(settings.join(format!("{name}.json")), serde_json::to_string_pretty(&value)?)?;
+            }
             let targets = &snapshot.deployments.write_targets();
             let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
             std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;

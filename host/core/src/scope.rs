@@ -36,6 +36,9 @@ pub enum Role {
     /// A Uniswap V4 hook the operator trusts with return-delta permissions (it may change what a
     /// swap in its pools pays or delivers): swaps may go through its pools; it is never called.
     V4Hook,
+    /// An account the wallet may pay (a treasury, the operator's cold wallet): plain ether
+    /// transfers to it and ERC-20 `transfer`s naming it; it is never called.
+    Recipient,
     /// Any function: the operator trusts this contract with the wallet entirely.
     Unscoped,
 }
@@ -53,6 +56,7 @@ impl std::fmt::Display for Role {
             Self::Permit2 => "permit2",
             Self::UniversalRouter => "universal-router",
             Self::V4Hook => "v4-hook",
+            Self::Recipient => "recipient",
             Self::Unscoped => "unscoped",
         };
         f.write_str(name)

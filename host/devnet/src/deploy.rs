@@ -155,7 +155,33 @@ impl Deployments {
         add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
         add(&self.uniswap_v4, "position_manager", Role::UniswapV4PositionManager);
         add(&self.aave_v3, "pool", Role::AaveV3Pool);
+        if let Some(treasury) = self.treasury() {
+            roles.insert(treasury, Role::Recipient);
+        }
         roles
+    }
+
+    /// The account the devnet's allowlist names as the wallet's one `recipient` (anvil's last
+    /// dev account): where `wallet_transfer` may send.
+    pub fn treasury(&self) -> Option<Address> {
+        self.accounts.last().copied().filter(|_| self.accounts.len() > 2)
+    }
+
+    /// The wallet plugin's settings for this devnet (`[settings] wallet`): the token list, WETH
+    /// and the host's allowlist (to label spenders and recipients).
+    pub fn wallet_settings(&self) -> serde_json::Value {
+        let allowlist: BTreeMap<String, String> =
+            self.write_targets().into_iter().map(|(a, r)| (a.to_string(), r.to_string())).collect();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "tokens": self.token_list(),
+            "weth": self.tokens.get("WETH").map(|t| t.address),
+            "allowlist": allowlist,
+        }}})
+    }
+
+    /// The testnet plugin's settings for this devnet (`[settings] testnet`): the token list.
+    pub fn testnet_settings(&self) -> serde_json::Value {
+        serde_json::json!({"chains": {self.chain_id.to_string(): {"tokens": self.token_list()}}})
     }
 
     /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of

@@ -35,6 +35,10 @@ pub struct ChainConfig {
     /// devnet, where every transaction is a new block).
     #[serde(default = "default_head_ttl_ms")]
     pub head_ttl_ms: u64,
+    /// A local development chain (anvil): only then does the `dev` profile's
+    /// `bardo:host/testnet` change its state (fund accounts, mine, move time, revert).
+    #[serde(default)]
+    pub devnet: bool,
 }
 
 impl ChainConfig {
@@ -46,6 +50,7 @@ impl ChainConfig {
             timeout_ms: default_timeout_ms(),
             retries: default_retries(),
             head_ttl_ms: default_head_ttl_ms(),
+            devnet: false,
         }
     }
 }
@@ -165,6 +170,17 @@ impl CallCache {
             self.answers.insert(key, answer);
         }
     }
+}
+
+/// The fee market now (wei).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GasPrice {
+    /// `eth_gasPrice`.
+    pub gas_price: u128,
+    /// The latest block's base fee; none before EIP-1559.
+    pub base_fee: Option<u128>,
+    /// `eth_maxPriorityFeePerGas`; none before EIP-1559.
+    pub priority_fee: Option<u128>,
 }
 
 /// One configured chain.
@@ -475,6 +491,76 @@ impl ChainClient {
         deadline: Instant,
     ) -> Result<U256, ChainError> {
         self.request(deadline, || self.provider.get_storage_at(account, slot).into_future()).await
+    }
+
+    /// Whether `[chains.<id>] devnet = true`: a local chain whose state the `dev` profile may
+    /// change.
+    pub fn is_devnet(&self) -> bool {
+        self.config.devnet
+    }
+
+    /// Forget every cached read: after a devnet's state changed under a block number (a cheat
+    /// code, a revert to a snapshot), answers cached at that number are no longer true.
+    pub fn forget(&self) {
+        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = CallCache::default();
+        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.timestamps.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.codes.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The node's gas price, and for an EIP-1559 chain the next block's base fee and the
+    /// node's suggested priority fee.
+    pub async fn gas_price(&self, deadline: Instant) -> Result<GasPrice, ChainError> {
+        let gas_price = self.request(deadline, || self.provider.get_gas_price().into_future()).await?;
+        let block =
+            self.request(deadline, || self.provider.get_block(BlockId::latest()).into_future()).await?;
+        let base_fee = block.and_then(|b| b.header.base_fee_per_gas).map(u128::from);
+        let priority_fee = match base_fee {
+            Some(_) => Some(
+                self.request(deadline, || self.provider.get_max_priority_fee_per_gas().into_future()).await?,
+            ),
+            None => None,
+        };
+        Ok(GasPrice { gas_price, base_fee, priority_fee })
+    }
+
+    /// `eth_feeHistory` over the last `blocks` blocks with the reward `percentiles`.
+    pub async fn fee_history(
+        &self,
+        blocks: u64,
+        percentiles: &[f64],
+        deadline: Instant,
+    ) -> Result<alloy::rpc::types::FeeHistory, ChainError> {
+        self.request(deadline, || {
+            self.provider.get_fee_history(blocks, alloy::eips::BlockNumberOrTag::Latest, percentiles)
+        })
+        .await
+    }
+
+    /// A transaction by hash, none when the node does not know it.
+    pub async fn transaction(
+        &self,
+        tx: B256,
+        deadline: Instant,
+    ) -> Result<Option<alloy::rpc::types::Transaction>, ChainError> {
+        self.request(deadline, || self.provider.get_transaction_by_hash(tx).into_future()).await
+    }
+
+    /// A raw JSON-RPC request (the devnet's cheat codes), with the timeout and retry policy,
+    /// its answer decoded as `R`.
+    pub async fn raw<R: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: serde_json::Value,
+        deadline: Instant,
+    ) -> Result<R, ChainError> {
+        let answer: serde_json::Value =
+            self.request(deadline, || self.provider.raw_request(method.into(), params.clone())).await?;
+        serde_json::from_value(answer.clone()).map_err(|e| ChainError::Rpc {
+            chain: self.id,
+            message: format!("{method} answered {answer}, not what it returns: {e}"),
+            retryable: false,
+        })
     }
 
     /// A transaction's receipt, none while pending or unknown.

@@ -5,10 +5,11 @@
 
 pub mod chain;
 pub mod changes;
+pub mod cheats;
 pub mod executed;
 pub mod signer;
 pub mod simulate;
 
-pub use chain::{ChainClient, ChainConfig, ChainError, Chains};
+pub use chain::{ChainClient, ChainConfig, ChainError, Chains, GasPrice};
 pub use signer::{SignerConfig, Wallet};
 pub use simulate::{SimCall, Simulation, Simulator};

@@ -200,6 +200,13 @@ impl Simulator {
         Self { skip_changes: true, ..Self::new(spec) }
     }
 
+    /// Drop `chain`'s warm fork and head: its state changed under the same block number (a
+    /// devnet's cheat code or revert), so what the fork read from the node is stale.
+    pub fn forget(&self, chain: u64) {
+        self.forks.lock().unwrap_or_else(|p| p.into_inner()).remove(&chain);
+        self.heads.lock().unwrap_or_else(|p| p.into_inner()).remove(&chain);
+    }
+
     fn fork(&self, chains: &Chains, chain: u64, block: u64) -> Result<Arc<ForkState>, ChainError> {
         let mut forks = self.forks.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = forks.get(&chain).filter(|f| f.block == block) {

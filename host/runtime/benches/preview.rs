@@ -65,6 +65,7 @@ fn write_path_with(
         valuer,
         position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v3["position_manager"]].into())]),
         v4_position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v4["position_manager"]].into())]),
+        recipients: BTreeMap::from([(CHAIN_ID, d.treasury().into_iter().collect())]),
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
     };
     let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };

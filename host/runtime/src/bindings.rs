@@ -12,6 +12,7 @@ wasmtime::component::bindgen!({
             include bardo:plugin/writer@0.1.0;
             include bardo:plugin/streamer@0.1.0;
             import bardo:host/uniswap-sdk@0.1.0;
+            import bardo:host/testnet@0.1.0;
         }
     ",
     path: ["../../wit/host", "../../wit/plugin"],

@@ -8,6 +8,7 @@ pub(crate) mod convert;
 pub mod events;
 pub mod signer;
 pub mod simulate;
+pub mod testnet;
 pub mod uniswap_sdk;
 
 use crate::services::Services;
@@ -87,5 +88,6 @@ pub(crate) fn add_to_linker<T: CapsView + crate::bindings::bardo::host::types::H
     events::add_to_linker(linker)?;
     config::add_to_linker(linker)?;
     uniswap_sdk::add_to_linker(linker)?;
+    testnet::add_to_linker(linker)?;
     Ok(())
 }

@@ -422,7 +422,21 @@ impl Config {
             .collect()
     }
 
-    /// Every plugin's settings as a JSON object, files read.
+    /// Plugins whose settings file does not exist (yet: `bardo devnet up` writes the devnet's),
+    /// with the path looked for. They load; their tools answer `denied` naming the file.
+    pub fn missing_settings(&self) -> BTreeMap<String, PathBuf> {
+        self.settings
+            .iter()
+            .filter_map(|(plugin, s)| match s {
+                PluginSettings::File(file) => Some((plugin.clone(), self.resolve(file))),
+                PluginSettings::Inline(_) => None,
+            })
+            .filter(|(_, path)| !path.exists())
+            .collect()
+    }
+
+    /// Every plugin's settings as a JSON object, files read (a missing file is left out: see
+    /// [`Self::missing_settings`]).
     pub fn plugin_settings(&self) -> Result<BTreeMap<String, serde_json::Value>, ConfigError> {
         let mut out = BTreeMap::new();
         for (plugin, s) in &self.settings {
@@ -435,8 +449,11 @@ impl Config {
                 }
                 PluginSettings::File(file) => {
                     let path = self.resolve(file);
-                    let text = std::fs::read(&path)
-                        .map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+                    let text = match std::fs::read(&path) {
+                        // Missing: the plugin loads and its tools say so (`missing_settings`).
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        read => read.map_err(|source| ConfigError::Io { path: path.clone(), source })?,
+                    };
                     serde_json::from_slice(&text).map_err(|e| ConfigError::Parse {
                         path: path.clone(),
                         message: format!("settings of plugin `{plugin}` must be JSON: {e}"),

@@ -469,6 +469,17 @@ impl Host {
                 ),
             ));
         };
+        if let Some(path) = self.services.missing_settings.get(&*entry.plugin.name) {
+            return Err(ToolError::new(
+                ErrorCode::Denied,
+                format!(
+                    "plugin `{}` is not configured: its settings file {} does not exist; create it                      (`bardo devnet up` writes the devnet's) or point `[settings] {}` in bardo.toml elsewhere",
+                    entry.plugin.name,
+                    path.display(),
+                    entry.plugin.name
+                ),
+            ));
+        }
         if entry.def.capability_tier != tier {
             let how = match entry.def.capability_tier {
                 CapabilityTier::Read => "call it with `bardo call`",

@@ -21,6 +21,11 @@ pub struct Services {
     pub settings: BTreeMap<String, String>,
     /// Uniswap's SDKs (the sidecar), for the plugins granted `bardo:host/uniswap-sdk`.
     pub uniswap_sdk: Option<crate::caps::uniswap_sdk::UniswapSdk>,
+    /// Whether `bardo:host/testnet` (a devnet's cheat codes) is granted: only when the host's
+    /// profile selects the `dev` category, and then only on chains marked `devnet = true`.
+    pub testnet: bool,
+    /// Plugins whose settings file is missing, with its path: their tools answer `denied`.
+    pub missing_settings: BTreeMap<String, std::path::PathBuf>,
 }
 
 impl Services {
@@ -37,6 +42,8 @@ impl Services {
             wallet: None,
             settings: BTreeMap::new(),
             uniswap_sdk: None,
+            testnet: false,
+            missing_settings: BTreeMap::new(),
         }
     }
 
@@ -55,6 +62,24 @@ impl Services {
     /// Serve `bardo:host/uniswap-sdk` through `sdk` (to the plugins it grants).
     pub fn with_uniswap_sdk(mut self, sdk: Option<crate::caps::uniswap_sdk::UniswapSdk>) -> Self {
         self.uniswap_sdk = sdk;
+        self
+    }
+
+    /// Plugins whose settings file is missing (each logged once here, as a warning).
+    pub fn with_missing_settings(mut self, missing: BTreeMap<String, std::path::PathBuf>) -> Self {
+        for (plugin, path) in &missing {
+            tracing::warn!(
+                "plugin `{plugin}`: its settings file {} does not exist; its tools answer `denied` until it does",
+                path.display()
+            );
+        }
+        self.missing_settings = missing;
+        self
+    }
+
+    /// Grant `bardo:host/testnet` (the `dev` profile does; see [`Services::testnet`]).
+    pub fn with_testnet(mut self, granted: bool) -> Self {
+        self.testnet = granted;
         self
     }
 

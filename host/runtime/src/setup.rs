@@ -92,6 +92,7 @@ pub fn services(config: &Config, runtime: &Runtime) -> Result<Services, SetupErr
     Ok(Services::new(chains)
         .with_wallet(Wallet::open(&config.signer)?)
         .with_settings(config.plugin_settings()?)
+        .with_missing_settings(config.missing_settings())
         .with_uniswap_sdk(uniswap_sdk(config)?))
 }
 
@@ -126,8 +127,10 @@ pub fn open_with(
     runtime: &Runtime,
 ) -> Result<Opened, SetupError> {
     let spec = profile.unwrap_or(&config.profile);
-    let services = Arc::new(services(config, runtime)?);
-    let profile = Profile::parse(spec)?
+    let parsed = Profile::parse(spec)?;
+    let dev = parsed.categories().contains(&bardo_core::tool::Category::Dev);
+    let services = Arc::new(services(config, runtime)?.with_testnet(dev));
+    let profile = parsed
         .with_overrides(&config.tools.enable, &config.tools.disable)
         .with_capabilities(config.capabilities(services.wallet.is_some()));
     let mut host =
@@ -270,6 +273,7 @@ pub fn write_path_over(
     };
     let position_managers = with_role(bardo_core::scope::Role::UniswapV3PositionManager);
     let v4_position_managers = with_role(bardo_core::scope::Role::UniswapV4PositionManager);
+    let recipients = with_role(bardo_core::scope::Role::Recipient);
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage { approved_assets: config.approved_assets()?, max_position }),
         Box::new(AllowlistGuard { allowed }),
@@ -299,6 +303,7 @@ pub fn write_path_over(
         valuer,
         position_managers,
         v4_position_managers,
+        recipients,
         max_loss_bps: config.safety.max_value_loss_bps,
     }));
     path = path.with_after_simulation(after);

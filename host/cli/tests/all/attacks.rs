@@ -284,7 +284,7 @@ fn a_swap_through_a_pool_whose_hook_can_skim_it_needs_the_hook_allowlisted() {
             &[0xde, 0xad, 0xbe, 0xef],
             U256::ZERO,
             e.d.deployer,
-            &|_| true
+            &|_| Some(Role::Unscoped)
         )
         .expect_err("no function")
         .contains("not in the scope")

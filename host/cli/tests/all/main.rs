@@ -18,10 +18,12 @@ mod routes;
 mod sidecar;
 mod simulate;
 mod streaming;
+mod testnet;
 mod uniswap;
 mod uniswap_v4;
 mod v4_liquidity;
 mod valuation;
+mod wallet;
 mod write_path;
 
 use bardo_core::Runtime;

@@ -49,6 +49,7 @@ pub fn value_guard(host: &Host, d: &Deployments) -> Box<dyn bardo_host::safety::
         valuer: valuer(host, d),
         position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),
         v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
+        recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
         max_loss_bps: bardo_host::safety::value_guard::DEFAULT_MAX_LOSS_BPS,
     })
 }

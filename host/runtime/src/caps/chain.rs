@@ -3,7 +3,7 @@
 //! request by the call's deadline, and maps chain failures to typed errors.
 
 use super::{CallCtx, CapsView};
-use crate::bindings::bardo::host::chain::Host;
+use crate::bindings::bardo::host::chain::{FeeMarket, FeeRecord, Host, TxInfo};
 use crate::bindings::bardo::host::types::{Error, Log, LogFilter, Receipt, TxCall};
 use crate::caps::convert::wit_error;
 use alloy::primitives::{Address, B256, Bytes, U256};
@@ -13,6 +13,8 @@ use wasmtime::component::{HasData, Linker};
 
 /// Widest block range one `logs` call may cover.
 pub const MAX_LOG_RANGE: u64 = 10_000;
+/// Most blocks one `fee-history` call may cover (the usual node limit).
+const MAX_FEE_HISTORY: u32 = 1_024;
 
 /// The chain import as one call sees it.
 pub struct ChainView<'a> {
@@ -158,6 +160,58 @@ impl Host for ChainView<'_> {
         let slot = parse_b256("slot", &slot)?;
         self.run(client.storage_at(account, slot.into(), self.call.deadline))
             .map(|w| B256::from(w).to_string())
+    }
+
+    fn gas_price(&mut self, chain: u64) -> Result<FeeMarket, Error> {
+        let client = self.client(chain)?;
+        let p = self.run(client.gas_price(self.call.deadline))?;
+        Ok(FeeMarket {
+            gas_price: p.gas_price.to_string(),
+            base_fee: p.base_fee.map(|f| f.to_string()),
+            priority_fee: p.priority_fee.map(|f| f.to_string()),
+        })
+    }
+
+    fn fee_history(&mut self, chain: u64, blocks: u32, percentiles: Vec<f64>) -> Result<FeeRecord, Error> {
+        if !(1..=MAX_FEE_HISTORY).contains(&blocks) {
+            return Err(invalid(format!("`blocks` is {blocks}; ask for 1 to {MAX_FEE_HISTORY} blocks")));
+        }
+        let ascending = percentiles.windows(2).all(|w| w[0] <= w[1]);
+        if percentiles.len() > 10 || !ascending || percentiles.iter().any(|p| !(0.0..=100.0).contains(p)) {
+            return Err(invalid(
+                "`percentiles` must be at most 10 values from 0 to 100, ascending".to_owned(),
+            ));
+        }
+        let client = self.client(chain)?;
+        let h = self.run(client.fee_history(u64::from(blocks), &percentiles, self.call.deadline))?;
+        Ok(FeeRecord {
+            oldest_block: h.oldest_block,
+            base_fees: h.base_fee_per_gas.iter().map(u128::to_string).collect(),
+            gas_used_ratios: h.gas_used_ratio.clone(),
+            rewards: h
+                .reward
+                .unwrap_or_default()
+                .iter()
+                .map(|r| r.iter().map(u128::to_string).collect())
+                .collect(),
+        })
+    }
+
+    fn transaction(&mut self, chain: u64, tx_hash: String) -> Result<Option<TxInfo>, Error> {
+        use alloy::consensus::Transaction as _;
+        let client = self.client(chain)?;
+        let hash = parse_b256("tx-hash", &tx_hash)?;
+        let Some(tx) = self.run(client.transaction(hash, self.call.deadline))? else { return Ok(None) };
+        Ok(Some(TxInfo {
+            hash: tx.inner.tx_hash().to_string(),
+            block_number: tx.block_number,
+            sender: tx.inner.signer().to_checksum(None),
+            to: tx.to().map(|a| a.to_checksum(None)),
+            value: tx.value().to_string(),
+            input: tx.input().to_vec(),
+            nonce: tx.nonce(),
+            gas_limit: tx.gas_limit(),
+        }))
     }
 
     fn tx_receipt(&mut self, chain: u64, tx_hash: String) -> Result<Option<Receipt>, Error> {

@@ -111,10 +111,11 @@ pub fn grantable_package(name: &str) -> Option<&'static str> {
     GRANTABLE_WASI.iter().copied().find(|g| name == *g || name.starts_with(&format!("{g}/")))
 }
 
-/// Host interfaces no world includes: any plugin may import one, and the operator grants it per
-/// plugin (`[sidecar] grant`); a plugin not granted it is answered `denied`. Loading does not
-/// depend on the grant, so that a plugin's other tools work where the operator runs no sidecar.
-pub const GRANTED_HOST: &[&str] = &["bardo:host/uniswap-sdk"];
+/// Host interfaces no world includes: any plugin may import one, and the operator grants it
+/// (`uniswap-sdk` per plugin with `[sidecar] grant`; `testnet` with the `dev` profile, on
+/// chains marked `devnet = true`); a plugin not granted it is answered `denied`. Loading does
+/// not depend on the grant, so that a plugin's other tools work where it is not granted.
+pub const GRANTED_HOST: &[&str] = &["bardo:host/uniswap-sdk", "bardo:host/testnet"];
 
 /// Which imports a world may have beyond WASI.
 fn host_interfaces(world: World) -> &'static [&'static str] {

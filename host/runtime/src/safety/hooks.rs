@@ -177,7 +177,7 @@ impl MaxPosition {
 }
 
 /// Action kinds that reduce exposure.
-const REDUCING: &[&str] = &["remove_liquidity", "collect_fees", "repay", "withdraw"];
+const REDUCING: &[&str] = &["remove_liquidity", "collect_fees", "repay", "withdraw", "revoke"];
 
 impl SafetyHook for PolicyCage {
     fn name(&self) -> &'static str {
@@ -251,6 +251,7 @@ impl SafetyHook for AllowlistGuard {
             );
         };
         let listed = |a: Address| allowed.contains_key(&a);
+        let roles = |a: Address| allowed.get(&a).copied();
         for (i, call) in p.plan.calls.iter().enumerate() {
             let Some(role) = allowed.get(&call.to) else {
                 return reject(
@@ -258,7 +259,7 @@ impl SafetyHook for AllowlistGuard {
                     format!("{} is not on the allowlist of chain {}", call.to, p.chain_id),
                 );
             };
-            if let Err(reason) = super::scope::check(*role, &call.data, call.value, p.sender, &listed) {
+            if let Err(reason) = super::scope::check(*role, &call.data, call.value, p.sender, &roles) {
                 return reject(
                     ErrorCode::Denied,
                     format!("call {} to {} is out of scope: {reason}", i + 1, call.to),
@@ -295,7 +296,8 @@ impl SafetyHook for AllowlistGuard {
     }
 }
 
-/// Approvals are bounded (never "unlimited") and only to a contract the plan itself calls.
+/// Approvals are bounded (never "unlimited") and only to a contract the plan itself calls
+/// (except a revocation, and the approval an `approve` plan is for).
 pub struct ApprovalGuard;
 
 /// Anything at or above 2^128 base units is an unlimited approval in disguise.
@@ -316,7 +318,9 @@ impl SafetyHook for ApprovalGuard {
                     format!("the plan approves an unlimited amount of {} to {}", call.to, a.spender),
                 );
             }
-            if !targets.contains(&a.spender) {
+            // A revocation is always welcome; an `approve` plan exists to approve (its spender
+            // is allowlisted and its amount declared, which the other hooks hold it to).
+            if !targets.contains(&a.spender) && !a.amount.is_zero() && p.kind != "approve" {
                 return reject(
                     ErrorCode::Denied,
                     format!("the plan approves {} but never calls it", a.spender),

@@ -13,6 +13,7 @@ use bardo_core::scope::Role;
 
 alloy::sol! {
     function approve(address spender, uint256 amount) external returns (bool);
+    function transfer(address to, uint256 amount) external returns (bool);
     function deposit() external payable;
     function withdraw(uint256 wad) external;
 
@@ -71,6 +72,8 @@ enum Party {
     Wallet(&'static str, Address),
     /// This parameter must be allowlisted (or the wallet).
     Allowlisted(&'static str, Address),
+    /// This parameter must be allowlisted as a `recipient` (or be the wallet).
+    Recipient(&'static str, Address),
     /// Each of these must be the wallet or a UniversalRouter placeholder for it or for itself.
     Router(universal_router::Recipients),
     /// Each of these must be the wallet or the V4 PositionManager's placeholder for it.
@@ -85,7 +88,11 @@ fn party<C: SolCall>(data: &[u8], f: impl FnOnce(C) -> Party) -> Option<(&'stati
 }
 
 fn erc20(data: &[u8]) -> Option<(&'static str, Party)> {
-    party::<approveCall>(data, |c| Party::Allowlisted("spender", c.spender))
+    // Revoking an approval (to zero) takes nothing from anyone, whoever the spender.
+    party::<approveCall>(data, |c| {
+        if c.amount.is_zero() { Party::None } else { Party::Allowlisted("spender", c.spender) }
+    })
+    .or_else(|| party::<transferCall>(data, |c| Party::Recipient("to", c.to)))
 }
 
 fn weth(data: &[u8]) -> Option<(&'static str, Party)> {
@@ -141,10 +148,15 @@ pub fn check(
     data: &[u8],
     value: alloy::primitives::U256,
     wallet: Address,
-    allowlisted: &dyn Fn(Address) -> bool,
+    roles: &dyn Fn(Address) -> Option<Role>,
 ) -> Result<(), String> {
+    let allowlisted = |a: Address| roles(a).is_some();
+    let allowlisted = &allowlisted;
     let found = match role {
         Role::Unscoped => return Ok(()),
+        // Ether only: a plain transfer, no call data.
+        Role::Recipient if data.is_empty() => Some(("a plain ether transfer", Party::None)),
+        Role::Recipient => None,
         Role::Erc20 => erc20(data),
         Role::Weth => weth(data),
         Role::UniswapV3SwapRouter => v3_router(data),
@@ -188,6 +200,7 @@ pub fn check(
             | Role::UniswapV3PositionManager
             | Role::UniversalRouter
             | Role::UniswapV4PositionManager
+            | Role::Recipient
     );
     if !value.is_zero() && !payable {
         return Err(format!("{function} on a {role} is sent {value} wei"));
@@ -201,6 +214,10 @@ pub fn check(
         Party::Allowlisted(_, who) if who == wallet || allowlisted(who) => Ok(()),
         Party::Allowlisted(name, who) => {
             Err(format!("{function} names {who} as `{name}`, which is not allowlisted"))
+        }
+        Party::Recipient(_, who) if who == wallet || roles(who) == Some(Role::Recipient) => Ok(()),
+        Party::Recipient(name, who) => {
+            Err(format!("{function} names {who} as `{name}`, which is not allowlisted as a `recipient`"))
         }
         Party::Router(recipients) => {
             match recipients.iter().find(|(_, who)| !universal_router::may_receive(*who, wallet)) {
@@ -260,8 +277,14 @@ mod tests {
     const ROUTER: Address = address!("0x00000000000000000000000000000000000000d1");
     const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");
 
-    fn allowed(a: Address) -> bool {
-        a == ROUTER
+    const TREASURY: Address = address!("0x00000000000000000000000000000000000000f1");
+
+    fn allowed(a: Address) -> Option<Role> {
+        match a {
+            ROUTER => Some(Role::UniswapV3SwapRouter),
+            TREASURY => Some(Role::Recipient),
+            _ => None,
+        }
     }
 
     fn in_scope(role: Role, data: Vec<u8>) -> Result<(), String> {
@@ -306,6 +329,22 @@ mod tests {
     }
 
     #[test]
+    fn revocations_go_to_anyone_and_transfers_only_to_recipients() {
+        let approve = |spender, amount: u64| approveCall { spender, amount: U256::from(amount) }.abi_encode();
+        assert_eq!(in_scope(Role::Erc20, approve(STRANGER, 0)), Ok(()), "a revocation");
+        assert!(in_scope(Role::Erc20, approve(STRANGER, 1)).is_err(), "an approval");
+        let transfer = |to| transferCall { to, amount: U256::from(7) }.abi_encode();
+        assert_eq!(in_scope(Role::Erc20, transfer(TREASURY)), Ok(()));
+        assert_eq!(in_scope(Role::Erc20, transfer(WALLET)), Ok(()));
+        let e = in_scope(Role::Erc20, transfer(ROUTER)).expect_err("a router is no recipient");
+        assert!(e.contains("not allowlisted as a `recipient`"), "{e}");
+        assert!(in_scope(Role::Erc20, transfer(STRANGER)).is_err());
+        // A recipient takes plain ether, and is never called.
+        assert_eq!(check(Role::Recipient, &[], U256::from(5), WALLET, &allowed), Ok(()));
+        assert!(check(Role::Recipient, &transfer(WALLET), U256::ZERO, WALLET, &allowed).is_err());
+    }
+
+    #[test]
     fn a_return_delta_hook_trades_only_when_allowlisted() {
         use universal_router::tests::{execute, v4_swap_hooked};
         let swap =
@@ -315,7 +354,7 @@ mod tests {
         let e =
             check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &allowed).expect_err("hook");
         assert!(e.contains("may change the amounts") && e.contains("allowlist the hook"), "{e}");
-        let trusted = |a: Address| a == skimming;
+        let trusted = |a: Address| (a == skimming).then_some(Role::V4Hook);
         assert_eq!(check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &trusted), Ok(()));
         let plain = address!("0x00000000000000000000000000000000000000c0");
         assert_eq!(

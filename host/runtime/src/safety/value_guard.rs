@@ -34,6 +34,9 @@ pub struct ValueGuard {
     pub position_managers: BTreeMap<u64, BTreeSet<Address>>,
     /// Uniswap V4 PositionManagers per chain (the allowlist's `uniswap-v4-position-manager`s).
     pub v4_position_managers: BTreeMap<u64, BTreeSet<Address>>,
+    /// Accounts allowlisted as `recipient` per chain (the operator's treasury, cold wallet):
+    /// what the plan pays them is value kept, not lost.
+    pub recipients: BTreeMap<u64, BTreeSet<Address>>,
     /// The most a plan may lose, in basis points of what it gives (fees, price impact).
     pub max_loss_bps: u32,
 }
@@ -142,6 +145,25 @@ impl ValueGuard {
         Ok(out)
     }
 
+    /// Payments to the operator's recipients: each ERC-20 `Transfer` from the wallet to one, and
+    /// the ether of each call to one (the scope lets such a call carry nothing but ether).
+    fn to_recipients(&self, p: &Proposal<'_>, logs: &[&Log]) -> (Vec<(Address, U256)>, U256) {
+        let Some(recipients) = self.recipients.get(&p.chain_id) else { return (Vec::new(), U256::ZERO) };
+        let tokens = logs
+            .iter()
+            .filter(|log| {
+                let t = log.topics();
+                t.first() == Some(&TRANSFER)
+                    && t.len() == 3
+                    && t[1] == p.sender.into_word()
+                    && recipients.contains(&Address::from_word(t[2]))
+            })
+            .filter_map(|log| U256::abi_decode(&log.data.data).ok().map(|v| (log.address, v)))
+            .collect();
+        let ether = p.plan.calls.iter().filter(|c| recipients.contains(&c.to)).map(|c| c.value).sum();
+        (tokens, ether)
+    }
+
     /// Whether the wallet holds position `id` after the plan: minted to it by the plan, or held
     /// now and not given away.
     fn owned_after(
@@ -200,6 +222,19 @@ impl SafetyHook for ValueGuard {
                 }
             }
             Err(reason) => return reject(format!("cannot value a position deposit: {reason}")),
+        }
+        let (tokens, ether) = self.to_recipients(p, &logs);
+        let kept = tokens
+            .into_iter()
+            .map(|(token, amount)| self.valuer.signed_usd(p.chain_id, token, I256::from_raw(amount)))
+            .chain(
+                (!ether.is_zero()).then(|| self.valuer.signed_native_usd(p.chain_id, I256::from_raw(ether))),
+            );
+        for value in kept {
+            match value {
+                Ok(v) => add(v),
+                Err(reason) => return reject(format!("cannot value a payment to a recipient: {reason}")),
+            }
         }
         let net = gained.saturating_add(given);
         // Plus a cent: dust (rounding, a wei of interest) is not a loss worth refusing.

@@ -1,0 +1,322 @@
+//! The wallet plugin on the devnet: every read equals a direct read of the chain; open approvals
+//! are found from the logs with their risks; approve / revoke / wrap / unwrap / transfer go
+//! through preview → commit and move exactly what they declare; the host refuses what the
+//! plugin would never plan (a transfer to a stranger, an approval to one); bad inputs are typed.
+
+use super::chain::{devnet, runtime, send};
+use super::uniswap::devnet_host_with;
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, U256, address};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use bardo_core::ErrorCode;
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_host::plugin::Host;
+use bardo_host::safety::WritePath;
+use bardo_host::safety::audit_log::AuditLog;
+use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_host::safety::host_key::HostKey;
+use bardo_test_artifacts::WALLET;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+sol! {
+    function balanceOf(address account) external view returns (uint256);
+    function allowance(address owner, address spender) external view returns (uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+}
+
+/// anvil's second dev account: the wallet here.
+const USER_KEY: &str = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+/// An account nobody allowlisted.
+const STRANGER: Address = address!("0x000000000000000000000000000000000000dEaD");
+
+struct Env {
+    _node: Anvil,
+    d: Deployments,
+    host: Arc<Host>,
+    path: WritePath,
+    rt: tokio::runtime::Runtime,
+    provider: DynProvider,
+    user: Address,
+    _audit: tempfile::TempDir,
+}
+
+fn env() -> Env {
+    let (node, d) = devnet();
+    let settings = BTreeMap::from([("wallet".to_owned(), d.wallet_settings())]);
+    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[WALLET]));
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let audit = tempfile::tempdir().expect("tempdir");
+    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
+    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_after_simulation(vec![super::valuation::value_guard(&host, &d)]);
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
+    let user = d.accounts[1];
+    Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
+}
+
+fn u256(v: &Value) -> U256 {
+    v.as_str().unwrap_or_else(|| panic!("{v} is not a decimal string")).parse().expect("decimal")
+}
+
+impl Env {
+    fn token(&self, symbol: &str) -> Address {
+        self.d.tokens[symbol].address
+    }
+
+    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
+        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
+        C::abi_decode_returns(&out).expect("decode")
+    }
+
+    fn balance(&self, token: &str, who: Address) -> U256 {
+        self.read(self.token(token), balanceOfCall { account: who })
+    }
+
+    fn eth(&self, who: Address) -> U256 {
+        self.rt.block_on(self.provider.get_balance(who).into_future()).expect("balance")
+    }
+
+    fn tool(&self, tool: &str, params: Value) -> Value {
+        let json = self.host.call(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"));
+        serde_json::from_str(&json).expect("json")
+    }
+
+    fn tool_error(&self, tool: &str, params: Value) -> bardo_core::ToolError {
+        self.host.call(tool, &params.to_string()).result.expect_err(&format!("{tool} {params} must fail"))
+    }
+
+    fn approve_as_user(&self, token: &str, spender: Address, amount: U256) {
+        let tx = TransactionRequest::default()
+            .from(self.user)
+            .to(self.token(token))
+            .with_input(approveCall { spender, amount }.abi_encode());
+        assert!(self.rt.block_on(send(&self.provider, tx)).status());
+    }
+
+    /// Preview and commit `kind`; the ether the transactions paid in gas.
+    fn write(&self, kind: &str, params: Value) -> (bardo_host::safety::WriteResult, U256) {
+        let permit =
+            self.path.preview(kind, &params).unwrap_or_else(|e| panic!("preview {kind} {params}: {e}"));
+        let result = self.path.commit(&permit.permit_id).unwrap_or_else(|e| panic!("commit {kind}: {e}"));
+        assert_eq!(result.ground_truth, "receipt");
+        assert!(result.outcome_mismatch.is_empty(), "{:?}", result.outcome_mismatch);
+        let mut gas = U256::ZERO;
+        for hash in &result.tx_hashes {
+            let r = self
+                .rt
+                .block_on(self.provider.get_transaction_receipt(hash.parse().expect("hash")).into_future())
+                .expect("receipt")
+                .expect("mined");
+            gas += U256::from(r.gas_used) * U256::from(r.effective_gas_price);
+        }
+        (result, gas)
+    }
+}
+
+#[test]
+fn reads_equal_direct_chain_reads() {
+    let e = env();
+    let b = e.tool("wallet_get_balances", json!({"chain_id": CHAIN_ID}));
+    assert_eq!(b["account"], e.user.to_checksum(None));
+    assert_eq!(u256(&b["native"]["base"]), e.eth(e.user));
+    let tokens = b["tokens"].as_array().expect("tokens");
+    assert_eq!(tokens.len(), e.d.tokens.len());
+    for t in tokens {
+        let symbol = t["token"]["symbol"].as_str().expect("symbol");
+        assert_eq!(u256(&t["base"]), e.balance(symbol, e.user), "{symbol}");
+    }
+    let other = e.tool(
+        "wallet_get_token_balance",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "account": e.d.deployer.to_string()}),
+    );
+    assert_eq!(u256(&other["base"]), e.balance("USDC", e.d.deployer));
+    let eth = e.tool("wallet_get_token_balance", json!({"chain_id": CHAIN_ID, "token": "ETH"}));
+    assert!(eth["token"].is_null());
+    assert_eq!(u256(&eth["base"]), e.eth(e.user));
+
+    let router = e.d.uniswap_v3["swap_router"];
+    e.approve_as_user("DAI", router, U256::from(777u64));
+    let a = e.tool(
+        "erc20_get_allowance",
+        json!({"chain_id": CHAIN_ID, "token": "DAI", "spender": router.to_string()}),
+    );
+    assert_eq!(u256(&a["base"]), e.read(e.token("DAI"), allowanceCall { owner: e.user, spender: router }));
+    assert_eq!(u256(&a["base"]), U256::from(777u64));
+    assert_eq!(a["allowlisted"], "uniswap-v3-swap-router");
+    assert_eq!(a["unlimited"], false);
+
+    let gas = e.tool("wallet_get_gas_price", json!({"chain_id": CHAIN_ID}));
+    let node: u128 = e.rt.block_on(e.provider.get_gas_price().into_future()).expect("gas price");
+    assert_eq!(u256(&gas["gas_price_wei"]), U256::from(node));
+    let history = e.tool(
+        "wallet_get_fee_history",
+        json!({"chain_id": CHAIN_ID, "blocks": 4, "percentiles": [25.0, 75.0]}),
+    );
+    let blocks = history["blocks"].as_array().expect("blocks");
+    // anvil keeps fee history only for the blocks it mined itself (not for a loaded state's).
+    let node =
+        e.rt.block_on(e.provider.get_fee_history(4, alloy::eips::BlockNumberOrTag::Latest, &[25.0, 75.0]))
+            .expect("fee history");
+    assert!(!blocks.is_empty() && blocks.len() == node.gas_used_ratio.len(), "{history:#}");
+    for (i, b) in blocks.iter().enumerate() {
+        assert_eq!(b["block_number"], node.oldest_block + i as u64);
+        assert_eq!(u256(&b["base_fee_wei"]), U256::from(node.base_fee_per_gas[i]));
+        assert_eq!(b["priority_fees_wei"].as_array().expect("percentiles").len(), 2);
+    }
+}
+
+#[test]
+fn open_approvals_are_found_with_their_risks_and_revoked_through_the_write_path() {
+    let e = env();
+    let router = e.d.uniswap_v3["swap_router"];
+    e.approve_as_user("USDC", STRANGER, U256::MAX);
+    e.approve_as_user("DAI", router, U256::from(5u64) * U256::from(10u64).pow(U256::from(18u8)));
+    e.approve_as_user("WBTC", router, U256::from(1u8));
+    e.approve_as_user("WBTC", router, U256::ZERO); // approved, then revoked: not open
+    let found = e.tool("wallet_get_approvals", json!({"chain_id": CHAIN_ID}));
+    let list = found["approvals"].as_array().expect("approvals");
+    assert_eq!(list.len(), 2, "{found:#}");
+    let first = &list[0];
+    assert_eq!(first["token"]["symbol"], "USDC");
+    assert_eq!(first["spender"], STRANGER.to_checksum(None));
+    assert_eq!(first["unlimited"], true, "the riskiest first");
+    assert!(first["allowlisted"].is_null());
+    assert_eq!(first["spender_has_code"], false);
+    assert_eq!(list[1]["token"]["symbol"], "DAI");
+    assert_eq!(list[1]["amount"], "5");
+    assert_eq!(list[1]["allowlisted"], "uniswap-v3-swap-router");
+    assert_eq!(list[1]["spender_has_code"], true);
+
+    // A revocation goes to any spender, allowlisted or not.
+    let (result, _) =
+        e.write("revoke", json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": STRANGER.to_string()}));
+    assert_eq!(result.actual["allowance_now_base"], "0");
+    assert_eq!(e.read(e.token("USDC"), allowanceCall { owner: e.user, spender: STRANGER }), U256::ZERO);
+    let after = e.tool("wallet_get_approvals", json!({"chain_id": CHAIN_ID}));
+    assert_eq!(after["approvals"].as_array().expect("approvals").len(), 1);
+    // Nothing left to revoke: a typed error, not an empty transaction.
+    let again = e
+        .path
+        .preview("revoke", &json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": STRANGER.to_string()}));
+    assert_eq!(again.expect_err("nothing to revoke").code, ErrorCode::InvalidParams);
+
+    // The decoded transaction names the call and its log.
+    let tx = &result.tx_hashes[0];
+    let d = e.tool("wallet_decode_transaction", json!({"chain_id": CHAIN_ID, "tx_hash": tx}));
+    assert_eq!(d["call"]["function"], "approve(address,uint256)");
+    assert_eq!(d["call"]["args"]["spender"], STRANGER.to_checksum(None));
+    assert_eq!(d["call"]["args"]["amount"], "0");
+    assert_eq!(d["to_name"], "USDC");
+    assert_eq!(d["status"], "success");
+    let log = &d["logs"][0];
+    assert_eq!(log["address_name"], "USDC");
+    assert_eq!(log["decoded"]["event"], "Approval(address,address,uint256)");
+    assert_eq!(log["decoded"]["fields"]["owner"], e.user.to_checksum(None));
+    assert_eq!(log["decoded"]["fields"]["value"], "0");
+}
+
+#[test]
+fn approve_wrap_unwrap_and_transfer_move_exactly_what_they_declare() {
+    let e = env();
+    let router = e.d.uniswap_v3["swap_router"];
+    let (approved, _) = e.write(
+        "approve",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": router.to_string(), "amount": "123.45"}),
+    );
+    assert_eq!(approved.actual["approved_base"], "123450000");
+    assert_eq!(
+        e.read(e.token("USDC"), allowanceCall { owner: e.user, spender: router }),
+        U256::from(123_450_000u64)
+    );
+
+    let one_and_half = U256::from(15u64) * U256::from(10u64).pow(U256::from(17u8));
+    let (eth0, weth0) = (e.eth(e.user), e.balance("WETH", e.user));
+    let (_, gas) = e.write("wrap", json!({"chain_id": CHAIN_ID, "amount": "1.5"}));
+    assert_eq!(e.balance("WETH", e.user), weth0 + one_and_half);
+    assert_eq!(e.eth(e.user), eth0 - one_and_half - gas);
+    let (eth1, weth1) = (e.eth(e.user), e.balance("WETH", e.user));
+    let (unwrapped, gas) = e.write("unwrap", json!({"chain_id": CHAIN_ID, "amount": "0.5"}));
+    let half = one_and_half / U256::from(3u8);
+    assert_eq!(u256(&unwrapped.actual["amount_base"]), half);
+    assert_eq!(e.balance("WETH", e.user), weth1 - half);
+    assert_eq!(e.eth(e.user), eth1 + half - gas);
+
+    let treasury = e.d.treasury().expect("treasury");
+    let (usdc0, t0) = (e.balance("USDC", e.user), e.balance("USDC", treasury));
+    e.write(
+        "transfer",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "to": treasury.to_string(), "amount": "100"}),
+    );
+    assert_eq!(e.balance("USDC", e.user), usdc0 - U256::from(100_000_000u64));
+    assert_eq!(e.balance("USDC", treasury), t0 + U256::from(100_000_000u64));
+    let (eth2, teth) = (e.eth(e.user), e.eth(treasury));
+    let (_, gas) = e.write(
+        "transfer",
+        json!({"chain_id": CHAIN_ID, "token": "ETH", "to": treasury.to_string(), "amount": "2"}),
+    );
+    let two = U256::from(2u64) * U256::from(10u64).pow(U256::from(18u8));
+    assert_eq!(e.eth(treasury), teth + two);
+    assert_eq!(e.eth(e.user), eth2 - two - gas);
+}
+
+#[test]
+fn the_host_refuses_what_is_not_allowlisted_and_bad_inputs_are_typed() {
+    let e = env();
+    let plan = |tool: &str, params: Value| {
+        e.host.plan(tool, &params.to_string()).result.map(|_| ()).expect_err(&format!("{tool} {params}"))
+    };
+    let stranger = STRANGER.to_string();
+    let e1 = plan(
+        "wallet_transfer",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "to": stranger, "amount": "1"}),
+    );
+    assert_eq!(e1.code, ErrorCode::Denied);
+    assert!(e1.message.contains("recipient"), "{e1}");
+    let router = e.d.uniswap_v3["swap_router"].to_string();
+    let e2 =
+        plan("wallet_transfer", json!({"chain_id": CHAIN_ID, "token": "USDC", "to": router, "amount": "1"}));
+    assert_eq!(e2.code, ErrorCode::Denied, "a router is allowlisted, but not as a recipient");
+    let e3 = plan(
+        "wallet_approve",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": stranger, "amount": "1"}),
+    );
+    assert_eq!(e3.code, ErrorCode::Denied);
+    let e4 = plan(
+        "wallet_approve",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": router, "amount": "0"}),
+    );
+    assert_eq!(e4.code, ErrorCode::InvalidParams);
+    let e5 = plan("wallet_wrap_eth", json!({"chain_id": CHAIN_ID, "amount": "1000000000"}));
+    assert_eq!(e5.code, ErrorCode::InvalidParams);
+    assert!(e5.message.contains("holds"), "{e5}");
+
+    let bad = e.tool_error("wallet_decode_transaction", json!({"chain_id": CHAIN_ID, "tx_hash": "0x1234"}));
+    assert_eq!(bad.code, ErrorCode::InvalidParams);
+    let unknown = e.tool_error(
+        "wallet_decode_transaction",
+        json!({"chain_id": CHAIN_ID, "tx_hash": format!("0x{}", "ab".repeat(32))}),
+    );
+    assert_eq!(unknown.code, ErrorCode::NotFound);
+    let future =
+        e.tool_error("wallet_get_approvals", json!({"chain_id": CHAIN_ID, "from_block": 1u64 << 40}));
+    assert_eq!(future.code, ErrorCode::InvalidParams);
+    let history =
+        e.tool_error("wallet_get_fee_history", json!({"chain_id": CHAIN_ID, "percentiles": [90.0, 10.0]}));
+    assert_eq!(history.code, ErrorCode::InvalidParams);
+    let chain = e.tool_error("wallet_get_balances", json!({"chain_id": 999}));
+    assert_eq!(chain.code, ErrorCode::ChainNotSupported);
+    let symbol = e
+        .tool_error("erc20_get_allowance", json!({"chain_id": CHAIN_ID, "token": "NOPE", "spender": router}));
+    assert_eq!(symbol.code, ErrorCode::NotFound);
+}

@@ -1,0 +1,78 @@
+//! What the operator tells the wallet plugin per chain (`[settings] wallet`):
+//! `{"chains": {"31337": {"tokens": [{"symbol", "address"}], "weth": "0x…",
+//! "allowlist": {"0x…": "uniswap-v3-swap-router"}}}}`. The allowlist is the host's write
+//! allowlist as the operator gave it to this plugin: it only labels spenders and recipients in
+//! answers and fails a plan early; the host's own allowlist decides what a plan may do.
+
+use alloy_primitives::Address;
+use bardo_sdk::erc20::Token;
+use bardo_sdk::errors::{chain_not_supported, invalid_params};
+use bardo_sdk::tokens::{self, Listed};
+use bardo_sdk::{ChainId, Error, settings};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    #[serde(default)]
+    chains: BTreeMap<String, Book>,
+}
+
+/// One chain's token list, WETH and allowlist.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Book {
+    /// The tokens balances are read for and symbols resolve through.
+    #[serde(default)]
+    pub tokens: Vec<Listed>,
+    /// Wrapped ether (for wrap / unwrap).
+    #[serde(default)]
+    pub weth: Option<Address>,
+    /// Allowlisted contracts and accounts with their roles (`recipient` for transfer targets).
+    #[serde(default)]
+    pub allowlist: BTreeMap<Address, String>,
+}
+
+/// The book of `chain_id`: from settings, else mainnet's token list and WETH.
+pub fn book(chain_id: ChainId) -> Result<Book, Error> {
+    let s: Settings = settings::load()?;
+    if let Some(b) = s.chains.get(&chain_id.to_string()) {
+        return Ok(b.clone());
+    }
+    if chain_id == 1 {
+        let tokens = tokens::mainnet();
+        let weth = tokens.iter().find(|t| t.symbol == "WETH").map(|t| t.address);
+        return Ok(Book { tokens, weth, allowlist: BTreeMap::new() });
+    }
+    Err(chain_not_supported(format!(
+        "no wallet settings for chain {chain_id}; add it under `[settings] wallet` (tokens, weth, allowlist)"
+    )))
+}
+
+impl Book {
+    /// Resolve a token param (symbol or address).
+    pub fn token(&self, chain_id: ChainId, field: &str, input: &str) -> Result<Token, Error> {
+        tokens::resolve(chain_id, field, input, &self.tokens)
+    }
+
+    /// The role `who` is allowlisted with, if any.
+    pub fn role(&self, who: Address) -> Option<&str> {
+        self.allowlist.get(&who).map(String::as_str)
+    }
+
+    /// WETH, or a typed error saying where to configure it.
+    pub fn weth(&self, chain_id: ChainId) -> Result<Address, Error> {
+        self.weth.ok_or_else(|| {
+            invalid_params(format!("no `weth` for chain {chain_id} under `[settings] wallet`"))
+        })
+    }
+
+    /// A name for `who` from the token list and the allowlist, for decoded answers.
+    pub fn name_of(&self, who: Address) -> Option<String> {
+        if let Some(t) = self.tokens.iter().find(|t| t.address == who) {
+            return Some(t.symbol.clone());
+        }
+        self.role(who).map(str::to_owned)
+    }
+}

@@ -1,0 +1,19 @@
+//! Wallet tools for Bardo: the wallet's (or any account's) balances over the operator's token
+//! list, allowances and open approvals found from Approval logs, the fee market, transactions
+//! decoded; and write plans to approve exactly, revoke, wrap, unwrap and transfer to an
+//! allowlisted recipient. Configured by `[settings] wallet` (see `book`).
+
+mod book;
+mod decode;
+mod read;
+mod write;
+
+use decode::DecodeTransaction;
+use read::{GetAllowance, GetApprovals, GetBalances, GetFeeHistory, GetGasPrice, GetTokenBalance};
+use write::{Approve, Revoke, Transfer, Unwrap, Wrap};
+
+bardo_sdk::plugin! {
+    name: "wallet",
+    read: [GetBalances, GetTokenBalance, GetAllowance, GetApprovals, GetGasPrice, GetFeeHistory, DecodeTransaction],
+    write: [Approve, Revoke, Wrap, Unwrap, Transfer],
+}

@@ -1,0 +1,537 @@
+//! The read tools: balances, one token's balance, an allowance, the wallet's open approvals,
+//! the fee market and its history.
+
+use crate::book::{Book, book};
+use alloy_primitives::{Address, U256};
+use bardo_sdk::abi::{decode_log, wallet, wire};
+use bardo_sdk::erc20::{self, Token};
+use bardo_sdk::errors::{internal, invalid_params};
+use bardo_sdk::tokens::parse_address;
+use bardo_sdk::units::format_units;
+use bardo_sdk::{
+    Category, ChainId, Error, LogFilter, ReadTool, TickBudget, ToolDef, chain, events, tool_def,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+alloy_sol_types::sol! {
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+}
+
+/// Anything at or above 2^128 base units is an unlimited approval in practice.
+fn unlimited(amount: U256) -> bool {
+    amount >= U256::from(1u8) << 128
+}
+
+/// Blocks one `eth_getLogs` may span (the host's limit).
+const LOG_WINDOW: u64 = 10_000;
+/// The most blocks an approvals scan covers.
+const MAX_SCAN: u64 = 200_000;
+
+pub(crate) fn def<P: JsonSchema>(
+    name: &str,
+    description: &str,
+    category: Category,
+    steps: &[&str],
+) -> ToolDef {
+    ToolDef {
+        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
+        progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
+        ..tool_def::<P>(name, description, category)
+    }
+}
+
+/// The account a read is about: the param, else the host's wallet.
+fn account(chain_id: ChainId, param: &Option<String>, field: &str) -> Result<Address, Error> {
+    match param {
+        Some(a) => parse_address(field, a),
+        None => wallet(chain_id),
+    }
+}
+
+/// An amount in base units and in token units.
+#[derive(Debug, Serialize)]
+pub struct Amount {
+    /// Token units, decimal.
+    pub amount: String,
+    /// Base units, decimal.
+    pub base: String,
+}
+
+impl Amount {
+    pub fn of(v: U256, decimals: u8) -> Self {
+        Self { amount: format_units(v, decimals), base: v.to_string() }
+    }
+}
+
+/// Params naming a chain and, optionally, an account.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The account; default: the host's wallet.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct TokenBalance {
+    token: Token,
+    #[serde(flatten)]
+    balance: Amount,
+}
+
+#[derive(Serialize)]
+pub struct Balances {
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    account: Address,
+    block_number: u64,
+    /// Ether (the native coin).
+    native: Amount,
+    /// Every token on the operator's list, zero balances included.
+    tokens: Vec<TokenBalance>,
+}
+
+pub struct GetBalances;
+
+impl ReadTool for GetBalances {
+    const NAME: &'static str = "wallet_get_balances";
+    type Params = AccountParams;
+    type Output = Balances;
+
+    fn def() -> ToolDef {
+        def::<AccountParams>(
+            Self::NAME,
+            "Native and token balances of the wallet (or `account`) over the operator's token list, \
+             in token units and base units, at one block. Reads only.",
+            Category::Wallet,
+            &["read native balance", "read token balances"],
+        )
+    }
+
+    fn run(p: AccountParams) -> Result<Balances, Error> {
+        let b = book(p.chain_id)?;
+        let account = account(p.chain_id, &p.account, "account")?;
+        events::progress(0);
+        let block_number = chain::block_number(p.chain_id)?;
+        let native = native_balance(p.chain_id, account, Some(block_number))?;
+        events::progress(1);
+        let mut tokens = Vec::new();
+        for listed in &b.tokens {
+            let token = erc20::token(p.chain_id, listed.address)?;
+            let balance = balance_at(p.chain_id, token.address, account, block_number)?;
+            tokens.push(TokenBalance { balance: Amount::of(balance, token.decimals), token });
+        }
+        Ok(Balances { account, block_number, native: Amount::of(native, 18), tokens })
+    }
+}
+
+fn native_balance(chain_id: ChainId, account: Address, block: Option<u64>) -> Result<U256, Error> {
+    let text = chain::balance(chain_id, &wire(&account), block)?;
+    text.parse().map_err(|_| internal(format!("the host answered a balance {text:?} that does not parse")))
+}
+
+fn balance_at(chain_id: ChainId, token: Address, owner: Address, block: u64) -> Result<U256, Error> {
+    let call = erc20::balanceOfCall { account: owner };
+    let out = chain::call(&bardo_sdk::abi::tx_call(chain_id, token, &call), Some(block))?;
+    <erc20::balanceOfCall as alloy_sol_types::SolCall>::abi_decode_returns(&out)
+        .map_err(|e| internal(format!("balanceOf of {token} returned an undecodable answer: {e}")))
+}
+
+/// Params of `wallet_get_token_balance`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBalanceParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The token: a listed symbol (`USDC`), an address, or `ETH` for the native coin.
+    pub token: String,
+    /// The account; default: the host's wallet.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct OneBalance {
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    account: Address,
+    /// The token; none for the native coin.
+    token: Option<Token>,
+    #[serde(flatten)]
+    balance: Amount,
+}
+
+pub struct GetTokenBalance;
+
+impl ReadTool for GetTokenBalance {
+    const NAME: &'static str = "wallet_get_token_balance";
+    type Params = TokenBalanceParams;
+    type Output = OneBalance;
+
+    fn def() -> ToolDef {
+        def::<TokenBalanceParams>(
+            Self::NAME,
+            "One balance of the wallet (or `account`): a token by symbol or address, or `ETH`. Reads only.",
+            Category::Wallet,
+            &["read balance"],
+        )
+    }
+
+    fn run(p: TokenBalanceParams) -> Result<OneBalance, Error> {
+        let account = account(p.chain_id, &p.account, "account")?;
+        if p.token.trim().eq_ignore_ascii_case("eth") {
+            let wei = native_balance(p.chain_id, account, None)?;
+            return Ok(OneBalance { account, token: None, balance: Amount::of(wei, 18) });
+        }
+        let token = book(p.chain_id)?.token(p.chain_id, "token", &p.token)?;
+        let balance = erc20::balance_of(p.chain_id, token.address, account)?;
+        Ok(OneBalance { account, balance: Amount::of(balance, token.decimals), token: Some(token) })
+    }
+}
+
+/// Params of `erc20_get_allowance`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AllowanceParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The token: a listed symbol or an address.
+    pub token: String,
+    /// Who may spend.
+    pub spender: String,
+    /// Whose tokens; default: the host's wallet.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct Allowance {
+    token: Token,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    owner: Address,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    spender: Address,
+    #[serde(flatten)]
+    allowance: Amount,
+    /// 2^128 base units or more: unlimited in practice.
+    unlimited: bool,
+    /// The spender's role on the operator's allowlist, if it is on it.
+    allowlisted: Option<String>,
+}
+
+pub struct GetAllowance;
+
+impl ReadTool for GetAllowance {
+    const NAME: &'static str = "erc20_get_allowance";
+    type Params = AllowanceParams;
+    type Output = Allowance;
+
+    fn def() -> ToolDef {
+        def::<AllowanceParams>(
+            Self::NAME,
+            "What `spender` may move of `owner`'s (default: the wallet's) `token` (ERC-20 `allowance`), \
+             whether that is unlimited, and whether the spender is on the operator's allowlist. Reads only.",
+            Category::Data,
+            &["read allowance"],
+        )
+    }
+
+    fn run(p: AllowanceParams) -> Result<Allowance, Error> {
+        let b = book(p.chain_id)?;
+        let token = b.token(p.chain_id, "token", &p.token)?;
+        let owner = account(p.chain_id, &p.owner, "owner")?;
+        let spender = parse_address("spender", &p.spender)?;
+        let v = erc20::allowance(p.chain_id, token.address, owner, spender)?;
+        Ok(Allowance {
+            allowance: Amount::of(v, token.decimals),
+            unlimited: unlimited(v),
+            allowlisted: b.role(spender).map(str::to_owned),
+            token,
+            owner,
+            spender,
+        })
+    }
+}
+
+/// Params of `wallet_get_approvals`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The account; default: the host's wallet.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// First block scanned for Approval logs; default: 10,000 blocks before the latest. At most
+    /// 200,000 blocks are scanned per call.
+    #[serde(default)]
+    pub from_block: Option<u64>,
+    /// Tokens to scan (symbols or addresses); default: the operator's token list.
+    #[serde(default)]
+    pub tokens: Option<Vec<String>>,
+}
+
+/// One open approval.
+#[derive(Debug, Serialize)]
+pub struct OpenApproval {
+    pub token: Token,
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    pub spender: Address,
+    /// What the spender may still move (read now, not from the log).
+    #[serde(flatten)]
+    pub remaining: Amount,
+    pub unlimited: bool,
+    /// The spender's role on the operator's allowlist; none: not allowlisted.
+    pub allowlisted: Option<String>,
+    /// Whether the spender holds contract code (an approval to an account without code is
+    /// usually a mistake or a phishing signature).
+    pub spender_has_code: bool,
+    /// The block of the latest Approval log.
+    pub approved_at_block: Option<u64>,
+}
+
+#[derive(Serialize)]
+pub struct Approvals {
+    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
+    account: Address,
+    from_block: u64,
+    to_block: u64,
+    /// Allowances still open (non-zero now), largest risk first: unlimited, then not allowlisted.
+    approvals: Vec<OpenApproval>,
+}
+
+pub struct GetApprovals;
+
+impl ReadTool for GetApprovals {
+    const NAME: &'static str = "wallet_get_approvals";
+    type Params = ApprovalsParams;
+    type Output = Approvals;
+
+    fn def() -> ToolDef {
+        ToolDef {
+            tick_budget: TickBudget::Medium,
+            ..def::<ApprovalsParams>(
+                Self::NAME,
+                "The wallet's (or `account`'s) open ERC-20 approvals, found from its Approval logs over a \
+                 block range and each re-read now: token, spender, remaining allowance, whether it is \
+                 unlimited, whether the spender is allowlisted and holds code. Reads only; revoke with \
+                 wallet_revoke_approval.",
+                Category::Wallet,
+                &["scan approval logs", "read allowances"],
+            )
+        }
+    }
+
+    fn run(p: ApprovalsParams) -> Result<Approvals, Error> {
+        let b = book(p.chain_id)?;
+        let account = account(p.chain_id, &p.account, "account")?;
+        let tokens: Vec<Address> = match &p.tokens {
+            Some(list) => list
+                .iter()
+                .map(|t| b.token(p.chain_id, "tokens", t).map(|t| t.address))
+                .collect::<Result<_, _>>()?,
+            None => b.tokens.iter().map(|t| t.address).collect(),
+        };
+        let approvals_found = scan(p.chain_id, account, &tokens, p.from_block)?;
+        events::progress(1);
+        let (from_block, to_block, latest) = approvals_found;
+        let mut approvals = Vec::new();
+        for ((token, spender), at) in latest {
+            let remaining = erc20::allowance(p.chain_id, token, account, spender)?;
+            if remaining.is_zero() {
+                continue;
+            }
+            let token = erc20::token(p.chain_id, token)?;
+            let spender_has_code = !chain::code(p.chain_id, &wire(&spender))?.is_empty();
+            approvals.push(OpenApproval {
+                remaining: Amount::of(remaining, token.decimals),
+                unlimited: unlimited(remaining),
+                allowlisted: b.role(spender).map(str::to_owned),
+                spender_has_code,
+                approved_at_block: at,
+                token,
+                spender,
+            });
+        }
+        approvals.sort_by_key(|a| (!a.unlimited, a.allowlisted.is_some()));
+        Ok(Approvals { account, from_block, to_block, approvals })
+    }
+}
+
+type Found = (u64, u64, BTreeMap<(Address, Address), Option<u64>>);
+
+/// Every (token, spender) `account` approved in the range, with the latest log's block.
+fn scan(chain_id: ChainId, account: Address, tokens: &[Address], from: Option<u64>) -> Result<Found, Error> {
+    events::progress(0);
+    let to = chain::block_number(chain_id)?;
+    let from = from.unwrap_or_else(|| to.saturating_sub(LOG_WINDOW - 1));
+    if from > to {
+        return Err(invalid_params(format!("`from_block` {from} is after the latest block {to}")));
+    }
+    if to - from >= MAX_SCAN {
+        return Err(invalid_params(format!(
+            "`from_block` {from} is {} blocks back; scan at most {MAX_SCAN} blocks per call",
+            to - from + 1
+        )));
+    }
+    let mut found = BTreeMap::new();
+    if tokens.is_empty() {
+        return Ok((from, to, found));
+    }
+    let owner_topic = account.into_word().to_string();
+    let mut start = from;
+    while start <= to {
+        let end = (start + LOG_WINDOW - 1).min(to);
+        let filter = LogFilter {
+            chain_id,
+            addresses: tokens.iter().map(wire).collect(),
+            topics: vec![
+                vec![<Approval as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string()],
+                vec![owner_topic.clone()],
+            ],
+            from_block: Some(start),
+            to_block: Some(end),
+        };
+        for log in chain::logs(&filter)? {
+            let Some(a) = decode_log::<Approval>(&log) else { continue };
+            let Ok(token) = log.address.parse::<Address>() else { continue };
+            found.insert((token, a.spender), log.block_number);
+        }
+        start = end + 1;
+    }
+    Ok((from, to, found))
+}
+
+/// Params naming only a chain.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChainParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+}
+
+#[derive(Serialize)]
+pub struct GasPrice {
+    /// `eth_gasPrice`, wei and gwei.
+    gas_price_wei: String,
+    gas_price_gwei: String,
+    /// The latest block's base fee, wei (none before EIP-1559).
+    base_fee_wei: Option<String>,
+    /// The node's suggested priority fee, wei.
+    priority_fee_wei: Option<String>,
+}
+
+pub struct GetGasPrice;
+
+impl ReadTool for GetGasPrice {
+    const NAME: &'static str = "wallet_get_gas_price";
+    type Params = ChainParams;
+    type Output = GasPrice;
+
+    fn def() -> ToolDef {
+        def::<ChainParams>(
+            Self::NAME,
+            "The fee market now: gas price, the latest base fee and the node's suggested priority fee \
+             (wei; gas price also in gwei). Reads only.",
+            Category::Data,
+            &["read fees"],
+        )
+    }
+
+    fn run(p: ChainParams) -> Result<GasPrice, Error> {
+        let m = chain::gas_price(p.chain_id)?;
+        let wei: U256 = m.gas_price.parse().map_err(|_| internal("the host's gas price does not parse"))?;
+        Ok(GasPrice {
+            gas_price_gwei: format_units(wei, 9),
+            gas_price_wei: m.gas_price,
+            base_fee_wei: m.base_fee,
+            priority_fee_wei: m.priority_fee,
+        })
+    }
+}
+
+/// Params of `wallet_get_fee_history`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeeHistoryParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// How many recent blocks, 1 to 1024 (default 20).
+    #[serde(default)]
+    pub blocks: Option<u32>,
+    /// Priority-fee percentiles to report, 0 to 100 ascending (default `[10, 50, 90]`).
+    #[serde(default)]
+    pub percentiles: Option<Vec<f64>>,
+}
+
+#[derive(Serialize)]
+pub struct FeeBlock {
+    block_number: u64,
+    base_fee_wei: String,
+    gas_used_ratio: f64,
+    /// The priority fee paid at each requested percentile, wei.
+    priority_fees_wei: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct FeeHistory {
+    percentiles: Vec<f64>,
+    blocks: Vec<FeeBlock>,
+    /// The next block's base fee, wei.
+    next_base_fee_wei: Option<String>,
+}
+
+pub struct GetFeeHistory;
+
+impl ReadTool for GetFeeHistory {
+    const NAME: &'static str = "wallet_get_fee_history";
+    type Params = FeeHistoryParams;
+    type Output = FeeHistory;
+
+    fn def() -> ToolDef {
+        def::<FeeHistoryParams>(
+            Self::NAME,
+            "Base fees, gas-used ratios and priority-fee percentiles of the last blocks (eth_feeHistory), \
+             oldest first, with the next block's base fee. Reads only.",
+            Category::Data,
+            &["read fee history"],
+        )
+    }
+
+    fn run(p: FeeHistoryParams) -> Result<FeeHistory, Error> {
+        let percentiles = p.percentiles.unwrap_or_else(|| vec![10.0, 50.0, 90.0]);
+        let h = chain::fee_history(p.chain_id, p.blocks.unwrap_or(20), &percentiles)?;
+        let blocks = h
+            .gas_used_ratios
+            .iter()
+            .enumerate()
+            .map(|(i, ratio)| FeeBlock {
+                block_number: h.oldest_block + i as u64,
+                base_fee_wei: h.base_fees.get(i).cloned().unwrap_or_default(),
+                gas_used_ratio: *ratio,
+                priority_fees_wei: h.rewards.get(i).cloned().unwrap_or_default(),
+            })
+            .collect::<Vec<_>>();
+        let next_base_fee_wei = h.base_fees.get(blocks.len()).cloned();
+        Ok(FeeHistory { percentiles, blocks, next_base_fee_wei })
+    }
+}
+
+/// The book's view of a spender, shared with the write plans.
+pub(crate) fn require_listed(b: &Book, who: Address, role: Option<&str>, what: &str) -> Result<(), Error> {
+    match (b.role(who), role) {
+        (Some(r), Some(want)) if r == want => Ok(()),
+        (Some(_), None) => Ok(()),
+        _ => Err(bardo_sdk::errors::error(
+            bardo_sdk::ErrorCode::Denied,
+            format!(
+                "{who} is not allowlisted{} for this wallet, so the host would refuse the plan; \
+                 the operator adds it to [safety] allowlist{}",
+                role.map(|r| format!(" as a `{r}`")).unwrap_or_default(),
+                what
+            ),
+        )),
+    }
+}
