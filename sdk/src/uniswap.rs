@@ -3,6 +3,7 @@
 //! pool events, and exact prices from `sqrtPriceX96`.
 
 pub mod math;
+pub mod pools;
 pub mod v4;
 
 use crate::tokens::{self, Listed};
@@ -47,6 +48,8 @@ pub mod v2 {
     alloy_sol_types::sol! {
         event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out,
             address indexed to);
+        function getPair(address tokenA, address tokenB) external view returns (address pair);
+        function getReserves() external view returns (uint112 reserve0, uint112 reserve1, uint32 blockTimestampLast);
     }
 }
 
@@ -134,6 +137,31 @@ impl Book {
     pub fn weth(&self) -> Option<Address> {
         self.weth
             .or_else(|| self.tokens.iter().find(|t| t.symbol.eq_ignore_ascii_case("WETH")).map(|t| t.address))
+    }
+}
+
+/// This plugin's settings when they are a Uniswap book per chain:
+/// `{"chains": {"31337": {"v3_factory": "0x…", …, "tokens": [...]}}}`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Books {
+    #[serde(default)]
+    chains: std::collections::BTreeMap<String, Book>,
+}
+
+/// The Uniswap book of `chain_id` from this plugin's settings (`[settings] <plugin>` shaped as
+/// `{"chains": {"<id>": Book}}`), else the built-in one (Ethereum mainnet).
+pub fn book(chain_id: crate::ChainId) -> Result<Book, crate::Error> {
+    let books: Books = crate::settings::load()?;
+    if let Some(book) = books.chains.get(&chain_id.to_string()) {
+        return Ok(book.clone());
+    }
+    match chain_id {
+        1 => Ok(mainnet()),
+        _ => Err(crate::errors::chain_not_supported(format!(
+            "no Uniswap contract addresses for chain {chain_id} in this plugin's settings; add them under \
+             `[settings]` (chains.{chain_id}: v3_factory, quoter_v2, swap_router, position_manager, tokens)"
+        ))),
     }
 }
 

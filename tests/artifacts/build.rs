@@ -13,6 +13,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("STREAMING", "bardo-plugin-streaming", "bardo_plugin_streaming"),
     ("WALLET", "bardo-plugin-wallet", "bardo_plugin_wallet"),
     ("TESTNET", "bardo-plugin-testnet", "bardo_plugin_testnet"),
+    ("INTELLIGENCE", "bardo-plugin-intelligence", "bardo_plugin_intelligence"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

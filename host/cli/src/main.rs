@@ -725,6 +725,7 @@ fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<Exit
                 ("streaming", d.streaming_settings()),
                 ("wallet", d.wallet_settings()),
                 ("testnet", d.testnet_settings()),
+                ("intelligence", d.uniswap_settings()),
             ] {
                 std::fs::write(settings.join(format!("{name}.json")), serde_json::to_string_pretty(&value)?)?;
             }

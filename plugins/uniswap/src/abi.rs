@@ -1,14 +1,10 @@
 //! The Uniswap V2 / V3 contract functions and events the tools use (from the published ABIs);
 //! the pool and position views shared with other plugins are in `bardo_sdk::uniswap`.
 
-pub use bardo_sdk::uniswap::{
-    feeCall, getPoolCall, liquidityCall, ownerOfCall, positionsCall, slot0Call, tickSpacingCall,
-};
+pub use bardo_sdk::uniswap::{feeCall, getPoolCall, ownerOfCall, positionsCall};
 
 alloy_sol_types::sol! {
     // V2 factory, pair and router
-    function getPair(address tokenA, address tokenB) external view returns (address pair);
-    function getReserves() external view returns (uint112 reserve0, uint112 reserve1, uint32 blockTimestampLast);
     function getAmountsOut(uint256 amountIn, address[] path) external view returns (uint256[] amounts);
     function getAmountsIn(uint256 amountOut, address[] path) external view returns (uint256[] amounts);
     function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to,

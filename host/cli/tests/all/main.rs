@@ -11,6 +11,7 @@ mod cross_check;
 mod devnet;
 mod hostile;
 mod inline;
+mod intelligence;
 mod loading;
 mod mcp;
 mod registry;
