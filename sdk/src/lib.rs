@@ -10,11 +10,14 @@
 
 pub mod aave;
 pub mod abi;
+pub mod approvals;
 mod bindings;
+pub mod decode;
 mod def;
 mod dispatch;
 pub mod erc20;
 pub mod errors;
+pub mod operator;
 pub mod permit2;
 pub mod settings;
 pub mod tokens;

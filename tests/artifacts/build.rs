@@ -14,6 +14,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("WALLET", "bardo-plugin-wallet", "bardo_plugin_wallet"),
     ("TESTNET", "bardo-plugin-testnet", "bardo_plugin_testnet"),
     ("INTELLIGENCE", "bardo-plugin-intelligence", "bardo_plugin_intelligence"),
+    ("SAFETY", "bardo-plugin-safety", "bardo_plugin_safety"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

@@ -724,6 +724,7 @@ fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<Exit
             for (name, value) in [
                 ("streaming", d.streaming_settings()),
                 ("wallet", d.wallet_settings()),
+                ("safety", d.wallet_settings()),
                 ("testnet", d.testnet_settings()),
                 ("intelligence", d.uniswap_settings()),
             ] {

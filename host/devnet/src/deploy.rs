@@ -167,14 +167,16 @@ impl Deployments {
         self.accounts.last().copied().filter(|_| self.accounts.len() > 2)
     }
 
-    /// The wallet plugin's settings for this devnet (`[settings] wallet`): the token list, WETH
-    /// and the host's allowlist (to label spenders and recipients).
+    /// The wallet and safety plugins' settings for this devnet (`[settings] wallet`, `safety`):
+    /// the token list, WETH, the V2 router and the host's allowlist (to label spenders and
+    /// recipients).
     pub fn wallet_settings(&self) -> serde_json::Value {
         let allowlist: BTreeMap<String, String> =
             self.write_targets().into_iter().map(|(a, r)| (a.to_string(), r.to_string())).collect();
         serde_json::json!({"chains": {self.chain_id.to_string(): {
             "tokens": self.token_list(),
             "weth": self.tokens.get("WETH").map(|t| t.address),
+            "v2_router": self.uniswap_v2.get("router02"),
             "allowlist": allowlist,
         }}})
     }

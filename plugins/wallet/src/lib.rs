@@ -1,9 +1,8 @@
 //! Wallet tools for Bardo: the wallet's (or any account's) balances over the operator's token
 //! list, allowances and open approvals found from Approval logs, the fee market, transactions
 //! decoded; and write plans to approve exactly, revoke, wrap, unwrap and transfer to an
-//! allowlisted recipient. Configured by `[settings] wallet` (see `book`).
+//! allowlisted recipient. Configured by `[settings] wallet` (see `bardo_sdk::operator`).
 
-mod book;
 mod decode;
 mod read;
 mod write;

@@ -1,33 +1,17 @@
 //! The read tools: balances, one token's balance, an allowance, the wallet's open approvals,
 //! the fee market and its history.
 
-use crate::book::{Book, book};
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::{decode_log, wallet, wire};
+use bardo_sdk::abi::{wallet, wire};
+use bardo_sdk::approvals::{Approvals, open_approvals, unlimited};
 use bardo_sdk::erc20::{self, Token};
-use bardo_sdk::errors::{internal, invalid_params};
+use bardo_sdk::errors::internal;
+use bardo_sdk::operator::{Book, book};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::format_units;
-use bardo_sdk::{
-    Category, ChainId, Error, LogFilter, ReadTool, TickBudget, ToolDef, chain, events, tool_def,
-};
+use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, chain, events, tool_def};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-alloy_sol_types::sol! {
-    event Approval(address indexed owner, address indexed spender, uint256 value);
-}
-
-/// Anything at or above 2^128 base units is an unlimited approval in practice.
-fn unlimited(amount: U256) -> bool {
-    amount >= U256::from(1u8) << 128
-}
-
-/// Blocks one `eth_getLogs` may span (the host's limit).
-const LOG_WINDOW: u64 = 10_000;
-/// The most blocks an approvals scan covers.
-const MAX_SCAN: u64 = 200_000;
 
 pub(crate) fn def<P: JsonSchema>(
     name: &str,
@@ -273,35 +257,6 @@ pub struct ApprovalsParams {
     pub tokens: Option<Vec<String>>,
 }
 
-/// One open approval.
-#[derive(Debug, Serialize)]
-pub struct OpenApproval {
-    pub token: Token,
-    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
-    pub spender: Address,
-    /// What the spender may still move (read now, not from the log).
-    #[serde(flatten)]
-    pub remaining: Amount,
-    pub unlimited: bool,
-    /// The spender's role on the operator's allowlist; none: not allowlisted.
-    pub allowlisted: Option<String>,
-    /// Whether the spender holds contract code (an approval to an account without code is
-    /// usually a mistake or a phishing signature).
-    pub spender_has_code: bool,
-    /// The block of the latest Approval log.
-    pub approved_at_block: Option<u64>,
-}
-
-#[derive(Serialize)]
-pub struct Approvals {
-    #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
-    account: Address,
-    from_block: u64,
-    to_block: u64,
-    /// Allowances still open (non-zero now), largest risk first: unlimited, then not allowlisted.
-    approvals: Vec<OpenApproval>,
-}
-
 pub struct GetApprovals;
 
 impl ReadTool for GetApprovals {
@@ -327,81 +282,17 @@ impl ReadTool for GetApprovals {
     fn run(p: ApprovalsParams) -> Result<Approvals, Error> {
         let b = book(p.chain_id)?;
         let account = account(p.chain_id, &p.account, "account")?;
-        let tokens: Vec<Address> = match &p.tokens {
-            Some(list) => list
-                .iter()
-                .map(|t| b.token(p.chain_id, "tokens", t).map(|t| t.address))
-                .collect::<Result<_, _>>()?,
-            None => b.tokens.iter().map(|t| t.address).collect(),
-        };
-        let approvals_found = scan(p.chain_id, account, &tokens, p.from_block)?;
-        events::progress(1);
-        let (from_block, to_block, latest) = approvals_found;
-        let mut approvals = Vec::new();
-        for ((token, spender), at) in latest {
-            let remaining = erc20::allowance(p.chain_id, token, account, spender)?;
-            if remaining.is_zero() {
-                continue;
-            }
-            let token = erc20::token(p.chain_id, token)?;
-            let spender_has_code = !chain::code(p.chain_id, &wire(&spender))?.is_empty();
-            approvals.push(OpenApproval {
-                remaining: Amount::of(remaining, token.decimals),
-                unlimited: unlimited(remaining),
-                allowlisted: b.role(spender).map(str::to_owned),
-                spender_has_code,
-                approved_at_block: at,
-                token,
-                spender,
-            });
-        }
-        approvals.sort_by_key(|a| (!a.unlimited, a.allowlisted.is_some()));
-        Ok(Approvals { account, from_block, to_block, approvals })
+        let tokens = tokens_of(&b, p.chain_id, &p.tokens)?;
+        open_approvals(p.chain_id, &b, account, &tokens, p.from_block)
     }
 }
 
-type Found = (u64, u64, BTreeMap<(Address, Address), Option<u64>>);
-
-/// Every (token, spender) `account` approved in the range, with the latest log's block.
-fn scan(chain_id: ChainId, account: Address, tokens: &[Address], from: Option<u64>) -> Result<Found, Error> {
-    events::progress(0);
-    let to = chain::block_number(chain_id)?;
-    let from = from.unwrap_or_else(|| to.saturating_sub(LOG_WINDOW - 1));
-    if from > to {
-        return Err(invalid_params(format!("`from_block` {from} is after the latest block {to}")));
+/// The tokens a scan covers: `tokens` (symbols or addresses), else the operator's list.
+fn tokens_of(b: &Book, chain_id: ChainId, tokens: &Option<Vec<String>>) -> Result<Vec<Address>, Error> {
+    match tokens {
+        Some(list) => list.iter().map(|t| b.token(chain_id, "tokens", t).map(|t| t.address)).collect(),
+        None => Ok(b.tokens.iter().map(|t| t.address).collect()),
     }
-    if to - from >= MAX_SCAN {
-        return Err(invalid_params(format!(
-            "`from_block` {from} is {} blocks back; scan at most {MAX_SCAN} blocks per call",
-            to - from + 1
-        )));
-    }
-    let mut found = BTreeMap::new();
-    if tokens.is_empty() {
-        return Ok((from, to, found));
-    }
-    let owner_topic = account.into_word().to_string();
-    let mut start = from;
-    while start <= to {
-        let end = (start + LOG_WINDOW - 1).min(to);
-        let filter = LogFilter {
-            chain_id,
-            addresses: tokens.iter().map(wire).collect(),
-            topics: vec![
-                vec![<Approval as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string()],
-                vec![owner_topic.clone()],
-            ],
-            from_block: Some(start),
-            to_block: Some(end),
-        };
-        for log in chain::logs(&filter)? {
-            let Some(a) = decode_log::<Approval>(&log) else { continue };
-            let Ok(token) = log.address.parse::<Address>() else { continue };
-            found.insert((token, a.spender), log.block_number);
-        }
-        start = end + 1;
-    }
-    Ok((from, to, found))
 }
 
 /// Params naming only a chain.

@@ -2,12 +2,12 @@
 //! recipient. Each declares every balance it moves and every allowance it leaves; the host
 //! checks the declaration against its own simulation, and `verify` reads the receipts.
 
-use crate::book::{Book, book};
 use crate::read::require_listed;
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{decode_log, tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::{error, internal, invalid_params};
+use bardo_sdk::operator::{Book, book};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{

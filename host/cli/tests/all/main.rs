@@ -16,6 +16,7 @@ mod loading;
 mod mcp;
 mod registry;
 mod routes;
+mod safety;
 mod sidecar;
 mod simulate;
 mod streaming;

@@ -1,14 +1,14 @@
-//! What the operator tells the wallet plugin per chain (`[settings] wallet`):
-//! `{"chains": {"31337": {"tokens": [{"symbol", "address"}], "weth": "0x…",
+//! What the operator tells a wallet-facing plugin (wallet, safety) per chain, in its settings:
+//! `{"chains": {"31337": {"tokens": [{"symbol", "address"}], "weth": "0x…", "v2_router": "0x…",
 //! "allowlist": {"0x…": "uniswap-v3-swap-router"}}}}`. The allowlist is the host's write
-//! allowlist as the operator gave it to this plugin: it only labels spenders and recipients in
+//! allowlist as the operator gave it to the plugin: it only labels spenders and recipients in
 //! answers and fails a plan early; the host's own allowlist decides what a plan may do.
 
+use crate::erc20::Token;
+use crate::errors::{chain_not_supported, invalid_params};
+use crate::tokens::{self, Listed};
+use crate::{ChainId, Error, settings};
 use alloy_primitives::Address;
-use bardo_sdk::erc20::Token;
-use bardo_sdk::errors::{chain_not_supported, invalid_params};
-use bardo_sdk::tokens::{self, Listed};
-use bardo_sdk::{ChainId, Error, settings};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -32,9 +32,13 @@ pub struct Book {
     /// Allowlisted contracts and accounts with their roles (`recipient` for transfer targets).
     #[serde(default)]
     pub allowlist: BTreeMap<Address, String>,
+    /// A Uniswap V2 Router02 (for simulated round trips through the token's WETH pair).
+    #[serde(default)]
+    pub v2_router: Option<Address>,
 }
 
-/// The book of `chain_id`: from settings, else mainnet's token list and WETH.
+/// The book of `chain_id`: from this plugin's settings, else mainnet's token list, WETH and
+/// V2 router.
 pub fn book(chain_id: ChainId) -> Result<Book, Error> {
     let s: Settings = settings::load()?;
     if let Some(b) = s.chains.get(&chain_id.to_string()) {
@@ -43,10 +47,11 @@ pub fn book(chain_id: ChainId) -> Result<Book, Error> {
     if chain_id == 1 {
         let tokens = tokens::mainnet();
         let weth = tokens.iter().find(|t| t.symbol == "WETH").map(|t| t.address);
-        return Ok(Book { tokens, weth, allowlist: BTreeMap::new() });
+        let v2_router = Some(alloy_primitives::address!("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"));
+        return Ok(Book { tokens, weth, allowlist: BTreeMap::new(), v2_router });
     }
     Err(chain_not_supported(format!(
-        "no wallet settings for chain {chain_id}; add it under `[settings] wallet` (tokens, weth, allowlist)"
+        "no settings for chain {chain_id} in this plugin's `[settings]` (chains.{chain_id}: tokens, weth, allowlist)"
     )))
 }
 
@@ -64,7 +69,7 @@ impl Book {
     /// WETH, or a typed error saying where to configure it.
     pub fn weth(&self, chain_id: ChainId) -> Result<Address, Error> {
         self.weth.ok_or_else(|| {
-            invalid_params(format!("no `weth` for chain {chain_id} under `[settings] wallet`"))
+            invalid_params(format!("no `weth` for chain {chain_id} in this plugin's `[settings]`"))
         })
     }
 

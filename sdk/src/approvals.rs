@@ -1,0 +1,132 @@
+//! An account's open ERC-20 approvals, found from its `Approval` logs over a block range and
+//! each re-read now, with what makes one risky: unlimited, to a spender not on the operator's
+//! allowlist, to an address without code.
+
+use crate::abi::{decode_log, wire};
+use crate::erc20::{self, Token};
+use crate::errors::invalid_params;
+use crate::operator::Book;
+use crate::units::format_units;
+use crate::{ChainId, Error, LogFilter, chain, events};
+use alloy_primitives::{Address, U256};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+alloy_sol_types::sol! {
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+}
+
+/// Blocks one `eth_getLogs` may span (the host's limit).
+const LOG_WINDOW: u64 = 10_000;
+/// The most blocks one scan covers.
+pub const MAX_SCAN: u64 = 200_000;
+
+/// Anything at or above 2^128 base units is an unlimited approval in practice.
+pub fn unlimited(amount: U256) -> bool {
+    amount >= U256::from(1u8) << 128
+}
+
+/// One open approval.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenApproval {
+    /// The token.
+    pub token: Token,
+    /// Who may spend.
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub spender: Address,
+    /// What the spender may still move now, token units.
+    pub amount: String,
+    /// The same, base units.
+    pub base: String,
+    /// 2^128 base units or more.
+    pub unlimited: bool,
+    /// The spender's role on the operator's allowlist; none: not allowlisted.
+    pub allowlisted: Option<String>,
+    /// Whether the spender holds contract code (an approval to an account without code is
+    /// usually a mistake or a phishing signature).
+    pub spender_has_code: bool,
+    /// The block of the latest Approval log.
+    pub approved_at_block: Option<u64>,
+}
+
+/// Every open approval of an account over a block range.
+#[derive(Debug, Clone, Serialize)]
+pub struct Approvals {
+    /// Whose.
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub account: Address,
+    /// First block scanned.
+    pub from_block: u64,
+    /// Last block scanned.
+    pub to_block: u64,
+    /// Allowances still open (non-zero now), riskiest first: unlimited, then not allowlisted.
+    pub approvals: Vec<OpenApproval>,
+}
+
+/// `account`'s open approvals of `tokens` approved from `from_block` (default: the last 10,000
+/// blocks) to the latest block. Reports progress steps 0 (scan) and 1 (read allowances).
+pub fn open_approvals(
+    chain_id: ChainId,
+    book: &Book,
+    account: Address,
+    tokens: &[Address],
+    from_block: Option<u64>,
+) -> Result<Approvals, Error> {
+    events::progress(0);
+    let to_block = chain::block_number(chain_id)?;
+    let from_block = from_block.unwrap_or_else(|| to_block.saturating_sub(LOG_WINDOW - 1));
+    if from_block > to_block {
+        return Err(invalid_params(format!(
+            "`from_block` {from_block} is after the latest block {to_block}"
+        )));
+    }
+    if to_block - from_block >= MAX_SCAN {
+        return Err(invalid_params(format!(
+            "`from_block` {from_block} is {} blocks back; scan at most {MAX_SCAN} blocks per call",
+            to_block - from_block + 1
+        )));
+    }
+    let mut latest: BTreeMap<(Address, Address), Option<u64>> = BTreeMap::new();
+    let owner_topic = account.into_word().to_string();
+    let mut start = from_block;
+    while !tokens.is_empty() && start <= to_block {
+        let end = (start + LOG_WINDOW - 1).min(to_block);
+        let filter = LogFilter {
+            chain_id,
+            addresses: tokens.iter().map(wire).collect(),
+            topics: vec![
+                vec![<Approval as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string()],
+                vec![owner_topic.clone()],
+            ],
+            from_block: Some(start),
+            to_block: Some(end),
+        };
+        for log in chain::logs(&filter)? {
+            let Some(a) = decode_log::<Approval>(&log) else { continue };
+            let Ok(token) = log.address.parse::<Address>() else { continue };
+            latest.insert((token, a.spender), log.block_number);
+        }
+        start = end + 1;
+    }
+    events::progress(1);
+    let mut approvals = Vec::new();
+    for ((token, spender), at) in latest {
+        let remaining = erc20::allowance(chain_id, token, account, spender)?;
+        if remaining.is_zero() {
+            continue;
+        }
+        let token = erc20::token(chain_id, token)?;
+        approvals.push(OpenApproval {
+            amount: format_units(remaining, token.decimals),
+            base: remaining.to_string(),
+            unlimited: unlimited(remaining),
+            allowlisted: book.role(spender).map(str::to_owned),
+            spender_has_code: !chain::code(chain_id, &wire(&spender))?.is_empty(),
+            approved_at_block: at,
+            token,
+            spender,
+        });
+    }
+    approvals.sort_by_key(|a| (!a.unlimited, a.allowlisted.is_some()));
+    Ok(Approvals { account, from_block, to_block, approvals })
+}
