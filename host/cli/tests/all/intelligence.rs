@@ -315,3 +315,67 @@ fn pool_statistics_equal_the_tests_own_computation() {
     );
     assert_eq!(none.expect_err("no pool").code, ErrorCode::NotFound);
 }
+
+sol! {
+    function getAmountsOut(uint256 amountIn, address[] path) external view returns (uint256[] amounts);
+    struct QuoteExactInputSingleParams { address tokenIn; address tokenOut; uint256 amountIn; uint24 fee;
+        uint160 sqrtPriceLimitX96; }
+    function quoteExactInputSingle(QuoteExactInputSingleParams params) external returns (uint256 amountOut,
+        uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate);
+}
+
+#[test]
+fn venue_quotes_equal_the_router_and_the_quoter() {
+    let (node, d) = devnet();
+    let settings = BTreeMap::from([("intelligence".to_owned(), d.uniswap_settings())]);
+    let h = devnet_host_with(&node.url(), settings, None, &[INTELLIGENCE]);
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
+    let rt = runtime();
+    let (usdc, weth) = (d.tokens["USDC"].address, d.tokens["WETH"].address);
+    let v = call(
+        &h,
+        "intel_compare_venues",
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "25000"}),
+    )
+    .expect("venues");
+    let venues = v["venues"].as_array().expect("venues");
+    assert!(
+        venues.iter().any(|x| x["version"] == "v2") && venues.iter().any(|x| x["version"] == "v3"),
+        "{v:#}"
+    );
+    let amount = U256::from(25_000_000_000u64);
+    let units = |s: &Value| {
+        alloy::primitives::utils::parse_units(s.as_str().expect("amount"), 18).expect("units").get_absolute()
+    };
+    for x in venues {
+        let Some(out) = x["amount_out"].as_str() else { continue };
+        let want = if x["version"] == "v2" {
+            read(
+                &rt,
+                &provider,
+                d.uniswap_v2["router02"],
+                getAmountsOutCall { amountIn: amount, path: vec![usdc, weth] },
+            )[1]
+        } else {
+            let params = QuoteExactInputSingleParams {
+                tokenIn: usdc,
+                tokenOut: weth,
+                amountIn: amount,
+                fee: U24::from(x["fee"].as_u64().expect("fee")),
+                sqrtPriceLimitX96: U160::ZERO,
+            };
+            read(&rt, &provider, d.uniswap_v3["quoter_v2"], quoteExactInputSingleCall { params }).amountOut
+        };
+        assert_eq!(units(&json!(out)), want, "{x}");
+        let impact = f(&x["price_impact"]);
+        assert!(impact > 0.0 && impact < 0.5, "{x}");
+    }
+    let impacts: Vec<f64> = venues.iter().filter_map(|x| x["price_impact"].as_f64()).collect();
+    assert!(impacts.windows(2).all(|w| w[0] <= w[1]), "best first: {impacts:?}");
+    let same = call(
+        &h,
+        "intel_compare_venues",
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "USDC", "amount": "1"}),
+    );
+    assert_eq!(same.expect_err("same token").code, ErrorCode::InvalidParams);
+}

@@ -5,6 +5,7 @@ mod aave;
 mod adapter;
 mod attacks;
 mod audit;
+mod catalog;
 mod chain;
 mod cli;
 mod cross_check;
