@@ -695,6 +695,23 @@ fn print_changes(d: &SurfaceDiff) {
     println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
 }
 
+/// The devnet's `devnet/` (its package.json pins anvil and the contract artifacts): next to the
+/// config, else in the current directory, else in the checkout this binary was built from — so
+/// a config kept elsewhere still finds it.
+fn devnet_dir(base: &Path) -> Result<PathBuf> {
+    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../devnet");
+    let candidates = [base.join("devnet"), PathBuf::from("devnet"), built_from];
+    candidates.iter().find(|d| d.join("package.json").is_file()).cloned().ok_or_else(|| {
+        anyhow::anyhow!(
+            "no devnet/ directory (its package.json pins anvil and the contract artifacts) next to the config ({}), \
+             in the current directory, or in the checkout bardo was built from ({}); run from the repository or \
+             copy its devnet/ next to your bardo.toml",
+            base.display(),
+            candidates[2].display()
+        )
+    })
+}
+
 fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<ExitCode> {
     let base = config_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let state_dir = base.join(".bardo");
@@ -702,7 +719,7 @@ fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<Exit
     let pid_file = state_dir.join("devnet.json");
     match action {
         DevnetAction::Up { detach, port } => {
-            let devnet_dir = base.join("devnet");
+            let devnet_dir = devnet_dir(base)?;
             let binary = devnet::ensure_installed(&devnet_dir)?;
             let snapshot = devnet::snapshot::Snapshot::ensure(
                 rt,

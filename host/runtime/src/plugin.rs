@@ -67,6 +67,22 @@ pub enum LoadError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Another copy of the same plugin (by manifest name) is loaded already.
+    #[error(
+        "plugin `{plugin}` is loaded twice: {file} (version {version}) and {other_file} (version {other_version}); keep one of the two files"
+    )]
+    DuplicatePlugin {
+        /// The plugin's name.
+        plugin: String,
+        /// The copy being loaded.
+        file: String,
+        /// Its version.
+        version: String,
+        /// The copy loaded already.
+        other_file: String,
+        /// Its version.
+        other_version: String,
+    },
     /// It declares a tool another loaded plugin already provides.
     #[error(
         "plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of them"
@@ -105,6 +121,8 @@ pub enum LoadError {
 pub struct LoadedPlugin {
     /// Manifest name (also used in errors and logs).
     pub name: Arc<str>,
+    /// Where it was loaded from (its file name, or the registry reference).
+    pub source: String,
     /// Its manifest.
     pub manifest: Manifest,
     /// Its world.
@@ -219,6 +237,15 @@ impl Host {
     pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
         let plugin = self.prepare(label, bytes, true)?;
         let plugin = Arc::new(plugin);
+        if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
+            return Err(LoadError::DuplicatePlugin {
+                plugin: plugin.name.to_string(),
+                file: plugin.source.clone(),
+                version: plugin.manifest.version.clone(),
+                other_file: other.source.clone(),
+                other_version: other.manifest.version.clone(),
+            });
+        }
         for def in &plugin.manifest.tools {
             if let Some(other) =
                 self.catalog.get(&def.name).map(|e| e.plugin.name.to_string()).or_else(|| {
@@ -383,6 +410,7 @@ impl Host {
         validate(&manifest, world).map_err(bad)?;
         Ok(LoadedPlugin {
             name: Arc::from(manifest.name.as_str()),
+            source: label.to_owned(),
             manifest,
             world,
             surface,

@@ -267,3 +267,29 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     let o = bardo(dir.path(), &["events", "--resume-from", "2", "--no-follow"]);
     assert_eq!(stdout(&o).lines().count(), lines.len() - 1);
 }
+
+#[test]
+fn a_plugin_whose_settings_file_is_missing_loads_and_says_which_file() {
+    // A fresh checkout before `bardo devnet up`: the settings files do not exist yet.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(bardo_test_artifacts::WALLET, dir.path().join("plugins/wallet.wasm")).expect("copy");
+    std::fs::copy(HELLO, dir.path().join("plugins/hello.wasm")).expect("copy");
+    let config = "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"http://127.0.0.1:9\"\n\
+                  [settings]\nwallet = \".bardo/settings/wallet.json\"\n";
+    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    let o = bardo(dir.path(), &["tools"]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("wallet_get_balances"), "the plugin loads");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("wallet.json").count(), 1, "one warning: {err}");
+    let o = bardo(dir.path(), &["call", "wallet_get_gas_price", "--params", r#"{"chain_id":31337}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["error"]["code"], "denied");
+    let message = json["error"]["message"].as_str().expect("message");
+    assert!(message.contains("wallet.json") && message.contains("bardo devnet up"), "{message}");
+    // Plugins that need no settings are unaffected.
+    let o = bardo(dir.path(), &["call", "hello_greet", "--params", r#"{"name":"operator"}"#]);
+    assert!(o.status.success(), "{o:?}");
+}

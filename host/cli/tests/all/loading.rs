@@ -82,10 +82,10 @@ fn bytes_that_are_not_wasm_are_refused() {
 }
 
 #[test]
-fn duplicate_tool_names_are_refused() {
+fn the_same_file_twice_is_refused() {
     let mut h = host(&[HELLO]);
     let e = h.load_file(Path::new(HELLO)).err().expect("second copy refused").to_string();
-    assert!(e.contains("declares tool `hello_greet`, which plugin `hello` already provides"), "{e}");
+    assert!(e.contains("plugin `hello` is loaded twice"), "{e}");
     assert!(h.call("hello_greet", r#"{"name":"a"}"#).result.is_ok(), "the first copy still serves");
 }
 
@@ -243,4 +243,17 @@ fn one_tool_serves_each_action_kind() {
         .map(|e| e.def.name.as_str())
         .collect();
     assert_eq!(swaps, ["uniswap_execute_swap"]);
+}
+
+#[test]
+fn two_copies_of_one_plugin_are_refused_naming_both_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = dir.path().join("hello-copy.wasm");
+    std::fs::copy(bardo_test_artifacts::HELLO, &copy).expect("copy");
+    let mut h = crate::host(&[bardo_test_artifacts::HELLO]);
+    let Err(e) = h.load_file(&copy) else { panic!("a second copy loaded") };
+    let message = e.to_string();
+    assert!(message.contains("loaded twice") && message.contains("hello-copy.wasm"), "{message}");
+    assert!(message.contains("bardo_plugin_hello.wasm"), "{message}");
+    assert_eq!(h.catalog().len(), 1, "the first copy still serves");
 }
