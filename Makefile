@@ -19,7 +19,8 @@ plugins: setup
 BARDO := ./target/debug/bardo
 
 # The main job, a scripted agent session on the devnet: list the tools, read a pool, a quote,
-# Uniswap's own SDK route (the sidecar: split, multi-hop) and a price, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
+# Uniswap's own SDK route (the sidecar: split, multi-hop) and a price, the wallet's balances, a
+# token's safety check and a venue comparison, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
 # with anvil's public dev key, broadcast, verified from the receipt), supply to Aave the same
 # way, show and verify the audit trail, audit the Uniswap plugin's surface, stop the chain.
 DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
@@ -36,6 +37,9 @@ demo: plugins
 	  $(BARDO) call uniswap_get_quote --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000"}' && \
 	  $(BARDO) call uniswap_get_route --profile trader --params '{"chain_id":31337,"token_in":"USDC","token_out":"DAI","amount":"250000"}' && \
 	  $(BARDO) call data_get_token_price --params '{"chain_id":31337,"token":"WETH"}' && \
+	  $(BARDO) call wallet_get_balances --profile trader --params '{"chain_id":31337}' && \
+	  $(BARDO) call safety_check_token --profile trader --params '{"chain_id":31337,"token":"USDC"}' && \
+	  $(BARDO) call intel_compare_venues --profile intelligence --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"25000"}' && \
 	  $(BARDO) preview swap --profile trader --params '$(SWAP)' | tee .bardo/permit.json && \
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
 	  $(BARDO) commit $$permit --profile trader && \
