@@ -9,7 +9,8 @@ use crate::operator::Book;
 use crate::units::format_units;
 use crate::{ChainId, Error, LogFilter, chain, events};
 use alloy_primitives::{Address, U256};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 alloy_sol_types::sol! {
@@ -61,6 +62,39 @@ pub struct Approvals {
     pub to_block: u64,
     /// Allowances still open (non-zero now), riskiest first: unlimited, then not allowlisted.
     pub approvals: Vec<OpenApproval>,
+}
+
+/// The params of a tool that scans an account's approvals.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalsParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+    /// The account; default: the host's wallet.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// First block scanned for Approval logs; default: 10,000 blocks before the latest. At most
+    /// 200,000 blocks are scanned per call.
+    #[serde(default)]
+    pub from_block: Option<u64>,
+    /// Tokens to scan (symbols or addresses); default: the operator's token list.
+    #[serde(default)]
+    pub tokens: Option<Vec<String>>,
+}
+
+/// Scan what `p` names with this plugin's operator book.
+pub fn scan(p: &ApprovalsParams) -> Result<(Book, Approvals), Error> {
+    let book = crate::operator::book(p.chain_id)?;
+    let account = match &p.account {
+        Some(a) => crate::tokens::parse_address("account", a)?,
+        None => crate::abi::wallet(p.chain_id)?,
+    };
+    let tokens = match &p.tokens {
+        Some(list) => list.iter().map(|t| book.token(p.chain_id, "tokens", t).map(|t| t.address)).collect(),
+        None => Ok(book.tokens.iter().map(|t| t.address).collect::<Vec<_>>()),
+    }?;
+    let found = open_approvals(p.chain_id, &book, account, &tokens, p.from_block)?;
+    Ok((book, found))
 }
 
 /// `account`'s open approvals of `tokens` approved from `from_block` (default: the last 10,000

@@ -20,7 +20,7 @@ use bardo_host::engine::{Engine, Limits};
 use bardo_host::plugin::{Host, WasiPolicy};
 use bardo_sidecar::book::UniswapBook;
 use bardo_sidecar::discover::Discovery;
-use bardo_sidecar::pool_read::{Pool, PoolReader};
+use bardo_sidecar::pool_read::PoolReader;
 use bardo_sidecar::route::{RoutePool, RouteRequest, SwapTerms, TradeType};
 use bardo_sidecar::{Config, Sidecar};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -88,16 +88,7 @@ fn routes(c: &mut Criterion) {
         swap: Some(SwapTerms { recipient: d.deployer, slippage_bps: 50, deadline: u64::MAX >> 12 }),
     };
     let state_view = book.v4_state_view.expect("state view");
-    let readers: Vec<Option<(Pool, i32)>> = pools
-        .iter()
-        .map(|p| match p {
-            RoutePool::V2 { .. } => None,
-            RoutePool::V3 { pool, state, .. } => Some((Pool::V3(*pool), state.tick_spacing)),
-            RoutePool::V4 { id, state, .. } => {
-                Some((Pool::V4 { state_view, id: *id, tick_spacing: state.tick_spacing }, state.tick_spacing))
-            }
-        })
-        .collect();
+    let readers: Vec<_> = pools.iter().map(|p| p.reader(state_view)).collect();
     let with_calldata = request.clone();
     let request = RouteRequest { swap: None, ..request };
     let read = |pools: &mut Vec<RoutePool>, request: &RouteRequest| {

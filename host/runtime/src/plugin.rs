@@ -68,20 +68,12 @@ pub enum LoadError {
         reason: String,
     },
     /// Another copy of the same plugin (by manifest name) is loaded already.
-    #[error(
-        "plugin `{plugin}` is loaded twice: {file} (version {version}) and {other_file} (version {other_version}); keep one of the two files"
-    )]
+    #[error("plugin `{plugin}` is loaded twice: {} and {}; keep one of the two files", copies.0, copies.1)]
     DuplicatePlugin {
         /// The plugin's name.
         plugin: String,
-        /// The copy being loaded.
-        file: String,
-        /// Its version.
-        version: String,
-        /// The copy loaded already.
-        other_file: String,
-        /// Its version.
-        other_version: String,
+        /// The copy being loaded and the one loaded already, each `file (version v)`.
+        copies: Box<(String, String)>,
     },
     /// It declares a tool another loaded plugin already provides.
     #[error(
@@ -238,12 +230,10 @@ impl Host {
         let plugin = self.prepare(label, bytes, true)?;
         let plugin = Arc::new(plugin);
         if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
+            let copy = |p: &LoadedPlugin| format!("{} (version {})", p.source, p.manifest.version);
             return Err(LoadError::DuplicatePlugin {
                 plugin: plugin.name.to_string(),
-                file: plugin.source.clone(),
-                version: plugin.manifest.version.clone(),
-                other_file: other.source.clone(),
-                other_version: other.manifest.version.clone(),
+                copies: Box::new((copy(&plugin), copy(other))),
             });
         }
         for def in &plugin.manifest.tools {

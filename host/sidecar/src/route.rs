@@ -60,6 +60,19 @@ pub enum RoutePool {
 }
 
 impl RoutePool {
+    /// Which pool to read tick words of, and its tick spacing; none for a V2 pair (no ticks).
+    /// `state_view` is the chain's V4 StateView lens.
+    pub fn reader(&self, state_view: Address) -> Option<(crate::pool_read::Pool, i32)> {
+        use crate::pool_read::Pool;
+        match self {
+            Self::V2 { .. } => None,
+            Self::V3 { pool, state, .. } => Some((Pool::V3(*pool), state.tick_spacing)),
+            Self::V4 { id, state, .. } => {
+                Some((Pool::V4 { state_view, id: *id, tick_spacing: state.tick_spacing }, state.tick_spacing))
+            }
+        }
+    }
+
     /// How the sidecar and the route name it: the pair's or pool's address, or the V4 id.
     pub fn id(&self) -> String {
         match self {

@@ -4,7 +4,7 @@ use crate::code::{Contract, inspect};
 use crate::round_trip::{RoundTrip, measure};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{revert_reason, wallet, wire};
-use bardo_sdk::approvals::{OpenApproval, open_approvals};
+use bardo_sdk::approvals::{ApprovalsParams, OpenApproval, scan};
 use bardo_sdk::decode::{decode_event, hex};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::invalid_params;
@@ -290,20 +290,6 @@ impl ReadTool for CheckToken {
     }
 }
 
-/// Params of `safety_check_approvals`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ApprovalsParams {
-    /// Chain id.
-    pub chain_id: ChainId,
-    /// The account; default: the host's wallet.
-    #[serde(default)]
-    pub account: Option<String>,
-    /// First block scanned for Approval logs; default: the last 10,000 blocks.
-    #[serde(default)]
-    pub from_block: Option<u64>,
-}
-
 #[derive(Serialize)]
 pub struct RiskyApproval {
     #[serde(flatten)]
@@ -341,13 +327,8 @@ impl ReadTool for CheckApprovals {
     }
 
     fn run(p: ApprovalsParams) -> Result<ApprovalsReport, Error> {
-        let b = book(p.chain_id)?;
-        let account = match &p.account {
-            Some(a) => parse_address("account", a)?,
-            None => wallet(p.chain_id)?,
-        };
-        let tokens: Vec<Address> = b.tokens.iter().map(|t| t.address).collect();
-        let found = open_approvals(p.chain_id, &b, account, &tokens, p.from_block)?;
+        let (_, found) = scan(&p)?;
+        let account = found.account;
         let open = found.approvals.len();
         let risky = found
             .approvals

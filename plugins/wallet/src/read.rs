@@ -3,7 +3,7 @@
 
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{wallet, wire};
-use bardo_sdk::approvals::{Approvals, open_approvals, unlimited};
+use bardo_sdk::approvals::{Approvals, ApprovalsParams, scan, unlimited};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::internal;
 use bardo_sdk::operator::{Book, book};
@@ -239,24 +239,6 @@ impl ReadTool for GetAllowance {
     }
 }
 
-/// Params of `wallet_get_approvals`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ApprovalsParams {
-    /// Chain id.
-    pub chain_id: ChainId,
-    /// The account; default: the host's wallet.
-    #[serde(default)]
-    pub account: Option<String>,
-    /// First block scanned for Approval logs; default: 10,000 blocks before the latest. At most
-    /// 200,000 blocks are scanned per call.
-    #[serde(default)]
-    pub from_block: Option<u64>,
-    /// Tokens to scan (symbols or addresses); default: the operator's token list.
-    #[serde(default)]
-    pub tokens: Option<Vec<String>>,
-}
-
 pub struct GetApprovals;
 
 impl ReadTool for GetApprovals {
@@ -280,18 +262,7 @@ impl ReadTool for GetApprovals {
     }
 
     fn run(p: ApprovalsParams) -> Result<Approvals, Error> {
-        let b = book(p.chain_id)?;
-        let account = account(p.chain_id, &p.account, "account")?;
-        let tokens = tokens_of(&b, p.chain_id, &p.tokens)?;
-        open_approvals(p.chain_id, &b, account, &tokens, p.from_block)
-    }
-}
-
-/// The tokens a scan covers: `tokens` (symbols or addresses), else the operator's list.
-fn tokens_of(b: &Book, chain_id: ChainId, tokens: &Option<Vec<String>>) -> Result<Vec<Address>, Error> {
-    match tokens {
-        Some(list) => list.iter().map(|t| b.token(chain_id, "tokens", t).map(|t| t.address)).collect(),
-        None => Ok(b.tokens.iter().map(|t| t.address).collect()),
+        scan(&p).map(|(_, found)| found)
     }
 }
 

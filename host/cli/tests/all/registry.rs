@@ -775,3 +775,41 @@ fn cli_logs_in_from_the_environment_or_docker_config_and_says_when_it_cannot() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("pinned echo 0.1.0"));
 }
+
+#[test]
+fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
+    use bardo_test_artifacts::{INTELLIGENCE, SAFETY, TESTNET, WALLET};
+    let server = RegistryServer::start();
+    let plugins =
+        [("wallet", WALLET), ("safety", SAFETY), ("intelligence", INTELLIGENCE), ("testnet", TESTNET)];
+    let mut oci = String::from("\n[oci]\n");
+    for (name, file) in plugins {
+        // The version each crate declares is the one its manifest carries and the tag says.
+        let manifest = format!("{}/../../plugins/{name}/Cargo.toml", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(manifest).expect("Cargo.toml");
+        let version = text
+            .lines()
+            .find_map(|l| l.strip_prefix("version = \"").and_then(|v| v.strip_suffix('"')))
+            .expect("a version");
+        let (reference, _, _) = server.publish(&format!("bardo/{name}"), file, version);
+        oci += &format!("{name} = \"{reference}\"\n");
+    }
+    let (dir, config) = workdir(&server, &oci);
+    let opened = setup::open(&config, Some("dev"), crate::host_runtime()).expect("open");
+    assert!(
+        opened.refused.is_empty(),
+        "{:?}",
+        opened.refused.iter().map(ToString::to_string).collect::<Vec<_>>()
+    );
+    let lock = Lockfile::read(&dir.path().join("bardo.lock")).expect("lock");
+    for (name, _) in plugins {
+        let loaded = opened.host.plugins().iter().find(|p| &*p.name == name).expect("loaded");
+        assert_eq!(lock.oci_pin(name).expect("pinned").version, loaded.manifest.version, "{name}");
+    }
+    for tool in ["wallet_get_balances", "safety_check_token", "intel_compute_lvr", "testnet_mine"] {
+        assert!(opened.host.catalog().contains_key(tool), "{tool}");
+    }
+    let lvr =
+        opened.host.call("intel_compute_lvr", r#"{"volatility":0.4,"price":"1"}"#).result.expect("call");
+    assert!(lvr.contains("\"lvr_per_year\":0.02"), "{lvr}");
+}

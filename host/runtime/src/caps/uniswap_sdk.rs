@@ -15,7 +15,7 @@ use alloy::primitives::{Address, U256};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_sidecar::book::UniswapBook;
 use bardo_sidecar::discover::Discovery;
-use bardo_sidecar::pool_read::{Pool, PoolReader};
+use bardo_sidecar::pool_read::PoolReader;
 use bardo_sidecar::route::{RoutePool, RouteRequest as SdkRequest, SwapTerms, TradeType};
 use bardo_sidecar::{Sidecar, SidecarError, SwapError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,18 +60,13 @@ fn error(code: ErrorCode, message: impl Into<String>) -> Error {
     wit_error(ToolError::new(code, message))
 }
 
-/// The host's error for a sidecar that gave no route.
+/// The host's error for a sidecar that gave no route: its own code, except that finding no
+/// route is `not-found`.
 fn sidecar_error(e: SidecarError) -> Error {
-    let message = e.to_string();
-    match e {
-        SidecarError::Refused { code: bardo_sidecar::route::NO_ROUTE, message, .. } => {
-            error(ErrorCode::NotFound, format!("no Uniswap route: {message}"))
-        }
-        SidecarError::Unavailable(_) => wit_error(ToolError::retryable(ErrorCode::Timeout, message)),
-        SidecarError::NotInstalled(_) => error(ErrorCode::Internal, message),
-        SidecarError::Refused { .. } => error(ErrorCode::InvalidParams, message),
-        SidecarError::Protocol(_) => error(ErrorCode::Internal, message),
+    if let SidecarError::Refused { code: bardo_sidecar::route::NO_ROUTE, message, .. } = &e {
+        return error(ErrorCode::NotFound, format!("no Uniswap route: {message}"));
     }
+    wit_error(ToolError { code: e.code(), message: e.to_string(), retryable: e.retryable() })
 }
 
 /// The request's limits, checked before anything is read.
@@ -185,13 +180,10 @@ impl UniswapSdkView<'_> {
             swap: Some(SwapTerms { recipient, slippage_bps: r.slippage_bps, deadline: r.deadline }),
         };
         let state_view = book.v4_state_view.unwrap_or_default();
-        let pools_meta: Vec<Meta> = pools.iter().map(Meta::of).collect();
+        // The readers are taken before the sidecar call borrows the pool list.
+        let readers: Vec<_> = pools.iter().map(|p| p.reader(state_view)).collect();
         let read_word = |index: usize, pos: i16, ticks: &mut bardo_sidecar::Ticks| {
-            let (pool, spacing) = match &pools_meta[index] {
-                Meta::V3(address, spacing) => (Pool::V3(*address), *spacing),
-                Meta::V4(id, spacing) => (Pool::V4 { state_view, id: *id, tick_spacing: *spacing }, *spacing),
-                Meta::V2 => return Err("a V2 pair has no ticks".to_owned()),
-            };
+            let (pool, spacing) = readers[index].ok_or("a V2 pair has no ticks")?;
             PoolReader::new(pool, call).read_word(pos, spacing, ticks)
         };
         let route = sdk.sidecar.route(&request, &mut pools, read_word).map_err(|e| match e {
@@ -226,23 +218,6 @@ impl UniswapSdkView<'_> {
             calldata: calldata.data,
             value: calldata.value.to_string(),
         })
-    }
-}
-
-/// What reading a pool's ticks needs, apart from the pool list the sidecar call borrows.
-enum Meta {
-    V2,
-    V3(Address, i32),
-    V4(alloy::primitives::B256, i32),
-}
-
-impl Meta {
-    fn of(p: &RoutePool) -> Self {
-        match p {
-            RoutePool::V2 { .. } => Meta::V2,
-            RoutePool::V3 { pool, state, .. } => Meta::V3(*pool, state.tick_spacing),
-            RoutePool::V4 { id, state, .. } => Meta::V4(*id, state.tick_spacing),
-        }
     }
 }
 

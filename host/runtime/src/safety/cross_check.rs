@@ -26,10 +26,10 @@ alloy::sol! {
     function token0() external view returns (address);
     function token1() external view returns (address);
     function fee() external view returns (uint24);
-    function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address);
-    function getPair(address tokenA, address tokenB) external view returns (address);
-    function getReserves() external view returns (uint112 reserve0, uint112 reserve1, uint32 blockTimestampLast);
 }
+
+// The factory and pair views, as the sidecar's pool discovery declares them.
+use bardo_sidecar::discover::{getPairCall, getPoolCall, getReservesCall};
 
 // Each version's `Swap` event (the names clash).
 mod v2 {
