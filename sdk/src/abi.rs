@@ -57,6 +57,12 @@ pub fn events<E: alloy_sol_types::SolEvent>(receipts: &[crate::Receipt], emitter
         .collect()
 }
 
+/// `account`'s ether balance in wei at `block` (none = latest).
+pub fn ether_balance(chain_id: ChainId, account: Address, block: Option<u64>) -> Result<U256, Error> {
+    let text = chain::balance(chain_id, &wire(&account), block)?;
+    text.parse().map_err(|_| internal(format!("the host answered a balance {text:?} that does not parse")))
+}
+
 /// The operator's wallet on `chain_id`; a write planned without one is `wallet-not-configured`.
 pub fn wallet(chain_id: ChainId) -> Result<Address, Error> {
     let text = crate::signer::wallet_address(chain_id).ok_or_else(|| {

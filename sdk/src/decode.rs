@@ -95,10 +95,21 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The known functions and events, parsed once per instance (not once per call or log).
+fn functions() -> &'static [Function] {
+    static PARSED: std::sync::OnceLock<Vec<Function>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| FUNCTIONS.iter().filter_map(|s| Function::parse(s).ok()).collect())
+}
+
+fn events() -> &'static [Event] {
+    static PARSED: std::sync::OnceLock<Vec<Event>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| EVENTS.iter().filter_map(|s| Event::parse(s).ok()).collect())
+}
+
 /// The call data decoded against the known functions: `{function, args}`.
 pub fn decode_call(input: &[u8]) -> Option<Value> {
     let selector = input.get(..4)?;
-    FUNCTIONS.iter().filter_map(|s| Function::parse(s).ok()).find_map(|f| {
+    functions().iter().find_map(|f| {
         if f.selector().as_slice() != selector {
             return None;
         }
@@ -120,7 +131,7 @@ pub fn decode_call(input: &[u8]) -> Option<Value> {
 pub fn decode_event(log: &Log) -> Option<Value> {
     let topics: Vec<B256> = log.topics.iter().filter_map(|t| t.parse().ok()).collect();
     let topic0 = *topics.first()?;
-    EVENTS.iter().filter_map(|s| Event::parse(s).ok()).find_map(|e| {
+    events().iter().find_map(|e| {
         let indexed = e.inputs.iter().filter(|p| p.indexed).count();
         if e.selector() != topic0 || indexed + 1 != topics.len() {
             return None;

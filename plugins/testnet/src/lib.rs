@@ -7,9 +7,9 @@
 //! naming tokens by symbol.
 
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::wire;
+use bardo_sdk::abi::{ether_balance, wire};
 use bardo_sdk::erc20::{self, Token};
-use bardo_sdk::errors::{internal, invalid_params};
+use bardo_sdk::errors::invalid_params;
 use bardo_sdk::tokens::{Listed, parse_address, resolve};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{Category, ChainId, Error, ReadTool, RiskTier, ToolDef, chain, settings, testnet, tool_def};
@@ -88,9 +88,7 @@ impl ReadTool for FundEth {
         let who = parse_address("account", &p.account)?;
         let wei = parse_units("balance", &p.balance, 18)?;
         testnet::set_balance(p.chain_id, &wire(&who), &wei.to_string())?;
-        let now: U256 = chain::balance(p.chain_id, &wire(&who), None)?
-            .parse()
-            .map_err(|_| internal("the host's balance does not parse"))?;
+        let now = ether_balance(p.chain_id, who, None)?;
         Ok(Funded {
             account: who,
             token: None,

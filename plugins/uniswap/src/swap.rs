@@ -170,9 +170,7 @@ fn filter(p: &SwapParams, native: Option<Address>) -> Result<Filter, Error> {
 
 /// Refuse a spend of native ETH above the wallet's balance.
 fn require_eth(chain_id: u64, owner: Address, spend: U256) -> Result<(), Error> {
-    let balance: U256 = bardo_sdk::chain::balance(chain_id, &bardo_sdk::abi::wire(&owner), None)?
-        .parse()
-        .map_err(|_| internal("the node returned a balance that is not a number"))?;
+    let balance = bardo_sdk::abi::ether_balance(chain_id, owner, None)?;
     if balance < spend {
         return Err(invalid_params(format!(
             "the wallet holds {} ETH; the swap needs up to {} ETH (gas aside); lower `amount`",

@@ -2,7 +2,7 @@
 //! the fee market and its history.
 
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::{wallet, wire};
+use bardo_sdk::abi::{ether_balance, wallet};
 use bardo_sdk::approvals::{Approvals, ApprovalsParams, scan, unlimited};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::internal;
@@ -100,7 +100,7 @@ impl ReadTool for GetBalances {
         let account = account(p.chain_id, &p.account, "account")?;
         events::progress(0);
         let block_number = chain::block_number(p.chain_id)?;
-        let native = native_balance(p.chain_id, account, Some(block_number))?;
+        let native = ether_balance(p.chain_id, account, Some(block_number))?;
         events::progress(1);
         let mut tokens = Vec::new();
         for listed in &b.tokens {
@@ -110,11 +110,6 @@ impl ReadTool for GetBalances {
         }
         Ok(Balances { account, block_number, native: Amount::of(native, 18), tokens })
     }
-}
-
-fn native_balance(chain_id: ChainId, account: Address, block: Option<u64>) -> Result<U256, Error> {
-    let text = chain::balance(chain_id, &wire(&account), block)?;
-    text.parse().map_err(|_| internal(format!("the host answered a balance {text:?} that does not parse")))
 }
 
 fn balance_at(chain_id: ChainId, token: Address, owner: Address, block: u64) -> Result<U256, Error> {
@@ -166,7 +161,7 @@ impl ReadTool for GetTokenBalance {
     fn run(p: TokenBalanceParams) -> Result<OneBalance, Error> {
         let account = account(p.chain_id, &p.account, "account")?;
         if p.token.trim().eq_ignore_ascii_case("eth") {
-            let wei = native_balance(p.chain_id, account, None)?;
+            let wei = ether_balance(p.chain_id, account, None)?;
             return Ok(OneBalance { account, token: None, balance: Amount::of(wei, 18) });
         }
         let token = book(p.chain_id)?.token(p.chain_id, "token", &p.token)?;

@@ -4,7 +4,7 @@
 
 use crate::read::require_listed;
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::{decode_log, tx_call, wallet};
+use bardo_sdk::abi::{decode_log, ether_balance, tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::{error, internal, invalid_params};
 use bardo_sdk::operator::{Book, book};
@@ -12,7 +12,7 @@ use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
     CapabilityTier, Category, ChainId, Error, ErrorCode, PlannedCall, Receipt, RiskTier, SpriteTrigger,
-    TickBudget, ToolDef, TxCall, WritePlan, WriteTool, chain, tool_def,
+    TickBudget, ToolDef, TxCall, WritePlan, WriteTool, tool_def,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -233,11 +233,6 @@ fn weth_token(chain_id: ChainId, b: &Book) -> Result<Token, Error> {
     erc20::token(chain_id, b.weth(chain_id)?)
 }
 
-fn native_balance(chain_id: ChainId, who: Address) -> Result<U256, Error> {
-    let text = chain::balance(chain_id, &bardo_sdk::abi::wire(&who), None)?;
-    text.parse().map_err(|_| internal(format!("the host's balance {text:?} does not parse")))
-}
-
 pub struct Wrap;
 
 impl WriteTool for Wrap {
@@ -258,7 +253,7 @@ impl WriteTool for Wrap {
         let owner = wallet(p.chain_id)?;
         let weth = weth_token(p.chain_id, &b)?;
         let amount = amount_of("amount", &p.amount, 18)?;
-        let have = native_balance(p.chain_id, owner)?;
+        let have = ether_balance(p.chain_id, owner, None)?;
         if have < amount {
             return Err(invalid_params(format!(
                 "the wallet holds {} ETH; wrap at most that (less gas)",
@@ -383,7 +378,7 @@ impl WriteTool for Transfer {
         require_listed(&b, to, Some("recipient"), " with role `recipient`")?;
         if p.token.trim().eq_ignore_ascii_case("eth") {
             let amount = amount_of("amount", &p.amount, 18)?;
-            let have = native_balance(p.chain_id, owner)?;
+            let have = ether_balance(p.chain_id, owner, None)?;
             if have < amount {
                 return Err(invalid_params(format!(
                     "the wallet holds {} ETH; lower the amount",
@@ -431,7 +426,7 @@ impl WriteTool for Transfer {
         if p.token.trim().eq_ignore_ascii_case("eth") {
             return Ok(
                 json!({"action": "transfer", "token": "ETH", "to": to.to_checksum(None), "tx_hash": last.tx_hash,
-                "recipient_balance_wei": native_balance(p.chain_id, to)?.to_string()}),
+                "recipient_balance_wei": ether_balance(p.chain_id, to, None)?.to_string()}),
             );
         }
         let token = book(p.chain_id)?.token(p.chain_id, "token", &p.token)?;
