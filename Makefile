@@ -3,7 +3,7 @@ CARGO ?= cargo
 GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-socket-import \
           -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack \
           -p program-echo-v1 -p program-echo-v2 -p program-echo-v3
-PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety
+PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault
 
 .PHONY: setup plugins demo test lint bench bench-peers
 

@@ -74,6 +74,28 @@ pub fn wallet(chain_id: ChainId) -> Result<Address, Error> {
     text.parse().map_err(|_| internal(format!("the host's wallet address {text:?} does not parse")))
 }
 
+/// The last of an executed plan's `receipts`, which must have succeeded (`reverted` otherwise),
+/// and the wallet that sent it: what a write tool's `verify` reads its outcome from.
+pub fn landed(receipts: &[crate::Receipt]) -> Result<(&crate::Receipt, Address), Error> {
+    let last = receipts.last().ok_or_else(|| internal("no receipts to verify"))?;
+    if !last.success {
+        return Err(crate::errors::error(
+            crate::ErrorCode::Reverted,
+            format!("transaction {} reverted", last.tx_hash),
+        ));
+    }
+    let sender = last.sender.parse().map_err(|_| internal("the receipt's sender is not an address"))?;
+    Ok((last, sender))
+}
+
+/// The account a read is about: `param` (an address) when given, else the host's wallet.
+pub fn account_or_wallet(chain_id: ChainId, param: Option<&str>, field: &str) -> Result<Address, Error> {
+    match param {
+        Some(a) => crate::tokens::parse_address(field, a),
+        None => wallet(chain_id),
+    }
+}
+
 /// Simulate `calls` from `sender` and decode the last call's return value as `C`'s. Every call
 /// must succeed; a revert is `reverted` with the step that failed.
 pub fn simulate_last<C: SolCall>(

@@ -16,6 +16,7 @@ pub mod decode;
 mod def;
 mod dispatch;
 pub mod erc20;
+pub mod erc4626;
 pub mod errors;
 pub mod operator;
 pub mod permit2;

@@ -1,6 +1,6 @@
 //! What the operator tells a wallet-facing plugin (wallet, safety) per chain, in its settings:
 //! `{"chains": {"31337": {"tokens": [{"symbol", "address"}], "weth": "0x…", "v2_router": "0x…",
-//! "allowlist": {"0x…": "uniswap-v3-swap-router"}}}}`. The allowlist is the host's write
+//! "allowlist": {"0x…": "uniswap-v3-swap-router"}, "vaults": [{"symbol", "address"}]}}}`. The allowlist is the host's write
 //! allowlist as the operator gave it to the plugin: it only labels spenders and recipients in
 //! answers and fails a plan early; the host's own allowlist decides what a plan may do.
 
@@ -35,6 +35,9 @@ pub struct Book {
     /// A Uniswap V2 Router02 (for simulated round trips through the token's WETH pair).
     #[serde(default)]
     pub v2_router: Option<Address>,
+    /// ERC-4626 vaults by the symbol params may name them by (for the vault plugin).
+    #[serde(default)]
+    pub vaults: Vec<Listed>,
 }
 
 /// The book of `chain_id`: from this plugin's settings, else mainnet's token list, WETH and
@@ -48,7 +51,7 @@ pub fn book(chain_id: ChainId) -> Result<Book, Error> {
         let tokens = tokens::mainnet();
         let weth = tokens.iter().find(|t| t.symbol == "WETH").map(|t| t.address);
         let v2_router = Some(alloy_primitives::address!("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"));
-        return Ok(Book { tokens, weth, allowlist: BTreeMap::new(), v2_router });
+        return Ok(Book { tokens, weth, allowlist: BTreeMap::new(), v2_router, vaults: Vec::new() });
     }
     Err(chain_not_supported(format!(
         "no settings for chain {chain_id} in this plugin's `[settings]` (chains.{chain_id}: tokens, weth, allowlist)"
@@ -64,6 +67,24 @@ impl Book {
     /// The role `who` is allowlisted with, if any.
     pub fn role(&self, who: Address) -> Option<&str> {
         self.allowlist.get(&who).map(String::as_str)
+    }
+
+    /// `Denied` unless `who` is allowlisted (with `role`, when given): the host would refuse a
+    /// plan naming it, so the plan fails early and says what the operator would add.
+    pub fn require_listed(&self, who: Address, role: Option<&str>) -> Result<(), Error> {
+        match (self.role(who), role) {
+            (Some(r), Some(want)) if r == want => Ok(()),
+            (Some(_), None) => Ok(()),
+            _ => Err(crate::errors::error(
+                crate::ErrorCode::Denied,
+                format!(
+                    "{who} is not allowlisted{} for this wallet, so the host would refuse the plan; \
+                     the operator adds it to [safety] allowlist{}",
+                    role.map(|r| format!(" as a `{r}`")).unwrap_or_default(),
+                    role.map(|r| format!(" with role `{r}`")).unwrap_or_default(),
+                ),
+            )),
+        }
     }
 
     /// WETH, or a typed error saying where to configure it.

@@ -43,6 +43,23 @@ pub fn format_units(amount: U256, decimals: u8) -> String {
     if frac.is_empty() { whole.to_owned() } else { format!("{whole}.{frac}") }
 }
 
+/// An amount in token units and in base units, as answers show it (`{"amount": "1.5",
+/// "base": "1500000"}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Amount {
+    /// Token units, decimal.
+    pub amount: String,
+    /// Base units, decimal.
+    pub base: String,
+}
+
+impl Amount {
+    /// `v` base units of a token with `decimals`.
+    pub fn of(v: U256, decimals: u8) -> Self {
+        Self { amount: format_units(v, decimals), base: v.to_string() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -744,6 +744,7 @@ fn devnet(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<Exit
                 ("safety", d.wallet_settings()),
                 ("testnet", d.testnet_settings()),
                 ("intelligence", d.uniswap_settings()),
+                ("vault", d.vault_settings()),
             ] {
                 std::fs::write(settings.join(format!("{name}.json")), serde_json::to_string_pretty(&value)?)?;
             }

@@ -28,6 +28,9 @@ pub enum Role {
     /// Aave V3 `Pool`: supply, borrow and repay on behalf of the wallet, withdraw to it, collateral
     /// switches — never credit delegation.
     AaveV3Pool,
+    /// An ERC-4626 vault: deposit and mint for the wallet, withdraw and redeem the wallet's own
+    /// shares to the wallet; its share token as an ERC-20.
+    Erc4626Vault,
     /// Permit2: `approve` to an allowlisted spender.
     Permit2,
     /// Uniswap's UniversalRouter: `execute` of V2 / V3 / V4 swaps, wraps, unwraps and sweeps whose
@@ -53,6 +56,7 @@ impl std::fmt::Display for Role {
             Self::UniswapV3PositionManager => "uniswap-v3-position-manager",
             Self::UniswapV4PositionManager => "uniswap-v4-position-manager",
             Self::AaveV3Pool => "aave-v3-pool",
+            Self::Erc4626Vault => "erc4626-vault",
             Self::Permit2 => "permit2",
             Self::UniversalRouter => "universal-router",
             Self::V4Hook => "v4-hook",

@@ -3,6 +3,7 @@
 
 use super::DEV_ACCOUNT;
 use super::artifacts::{Artifact, ArtifactError};
+pub use super::vaults::Vault;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, Bytes, U256,
@@ -131,6 +132,9 @@ pub struct Deployments {
     pub uniswap_v4_pools: Vec<V4Pool>,
     /// Aave V3 contracts by role (`pool`, `pool_addresses_provider`, `oracle`, ...).
     pub aave_v3: BTreeMap<String, Address>,
+    /// The seeded ERC-4626 vaults by share symbol (`bvUSDC`).
+    #[serde(default)]
+    pub vaults: BTreeMap<String, Vault>,
 }
 
 impl Deployments {
@@ -155,6 +159,9 @@ impl Deployments {
         add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
         add(&self.uniswap_v4, "position_manager", Role::UniswapV4PositionManager);
         add(&self.aave_v3, "pool", Role::AaveV3Pool);
+        for v in self.vaults.values() {
+            roles.insert(v.address, Role::Erc4626Vault);
+        }
         if let Some(treasury) = self.treasury() {
             roles.insert(treasury, Role::Recipient);
         }
@@ -181,6 +188,19 @@ impl Deployments {
         }}})
     }
 
+    /// The vault plugin's settings for this devnet (`[settings] vault`): the vaults, the token
+    /// list and the allowlist (only allowlisted vaults take deposits).
+    pub fn vault_settings(&self) -> serde_json::Value {
+        let mut settings = self.wallet_settings();
+        let vaults: Vec<serde_json::Value> = self
+            .vaults
+            .values()
+            .map(|v| serde_json::json!({"symbol": v.symbol, "address": v.address}))
+            .collect();
+        settings["chains"][self.chain_id.to_string()]["vaults"] = vaults.into();
+        settings
+    }
+
     /// The testnet plugin's settings for this devnet (`[settings] testnet`): the token list.
     pub fn testnet_settings(&self) -> serde_json::Value {
         serde_json::json!({"chains": {self.chain_id.to_string(): {"tokens": self.token_list()}}})
@@ -188,7 +208,8 @@ impl Deployments {
 
     /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
     /// bardo-host's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
-    /// second quote, Uniswap V3's factory the pools, and Aave's oracle the cross-check.
+    /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the
+    /// vaults' shares are their asset.
     pub fn pricing_json(&self) -> serde_json::Value {
         let usd_tokens: Vec<Address> =
             ["USDC", "DAI"].iter().filter_map(|s| self.tokens.get(*s)).map(|t| t.address).collect();
@@ -197,6 +218,7 @@ impl Deployments {
             "v3_factory": self.uniswap_v3.get("factory"),
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "aave_oracle": self.aave_v3.get("oracle"),
+            "vaults": self.vaults.values().map(|v| v.address).collect::<Vec<_>>(),
         }})
     }
 
@@ -558,6 +580,7 @@ pub async fn deploy_all(
     }
 
     let aave_v3 = super::aave::deploy_aave(&d, &tokens).await?;
+    let vaults = super::vaults::deploy_vaults(&d, &tokens).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
 
     Ok(Deployments {
@@ -565,6 +588,7 @@ pub async fn deploy_all(
         uniswap_v4,
         uniswap_v4_pools,
         aave_v3,
+        vaults,
         deployer: from,
         accounts,
         tokens,

@@ -6,6 +6,7 @@ pub mod artifacts;
 pub mod deploy;
 pub mod registry;
 pub mod snapshot;
+mod vaults;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -45,10 +45,20 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
     let lock = devnet_dir.join("package-lock.json");
     let pinned = std::fs::read(&lock).map_err(|e| io(&lock, e))?;
     let mut h = Sha256::new();
-    for part in [include_str!("deploy.rs"), include_str!("aave.rs"), include_str!("artifacts.rs")] {
+    for part in [
+        include_str!("deploy.rs"),
+        include_str!("aave.rs"),
+        include_str!("vaults.rs"),
+        include_str!("artifacts.rs"),
+    ] {
         h.update(part.as_bytes());
     }
     h.update(&pinned);
+    // The devnet's own contracts and their compiler script.
+    let own = super::vaults::SOURCES.iter().map(|s| devnet_dir.join("contracts").join(s));
+    for file in own.chain([devnet_dir.join("compile.js")]) {
+        h.update(std::fs::read(&file).map_err(|e| io(&file, e))?);
+    }
     Ok(hex::encode(&h.finalize()[..8]))
 }
 

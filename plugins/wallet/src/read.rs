@@ -2,13 +2,13 @@
 //! the fee market and its history.
 
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::{ether_balance, wallet};
+use bardo_sdk::abi::{account_or_wallet, ether_balance};
 use bardo_sdk::approvals::{Approvals, ApprovalsParams, scan, unlimited};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::internal;
-use bardo_sdk::operator::{Book, book};
+use bardo_sdk::operator::book;
 use bardo_sdk::tokens::parse_address;
-use bardo_sdk::units::format_units;
+use bardo_sdk::units::{Amount, format_units};
 use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, chain, events, tool_def};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,29 +23,6 @@ pub(crate) fn def<P: JsonSchema>(
         prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
         progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
         ..tool_def::<P>(name, description, category)
-    }
-}
-
-/// The account a read is about: the param, else the host's wallet.
-fn account(chain_id: ChainId, param: &Option<String>, field: &str) -> Result<Address, Error> {
-    match param {
-        Some(a) => parse_address(field, a),
-        None => wallet(chain_id),
-    }
-}
-
-/// An amount in base units and in token units.
-#[derive(Debug, Serialize)]
-pub struct Amount {
-    /// Token units, decimal.
-    pub amount: String,
-    /// Base units, decimal.
-    pub base: String,
-}
-
-impl Amount {
-    pub fn of(v: U256, decimals: u8) -> Self {
-        Self { amount: format_units(v, decimals), base: v.to_string() }
     }
 }
 
@@ -97,7 +74,7 @@ impl ReadTool for GetBalances {
 
     fn run(p: AccountParams) -> Result<Balances, Error> {
         let b = book(p.chain_id)?;
-        let account = account(p.chain_id, &p.account, "account")?;
+        let account = account_or_wallet(p.chain_id, p.account.as_deref(), "account")?;
         events::progress(0);
         let block_number = chain::block_number(p.chain_id)?;
         let native = ether_balance(p.chain_id, account, Some(block_number))?;
@@ -159,7 +136,7 @@ impl ReadTool for GetTokenBalance {
     }
 
     fn run(p: TokenBalanceParams) -> Result<OneBalance, Error> {
-        let account = account(p.chain_id, &p.account, "account")?;
+        let account = account_or_wallet(p.chain_id, p.account.as_deref(), "account")?;
         if p.token.trim().eq_ignore_ascii_case("eth") {
             let wei = ether_balance(p.chain_id, account, None)?;
             return Ok(OneBalance { account, token: None, balance: Amount::of(wei, 18) });
@@ -220,7 +197,7 @@ impl ReadTool for GetAllowance {
     fn run(p: AllowanceParams) -> Result<Allowance, Error> {
         let b = book(p.chain_id)?;
         let token = b.token(p.chain_id, "token", &p.token)?;
-        let owner = account(p.chain_id, &p.owner, "owner")?;
+        let owner = account_or_wallet(p.chain_id, p.owner.as_deref(), "owner")?;
         let spender = parse_address("spender", &p.spender)?;
         let v = erc20::allowance(p.chain_id, token.address, owner, spender)?;
         Ok(Allowance {
@@ -373,22 +350,5 @@ impl ReadTool for GetFeeHistory {
             .collect::<Vec<_>>();
         let next_base_fee_wei = h.base_fees.get(blocks.len()).cloned();
         Ok(FeeHistory { percentiles, blocks, next_base_fee_wei })
-    }
-}
-
-/// The book's view of a spender, shared with the write plans.
-pub(crate) fn require_listed(b: &Book, who: Address, role: Option<&str>, what: &str) -> Result<(), Error> {
-    match (b.role(who), role) {
-        (Some(r), Some(want)) if r == want => Ok(()),
-        (Some(_), None) => Ok(()),
-        _ => Err(bardo_sdk::errors::error(
-            bardo_sdk::ErrorCode::Denied,
-            format!(
-                "{who} is not allowlisted{} for this wallet, so the host would refuse the plan; \
-                 the operator adds it to [safety] allowlist{}",
-                role.map(|r| format!(" as a `{r}`")).unwrap_or_default(),
-                what
-            ),
-        )),
     }
 }

@@ -2,17 +2,16 @@
 //! recipient. Each declares every balance it moves and every allowance it leaves; the host
 //! checks the declaration against its own simulation, and `verify` reads the receipts.
 
-use crate::read::require_listed;
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::{decode_log, ether_balance, tx_call, wallet};
+use bardo_sdk::abi::{decode_log, ether_balance, landed, tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
-use bardo_sdk::errors::{error, internal, invalid_params};
+use bardo_sdk::errors::{internal, invalid_params};
 use bardo_sdk::operator::{Book, book};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
-    CapabilityTier, Category, ChainId, Error, ErrorCode, PlannedCall, Receipt, RiskTier, SpriteTrigger,
-    TickBudget, ToolDef, TxCall, WritePlan, WriteTool, tool_def,
+    CapabilityTier, Category, ChainId, Error, PlannedCall, Receipt, RiskTier, SpriteTrigger, TickBudget,
+    ToolDef, TxCall, WritePlan, WriteTool, tool_def,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -55,16 +54,6 @@ fn amount_of(field: &str, text: &str, decimals: u8) -> Result<U256, Error> {
     Ok(v)
 }
 
-/// The receipts' last one, which must have succeeded; and the wallet that sent it.
-fn landed(receipts: &[Receipt]) -> Result<(&Receipt, Address), Error> {
-    let last = receipts.last().ok_or_else(|| internal("no receipts to verify"))?;
-    if !last.success {
-        return Err(error(ErrorCode::Reverted, format!("transaction {} reverted", last.tx_hash)));
-    }
-    let sender = last.sender.parse().map_err(|_| internal("the receipt's sender is not an address"))?;
-    Ok((last, sender))
-}
-
 /// Params of `wallet_approve`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -101,7 +90,7 @@ impl WriteTool for Approve {
         bardo_sdk::events::progress(0);
         let token = b.token(p.chain_id, "token", &p.token)?;
         let spender = parse_address("spender", &p.spender)?;
-        require_listed(&b, spender, None, "")?;
+        b.require_listed(spender, None)?;
         let amount = amount_of("amount", &p.amount, token.decimals)?;
         bardo_sdk::events::progress(1);
         let call = approve_call(p.chain_id, &token, spender, amount);
@@ -375,7 +364,7 @@ impl WriteTool for Transfer {
         let b = book(p.chain_id)?;
         let owner = wallet(p.chain_id)?;
         let to = parse_address("to", &p.to)?;
-        require_listed(&b, to, Some("recipient"), " with role `recipient`")?;
+        b.require_listed(to, Some("recipient"))?;
         if p.token.trim().eq_ignore_ascii_case("eth") {
             let amount = amount_of("amount", &p.amount, 18)?;
             let have = ether_balance(p.chain_id, owner, None)?;

@@ -26,6 +26,7 @@ mod uniswap;
 mod uniswap_v4;
 mod v4_liquidity;
 mod valuation;
+mod vault;
 mod wallet;
 mod write_path;
 

@@ -778,10 +778,15 @@ fn cli_logs_in_from_the_environment_or_docker_config_and_says_when_it_cannot() {
 
 #[test]
 fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
-    use bardo_test_artifacts::{INTELLIGENCE, SAFETY, TESTNET, WALLET};
+    use bardo_test_artifacts::{INTELLIGENCE, SAFETY, TESTNET, VAULT, WALLET};
     let server = RegistryServer::start();
-    let plugins =
-        [("wallet", WALLET), ("safety", SAFETY), ("intelligence", INTELLIGENCE), ("testnet", TESTNET)];
+    let plugins = [
+        ("wallet", WALLET),
+        ("safety", SAFETY),
+        ("intelligence", INTELLIGENCE),
+        ("testnet", TESTNET),
+        ("vault", VAULT),
+    ];
     let mut oci = String::from("\n[oci]\n");
     for (name, file) in plugins {
         // The version each crate declares is the one its manifest carries and the tag says.
@@ -806,7 +811,9 @@ fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
         let loaded = opened.host.plugins().iter().find(|p| &*p.name == name).expect("loaded");
         assert_eq!(lock.oci_pin(name).expect("pinned").version, loaded.manifest.version, "{name}");
     }
-    for tool in ["wallet_get_balances", "safety_check_token", "intel_compute_lvr", "testnet_mine"] {
+    for tool in
+        ["wallet_get_balances", "safety_check_token", "intel_compute_lvr", "testnet_mine", "vault_get_info"]
+    {
         assert!(opened.host.catalog().contains_key(tool), "{tool}");
     }
     let lvr =

@@ -177,7 +177,8 @@ impl MaxPosition {
 }
 
 /// Action kinds that reduce exposure.
-const REDUCING: &[&str] = &["remove_liquidity", "collect_fees", "repay", "withdraw", "revoke"];
+const REDUCING: &[&str] =
+    &["remove_liquidity", "collect_fees", "repay", "withdraw", "revoke", "vault_withdraw", "vault_redeem"];
 
 impl SafetyHook for PolicyCage {
     fn name(&self) -> &'static str {

@@ -64,12 +64,25 @@ mod permit2 {
     }
 }
 
+/// ERC-4626's functions, in their own namespace (`deposit`, `withdraw` and `mint` are
+/// overloaded above).
+mod erc4626 {
+    alloy::sol! {
+        function deposit(uint256 assets, address receiver) external returns (uint256);
+        function mint(uint256 shares, address receiver) external returns (uint256);
+        function withdraw(uint256 assets, address receiver, address owner) external returns (uint256);
+        function redeem(uint256 shares, address receiver, address owner) external returns (uint256);
+    }
+}
+
 /// How one function's parameters are checked.
 enum Party {
     /// No address parameter moves value elsewhere.
     None,
     /// This parameter must be the wallet.
     Wallet(&'static str, Address),
+    /// Both parameters must be the wallet.
+    Wallets([(&'static str, Address); 2]),
     /// This parameter must be allowlisted (or the wallet).
     Allowlisted(&'static str, Address),
     /// This parameter must be allowlisted as a `recipient` (or be the wallet).
@@ -137,6 +150,24 @@ fn aave_pool(data: &[u8]) -> Option<(&'static str, Party)> {
         .or_else(|| party::<setUserUseReserveAsCollateralCall>(data, |_| Party::None))
 }
 
+/// A vault takes the wallet's assets for the wallet's shares and gives the wallet's shares back
+/// for assets to the wallet; its shares are an ERC-20 like any other.
+fn vault(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<erc4626::depositCall>(data, |c| Party::Wallet("receiver", c.receiver))
+        .or_else(|| party::<erc4626::mintCall>(data, |c| Party::Wallet("receiver", c.receiver)))
+        .or_else(|| {
+            party::<erc4626::withdrawCall>(data, |c| {
+                Party::Wallets([("receiver", c.receiver), ("owner", c.owner)])
+            })
+        })
+        .or_else(|| {
+            party::<erc4626::redeemCall>(data, |c| {
+                Party::Wallets([("receiver", c.receiver), ("owner", c.owner)])
+            })
+        })
+        .or_else(|| erc20(data))
+}
+
 fn permit2(data: &[u8]) -> Option<(&'static str, Party)> {
     party::<permit2::approveCall>(data, |c| Party::Allowlisted("spender", c.spender))
 }
@@ -163,6 +194,7 @@ pub fn check(
         Role::UniswapV2Router => v2_router(data),
         Role::UniswapV3PositionManager => v3_positions(data),
         Role::AaveV3Pool => aave_pool(data),
+        Role::Erc4626Vault => vault(data),
         Role::Permit2 => permit2(data),
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
@@ -211,6 +243,12 @@ pub fn check(
         Party::Wallet(name, who) => {
             Err(format!("{function} on a {role} names {who} as `{name}`; it must be the wallet {wallet}"))
         }
+        Party::Wallets(parties) => match parties.iter().find(|(_, who)| *who != wallet) {
+            None => Ok(()),
+            Some((name, who)) => {
+                Err(format!("{function} on a {role} names {who} as `{name}`; it must be the wallet {wallet}"))
+            }
+        },
         Party::Allowlisted(_, who) if who == wallet || allowlisted(who) => Ok(()),
         Party::Allowlisted(name, who) => {
             Err(format!("{function} names {who} as `{name}`, which is not allowlisted"))
@@ -409,5 +447,32 @@ mod tests {
             in_scope(Role::Permit2, grant.abi_encode()).expect_err("spender").contains("not allowlisted")
         );
         assert_eq!(in_scope(Role::Unscoped, vec![1, 2, 3]), Ok(()));
+    }
+
+    #[test]
+    fn a_vault_deposits_for_and_pays_out_only_to_the_wallet() {
+        let one = U256::from(1);
+        let deposit = |receiver| erc4626::depositCall { assets: one, receiver }.abi_encode();
+        assert_eq!(in_scope(Role::Erc4626Vault, deposit(WALLET)), Ok(()));
+        let e = in_scope(Role::Erc4626Vault, deposit(STRANGER)).expect_err("for a stranger");
+        assert!(e.contains("`receiver`") && e.contains("must be the wallet"), "{e}");
+        let mint = |receiver| erc4626::mintCall { shares: one, receiver }.abi_encode();
+        assert_eq!(in_scope(Role::Erc4626Vault, mint(WALLET)), Ok(()));
+        assert!(in_scope(Role::Erc4626Vault, mint(STRANGER)).is_err());
+        let redeem = |receiver, owner| erc4626::redeemCall { shares: one, receiver, owner }.abi_encode();
+        assert_eq!(in_scope(Role::Erc4626Vault, redeem(WALLET, WALLET)), Ok(()));
+        let e = in_scope(Role::Erc4626Vault, redeem(STRANGER, WALLET)).expect_err("paid to a stranger");
+        assert!(e.contains("`receiver`"), "{e}");
+        // Redeeming someone else's shares (spending their allowance) is not the wallet's business.
+        let e = in_scope(Role::Erc4626Vault, redeem(WALLET, STRANGER)).expect_err("another owner");
+        assert!(e.contains("`owner`"), "{e}");
+        let withdraw = |receiver, owner| erc4626::withdrawCall { assets: one, receiver, owner }.abi_encode();
+        assert_eq!(in_scope(Role::Erc4626Vault, withdraw(WALLET, WALLET)), Ok(()));
+        assert!(in_scope(Role::Erc4626Vault, withdraw(WALLET, STRANGER)).is_err());
+        // The share token: approvals to allowlisted spenders only, no ether.
+        let approve = approveCall { spender: STRANGER, amount: one }.abi_encode();
+        assert!(in_scope(Role::Erc4626Vault, approve).is_err());
+        assert!(check(Role::Erc4626Vault, &deposit(WALLET), one, WALLET, &allowed).is_err(), "no ether");
+        assert!(in_scope(Role::Erc20, deposit(WALLET)).is_err(), "a token is no vault");
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Each chain needs a [`PricingConfig`] (`[safety] pricing_file` or `[safety.pricing.<chain id>]`).
 //! A dollar token (`usd_tokens`) is $1. An Aave aToken or debt token is its underlying, 1:1 (a
-//! debt counts against the wallet in [`Valuer::signed_usd`]). Any other token is priced by its
+//! debt counts against the wallet in [`Valuer::signed_usd`]). A share of an ERC-4626 vault the
+//! operator lists (`vaults`) is its asset, at the vault's own `convertToAssets`. Any other token is priced by its
 //! deepest Uniswap V3 pool against a dollar token — else against WETH, times WETH's own price —
 //! from `slot0().sqrtPriceX96` and both tokens' `decimals()`; a pool with no liquidity in range
 //! is never used. When the Aave oracle prices the token too, the two must agree within
@@ -33,6 +34,8 @@ alloy::sol! {
     function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
         uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
     function getAssetPrice(address asset) external view returns (uint256);
+    function asset() external view returns (address);
+    function convertToAssets(uint256 shares) external view returns (uint256);
     function BASE_CURRENCY_UNIT() external view returns (uint256);
     function ADDRESSES_PROVIDER() external view returns (address);
     function getPoolDataProvider() external view returns (address);
@@ -65,6 +68,10 @@ pub struct PricingConfig {
     /// The most the pool and oracle prices may differ, basis points of the oracle's (default 500).
     #[serde(default = "default_max_divergence_bps")]
     pub max_divergence_bps: u32,
+    /// ERC-4626 vaults whose shares are valued as their asset at the vault's `convertToAssets`
+    /// (a vault reports its own share price, so only vaults the operator trusts are listed).
+    #[serde(default)]
+    pub vaults: Vec<Address>,
 }
 
 fn default_fee_tiers() -> Vec<u32> {
@@ -107,6 +114,8 @@ enum Kind {
     Deposit(Address),
     /// An Aave debt token: 1:1 of the underlying owed.
     Debt(Address),
+    /// A listed ERC-4626 vault's share: its asset at `convertToAssets`.
+    Shares(Address),
 }
 
 impl Kind {
@@ -114,7 +123,7 @@ impl Kind {
     fn priced_as(self, token: Address) -> Address {
         match self {
             Kind::Plain => token,
-            Kind::Deposit(underlying) | Kind::Debt(underlying) => underlying,
+            Kind::Deposit(underlying) | Kind::Debt(underlying) | Kind::Shares(underlying) => underlying,
         }
     }
 }
@@ -245,8 +254,11 @@ impl Valuer {
         drop(quotes);
         let config = self.config(chain)?;
         let kind = self.kind(chain, config, token)?;
-        let price = self.price(chain, config, kind.priced_as(token))?;
         let decimals = self.decimals(chain, token)?;
+        let price = match kind {
+            Kind::Shares(asset) => self.share_price(chain, config, token, decimals, asset)?,
+            _ => self.price(chain, config, kind.priced_as(token))?,
+        };
         if let Some(block) = block {
             quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
             if quotes.len() >= 1_024 {
@@ -270,6 +282,9 @@ impl Valuer {
     fn kind(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<Kind, String> {
         if config.usd_tokens.contains(&token) {
             return Ok(Kind::Plain);
+        }
+        if config.vaults.contains(&token) {
+            return Ok(Kind::Shares(self.read(chain, token, assetCall {})?));
         }
         // Only Aave's tokens answer this (a plain token reverts or returns nothing).
         let Ok(underlying) = self.read(chain, token, UNDERLYING_ASSET_ADDRESSCall {}) else {
@@ -311,6 +326,23 @@ impl Valuer {
                  {oracle} does not list it; it cannot be valued, so the write is refused"
             ))
         }
+    }
+
+    /// USD per whole share of `vault`, 18 decimals: what one whole share converts to in `asset`,
+    /// at the asset's price.
+    fn share_price(
+        &self,
+        chain: u64,
+        config: &PricingConfig,
+        vault: Address,
+        decimals: u8,
+        asset: Address,
+    ) -> Result<U512, String> {
+        let one_share = U256::from(10u64).pow(U256::from(decimals));
+        let assets = self.read(chain, vault, convertToAssetsCall { shares: one_share })?;
+        let asset_decimals = self.decimals(chain, asset)?;
+        let asset_price = self.price(chain, config, asset)?;
+        Ok(asset_price * U512::from(assets) / pow10(asset_decimals))
     }
 
     /// USD per whole `token`, 18 decimals: $1 for a dollar token; else the deepest pool's price,
