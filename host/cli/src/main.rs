@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod plugin_cli;
+mod scaffold;
 mod serve;
 
 // mimalloc, not glibc's malloc: a served call allocates on one thread and frees on another,
@@ -347,6 +348,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             serve::run(&cli.config, profile.as_deref(), listen, protocols, exposure(expose), watch_ms, rt)
         }
         Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
+        // A new plugin needs no configuration.
+        Command::Plugin { action: plugin_cli::PluginAction::New { name, write, stream, dir, sdk } } => {
+            plugin_cli::new(&name, write, stream, &dir, sdk.as_deref())
+        }
         Command::Plugin { action } => plugin_cli::run(&config()?, action, rt),
         Command::Lock => {
             let lock = setup::relock(&config()?)?;

@@ -1,4 +1,4 @@
-//! `bardo plugin …` (publish, pull, approve, list, keygen) and `bardo run`.
+//! `bardo plugin …` (publish, pull, approve, list, keygen, new) and `bardo run`.
 
 use anyhow::{Context, Result, bail};
 use bardo_core::Runtime;
@@ -48,6 +48,40 @@ pub(crate) enum PluginAction {
     },
     /// Create a P-256 signing key (PATH) and its public key (PATH.pub).
     Keygen { path: PathBuf },
+    /// Scaffold a plugin crate NAME that builds on its own (one read tool; `--write`: one write
+    /// tool; `--stream`: one stream tool).
+    New {
+        name: String,
+        /// Start with a write tool (the writer world).
+        #[arg(long, conflicts_with = "stream")]
+        write: bool,
+        /// Start with a stream tool (the streamer world).
+        #[arg(long)]
+        stream: bool,
+        /// Where to create it (default: the current directory).
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// The bardo-sdk to depend on (default: the checkout this `bardo` was built from).
+        #[arg(long)]
+        sdk: Option<PathBuf>,
+    },
+}
+
+/// `bardo plugin new`: needs no configuration.
+pub(crate) fn new(name: &str, write: bool, stream: bool, dir: &Path, sdk: Option<&Path>) -> Result<ExitCode> {
+    use crate::scaffold::{Kind, create};
+    let kind = if write {
+        Kind::Write
+    } else if stream {
+        Kind::Stream
+    } else {
+        Kind::Read
+    };
+    let root = create(name, kind, dir, sdk)?;
+    println!("created {} ({kind:?} plugin `{name}`); next:", root.display());
+    println!("  cd {} && cargo build --release --target wasm32-wasip2", root.display());
+    println!("  then see its README.md to load, try and publish it");
+    Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn run(config: &Config, action: PluginAction, rt: &Runtime) -> Result<ExitCode> {
@@ -113,6 +147,9 @@ pub(crate) fn run(config: &Config, action: PluginAction, rt: &Runtime) -> Result
                 println!("file     {:<16} {:<10} sha256:{}", e.file, "", e.sha256);
             }
             Ok(ExitCode::SUCCESS)
+        }
+        PluginAction::New { name, write, stream, dir, sdk } => {
+            new(&name, write, stream, &dir, sdk.as_deref())
         }
         PluginAction::Keygen { path } => {
             let (private, public) = sign::generate()?;

@@ -18,6 +18,7 @@ mod mcp;
 mod registry;
 mod routes;
 mod safety;
+mod scaffold;
 mod sidecar;
 mod simulate;
 mod streaming;

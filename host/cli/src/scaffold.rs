@@ -1,0 +1,161 @@
+//! `bardo plugin new NAME [--write | --stream]`: a plugin crate that builds on its own, outside
+//! any workspace — explicit dependency versions, `bardo-sdk` by path, this checkout's
+//! `Cargo.lock` so the versions are the ones the SDK is tested with — with one working tool of
+//! the chosen kind, a README that says how to build, load and publish it, and the naming rules.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+/// Which world the new plugin starts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// One read tool (`<prefix>_get_block`).
+    Read,
+    /// One write tool (`<prefix>_wrap_eth`, action kind `<prefix>_wrap`).
+    Write,
+    /// One stream tool (`<prefix>_watch_balance`).
+    Stream,
+}
+
+/// The SDK next to the sources this `bardo` was built from, if it is still there.
+fn built_from_sdk() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..").join("sdk")
+}
+
+/// Whether `name` is a valid plugin name: lowercase letters, digits and `-`, starting with a
+/// letter (the host's rule, plus a letter first so the tool prefix is a valid identifier).
+fn valid_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Fill `{{key}}` placeholders.
+fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+    vars.iter().fold(template.to_owned(), |text, (k, v)| text.replace(&format!("{{{{{k}}}}}"), v))
+}
+
+/// Create the crate `dir/name`; returns its directory.
+pub(crate) fn create(name: &str, kind: Kind, dir: &Path, sdk: Option<&Path>) -> Result<PathBuf> {
+    if !valid_name(name) {
+        bail!(
+            "plugin name {name:?} must be lowercase letters, digits and single '-', starting with a \
+             letter (e.g. `my-tools`); its tools are then named `my_tools_<action>`"
+        );
+    }
+    let sdk = sdk.map(Path::to_path_buf).unwrap_or_else(built_from_sdk);
+    let manifest = std::fs::read_to_string(sdk.join("Cargo.toml")).unwrap_or_default();
+    if !manifest.lines().any(|l| l.trim() == "name = \"bardo-sdk\"") {
+        bail!("no bardo-sdk at {}; pass --sdk PATH to the sdk/ directory of a Bardo checkout", sdk.display());
+    }
+    let sdk = sdk.canonicalize().with_context(|| format!("resolving {}", sdk.display()))?;
+    let root = dir.join(name);
+    if root.exists() {
+        bail!("{} already exists; choose another name or --dir", root.display());
+    }
+    let prefix = name.replace('-', "_");
+    let sdk_text = sdk.display().to_string().replace('\\', "/");
+    let notes = match kind {
+        Kind::Write => format!(
+            "\nIt reads WETH's address from its settings: add `{name} = \"settings/{name}.json\"` under \
+             `[settings]` in bardo.toml, that file holding `{{\"chains\": {{\"31337\": {{\"weth\": \"0x…\"}}}}}}` \
+             (the devnet's WETH is in `.bardo/deployments.json`); the host's `[safety]` allowlist must \
+             name WETH for the plan to pass.\n"
+        ),
+        Kind::Read | Kind::Stream => String::new(),
+    };
+    let (source, extra_deps, profile, try_it) = match kind {
+        Kind::Read => (
+            include_str!("../templates/read.rs.tmpl"),
+            "",
+            "data",
+            format!("bardo call {prefix}_get_block --params '{{\"chain_id\":31337}}'"),
+        ),
+        Kind::Write => (
+            include_str!("../templates/write.rs.tmpl"),
+            "alloy-primitives = { version = \"1\", default-features = false, features = [\"std\"] }\n\
+             alloy-sol-types = { version = \"1\", default-features = false, features = [\"std\"] }\n",
+            "trader",
+            format!(
+                "bardo preview {prefix}_wrap --profile trader --params '{{\"chain_id\":31337,\"amount\":\"0.1\"}}'"
+            ),
+        ),
+        Kind::Stream => (
+            include_str!("../templates/stream.rs.tmpl"),
+            "",
+            "observatory",
+            format!(
+                "bardo stream {prefix}_watch_balance --params '{{\"chain_id\":31337,\"account\":\"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\"}}'"
+            ),
+        ),
+    };
+    let vars = [
+        ("name", name),
+        ("prefix", prefix.as_str()),
+        ("stem", prefix.as_str()),
+        ("sdk", sdk_text.as_str()),
+        ("extra_deps", extra_deps),
+        ("profile", profile),
+        ("try", try_it.as_str()),
+        ("notes", notes.as_str()),
+    ];
+    let src = root.join("src");
+    std::fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;
+    let files = [
+        (root.join("Cargo.toml"), fill(include_str!("../templates/Cargo.toml.tmpl"), &vars)),
+        (src.join("lib.rs"), fill(source, &vars)),
+        (root.join("README.md"), fill(include_str!("../templates/README.md.tmpl"), &vars)),
+        (root.join(".gitignore"), "/target\n".to_owned()),
+    ];
+    for (path, text) in files {
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    // In rustfmt's default style, whatever the name's length (best effort: rustfmt may be absent).
+    let _ = std::process::Command::new("cargo")
+        .args(["fmt", "--quiet"])
+        .current_dir(&root)
+        .stderr(std::process::Stdio::null())
+        .status();
+    // The versions the SDK is built and tested with (cargo drops what the crate does not use).
+    if let Some(lock) = sdk.parent().map(|p| p.join("Cargo.lock")).filter(|l| l.is_file()) {
+        std::fs::copy(&lock, root.join("Cargo.lock"))
+            .with_context(|| format!("copying {}", lock.display()))?;
+    }
+    Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_hosts_rule_and_make_a_valid_prefix() {
+        for ok in ["mine", "my-tools", "v4x", "a1-b2"] {
+            assert!(valid_name(ok), "{ok}");
+        }
+        for bad in ["", "Mine", "my_tools", "-a", "a-", "a--b", "1abc", "my tools", &"a".repeat(65)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn placeholders_are_filled() {
+        assert_eq!(fill("{{name}}_x {{name}} {{other}}", &[("name", "a")]), "a_x a {{other}}");
+    }
+
+    #[test]
+    fn it_refuses_a_bad_name_an_existing_directory_and_a_missing_sdk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let e = create("My_Tools", Kind::Read, dir.path(), None).expect_err("bad name");
+        assert!(e.to_string().contains("lowercase"), "{e}");
+        let e = create("ok", Kind::Read, dir.path(), Some(dir.path())).expect_err("no sdk");
+        assert!(e.to_string().contains("--sdk"), "{e}");
+        create("ok", Kind::Stream, dir.path(), None).expect("created");
+        let again = create("ok", Kind::Read, dir.path(), None).expect_err("exists");
+        assert!(again.to_string().contains("already exists"), "{again}");
+        let lib = std::fs::read_to_string(dir.path().join("ok/src/lib.rs")).expect("lib.rs");
+        assert!(lib.contains("\"ok_watch_balance\"") && !lib.contains("{{"), "{lib}");
+    }
+}
