@@ -72,8 +72,13 @@ fn f64_of(v: U256) -> f64 {
 
 /// token1 per token0 (whole tokens) at `sqrt_price_x96`.
 pub fn price_of_sqrt(sqrt_price_x96: U256, pool: &V3Pool) -> f64 {
+    sqrt_to_price(sqrt_price_x96, pool.token0.decimals, pool.token1.decimals)
+}
+
+/// token1 per token0 (whole tokens) at `sqrt_price_x96`, for tokens of `decimals0` and `decimals1`.
+pub fn sqrt_to_price(sqrt_price_x96: U256, decimals0: u8, decimals1: u8) -> f64 {
     let s = f64_of(sqrt_price_x96) / 2f64.powi(96);
-    s * s * 10f64.powi(i32::from(pool.token0.decimals) - i32::from(pool.token1.decimals))
+    s * s * 10f64.powi(i32::from(decimals0) - i32::from(decimals1))
 }
 
 /// token1 per token0 (whole tokens) at `tick`.

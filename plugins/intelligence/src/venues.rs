@@ -1,6 +1,8 @@
-//! `intel_compare_venues`: what a trade of one size gets in each Uniswap V2 pair and V3 pool of a
-//! pair — the pool's mid price, the quote (V2 by the pair's constant-product formula from its
-//! reserves, V3 by QuoterV2) and the price impact between them. V4 pools are not compared yet.
+//! `intel_compare_venues`: what a trade of one size gets in each Uniswap V2 pair, V3 pool and V4
+//! pool of a pair — the pool's mid price, the quote (V2 by the pair's constant-product formula
+//! from its reserves, V3 by QuoterV2, V4 by V4Quoter) and the price impact between them. V4 pools
+//! are those at the standard fee / tick-spacing tiers without hooks, with WETH's side also as
+//! native ether.
 
 use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{U256, U512};
@@ -8,7 +10,7 @@ use bardo_sdk::abi::eth_call;
 use bardo_sdk::erc20::Token;
 use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::uniswap::pools::{v2_pair, v3_pool};
-use bardo_sdk::uniswap::{self, FEE_TIERS};
+use bardo_sdk::uniswap::{self, FEE_TIERS, v4};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, events, tool_def};
 use schemars::JsonSchema;
@@ -37,11 +39,18 @@ pub struct VenueParams {
 
 #[derive(Serialize)]
 pub struct Venue {
-    /// `v2` or `v3`.
+    /// `v2`, `v3` or `v4`.
     version: &'static str,
     /// Fee tier in hundredths of a bip.
     fee: u32,
+    /// The pair's or pool's address; a V4 pool's id.
     pool: String,
+    /// A V4 pool's tick spacing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tick_spacing: Option<i32>,
+    /// A V4 pool of native ether where the trade names WETH.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    native: bool,
     /// `token_out` per `token_in` at the pool's price now.
     mid_price: f64,
     /// What the trade gets, `token_out` units; none when the pool cannot fill it.
@@ -69,14 +78,15 @@ impl ReadTool for CompareVenues {
     fn def() -> ToolDef {
         ToolDef {
             tick_budget: TickBudget::Medium,
-            progress_steps: vec!["find pools".into(), "quote".into()],
+            progress_steps: vec!["find pools".into(), "quote V3".into(), "quote V4".into()],
             prompt_snippet:
-                "intel_compare_venues: price impact of one trade size in every V2/V3 pool of a pair".into(),
+                "intel_compare_venues: price impact of one trade size in every V2/V3/V4 pool of a pair".into(),
             ..tool_def::<VenueParams>(
                 Self::NAME,
-                "Compare venues for one trade size: for the pair's Uniswap V2 pair and each V3 fee tier, the \
-                 mid price, what the trade would get, and the price impact (fee plus slippage), best first. \
-                 Reads only; V4 pools are not compared yet (use uniswap_get_quote).",
+                "Compare venues for one trade size: for the pair's Uniswap V2 pair, each V3 fee tier and each \
+                 V4 pool without hooks at the standard tiers (WETH's side also as native ether), the mid \
+                 price, what the trade would get, and the price impact (fee plus slippage), best first. \
+                 Reads only.",
                 Category::Intelligence,
             )
         }
@@ -115,6 +125,8 @@ impl ReadTool for CompareVenues {
                 version: "v2",
                 fee: 3000,
                 pool: pair.address.to_checksum(None),
+                tick_spacing: None,
+                native: false,
                 mid_price: mid,
                 amount_out: Some(format_units(out, tout.decimals)),
                 price_impact: Some(impact(out, mid)),
@@ -139,14 +151,48 @@ impl ReadTool for CompareVenues {
                 version: "v3",
                 fee,
                 pool: pool.address.to_checksum(None),
+                tick_spacing: None,
+                native: false,
                 mid_price: mid,
                 amount_out: out.map(|o| format_units(o, tout.decimals)),
                 price_impact: out.map(|o| impact(o, mid)),
             });
         }
+        events::progress(2);
+        if let Some(quoter) = book.v4_quoter {
+            let mut pools = v4::pools(c, &book, &tin, &tout, None)?;
+            if let Some(weth) = book.weth() {
+                pools.extend(v4::native_pools(c, &book, (&tin, &tout), weth, (None, None))?);
+            }
+            for pool in pools {
+                let price01 = crate::pool::sqrt_to_price(
+                    pool.sqrt_price_x96,
+                    pool.token0.decimals,
+                    pool.token1.decimals,
+                );
+                // In a native pool ether (currency 0) stands for WETH.
+                let in_is_0 = pool.token0.address == tin.address
+                    || (pool.key.native
+                        && pool.token0.address.is_zero()
+                        && tin.address != pool.token1.address);
+                let mid = if in_is_0 { price01 } else { 1.0 / price01 };
+                // The quoter reverts when the pool cannot fill the amount: no quote, not an error.
+                let out = v4::quote(c, quoter, &pool, &tin, amount, true).ok();
+                venues.push(Venue {
+                    version: "v4",
+                    fee: pool.fee,
+                    pool: pool.key.pool_id.to_string(),
+                    tick_spacing: Some(pool.key.tick_spacing),
+                    native: pool.key.native,
+                    mid_price: mid,
+                    amount_out: out.map(|o| format_units(o, tout.decimals)),
+                    price_impact: out.map(|o| impact(o, mid)),
+                });
+            }
+        }
         if venues.is_empty() {
             return Err(not_found(format!(
-                "no Uniswap V2 or V3 pool of {}/{} on chain {c}",
+                "no Uniswap V2, V3 or V4 pool of {}/{} on chain {c}",
                 tin.symbol, tout.symbol
             )));
         }

@@ -2,7 +2,6 @@
 //! UniversalRouter wraps on the way in and unwraps on the way out, in the same transaction.
 
 use crate::book::Book;
-use alloy_primitives::Address;
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::not_found;
 use bardo_sdk::{ChainId, Error};
@@ -14,7 +13,7 @@ pub fn is_native(input: &str) -> bool {
 
 /// The native coin as the outcome names it (the zero address: what the host reads as native).
 pub fn eth() -> Token {
-    Token { address: Address::ZERO, symbol: "ETH".into(), decimals: 18 }
+    bardo_sdk::uniswap::v4::ether()
 }
 
 /// The token `input` trades as in the pools, and whether the wallet pays or receives it as

@@ -2,10 +2,14 @@
 //! tools): pool keys and ids, StateView's reads, the PoolManager's events, the PositionManager's
 //! position views, and the pool key behind a pool id.
 
-use crate::abi::wire;
+use crate::abi::{eth_call, wire};
+use crate::erc20::Token;
+use crate::uniswap::pools::sorted;
 use crate::{ChainId, Error, LogFilter, chain};
+use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, B256, U256, keccak256};
 use alloy_sol_types::{SolEvent, SolValue};
+use serde::Serialize;
 
 alloy_sol_types::sol! {
     /// What names a V4 pool: its id is the keccak256 of this, ABI-encoded.
@@ -114,4 +118,197 @@ mod tests {
         let info = pool | U256::from(887_220u64) << 32 | U256::from(lower) << 8 | U256::from(1u8);
         assert_eq!(position_ticks(info), (-600, 887_220));
     }
+}
+
+/// What names a V4 pool besides its tokens and fee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct V4Key {
+    /// keccak256 of the ABI-encoded pool key.
+    pub pool_id: B256,
+    /// The key's tick spacing.
+    pub tick_spacing: i32,
+    /// The key's hooks contract (zero: none).
+    #[serde(serialize_with = "crate::abi::checksummed")]
+    pub hooks: Address,
+    /// The pool trades native ether (currency 0, the zero address) where the swap names WETH:
+    /// the router pays and takes ether itself, without wrapping.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub native: bool,
+}
+
+/// A V4 pool and its current state.
+#[derive(Debug, Clone)]
+pub struct V4Pool {
+    /// Its key beyond the tokens and fee.
+    pub key: V4Key,
+    /// The token sorted first (ether, the zero address, in a native pool).
+    pub token0: Token,
+    /// The other token.
+    pub token1: Token,
+    /// The fee in the key, hundredths of a bip.
+    pub fee: u32,
+    /// `slot0`'s price, Q64.96.
+    pub sqrt_price_x96: U256,
+    /// `slot0`'s tick.
+    pub tick: i32,
+    /// Liquidity in range.
+    pub liquidity: u128,
+}
+
+/// The pool key of `a`/`b` (any order) at `fee`, `tick_spacing`, `hooks`.
+pub fn pool_key(a: &Token, b: &Token, fee: u32, tick_spacing: i32, hooks: Address) -> PoolKey {
+    let (t0, t1) = sorted(a, b);
+    PoolKey {
+        currency0: t0.address,
+        currency1: t1.address,
+        fee: U24::from(fee),
+        tickSpacing: I24::try_from(tick_spacing).unwrap_or_default(),
+        hooks,
+    }
+}
+
+/// The pool key of tokens `a`/`b` (any order) at `fee` with `key`'s tick spacing and hooks.
+pub fn pool_key_of(a: Address, b: Address, fee: u32, key: V4Key) -> PoolKey {
+    PoolKey {
+        currency0: a.min(b),
+        currency1: a.max(b),
+        fee: U24::from(fee),
+        tickSpacing: I24::try_from(key.tick_spacing).unwrap_or_default(),
+        hooks: key.hooks,
+    }
+}
+
+/// The V4 pool of `a`/`b` at `fee` and `tick_spacing` without hooks; none when it is not
+/// initialized (or the chain has no V4).
+pub fn pool(
+    chain_id: ChainId,
+    book: &super::Book,
+    a: &Token,
+    b: &Token,
+    fee: u32,
+    tick_spacing: i32,
+) -> Result<Option<V4Pool>, Error> {
+    hooked_pool(chain_id, book, a, b, (fee, tick_spacing, Address::ZERO))
+}
+
+/// The V4 pool of `a`/`b` with `(fee, tick spacing, hooks)`; none when it is not initialized
+/// (or the chain has no V4).
+pub fn hooked_pool(
+    chain_id: ChainId,
+    book: &super::Book,
+    a: &Token,
+    b: &Token,
+    (fee, tick_spacing, hooks): (u32, i32, Address),
+) -> Result<Option<V4Pool>, Error> {
+    let Some(state_view) = book.v4_state_view else { return Ok(None) };
+    let key = pool_key(a, b, fee, tick_spacing, hooks);
+    let id = pool_id(&key);
+    let slot0 = eth_call(chain_id, state_view, &getSlot0Call { poolId: id })?;
+    if slot0.sqrtPriceX96.is_zero() {
+        return Ok(None);
+    }
+    let liquidity = eth_call(chain_id, state_view, &getLiquidityCall { poolId: id })?;
+    let (token0, token1) = sorted(a, b);
+    Ok(Some(V4Pool {
+        key: V4Key { pool_id: id, tick_spacing, hooks, native: false },
+        token0,
+        token1,
+        fee,
+        sqrt_price_x96: U256::from(slot0.sqrtPriceX96),
+        tick: slot0.tick.as_i32(),
+        liquidity,
+    }))
+}
+
+/// Every initialized V4 pool of `a`/`b` at the standard tiers (`fee`: only that tier).
+pub fn pools(
+    chain_id: ChainId,
+    book: &super::Book,
+    a: &Token,
+    b: &Token,
+    fee: Option<u32>,
+) -> Result<Vec<V4Pool>, Error> {
+    let mut out = Vec::new();
+    for (f, spacing) in TIERS.into_iter().filter(|(f, _)| fee.is_none_or(|want| want == *f)) {
+        out.extend(pool(chain_id, book, a, b, f, spacing)?);
+    }
+    Ok(out)
+}
+
+/// An amount as a V4 swap's `uint128`.
+pub fn u128_amount(amount: U256) -> Result<u128, Error> {
+    u128::try_from(amount)
+        .map_err(|_| crate::errors::invalid_params(format!("the amount {amount} is too large for a V4 swap")))
+}
+
+/// V4Quoter's answer for `amount` through `pool` from `tin`: the amount out (`exact_in`) or the
+/// amount in that buys `amount`. A native pool's ether side is currency 0 where the caller names
+/// WETH. The quoter reverts (a `Reverted` error) when the pool cannot fill all of it.
+pub fn quote(
+    chain_id: ChainId,
+    quoter: Address,
+    pool: &V4Pool,
+    tin: &Token,
+    amount: U256,
+    exact_in: bool,
+) -> Result<U256, Error> {
+    let key = pool_key(&pool.token0, &pool.token1, pool.fee, pool.key.tick_spacing, pool.key.hooks);
+    let zero_for_one = tin.address == pool.token0.address
+        || (pool.key.native && pool.token0.address.is_zero() && tin.address != pool.token1.address);
+    let params = QuoteExactSingleParams {
+        poolKey: key,
+        zeroForOne: zero_for_one,
+        exactAmount: u128_amount(amount)?,
+        hookData: alloy_primitives::Bytes::new(),
+    };
+    if exact_in {
+        Ok(eth_call(chain_id, quoter, &quoteExactInputSingleCall { params })?.amountOut)
+    } else {
+        Ok(eth_call(chain_id, quoter, &quoteExactOutputSingleCall { params })?.amountIn)
+    }
+}
+
+/// Native ether as a V4 currency (the zero address), named as the host names it.
+pub fn ether() -> Token {
+    Token { address: Address::ZERO, symbol: "ETH".into(), decimals: 18 }
+}
+
+/// A V4 pool a swap names beyond the standard tiers: `(fee, tick spacing, hooks)`.
+pub type Named = Option<(u32, i32, Address)>;
+
+/// The V4 pools of `a`/`b`: the one `named`, or those at the standard tiers (`fee`: only that
+/// tier).
+pub fn pools_or_named(
+    chain_id: ChainId,
+    book: &super::Book,
+    (a, b): (&Token, &Token),
+    fee: Option<u32>,
+    named: Named,
+) -> Result<Vec<V4Pool>, Error> {
+    match named {
+        Some(key) => Ok(hooked_pool(chain_id, book, a, b, key)?.into_iter().collect()),
+        None => pools(chain_id, book, a, b, fee),
+    }
+}
+
+/// The V4 pools of native ether and the other token where one of `a`/`b` is `weth` (as
+/// [`pools_or_named`]), with WETH standing for ether in their keys' `native` flag.
+pub fn native_pools(
+    chain_id: ChainId,
+    book: &super::Book,
+    (a, b): (&Token, &Token),
+    weth: Address,
+    (fee, named): (Option<u32>, Named),
+) -> Result<Vec<V4Pool>, Error> {
+    let eth = ether();
+    let (a, b) = match (a.address == weth, b.address == weth) {
+        (true, false) => (&eth, b),
+        (false, true) => (a, &eth),
+        _ => return Ok(Vec::new()),
+    };
+    let mut pools = pools_or_named(chain_id, book, (a, b), fee, named)?;
+    for p in &mut pools {
+        p.key.native = true;
+    }
+    Ok(pools)
 }

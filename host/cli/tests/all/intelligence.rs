@@ -18,6 +18,16 @@ use bardo_test_artifacts::INTELLIGENCE;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
+/// V4Quoter, in its own namespace (its `quoteExactInputSingle` overloads QuoterV2's).
+mod v4q {
+    alloy::sol! {
+        struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
+        struct QuoteExactSingleParams { PoolKey poolKey; bool zeroForOne; uint128 exactAmount; bytes hookData; }
+        function quoteExactInputSingle(QuoteExactSingleParams params) external returns (uint256 amountOut,
+            uint256 gasEstimate);
+    }
+}
+
 sol! {
     function approve(address spender, uint256 amount) external returns (bool);
     struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 deadline;
@@ -343,13 +353,39 @@ fn venue_quotes_equal_the_router_and_the_quoter() {
         venues.iter().any(|x| x["version"] == "v2") && venues.iter().any(|x| x["version"] == "v3"),
         "{v:#}"
     );
+    // The devnet's V4 pools without hooks: WETH/USDC 0.3 % and native ETH/USDC 0.05 %.
+    let v4: Vec<&Value> = venues.iter().filter(|x| x["version"] == "v4").collect();
+    assert!(v4.iter().any(|x| x["native"] == true && x["fee"] == 500), "{v:#}");
+    assert!(v4.iter().any(|x| x["native"].is_null() && x["fee"] == 3000), "{v:#}");
     let amount = U256::from(25_000_000_000u64);
     let units = |s: &Value| {
         alloy::primitives::utils::parse_units(s.as_str().expect("amount"), 18).expect("units").get_absolute()
     };
     for x in venues {
         let Some(out) = x["amount_out"].as_str() else { continue };
-        let want = if x["version"] == "v2" {
+        let want = if x["version"] == "v4" {
+            let other = if x["native"] == true { Address::ZERO } else { weth };
+            let key = v4q::PoolKey {
+                currency0: usdc.min(other),
+                currency1: usdc.max(other),
+                fee: U24::from(x["fee"].as_u64().expect("fee")),
+                tickSpacing: alloy::primitives::aliases::I24::try_from(
+                    x["tick_spacing"].as_i64().expect("spacing"),
+                )
+                .expect("i24"),
+                hooks: Address::ZERO,
+            };
+            let id = alloy::primitives::keccak256(alloy::sol_types::SolValue::abi_encode(&key));
+            assert_eq!(x["pool"], id.to_string(), "the pool id is the key's hash");
+            let params = v4q::QuoteExactSingleParams {
+                zeroForOne: usdc < other,
+                poolKey: key,
+                exactAmount: 25_000_000_000u128,
+                hookData: Default::default(),
+            };
+            let quoter = d.uniswap_v4["v4_quoter"];
+            read(&rt, &provider, quoter, v4q::quoteExactInputSingleCall { params }).amountOut
+        } else if x["version"] == "v2" {
             read(
                 &rt,
                 &provider,
