@@ -293,3 +293,31 @@ fn a_plugin_whose_settings_file_is_missing_loads_and_says_which_file() {
     let o = bardo(dir.path(), &["call", "hello_greet", "--params", r#"{"name":"operator"}"#]);
     assert!(o.status.success(), "{o:?}");
 }
+
+#[test]
+fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
+    // The config in one directory, the command run from another: `devnet/` is found in the
+    // checkout bardo was built from; state and settings go next to the config.
+    let (home, elsewhere) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let config = home.path().join("bardo.toml");
+    std::fs::write(&config, format!("[chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\ndevnet = true\n"))
+        .expect("config");
+    let config = config.to_str().expect("utf-8");
+    let port_arg = port.to_string();
+    let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach", "--port", &port_arg]);
+    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    let settings = home.path().join(".bardo/settings");
+    for name in ["uniswap", "aave", "wallet", "vault", "allowlist", "pricing"] {
+        assert!(settings.join(format!("{name}.json")).is_file(), "{name}.json");
+    }
+    let deployments: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(home.path().join(".bardo/deployments.json")).expect("deployments"),
+    )
+    .expect("json");
+    assert_eq!(deployments["vaults"]["bvUSDC"]["asset"], "USDC");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "anvil listens on {port}");
+    let down = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    assert!(!elsewhere.path().join(".bardo").exists(), "nothing is written where the command ran");
+}
