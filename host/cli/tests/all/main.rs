@@ -15,6 +15,7 @@ mod inline;
 mod intelligence;
 mod loading;
 mod mcp;
+mod plugin_env;
 mod registry;
 mod routes;
 mod safety;

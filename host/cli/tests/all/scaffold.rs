@@ -5,31 +5,18 @@
 //! watched balance changes.
 
 use super::chain::{devnet, root, runtime, send};
+use super::plugin_env;
 use super::uniswap::devnet_host_with;
-use alloy::network::TransactionBuilder;
 use alloy::primitives::{U256, address};
 use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
-use alloy::sol;
-use alloy::sol_types::SolCall;
 use bardo_devnet::CHAIN_ID;
-use bardo_host::safety::WritePath;
-use bardo_host::safety::audit_log::AuditLog;
-use bardo_host::safety::hooks::{AllowlistGuard, PolicyCage, SafetyHook};
-use bardo_host::safety::host_key::HostKey;
+use bardo_devnet::deploy::Deployments;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
-
-sol! {
-    function balanceOf(address account) external view returns (uint256);
-}
-
-/// anvil's second dev account: the wallet here.
-const USER_KEY: &str = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
 /// Scaffold `name` with `flag` in a temporary directory, as an author would, and build it for
 /// wasm32-wasip2. The build shares the guest programs' target directory and profile (defined
@@ -89,36 +76,16 @@ fn a_scaffolded_read_plugin_builds_alone_and_reads_the_chain() {
 #[test]
 fn a_scaffolded_write_plugin_plans_what_the_host_commits() {
     let (_dir, wasm) = scaffold("scaffold-write", Some("--write"));
-    let (node, d) = devnet();
-    let weth = d.tokens["WETH"].address;
-    let settings =
-        BTreeMap::from([("scaffold-write".to_owned(), json!({"chains": {"31337": {"weth": weth}}}))]);
-    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[path(&wasm)]));
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
-    ];
-    let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let write = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![super::valuation::value_guard(&host, &d)]);
-    let rt = runtime();
-    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
-    let user = d.accounts[1];
-    let weth_of = |who| {
-        let tx =
-            TransactionRequest::default().to(weth).with_input(balanceOfCall { account: who }.abi_encode());
-        let raw = rt.block_on(provider.call(tx).into_future()).expect("eth_call");
-        balanceOfCall::abi_decode_returns(&raw).expect("decode")
+    let settings = |d: &Deployments| {
+        let weth = d.tokens["WETH"].address;
+        BTreeMap::from([("scaffold-write".to_owned(), json!({"chains": {"31337": {"weth": weth}}}))])
     };
-    let before = weth_of(user);
-    let permit = write
-        .preview("scaffold_write_wrap", &json!({"chain_id": CHAIN_ID, "amount": "0.25"}))
-        .expect("preview");
-    let result = write.commit(&permit.permit_id).expect("commit");
-    assert!(result.outcome_mismatch.is_empty(), "{:?}", result.outcome_mismatch);
+    let e = plugin_env::env(&[path(&wasm)], settings, Deployments::write_targets);
+    let weth = e.d.tokens["WETH"].address;
+    let before = e.balance_of(weth, e.user);
+    let result = e.write("scaffold_write_wrap", json!({"chain_id": CHAIN_ID, "amount": "0.25"}));
     assert_eq!(result.actual["wrapped"], "0.25");
-    assert_eq!(weth_of(user), before + U256::from(250_000_000_000_000_000u64));
+    assert_eq!(e.balance_of(weth, e.user), before + U256::from(250_000_000_000_000_000u64));
 }
 
 #[test]

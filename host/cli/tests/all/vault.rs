@@ -4,29 +4,20 @@
 //! move exactly what they declare, leave no allowance behind and are valued by the host as the
 //! asset; the host, not the plugin, decides which vaults a write may touch; bad inputs are typed.
 
-use super::chain::{devnet, runtime};
-use super::uniswap::devnet_host_with;
+use super::plugin_env::{self, Env, u256};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, U256};
-use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_core::ErrorCode;
+use bardo_devnet::CHAIN_ID;
 use bardo_devnet::deploy::Deployments;
-use bardo_devnet::{Anvil, CHAIN_ID};
-use bardo_host::plugin::Host;
-use bardo_host::safety::WritePath;
-use bardo_host::safety::audit_log::AuditLog;
-use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
-use bardo_host::safety::host_key::HostKey;
 use bardo_test_artifacts::VAULT;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 sol! {
-    function balanceOf(address account) external view returns (uint256);
     function deposit() external payable;
     function allowance(address owner, address spender) external view returns (uint256);
     function totalSupply() external view returns (uint256);
@@ -38,50 +29,22 @@ sol! {
     function maxRedeem(address owner) external view returns (uint256);
 }
 
-/// anvil's second dev account: the wallet here.
-const USER_KEY: &str = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
-
-struct Env {
-    _node: Anvil,
-    d: Deployments,
-    host: Arc<Host>,
-    path: WritePath,
-    rt: tokio::runtime::Runtime,
-    provider: DynProvider,
-    user: Address,
-    _audit: tempfile::TempDir,
-}
-
 /// The devnet with the vault plugin; the host's allowlist is the devnet's minus `unlisted`
 /// (the plugin's settings still name everything).
-fn env_without(unlisted: &[&str]) -> Env {
-    let (node, d) = devnet();
-    let settings = BTreeMap::from([("vault".to_owned(), d.vault_settings())]);
-    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[VAULT]));
-    let mut allowed = d.write_targets();
-    for symbol in unlisted {
-        allowed.remove(&d.vaults[*symbol].address);
-    }
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allowed)]) }),
-        Box::new(ApprovalGuard),
-    ];
-    let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![super::valuation::value_guard(&host, &d)]);
-    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
-    let user = d.accounts[1];
-    Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
+fn env_without(unlisted: &'static [&'static str]) -> Env {
+    let settings = |d: &Deployments| BTreeMap::from([("vault".to_owned(), d.vault_settings())]);
+    let allowed = |d: &Deployments| {
+        let mut allowed = d.write_targets();
+        for symbol in unlisted {
+            allowed.remove(&d.vaults[*symbol].address);
+        }
+        allowed
+    };
+    plugin_env::env(&[VAULT], settings, allowed)
 }
 
 fn env() -> Env {
     env_without(&[])
-}
-
-fn u256(v: &Value) -> U256 {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a decimal string")).parse().expect("decimal")
 }
 
 fn pow10(n: u8) -> U256 {
@@ -97,33 +60,9 @@ impl Env {
         self.d.tokens[&self.d.vaults[symbol].asset].address
     }
 
-    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
-        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
-        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
-        C::abi_decode_returns(&out).expect("decode")
-    }
-
-    fn balance(&self, token: Address, who: Address) -> U256 {
-        self.read(token, balanceOfCall { account: who })
-    }
-
     /// The vault's totals, for the test's own preview arithmetic.
     fn totals(&self, vault: Address) -> (U256, U256) {
         (self.read(vault, totalAssetsCall {}), self.read(vault, totalSupplyCall {}))
-    }
-
-    fn tool(&self, tool: &str, params: Value) -> Value {
-        let json = self.host.call(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"));
-        serde_json::from_str(&json).expect("json")
-    }
-
-    fn write(&self, kind: &str, params: Value) -> Value {
-        let permit =
-            self.path.preview(kind, &params).unwrap_or_else(|e| panic!("preview {kind} {params}: {e}"));
-        let result = self.path.commit(&permit.permit_id).unwrap_or_else(|e| panic!("commit {kind}: {e}"));
-        assert_eq!(result.ground_truth, "receipt");
-        assert!(result.outcome_mismatch.is_empty(), "{:?}", result.outcome_mismatch);
-        result.actual
     }
 }
 
@@ -183,7 +122,7 @@ fn reads_equal_the_vaults_own_views_and_openzeppelins_arithmetic() {
         u256(&theirs["caps"]["max_withdraw"]["base"]),
         e.read(vault, maxWithdrawCall { owner: e.d.deployer })
     );
-    assert_eq!(max_redeem, e.balance(vault, e.d.deployer));
+    assert_eq!(max_redeem, e.balance_of(vault, e.d.deployer));
 
     // Previews: OpenZeppelin rounds against the caller (down for what it gives, up for what it takes).
     let totals = e.totals(vault);
@@ -206,7 +145,7 @@ fn reads_equal_the_vaults_own_views_and_openzeppelins_arithmetic() {
     assert_eq!(positions.len(), e.d.vaults.len());
     for p in positions {
         let vault: Address = p["vault"]["address"].as_str().expect("address").parse().expect("address");
-        let shares = e.balance(vault, e.d.deployer);
+        let shares = e.balance_of(vault, e.d.deployer);
         assert_eq!(u256(&p["shares"]["base"]), shares);
         assert_eq!(u256(&p["value"]["base"]), e.read(vault, convertToAssetsCall { shares }));
         let (_, supply) = e.totals(vault);
@@ -228,40 +167,40 @@ fn deposit_mint_withdraw_redeem_move_exactly_what_they_declare() {
     let params = |amount: &str| json!({"chain_id": CHAIN_ID, "vault": "bvUSDC", "amount": amount});
 
     // Deposit 1000 USDC: exactly that leaves, exactly the previewed shares arrive.
-    let (usdc0, shares0) = (e.balance(usdc, e.user), e.balance(vault, e.user));
+    let (usdc0, shares0) = (e.balance_of(usdc, e.user), e.balance_of(vault, e.user));
     let expected = to_shares(U256::from(1_000_000_000u64), e.totals(vault), false);
-    let out = e.write("vault_deposit", params("1000"));
-    assert_eq!(e.balance(usdc, e.user), usdc0 - U256::from(1_000_000_000u64));
-    assert_eq!(e.balance(vault, e.user), shares0 + expected);
+    let out = e.write("vault_deposit", params("1000")).actual;
+    assert_eq!(e.balance_of(usdc, e.user), usdc0 - U256::from(1_000_000_000u64));
+    assert_eq!(e.balance_of(vault, e.user), shares0 + expected);
     assert_eq!(u256(&out["shares"]["base"]), expected, "verify reads the Deposit event");
     assert_eq!(u256(&out["shares_held"]["base"]), expected);
     assert_eq!(e.read(usdc, allowanceCall { owner: e.user, spender: vault }), U256::ZERO, "exact approval");
 
     // Mint 500 shares: exactly those arrive; the previewed assets (rounded up) leave.
-    let (usdc1, shares1) = (e.balance(usdc, e.user), e.balance(vault, e.user));
+    let (usdc1, shares1) = (e.balance_of(usdc, e.user), e.balance_of(vault, e.user));
     let cost = to_assets(U256::from(500_000_000u64), e.totals(vault), true);
-    let out = e.write("vault_mint", params("500"));
-    assert_eq!(e.balance(vault, e.user), shares1 + U256::from(500_000_000u64));
-    assert_eq!(e.balance(usdc, e.user), usdc1 - cost);
+    let out = e.write("vault_mint", params("500")).actual;
+    assert_eq!(e.balance_of(vault, e.user), shares1 + U256::from(500_000_000u64));
+    assert_eq!(e.balance_of(usdc, e.user), usdc1 - cost);
     assert_eq!(u256(&out["assets"]["base"]), cost);
     assert_eq!(e.read(usdc, allowanceCall { owner: e.user, spender: vault }), U256::ZERO);
 
     // Withdraw 300 USDC: exactly that arrives; the previewed shares (rounded up) burn.
-    let (usdc2, shares2) = (e.balance(usdc, e.user), e.balance(vault, e.user));
+    let (usdc2, shares2) = (e.balance_of(usdc, e.user), e.balance_of(vault, e.user));
     let burned = to_shares(U256::from(300_000_000u64), e.totals(vault), true);
     e.write("vault_withdraw", params("300"));
-    assert_eq!(e.balance(usdc, e.user), usdc2 + U256::from(300_000_000u64));
-    assert_eq!(e.balance(vault, e.user), shares2 - burned);
+    assert_eq!(e.balance_of(usdc, e.user), usdc2 + U256::from(300_000_000u64));
+    assert_eq!(e.balance_of(vault, e.user), shares2 - burned);
 
     // Redeem everything: no shares left, the previewed assets arrive.
-    let (usdc3, shares3) = (e.balance(usdc, e.user), e.balance(vault, e.user));
+    let (usdc3, shares3) = (e.balance_of(usdc, e.user), e.balance_of(vault, e.user));
     let paid = to_assets(shares3, e.totals(vault), false);
-    let out = e.write("vault_redeem", params("max"));
-    assert_eq!(e.balance(vault, e.user), U256::ZERO);
-    assert_eq!(e.balance(usdc, e.user), usdc3 + paid);
+    let out = e.write("vault_redeem", params("max")).actual;
+    assert_eq!(e.balance_of(vault, e.user), U256::ZERO);
+    assert_eq!(e.balance_of(usdc, e.user), usdc3 + paid);
     assert_eq!(u256(&out["shares"]["base"]), shares3);
     // The round trip cost at most the rounding: a few base units of 1200 USDC.
-    let spent = usdc0 - e.balance(usdc, e.user);
+    let spent = usdc0 - e.balance_of(usdc, e.user);
     assert!(spent <= U256::from(4u64), "{spent}");
 
     // The WETH vault through the same path (the user wraps an ether first); the position read
@@ -277,7 +216,7 @@ fn deposit_mint_withdraw_redeem_move_exactly_what_they_declare() {
     e.write("vault_deposit", json!({"chain_id": CHAIN_ID, "vault": "bvWETH", "amount": "0.5"}));
     let held = e.tool("vault_get_position", json!({"chain_id": CHAIN_ID, "vault": "bvWETH"}));
     assert_eq!(u256(&held["positions"][0]["shares"]["base"]), expected);
-    assert_eq!(e.balance(weth_vault, e.user), expected);
+    assert_eq!(e.balance_of(weth_vault, e.user), expected);
 }
 
 #[test]

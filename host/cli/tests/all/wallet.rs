@@ -3,69 +3,32 @@
 //! through preview → commit and move exactly what they declare; the host refuses what the
 //! plugin would never plan (a transfer to a stranger, an approval to one); bad inputs are typed.
 
-use super::chain::{devnet, runtime, send};
-use super::uniswap::devnet_host_with;
+use super::chain::send;
+use super::plugin_env::{self, Env, u256};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, U256, address};
-use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::providers::Provider;
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_core::ErrorCode;
+use bardo_devnet::CHAIN_ID;
 use bardo_devnet::deploy::Deployments;
-use bardo_devnet::{Anvil, CHAIN_ID};
-use bardo_host::plugin::Host;
-use bardo_host::safety::WritePath;
-use bardo_host::safety::audit_log::AuditLog;
-use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
-use bardo_host::safety::host_key::HostKey;
 use bardo_test_artifacts::WALLET;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 sol! {
-    function balanceOf(address account) external view returns (uint256);
     function allowance(address owner, address spender) external view returns (uint256);
     function approve(address spender, uint256 amount) external returns (bool);
 }
 
-/// anvil's second dev account: the wallet here.
-const USER_KEY: &str = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 /// An account nobody allowlisted.
 const STRANGER: Address = address!("0x000000000000000000000000000000000000dEaD");
 
-struct Env {
-    _node: Anvil,
-    d: Deployments,
-    host: Arc<Host>,
-    path: WritePath,
-    rt: tokio::runtime::Runtime,
-    provider: DynProvider,
-    user: Address,
-    _audit: tempfile::TempDir,
-}
-
 fn env() -> Env {
-    let (node, d) = devnet();
-    let settings = BTreeMap::from([("wallet".to_owned(), d.wallet_settings())]);
-    let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), &[WALLET]));
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
-        Box::new(ApprovalGuard),
-    ];
-    let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![super::valuation::value_guard(&host, &d)]);
-    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
-    let user = d.accounts[1];
-    Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
-}
-
-fn u256(v: &Value) -> U256 {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a decimal string")).parse().expect("decimal")
+    let settings = |d: &Deployments| BTreeMap::from([("wallet".to_owned(), d.wallet_settings())]);
+    plugin_env::env(&[WALLET], settings, Deployments::write_targets)
 }
 
 impl Env {
@@ -73,27 +36,8 @@ impl Env {
         self.d.tokens[symbol].address
     }
 
-    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
-        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
-        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
-        C::abi_decode_returns(&out).expect("decode")
-    }
-
     fn balance(&self, token: &str, who: Address) -> U256 {
-        self.read(self.token(token), balanceOfCall { account: who })
-    }
-
-    fn eth(&self, who: Address) -> U256 {
-        self.rt.block_on(self.provider.get_balance(who).into_future()).expect("balance")
-    }
-
-    fn tool(&self, tool: &str, params: Value) -> Value {
-        let json = self.host.call(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"));
-        serde_json::from_str(&json).expect("json")
-    }
-
-    fn tool_error(&self, tool: &str, params: Value) -> bardo_core::ToolError {
-        self.host.call(tool, &params.to_string()).result.expect_err(&format!("{tool} {params} must fail"))
+        self.balance_of(self.token(token), who)
     }
 
     fn approve_as_user(&self, token: &str, spender: Address, amount: U256) {
@@ -105,21 +49,9 @@ impl Env {
     }
 
     /// Preview and commit `kind`; the ether the transactions paid in gas.
-    fn write(&self, kind: &str, params: Value) -> (bardo_host::safety::WriteResult, U256) {
-        let permit =
-            self.path.preview(kind, &params).unwrap_or_else(|e| panic!("preview {kind} {params}: {e}"));
-        let result = self.path.commit(&permit.permit_id).unwrap_or_else(|e| panic!("commit {kind}: {e}"));
-        assert_eq!(result.ground_truth, "receipt");
-        assert!(result.outcome_mismatch.is_empty(), "{:?}", result.outcome_mismatch);
-        let mut gas = U256::ZERO;
-        for hash in &result.tx_hashes {
-            let r = self
-                .rt
-                .block_on(self.provider.get_transaction_receipt(hash.parse().expect("hash")).into_future())
-                .expect("receipt")
-                .expect("mined");
-            gas += U256::from(r.gas_used) * U256::from(r.effective_gas_price);
-        }
+    fn write_paid(&self, kind: &str, params: Value) -> (bardo_host::safety::WriteResult, U256) {
+        let result = self.write(kind, params);
+        let gas = self.gas(&result);
         (result, gas)
     }
 }
@@ -199,8 +131,10 @@ fn open_approvals_are_found_with_their_risks_and_revoked_through_the_write_path(
     assert_eq!(list[1]["spender_has_code"], true);
 
     // A revocation goes to any spender, allowlisted or not.
-    let (result, _) =
-        e.write("revoke", json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": STRANGER.to_string()}));
+    let (result, _) = e.write_paid(
+        "revoke",
+        json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": STRANGER.to_string()}),
+    );
     assert_eq!(result.actual["allowance_now_base"], "0");
     assert_eq!(e.read(e.token("USDC"), allowanceCall { owner: e.user, spender: STRANGER }), U256::ZERO);
     let after = e.tool("wallet_get_approvals", json!({"chain_id": CHAIN_ID}));
@@ -230,7 +164,7 @@ fn open_approvals_are_found_with_their_risks_and_revoked_through_the_write_path(
 fn approve_wrap_unwrap_and_transfer_move_exactly_what_they_declare() {
     let e = env();
     let router = e.d.uniswap_v3["swap_router"];
-    let (approved, _) = e.write(
+    let (approved, _) = e.write_paid(
         "approve",
         json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": router.to_string(), "amount": "123.45"}),
     );
@@ -242,11 +176,11 @@ fn approve_wrap_unwrap_and_transfer_move_exactly_what_they_declare() {
 
     let one_and_half = U256::from(15u64) * U256::from(10u64).pow(U256::from(17u8));
     let (eth0, weth0) = (e.eth(e.user), e.balance("WETH", e.user));
-    let (_, gas) = e.write("wrap", json!({"chain_id": CHAIN_ID, "amount": "1.5"}));
+    let (_, gas) = e.write_paid("wrap", json!({"chain_id": CHAIN_ID, "amount": "1.5"}));
     assert_eq!(e.balance("WETH", e.user), weth0 + one_and_half);
     assert_eq!(e.eth(e.user), eth0 - one_and_half - gas);
     let (eth1, weth1) = (e.eth(e.user), e.balance("WETH", e.user));
-    let (unwrapped, gas) = e.write("unwrap", json!({"chain_id": CHAIN_ID, "amount": "0.5"}));
+    let (unwrapped, gas) = e.write_paid("unwrap", json!({"chain_id": CHAIN_ID, "amount": "0.5"}));
     let half = one_and_half / U256::from(3u8);
     assert_eq!(u256(&unwrapped.actual["amount_base"]), half);
     assert_eq!(e.balance("WETH", e.user), weth1 - half);
@@ -254,14 +188,14 @@ fn approve_wrap_unwrap_and_transfer_move_exactly_what_they_declare() {
 
     let treasury = e.d.treasury().expect("treasury");
     let (usdc0, t0) = (e.balance("USDC", e.user), e.balance("USDC", treasury));
-    e.write(
+    e.write_paid(
         "transfer",
         json!({"chain_id": CHAIN_ID, "token": "USDC", "to": treasury.to_string(), "amount": "100"}),
     );
     assert_eq!(e.balance("USDC", e.user), usdc0 - U256::from(100_000_000u64));
     assert_eq!(e.balance("USDC", treasury), t0 + U256::from(100_000_000u64));
     let (eth2, teth) = (e.eth(e.user), e.eth(treasury));
-    let (_, gas) = e.write(
+    let (_, gas) = e.write_paid(
         "transfer",
         json!({"chain_id": CHAIN_ID, "token": "ETH", "to": treasury.to_string(), "amount": "2"}),
     );
