@@ -133,8 +133,9 @@ impl RegistryClient {
             .or_else(|| self.credentials.get(reference.resolve_registry()));
         match login {
             None => Ok(RegistryAuth::Anonymous),
+            // oci-client takes the password as a plain String: the one copy, per request.
             Some(Credential::Basic { username, password }) => {
-                Ok(RegistryAuth::Basic(username.clone(), password.clone()))
+                Ok(RegistryAuth::Basic(username.clone(), password.expose_secret().to_owned()))
             }
             Some(Credential::Unavailable(reason)) => {
                 Err(RegistryError::unauthorized(reference, reason.clone()))

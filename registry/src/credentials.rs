@@ -1,9 +1,11 @@
 //! Registry credentials: what the host's configuration names, and what `docker login` (or
 //! `oras login`, `wkg`) left in Docker's `config.json`.
 
+use bardo_core::secret::{TaintLabel, TaintedString};
 use base64::Engine as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
 
 /// How to log in to one registry.
 #[derive(Clone)]
@@ -13,12 +15,20 @@ pub enum Credential {
     Basic {
         /// The user name.
         username: String,
-        /// The password or access token.
-        password: String,
+        /// The password or access token (zeroized on drop, never printed).
+        password: TaintedString,
     },
     /// Configured, but the secret is not available (e.g. its environment variable is unset):
     /// every request to that registry fails with this reason instead of going out anonymously.
     Unavailable(String),
+}
+
+impl Credential {
+    /// A user name and password login; the password is held as a secret from here on.
+    pub fn basic(username: impl Into<String>, password: impl Into<String>) -> Self {
+        let password = TaintedString::new(Zeroizing::new(password.into()), &[TaintLabel::OwnerSecret]);
+        Self::Basic { username: username.into(), password }
+    }
 }
 
 impl std::fmt::Debug for Credential {
@@ -71,16 +81,17 @@ pub fn docker_logins(path: &Path) -> Result<BTreeMap<String, Credential>, String
                     .decode(auth.trim())
                     .ok()
                     .and_then(|b| String::from_utf8(b).ok())
+                    .map(Zeroizing::new)
                     .and_then(|s| s.split_once(':').map(|(u, p)| (u.to_owned(), p.to_owned())));
                 match pair {
-                    Some((username, password)) => Credential::Basic { username, password },
+                    Some((username, password)) => Credential::basic(username, password),
                     None => Credential::Unavailable(format!(
                         "the login for {host} in {} is not base64 `user:password`; log in again",
                         path.display()
                     )),
                 }
             }
-            (None, Some(username), Some(password)) => Credential::Basic { username, password },
+            (None, Some(username), Some(password)) => Credential::basic(username, password),
             // An identity token or a helper-kept login: nothing here to send.
             _ => continue,
         };
@@ -117,7 +128,7 @@ mod tests {
         .expect("test setup");
         let logins = docker_logins(&path).expect("test setup");
         assert!(
-            matches!(&logins["index.docker.io"], Credential::Basic { username, password } if username == "ann" && password == "s3cr:et")
+            matches!(&logins["index.docker.io"], Credential::Basic { username, password } if username == "ann" && password.expose_secret() == "s3cr:et")
         );
         assert!(matches!(&logins["ghcr.io"], Credential::Basic { username, .. } if username == "bob"));
         assert!(!logins.contains_key("quay.io"), "an identity token is not a login");

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod archetypes_cli;
 mod plugin_cli;
 mod scaffold;
 mod serve;
@@ -31,6 +32,10 @@ struct Cli {
     /// Configuration file.
     #[arg(long, global = true, default_value = "bardo.toml")]
     config: PathBuf,
+    /// Scope the command to an archetype: its profile's tools, its delegations (instead of
+    /// `--profile`; see `bardo archetypes list`).
+    #[arg(long, global = true)]
+    archetype: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -212,6 +217,11 @@ enum Command {
         #[command(subcommand)]
         action: DevnetAction,
     },
+    /// The archetypes and their delegation graph: check, list, the built-in defaults.
+    Archetypes {
+        #[command(subcommand)]
+        action: archetypes_cli::ArchetypesAction,
+    },
 }
 
 /// Which tools `bardo mcp` lists.
@@ -260,7 +270,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let rt = &rt;
     let explicit = cli.config != Path::new("bardo.toml");
     let config = || Config::load(&cli.config, explicit).context("loading configuration");
-    match cli.command {
+    let mut command = cli.command;
+    if cli.archetype.is_some() {
+        match &mut command {
+            Command::Tools { profile, .. }
+            | Command::Stream { profile, .. }
+            | Command::Call { profile, .. }
+            | Command::Plan { profile, .. }
+            | Command::Preview { profile, .. }
+            | Command::Commit { profile, .. }
+            | Command::Mcp { profile, .. }
+            | Command::Serve { profile, .. } => archetypes_cli::spec(profile, &cli.archetype)?,
+            Command::Run { profile, .. } => {
+                let mut one = None;
+                archetypes_cli::spec(&mut one, &cli.archetype)?;
+                if !profile.is_empty() {
+                    anyhow::bail!("give --profile or --archetype, not both");
+                }
+                profile.extend(one);
+            }
+            _ => anyhow::bail!(
+                "--archetype scopes tools, call, plan, preview, commit, stream, run, mcp and serve"
+            ),
+        }
+    }
+    match command {
+        Command::Archetypes { action } => archetypes_cli::run(&config()?, action),
         Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json, rt),
         Command::Stream { tool, params, profile } => {
             stream(&config()?, &tool, &params, profile.as_deref(), rt)
@@ -446,6 +481,9 @@ fn tools(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Re
         println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
     }
     println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
+    if let Some(delegations) = archetypes_cli::delegations(config, profile.unwrap_or(&config.profile))? {
+        println!("{delegations}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

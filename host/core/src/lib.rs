@@ -1,14 +1,16 @@
 //! Bardo's domain types, shared by every layer: typed errors, tool definitions (tiers,
-//! categories, write plans), profiles, allowlist roles, the Event Fabric and its journal, and the one async
+//! categories, write plans), profiles, allowlist roles, secrets, the Event Fabric and its journal, and the one async
 //! runtime the host runs its I/O on. No wasmtime and no RPC clients here.
 #![deny(unsafe_code)]
 
+pub mod archetype;
 pub mod error;
 pub mod fabric;
 pub mod journal;
 pub mod profile;
 pub mod runtime;
 pub mod scope;
+pub mod secret;
 pub mod tool;
 
 pub use error::{ErrorCode, ToolError};

@@ -132,6 +132,21 @@ impl Profile {
         })
     }
 
+    /// A profile of exactly `categories` (plus `data`), named `name`: what an archetype that
+    /// lists its categories runs with. It may run write tools when its categories have them.
+    pub fn custom(name: &str, categories: BTreeSet<Category>) -> Self {
+        let mut categories = categories;
+        categories.insert(Data);
+        Self {
+            name: name.to_owned(),
+            categories,
+            read_only: false,
+            enable: BTreeSet::new(),
+            disable: BTreeSet::new(),
+            capabilities: BTreeSet::new(),
+        }
+    }
+
     /// Per-tool overrides: `enable` adds tools outside the categories, `disable` removes tools.
     pub fn with_overrides(mut self, enable: &[String], disable: &[String]) -> Self {
         self.enable = enable.iter().cloned().collect();

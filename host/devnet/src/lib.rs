@@ -57,7 +57,10 @@ impl Anvil {
         if !binary.exists() {
             return Err(DevnetError::NotInstalled(binary.to_owned()));
         }
-        let mut child = Command::new(binary)
+        let mut cmd = Command::new(binary);
+        // anvil needs none of the host's secrets (the signing key, passwords, tokens).
+        bardo_core::secret::scrub_env(&mut cmd);
+        let mut child = cmd
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(args)
             .stdin(Stdio::null())
@@ -132,7 +135,9 @@ pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
         return Ok(binary);
     }
     eprintln!("devnet: installing anvil and the contract artifacts with npm (one time, ~20 s)...");
-    let status = Command::new("npm")
+    let mut npm = Command::new("npm");
+    bardo_core::secret::scrub_env(&mut npm);
+    let status = npm
         .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(devnet_dir)
         .status()
@@ -153,7 +158,9 @@ pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Re
     let out =
         std::fs::File::create(log).map_err(|e| DevnetError::Start(format!("{}: {e}", log.display())))?;
     let err = out.try_clone().map_err(|e| DevnetError::Start(e.to_string()))?;
-    let child = Command::new(binary)
+    let mut cmd = Command::new(binary);
+    bardo_core::secret::scrub_env(&mut cmd);
+    let child = cmd
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args(args)
         .stdin(Stdio::null())

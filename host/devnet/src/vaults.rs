@@ -37,7 +37,9 @@ fn compile(d: &Deployer) -> Result<(), DeployError> {
     let err = |message: String| DeployError::Tx { step: "compile the devnet's contracts".into(), message };
     let devnet = d.modules.parent().ok_or_else(|| err("node_modules has no parent".into()))?;
     (d.progress)("compiling BardoVault (OpenZeppelin 4.9.6 ERC4626) with solc-js");
-    let out = std::process::Command::new("node")
+    let mut node = std::process::Command::new("node");
+    bardo_core::secret::scrub_env(&mut node);
+    let out = node
         .arg("compile.js")
         .args(SOURCES)
         .current_dir(devnet)

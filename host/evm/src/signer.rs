@@ -3,8 +3,10 @@
 
 use alloy::primitives::Address;
 use alloy::signers::local::PrivateKeySigner;
+use bardo_core::secret::{TaintLabel, TaintedString};
 use serde::Deserialize;
 use std::path::PathBuf;
+use zeroize::Zeroizing;
 
 /// `[signer]` in bardo.toml.
 #[derive(Debug, Clone, Deserialize)]
@@ -47,6 +49,8 @@ pub enum SignerError {
 /// The operator's wallet. Its key never leaves this type; `Debug` prints only the address.
 pub struct Wallet {
     signer: PrivateKeySigner,
+    /// The key as hex, held once (zeroized on drop) so that outputs can be searched for it.
+    secret: TaintedString,
 }
 
 impl std::fmt::Debug for Wallet {
@@ -58,40 +62,47 @@ impl std::fmt::Debug for Wallet {
 impl Wallet {
     /// Open the configured wallet; none when neither a key nor a keystore is configured.
     pub fn open(config: &SignerConfig) -> Result<Option<Self>, SignerError> {
-        if let Ok(key) = std::env::var(&config.key_env)
-            && !key.is_empty()
-        {
-            let signer: PrivateKeySigner =
-                key.trim().parse().map_err(|_| SignerError::BadKey(config.key_env.clone()))?;
-            return Ok(Some(Self { signer }));
+        if let Some(key) = TaintedString::from_env(&config.key_env, &[TaintLabel::WalletSecret]) {
+            let signer: PrivateKeySigner = key
+                .expose_secret()
+                .trim()
+                .parse()
+                .map_err(|_| SignerError::BadKey(config.key_env.clone()))?;
+            return Ok(Some(Self::from_signer(signer)));
         }
         let Some(path) = &config.keystore else {
             return Ok(None);
         };
-        let password = std::env::var(&config.password_env).map_err(|_| SignerError::Keystore {
-            path: path.clone(),
-            message: format!("set ${} to its password", config.password_env),
-        })?;
-        let signer = PrivateKeySigner::decrypt_keystore(path, password)
+        let password =
+            TaintedString::from_env(&config.password_env, &[TaintLabel::OwnerSecret]).ok_or_else(|| {
+                SignerError::Keystore {
+                    path: path.clone(),
+                    message: format!("set ${} to its password", config.password_env),
+                }
+            })?;
+        let signer = PrivateKeySigner::decrypt_keystore(path, password.expose_secret())
             .map_err(|e| SignerError::Keystore { path: path.clone(), message: e.to_string() })?;
-        Ok(Some(Self { signer }))
+        Ok(Some(Self::from_signer(signer)))
     }
 
     /// A wallet for a known key (tests, the devnet's funded accounts).
     pub fn from_signer(signer: PrivateKeySigner) -> Self {
-        Self { signer }
+        let bytes = Zeroizing::new(signer.to_bytes().0);
+        let secret = TaintedString::new(Zeroizing::new(hex::encode(*bytes)), &[TaintLabel::WalletSecret]);
+        Self { signer, secret }
     }
 
     /// A transaction signer over this key, for the write path's broadcaster (the one place a
-    /// write is signed); the key itself never leaves this type except through [`Self::secret_hex`].
+    /// write is signed); the key itself leaves this type only as the [`Self::secret`] that
+    /// output filters search for.
     pub fn transaction_signer(&self) -> alloy::network::EthereumWallet {
         alloy::network::EthereumWallet::from(self.signer.clone())
     }
 
-    /// The private key as hex (no 0x), only so that answers can be searched for it and redacted;
-    /// never print or send it.
-    pub fn secret_hex(&self) -> String {
-        hex::encode(self.signer.to_bytes())
+    /// The private key (hex, no 0x) as a secret, only so that outputs can be searched for it
+    /// ([`TaintedString::appears_in`]) and withheld.
+    pub fn secret(&self) -> &TaintedString {
+        &self.secret
     }
 
     /// The address it signs with.

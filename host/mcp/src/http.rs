@@ -12,11 +12,13 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use bardo_core::secret::{TaintLabel, TaintedString};
 use bardo_host::config::Config;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use zeroize::Zeroizing;
 
 /// The path the MCP endpoint is served at.
 pub const PATH: &str = "/mcp";
@@ -24,7 +26,7 @@ pub const PATH: &str = "/mcp";
 /// Who may reach the endpoint.
 #[derive(Clone)]
 pub struct Access {
-    tokens: Arc<Vec<String>>,
+    tokens: Arc<Vec<TaintedString>>,
     origins: Vec<String>,
     hosts: Vec<String>,
 }
@@ -45,13 +47,13 @@ impl Access {
     /// not loopback and no token is configured, or a token source cannot be read.
     pub fn from_config(config: &Config, addr: SocketAddr) -> Result<Self, McpError> {
         let mcp = &config.mcp;
-        let mut tokens = Vec::new();
+        let mut tokens: Vec<TaintedString> = Vec::new();
+        let token = |t: &str| TaintedString::new(Zeroizing::new(t.to_owned()), &[TaintLabel::OwnerSecret]);
         if let Some(var) = &mcp.tokens_env {
-            match std::env::var(var) {
-                Ok(v) => {
-                    tokens.extend(v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from))
-                }
-                Err(_) => {
+            match TaintedString::from_env(var, &[TaintLabel::OwnerSecret]) {
+                Some(v) => tokens
+                    .extend(v.expose_secret().split(',').map(str::trim).filter(|t| !t.is_empty()).map(token)),
+                None => {
                     return Err(McpError::Http(format!(
                         "[mcp] tokens_env names `{var}`, which is not set; export it (comma-separated tokens)"
                     )));
@@ -60,20 +62,17 @@ impl Access {
         }
         if let Some(file) = &mcp.token_file {
             let path = config.resolve(file);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = Zeroizing::new(std::fs::read_to_string(&path).map_err(|e| {
                 McpError::Http(format!("cannot read [mcp] token_file {}: {e}", path.display()))
-            })?;
+            })?);
             tokens.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(String::from),
+                text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(token),
             );
         }
-        if let Some(short) = tokens.iter().find(|t| t.len() < 16) {
+        if let Some(short) = tokens.iter().find(|t| t.expose_secret().len() < 16) {
             return Err(McpError::Http(format!(
                 "an MCP bearer token is {} characters; use at least 16 (e.g. `openssl rand -hex 32`)",
-                short.len()
+                short.expose_secret().len()
             )));
         }
         if tokens.is_empty() && !addr.ip().is_loopback() {
@@ -107,7 +106,9 @@ impl Access {
             return false;
         };
         // Every token compared in full: the time taken does not tell which bytes matched.
-        self.tokens.iter().fold(false, |ok, t| ok | constant_time_eq(t.as_bytes(), presented.as_bytes()))
+        self.tokens
+            .iter()
+            .fold(false, |ok, t| ok | constant_time_eq(t.expose_secret().as_bytes(), presented.as_bytes()))
     }
 
     /// Whether `origin` (a browser's `Origin` header) may call: loopback or configured.

@@ -66,7 +66,7 @@ impl Adapter {
         let context = Context::build(context_files, tools);
         let services = path.services();
         let redact = filter::Redact {
-            secrets: services.secret_hex().into_iter().collect(),
+            secrets: services.secret().into_iter().collect(),
             endpoints: services.chains.endpoints(),
         };
         Self { path, grimoire, context, redact }

@@ -354,6 +354,9 @@ pub struct Config {
     pub mcp: McpConfig,
     /// Uniswap's SDKs for the cross-check.
     pub sidecar: SidecarSettings,
+    /// The archetypes (`[archetype.<name>]` tables, see `bardo archetypes check`); default: the
+    /// specification's hierarchy, built in.
+    pub archetypes: Option<PathBuf>,
     #[serde(skip)]
     base: PathBuf,
 }
@@ -375,6 +378,7 @@ impl Default for Config {
             settings: BTreeMap::new(),
             safety: SafetyConfig::default(),
             events_journal: PathBuf::from(".bardo/events.jsonl"),
+            archetypes: None,
             registry: RegistryConfig::default(),
             oci: BTreeMap::new(),
             agent: AgentConfig::default(),
@@ -535,6 +539,19 @@ impl Config {
                 Ok((id, list.iter().copied().collect()))
             })
             .collect()
+    }
+
+    /// The archetypes: `archetypes` (a TOML file) when set, else the specification's built-in
+    /// hierarchy. A file that breaks a delegation rule is an error listing every violation.
+    pub fn archetypes(&self) -> Result<bardo_core::archetype::Archetypes, ConfigError> {
+        let Some(file) = &self.archetypes else { return Ok(bardo_core::archetype::Archetypes::defaults()) };
+        let path = self.resolve(file);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+        bardo_core::archetype::Archetypes::parse(&text).map_err(|errors| ConfigError::Parse {
+            path,
+            message: errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+        })
     }
 
     /// `p` resolved against the configuration file's directory.

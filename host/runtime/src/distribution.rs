@@ -11,6 +11,7 @@ use crate::plugin::LoadError;
 use crate::plugin::surface::{self, Surface, World};
 use crate::surface_audit::{self, SurfaceDiff, SurfaceReport};
 use bardo_core::Runtime;
+use bardo_core::secret::{TaintLabel, TaintedString};
 use bardo_registry::{Credential, Reference, RegistryClient, RegistryError, Transfer, credentials, sign};
 use lock::{Lockfile, OciPin};
 use std::collections::BTreeSet;
@@ -143,11 +144,10 @@ pub fn registry_client(config: &Config) -> RegistryClient {
         }
     }
     for login in &config.registry.auth {
-        let credential = match std::env::var(&login.password_env) {
-            Ok(password) if !password.is_empty() => {
-                Credential::Basic { username: login.username.clone(), password }
-            }
-            _ => Credential::Unavailable(format!(
+        let password = TaintedString::from_env(&login.password_env, &[TaintLabel::OwnerSecret]);
+        let credential = match password {
+            Some(password) => Credential::Basic { username: login.username.clone(), password },
+            None => Credential::Unavailable(format!(
                 "its [[registry.auth]] login reads the password from ${}, which is not set",
                 login.password_env
             )),

@@ -94,9 +94,9 @@ impl Services {
         self.chains.get(chain).is_ok().then(|| wallet.address())
     }
 
-    /// The private key as hex (without 0x), for the result filter to redact; never exported.
-    pub(crate) fn secret_hex(&self) -> Option<String> {
-        self.wallet.as_ref().map(Wallet::secret_hex)
+    /// The signing key as a secret, for the result filter to withhold; never exported.
+    pub(crate) fn secret(&self) -> Option<bardo_core::secret::TaintedString> {
+        self.wallet.as_ref().map(|w| w.secret().clone())
     }
 
     /// The settings of plugin `name`, as JSON object text.

@@ -43,6 +43,9 @@ pub enum SetupError {
     /// The audit log could not be opened.
     #[error(transparent)]
     Audit(#[from] crate::safety::audit_log::AuditError),
+    /// The archetype asked for does not exist.
+    #[error("{0}")]
+    Archetype(String),
     /// The host key (`[safety] host_key`) could not be read or created.
     #[error("{0}")]
     HostKey(String),
@@ -119,6 +122,19 @@ fn uniswap_sdk(config: &Config) -> Result<Option<crate::caps::uniswap_sdk::Unisw
     }))
 }
 
+/// The profile spec prefix that names an archetype (`archetype:trade-executor`).
+pub const ARCHETYPE: &str = "archetype:";
+
+/// The profile archetype `name` runs with.
+fn archetype_profile(config: &Config, name: &str) -> Result<Profile, SetupError> {
+    let set = config.archetypes()?;
+    let archetype = set.get(name).ok_or_else(|| {
+        let known: Vec<&str> = set.iter().map(|a| a.name.as_str()).collect();
+        SetupError::Archetype(format!("unknown archetype `{name}`; known: {}", known.join(", ")))
+    })?;
+    Ok(archetype.profile.clone())
+}
+
 /// Open the host on an existing engine (a reload keeps its engine and pool).
 pub fn open_with(
     config: &Config,
@@ -126,8 +142,15 @@ pub fn open_with(
     engine: Engine,
     runtime: &Runtime,
 ) -> Result<Opened, SetupError> {
-    let spec = profile.unwrap_or(&config.profile);
-    let parsed = Profile::parse(spec)?;
+    let asked = profile.unwrap_or(&config.profile);
+    // `archetype:NAME` runs with that archetype's profile (`bardo … --archetype NAME`).
+    let parsed = match asked.strip_prefix(ARCHETYPE) {
+        Some(name) => archetype_profile(config, name)?,
+        None => Profile::parse(asked)?,
+    };
+    // Limits and `[oci]` routing go by the profile's own name (an archetype's `trader`).
+    let spec = if asked.starts_with(ARCHETYPE) { parsed.name().to_owned() } else { asked.to_owned() };
+    let spec = spec.as_str();
     let dev = parsed.categories().contains(&bardo_core::tool::Category::Dev);
     let services = Arc::new(services(config, runtime)?.with_testnet(dev));
     let profile = parsed

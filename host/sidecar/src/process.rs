@@ -40,7 +40,10 @@ impl Process {
                 dir.join("node_modules").display()
             )));
         }
-        let mut child = Command::new(&config.node)
+        let mut cmd = Command::new(&config.node);
+        // Node needs none of the host's secrets (the signing key, passwords, tokens).
+        bardo_core::secret::scrub_env(&mut cmd);
+        let mut child = cmd
             .arg(&script)
             .arg(&socket)
             .current_dir(&dir)

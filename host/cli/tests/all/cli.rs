@@ -321,3 +321,44 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
     assert!(!elsewhere.path().join(".bardo").exists(), "nothing is written where the command ran");
 }
+
+#[test]
+fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
+    let dir = setup();
+    std::fs::copy(bardo_test_artifacts::WALLET, dir.path().join("plugins/wallet.wasm")).expect("copy");
+    // The built-in set: the specification's hierarchy, valid.
+    let o = bardo(dir.path(), &["archetypes", "check"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("golem-instance") && out.contains("trade-executor (writes;"), "{out}");
+    assert!(out.contains("the delegation graph is valid"), "{out}");
+
+    // A file breaking two rules: both reported, exit 1.
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[archetype.a]\ncategories = [\"trading\"]\ndelegates_to = [\"b\"]\n\
+         [archetype.b]\ncategories = [\"data\"]\ndelegates_to = [\"a\"]\n",
+    )
+    .expect("bad.toml");
+    let o = bardo(dir.path(), &["archetypes", "check", "--file", "bad.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("delegation cycle a -> b -> a"), "{err}");
+    assert!(err.contains("`a` can write (trading) but does not delegate to `safety-guardian`"), "{err}");
+
+    // A session scoped to an archetype: its categories' tools, its delegations.
+    let o = bardo(dir.path(), &["tools", "--archetype", "pool-researcher"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(out.contains("erc20_get_allowance") && !out.contains("wallet_get_balances"), "{out}");
+    assert!(out.contains("archetype `pool-researcher` delegates to nobody (terminal)"), "{out}");
+    let o = bardo(dir.path(), &["tools", "--archetype", "trade-executor"]);
+    let out = stdout(&o);
+    assert!(out.contains("wallet_get_balances"), "{out}");
+    assert!(out.contains("may delegate to: safety-guardian, risk-assessor"), "{out}");
+    let o = bardo(dir.path(), &["tools", "--archetype", "nobody"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown archetype `nobody`"));
+    let o = bardo(dir.path(), &["tools", "--archetype", "trade-executor", "--profile", "data"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not both"));
+}

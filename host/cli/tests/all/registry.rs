@@ -52,10 +52,9 @@ impl RegistryServer {
     pub fn client(&self) -> RegistryClient {
         match &self.login {
             None => self.anonymous(),
-            Some((username, password)) => self.anonymous().with_credential(
-                &self.addr,
-                Credential::Basic { username: username.clone(), password: password.clone() },
-            ),
+            Some((username, password)) => self
+                .anonymous()
+                .with_credential(&self.addr, Credential::basic(username.clone(), password.clone())),
         }
     }
 
@@ -706,7 +705,7 @@ fn a_registry_behind_a_login_is_reached_only_with_it() {
         other => panic!("expected unauthorized ({why}), got {:?}", other.map(|p| p.digest)),
     };
     refused(publish(server.anonymous()), "401");
-    let wrong = Credential::Basic { username: "ann".into(), password: "nope".into() };
+    let wrong = Credential::basic("ann", "nope");
     refused(publish(server.anonymous().with_credential(&server.addr, wrong)), "401");
     let unset = Credential::Unavailable("$SOME_VAR is not set".into());
     refused(publish(server.anonymous().with_credential(&server.addr, unset)), "SOME_VAR");

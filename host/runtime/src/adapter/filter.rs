@@ -5,6 +5,7 @@
 //! characters, so they cannot carry markup into the model's context.
 
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::secret::TaintedString;
 use serde_json::Value;
 
 /// Keys whose values are chain-controlled text.
@@ -18,8 +19,8 @@ const ERROR_MAX: usize = 2_000;
 /// What an agent must never read.
 #[derive(Debug, Clone, Default)]
 pub struct Redact {
-    /// Secrets (the signing key, hex): a string holding one is withheld whole.
-    pub secrets: Vec<String>,
+    /// Secrets (the signing key): a string holding one is withheld whole.
+    pub secrets: Vec<TaintedString>,
     /// RPC endpoints: replaced by `[rpc]` wherever they appear.
     pub endpoints: Vec<String>,
 }
@@ -27,8 +28,7 @@ pub struct Redact {
 impl Redact {
     /// `text` with every endpoint replaced, or `None` if it holds a secret.
     fn text(&self, text: &str) -> Option<String> {
-        let lower = text.to_lowercase();
-        if self.secrets.iter().any(|secret| !secret.is_empty() && lower.contains(&secret.to_lowercase())) {
+        if self.secrets.iter().any(|secret| secret.appears_in(text)) {
             return None;
         }
         let mut text = text.to_owned();
@@ -105,12 +105,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn tainted(secret: &str) -> TaintedString {
+        TaintedString::new(
+            zeroize::Zeroizing::new(secret.to_owned()),
+            &[bardo_core::secret::TaintLabel::WalletSecret],
+        )
+    }
+
     #[test]
     fn caps_redacts_and_neutralizes() {
         let secret = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80".to_owned();
         let v = json!({"token": {"name": "USD Coin <script>alert(1)</script>", "symbol": "USDC"},
                        "note": format!("key 0x{}", secret.to_uppercase()), "n": 5});
-        let redact = Redact { secrets: vec![secret], endpoints: vec![] };
+        let redact = Redact { secrets: vec![tainted(&secret)], endpoints: vec![] };
         let out = filter(v, &redact, 10_000).expect("fits");
         assert_eq!(out["token"]["name"], "USD Coin _script_alert(1)_/script_");
         assert_eq!(out["token"]["symbol"], "USDC");
@@ -127,7 +134,7 @@ mod tests {
     fn errors_lose_endpoints_markup_and_secrets() {
         let secret = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80".to_owned();
         let redact = Redact {
-            secrets: vec![secret.clone()],
+            secrets: vec![tainted(&secret)],
             endpoints: vec!["https://eth.example/v3/KEY123".into(), "http://127.0.0.1:8545/".into()],
         };
         let e = ToolError::retryable(

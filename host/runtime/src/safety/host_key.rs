@@ -8,8 +8,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::path::Path;
 
-/// A 256-bit MAC key.
-#[derive(Clone)]
+/// A 256-bit MAC key, zeroized on drop.
+#[derive(Clone, zeroize::ZeroizeOnDrop)]
 pub struct HostKey([u8; 32]);
 
 impl std::fmt::Debug for HostKey {
@@ -25,6 +25,7 @@ impl HostKey {
         let io = |e: std::io::Error| format!("host key {}: {e}", path.display());
         match std::fs::read(path) {
             Ok(bytes) => {
+                let bytes = zeroize::Zeroizing::new(bytes);
                 let key: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
                     format!(
                         "host key {} has {} bytes, not 32; restore it or delete it (open permits then become invalid)",
