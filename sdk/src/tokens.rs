@@ -35,17 +35,28 @@ pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
 /// Resolve `input` (an address or a symbol) to a token on `chain_id`, reading its decimals and
 /// symbol on chain. `list` is the configured token list for that chain.
 pub fn resolve(chain_id: ChainId, field: &str, input: &str, list: &[Listed]) -> Result<Token, Error> {
+    token(chain_id, lookup(chain_id, field, input, ("token", list))?)
+}
+
+/// The address `input` names: an address as given, or a symbol of `list`, the operator's list
+/// of `what` (`token`, `vault`) for `chain_id`. Reads nothing from the chain.
+pub fn lookup(
+    chain_id: ChainId,
+    field: &str,
+    input: &str,
+    (what, list): (&str, &[Listed]),
+) -> Result<Address, Error> {
     let input = input.trim();
     if input.starts_with("0x") || input.starts_with("0X") {
-        return token(chain_id, parse_address(field, input)?);
+        return parse_address(field, input);
     }
     let matches: Vec<&Listed> = list.iter().filter(|t| t.symbol.eq_ignore_ascii_case(input)).collect();
     match matches.as_slice() {
-        [one] => token(chain_id, one.address),
+        [one] => Ok(one.address),
         [] => {
             let known: Vec<&str> = list.iter().map(|t| t.symbol.as_str()).collect();
             Err(not_found(format!(
-                "`{field}`: no token {input:?} in the token list for chain {chain_id} (known: {}); pass the token's address instead",
+                "`{field}`: no {what} {input:?} in the {what} list for chain {chain_id} (known: {}); pass the {what}'s address instead",
                 if known.is_empty() { "none".to_owned() } else { known.join(", ") }
             )))
         }

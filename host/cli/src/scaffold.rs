@@ -17,11 +17,6 @@ pub(crate) enum Kind {
     Stream,
 }
 
-/// The SDK next to the sources this `bardo` was built from, if it is still there.
-fn built_from_sdk() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..").join("sdk")
-}
-
 /// Whether `name` is a valid plugin name: lowercase letters, digits and `-`, starting with a
 /// letter (the host's rule, plus a letter first so the tool prefix is a valid identifier).
 fn valid_name(name: &str) -> bool {
@@ -45,7 +40,7 @@ pub(crate) fn create(name: &str, kind: Kind, dir: &Path, sdk: Option<&Path>) -> 
              letter (e.g. `my-tools`); its tools are then named `my_tools_<action>`"
         );
     }
-    let sdk = sdk.map(Path::to_path_buf).unwrap_or_else(built_from_sdk);
+    let sdk = sdk.map(Path::to_path_buf).unwrap_or_else(|| crate::built_from("sdk"));
     let manifest = std::fs::read_to_string(sdk.join("Cargo.toml")).unwrap_or_default();
     if !manifest.lines().any(|l| l.trim() == "name = \"bardo-sdk\"") {
         bail!("no bardo-sdk at {}; pass --sdk PATH to the sdk/ directory of a Bardo checkout", sdk.display());

@@ -171,11 +171,7 @@ impl ReadTool for CompareVenues {
                     pool.token1.decimals,
                 );
                 // In a native pool ether (currency 0) stands for WETH.
-                let in_is_0 = pool.token0.address == tin.address
-                    || (pool.key.native
-                        && pool.token0.address.is_zero()
-                        && tin.address != pool.token1.address);
-                let mid = if in_is_0 { price01 } else { 1.0 / price01 };
+                let mid = if pool.zero_for_one(&tin) { price01 } else { 1.0 / price01 };
                 // The quoter reverts when the pool cannot fill the amount: no quote, not an error.
                 let out = v4::quote(c, quoter, &pool, &tin, amount, true).ok();
                 venues.push(Venue {

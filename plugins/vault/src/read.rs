@@ -4,9 +4,9 @@ use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{account_or_wallet, wallet};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::erc4626::{self, Flow, Vault};
-use bardo_sdk::errors::{invalid_params, not_found};
+use bardo_sdk::errors::invalid_params;
 use bardo_sdk::operator::{Book, book};
-use bardo_sdk::tokens::parse_address;
+use bardo_sdk::tokens::lookup;
 use bardo_sdk::units::{Amount, parse_units};
 use bardo_sdk::{Category, ChainId, Error, ReadTool, ToolDef, tool_def};
 use schemars::JsonSchema;
@@ -21,20 +21,7 @@ pub(crate) fn def<P: JsonSchema>(name: &str, description: &str) -> ToolDef {
 
 /// A vault param: a symbol from the operator's `vaults` list, or an address.
 pub(crate) fn resolve(chain_id: ChainId, b: &Book, input: &str) -> Result<Vault, Error> {
-    let input = input.trim();
-    if input.starts_with("0x") || input.starts_with("0X") {
-        return erc4626::vault(chain_id, parse_address("vault", input)?);
-    }
-    match b.vaults.iter().find(|v| v.symbol.eq_ignore_ascii_case(input)) {
-        Some(v) => erc4626::vault(chain_id, v.address),
-        None => {
-            let known: Vec<&str> = b.vaults.iter().map(|v| v.symbol.as_str()).collect();
-            Err(not_found(format!(
-                "`vault`: no vault {input:?} in this plugin's `vaults` for chain {chain_id} (known: {}); pass the vault's address instead",
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-            )))
-        }
-    }
+    erc4626::vault(chain_id, lookup(chain_id, "vault", input, ("vault", &b.vaults))?)
 }
 
 /// `text` in the units of `token`: a positive decimal, or `max` when `max` is given.

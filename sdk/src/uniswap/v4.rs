@@ -235,6 +235,15 @@ pub fn pools(
     Ok(out)
 }
 
+impl V4Pool {
+    /// Whether selling `tin` into this pool pays currency 0 (in a native pool, ether stands for
+    /// the WETH a caller names).
+    pub fn zero_for_one(&self, tin: &Token) -> bool {
+        tin.address == self.token0.address
+            || (self.key.native && self.token0.address.is_zero() && tin.address != self.token1.address)
+    }
+}
+
 /// An amount as a V4 swap's `uint128`.
 pub fn u128_amount(amount: U256) -> Result<u128, Error> {
     u128::try_from(amount)
@@ -253,11 +262,9 @@ pub fn quote(
     exact_in: bool,
 ) -> Result<U256, Error> {
     let key = pool_key(&pool.token0, &pool.token1, pool.fee, pool.key.tick_spacing, pool.key.hooks);
-    let zero_for_one = tin.address == pool.token0.address
-        || (pool.key.native && pool.token0.address.is_zero() && tin.address != pool.token1.address);
     let params = QuoteExactSingleParams {
         poolKey: key,
-        zeroForOne: zero_for_one,
+        zeroForOne: pool.zero_for_one(tin),
         exactAmount: u128_amount(amount)?,
         hookData: alloy_primitives::Bytes::new(),
     };

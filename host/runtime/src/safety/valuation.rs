@@ -254,12 +254,14 @@ impl Valuer {
         drop(quotes);
         let config = self.config(chain)?;
         let kind = self.kind(chain, config, token)?;
-        // The price first: a token nothing prices is refused as such, whatever else it lacks.
-        let price = match kind {
-            Kind::Shares(asset) => self.share_price(chain, config, token, asset)?,
-            _ => self.price(chain, config, kind.priced_as(token))?,
+        let (price, decimals) = match kind {
+            Kind::Shares(asset) => {
+                let decimals = self.decimals(chain, token)?;
+                (self.share_price(chain, config, token, decimals, asset)?, decimals)
+            }
+            // The price first: a token nothing prices is refused as such, whatever else it lacks.
+            _ => (self.price(chain, config, kind.priced_as(token))?, self.decimals(chain, token)?),
         };
-        let decimals = self.decimals(chain, token)?;
         if let Some(block) = block {
             quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
             if quotes.len() >= 1_024 {
@@ -336,9 +338,9 @@ impl Valuer {
         chain: u64,
         config: &PricingConfig,
         vault: Address,
+        decimals: u8,
         asset: Address,
     ) -> Result<U512, String> {
-        let decimals = self.decimals(chain, vault)?;
         let one_share = U256::from(10u64).pow(U256::from(decimals));
         let assets = self.read(chain, vault, convertToAssetsCall { shares: one_share })?;
         let asset_decimals = self.decimals(chain, asset)?;
