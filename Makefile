@@ -2,7 +2,8 @@
 CARGO ?= cargo
 GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-socket-import \
           -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack \
-          -p program-echo-v1 -p program-echo-v2 -p program-echo-v3
+          -p program-echo-v1 -p program-echo-v2 -p program-echo-v3 \
+          -p program-echo-v2-1 -p program-echo-v4
 PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault
 
 .PHONY: setup plugins demo test lint bench bench-peers
@@ -37,18 +38,18 @@ demo: plugins
 	  $(BARDO) call uniswap_get_quote --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000"}' && \
 	  $(BARDO) call uniswap_get_route --profile trader --params '{"chain_id":31337,"token_in":"USDC","token_out":"DAI","amount":"250000"}' && \
 	  $(BARDO) call data_get_token_price --params '{"chain_id":31337,"token":"WETH"}' && \
-	  $(BARDO) call wallet_get_balances --profile trader --params '{"chain_id":31337}' && \
+	  $(BARDO) call wallet_get_balances --profile active --params '{"chain_id":31337}' && \
 	  $(BARDO) call safety_check_token --profile trader --params '{"chain_id":31337,"token":"USDC"}' && \
 	  $(BARDO) call intel_compare_venues --profile intelligence --params '{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"25000"}' && \
 	  $(BARDO) preview swap --profile trader --params '$(SWAP)' | tee .bardo/permit.json && \
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
 	  $(BARDO) commit $$permit --profile trader && \
 	  { ! $(BARDO) commit $$permit --profile trader; } && \
-	  $(BARDO) call aave_get_reserve_data --profile vault --params '{"chain_id":31337,"asset":"USDC"}' && \
-	  $(BARDO) preview supply --profile vault --params '$(SUPPLY)' | tee .bardo/permit.json && \
+	  $(BARDO) call aave_get_reserve_data --profile active --params '{"chain_id":31337,"asset":"USDC"}' && \
+	  $(BARDO) preview supply --profile active --params '$(SUPPLY)' | tee .bardo/permit.json && \
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
-	  $(BARDO) commit $$permit --profile vault && \
-	  $(BARDO) call aave_get_user_account_data --profile vault --params '{"chain_id":31337}' && \
+	  $(BARDO) commit $$permit --profile active && \
+	  $(BARDO) call aave_get_user_account_data --profile active --params '{"chain_id":31337}' && \
 	  $(BARDO) call vault_get_info --profile vault --params '{"chain_id":31337,"vault":"bvUSDC"}' && \
 	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \

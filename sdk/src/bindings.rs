@@ -18,7 +18,7 @@ pub(crate) mod imports {
                 import bardo:host/signer@0.1.0;
                 import bardo:host/uniswap-sdk@0.1.0;
                 import bardo:host/testnet@0.1.0;
-                import bardo:plugin/types@0.1.0;
+                import bardo:plugin/types@0.2.0;
             }
         ",
         path: ["../wit/host", "../wit/plugin"],
@@ -32,13 +32,13 @@ pub(crate) mod imports {
 pub mod reader {
     wit_bindgen::generate!({
         path: ["../wit/host", "../wit/plugin"],
-        world: "bardo:plugin/reader@0.1.0",
+        world: "bardo:plugin/reader@0.2.0",
         with: {
             "bardo:host/types@0.1.0": crate::bindings::imports::bardo::host::types,
             "bardo:host/chain@0.1.0": crate::bindings::imports::bardo::host::chain,
             "bardo:host/events@0.1.0": crate::bindings::imports::bardo::host::events,
             "bardo:host/config@0.1.0": crate::bindings::imports::bardo::host::config,
-            "bardo:plugin/types@0.1.0": crate::bindings::imports::bardo::plugin::types,
+            "bardo:plugin/types@0.2.0": crate::bindings::imports::bardo::plugin::types,
         },
         pub_export_macro: true,
         export_macro_name: "__export_reader",
@@ -54,7 +54,7 @@ pub mod write_part {
             world write-part {
                 import bardo:host/simulate@0.1.0;
                 import bardo:host/signer@0.1.0;
-                export bardo:plugin/write@0.1.0;
+                export bardo:plugin/write@0.2.0;
             }
         ",
         path: ["../wit/host", "../wit/plugin"],
@@ -63,7 +63,7 @@ pub mod write_part {
             "bardo:host/types@0.1.0": crate::bindings::imports::bardo::host::types,
             "bardo:host/simulate@0.1.0": crate::bindings::imports::bardo::host::simulate,
             "bardo:host/signer@0.1.0": crate::bindings::imports::bardo::host::signer,
-            "bardo:plugin/types@0.1.0": crate::bindings::imports::bardo::plugin::types,
+            "bardo:plugin/types@0.2.0": crate::bindings::imports::bardo::plugin::types,
         },
         pub_export_macro: true,
         export_macro_name: "__export_write_part",
@@ -77,14 +77,14 @@ pub mod stream_part {
         inline: "
             package bardo:sdk-stream;
             world stream-part {
-                export bardo:plugin/%stream@0.1.0;
+                export bardo:plugin/%stream@0.2.0;
             }
         ",
         path: ["../wit/host", "../wit/plugin"],
         world: "bardo:sdk-stream/stream-part",
         with: {
             "bardo:host/types@0.1.0": crate::bindings::imports::bardo::host::types,
-            "bardo:plugin/types@0.1.0": crate::bindings::imports::bardo::plugin::types,
+            "bardo:plugin/types@0.2.0": crate::bindings::imports::bardo::plugin::types,
         },
         pub_export_macro: true,
         export_macro_name: "__export_stream_part",

@@ -4,7 +4,7 @@ use crate::{CapabilityTier, Category, RiskTier, SpriteTrigger, TickBudget, ToolD
 use schemars::JsonSchema;
 
 /// A `ToolDef` for `P`'s JSON Schema with read-tool defaults: read tier, no risk, fast budget,
-/// no progress steps, the `thinking` sprite, any chain. Override fields with struct update
+/// no progress steps, the `thinking` sprite, any chain, schema version 1. Override fields with struct update
 /// syntax: `ToolDef { risk_tier: RiskTier::Medium, ..tool_def::<P>(..) }`.
 pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category) -> ToolDef {
     let schema = schemars::schema_for!(P);
@@ -24,6 +24,7 @@ pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category
         supported_chains: Vec::new(),
         action_kinds: Vec::new(),
         requires: Vec::new(),
+        schema_version: 1,
     }
 }
 

@@ -29,6 +29,8 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("ECHO_V1", "program-echo-v1", "program_echo_v1"),
     ("ECHO_V2", "program-echo-v2", "program_echo_v2"),
     ("ECHO_V3", "program-echo-v3", "program_echo_v3"),
+    ("ECHO_V2_1", "program-echo-v2-1", "program_echo_v2_1"),
+    ("ECHO_V4", "program-echo-v4", "program_echo_v4"),
 ];
 
 fn main() {

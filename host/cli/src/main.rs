@@ -65,6 +65,9 @@ enum Command {
         /// Print JSON (every ToolDef field).
         #[arg(long)]
         json: bool,
+        /// Print the profile table instead: each profile's categories and writes.
+        #[arg(long)]
+        profiles: bool,
     },
     /// Run a read tool and print its result and what the call cost.
     Call {
@@ -287,7 +290,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
     match command {
         Command::Archetypes { action } => archetypes_cli::run(&config()?, action),
-        Command::Tools { profile, json } => tools(&config()?, profile.as_deref(), json, rt),
+        Command::Tools { profiles: true, json, .. } => {
+            println!("{}", bardo_core::profile::table(json));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { profile, json, .. } => tools(&config()?, profile.as_deref(), json, rt),
         Command::Stream { tool, params, profile } => {
             stream(&config()?, &tool, &params, profile.as_deref(), rt)
         }
@@ -463,7 +470,7 @@ fn tools(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Re
             name,
             format!("{}@{}", e.plugin.name, e.plugin.manifest.version),
             format!("{:?}", d.capability_tier).to_lowercase(),
-            format!("{:?}", d.category).to_lowercase(),
+            d.category.name(),
             format!("{:?}", d.risk_tier).to_lowercase(),
             d.tick_budget.millis()
         );
@@ -648,7 +655,7 @@ fn audit_cmd(file: &Path, new: Option<&Path>, json: bool, rt: &Runtime) -> Resul
     if old.plugin != new.plugin {
         eprintln!("warning: comparing different plugins, `{}` and `{}`", old.plugin, new.plugin);
     }
-    Ok(if d.grew { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if d.grew || !d.incompatible.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn print_report(r: &SurfaceReport) {
@@ -726,5 +733,17 @@ fn print_changes(d: &SurfaceDiff) {
             if c.grew { " (grew)" } else { "" }
         );
     }
+    for c in &d.schema_changes {
+        let (o, n) = c.schema_version;
+        for b in &c.changes.breaking {
+            println!("! params {} {b} (schema version {o} -> {n}; breaking)", c.name);
+        }
+        for a in &c.changes.additive {
+            println!("~ params {} {a} (schema version {o} -> {n})", c.name);
+        }
+    }
     println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
+    for why in &d.incompatible {
+        println!("INCOMPATIBLE: {why}");
+    }
 }

@@ -72,15 +72,15 @@ pub(crate) fn create(name: &str, kind: Kind, dir: &Path, sdk: Option<&Path>) -> 
             include_str!("../templates/write.rs.tmpl"),
             "alloy-primitives = { version = \"1\", default-features = false, features = [\"std\"] }\n\
              alloy-sol-types = { version = \"1\", default-features = false, features = [\"std\"] }\n",
-            "trader",
+            "active",
             format!(
-                "bardo preview {prefix}_wrap --profile trader --params '{{\"chain_id\":31337,\"amount\":\"0.1\"}}'"
+                "bardo preview {prefix}_wrap --profile active --params '{{\"chain_id\":31337,\"amount\":\"0.1\"}}'"
             ),
         ),
         Kind::Stream => (
             include_str!("../templates/stream.rs.tmpl"),
             "",
-            "observatory",
+            "data",
             format!(
                 "bardo stream {prefix}_watch_balance --params '{{\"chain_id\":31337,\"account\":\"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266\"}}'"
             ),

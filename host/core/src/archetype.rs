@@ -20,13 +20,17 @@ pub const SAFETY_GUARDIAN: &str = "safety-guardian";
 /// The longest delegation chain, in hops.
 pub const MAX_DEPTH: usize = 3;
 /// Categories whose tools include writes: an archetype with one of them can write.
-const WRITE_CATEGORIES: [Category; 6] = [
+const WRITE_CATEGORIES: [Category; 10] = [
     Category::Trading,
-    Category::Liquidity,
     Category::Lending,
+    Category::Staking,
+    Category::Restaking,
+    Category::Derivatives,
+    Category::Yield,
+    Category::Lp,
     Category::Vault,
-    Category::Fees,
     Category::Wallet,
+    Category::Fees,
 ];
 
 /// The specification's hierarchy.
@@ -136,13 +140,6 @@ pub struct Archetypes {
     by_name: BTreeMap<String, Archetype>,
 }
 
-/// A category by its name (`trading`), as `bardo tools` prints it.
-fn category(name: &str) -> Option<Category> {
-    Category::ALL
-        .into_iter()
-        .find(|c| serde_json::to_value(c).ok().and_then(|v| v.as_str().map(|s| s == name)) == Some(true))
-}
-
 fn resolve(name: &str, d: Definition) -> Result<Archetype, ArchetypeError> {
     let bad = |message: String| ArchetypeError::Definition { name: name.to_owned(), message };
     let valid_name =
@@ -157,11 +154,8 @@ fn resolve(name: &str, d: Definition) -> Result<Archetype, ArchetypeError> {
         (None, false) => {
             let mut categories = BTreeSet::new();
             for c in &d.categories {
-                categories.insert(category(c).ok_or_else(|| {
-                    let known: Vec<String> = Category::ALL
-                        .iter()
-                        .filter_map(|c| serde_json::to_value(c).ok()?.as_str().map(String::from))
-                        .collect();
+                categories.insert(Category::parse(c).ok_or_else(|| {
+                    let known: Vec<&str> = Category::ALL.iter().map(|c| c.name()).collect();
                     bad(format!("unknown category `{c}`; known: {}", known.join(", ")))
                 })?);
             }
@@ -234,10 +228,10 @@ impl Archetypes {
                 });
             }
             if a.writes && !a.delegates_to.iter().any(|d| d == SAFETY_GUARDIAN) {
-                let categories: Vec<String> = WRITE_CATEGORIES
+                let categories: Vec<&str> = WRITE_CATEGORIES
                     .iter()
                     .filter(|c| a.profile.categories().contains(c))
-                    .filter_map(|c| serde_json::to_value(c).ok()?.as_str().map(String::from))
+                    .map(|c| c.name())
                     .collect();
                 errors.push(ArchetypeError::WriterWithoutSafety {
                     name: a.name.clone(),

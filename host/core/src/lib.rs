@@ -3,12 +3,14 @@
 //! runtime the host runs its I/O on. No wasmtime and no RPC clients here.
 #![deny(unsafe_code)]
 
+pub mod action_class;
 pub mod archetype;
 pub mod error;
 pub mod fabric;
 pub mod journal;
 pub mod profile;
 pub mod runtime;
+pub mod schema_compat;
 pub mod scope;
 pub mod secret;
 pub mod tool;

@@ -2,67 +2,101 @@
 
 use serde::Serialize;
 
-/// A tool's domain (17 categories; mirrors `bardo:plugin/types.category`).
+/// A tool's domain: the specification's 17 categories (golem-tools-architecture, "17 tool
+/// categories") in its order, plus `fees`, which pi-integration's fees profile selects. Mirrors
+/// `bardo:plugin/types.category`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
-    /// Market and chain data: prices, pools, tokens, balances.
+    /// On-chain data reads, pool state, token info, portfolio, P&L.
     Data,
-    /// Swaps and order routing.
+    /// Swap execution, quotes, approvals, order management.
     Trading,
-    /// Liquidity provision: positions, ranges, fees of a position.
-    Liquidity,
-    /// Lending markets: supply, borrow, health factor.
+    /// Supply, borrow, repay, health factor monitoring.
     Lending,
-    /// Vaults (ERC-4626 and managed strategies).
+    /// Liquid staking deposits, withdrawals, reward tracking.
+    Staking,
+    /// Restaking, AVS delegation, LRT management.
+    Restaking,
+    /// Perpetuals, options, hedging strategies.
+    Derivatives,
+    /// Yield aggregators, PT/YT tokenization.
+    Yield,
+    /// Liquidity provision and position management.
+    Lp,
+    /// ERC-4626 vault operations.
     Vault,
-    /// Protocol fees and fee collection (token jars, fee switches).
-    Fees,
-    /// Live event and state streams.
-    Streaming,
-    /// Wallet balances, approvals, transfers.
-    Wallet,
-    /// Safety and risk analysis: simulations, approvals audits, MEV checks.
+    /// Simulation, risk assessment, circuit breakers.
     Safety,
-    /// On-chain agent identity (ERC-8004 identity registry).
-    Identity,
-    /// Agent reputation and validation (ERC-8004 reputation / validation registries).
-    Reputation,
-    /// Research and signals: analytics, backtests, market intelligence.
+    /// MEV scoring, IL calc, venue comparison, regime classification.
     Intelligence,
-    /// The agent's memory: episodes, directives, knowledge.
+    /// Episodic and semantic memory, self-improvement.
     Memory,
-    /// Learning from outcomes: evaluations, strategy updates.
-    Learning,
-    /// Dashboards and reporting for operators.
-    Dashboard,
-    /// Governance: proposals, votes, delegation.
-    Governance,
-    /// Development and diagnostics tools (never in production profiles).
-    Dev,
+    /// ERC-8004 agent identity, reputation.
+    Identity,
+    /// Wallet policy, funding, session keys.
+    Wallet,
+    /// Event Fabric live data subscriptions.
+    Streaming,
+    /// Local testnet management (only the `dev` profile).
+    Testnet,
+    /// First-run setup and provisioning.
+    Bootstrap,
+    /// Protocol fee collection (token jars, fee switches); the fees profile's category.
+    Fees,
 }
 
 impl Category {
     /// Every category, in declaration order.
-    pub const ALL: [Category; 17] = [
+    pub const ALL: [Category; 18] = [
         Self::Data,
         Self::Trading,
-        Self::Liquidity,
         Self::Lending,
+        Self::Staking,
+        Self::Restaking,
+        Self::Derivatives,
+        Self::Yield,
+        Self::Lp,
         Self::Vault,
-        Self::Fees,
-        Self::Streaming,
-        Self::Wallet,
         Self::Safety,
-        Self::Identity,
-        Self::Reputation,
         Self::Intelligence,
         Self::Memory,
-        Self::Learning,
-        Self::Dashboard,
-        Self::Governance,
-        Self::Dev,
+        Self::Identity,
+        Self::Wallet,
+        Self::Streaming,
+        Self::Testnet,
+        Self::Bootstrap,
+        Self::Fees,
     ];
+
+    /// Its name as configuration and output spell it (`lp`, `testnet`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Data => "data",
+            Self::Trading => "trading",
+            Self::Lending => "lending",
+            Self::Staking => "staking",
+            Self::Restaking => "restaking",
+            Self::Derivatives => "derivatives",
+            Self::Yield => "yield",
+            Self::Lp => "lp",
+            Self::Vault => "vault",
+            Self::Safety => "safety",
+            Self::Intelligence => "intelligence",
+            Self::Memory => "memory",
+            Self::Identity => "identity",
+            Self::Wallet => "wallet",
+            Self::Streaming => "streaming",
+            Self::Testnet => "testnet",
+            Self::Bootstrap => "bootstrap",
+            Self::Fees => "fees",
+        }
+    }
+
+    /// The category named `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
 }
 
 /// Read, write or privileged. Ordered by power, so growth can be compared.
@@ -201,6 +235,8 @@ pub struct ToolDef {
     pub action_kinds: Vec<String>,
     /// Operator capabilities the tool needs besides its tier.
     pub requires: Vec<RequiredCapability>,
+    /// The version of its params and result schemas, from 1; every result carries it.
+    pub schema_version: u32,
 }
 
 /// A plugin's self-description.

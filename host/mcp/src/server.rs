@@ -325,6 +325,9 @@ impl Session {
     }
 }
 
+/// The `_meta` key of a concrete tool's result naming its schema version.
+pub(crate) const SCHEMA_VERSION_META: &str = "dev.bardo/schema_version";
+
 /// A tool error as the client sees it: `isError` and the typed `{code, message, retryable}`.
 fn error_result(e: &ToolError) -> CallToolResult {
     CallToolResult::structured_error(json!({"code": e.code, "message": e.message, "retryable": e.retryable}))
@@ -416,8 +419,23 @@ impl ServerHandler for Session {
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let args = Value::Object(request.arguments.unwrap_or_default());
+        // A concrete tool's answer says which schema version it follows (schema versioning).
+        let schema_version = match route {
+            Route::Read => {
+                self.served.current().adapter.host().catalog().get(&name).map(|e| e.def.schema_version)
+            }
+            Route::Agent => None,
+        };
         let result = match self.run(name, route, args, &context, progress_token).await {
-            Ok(value) => answer_result(value),
+            Ok(value) => {
+                let mut answer = answer_result(value);
+                if let Some(v) = schema_version {
+                    let mut meta = rmcp::model::MetaObject::new();
+                    meta.0.insert(SCHEMA_VERSION_META.into(), json!(v));
+                    answer.meta = Some(meta);
+                }
+                answer
+            }
             Err(e) => error_result(&e),
         };
         Ok(result.into())

@@ -1,16 +1,17 @@
-//! Host-side bindings for `bardo:host@0.1.0` / `bardo:plugin@0.1.0`.
+//! Host-side bindings for `bardo:host@0.1.0` / `bardo:plugin@0.2.0`.
 //!
 //! One synthesized world imports every host interface and exports every plugin interface; a
 //! component uses only a subset, so the host looks exports up per interface (`*Indices`) and the
 //! linker defines every import while `plugin::surface` decides which a component may use.
-//! When `@0.2.0` ships, its bindings go beside these (`since_v0_1_0`) and convert to the latest.
+//! A plugin built against an older `bardo:plugin` is refused at load with the version it needs
+//! (`plugin::surface`); pre-1.0, minor versions break.
 
 wasmtime::component::bindgen!({
     inline: "
         package bardo:host-bindings;
         world all {
-            include bardo:plugin/writer@0.1.0;
-            include bardo:plugin/streamer@0.1.0;
+            include bardo:plugin/writer@0.2.0;
+            include bardo:plugin/streamer@0.2.0;
             import bardo:host/uniswap-sdk@0.1.0;
             import bardo:host/testnet@0.1.0;
         }

@@ -77,6 +77,22 @@ pub enum DistributionError {
         /// The active pin's version.
         active: String,
     },
+    /// The update breaks callers of the active version's tools without saying so in its
+    /// version numbers (schema versioning): refused, the active pin stays.
+    #[error(
+        "`{name}`: {reference} cannot replace the active {active}: {}; keep {active}, or publish a new major version (and pin both to serve the old tools beside the new: `bardo plugin pull REF --as NAME`); `bardo audit OLD NEW` shows the diff",
+        reasons.join("; ")
+    )]
+    Incompatible {
+        /// The plugin.
+        name: String,
+        /// The reference pulled.
+        reference: String,
+        /// The active pin's version.
+        active: String,
+        /// Each incompatibility, named.
+        reasons: Vec<String>,
+    },
     /// The pulled component's surface could not be read.
     #[error("{reference}: {source}")]
     Audit {
@@ -98,6 +114,7 @@ pub struct Pulled {
 }
 
 /// What `sync` did.
+#[derive(Debug)]
 pub enum Outcome {
     /// The registry has what is pinned already.
     Unchanged(OciPin),
@@ -396,6 +413,14 @@ pub fn sync(
     }
     let old_bytes = puller.load(&active)?;
     let diff = surface_audit::diff(&report(engine, puller.runtime, &active, &old_bytes)?, &new);
+    if !diff.incompatible.is_empty() {
+        return Err(DistributionError::Incompatible {
+            name: name.to_owned(),
+            reference: reference.to_owned(),
+            active: active.version,
+            reasons: diff.incompatible,
+        });
+    }
     if diff.grew {
         lock.set_pending(pin.clone());
         return Ok(Outcome::Held { pin, active, diff });

@@ -578,7 +578,7 @@ impl Host {
                 .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))
         };
         let (env, budget) = (self.env(), entry.def.tick_budget);
-        match control {
+        let report = match control {
             Some(control) if inline => {
                 call::run_inline(&env, &plugin.instances, &plugin.name, tool, budget, (control, steps), run)
             }
@@ -591,7 +591,8 @@ impl Host {
                 control.map(|c| (c, steps)),
                 run,
             )),
-        }
+        };
+        report.map(|r| CallReport { schema_version: entry.def.schema_version, ..r })
     }
 }
 
@@ -754,6 +755,7 @@ mod tests {
             supported_chains: vec![],
             action_kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
             requires: vec![],
+            schema_version: 1,
         }
     }
 

@@ -55,6 +55,8 @@ pub struct WriteResult {
     pub permit_id: String,
     /// The write tool that planned it.
     pub tool: String,
+    /// The tool's schema version, which `expected` and `actual` follow.
+    pub schema_version: u32,
     /// The outcome the plugin expected at preview.
     pub expected: serde_json::Value,
     /// The outcome read from the receipts.
@@ -475,10 +477,8 @@ impl WritePath {
     /// [`Self::commit`] that a caller can cancel through `control` until the broadcast starts
     /// (the permit is then used and nothing is sent); from the broadcast on it runs to the end.
     pub fn commit_with(&self, permit_id: &str, control: &Arc<CallControl>) -> Result<WriteResult, ToolError> {
-        // A halt is checked by `take`, under the store's lock; this is the phase set.
-        if self.phase_as_set() == Phase::Terminal {
-            return Err(denied("the phase is terminal: no writes"));
-        }
+        // A halt is checked by `take`, under the store's lock; the phase, by the policy cage's
+        // class gate in `recheck` (terminal still allows a write that closes a position).
         // The spend is counted in the same locked step that takes the permit, before anything
         // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
         // below releases it.
@@ -585,7 +585,9 @@ impl WritePath {
         })?;
         let actual = report.result?;
         let checked = self.check_receipts(&permit, &receipts, &assets)?;
+        let schema_version = self.host().catalog().get(&permit.tool).map_or(0, |e| e.def.schema_version);
         Ok(WriteResult {
+            schema_version,
             permit_id: permit.permit_id,
             tool: permit.tool,
             expected: permit.expected_outcome,

@@ -151,7 +151,7 @@ pub fn open_with(
     // Limits and `[oci]` routing go by the profile's own name (an archetype's `trader`).
     let spec = if asked.starts_with(ARCHETYPE) { parsed.name().to_owned() } else { asked.to_owned() };
     let spec = spec.as_str();
-    let dev = parsed.categories().contains(&bardo_core::tool::Category::Dev);
+    let dev = parsed.categories().contains(&bardo_core::tool::Category::Testnet);
     let services = Arc::new(services(config, runtime)?.with_testnet(dev));
     let profile = parsed
         .with_overrides(&config.tools.enable, &config.tools.disable)
@@ -298,7 +298,11 @@ pub fn write_path_over(
     let v4_position_managers = with_role(bardo_core::scope::Role::UniswapV4PositionManager);
     let recipients = with_role(bardo_core::scope::Role::Recipient);
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage { approved_assets: config.approved_assets()?, max_position }),
+        Box::new(PolicyCage {
+            approved_assets: config.approved_assets()?,
+            max_position,
+            valuer: Some(valuer.clone()),
+        }),
         Box::new(AllowlistGuard { allowed }),
     ];
     if let Some(n) = config.safety.previews_per_minute {

@@ -7,6 +7,7 @@ use crate::plugin::{Host, LoadError, WasiPolicy};
 use crate::services::Services;
 use bardo_core::Runtime;
 use bardo_core::profile::Profile;
+use bardo_core::schema_compat::{self, SchemaChanges};
 use bardo_core::tool::{CapabilityTier, Category, RiskTier, TickBudget};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,6 +53,10 @@ pub struct ToolSurface {
     pub tick_budget: TickBudget,
     /// The action kinds a write tool serves (`preview KIND` reaches it); empty for reads.
     pub action_kinds: Vec<String>,
+    /// The version of its params and result schemas.
+    pub schema_version: u32,
+    /// Its params' JSON Schema, compared between versions for compatibility.
+    pub input_schema: serde_json::Value,
 }
 
 /// A component's capability surface.
@@ -116,6 +121,8 @@ pub fn audit(
             risk_tier: t.risk_tier,
             tick_budget: t.tick_budget,
             action_kinds: t.action_kinds.clone(),
+            schema_version: t.schema_version,
+            input_schema: t.input_schema.clone(),
         })
         .collect();
     Ok(SurfaceReport {
@@ -196,6 +203,77 @@ pub struct SurfaceDiff {
     pub changed_tools: Vec<ToolChange>,
     /// New imports, a wider world, any new tool, a higher tier or risk, or a new action kind.
     pub grew: bool,
+    /// Tools whose params schema changed, and how.
+    pub schema_changes: Vec<SchemaChange>,
+    /// Why the new version may not replace the old at all (a breaking params change or a
+    /// removed tool without a new major version, a schema change without a new schema version):
+    /// an update with any is refused; the operator keeps the old version or pins both.
+    pub incompatible: Vec<String>,
+}
+
+/// How one tool's params schema changed between versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchemaChange {
+    /// The tool.
+    pub name: String,
+    /// Its schema version, old and new.
+    pub schema_version: (u32, u32),
+    /// The changes, breaking and additive.
+    pub changes: SchemaChanges,
+}
+
+/// The schema changes between `old` and `new`, and what makes the update incompatible.
+fn schema_diff(old: &SurfaceReport, new: &SurfaceReport) -> (Vec<SchemaChange>, Vec<String>) {
+    let major = schema_compat::major_bump(&old.version, &new.version);
+    let needs = || {
+        format!(
+            "{} is not a new major version after {} (that would be {})",
+            new.version,
+            old.version,
+            schema_compat::next_major(&old.version)
+        )
+    };
+    let (mut changes, mut incompatible) = (Vec::new(), Vec::new());
+    for o in &old.tools {
+        let Some(n) = new.tools.iter().find(|t| t.name == o.name) else {
+            if !major {
+                incompatible.push(format!("removes tool `{}`, but {}", o.name, needs()));
+            }
+            continue;
+        };
+        let c = schema_compat::compare(&o.input_schema, &n.input_schema);
+        if n.schema_version < o.schema_version {
+            incompatible.push(format!(
+                "`{}`'s schema version goes down ({} -> {})",
+                o.name, o.schema_version, n.schema_version
+            ));
+        }
+        if c.is_empty() {
+            continue;
+        }
+        if !c.breaking.is_empty() && !major {
+            incompatible.push(format!(
+                "`{}`'s params change incompatibly ({}), but {}",
+                o.name,
+                c.breaking.join(", "),
+                needs()
+            ));
+        }
+        if n.schema_version <= o.schema_version {
+            incompatible.push(format!(
+                "`{}`'s params change ({}) but its schema version stays {}; increment it",
+                o.name,
+                c.breaking.iter().chain(&c.additive).cloned().collect::<Vec<_>>().join(", "),
+                o.schema_version
+            ));
+        }
+        changes.push(SchemaChange {
+            name: o.name.clone(),
+            schema_version: (o.schema_version, n.schema_version),
+            changes: c,
+        });
+    }
+    (changes, incompatible)
 }
 
 /// Compare two surfaces. Imports compare without their versions (a WASI patch bump is not growth).
@@ -258,7 +336,18 @@ pub fn diff(old: &SurfaceReport, new: &SurfaceReport) -> SurfaceDiff {
         || new.world.is_none()
         || !added_tools.is_empty()
         || changed_tools.iter().any(|c| c.grew);
-    SurfaceDiff { world, added_imports, removed_imports, added_tools, removed_tools, changed_tools, grew }
+    let (schema_changes, incompatible) = schema_diff(old, new);
+    SurfaceDiff {
+        world,
+        added_imports,
+        removed_imports,
+        added_tools,
+        removed_tools,
+        changed_tools,
+        grew,
+        schema_changes,
+        incompatible,
+    }
 }
 
 /// One line naming what grew (or changed) in `d`.

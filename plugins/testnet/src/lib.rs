@@ -42,7 +42,7 @@ fn def<P: JsonSchema>(name: &str, description: &str) -> ToolDef {
         // It changes a chain's state, though only a devnet's: never "none".
         risk_tier: RiskTier::Low,
         prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Dev)
+        ..tool_def::<P>(name, description, Category::Testnet)
     }
 }
 

@@ -40,7 +40,7 @@ fn write_def<P: JsonSchema>(
         progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
         action_kinds: vec![kind.to_owned()],
         prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Liquidity)
+        ..tool_def::<P>(name, description, Category::Lp)
     }
 }
 

@@ -67,7 +67,7 @@ impl ReadTool for GetBalances {
             Self::NAME,
             "Native and token balances of the wallet (or `account`) over the operator's token list, \
              in token units and base units, at one block. Reads only.",
-            Category::Wallet,
+            Category::Data,
             &["read native balance", "read token balances"],
         )
     }
@@ -130,7 +130,7 @@ impl ReadTool for GetTokenBalance {
         def::<TokenBalanceParams>(
             Self::NAME,
             "One balance of the wallet (or `account`): a token by symbol or address, or `ETH`. Reads only.",
-            Category::Wallet,
+            Category::Data,
             &["read balance"],
         )
     }
@@ -227,7 +227,7 @@ impl ReadTool for GetApprovals {
                  block range and each re-read now: token, spender, remaining allowance, whether it is \
                  unlimited, whether the spender is allowlisted and holds code. Reads only; revoke with \
                  wallet_revoke_approval.",
-                Category::Wallet,
+                Category::Data,
                 &["scan approval logs", "read allowances"],
             )
         }

@@ -29,7 +29,15 @@ alloy_sol_types::sol! {
 /// The native coin in `BalanceChange` (the zero address; the host reads it as `native`).
 const NATIVE: Address = Address::ZERO;
 
-fn write_def<P: JsonSchema>(name: &str, kind: &str, risk: RiskTier, description: &str) -> ToolDef {
+/// A write tool's definition. Approvals are the specification's `trading` ("swap execution,
+/// quotes, approvals"); moving the wallet's own funds (transfer, wrap) is `wallet` ("funding").
+fn write_def<P: JsonSchema>(
+    name: &str,
+    category: Category,
+    kind: &str,
+    risk: RiskTier,
+    description: &str,
+) -> ToolDef {
     ToolDef {
         capability_tier: CapabilityTier::Write,
         risk_tier: risk,
@@ -38,7 +46,7 @@ fn write_def<P: JsonSchema>(name: &str, kind: &str, risk: RiskTier, description:
         progress_steps: vec!["read the wallet".into(), "build calls".into()],
         action_kinds: vec![kind.into()],
         prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Wallet)
+        ..tool_def::<P>(name, description, category)
     }
 }
 
@@ -77,6 +85,7 @@ impl WriteTool for Approve {
     fn def() -> ToolDef {
         write_def::<ApproveParams>(
             Self::NAME,
+            Category::Trading,
             "approve",
             RiskTier::Medium,
             "Approve an allowlisted spender for exactly `amount` of a token (ERC-20 approve; never unlimited). \
@@ -169,6 +178,7 @@ impl WriteTool for Revoke {
     fn def() -> ToolDef {
         write_def::<RevokeParams>(
             Self::NAME,
+            Category::Trading,
             "revoke",
             RiskTier::Low,
             "Revoke the wallet's ERC-20 approval of `spender` (approve 0), whoever the spender is. \
@@ -231,6 +241,7 @@ impl WriteTool for Wrap {
     fn def() -> ToolDef {
         write_def::<WrapParams>(
             Self::NAME,
+            Category::Wallet,
             "wrap",
             RiskTier::Low,
             "Wrap `amount` ETH into WETH (WETH deposit). Write: returns a plan.",
@@ -288,6 +299,7 @@ impl WriteTool for Unwrap {
     fn def() -> ToolDef {
         write_def::<WrapParams>(
             Self::NAME,
+            Category::Wallet,
             "unwrap",
             RiskTier::Low,
             "Unwrap `amount` WETH into ETH (WETH withdraw). Write: returns a plan.",
@@ -353,6 +365,7 @@ impl WriteTool for Transfer {
     fn def() -> ToolDef {
         write_def::<TransferParams>(
             Self::NAME,
+            Category::Wallet,
             "transfer",
             RiskTier::High,
             "Send `amount` of a token (or `ETH`) to a recipient the operator allowlisted as a `recipient` \

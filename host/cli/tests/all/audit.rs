@@ -19,7 +19,7 @@ fn hello_surface() {
     assert_eq!(class("bardo:host/events@0.1.0"), Some(ImportClass::Host));
     assert_eq!(class("bardo:host/signer"), None, "a reader never imports signer");
     assert_eq!(class("wasi:io/streams"), Some(ImportClass::MinimalWasi));
-    assert!(r.exports.iter().any(|e| e == "bardo:plugin/read@0.1.0"));
+    assert!(r.exports.iter().any(|e| e == "bardo:plugin/read@0.2.0"));
     assert_eq!(r.tools.len(), 1);
     assert_eq!(r.tools[0].name, "hello_greet");
     assert_eq!(r.policy_refusal, None);

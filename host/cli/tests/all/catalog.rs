@@ -2,8 +2,8 @@
 //! exactly the tools of its categories (the specification's table in `bardo_core::profile`,
 //! `data` in every profile, writes only where the profile writes, testnet only in `dev`).
 
-use bardo_core::profile::{PROFILES, Profile};
-use bardo_core::tool::{CapabilityTier, Category, RequiredCapability};
+use bardo_core::profile::{PROFILES, Profile, Writes};
+use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
 use bardo_host::engine::Limits;
 use bardo_host::plugin::{Host, WasiPolicy};
 use bardo_test_artifacts::{AAVE, HELLO, INTELLIGENCE, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT, WALLET};
@@ -48,7 +48,7 @@ fn every_tool_has_a_complete_definition() {
         let expected_prefix = match d.category {
             Category::Intelligence => Some("intel"),
             Category::Safety => Some("safety"),
-            Category::Dev => Some("testnet"),
+            Category::Testnet => Some("testnet"),
             _ => None,
         };
         if let Some(want) = expected_prefix {
@@ -60,31 +60,83 @@ fn every_tool_has_a_complete_definition() {
 #[test]
 fn each_profile_lists_exactly_the_tools_of_its_categories() {
     let all = host("dev");
-    for (name, _) in PROFILES {
+    for def in PROFILES {
+        let name = def.name;
         let h = host(name);
-        let profile = Profile::parse(name).expect("profile");
-        let mut cats = profile.categories().clone();
-        cats.insert(Category::Data);
         let want: BTreeSet<&String> = all
             .catalog()
             .iter()
-            .filter(|(_, e)| cats.contains(&e.def.category))
-            .filter(|(_, e)| !profile.read_only() || e.def.capability_tier == CapabilityTier::Read)
+            .filter(|(_, e)| def.categories.contains(&e.def.category))
+            .filter(|(_, e)| {
+                let read = e.def.capability_tier == CapabilityTier::Read;
+                match def.writes {
+                    Writes::All => true,
+                    Writes::None => read,
+                    Writes::NotHighRisk => read || e.def.risk_tier < RiskTier::High,
+                }
+            })
             .map(|(n, _)| n)
             .collect();
         let got: BTreeSet<&String> = h.catalog().keys().collect();
         assert_eq!(got, want, "profile {name}");
-        let has = |prefix: &str| got.iter().any(|t| t.starts_with(prefix));
-        match *name {
-            "dev" => assert!(has("testnet_")),
-            "observatory" => {
-                assert!(has("intel_") && !has("testnet_"));
-                assert!(h.catalog().values().all(|e| e.def.capability_tier == CapabilityTier::Read));
+        // What that means for the repo's plugins, spelled out per profile.
+        let has = |tool: &str| got.iter().any(|t| t.starts_with(tool));
+        let writes = h.catalog().values().any(|e| e.def.capability_tier == CapabilityTier::Write);
+        let yes = |tools: &[&str]| tools.iter().for_each(|t| assert!(has(t), "profile {name} lacks {t}"));
+        let no = |tools: &[&str]| tools.iter().for_each(|t| assert!(!has(t), "profile {name} lists {t}"));
+        assert!(has("uniswap_get_pool_info") && has("data_get_token_price"), "data is in every profile");
+        match name {
+            "dev" => {
+                yes(&["testnet_", "aave_borrow", "vault_deposit", "wallet_transfer", "stream_", "intel_"])
             }
-            "trader" => assert!(has("wallet_") && has("safety_") && has("uniswap_") && !has("intel_")),
-            "vault" | "conservative" => assert!(has("wallet_") && has("safety_") && has("aave_")),
-            "intelligence" => assert!(has("intel_") && !has("wallet_approve")),
-            _ => assert!(!has("testnet_"), "profile {name} lists testnet tools"),
+            "active" | "golem" | "full" => {
+                yes(&[
+                    "aave_borrow",
+                    "uniswap_add_liquidity",
+                    "vault_deposit",
+                    "wallet_transfer",
+                    "stream_",
+                    "intel_",
+                ]);
+                no(&["testnet_"]);
+            }
+            "observatory" | "intelligence" | "dashboard" => {
+                yes(&["intel_compare_venues"]);
+                no(&["stream_", "wallet_approve", "wallet_transfer", "safety_", "vault_"]);
+                assert!(!writes, "{name} runs no writes");
+            }
+            "data" => {
+                yes(&["stream_pool_events", "wallet_get_gas_price", "wallet_get_balances"]);
+                no(&["intel_", "uniswap_get_route"]);
+                assert!(!writes);
+            }
+            "conservative" => {
+                yes(&[
+                    "uniswap_execute_swap",
+                    "uniswap_remove_liquidity",
+                    "uniswap_collect_fees",
+                    "wallet_approve",
+                ]);
+                no(&["uniswap_add_liquidity", "aave_", "stream_", "wallet_transfer"]);
+            }
+            "trader" => {
+                yes(&["uniswap_execute_swap", "uniswap_get_route", "wallet_approve", "safety_", "stream_"]);
+                no(&["uniswap_add_liquidity", "wallet_transfer", "wallet_wrap_eth", "intel_", "aave_"]);
+            }
+            "lp" => {
+                yes(&["uniswap_add_liquidity", "uniswap_get_position", "safety_", "stream_"]);
+                no(&["uniswap_execute_swap", "aave_"]);
+            }
+            "vault" => {
+                yes(&["vault_deposit", "vault_redeem", "safety_"]);
+                no(&["aave_", "wallet_approve", "wallet_transfer", "stream_", "uniswap_execute_swap"]);
+            }
+            "learning" => {
+                yes(&["intel_"]);
+                no(&["uniswap_execute_swap", "stream_"]);
+            }
+            "identity" | "erc8004" | "fees" => no(&["intel_", "stream_", "uniswap_execute_swap", "vault_"]),
+            other => panic!("profile {other} has no expectations here"),
         }
     }
 }

@@ -32,6 +32,20 @@ fn tools_lists_the_profile() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(json["tools"][0]["tool"]["name"], "hello_greet");
     assert_eq!(json["tools"][0]["tool"]["category"], "data");
+    assert_eq!(json["tools"][0]["tool"]["schema_version"], 1);
+    // The profile table, as text and JSON, without a configuration or plugins.
+    let o = bardo(dir.path(), &["tools", "--profiles"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("conservative  not high-risk") && out.contains("data, trading, lp, safety"),
+        "{out}"
+    );
+    let o = bardo(dir.path(), &["tools", "--profiles", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(rows.as_array().map(Vec::len), Some(16), "{rows}");
+    let trader = rows.as_array().and_then(|r| r.iter().find(|r| r["profile"] == "trader")).expect("trader");
+    assert_eq!(trader["categories"], serde_json::json!(["data", "trading", "safety", "streaming"]));
+    assert_eq!(trader["writes"], "all");
     let o = bardo(dir.path(), &["tools", "--profile", "wizard"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown profile `wizard`"));
@@ -212,7 +226,7 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     std::fs::copy(bardo_test_artifacts::STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
     std::fs::write(dir.path().join("streaming.json"), d.streaming_settings().to_string()).expect("settings");
     let config = format!(
-        "profile = \"observatory\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n",
+        "profile = \"data\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n",
         node.url()
     );
     std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
@@ -350,11 +364,11 @@ fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
     let o = bardo(dir.path(), &["tools", "--archetype", "pool-researcher"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = stdout(&o);
-    assert!(out.contains("erc20_get_allowance") && !out.contains("wallet_get_balances"), "{out}");
+    assert!(out.contains("erc20_get_allowance") && !out.contains("wallet_transfer"), "{out}");
     assert!(out.contains("archetype `pool-researcher` delegates to nobody (terminal)"), "{out}");
     let o = bardo(dir.path(), &["tools", "--archetype", "trade-executor"]);
     let out = stdout(&o);
-    assert!(out.contains("wallet_get_balances"), "{out}");
+    assert!(out.contains("wallet_transfer"), "{out}");
     assert!(out.contains("may delegate to: safety-guardian, risk-assessor"), "{out}");
     let o = bardo(dir.path(), &["tools", "--archetype", "nobody"]);
     assert_eq!(o.status.code(), Some(2));

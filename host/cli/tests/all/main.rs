@@ -20,6 +20,7 @@ mod registry;
 mod routes;
 mod safety;
 mod scaffold;
+mod schema_versions;
 mod secrets;
 mod sidecar;
 mod simulate;

@@ -85,7 +85,7 @@ impl RegistryServer {
 }
 
 /// A work dir with a bardo.toml: no plugin files, the registry insecure, plus `extra`.
-fn workdir(server: &RegistryServer, extra: &str) -> (tempfile::TempDir, Config) {
+pub(super) fn workdir(server: &RegistryServer, extra: &str) -> (tempfile::TempDir, Config) {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = format!(
         "profile = \"data\"\nplugins = []\nlock = \"bardo.lock\"\ncache_dir = \"cache\"\n\n[registry]\ninsecure = [\"{}\"]\n{extra}",
@@ -100,7 +100,7 @@ fn reload(dir: &Path) -> Config {
     Config::load(&dir.join("bardo.toml"), true).expect("config")
 }
 
-fn pull(config: &Config, name: &str, reference: &str) -> Result<Outcome, DistributionError> {
+pub(super) fn pull(config: &Config, name: &str, reference: &str) -> Result<Outcome, DistributionError> {
     let engine = crate::engine();
     let lock_path = config.resolve(&config.lock);
     let mut lock = Lockfile::read(&lock_path).expect("lock");
@@ -172,7 +172,7 @@ fn publish_pull_load_call_in_the_layout_wkg_reads() {
         component.imports
     );
     assert!(
-        component.exports.iter().any(|e| e.starts_with("bardo:plugin/read@0.1")),
+        component.exports.iter().any(|e| e.starts_with("bardo:plugin/read@0.2")),
         "{:?}",
         component.exports
     );
@@ -591,7 +591,7 @@ fn hot_swap_under_load_drops_no_call_and_canaries_route_per_profile() {
     }
 }
 
-fn bardo(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(super) fn bardo(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_bardo")).current_dir(dir).args(args).output().expect("run bardo")
 }
 

@@ -57,7 +57,7 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
     std::fs::write(
         d.join("bardo.toml"),
         format!(
-            "profile = \"trader\"\nplugins = [\"plugins\"]\n\
+            "profile = \"active\"\nplugins = [\"plugins\"]\n\
              [chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\nhead_ttl_ms = 0\ndevnet = true\n\
              [settings]\nuniswap = \".bardo/settings/uniswap.json\"\nwallet = \".bardo/settings/wallet.json\"\n\
              [safety]\nttl_secs = 60\naudit_log = \".bardo/audit.jsonl\"\npermits = \".bardo/permits.json\"\n\

@@ -145,7 +145,7 @@ fn only_the_dev_profile_lists_the_testnet_tools() {
     use bardo_core::profile::{PROFILES, Profile};
     let h = super::host_with("dev", bardo_host::engine::Limits::default(), &[TESTNET]);
     assert_eq!(h.catalog().keys().filter(|t| t.starts_with("testnet_")).count(), 6);
-    for (name, _) in PROFILES.iter().filter(|(n, _)| *n != "dev") {
+    for name in PROFILES.iter().map(|p| p.name).filter(|n| *n != "dev") {
         let profile = Profile::parse(name).expect("profile");
         let h = super::host_with(profile.name(), bardo_host::engine::Limits::default(), &[TESTNET]);
         assert!(h.catalog().is_empty(), "profile {name} lists {:?}", h.catalog().keys().collect::<Vec<_>>());

@@ -33,6 +33,7 @@ use std::time::{Duration, SystemTime};
 sol! {
     function balanceOf(address account) external view returns (uint256);
     function approve(address spender, uint256 amount) external returns (bool);
+    function transfer(address to, uint256 amount) external returns (bool);
     struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 deadline;
         uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
     function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
@@ -62,7 +63,7 @@ fn env_full(
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), wallet, &[UNISWAP, EVIL_WRITER]));
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
+        Box::new(PolicyCage { valuer: Some(valuer(&host, &d)), ..PolicyCage::default() }),
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
         Box::new(ApprovalGuard),
     ];
@@ -144,6 +145,58 @@ impl Env {
 
 fn swap(amount: &str) -> Value {
     json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": amount})
+}
+
+fn sell_weth(amount: &str) -> Value {
+    json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": amount})
+}
+
+/// The specification's phase table on real plans, classed by their simulated-and-declared
+/// changes with the host's own token types and balances: buying WETH with USDC opens exposure,
+/// selling some WETH decreases it, selling all of it closes it, WBTC for WETH rebalances.
+#[test]
+fn phases_allow_the_action_classes_of_the_specification_table() {
+    let e = env();
+    let preview = |kind: &str, params: &Value| e.path.preview(kind, params);
+    let class_refused = |r: Result<_, ToolError>, class: &str, phase: &str| {
+        e.refused(
+            r,
+            ErrorCode::Denied,
+            &format!("classed {class} by its kind and balance changes, which the {phase} phase"),
+        )
+    };
+    // The wallet (the deployer) holds every devnet token: buying WETH is increase-position.
+    e.path.set_phase(Phase::Cautious);
+    preview("swap", &swap("10")).expect("cautious allows increase-position");
+    e.path.set_phase(Phase::Defensive);
+    class_refused(preview("swap", &swap("10")), "increase-position", "Defensive");
+    let rebalance = json!({"chain_id": CHAIN_ID, "token_in": "WBTC", "token_out": "WETH", "amount": "0.001"});
+    preview("swap", &rebalance).expect("defensive allows rebalance");
+    let sold = preview("swap", &sell_weth("0.1")).expect("defensive allows decrease-position");
+    e.path.set_phase(Phase::Survival);
+    class_refused(preview("swap", &rebalance), "rebalance", "Survival");
+    // Committed in survival: the decrease re-checked at commit, executed.
+    let (weth, usdc) = e.balances();
+    e.path.commit(&sold.permit_id).expect("survival allows decrease-position");
+    let (weth_after, usdc_after) = e.balances();
+    assert_eq!(weth - weth_after, U256::from(10u64).pow(U256::from(17u64)), "0.1 WETH sold");
+    assert!(usdc_after > usdc, "USDC bought");
+    // Terminal: only what closes a position. Leave the wallet 0.25 WETH, then sell some, then all.
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let keep = U256::from(25u64) * U256::from(10u64).pow(U256::from(16u64));
+    let transfer = transferCall { to: e.d.accounts[5], amount: weth_after - keep }.abi_encode();
+    let tx =
+        TransactionRequest::default().from(e.d.deployer).to(e.d.tokens["WETH"].address).with_input(transfer);
+    runtime().block_on(super::chain::send(&provider, tx));
+    assert_eq!(e.balance("WETH"), keep);
+    e.path.set_phase(Phase::Terminal);
+    class_refused(preview("swap", &sell_weth("0.1")), "decrease-position", "Terminal");
+    let all = preview("swap", &sell_weth("0.25")).expect("terminal allows close-position");
+    e.path.commit(&all.permit_id).expect("commit in terminal");
+    assert_eq!(e.balance("WETH"), U256::ZERO, "the position is closed");
+    // The refusals are audited with their reasons.
+    let log = std::fs::read_to_string(e.audit.path().join("audit.jsonl")).expect("audit log");
+    assert!(log.contains("classed rebalance") && log.contains("classed decrease-position"), "{log}");
 }
 
 #[test]

@@ -51,7 +51,11 @@ pub(crate) fn manifest(m: wit::Manifest) -> Result<Manifest, String> {
 fn tool_def(t: wit::ToolDef) -> Result<ToolDef, String> {
     let input_schema = serde_json::from_str(&t.input_schema)
         .map_err(|e| format!("tool `{}` declares an input schema that is not JSON: {e}", t.name))?;
+    if t.schema_version == 0 {
+        return Err(format!("tool `{}` declares schema version 0; schema versions start at 1", t.name));
+    }
     Ok(ToolDef {
+        schema_version: t.schema_version,
         category: category(t.category),
         capability_tier: match t.capability_tier {
             wit::CapabilityTier::Read => CapabilityTier::Read,
@@ -114,21 +118,22 @@ fn category(c: wit::Category) -> Category {
     match c {
         wit::Category::Data => Category::Data,
         wit::Category::Trading => Category::Trading,
-        wit::Category::Liquidity => Category::Liquidity,
         wit::Category::Lending => Category::Lending,
+        wit::Category::Staking => Category::Staking,
+        wit::Category::Restaking => Category::Restaking,
+        wit::Category::Derivatives => Category::Derivatives,
+        wit::Category::Yield => Category::Yield,
+        wit::Category::Lp => Category::Lp,
         wit::Category::Vault => Category::Vault,
-        wit::Category::Fees => Category::Fees,
-        wit::Category::Streaming => Category::Streaming,
-        wit::Category::Wallet => Category::Wallet,
         wit::Category::Safety => Category::Safety,
-        wit::Category::Identity => Category::Identity,
-        wit::Category::Reputation => Category::Reputation,
         wit::Category::Intelligence => Category::Intelligence,
         wit::Category::Memory => Category::Memory,
-        wit::Category::Learning => Category::Learning,
-        wit::Category::Dashboard => Category::Dashboard,
-        wit::Category::Governance => Category::Governance,
-        wit::Category::Dev => Category::Dev,
+        wit::Category::Identity => Category::Identity,
+        wit::Category::Wallet => Category::Wallet,
+        wit::Category::Streaming => Category::Streaming,
+        wit::Category::Testnet => Category::Testnet,
+        wit::Category::Bootstrap => Category::Bootstrap,
+        wit::Category::Fees => Category::Fees,
     }
 }
 

@@ -46,12 +46,19 @@ pub struct CallReport<T = String> {
     pub stats: CallStats,
     /// Progress and domain events.
     pub events: CallEvents,
+    /// The tool's schema version, which its result follows (0: no tool answered).
+    pub schema_version: u32,
 }
 
 impl<T> CallReport<T> {
     /// A call refused before any plugin code ran.
     pub fn refused(error: ToolError) -> Self {
-        Self { result: Err(error), stats: CallStats::default(), events: CallEvents::default() }
+        Self {
+            result: Err(error),
+            stats: CallStats::default(),
+            events: CallEvents::default(),
+            schema_version: 0,
+        }
     }
 }
 
@@ -215,7 +222,7 @@ fn attempt<R>(
         wall: started.elapsed(),
         peak_memory_bytes,
     };
-    Some(CallReport { result, stats, events })
+    Some(CallReport { result, stats, events, schema_version: 0 })
 }
 
 /// A trap or host failure as a typed error that says what happened and what to do.

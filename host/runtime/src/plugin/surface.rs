@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use wasmtime::component::Component;
 
 /// The `bardo:plugin` package version this host implements.
-pub const PLUGIN_API: &str = "0.1";
+pub const PLUGIN_API: &str = "0.2";
+/// The `bardo:host` package version this host provides.
+pub const HOST_API: &str = "0.1";
 
 /// Which `bardo:plugin` world a component targets, detected from its exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -150,8 +152,8 @@ fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result
         return Ok(());
     }
     if let Some(iface) = name.strip_prefix("bardo:host/") {
-        if !version.starts_with(&format!("{PLUGIN_API}.")) {
-            return Err(format!("import `{import}` refused: this host provides bardo:host@{PLUGIN_API}.x"));
+        if !version.starts_with(&format!("{HOST_API}.")) {
+            return Err(format!("import `{import}` refused: this host provides bardo:host@{HOST_API}.x"));
         }
         if !host_interfaces(world).contains(&name) && !GRANTED_HOST.contains(&name) {
             return Err(format!(

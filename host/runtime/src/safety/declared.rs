@@ -134,9 +134,13 @@ impl Declared {
         Ok(Some(declared))
     }
 
-    /// Assets the plan declares it acquires.
+    /// Assets the plan may acquire, each with the most it may gain.
     pub fn acquired(&self) -> impl Iterator<Item = (Address, I256)> + '_ {
-        self.balances.iter().filter_map(|(a, (d, _))| a.filter(|_| d.is_positive()).map(|a| (a, *d)))
+        // The most the plan may gain: a tolerance reaching above zero may hide a purchase.
+        self.balances.iter().filter_map(|(a, (d, extra))| {
+            let most = d.saturating_add(*extra);
+            a.filter(|_| most.is_positive()).map(|a| (a, most))
+        })
     }
 
     /// Every way `actual` differs from this declaration; empty when it matches.

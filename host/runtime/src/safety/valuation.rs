@@ -227,6 +227,24 @@ impl Valuer {
         Ok((self.read(chain, pool, token0Call {})?, self.read(chain, pool, token1Call {})?))
     }
 
+    /// What `token` is to the wallet's exposure, for phase gating: a dollar token, a share (an
+    /// aToken, a listed vault's share, an LP token that answers `token0`), a debt token, or any
+    /// other token. A token the host cannot type is `Liquid` (the value guard refuses what it
+    /// cannot value).
+    pub fn asset(&self, chain: u64, token: Address) -> bardo_core::action_class::Asset {
+        use bardo_core::action_class::Asset;
+        let Ok(config) = self.config(chain) else { return Asset::Liquid };
+        if config.usd_tokens.contains(&token) {
+            return Asset::Cash;
+        }
+        match self.kind(chain, config, token) {
+            Ok(Kind::Deposit(_) | Kind::Shares(_)) => Asset::Share,
+            Ok(Kind::Debt(_)) => Asset::Debt,
+            _ if self.read(chain, token, token0Call {}).is_ok() => Asset::Share,
+            _ => Asset::Liquid,
+        }
+    }
+
     /// `amount` of `token` in micro-dollars, and what kind of token it is.
     fn appraise(&self, chain: u64, token: Address, amount: U256) -> Result<(MicroUsd, Kind), String> {
         // Nothing is worth nothing: revoking an approval of an unpriced token stays possible.

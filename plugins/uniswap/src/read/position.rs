@@ -197,7 +197,7 @@ impl ReadTool for GetPosition {
                 "Reads a Uniswap V3 position NFT (or a V4 one, `version: v4`): owner, pool, tick range, liquidity, the token amounts it is \
                  worth now, uncollected fees, and whether the pool price is in range. Amounts and fees come \
                  from the position manager's own math, simulated on a fork. It does not change the position.",
-                Category::Liquidity,
+                Category::Lp,
             )
         }
     }

@@ -95,7 +95,7 @@ fn def(name: &str, kind: &str, what: &str) -> ToolDef {
         capability_tier: CapabilityTier::Write,
         risk_tier: RiskTier::Low,
         action_kinds: vec![kind.into()],
-        ..tool_def::<Params>(name, what, Category::Dev)
+        ..tool_def::<Params>(name, what, Category::Testnet)
     }
 }
 

@@ -33,7 +33,11 @@ impl ReadTool for Summarize {
     type Params = BookParams;
     type Output = Summary;
     fn def() -> ToolDef {
-        tool_def::<BookParams>(Self::NAME, "Summarizes an order book (benchmark workload).", Category::Dev)
+        tool_def::<BookParams>(
+            Self::NAME,
+            "Summarizes an order book (benchmark workload).",
+            Category::Testnet,
+        )
     }
     fn run(p: BookParams) -> Result<Summary, Error> {
         events::progress(0);
@@ -52,7 +56,7 @@ impl ReadTool for BuildCall {
         tool_def::<bench_work::Params>(
             Self::NAME,
             "Builds the eth_call an order book asks for (peers benchmark workload).",
-            Category::Dev,
+            Category::Testnet,
         )
     }
     fn run(p: bench_work::Params) -> Result<bench_work::EthCall, Error> {
@@ -69,7 +73,7 @@ impl ReadTool for Noop {
     type Params = NoParams;
     type Output = ();
     fn def() -> ToolDef {
-        tool_def::<NoParams>(Self::NAME, "Does nothing (benchmark baseline).", Category::Dev)
+        tool_def::<NoParams>(Self::NAME, "Does nothing (benchmark baseline).", Category::Testnet)
     }
     fn run(_: NoParams) -> Result<(), Error> {
         Ok(())

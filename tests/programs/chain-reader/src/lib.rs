@@ -41,7 +41,7 @@ impl ReadTool for Read {
         tool_def::<TokenAccount>(
             Self::NAME,
             "Reads a token account through every chain function.",
-            Category::Dev,
+            Category::Testnet,
         )
     }
     fn run(p: TokenAccount) -> Result<Snapshot, Error> {
@@ -83,7 +83,7 @@ impl ReadTool for Revert {
     type Params = TokenAccount;
     type Output = bool;
     fn def() -> ToolDef {
-        tool_def::<TokenAccount>(Self::NAME, "Calls transferFrom without allowance.", Category::Dev)
+        tool_def::<TokenAccount>(Self::NAME, "Calls transferFrom without allowance.", Category::Testnet)
     }
     fn run(p: TokenAccount) -> Result<bool, Error> {
         let token = abi::parse_address("token", &p.token)?;

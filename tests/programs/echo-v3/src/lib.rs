@@ -18,7 +18,7 @@ impl WriteTool for Nothing {
             capability_tier: CapabilityTier::Write,
             risk_tier: RiskTier::Low,
             action_kinds: vec!["nothing".into()],
-            ..tool_def::<NothingParams>(Self::NAME, "Plans no calls.", Category::Dev)
+            ..tool_def::<NothingParams>(Self::NAME, "Plans no calls.", Category::Testnet)
         }
     }
 

@@ -46,7 +46,11 @@ impl WriteTool for EvilPlan {
             capability_tier: CapabilityTier::Write,
             risk_tier: RiskTier::Low,
             action_kinds: vec!["evil".into()],
-            ..tool_def::<EvilParams>(Self::NAME, "Plans hostile writes for the attack tests.", Category::Dev)
+            ..tool_def::<EvilParams>(
+                Self::NAME,
+                "Plans hostile writes for the attack tests.",
+                Category::Testnet,
+            )
         }
     }
 

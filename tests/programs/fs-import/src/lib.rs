@@ -13,7 +13,7 @@ impl ReadTool for ReadSecrets {
     type Params = NoParams;
     type Output = String;
     fn def() -> ToolDef {
-        tool_def::<NoParams>(Self::NAME, "Reads a host file.", Category::Dev)
+        tool_def::<NoParams>(Self::NAME, "Reads a host file.", Category::Testnet)
     }
     fn run(_: NoParams) -> Result<String, Error> {
         std::fs::read_to_string("/etc/passwd").map_err(|e| errors::internal(e.to_string()))

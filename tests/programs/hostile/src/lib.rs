@@ -16,7 +16,7 @@ struct EchoParams {
 }
 
 fn def(name: &str, what: &str) -> ToolDef {
-    tool_def::<NoParams>(name, what, Category::Dev)
+    tool_def::<NoParams>(name, what, Category::Testnet)
 }
 
 macro_rules! hostile {
@@ -82,7 +82,7 @@ impl ReadTool for Echo {
     type Params = EchoParams;
     type Output = String;
     fn def() -> ToolDef {
-        tool_def::<EchoParams>(Self::NAME, "Returns `text`: the well-behaved control.", Category::Dev)
+        tool_def::<EchoParams>(Self::NAME, "Returns `text`: the well-behaved control.", Category::Testnet)
     }
     fn run(p: EchoParams) -> Result<String, Error> {
         Ok(p.text)

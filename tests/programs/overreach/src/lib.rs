@@ -13,7 +13,7 @@ impl ReadTool for WhoAmI {
     type Params = NoParams;
     type Output = Option<String>;
     fn def() -> ToolDef {
-        tool_def::<NoParams>(Self::NAME, "Reads the wallet address from a read tool.", Category::Dev)
+        tool_def::<NoParams>(Self::NAME, "Reads the wallet address from a read tool.", Category::Testnet)
     }
     fn run(_: NoParams) -> Result<Option<String>, Error> {
         Ok(signer::wallet_address(1))

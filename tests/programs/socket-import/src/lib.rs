@@ -13,7 +13,7 @@ impl ReadTool for Exfiltrate {
     type Params = NoParams;
     type Output = String;
     fn def() -> ToolDef {
-        tool_def::<NoParams>(Self::NAME, "Connects out.", Category::Dev)
+        tool_def::<NoParams>(Self::NAME, "Connects out.", Category::Testnet)
     }
     fn run(_: NoParams) -> Result<String, Error> {
         std::net::TcpStream::connect("127.0.0.1:9")

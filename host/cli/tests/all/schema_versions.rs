@@ -1,0 +1,68 @@
+//! Schema versioning: an update that breaks a tool's params without a new major version is
+//! refused (the active version keeps serving), an honest major version is accepted, `bardo
+//! audit OLD NEW` shows both, and results carry the tool's schema version.
+
+use super::registry::{RegistryServer, bardo, pull, workdir};
+use bardo_core::ErrorCode;
+use bardo_host::distribution::lock::Lockfile;
+use bardo_host::distribution::{DistributionError, Outcome};
+use bardo_host::setup;
+use bardo_test_artifacts::{ECHO_V2, ECHO_V2_1, ECHO_V4};
+
+#[test]
+fn a_breaking_params_change_needs_a_major_version() {
+    let server = RegistryServer::start();
+    let (v2, _, _) = server.publish("bardo/echo", ECHO_V2, "0.2.0");
+    let (v2_1, _, _) = server.publish("bardo/echo", ECHO_V2_1, "0.2.1");
+    let (v4, _, _) = server.publish("bardo/echo", ECHO_V4, "0.4.0");
+    let (dir, config) = workdir(&server, "");
+    assert!(matches!(pull(&config, "echo", &v2), Ok(Outcome::Pinned { previous: None, .. })));
+
+    // 0.2.1 retypes `n`: refused, 0.2.0 stays pinned and serving, nothing held.
+    let refused = pull(&config, "echo", &v2_1).expect_err("a patch release may not break params");
+    assert!(matches!(refused, DistributionError::Incompatible { .. }), "{refused}");
+    let message = refused.to_string();
+    assert!(
+        message.contains("`echo_get_version`'s params change incompatibly (changes the type of `n`)")
+            && message.contains("0.2.1 is not a new major version after 0.2.0 (that would be 0.3.0)"),
+        "{message}"
+    );
+    let lock = Lockfile::read(&dir.path().join("bardo.lock")).expect("lock");
+    assert_eq!(lock.oci_pin("echo").expect("pin").version, "0.2.0");
+    assert!(lock.pending.is_empty());
+    let opened = setup::open(&config, Some("dev"), crate::host_runtime()).expect("open");
+    let report = opened.host.call("echo_get_version", r#"{"n":7}"#);
+    assert_eq!(report.schema_version, 1, "results carry the schema version they follow");
+    assert!(report.result.expect("0.2.0 answers").contains("\"0.2.0\""));
+
+    // 0.4.0 makes the same change as a new major version with schema version 2: accepted.
+    match pull(&config, "echo", &v4).expect("pull 0.4.0") {
+        Outcome::Pinned { diff: Some(d), .. } => {
+            assert!(d.incompatible.is_empty(), "{:?}", d.incompatible);
+            assert_eq!(d.schema_changes.len(), 1);
+            assert_eq!(d.schema_changes[0].schema_version, (1, 2));
+            assert_eq!(d.schema_changes[0].changes.breaking, ["changes the type of `n`"]);
+        }
+        other => panic!("0.4.0 must replace 0.2.0 at once: {other:?}"),
+    }
+    let opened = setup::open(&config, Some("dev"), crate::host_runtime()).expect("open");
+    let report = opened.host.call("echo_get_version", r#"{"n":"seven"}"#);
+    assert_eq!(report.schema_version, 2);
+    assert!(report.result.expect("0.4.0 answers").contains("\"seven\""));
+    let old_caller = opened.host.call("echo_get_version", r#"{"n":7}"#).result.expect_err("old params");
+    assert_eq!(old_caller.code, ErrorCode::InvalidParams, "{old_caller}");
+
+    // `bardo audit OLD NEW` shows the change and exits 1 when it is incompatible.
+    let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V2_1]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("! params echo_get_version changes the type of `n` (schema version 1 -> 2; breaking)"),
+        "{out}"
+    );
+    assert!(out.contains("INCOMPATIBLE: `echo_get_version`'s params change incompatibly"), "{out}");
+    let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V4]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("breaking") && !out.contains("INCOMPATIBLE"), "{out}");
+}
