@@ -222,6 +222,11 @@ pub enum OciSource {
         /// The profiles that load it; empty: every profile.
         #[serde(default)]
         profiles: Vec<String>,
+        /// Serve it beside a newer version of the same plugin: each tool as
+        /// `<tool>_v<schema_version>`, each action kind likewise (schema versioning: an old
+        /// version stays available after a breaking release).
+        #[serde(default)]
+        side_by_side: bool,
     },
 }
 
@@ -231,6 +236,11 @@ impl OciSource {
         match self {
             Self::Reference(r) | Self::Routed { reference: r, .. } => r,
         }
+    }
+
+    /// Whether it is served beside a newer version of its plugin (`side_by_side = true`).
+    pub fn side_by_side(&self) -> bool {
+        matches!(self, Self::Routed { side_by_side: true, .. })
     }
 
     /// Whether a host for profile `spec` (`trader` or `trader,vault`) loads it.

@@ -150,6 +150,9 @@ pub struct CatalogEntry {
     pub def: ToolDef,
     /// Its input schema, compiled: the host checks params with it before any instance runs.
     pub params: Arc<ParamsSchema>,
+    /// The name the plugin declares it under, which calls use (it differs from `def.name` only
+    /// for a plugin served side by side with a newer version).
+    pub guest_name: String,
 }
 
 /// A tool the profile did not select, and why (for `bardo tools` and the log).
@@ -228,6 +231,37 @@ impl Host {
     /// is read.
     pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
         let plugin = self.prepare(label, bytes, true)?;
+        self.add(plugin, &BTreeMap::new())
+    }
+
+    /// Load a component beside a newer version of the same plugin (schema versioning: the old
+    /// version stays available after a breaking release): it is `<name>@<version>`, each tool
+    /// is served as `<tool>_v<schema_version>` and each of its action kinds likewise, and calls
+    /// reach the plugin under the names it declares.
+    pub fn load_bytes_side_by_side(
+        &mut self,
+        label: &str,
+        bytes: &[u8],
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let mut plugin = self.prepare(label, bytes, true)?;
+        plugin.name = format!("{}@{}", plugin.name, plugin.manifest.version).into();
+        let mut declared = BTreeMap::new();
+        for def in &mut plugin.manifest.tools {
+            let suffix = format!("_v{}", def.schema_version);
+            let served = format!("{}{suffix}", def.name);
+            declared.insert(served.clone(), std::mem::replace(&mut def.name, served));
+            def.action_kinds = def.action_kinds.iter().map(|k| format!("{k}{suffix}")).collect();
+        }
+        self.add(plugin, &declared)
+    }
+
+    /// Add a prepared plugin; `declared` maps a tool's served name to the name the plugin
+    /// declares, where they differ.
+    fn add(
+        &mut self,
+        plugin: LoadedPlugin,
+        declared: &BTreeMap<String, String>,
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
         let plugin = Arc::new(plugin);
         if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
             let copy = |p: &LoadedPlugin| format!("{} (version {})", p.source, p.manifest.version);
@@ -263,6 +297,7 @@ impl Host {
                             plugin: plugin.clone(),
                             def: def.clone(),
                             params: Arc::new(params),
+                            guest_name: declared.get(&def.name).unwrap_or(&def.name).clone(),
                         };
                         self.catalog.insert(def.name.clone(), entry);
                     }
@@ -572,7 +607,7 @@ impl Host {
         let steps = entry.def.progress_steps.as_slice();
         let run = |store: &mut wasmtime::Store<CallState>, instance: &wasmtime::component::Instance| {
             let guest = plugin.read.load(&mut *store, instance)?;
-            let answer = guest.call_call(&mut *store, tool, params_json)?;
+            let answer = guest.call_call(&mut *store, &entry.guest_name, params_json)?;
             Ok(answer
                 .map_err(convert::tool_error)
                 .and_then(|json| call::cap_result(json, limits, &plugin.name, tool)))

@@ -99,8 +99,10 @@ impl Services {
         self.wallet.as_ref().map(|w| w.secret().clone())
     }
 
-    /// The settings of plugin `name`, as JSON object text.
+    /// The settings of plugin `name`, as JSON object text (an old version served side by side,
+    /// `name@version`, has its plugin's).
     pub fn settings_of(&self, name: &str) -> Option<&str> {
-        self.settings.get(name).map(String::as_str)
+        let plugin = name.split_once('@').map_or(name, |(plugin, _)| plugin);
+        self.settings.get(plugin).map(String::as_str)
     }
 }

@@ -229,7 +229,10 @@ fn load_oci(
         let loaded = puller
             .load(pin)
             .map_err(|source| Refused::Distribution { plugin: pin.name.clone(), source: Box::new(source) })
-            .and_then(|bytes| Ok(host.load_bytes(&pin.name, &bytes)?));
+            .and_then(|bytes| match config.oci.get(&pin.name).is_some_and(|s| s.side_by_side()) {
+                true => Ok(host.load_bytes_side_by_side(&pin.name, &bytes)?),
+                false => Ok(host.load_bytes(&pin.name, &bytes)?),
+            });
         if let Err(e) = loaded {
             tracing::warn!("{e}");
             refused.push(e);

@@ -52,6 +52,26 @@ fn a_breaking_params_change_needs_a_major_version() {
     let old_caller = opened.host.call("echo_get_version", r#"{"n":7}"#).result.expect_err("old params");
     assert_eq!(old_caller.code, ErrorCode::InvalidParams, "{old_caller}");
 
+    // The operator pins 0.2.0 beside it: its tool is served as `echo_get_version_v1`.
+    let path = dir.path().join("bardo.toml");
+    let text = std::fs::read_to_string(&path).expect("config");
+    let text = format!("{text}\n[oci.echo-v1]\nreference = \"{v2}\"\nside_by_side = true\n");
+    std::fs::write(&path, text).expect("config");
+    let config = bardo_host::config::Config::load(&path, true).expect("config");
+    assert!(matches!(pull(&config, "echo-v1", &v2), Ok(Outcome::Pinned { previous: None, .. })));
+    let opened = setup::open(&config, Some("dev"), crate::host_runtime()).expect("open");
+    assert!(
+        opened.refused.is_empty(),
+        "{:?}",
+        opened.refused.iter().map(ToString::to_string).collect::<Vec<_>>()
+    );
+    let old = opened.host.call("echo_get_version_v1", r#"{"n":7}"#);
+    assert_eq!(old.schema_version, 1);
+    assert!(old.result.expect("0.2.0 answers").contains("\"0.2.0\""));
+    let new = opened.host.call("echo_get_version", r#"{"n":"seven"}"#);
+    assert!(new.result.expect("0.4.0 answers").contains("\"0.4.0\""));
+    assert_eq!(opened.host.catalog()["echo_get_version_v1"].plugin.name.as_ref(), "echo@0.2.0");
+
     // `bardo audit OLD NEW` shows the change and exits 1 when it is incompatible.
     let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V2_1]);
     let out = String::from_utf8_lossy(&o.stdout);

@@ -63,7 +63,7 @@ impl Host {
             control,
             |store, instance| {
                 let guest = indices.load(&mut *store, instance)?;
-                let answer = guest.call_plan(&mut *store, tool, params_json)?;
+                let answer = guest.call_plan(&mut *store, &entry.guest_name, params_json)?;
                 Ok(answer.map_err(convert::tool_error).and_then(|plan| {
                     convert::write_plan(plan).map_err(|reason| {
                         ToolError::new(
@@ -97,7 +97,7 @@ impl Host {
         let limits = &self.limits;
         self.run_entry(entry, tool, |store, instance| {
             let guest = indices.load(&mut *store, instance)?;
-            let answer = guest.call_verify(&mut *store, tool, params_json, &receipts)?;
+            let answer = guest.call_verify(&mut *store, &entry.guest_name, params_json, &receipts)?;
             Ok(answer.map_err(convert::tool_error).and_then(|json| {
                 let json = call::cap_result(json, limits, &plugin.name, tool)?;
                 serde_json::from_str(&json).map_err(|e| {

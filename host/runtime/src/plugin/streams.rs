@@ -79,7 +79,7 @@ impl Host {
         let plugin = &entry.plugin;
         self.run_entry(entry, tool, |store, instance| {
             let guest = indices.load(&mut *store, instance)?;
-            let answer = guest.call_open(&mut *store, tool, params_json)?;
+            let answer = guest.call_open(&mut *store, &entry.guest_name, params_json)?;
             Ok(answer.map_err(convert::tool_error).and_then(|(sources, state)| {
                 if sources.is_empty() {
                     return Err(ToolError::new(
@@ -110,7 +110,7 @@ impl Host {
         let logs: Vec<_> = logs.iter().map(|l| wit_log(chain_id, l)).collect();
         self.run_entry(entry, tool, |store, instance| {
             let guest = indices.load(&mut *store, instance)?;
-            let answer = guest.call_on_logs(&mut *store, tool, params_json, &logs, state)?;
+            let answer = guest.call_on_logs(&mut *store, &entry.guest_name, params_json, &logs, state)?;
             Ok(answer.map_err(convert::tool_error).and_then(|s| step(s, limits, &plugin.name, tool)))
         })
     }
@@ -124,7 +124,7 @@ impl Host {
         let (plugin, limits) = (&entry.plugin, &self.limits);
         self.run_entry(entry, tool, |store, instance| {
             let guest = indices.load(&mut *store, instance)?;
-            let answer = guest.call_on_tick(&mut *store, tool, params_json, state)?;
+            let answer = guest.call_on_tick(&mut *store, &entry.guest_name, params_json, state)?;
             Ok(answer.map_err(convert::tool_error).and_then(|s| step(s, limits, &plugin.name, tool)))
         })
     }
