@@ -43,6 +43,18 @@ pub struct Adapter {
     redact: filter::Redact,
 }
 
+/// The grimoire episode of an executed write: the result, a link to its action and outcome
+/// records, and the `outcome-divergence` tag when what executed differs from the declaration
+/// (the specification's Dream replay and heuristic revision start from those).
+pub fn episode(result: &crate::safety::WriteResult, value: &Value) -> Value {
+    let tags: &[&str] = if result.outcome_mismatch.is_empty() { &[] } else { &[DIVERGENCE_TAG] };
+    json!({"write": value, "tags": tags, "records": {"permit_id": result.permit_id,
+        "show": format!("bardo records --permit {}", result.permit_id)}})
+}
+
+/// The tag of an episode whose outcome diverged from its expectation.
+pub const DIVERGENCE_TAG: &str = "outcome-divergence";
+
 fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(ErrorCode::InvalidParams, message)
 }
@@ -244,7 +256,13 @@ impl Adapter {
             "commit_action" => {
                 let result = self.path.commit_with(field(args, "permit_id")?, control)?;
                 let value = serde_json::to_value(&result).map_err(internal)?;
-                self.grimoire.record(&result.tool, &value).map_err(internal)?;
+                // The episode links to its action and outcome records; a divergence tags it for
+                // replay (the specification's Dream replay and heuristic revision).
+                let tags: &[&str] =
+                    if result.outcome_mismatch.is_empty() { &[] } else { &["outcome-divergence"] };
+                let episode = json!({"write": value, "tags": tags,
+                    "records": {"permit_id": result.permit_id, "show": format!("bardo records --permit {}", result.permit_id)}});
+                self.grimoire.record(&result.tool, &episode).map_err(internal)?;
                 Ok(value)
             }
             "cancel_action" => {

@@ -10,6 +10,7 @@ pub mod declared;
 pub mod hooks;
 pub mod host_key;
 pub mod permit;
+pub mod records;
 pub mod scope;
 pub mod spending;
 mod store;
@@ -105,6 +106,7 @@ pub struct WritePath {
     ttl: Duration,
     clock: Clock,
     fabric: Option<Arc<Fabric>>,
+    valuer: Option<valuation::Valuer>,
 }
 
 fn denied(message: impl Into<String>) -> ToolError {
@@ -149,6 +151,7 @@ impl WritePath {
             ttl: DEFAULT_TTL,
             clock: Arc::new(SystemTime::now),
             fabric: None,
+            valuer: None,
         }
     }
 
@@ -281,8 +284,8 @@ impl WritePath {
 
     fn publish_records(&self, events: &[AuditEvent]) {
         if let Some(fabric) = &self.fabric {
-            for e in events {
-                fabric.emit(fabric_event(e));
+            for e in events.iter().filter_map(fabric_event) {
+                fabric.emit(e);
             }
         }
     }
@@ -303,6 +306,12 @@ impl WritePath {
     /// Publish every step on `fabric` too.
     pub fn with_fabric(mut self, fabric: Arc<Fabric>) -> Self {
         self.fabric = Some(fabric);
+        self
+    }
+
+    /// Price outcome records (gas and P&L in USD) with `valuer`; without one they say `null`.
+    pub fn with_valuer(mut self, valuer: valuation::Valuer) -> Self {
+        self.valuer = Some(valuer);
         self
     }
 
@@ -341,10 +350,16 @@ impl WritePath {
         params: &serde_json::Value,
         control: &Arc<CallControl>,
     ) -> Result<ActionPermit, ToolError> {
-        self.refuse_if_halted()?;
-        let mut trail = Vec::new();
         let permit_id = new_permit_id();
+        if let Err(e) = self.refuse_if_halted() {
+            self.log(self.blocked(&permit_id, kind, &e))?;
+            return Err(e);
+        }
+        let mut trail = Vec::new();
         let result = self.check(&permit_id, kind, params, control, &mut trail);
+        if let Err(e) = &result {
+            trail.push(self.blocked(&permit_id, kind, e));
+        }
         let stored = self.record_written(&trail).and_then(|at| {
             let permit = ActionPermit { audit_record: at, ..result? };
             self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error)
@@ -353,6 +368,17 @@ impl WritePath {
             self.settle(&permit_id, false);
         }
         stored
+    }
+
+    /// The record of a preview refused before a permit was issued.
+    fn blocked(&self, permit_id: &str, kind: &str, e: &ToolError) -> AuditEvent {
+        AuditEvent::ActionBlocked {
+            permit_id: permit_id.to_owned(),
+            kind: kind.to_owned(),
+            tool: self.route(&self.host(), kind).ok().map(|entry| entry.def.name.clone()),
+            code: e.code.as_str().into(),
+            reason: e.message.clone(),
+        }
     }
 
     fn check(
@@ -460,6 +486,7 @@ impl WritePath {
         };
         trail.push(AuditEvent::PermitCreated {
             permit_id: permit.permit_id.clone(),
+            kind: kind.to_owned(),
             tool,
             simulation_hash: permit.simulation_hash.to_string(),
         });
@@ -586,7 +613,7 @@ impl WritePath {
         let actual = report.result?;
         let checked = self.check_receipts(&permit, &receipts, &assets)?;
         let schema_version = self.host().catalog().get(&permit.tool).map_or(0, |e| e.def.schema_version);
-        Ok(WriteResult {
+        let result = WriteResult {
             schema_version,
             permit_id: permit.permit_id,
             tool: permit.tool,
@@ -597,7 +624,50 @@ impl WritePath {
             outcome_mismatch: checked.mismatch,
             tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
             gas_used: receipts.iter().map(|r| r.gas_used).sum(),
-        })
+        };
+        self.log(self.outcome_record(permit.chain_id, &result, &receipts))?;
+        Ok(result)
+    }
+
+    /// The outcome record of an executed write: gas and the wallet's value change in USD at
+    /// today's prices (none where an asset cannot be priced: never a guess).
+    fn outcome_record(
+        &self,
+        chain: u64,
+        result: &WriteResult,
+        receipts: &[alloy::rpc::types::TransactionReceipt],
+    ) -> AuditEvent {
+        let usd = |micro: i128| micro as f64 / 1e6;
+        let wei: u128 = receipts.iter().map(|r| u128::from(r.gas_used) * r.effective_gas_price).sum();
+        let gas = self.valuer.as_ref().and_then(|v| {
+            let wei = alloy::primitives::I256::try_from(wei).ok()?;
+            v.signed_native_usd(chain, -wei).ok()
+        });
+        // The derived change set leaves gas out (it is added back, to compare with simulations).
+        let moved = match (&self.valuer, &result.changes) {
+            (Some(v), Some(changes)) => changes
+                .balances()
+                .map(|(asset, delta)| match asset {
+                    Some(token) => v.signed_usd(chain, token, delta),
+                    None => v.signed_native_usd(chain, delta),
+                })
+                .sum::<Result<i128, String>>()
+                .ok(),
+            _ => None,
+        };
+        let pnl = moved.zip(gas).map(|(moved, gas)| moved + gas);
+        AuditEvent::OutcomeRecorded {
+            permit_id: result.permit_id.clone(),
+            gas_cost_usd: gas.map(|g| usd(-g)),
+            outcome: records::OutcomeRecord {
+                verified: result.ground_truth == "receipt" && result.outcome_mismatch.is_empty(),
+                expected: result.expected.clone(),
+                actual: result.actual.clone(),
+                divergence: result.outcome_mismatch.clone(),
+                pnl_impact: pnl.map(usd),
+                ground_truth_source: result.ground_truth.into(),
+            },
+        }
     }
 
     /// Derive the wallet's change set from the receipts, as a simulation's is derived, and hold
@@ -800,10 +870,10 @@ impl std::fmt::Debug for WritePath {
     }
 }
 
-/// The fabric's view of an audit record.
-fn fabric_event(e: &AuditEvent) -> GolemEvent {
+/// The fabric's view of an audit record (none: records have no event of their own).
+fn fabric_event(e: &AuditEvent) -> Option<GolemEvent> {
     let id = |p: &String| p.clone();
-    match e {
+    Some(match e {
         AuditEvent::ToolCall { tool, ok, .. } => GolemEvent::ToolExecutionEnd { tool: tool.clone(), ok: *ok },
         AuditEvent::TaskStatus { task_id, state, permit_id } => GolemEvent::TaskStatusChanged {
             task_id: task_id.clone(),
@@ -836,7 +906,11 @@ fn fabric_event(e: &AuditEvent) -> GolemEvent {
             GolemEvent::OutcomeMismatch { permit_id: id(permit_id), differences: differences.clone() }
         }
         AuditEvent::Resumed { reason, .. } => GolemEvent::Resumed { reason: reason.clone() },
-    }
+        AuditEvent::ActionBlocked { permit_id, code, .. } => {
+            GolemEvent::PermitRefused { permit_id: id(permit_id), code: code.clone() }
+        }
+        AuditEvent::OutcomeRecorded { .. } => return None,
+    })
 }
 
 /// The risk of a plan: its tool's, raised to High when any of its calls goes through a V4 pool

@@ -317,6 +317,7 @@ pub fn write_path_over(
     let audit =
         crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log), key.clone())?;
     let mut path = crate::safety::WritePath::new(host.clone(), services.clone(), hooks, audit)
+        .with_valuer(valuer.clone())
         .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
         .with_permit_file(&config.resolve(&config.safety.permits), key);
     let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();

@@ -71,7 +71,10 @@ fn an_agent_session_through_the_eight_tools() {
     let episodes =
         agent.call("query_grimoire", &json!({"query": "uniswap_execute_swap USDC"})).expect("grimoire");
     assert_eq!(episodes.as_array().map(Vec::len), Some(1));
-    assert_eq!(episodes[0]["summary"]["permit_id"], permit["permit_id"]);
+    // The episode links to the write's records; no divergence, no tag.
+    assert_eq!(episodes[0]["summary"]["write"]["permit_id"], permit["permit_id"]);
+    assert_eq!(episodes[0]["summary"]["records"]["permit_id"], permit["permit_id"]);
+    assert_eq!(episodes[0]["summary"]["tags"], json!([]));
 
     let directives = agent
         .call("update_directive", &json!({"delta": {"phase": "survival", "max_slippage_bps": 30}}))

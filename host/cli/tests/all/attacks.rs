@@ -383,6 +383,15 @@ fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_
         result.outcome_mismatch
     );
     assert_eq!(e.scoped.phase(), bardo_core::tool::Phase::Cautious, "a divergence makes the host cautious");
+    // Its outcome record says so, and its grimoire episode is tagged for replay.
+    let records = bardo_host::safety::records::read(&e._dir.path().join("scoped.jsonl")).expect("records");
+    let outcome = records.iter().find(|r| r.permit_id == permit.permit_id).and_then(|r| r.outcome.clone());
+    let outcome = outcome.expect("an outcome record");
+    assert!(!outcome.verified && outcome.divergence == result.outcome_mismatch, "{outcome:?}");
+    let value = serde_json::to_value(&result).expect("json");
+    let episode = bardo_host::adapter::episode(&result, &value);
+    assert_eq!(episode["tags"], json!([bardo_host::adapter::DIVERGENCE_TAG]));
+    assert_eq!(episode["records"]["permit_id"], json!(permit.permit_id));
     // An undisturbed write matches its declaration exactly.
     let again = e.scoped.preview(
         "swap",

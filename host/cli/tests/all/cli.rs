@@ -202,6 +202,28 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     let o = run(&["preview", "swap", "--params", swap]);
     assert!(o.status.success(), "previews work again: {o:?}");
 
+    // The records: the executed swap (once, whatever the second commit tried), the preview the
+    // halt refused, the open permit.
+    let o = run(&["records", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let records: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let status: Vec<&str> =
+        records.as_array().expect("list").iter().map(|r| r["status"].as_str().unwrap_or("?")).collect();
+    assert_eq!(status, ["executed", "blocked", "deferred"], "{records}");
+    assert_eq!(records[0]["permit_id"], id.as_str());
+    assert_eq!(records[0]["outcome"]["verified"], true);
+    assert!(records[0]["outcome"]["pnl_impact"].is_number(), "{records}");
+    assert!(records[1]["block_reason"].as_str().is_some_and(|r| r.contains("operator drill")), "{records}");
+    let o = run(&["records", "--status", "executed"]);
+    assert!(
+        stdout(&o).contains(&id)
+            && stdout(&o).contains("verified from the receipt")
+            && stdout(&o).contains("1 records"),
+        "{o:?}"
+    );
+    let o = run(&["records", "--status", "lost"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+
     let o = run(&["audit-log", "verify"]);
     assert!(o.status.success() && stdout(&o).contains("intact"), "{o:?}");
     let log = dir.path().join(".bardo/audit.jsonl");

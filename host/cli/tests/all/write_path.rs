@@ -81,7 +81,8 @@ fn env_full(
     let fabric = Arc::new(Fabric::new());
     let mut path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
         .with_clock(clock)
-        .with_fabric(fabric.clone());
+        .with_fabric(fabric.clone())
+        .with_valuer(valuer(&host, &d));
     let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();
     if let Some(limits) = spending {
         after.push(Box::new(SpendingLimiter::new(limits, valuer(&host, &d), path.ttl(), path.clock())));
@@ -149,6 +150,72 @@ fn swap(amount: &str) -> Value {
 
 fn sell_weth(amount: &str) -> Value {
     json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": amount})
+}
+
+/// Every write's action record (and an executed one's outcome record), read back from the
+/// audit log: executed with gas and P&L in USD, blocked at preview and at commit, deferred
+/// (expired, cancelled).
+#[test]
+fn records_of_executed_blocked_and_deferred_writes() {
+    use bardo_host::safety::records::{self, ActionStatus};
+    let e = env();
+    let executed = e.path.preview("swap", &swap("1000")).expect("preview");
+    let result = e.path.commit(&executed.permit_id).expect("commit");
+    e.path.set_phase(Phase::Survival);
+    e.refused(e.path.preview("swap", &swap("10")), ErrorCode::Denied, "Survival");
+    e.path.set_phase(Phase::Thriving);
+    let refused_at_commit = e.path.preview("swap", &swap("10")).expect("preview");
+    e.path.set_phase(Phase::Survival);
+    e.refused(e.path.commit(&refused_at_commit.permit_id), ErrorCode::Denied, "at commit");
+    e.path.set_phase(Phase::Thriving);
+    let cancelled = e.path.preview("swap", &swap("10")).expect("preview");
+    e.path.cancel(&cancelled.permit_id).expect("cancel");
+    let expired = e.path.preview("swap", &swap("10")).expect("preview");
+    e.skew_ms.store(61_000, Ordering::SeqCst);
+    e.refused(e.path.commit(&expired.permit_id), ErrorCode::Denied, "expired");
+    let open = e.path.preview("swap", &swap("10")).expect("preview");
+
+    let all = records::read(&e.audit.path().join("audit.jsonl")).expect("records");
+    assert_eq!(all.len(), 6, "{all:#?}");
+    let by = |id: &str| all.iter().find(|r| r.permit_id == id).unwrap_or_else(|| panic!("no record of {id}"));
+    let r = by(&executed.permit_id);
+    assert_eq!(
+        (r.status, r.action_type.as_str(), r.tool_name.as_deref()),
+        (ActionStatus::Executed, "swap", Some("uniswap_execute_swap"))
+    );
+    assert_eq!(r.tx_hashes, result.tx_hashes);
+    assert_eq!(r.tx_hash.as_ref(), result.tx_hashes.last());
+    // Priced (the devnet's base fee has decayed to a few wei: cents at most).
+    let gas = r.gas_cost.expect("gas priced");
+    assert!((0.0..1.0).contains(&gas) && gas.is_sign_positive(), "gas ${gas}");
+    let o = r.outcome.as_ref().expect("outcome");
+    assert!(o.verified && o.divergence.is_empty() && o.ground_truth_source == "receipt", "{o:?}");
+    assert_eq!(o.expected, executed.expected_outcome);
+    assert_eq!(o.actual, result.actual);
+    // 1000 USDC into WETH at the pools' own prices: the P&L is the fee, the price impact and gas.
+    let pnl = o.pnl_impact.expect("priced");
+    assert!(pnl < 0.0 && pnl > -40.0, "p&l ${pnl}");
+    let blocked: Vec<_> = all.iter().filter(|r| r.status == ActionStatus::Blocked).collect();
+    assert_eq!(blocked.len(), 2);
+    assert!(
+        blocked[0].block_reason.as_deref().is_some_and(|b| b.starts_with("policy-cage:")),
+        "{:?}",
+        blocked[0]
+    );
+    assert_eq!(blocked[0].tool_name.as_deref(), Some("uniswap_execute_swap"));
+    assert_eq!(blocked[1].permit_id, refused_at_commit.permit_id);
+    assert!(
+        blocked[1].block_reason.as_deref().is_some_and(|b| b.contains("(at commit)")),
+        "{:?}",
+        blocked[1]
+    );
+    assert_eq!(by(&cancelled.permit_id).block_reason.as_deref(), Some("cancelled"));
+    assert_eq!(by(&expired.permit_id).block_reason.as_deref(), Some("expired unused"));
+    assert_eq!(
+        (by(&open.permit_id).status, by(&open.permit_id).block_reason.as_deref()),
+        (ActionStatus::Deferred, None)
+    );
+    assert!(all.iter().all(|r| r.status == ActionStatus::Executed || r.outcome.is_none()));
 }
 
 /// The specification's phase table on real plans, classed by their simulated-and-declared

@@ -36,6 +36,8 @@ pub enum AuditEvent {
     PermitCreated {
         /// The permit.
         permit_id: String,
+        /// The action kind asked for.
+        kind: String,
         /// The write tool that planned it.
         tool: String,
         /// The hash of the simulation it was issued on.
@@ -60,6 +62,28 @@ pub enum AuditEvent {
         phase: String,
         /// Whether it answered without an error.
         ok: bool,
+    },
+    /// A preview was refused before any permit was issued (its action record: blocked).
+    ActionBlocked {
+        /// The id the permit would have had.
+        permit_id: String,
+        /// The action kind asked for.
+        kind: String,
+        /// The write tool that serves the kind, if one does.
+        tool: Option<String>,
+        /// The error code.
+        code: String,
+        /// Why.
+        reason: String,
+    },
+    /// An executed write's outcome record: expected against actual, P&L and gas in USD.
+    OutcomeRecorded {
+        /// The permit it executed under.
+        permit_id: String,
+        /// Gas paid, USD (none: the host could not price the native coin).
+        gas_cost_usd: Option<f64>,
+        /// The outcome.
+        outcome: super::records::OutcomeRecord,
     },
     /// A permit was taken for execution (once only).
     PermitConsumed {
