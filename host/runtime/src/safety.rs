@@ -625,49 +625,8 @@ impl WritePath {
             tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
             gas_used: receipts.iter().map(|r| r.gas_used).sum(),
         };
-        self.log(self.outcome_record(permit.chain_id, &result, &receipts))?;
+        self.log(records::outcome_event(self.valuer.as_ref(), permit.chain_id, &result, &receipts))?;
         Ok(result)
-    }
-
-    /// The outcome record of an executed write: gas and the wallet's value change in USD at
-    /// today's prices (none where an asset cannot be priced: never a guess).
-    fn outcome_record(
-        &self,
-        chain: u64,
-        result: &WriteResult,
-        receipts: &[alloy::rpc::types::TransactionReceipt],
-    ) -> AuditEvent {
-        let usd = |micro: i128| micro as f64 / 1e6;
-        let wei: u128 = receipts.iter().map(|r| u128::from(r.gas_used) * r.effective_gas_price).sum();
-        let gas = self.valuer.as_ref().and_then(|v| {
-            let wei = alloy::primitives::I256::try_from(wei).ok()?;
-            v.signed_native_usd(chain, -wei).ok()
-        });
-        // The derived change set leaves gas out (it is added back, to compare with simulations).
-        let moved = match (&self.valuer, &result.changes) {
-            (Some(v), Some(changes)) => changes
-                .balances()
-                .map(|(asset, delta)| match asset {
-                    Some(token) => v.signed_usd(chain, token, delta),
-                    None => v.signed_native_usd(chain, delta),
-                })
-                .sum::<Result<i128, String>>()
-                .ok(),
-            _ => None,
-        };
-        let pnl = moved.zip(gas).map(|(moved, gas)| moved + gas);
-        AuditEvent::OutcomeRecorded {
-            permit_id: result.permit_id.clone(),
-            gas_cost_usd: gas.map(|g| usd(-g)),
-            outcome: records::OutcomeRecord {
-                verified: result.ground_truth == "receipt" && result.outcome_mismatch.is_empty(),
-                expected: result.expected.clone(),
-                actual: result.actual.clone(),
-                divergence: result.outcome_mismatch.clone(),
-                pnl_impact: pnl.map(usd),
-                ground_truth_source: result.ground_truth.into(),
-            },
-        }
     }
 
     /// Derive the wallet's change set from the receipts, as a simulation's is derived, and hold
