@@ -72,7 +72,7 @@ test: setup
 	$(LINTED) $(CARGO) test --locked
 
 bench: setup
-	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull --bench route
+	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull --bench route --bench speculation
 	$(CARGO) bench --locked -p bardo --bench mcp --bench a2a
 	$(CARGO) bench --locked -p bardo-sidecar --bench sidecar
 

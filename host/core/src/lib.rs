@@ -13,6 +13,7 @@ pub mod runtime;
 pub mod schema_compat;
 pub mod scope;
 pub mod secret;
+pub mod speculation;
 pub mod tool;
 
 pub use error::{ErrorCode, ToolError};

@@ -41,6 +41,8 @@ pub struct Adapter {
     context: Context,
     /// What no answer or error may show (the services do not change under an adapter).
     redact: filter::Redact,
+    /// Reads go through it when set (`[agent] speculation`).
+    speculator: Option<Arc<crate::speculation::Speculator>>,
 }
 
 /// The grimoire episode of an executed write: the result, a link to its action and outcome
@@ -81,7 +83,18 @@ impl Adapter {
             secrets: services.secret().into_iter().collect(),
             endpoints: services.chains.endpoints(),
         };
-        Self { path, grimoire, context, redact }
+        Self { path, grimoire, context, redact, speculator: None }
+    }
+
+    /// Read calls go through `speculator`: learned, and the likely next ones prefetched.
+    pub fn with_speculation(mut self, speculator: Arc<crate::speculation::Speculator>) -> Self {
+        self.speculator = Some(speculator);
+        self
+    }
+
+    /// The speculation engine, if reads go through one.
+    pub fn speculator(&self) -> Option<&Arc<crate::speculation::Speculator>> {
+        self.speculator.as_ref()
     }
 
     fn writes(&self) -> bool {
@@ -187,6 +200,10 @@ impl Adapter {
         args: &Value,
         control: &Arc<CallControl>,
     ) -> Option<Result<Value, ToolError>> {
+        // Every read goes through the speculation engine when there is one (it learns from all).
+        if self.speculator.is_some() {
+            return None;
+        }
         let report = self.path.host().try_call_inline(tool, &args.to_string(), control)?;
         Some(self.screen(answer(report.result)))
     }
@@ -200,7 +217,8 @@ impl Adapter {
         args: &Value,
         control: &Arc<CallControl>,
     ) -> Option<Result<Value, ToolError>> {
-        if name != "query_state" || !self.tools().iter().any(|t| t.name == name) {
+        if name != "query_state" || self.speculator.is_some() || !self.tools().iter().any(|t| t.name == name)
+        {
             return None;
         }
         let tool = match field(args, "kind").and_then(|kind| self.read_tool_for(kind)) {
@@ -336,7 +354,11 @@ impl Adapter {
     }
 
     fn read(&self, tool: &str, params: &Value, control: &Arc<CallControl>) -> Result<Value, ToolError> {
-        answer(self.path.host().call_with(tool, &params.to_string(), control).result)
+        let host = self.path.host();
+        match (&self.speculator, params.as_object()) {
+            (Some(s), Some(params)) => answer(s.call(&host, tool, params, control).result),
+            _ => answer(host.call_with(tool, &params.to_string(), control).result),
+        }
     }
 }
 

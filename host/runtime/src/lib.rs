@@ -16,6 +16,7 @@ pub mod plugin;
 pub mod safety;
 pub mod services;
 pub mod setup;
+pub mod speculation;
 pub mod subscriptions;
 pub mod surface_audit;
 

@@ -52,6 +52,9 @@ pub enum SetupError {
     /// The agent's grimoire could not be opened.
     #[error(transparent)]
     Grimoire(#[from] crate::adapter::grimoire::GrimoireError),
+    /// The speculation engine's settings or file are unusable.
+    #[error("{0}")]
+    Speculation(String),
 }
 
 /// Why one configured plugin was not loaded (the host serves the others).
@@ -367,5 +370,20 @@ pub fn adapter(
     let files: Vec<std::path::PathBuf> =
         config.agent.context.iter().map(|f| config.resolve(f)).filter(|f| f.exists()).collect();
     let files: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
-    Ok(crate::adapter::Adapter::new(path, grimoire, &files))
+    let adapter = crate::adapter::Adapter::new(path, grimoire, &files);
+    if !config.agent.speculation {
+        return Ok(adapter);
+    }
+    let a = &config.agent;
+    if !(0.0..=1.0).contains(&a.speculation_threshold) || a.speculation_threshold == 0.0 {
+        return Err(SetupError::Speculation(format!(
+            "[agent] speculation_threshold is {}; it is a probability in (0, 1]",
+            a.speculation_threshold
+        )));
+    }
+    let tick = std::time::Duration::from_secs(a.tick_secs.max(1));
+    let speculator = crate::speculation::Speculator::new(Default::default(), tick, a.speculation_threshold)
+        .persisted(config.resolve(&a.speculation_file))
+        .map_err(SetupError::Speculation)?;
+    Ok(adapter.with_speculation(Arc::new(speculator)))
 }

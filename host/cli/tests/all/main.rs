@@ -24,6 +24,7 @@ mod schema_versions;
 mod secrets;
 mod sidecar;
 mod simulate;
+mod speculation;
 mod streaming;
 mod testnet;
 mod uniswap;
