@@ -104,3 +104,35 @@ fn it_prefetches_learned_reads_only_above_the_threshold_and_never_a_write() {
     call(&writes, &host, "uniswap_get_pool_info", &pool("USDC"));
     assert_eq!(writes.stats().prefetched, 0, "a write tool is never prefetched");
 }
+
+/// `[agent] speculation = true` puts the agent's reads through the engine; a threshold that is
+/// not a probability is a setup error naming the key.
+#[test]
+fn the_agent_configuration_turns_it_on() {
+    let (node, d) = devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins");
+    std::fs::copy(UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    std::fs::write(dir.path().join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
+    let write = |agent: &str| {
+        let text = format!(
+            "profile = \"data\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nuniswap = \"uniswap.json\"\n[agent]\n{agent}\n",
+            node.url()
+        );
+        std::fs::write(dir.path().join("bardo.toml"), text).expect("config");
+        bardo_host::config::Config::load(&dir.path().join("bardo.toml"), true).expect("config")
+    };
+    let open = |config: &bardo_host::config::Config| {
+        let opened = bardo_host::setup::open(config, None, crate::host_runtime()).expect("open");
+        let path = Arc::new(bardo_host::setup::write_path(config, opened).expect("write path"));
+        bardo_host::setup::adapter(config, path)
+    };
+    let bad = open(&write("speculation = true\nspeculation_threshold = 1.5"));
+    assert!(bad.is_err_and(|e| e.to_string().contains("speculation_threshold is 1.5")));
+    let agent = open(&write("speculation = true")).expect("adapter");
+    let s = agent.speculator().expect("on").clone();
+    let read = json!({"kind": "uniswap_get_pool_info", "params": pool("USDC")});
+    agent.call("query_state", &read).expect("query_state");
+    assert_eq!(s.stats().misses, 1, "the read went through the engine");
+    assert!(open(&write("")).expect("adapter").speculator().is_none(), "off by default");
+}
