@@ -66,25 +66,11 @@ pub struct ProfileDef {
     pub source: &'static str,
 }
 
-const ALL_BUT_TESTNET: &[Category] = &[
-    Data,
-    Trading,
-    Lending,
-    Staking,
-    Restaking,
-    Derivatives,
-    Yield,
-    Lp,
-    Vault,
-    Safety,
-    Intelligence,
-    Memory,
-    Identity,
-    Wallet,
-    Streaming,
-    Bootstrap,
-    Fees,
-];
+/// Every category but testnet (`Category::ALL` ends with it).
+const ALL_BUT_TESTNET: &[Category] = match Category::ALL.split_last() {
+    Some((_, rest)) => rest,
+    None => &[],
+};
 
 const ARCHITECTURE: &str = "golem-tools-architecture";
 const PI: &str = "pi-integration, two-layer-adapter";

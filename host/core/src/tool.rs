@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 /// A tool's domain: the specification's 17 categories (golem-tools-architecture, "17 tool
-/// categories") in its order, plus `fees`, which pi-integration's fees profile selects. Mirrors
-/// `bardo:plugin/types.category`.
+/// categories") in its order but `testnet` last, plus `fees`, which pi-integration's fees
+/// profile selects. Mirrors `bardo:plugin/types.category`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
@@ -38,12 +38,13 @@ pub enum Category {
     Wallet,
     /// Event Fabric live data subscriptions.
     Streaming,
-    /// Local testnet management (only the `dev` profile).
-    Testnet,
     /// First-run setup and provisioning.
     Bootstrap,
     /// Protocol fee collection (token jars, fee switches); the fees profile's category.
     Fees,
+    /// Local testnet management (only the `dev` profile); last, so every other category is
+    /// `ALL` but the last.
+    Testnet,
 }
 
 impl Category {
@@ -64,9 +65,9 @@ impl Category {
         Self::Identity,
         Self::Wallet,
         Self::Streaming,
-        Self::Testnet,
         Self::Bootstrap,
         Self::Fees,
+        Self::Testnet,
     ];
 
     /// Its name as configuration and output spell it (`lp`, `testnet`).
