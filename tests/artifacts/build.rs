@@ -46,6 +46,11 @@ fn main() {
     cmd.current_dir(root)
         .args(["build", "--target", "wasm32-wasip2", "--profile", "plugin", "--locked"])
         .env("CARGO_TARGET_DIR", &target_dir)
+        // Tests need what the components do, not their shipping speed: no fat LTO and parallel
+        // codegen (the fat-LTO link alone was 8-19 s a guest, for 25 guests, on CI's 2 cores).
+        // `make plugins` and published components keep the full `plugin` profile.
+        .env("CARGO_PROFILE_PLUGIN_LTO", "false")
+        .env("CARGO_PROFILE_PLUGIN_CODEGEN_UNITS", "16")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS");
     for (_, package, _) in GUESTS {

@@ -19,9 +19,10 @@ use std::process::Command;
 use std::time::Duration;
 
 /// Scaffold `name` with `flag` in a temporary directory, as an author would, and build it for
-/// wasm32-wasip2. The build shares the guest programs' target directory and profile (defined
-/// here on the command line: the crate itself knows only `release`), so the SDK's dependencies
-/// compiled for them are reused; the crate is still its own workspace.
+/// wasm32-wasip2. The build shares the guest programs' target directory and profile as
+/// tests/artifacts builds them (defined here on the command line: the crate itself knows only
+/// `release`), so the SDK's dependencies compiled for them are reused; the crate is still its
+/// own workspace.
 fn scaffold(name: &str, flag: Option<&str>) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new(env!("CARGO_BIN_EXE_bardo"))
@@ -40,8 +41,8 @@ fn scaffold(name: &str, flag: Option<&str>) -> (tempfile::TempDir, PathBuf) {
     let status = Command::new(cargo)
         .current_dir(&krate)
         .args(["build", "--offline", "--target", "wasm32-wasip2", "--profile", "plugin"])
-        .args(["--config", "profile.plugin.inherits=\"release\"", "--config", "profile.plugin.lto=true"])
-        .args(["--config", "profile.plugin.codegen-units=1", "--config", "profile.plugin.strip=true"])
+        .args(["--config", "profile.plugin.inherits=\"release\"", "--config", "profile.plugin.lto=false"])
+        .args(["--config", "profile.plugin.codegen-units=16", "--config", "profile.plugin.strip=true"])
         .args(["--config", "profile.plugin.panic=\"unwind\""])
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
