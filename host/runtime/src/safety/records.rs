@@ -137,8 +137,8 @@ pub fn fold(log: &[Value]) -> Vec<ActionRecord> {
     for line in log {
         let (e, time_ms) = (&line["event"], line["time_ms"].as_u64().unwrap_or_default());
         let id = text(e, "permit_id");
-        let mut end = |status: ActionStatus, reason: Option<String>| {
-            if let Some(&i) = by_permit.get(&id) {
+        let mut end = |id: &str, status: ActionStatus, reason: Option<String>| {
+            if let Some(&i) = by_permit.get(id) {
                 let r = &mut records[i];
                 // A permit ends once: a refused second commit of an executed one changes nothing.
                 if r.status == ActionStatus::Deferred && r.block_reason.is_none() {
@@ -188,18 +188,13 @@ pub fn fold(log: &[Value]) -> Vec<ActionRecord> {
                     records[i].outcome = serde_json::from_value(e["outcome"].clone()).ok();
                 }
             }
-            "PermitRefused" => end(ActionStatus::Blocked, Some(text(e, "reason"))),
-            "PermitExpired" => end(ActionStatus::Deferred, Some("expired unused".into())),
-            "PermitCancelled" => end(ActionStatus::Deferred, Some("cancelled".into())),
+            "PermitRefused" => end(&id, ActionStatus::Blocked, Some(text(e, "reason"))),
+            "PermitExpired" => end(&id, ActionStatus::Deferred, Some("expired unused".into())),
+            "PermitCancelled" => end(&id, ActionStatus::Deferred, Some("cancelled".into())),
             "Halted" => {
                 let why = format!("revoked by an emergency halt: {}", text(e, "reason"));
-                for revoked in e["revoked"].as_array().into_iter().flatten() {
-                    if let Some(&i) = revoked.as_str().and_then(|r| by_permit.get(r)) {
-                        let r = &mut records[i];
-                        if r.status == ActionStatus::Deferred && r.block_reason.is_none() {
-                            (r.block_reason, r.time_ms) = (Some(why.clone()), time_ms);
-                        }
-                    }
+                for revoked in e["revoked"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                    end(revoked, ActionStatus::Deferred, Some(why.clone()));
                 }
             }
             _ => {}

@@ -146,6 +146,9 @@ pub struct Valuer {
     pricing: Arc<BTreeMap<u64, PricingConfig>>,
     /// (chain, token) → (block, price, kind, decimals), shared by the valuer's clones.
     quotes: Arc<std::sync::Mutex<Quotes>>,
+    /// (chain, token) → what it is to the wallet's exposure: a token's kind does not change, so
+    /// the class of every write need not read it again.
+    assets: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), bardo_core::action_class::Asset>>>,
 }
 
 type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
@@ -153,7 +156,12 @@ type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
 impl Valuer {
     /// A valuer reading `services`' chains, with each chain's `pricing`.
     pub fn new(services: &Arc<Services>, pricing: BTreeMap<u64, PricingConfig>) -> Self {
-        Self { services: services.clone(), pricing: Arc::new(pricing), quotes: Arc::default() }
+        Self {
+            services: services.clone(),
+            pricing: Arc::new(pricing),
+            quotes: Arc::default(),
+            assets: Arc::default(),
+        }
     }
 
     fn config(&self, chain: u64) -> Result<&PricingConfig, String> {
@@ -237,12 +245,20 @@ impl Valuer {
         if config.usd_tokens.contains(&token) {
             return Asset::Cash;
         }
-        match self.kind(chain, config, token) {
+        let assets = || self.assets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = assets().get(&(chain, token)) {
+            return *known;
+        }
+        let asset = match self.kind(chain, config, token) {
             Ok(Kind::Deposit(_) | Kind::Shares(_)) => Asset::Share,
             Ok(Kind::Debt(_)) => Asset::Debt,
-            _ if self.read(chain, token, token0Call {}).is_ok() => Asset::Share,
-            _ => Asset::Liquid,
-        }
+            // Unknown this time (an Aave-looking token the market does not list): not kept.
+            Err(_) => return Asset::Liquid,
+            Ok(Kind::Plain) if self.read(chain, token, token0Call {}).is_ok() => Asset::Share,
+            Ok(Kind::Plain) => Asset::Liquid,
+        };
+        assets().insert((chain, token), asset);
+        asset
     }
 
     /// `amount` of `token` in micro-dollars, and what kind of token it is.

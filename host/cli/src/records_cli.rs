@@ -1,0 +1,59 @@
+//! `bardo records`: the action and outcome records of writes, from the audit log.
+
+use anyhow::Result;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// `bardo records`: one line per write, or JSON.
+pub(crate) fn records(
+    file: &Path,
+    permit: Option<&str>,
+    status: Option<&str>,
+    json: bool,
+) -> Result<ExitCode> {
+    use bardo_host::safety::records::{self, ActionStatus};
+    let wanted = match status {
+        None => None,
+        Some(s) => Some(
+            serde_json::from_value::<ActionStatus>(serde_json::json!(s))
+                .map_err(|_| anyhow::anyhow!("unknown status `{s}`; use executed, blocked or deferred"))?,
+        ),
+    };
+    let all = records::read(file).map_err(|e| anyhow::anyhow!(e))?;
+    let shown: Vec<_> = all
+        .into_iter()
+        .filter(|r| permit.is_none_or(|p| r.permit_id == p) && wanted.is_none_or(|w| r.status == w))
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&shown)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let money = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.4}"));
+    println!(
+        "{:<24} {:<10} {:<9} {:<28} {:>10} {:>10}  detail",
+        "permit", "action", "status", "tool", "gas $", "p&l $"
+    );
+    for r in &shown {
+        let detail = match (&r.block_reason, &r.outcome) {
+            (Some(why), _) => why.clone(),
+            (None, Some(o)) if o.verified => format!(
+                "verified from the {}; tx {}",
+                o.ground_truth_source,
+                r.tx_hash.as_deref().unwrap_or("-")
+            ),
+            (None, Some(o)) => format!("DIVERGED: {}", o.divergence.join("; ")),
+            (None, None) => "open".into(),
+        };
+        println!(
+            "{:<24} {:<10} {:<9} {:<28} {:>10} {:>10}  {detail}",
+            r.permit_id,
+            r.action_type,
+            serde_json::to_value(r.status)?.as_str().unwrap_or_default(),
+            r.tool_name.as_deref().unwrap_or("-"),
+            money(r.gas_cost),
+            money(r.outcome.as_ref().and_then(|o| o.pnl_impact)),
+        );
+    }
+    println!("{} records in {}", shown.len(), file.display());
+    Ok(ExitCode::SUCCESS)
+}
