@@ -36,6 +36,15 @@ if ! command -v docker-registry >/dev/null 2>&1; then
         || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends docker-registry; }
 fi
 
+# The NATS server the cluster tests start (three-node JetStream clusters on loopback).
+if ! command -v nats-server >/dev/null 2>&1; then
+    echo "setup: installing nats-server (Debian package) for the cluster tests"
+    as_root=""
+    if [ "$(id -u)" != 0 ]; then as_root="sudo"; fi
+    $as_root apt-get install -y --no-install-recommends nats-server >/dev/null 2>&1 \
+        || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends nats-server; }
+fi
+
 # The official MCP clients the `bardo mcp` tests drive: the Python SDK in a project-local
 # virtual environment, the TypeScript SDK from npm — both pinned.
 clients="$(dirname "$0")/../tests/clients"

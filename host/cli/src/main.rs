@@ -362,10 +362,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::AuditLog { action: AuditLogAction::Show { file } } => {
             let config = config()?;
-            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
-            let text =
-                std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            for line in text.lines() {
+            let lines = match (&file, fleet_chain(&config)?) {
+                (None, Some(cluster)) => {
+                    bardo_host::safety::audit_log::shared::lines_of(&cluster, cluster.audit_label().as_ref())?
+                }
+                _ => {
+                    let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+                    let text = std::fs::read_to_string(&file)
+                        .with_context(|| format!("reading {}", file.display()))?;
+                    text.lines().map(str::to_owned).collect()
+                }
+            };
+            for line in &lines {
                 let v: serde_json::Value = serde_json::from_str(line)?;
                 let mut event = v["event"].clone();
                 let kind = event["type"].as_str().unwrap_or("?").to_owned();
@@ -378,13 +386,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::AuditLog { action: AuditLogAction::Verify { file } } => {
             let config = config()?;
-            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
             let key = host_key_if_present(&config)?;
-            match bardo_host::safety::audit_log::verify(&file, key.as_ref()) {
+            let (name, verified) = match (&file, fleet_chain(&config)?) {
+                (None, Some(cluster)) => {
+                    let label = cluster.audit_label();
+                    let verified =
+                        bardo_host::safety::audit_log::shared::verify(&cluster, label.as_ref(), key.as_ref());
+                    (label, verified)
+                }
+                _ => {
+                    let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+                    (file.display().to_string(), bardo_host::safety::audit_log::verify(&file, key.as_ref()))
+                }
+            };
+            match verified {
                 Ok((records, _)) => {
-                    let checkpoint =
+                    let sealed =
                         if key.is_some() { "authenticated" } else { "not authenticated: no host key" };
-                    println!("{}: intact, {records} records (checkpoint {checkpoint})", file.display());
+                    println!("{name}: intact, {records} records ({sealed})");
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {
@@ -453,6 +472,11 @@ fn mcp(
 
 /// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
 /// without it the audit checkpoint's MAC cannot be checked.
+/// The fleet's cluster when `[cluster]` is set: its stream holds the audit chain.
+fn fleet_chain(config: &Config) -> anyhow::Result<Option<bardo_cluster::Cluster>> {
+    Ok(config.cluster_config().map(|c| bardo_cluster::Cluster::connect(&c)).transpose()?)
+}
+
 fn host_key_if_present(config: &Config) -> Result<Option<bardo_host::safety::host_key::HostKey>> {
     let path = config.resolve(&config.safety.host_key);
     if !path.exists() {

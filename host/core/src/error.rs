@@ -3,7 +3,8 @@
 use serde::Serialize;
 use std::fmt;
 
-/// The kind of a failure (mirrors `bardo:host/types.error-code`, plus the host-only `cancelled`).
+/// The kind of a failure (mirrors `bardo:host/types.error-code`, plus the host-only `cancelled` and
+/// `unavailable`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorCode {
@@ -29,6 +30,9 @@ pub enum ErrorCode {
     Internal,
     /// The caller cancelled the call (an MCP client's `notifications/cancelled`).
     Cancelled,
+    /// The fleet's shared state (NATS, with `[cluster]`) cannot be reached: nothing was done;
+    /// retry when it is back (host-only, like `cancelled`).
+    Unavailable,
 }
 
 impl ErrorCode {
@@ -46,6 +50,7 @@ impl ErrorCode {
             Self::WalletNotConfigured => "wallet-not-configured",
             Self::Internal => "internal",
             Self::Cancelled => "cancelled",
+            Self::Unavailable => "unavailable",
         }
     }
 }

@@ -379,8 +379,50 @@ pub struct Config {
     /// The archetypes (`[archetype.<name>]` tables, see `bardo archetypes check`); default: the
     /// specification's hierarchy, built in.
     pub archetypes: Option<PathBuf>,
+    /// A fleet's shared state on NATS JetStream; absent: everything stays in this machine's files.
+    pub cluster: Option<ClusterSettings>,
     #[serde(skip)]
     base: PathBuf,
+}
+
+/// `[cluster]`: permits, the spending ledger, the halt and the audit chain shared by every host
+/// of a fleet through NATS JetStream. Credentials come from a creds file or the environment,
+/// never from this file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSettings {
+    /// Server URLs, `["nats://10.0.0.1:4222", …]`.
+    pub nats: Vec<String>,
+    /// The fleet's name (its streams are `BARDO_<name>_…`): hosts with the same name share state.
+    #[serde(default = "ClusterSettings::default_name")]
+    pub name: String,
+    /// A NATS `.creds` file (relative to bardo.toml); else `$BARDO_NATS_CREDS` if set.
+    #[serde(default)]
+    pub creds: Option<PathBuf>,
+    /// The environment variable holding a token, if the servers want one.
+    #[serde(default = "ClusterSettings::default_token_env")]
+    pub token_env: String,
+    /// Copies of each stream (3 on a three-node cluster: writes go on with one node down).
+    #[serde(default = "ClusterSettings::default_replicas")]
+    pub replicas: usize,
+    /// How long one operation may take before it fails (retryable), milliseconds.
+    #[serde(default = "ClusterSettings::default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+impl ClusterSettings {
+    fn default_name() -> String {
+        "bardo".into()
+    }
+    fn default_token_env() -> String {
+        "BARDO_NATS_TOKEN".into()
+    }
+    fn default_replicas() -> usize {
+        1
+    }
+    fn default_timeout_ms() -> u64 {
+        5_000
+    }
 }
 
 impl Default for Config {
@@ -401,6 +443,7 @@ impl Default for Config {
             safety: SafetyConfig::default(),
             events_journal: PathBuf::from(".bardo/events.jsonl"),
             archetypes: None,
+            cluster: None,
             registry: RegistryConfig::default(),
             oci: BTreeMap::new(),
             agent: AgentConfig::default(),
@@ -573,6 +616,25 @@ impl Config {
         bardo_core::archetype::Archetypes::parse(&text).map_err(|errors| ConfigError::Parse {
             path,
             message: errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+        })
+    }
+
+    /// `[cluster]` as the NATS client takes it: the creds file resolved (or `$BARDO_NATS_CREDS`),
+    /// the token read from its environment variable. None without `[cluster]`.
+    pub fn cluster_config(&self) -> Option<bardo_cluster::ClusterConfig> {
+        let c = self.cluster.as_ref()?;
+        let creds = c
+            .creds
+            .as_ref()
+            .map(|p| self.resolve(p))
+            .or_else(|| std::env::var_os("BARDO_NATS_CREDS").map(PathBuf::from));
+        Some(bardo_cluster::ClusterConfig {
+            servers: c.nats.clone(),
+            name: c.name.clone(),
+            creds,
+            token: std::env::var(&c.token_env).ok().filter(|t| !t.is_empty()),
+            replicas: c.replicas,
+            timeout: std::time::Duration::from_millis(c.timeout_ms.max(1)),
         })
     }
 

@@ -114,10 +114,24 @@ fn denied(message: impl Into<String>) -> ToolError {
 }
 
 fn audit_error(e: audit_log::AuditError) -> ToolError {
-    ToolError::new(ErrorCode::Internal, e.to_string())
+    match e {
+        audit_log::AuditError::Unavailable(_) => ToolError::retryable(ErrorCode::Unavailable, e.to_string()),
+        e => ToolError::new(ErrorCode::Internal, e.to_string()),
+    }
+}
+
+/// A hook's refusal; one for want of the fleet's shared state may pass on retry.
+fn refusal(code: ErrorCode, message: String) -> ToolError {
+    match code {
+        ErrorCode::Unavailable => ToolError::retryable(code, message),
+        code => ToolError::new(code, message),
+    }
 }
 
 fn permit_error(e: PermitError) -> ToolError {
+    if let PermitError::Unavailable(message) = e {
+        return ToolError::retryable(ErrorCode::Unavailable, message);
+    }
     let code = match e {
         PermitError::Unknown(_) => ErrorCode::NotFound,
         PermitError::Store(_) => ErrorCode::Internal,
@@ -195,6 +209,12 @@ impl WritePath {
     /// (`[safety] host_key`): a permit that does not verify under it is refused at commit.
     pub fn with_permit_file(mut self, path: &std::path::Path, key: host_key::HostKey) -> Self {
         self.permits = Permits::open(path, key);
+        self
+    }
+
+    /// Keep permits and the emergency halt in `permits` (the fleet's cluster, say).
+    pub fn with_permits(mut self, permits: Permits) -> Self {
+        self.permits = permits;
         self
     }
 
@@ -462,7 +482,7 @@ impl WritePath {
                 reason,
             });
             if let Decision::Reject { code, reason } = decision {
-                return Err(ToolError::new(code, format!("{}: {reason}", hook.name())));
+                return Err(refusal(code, format!("{}: {reason}", hook.name())));
             }
         }
         let sim = found
@@ -511,7 +531,7 @@ impl WritePath {
         // below releases it.
         // Taken only with its preview's record on disk, whichever process and log wrote it.
         let recorded = |at: &audit_log::RecordAt| {
-            audit_log::on_disk(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
+            self.audit.recorded(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
         };
         let permit = match self
             .permits
@@ -777,7 +797,7 @@ impl WritePath {
         let mut found = Findings::default();
         for hook in self.hooks.iter().filter(|h| h.at_commit()) {
             if let Decision::Reject { code, reason } = hook.check(&proposal, &mut found) {
-                return Err(ToolError::new(code, format!("{} (at commit): {reason}", hook.name())));
+                return Err(refusal(code, format!("{} (at commit): {reason}", hook.name())));
             }
         }
         Ok(())

@@ -55,6 +55,9 @@ pub enum SetupError {
     /// The speculation engine's settings or file are unusable.
     #[error("{0}")]
     Speculation(String),
+    /// `[cluster]` is set and its NATS servers cannot be used: nothing falls back to files.
+    #[error(transparent)]
+    Cluster(#[from] bardo_cluster::ClusterError),
 }
 
 /// Why one configured plugin was not loaded (the host serves the others).
@@ -317,17 +320,31 @@ pub fn write_path_over(
     hooks.push(Box::new(ApprovalGuard));
     let key_path = config.resolve(&config.safety.host_key);
     let key = crate::safety::host_key::HostKey::load_or_create(&key_path).map_err(SetupError::HostKey)?;
-    let audit =
-        crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log), key.clone())?;
+    // With `[cluster]`, the fleet's NATS holds what the files hold otherwise; never both.
+    let cluster = config.cluster_config().map(|c| bardo_cluster::Cluster::connect(&c)).transpose()?;
+    let audit = match &cluster {
+        Some(cluster) => {
+            crate::safety::audit_log::AuditLog::shared(cluster.clone(), &cluster.audit_label(), key.clone())
+        }
+        None => {
+            crate::safety::audit_log::AuditLog::open(&config.resolve(&config.safety.audit_log), key.clone())?
+        }
+    };
     let mut path = crate::safety::WritePath::new(host.clone(), services.clone(), hooks, audit)
         .with_valuer(valuer.clone())
-        .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs))
-        .with_permit_file(&config.resolve(&config.safety.permits), key);
+        .with_ttl(std::time::Duration::from_secs(config.safety.ttl_secs));
+    path = match &cluster {
+        Some(cluster) => path.with_permits(crate::safety::permit::Permits::shared(cluster.clone(), key)),
+        None => path.with_permit_file(&config.resolve(&config.safety.permits), key),
+    };
     let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();
     if let Some(limits) = config.safety.spending {
         let limiter =
-            crate::safety::spending::SpendingLimiter::new(limits, valuer.clone(), path.ttl(), path.clock())
-                .with_ledger_file(&config.resolve(&config.safety.spending_ledger));
+            crate::safety::spending::SpendingLimiter::new(limits, valuer.clone(), path.ttl(), path.clock());
+        let limiter = match &cluster {
+            Some(cluster) => limiter.with_cluster(cluster.clone()),
+            None => limiter.with_ledger_file(&config.resolve(&config.safety.spending_ledger)),
+        };
         after.push(Box::new(limiter));
     }
     if let Some(check) = cross_check(config, &services) {

@@ -8,6 +8,7 @@ mod audit;
 mod catalog;
 mod chain;
 mod cli;
+mod cluster;
 mod cross_check;
 mod devnet;
 mod hostile;

@@ -16,6 +16,7 @@
 //! checkpoint that reached the disk: deleting it then is not detected.
 
 mod flusher;
+pub mod shared;
 
 use super::host_key::HostKey;
 use alloy::primitives::B256;
@@ -173,6 +174,9 @@ pub struct RecordAt {
     pub len: u64,
     /// sha256 hex of the line.
     pub hash: String,
+    /// In a fleet's stream (`[cluster]`): the message holding it (`log` then names the stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_seq: Option<u64>,
 }
 
 /// The checkpoint (`<log>.head`): the last record's seq and the sha256 of its line, with a MAC
@@ -195,6 +199,9 @@ pub enum AuditError {
         /// What failed.
         message: String,
     },
+    /// The fleet's stream (`[cluster]`) did not answer: nothing was appended; retry.
+    #[error("audit chain: {0}")]
+    Unavailable(String),
     /// The chain is broken: a record was edited, removed or reordered, or the log does not end
     /// where its checkpoint says.
     #[error("audit log {path}, record {line}: {reason}")]
@@ -231,6 +238,8 @@ pub struct AuditLog {
     key: HostKey,
     appender: Mutex<Option<Appender>>,
     flusher: Arc<Flusher>,
+    /// The fleet's stream, which holds the chain instead of the file (`[cluster]`).
+    shared: Option<bardo_cluster::Cluster>,
 }
 
 /// A file's identity: (device, inode).
@@ -308,7 +317,44 @@ impl AuditLog {
         let tail = chain(path, Some(&key), 0)?.map(|(tail, _)| tail).unwrap_or_else(genesis);
         check_head(path, Some(&key), &tail)?;
         let absolute = std::path::absolute(path).map_err(|e| io(path, e))?;
-        Ok(Self { path: path.to_owned(), absolute, key, appender: Mutex::new(None), flusher: Arc::default() })
+        Ok(Self {
+            path: path.to_owned(),
+            absolute,
+            key,
+            appender: Mutex::new(None),
+            flusher: Arc::default(),
+            shared: None,
+        })
+    }
+
+    /// The chain kept in the fleet's NATS stream, which every host appends to (see [`shared`]);
+    /// `label` names it in errors and records. Records are sealed with `key`, which every host
+    /// of the fleet holds.
+    pub fn shared(cluster: bardo_cluster::Cluster, label: &str, key: HostKey) -> Self {
+        let path = PathBuf::from(label);
+        Self {
+            absolute: path.clone(),
+            path,
+            key,
+            appender: Mutex::new(None),
+            flusher: Arc::default(),
+            shared: Some(cluster),
+        }
+    }
+
+    /// Whether the record written `at`, naming `needle`, is kept: on disk (see [`on_disk`]) or,
+    /// for a fleet's chain, in its stream.
+    pub fn recorded(&self, at: &RecordAt, needle: &str) -> Result<bool, AuditError> {
+        match (&self.shared, at.stream_seq) {
+            (Some(cluster), Some(_)) => shared::recorded(cluster, &self.path, at, needle),
+            (_, Some(_)) => Ok(false),
+            (_, None) => on_disk(at, needle),
+        }
+    }
+
+    /// The fleet's cluster, when the chain is kept there.
+    pub fn cluster(&self) -> Option<&bardo_cluster::Cluster> {
+        self.shared.as_ref()
     }
 
     /// Append one record (synced before returning).
@@ -329,7 +375,7 @@ impl AuditLog {
     /// its permit.
     pub fn write_all(&self, events: &[AuditEvent]) -> Result<Option<RecordAt>, AuditError> {
         let written = self.append_records(events, false)?;
-        if written.is_some() {
+        if written.is_some() && self.shared.is_none() {
             self.flusher.written(&self.path).map_err(|e| io(&self.path, e))?;
         }
         Ok(written)
@@ -339,6 +385,10 @@ impl AuditLog {
     fn append_records(&self, events: &[AuditEvent], durable: bool) -> Result<Option<RecordAt>, AuditError> {
         if events.is_empty() {
             return Ok(None);
+        }
+        if let Some(cluster) = &self.shared {
+            // Acknowledged by a quorum of the stream's nodes: as durable as the fleet's storage.
+            return shared::append(cluster, &self.path, &self.key, events).map(Some);
         }
         let mut slot = self.appender.lock().unwrap_or_else(PoisonError::into_inner);
         let appender = match slot.as_mut() {
@@ -403,6 +453,7 @@ impl AuditLog {
             offset: log.len() - last - 1,
             len: last,
             hash: tail.1.clone(),
+            stream_seq: None,
         };
         a.left = Some(Left { log: file_id(&log), head: head_id, len: log.len(), tail });
         Ok(at)

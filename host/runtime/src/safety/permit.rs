@@ -3,6 +3,7 @@
 //! anyone else does not verify. The store also keeps the emergency halt, so every process
 //! sharing the file sees it, and it outlives a restart.
 
+mod cluster;
 mod files;
 mod journal;
 
@@ -120,6 +121,9 @@ pub enum PermitError {
     /// The shared permit file could not be read or written.
     #[error("permit store {0}")]
     Store(String),
+    /// The fleet's shared store (`[cluster]`) did not answer: nothing changed; retry.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// An emergency halt in force: in every process sharing the store, no permit is issued or
@@ -233,11 +237,21 @@ impl<'de> Deserialize<'de> for Book {
 /// too.
 #[derive(Debug)]
 pub struct Permits {
-    files: Option<files::Files>,
+    store: Store,
     key: HostKey,
-    mem: Mutex<Book>,
     /// When this process last removed settled permits, Unix ms (0: not yet).
     swept_ms: AtomicU64,
+}
+
+/// Where the book lives.
+#[derive(Debug)]
+enum Store {
+    /// This process only.
+    Memory(Mutex<Book>),
+    /// Files every process on this machine shares.
+    Files(files::Files),
+    /// NATS JetStream, which every host of a fleet shares.
+    Cluster(cluster::Shared),
 }
 
 /// Settled permits are kept this long (for "already used" answers), then removed.
@@ -256,27 +270,38 @@ fn keep(entry: &Entry, now: SystemTime) -> bool {
 impl Permits {
     /// Permits kept in this process only, sealed with `key`.
     pub fn in_memory(key: HostKey) -> Self {
-        Self { files: None, key, mem: Mutex::default(), swept_ms: AtomicU64::new(0) }
+        Self { store: Store::Memory(Mutex::default()), key, swept_ms: AtomicU64::new(0) }
     }
 
     /// Permits kept with `path` (its halt in it, each permit in `<path>.d/`, created on first
     /// use), sealed with `key`: every process sharing them must hold the same key
     /// (`[safety] host_key`), or it refuses the others' permits.
     pub fn open(path: &Path, key: HostKey) -> Self {
-        Self { files: Some(files::Files::new(path)), key, mem: Mutex::default(), swept_ms: AtomicU64::new(0) }
+        Self { store: Store::Files(files::Files::new(path)), key, swept_ms: AtomicU64::new(0) }
+    }
+
+    /// Permits kept in the fleet's NATS cluster, sealed with `key`, which every host of the
+    /// fleet must hold. When the cluster does not answer, every operation fails with
+    /// [`PermitError::Unavailable`]: nothing falls back to local files.
+    pub fn shared(cluster: bardo_cluster::Cluster, key: HostKey) -> Self {
+        Self { store: Store::Cluster(cluster::Shared::new(cluster)), key, swept_ms: AtomicU64::new(0) }
     }
 
     /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
     /// one).
+    /// With a cluster `f` runs again when another host changed the permit first.
     fn with_entry<R>(
         &self,
         id: &str,
-        f: impl FnOnce(Option<&Halt>, &mut Option<Entry>) -> R,
+        f: impl FnMut(Option<&Halt>, &mut Option<Entry>) -> R,
     ) -> Result<R, PermitError> {
-        if let Some(files) = &self.files {
-            return files.with_entry(id, f).map_err(PermitError::Store);
-        }
-        let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
+        let mem = match &self.store {
+            Store::Files(files) => return files.with_entry(id, f).map_err(PermitError::Store),
+            Store::Cluster(shared) => return Ok(shared.with_entry(id, f)?),
+            Store::Memory(mem) => mem,
+        };
+        let mut f = f;
+        let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
         let mut entry = book.permits.remove(id);
         let out = f(book.halted.as_ref(), &mut entry);
         if let Some(entry) = entry {
@@ -286,11 +311,15 @@ impl Permits {
     }
 
     /// Apply `f` to the halt and every permit at once.
-    fn with_all<R>(&self, f: impl FnOnce(&mut Option<Halt>, &mut Map) -> R) -> Result<R, PermitError> {
-        if let Some(files) = &self.files {
-            return files.with_all(f).map_err(PermitError::Store);
-        }
-        let mut book = self.mem.lock().unwrap_or_else(|p| p.into_inner());
+    /// With a cluster `f` runs again when another host changed any of them first.
+    fn with_all<R>(&self, f: impl FnMut(&mut Option<Halt>, &mut Map) -> R) -> Result<R, PermitError> {
+        let mem = match &self.store {
+            Store::Files(files) => return files.with_all(f).map_err(PermitError::Store),
+            Store::Cluster(shared) => return Ok(shared.with_all(f)?),
+            Store::Memory(mem) => mem,
+        };
+        let mut f = f;
+        let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
         let Book { halted, permits } = &mut *book;
         Ok(f(halted, permits))
     }
@@ -306,12 +335,15 @@ impl Permits {
             Some(halt) => Err(halt.refusal()),
             None => Ok(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None }),
         };
-        match &self.files {
-            Some(files) => files.insert(&id, now, open).map_err(PermitError::Store)?,
-            None => self.with_entry(&id, |halted, entry| {
-                *entry = Some(open(halted)?);
+        match &self.store {
+            Store::Files(files) => files.insert(&id, now, open).map_err(PermitError::Store)?,
+            Store::Cluster(shared) => shared.insert(&id, &open(None)?),
+            Store::Memory(mem) => {
+                let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+                let entry = open(book.halted.as_ref())?;
+                book.permits.insert(id, entry);
                 Ok(())
-            })?,
+            }
         }
     }
 
@@ -323,13 +355,16 @@ impl Permits {
             return;
         }
         self.swept_ms.store(now_ms, Ordering::Relaxed);
-        match &self.files {
-            Some(files) => {
-                if let Err(e) = files.sweep(now) {
-                    tracing::warn!("cannot remove settled permits: {e}");
-                }
+        let swept = match &self.store {
+            Store::Files(files) => files.sweep(now),
+            Store::Cluster(shared) => shared.sweep(now).map_err(|e| e.to_string()),
+            Store::Memory(mem) => {
+                mem.lock().unwrap_or_else(|p| p.into_inner()).permits.retain(|_, e| keep(e, now));
+                Ok(())
             }
-            None => self.mem.lock().unwrap_or_else(|p| p.into_inner()).permits.retain(|_, e| keep(e, now)),
+        };
+        if let Err(e) = swept {
+            tracing::warn!("cannot remove settled permits: {e}");
         }
     }
 
@@ -351,6 +386,9 @@ impl Permits {
         recorded: impl FnOnce(&RecordAt) -> Result<bool, String>,
         then: impl FnOnce(&ActionPermit),
     ) -> Result<ActionPermit, PermitError> {
+        // Run at most once each, though a cluster store may run this step again after another
+        // host's change (settling a spend twice as spent changes nothing).
+        let (mut recorded, mut then) = (Some(recorded), Some(then));
         self.with_entry(id, |halted, entry| {
             if let Some(halt) = halted {
                 return Err(halt.refusal());
@@ -358,13 +396,15 @@ impl Permits {
             let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
             // Verified before anything changes: a forged entry is refused and left as it is.
             let permit = self.unseal(id, entry.seal.as_ref())?;
-            if let Some(at) = &permit.audit_record
+            if let (Some(at), Some(recorded)) = (&permit.audit_record, recorded.take())
                 && !recorded(at).map_err(PermitError::Store)?
             {
                 return Err(PermitError::Unrecorded(id.to_owned()));
             }
             settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
-            then(&permit);
+            if let Some(then) = then.take() {
+                then(&permit);
+            }
             Ok(permit)
         })?
     }
@@ -440,10 +480,11 @@ impl Permits {
 
     /// The halt in force, if any.
     pub fn halted(&self) -> Result<Option<Halt>, PermitError> {
-        match &self.files {
+        match &self.store {
             // Without the file lock: writers replace the file whole.
-            Some(files) => files.halted().map_err(PermitError::Store),
-            None => Ok(self.mem.lock().unwrap_or_else(|p| p.into_inner()).halted.clone()),
+            Store::Files(files) => files.halted().map_err(PermitError::Store),
+            Store::Cluster(shared) => Ok(shared.halted()?),
+            Store::Memory(mem) => Ok(mem.lock().unwrap_or_else(|p| p.into_inner()).halted.clone()),
         }
     }
 }
@@ -661,7 +702,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let key = HostKey::ephemeral();
         let permits = Permits::open(&dir.path().join("permits.json"), key);
-        let at = RecordAt { log: dir.path().join("audit.jsonl"), offset: 7, len: 3, hash: "ab".repeat(32) };
+        let at = RecordAt {
+            log: dir.path().join("audit.jsonl"),
+            offset: 7,
+            len: 3,
+            hash: "ab".repeat(32),
+            stream_seq: None,
+        };
         let recorded = ActionPermit { audit_record: Some(at.clone()), ..permit("permit-0a") };
         permits.insert(recorded).expect("insert");
         let now = SystemTime::now();

@@ -79,8 +79,17 @@ pub struct SpendingLimiter {
     valuer: Valuer,
     ttl: Duration,
     clock: super::Clock,
-    file: Option<PathBuf>,
-    mem: Mutex<Ledger>,
+    ledger: LedgerStore,
+}
+
+/// Where the ledger lives.
+enum LedgerStore {
+    /// This process only.
+    Memory(Mutex<Ledger>),
+    /// A file every process on this machine shares.
+    File(PathBuf),
+    /// The document `spending` in the fleet's NATS cluster: one day limit for every host.
+    Cluster(bardo_cluster::Cluster),
 }
 
 const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -93,22 +102,37 @@ impl SpendingLimiter {
     /// A limiter valuing tokens with `valuer`; reservations older than `ttl` (the permit TTL)
     /// lapse.
     pub fn new(limits: SpendingLimits, valuer: Valuer, ttl: Duration, clock: super::Clock) -> Self {
-        Self { limits, valuer, ttl, clock, file: None, mem: Mutex::default() }
+        Self { limits, valuer, ttl, clock, ledger: LedgerStore::Memory(Mutex::default()) }
     }
 
     /// Keep the ledger in `path`, shared with other `bardo` processes (`bardo preview` reserves,
     /// `bardo commit` spends, in different processes).
     pub fn with_ledger_file(mut self, path: &Path) -> Self {
-        self.file = Some(path.to_owned());
+        self.ledger = LedgerStore::File(path.to_owned());
         self
     }
 
-    /// Apply `f` to the ledger, under the in-process lock and, with a file, the file lock.
-    fn with_ledger<R>(&self, f: impl FnOnce(&mut Ledger) -> R) -> Result<R, String> {
-        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
-        match &self.file {
-            None => Ok(f(&mut mem)),
-            Some(path) => super::store::with_locked(path, f),
+    /// Keep the ledger in the fleet's NATS cluster, shared by every host: each change a
+    /// compare-and-set, so hosts racing one day's limit cannot both spend its last dollar.
+    pub fn with_cluster(mut self, cluster: bardo_cluster::Cluster) -> Self {
+        self.ledger = LedgerStore::Cluster(cluster);
+        self
+    }
+
+    /// Apply `f` to the ledger: under the in-process lock, the file lock, or by compare-and-set
+    /// (then `f` runs again when another host changed it first). Fails with the code to report.
+    fn with_ledger<R>(&self, mut f: impl FnMut(&mut Ledger) -> R) -> Result<R, (ErrorCode, String)> {
+        match &self.ledger {
+            LedgerStore::Memory(mem) => Ok(f(&mut mem.lock().unwrap_or_else(|e| e.into_inner()))),
+            LedgerStore::File(path) => {
+                super::store::with_locked(path, f).map_err(|e| (ErrorCode::Internal, e))
+            }
+            LedgerStore::Cluster(cluster) => cluster
+                .update_json("spending", |ledger: &mut Option<Ledger>| f(ledger.get_or_insert_default()))
+                .map_err(|e| {
+                    let code = if e.retryable() { ErrorCode::Unavailable } else { ErrorCode::Internal };
+                    (code, e.to_string())
+                }),
         }
     }
 
@@ -201,8 +225,8 @@ impl SafetyHook for SpendingLimiter {
             ledger.insert(p.permit_id.to_owned(), Entry { usd: total, at_ms: now, state: State::Reserved });
             Decision::Allow
         });
-        decided.unwrap_or_else(|e| Decision::Reject {
-            code: ErrorCode::Internal,
+        decided.unwrap_or_else(|(code, e)| Decision::Reject {
+            code,
             reason: format!("the spending ledger is unusable: {e}"),
         })
     }
@@ -219,7 +243,7 @@ impl SafetyHook for SpendingLimiter {
                 ledger.remove(permit_id);
             }
         });
-        if let Err(e) = settled {
+        if let Err((_, e)) = settled {
             tracing::error!("settling {permit_id} in the spending ledger: {e}");
         }
     }

@@ -1,0 +1,398 @@
+//! A fleet's shared state on NATS JetStream, for hosts that must agree without a consensus of
+//! our own: JetStream replicates and orders, this crate only asks it for two things.
+//!
+//! - **Documents** (`bardo.<cluster>.state.<key>` in the stream `BARDO_<cluster>_STATE`, one
+//!   message kept per subject): read from the stream's leader after noting the stream's last
+//!   sequence, changed by publishing at that expected last sequence, so of two hosts changing
+//!   state at once exactly one wins and the other re-reads and retries ([`Cluster::update_json`]).
+//! - **Chains** (`BARDO_<cluster>_AUDIT`): appends at the expected last sequence, so every host
+//!   extends one linear chain ([`Cluster::chain_append`]); deletes and purges are denied.
+//!
+//! Both check the *stream's* last sequence, not the subject's: nats-server 2.9 (Debian's)
+//! checks an expected per-subject sequence against stored messages only, so two clustered
+//! publishes in flight at once could both pass it (measured here: lost updates with replicas 3);
+//! the stream-wide check counts in-flight proposals. The cost is that any two changes to the
+//! state conflict, not only two changes to one document: one retry, never a lost update.
+//!
+//! Calls block (the safety chain's stores are synchronous) on a private runtime thread, each
+//! with a deadline: a host cut from NATS gets [`ClusterError::Unavailable`], retryable, and never
+//! falls back to local files.
+
+mod bridge;
+
+use async_nats::jetstream::{self, stream};
+use bridge::Bridge;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the fleet's NATS servers are and how to reach them (`[cluster]` in bardo.toml).
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// Server URLs (`nats://127.0.0.1:4222`); the client fails over between them.
+    pub servers: Vec<String>,
+    /// The fleet's name: its streams are `BARDO_<name>_…`; letters, digits, `_` and `-`.
+    pub name: String,
+    /// A NATS credentials file (`.creds`), if the servers require one.
+    pub creds: Option<PathBuf>,
+    /// A token, if the servers require one.
+    pub token: Option<String>,
+    /// Copies JetStream keeps of each stream (3 on a three-node cluster survives one loss).
+    pub replicas: usize,
+    /// How long one operation may take before it fails closed.
+    pub timeout: Duration,
+}
+
+/// Why the cluster could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    /// The servers did not answer in time or the connection is down: retry when they are back.
+    /// The host does not fall back to its local files.
+    #[error(
+        "the NATS cluster ({servers}) is unavailable: {reason}; retry when it is reachable (this host never falls back to local files)"
+    )]
+    Unavailable {
+        /// The servers configured.
+        servers: String,
+        /// What failed.
+        reason: String,
+    },
+    /// `[cluster]` is not usable as written.
+    #[error("[cluster] {0}")]
+    Config(String),
+    /// A stored document or record does not parse.
+    #[error("cluster data `{what}` is unreadable: {reason}")]
+    Corrupt {
+        /// The document or record.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// A change kept conflicting with other hosts' changes.
+    #[error("`{0}` kept changing under this host (too much contention); retry")]
+    Contended(String),
+}
+
+impl ClusterError {
+    /// Whether trying again later may succeed.
+    pub fn retryable(&self) -> bool {
+        matches!(self, Self::Unavailable { .. } | Self::Contended(_))
+    }
+}
+
+/// A document's bytes; None when it was never written or was deleted.
+pub type Doc = Option<Vec<u8>>;
+
+/// Another host changed the document or chain first: re-read and retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict;
+
+/// A connection to the fleet's NATS cluster and its streams. Cheap to clone.
+#[derive(Clone)]
+pub struct Cluster {
+    inner: std::sync::Arc<Inner>,
+}
+
+struct Inner {
+    bridge: Bridge,
+    state: stream::Stream,
+    audit: stream::Stream,
+    context: jetstream::Context,
+    prefix: String,
+    servers: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("servers", &self.inner.servers)
+            .field("prefix", &self.inner.prefix)
+            .finish()
+    }
+}
+
+/// Most tries of one compare-and-set change before giving up as contended.
+const MAX_TRIES: usize = 200;
+
+impl Cluster {
+    /// Connect and make sure the fleet's streams exist (created with `replicas` copies).
+    pub fn connect(config: &ClusterConfig) -> Result<Self, ClusterError> {
+        let name = &config.name;
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+            return Err(ClusterError::Config(format!(
+                "name `{name}`: use letters, digits, `_` and `-` (it names the fleet's streams)"
+            )));
+        }
+        if config.servers.is_empty() {
+            return Err(ClusterError::Config("nats: list at least one server URL".into()));
+        }
+        if config.replicas == 0 || config.replicas > 5 {
+            return Err(ClusterError::Config(format!(
+                "replicas = {}: JetStream keeps 1 to 5",
+                config.replicas
+            )));
+        }
+        let bridge =
+            Bridge::new().map_err(|e| ClusterError::Config(format!("cannot start its runtime: {e}")))?;
+        let servers = config.servers.join(", ");
+        let unavailable = |reason: String| ClusterError::Unavailable { servers: servers.clone(), reason };
+        let (urls, creds, token, replicas) =
+            (config.servers.clone(), config.creds.clone(), config.token.clone(), config.replicas);
+        let prefix = format!("bardo.{name}");
+        let (state_name, audit_name) = (format!("BARDO_{name}_STATE"), format!("BARDO_{name}_AUDIT"));
+        let (state_subjects, audit_subject) = (format!("{prefix}.state.>"), format!("{prefix}.audit"));
+        let timeout = config.timeout;
+        let opened = bridge.run(timeout.max(Duration::from_secs(10)), async move {
+            let mut options = async_nats::ConnectOptions::new()
+                .name("bardo")
+                .connection_timeout(timeout)
+                .request_timeout(Some(timeout));
+            if let Some(creds) = creds {
+                options = options
+                    .credentials_file(&creds)
+                    .await
+                    .map_err(|e| format!("{}: {e}", creds.display()))?;
+            }
+            if let Some(token) = token {
+                options = options.token(token);
+            }
+            let addrs: Vec<async_nats::ServerAddr> =
+                urls.iter().map(|u| u.parse()).collect::<Result<_, _>>().map_err(|e| format!("{e}"))?;
+            let client = options.connect(addrs).await.map_err(|e| e.to_string())?;
+            let context = jetstream::new(client);
+            let state = context
+                .get_or_create_stream(stream::Config {
+                    name: state_name,
+                    subjects: vec![state_subjects],
+                    max_messages_per_subject: 1,
+                    num_replicas: replicas,
+                    storage: stream::StorageType::File,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| format!("the state stream: {e}"))?;
+            let audit = context
+                .get_or_create_stream(stream::Config {
+                    name: audit_name,
+                    subjects: vec![audit_subject],
+                    num_replicas: replicas,
+                    storage: stream::StorageType::File,
+                    deny_delete: true,
+                    deny_purge: true,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| format!("the audit stream: {e}"))?;
+            Ok::<_, String>((context, state, audit))
+        });
+        let (context, state, audit) =
+            opened.map_err(|_| unavailable("no answer in time".into()))?.map_err(unavailable)?;
+        Ok(Self {
+            inner: std::sync::Arc::new(Inner { bridge, state, audit, context, prefix, servers, timeout }),
+        })
+    }
+
+    fn unavailable(&self, reason: impl std::fmt::Display) -> ClusterError {
+        ClusterError::Unavailable { servers: self.inner.servers.clone(), reason: reason.to_string() }
+    }
+
+    /// Run `fut` on the cluster's runtime within the deadline.
+    fn run<R: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = Result<R, String>> + Send + 'static,
+    ) -> Result<R, ClusterError> {
+        self.inner
+            .bridge
+            .run(self.inner.timeout, fut)
+            .map_err(|_| self.unavailable("no answer in time"))?
+            .map_err(|e| self.unavailable(e))
+    }
+
+    fn doc_subject(&self, key: &str) -> Result<String, ClusterError> {
+        let ok = !key.is_empty()
+            && key.split('.').all(|t| {
+                !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            });
+        if !ok {
+            return Err(ClusterError::Config(format!("`{key}` cannot name a document")));
+        }
+        Ok(format!("{}.state.{key}", self.inner.prefix))
+    }
+
+    /// Document `key` and the version of the state it was read at (see [`Self::read_docs`]).
+    pub fn read(&self, key: &str) -> Result<(u64, Option<Vec<u8>>), ClusterError> {
+        let (version, mut docs) = self.read_docs(&[key])?;
+        Ok((version, docs.pop().flatten()))
+    }
+
+    /// Documents `keys` as of one version of the state: the stream's last sequence, noted
+    /// before they are read (a change after it makes a write at it conflict), and each
+    /// document's bytes (None: never written, or deleted). Read from the stream's leader, so a
+    /// change acknowledged to any host is seen.
+    pub fn read_docs(&self, keys: &[&str]) -> Result<(u64, Vec<Doc>), ClusterError> {
+        let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
+        let mut state = self.inner.state.clone();
+        self.run(async move {
+            let version = state.info().await.map_err(|e| e.to_string())?.state.last_sequence;
+            let mut docs = Vec::with_capacity(subjects.len());
+            for subject in &subjects {
+                docs.push(match state.get_last_raw_message_by_subject(subject).await {
+                    Ok(m) if m.payload.is_empty() => None,
+                    Ok(m) => Some(m.payload.to_vec()),
+                    Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => None,
+                    Err(e) => return Err(e.to_string()),
+                });
+            }
+            Ok((version, docs))
+        })
+    }
+
+    /// Write document `key` (None deletes it) if the state is still at `version` (from
+    /// [`Self::read_docs`]); [`Conflict`] if any host changed any document since. Returns the
+    /// state's new version (a further write of the same change goes at it).
+    pub fn write(
+        &self,
+        key: &str,
+        version: u64,
+        value: Option<Vec<u8>>,
+    ) -> Result<Result<u64, Conflict>, ClusterError> {
+        let subject = self.doc_subject(key)?;
+        self.publish(subject, version, value.unwrap_or_default())
+    }
+
+    /// Publish at the stream's expected last sequence (see the module's note on why not the
+    /// subject's).
+    fn publish(
+        &self,
+        subject: String,
+        expected: u64,
+        payload: Vec<u8>,
+    ) -> Result<Result<u64, Conflict>, ClusterError> {
+        let context = self.inner.context.clone();
+        self.run(async move {
+            let publish = jetstream::message::PublishMessage::build()
+                .payload(payload.into())
+                .expected_last_sequence(expected);
+            let ack = context.send_publish(subject, publish).await.map_err(|e| e.to_string())?;
+            match ack.await {
+                Ok(ack) => Ok(Ok(ack.sequence)),
+                Err(e) if e.kind() == jetstream::context::PublishErrorKind::WrongLastSequence => {
+                    Ok(Err(Conflict))
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        })
+    }
+
+    /// Document `key` as JSON (None when absent).
+    pub fn read_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ClusterError> {
+        let (_, bytes) = self.read(key)?;
+        bytes.map(|b| parse(key, &b)).transpose()
+    }
+
+    /// Change document `key` with `f` (which may set it to None to delete it) by compare-and-set:
+    /// read, apply, write at the sequence read; when another host wrote first, re-read and apply
+    /// `f` again. Nothing is written when `f` leaves it as it was. Returns `f`'s last result.
+    pub fn update_json<T, R>(
+        &self,
+        key: &str,
+        mut f: impl FnMut(&mut Option<T>) -> R,
+    ) -> Result<R, ClusterError>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        for _ in 0..MAX_TRIES {
+            let (seq, bytes) = self.read(key)?;
+            let mut value: Option<T> = bytes.as_deref().map(|b| parse(key, b)).transpose()?;
+            let out = f(&mut value);
+            let after = value.as_ref().map(serde_json::to_vec).transpose().map_err(|e| corrupt(key, e))?;
+            if after == bytes {
+                return Ok(out);
+            }
+            if self.write(key, seq, after)?.is_ok() {
+                return Ok(out);
+            }
+        }
+        Err(ClusterError::Contended(key.to_owned()))
+    }
+
+    /// The keys of the documents under `prefix.` (deleted ones included until swept).
+    pub fn keys(&self, prefix: &str) -> Result<Vec<String>, ClusterError> {
+        use futures_util::TryStreamExt;
+        let filter = format!("{}.>", self.doc_subject(prefix)?);
+        let strip = format!("{}.state.", self.inner.prefix);
+        let state = self.inner.state.clone();
+        self.run(async move {
+            let subjects = state.info_with_subjects(filter).await.map_err(|e| e.to_string())?;
+            let found: Vec<(String, usize)> = subjects.try_collect().await.map_err(|e| e.to_string())?;
+            Ok(found.into_iter().filter_map(|(s, _)| s.strip_prefix(&strip).map(str::to_owned)).collect())
+        })
+    }
+
+    /// Remove document `key` and its history for good (a delete leaves a marker).
+    pub fn purge(&self, key: &str) -> Result<(), ClusterError> {
+        let (state, subject) = (self.inner.state.clone(), self.doc_subject(key)?);
+        self.run(async move { state.purge().filter(subject).await.map(drop).map_err(|e| e.to_string()) })
+    }
+
+    /// The chain's last entry: its sequence and bytes (None when it is empty).
+    pub fn chain_last(&self) -> Result<Option<(u64, Vec<u8>)>, ClusterError> {
+        let (audit, subject) = (self.inner.audit.clone(), format!("{}.audit", self.inner.prefix));
+        self.run(async move {
+            match audit.get_last_raw_message_by_subject(&subject).await {
+                Ok(m) => Ok(Some((m.sequence, m.payload.to_vec()))),
+                Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+    }
+
+    /// Append `entry` to the chain if its last entry is still `expected` (0: empty; the chain's
+    /// stream holds nothing else, so its last sequence is the chain's).
+    pub fn chain_append(&self, expected: u64, entry: Vec<u8>) -> Result<Result<u64, Conflict>, ClusterError> {
+        self.publish(format!("{}.audit", self.inner.prefix), expected, entry)
+    }
+
+    /// Chain entry `seq`, if it is there.
+    pub fn chain_entry(&self, seq: u64) -> Result<Option<Vec<u8>>, ClusterError> {
+        let audit = self.inner.audit.clone();
+        self.run(async move {
+            match audit.get_raw_message(seq).await {
+                Ok(m) => Ok(Some(m.payload.to_vec())),
+                Err(e) if e.kind() == stream::RawMessageErrorKind::NoMessageFound => Ok(None),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+    }
+
+    /// The chain's last sequence number (0: empty).
+    pub fn chain_len(&self) -> Result<u64, ClusterError> {
+        let mut audit = self.inner.audit.clone();
+        self.run(async move { audit.info().await.map(|i| i.state.last_sequence).map_err(|e| e.to_string()) })
+    }
+
+    /// How the audit chain is named in errors and records: `nats:BARDO_<name>_AUDIT`.
+    pub fn audit_label(&self) -> String {
+        format!("nats:{}", self.inner.audit.cached_info().config.name)
+    }
+
+    /// The servers, as configured.
+    pub fn servers(&self) -> &str {
+        &self.inner.servers
+    }
+
+    /// The JetStream context, for the Event Fabric's own stream.
+    pub fn context(&self) -> &jetstream::Context {
+        &self.inner.context
+    }
+}
+
+fn corrupt(what: &str, e: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Corrupt { what: what.to_owned(), reason: e.to_string() }
+}
+
+fn parse<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, ClusterError> {
+    serde_json::from_slice(bytes).map_err(|e| corrupt(key, e))
+}

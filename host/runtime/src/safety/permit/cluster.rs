@@ -1,0 +1,154 @@
+//! Permits shared by a fleet through NATS JetStream (`[cluster]`): the emergency halt in the
+//! document `halt`, each permit in `permit.<id>`. Each change reads the halt and the permits it
+//! touches at one version of the state and writes at that version (compare-and-set), so of two
+//! hosts taking one permit exactly one succeeds and the other re-reads it consumed, and no
+//! permit is issued or taken past a halt another host set meanwhile.
+
+use super::files::valid_id;
+use super::{Entry, Halt, Map, PermitError, keep};
+use bardo_cluster::{Cluster, ClusterError};
+use std::time::SystemTime;
+
+const HALT: &str = "halt";
+
+fn key(id: &str) -> String {
+    format!("permit.{id}")
+}
+
+#[derive(Debug)]
+pub(super) struct Shared {
+    cluster: Cluster,
+}
+
+/// Most tries of one change before giving up as contended.
+const MAX_TRIES: usize = 200;
+
+fn contended(what: &str) -> ClusterError {
+    ClusterError::Contended(what.to_owned())
+}
+
+impl Shared {
+    pub(super) fn new(cluster: Cluster) -> Self {
+        Self { cluster }
+    }
+
+    pub(super) fn halted(&self) -> Result<Option<Halt>, ClusterError> {
+        self.cluster.read_json(HALT)
+    }
+
+    /// Store a new open permit unless a halt is in force.
+    pub(super) fn insert(&self, id: &str, entry: &Entry) -> Result<(), PermitError> {
+        let bytes = json(entry)?;
+        for _ in 0..MAX_TRIES {
+            let (version, docs) = self.cluster.read_docs(&[HALT, &key(id)])?;
+            if let Some(halt) = docs[0].as_deref().map(|b| parse::<Halt>(HALT, b)).transpose()? {
+                return Err(halt.refusal());
+            }
+            if docs[1].is_some() {
+                return Err(PermitError::Store(format!("a permit `{id}` exists already")));
+            }
+            if self.cluster.write(&key(id), version, Some(bytes.clone()))?.is_ok() {
+                return Ok(());
+            }
+        }
+        Err(contended("the permit book").into())
+    }
+
+    /// Apply `f` to the halt and permit `id` as of one version, writing the permit back at it;
+    /// `f` runs again when another host changed the state first.
+    pub(super) fn with_entry<R>(
+        &self,
+        id: &str,
+        mut f: impl FnMut(Option<&Halt>, &mut Option<Entry>) -> R,
+    ) -> Result<R, ClusterError> {
+        if !valid_id(id) {
+            return Ok(f(self.halted()?.as_ref(), &mut None));
+        }
+        let k = key(id);
+        for _ in 0..MAX_TRIES {
+            let (version, docs) = self.cluster.read_docs(&[HALT, &k])?;
+            let halt: Option<Halt> = docs[0].as_deref().map(|b| parse(HALT, b)).transpose()?;
+            let mut entry: Option<Entry> = docs[1].as_deref().map(|b| parse(&k, b)).transpose()?;
+            let out = f(halt.as_ref(), &mut entry);
+            let after = entry.as_ref().map(json).transpose()?;
+            if after == docs[1] || self.cluster.write(&k, version, after)?.is_ok() {
+                return Ok(out);
+            }
+        }
+        Err(contended(&k))
+    }
+
+    /// Apply `f` to the halt and every permit as of one version, writing back what changed
+    /// (each write at the version the previous one made); if another host changed the state
+    /// first, read everything again and apply `f` again.
+    pub(super) fn with_all<R>(
+        &self,
+        mut f: impl FnMut(&mut Option<Halt>, &mut Map) -> R,
+    ) -> Result<R, ClusterError> {
+        'pass: for _ in 0..MAX_TRIES {
+            let keys: Vec<String> = self.cluster.keys("permit")?;
+            let mut names: Vec<&str> = vec![HALT];
+            names.extend(keys.iter().map(String::as_str));
+            let (mut version, docs) = self.cluster.read_docs(&names)?;
+            let mut halt: Option<Halt> = docs[0].as_deref().map(|b| parse(HALT, b)).transpose()?;
+            let mut permits = Map::new();
+            for (k, bytes) in keys.iter().zip(&docs[1..]) {
+                if let (Some(id), Some(bytes)) = (k.strip_prefix("permit."), bytes) {
+                    permits.insert(id.to_owned(), parse(k, bytes)?);
+                }
+            }
+            let halt_before = halt.clone();
+            let out = f(&mut halt, &mut permits);
+            let mut changes: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+            if halt != halt_before {
+                changes.push((HALT.into(), halt.as_ref().map(json).transpose()?));
+            }
+            for (k, before) in keys.iter().zip(&docs[1..]) {
+                let Some(entry) = k.strip_prefix("permit.").and_then(|id| permits.get(id)) else { continue };
+                let bytes = json(entry)?;
+                if before.as_ref() != Some(&bytes) {
+                    changes.push((k.clone(), Some(bytes)));
+                }
+            }
+            for (k, bytes) in changes {
+                match self.cluster.write(&k, version, bytes)? {
+                    Ok(next) => version = next,
+                    Err(_conflict) => continue 'pass,
+                }
+            }
+            return Ok(out);
+        }
+        Err(contended("the permit book"))
+    }
+
+    /// Remove the permits [`keep`] lets go.
+    pub(super) fn sweep(&self, now: SystemTime) -> Result<(), ClusterError> {
+        for k in self.cluster.keys("permit")? {
+            let entry: Option<Entry> = self.cluster.read_json(&k)?;
+            if entry.is_none_or(|e| !keep(&e, now)) {
+                self.cluster.purge(&k)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, bytes: &[u8]) -> Result<T, ClusterError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ClusterError::Corrupt { what: what.to_owned(), reason: e.to_string() })
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ClusterError> {
+    serde_json::to_vec(value)
+        .map_err(|e| ClusterError::Corrupt { what: "permit".into(), reason: e.to_string() })
+}
+
+impl From<ClusterError> for PermitError {
+    fn from(e: ClusterError) -> Self {
+        if e.retryable() {
+            PermitError::Unavailable(e.to_string())
+        } else {
+            PermitError::Store(e.to_string())
+        }
+    }
+}
