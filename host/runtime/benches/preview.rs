@@ -2,12 +2,17 @@
 //! hook chain (scopes, the simulation with the wallet's change set, the hallucination detector,
 //! the value guard on host prices), permit — on a warm cache. Floor p50 <= 1 ms. Measured beside
 //! the plan alone and the same preview with every chain read going to the node (head TTL 0);
-//! the simulate bench measures the change-set derivation alone, with and without.
+//! the simulate bench measures the change-set derivation alone, with and without. With a fleet's
+//! store (`[cluster]`): the same preview with permits and audit chain on a NATS JetStream
+//! cluster (one node; three nodes, three replicas) against the files, and a permit's issue +
+//! take alone on each store.
 
 mod common;
 
+use bardo_cluster::{Cluster, ClusterConfig};
 use bardo_core::profile::Profile;
 use bardo_core::tool::RequiredCapability;
+use bardo_devnet::nats::NatsCluster;
 use bardo_devnet::snapshot::Snapshot;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};
 use bardo_evm::chain::{ChainConfig, Chains};
@@ -19,6 +24,7 @@ use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::AuditLog;
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
 use bardo_host::safety::host_key::HostKey;
+use bardo_host::safety::permit::{ActionPermit, Permits};
 use bardo_host::safety::valuation::{PricingConfig, Valuer};
 use bardo_host::safety::value_guard::{DEFAULT_MAX_LOSS_BPS, ValueGuard};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -26,19 +32,49 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, value: bool) -> WritePath {
-    write_path_with(url, snapshot, head_ttl_ms, audit, value, None)
+    write_path_with(url, snapshot, head_ttl_ms, audit, value, Store::Memory)
 }
 
-/// With `permits`, permits are kept in that file, as `bardo` keeps them (shared between processes).
+/// Where permits (and, on a cluster, the audit chain) are kept.
+enum Store<'a> {
+    /// In memory.
+    Memory,
+    /// In that file, as `bardo` keeps them (shared between processes).
+    File(&'a Path),
+    /// In the fleet's NATS cluster, as `bardo` with `[cluster]` keeps them, with the audit chain.
+    Cluster(&'a Cluster),
+}
+
+fn cluster(nats: &NatsCluster, replicas: usize) -> Cluster {
+    let config = ClusterConfig {
+        servers: nats.urls(),
+        name: format!("bench{replicas}"),
+        creds: None,
+        token: None,
+        replicas,
+        timeout: Duration::from_secs(5),
+    };
+    // A new cluster elects its streams' leaders first.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match Cluster::connect(&config) {
+            Ok(c) => return c,
+            Err(e) if std::time::Instant::now() > deadline => panic!("{e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
 fn write_path_with(
     url: &str,
     snapshot: &Snapshot,
     head_ttl_ms: u64,
     audit: &Path,
     value: bool,
-    permits: Option<&Path>,
+    store: Store<'_>,
 ) -> WritePath {
     let config = ChainConfig { head_ttl_ms, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), common::runtime()).expect("chains");
@@ -59,7 +95,11 @@ fn write_path_with(
         Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
         Box::new(ApprovalGuard),
     ];
-    let log = AuditLog::open(audit, HostKey::ephemeral()).expect("audit log");
+    let key = HostKey::ephemeral();
+    let log = match &store {
+        Store::Cluster(c) => AuditLog::shared((*c).clone(), &c.audit_label(), key.clone()),
+        _ => AuditLog::open(audit, key.clone()).expect("audit log"),
+    };
     let valuer = Valuer::new(&services, PricingConfig::from_json(d.pricing_json()).expect("pricing"));
     let value_guard = ValueGuard {
         valuer,
@@ -70,9 +110,10 @@ fn write_path_with(
     };
     let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };
     let path = WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after);
-    match permits {
-        Some(file) => path.with_permit_file(file, HostKey::ephemeral()),
-        None => path,
+    match store {
+        Store::Memory => path,
+        Store::File(file) => path.with_permit_file(file, key),
+        Store::Cluster(c) => path.with_permits(Permits::shared(c.clone(), key)),
     }
 }
 
@@ -88,8 +129,16 @@ fn preview(c: &mut Criterion) {
         250,
         &dir.path().join("filed.jsonl"),
         true,
-        Some(&dir.path().join("permits.json")),
+        Store::File(&dir.path().join("permits.json")),
     );
+    let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let one = NatsCluster::start(nats_dirs.0.path(), 1).expect("nats-server (run `make setup`)");
+    let three = NatsCluster::start(nats_dirs.1.path(), 3).expect("three nats-servers");
+    let (c1, c3) = (cluster(&one, 1), cluster(&three, 3));
+    let fleet1 =
+        write_path_with(&node.url(), &snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c1));
+    let fleet3 =
+        write_path_with(&node.url(), &snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c3));
     let params =
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
     let text = params.to_string();
@@ -108,6 +157,13 @@ fn preview(c: &mut Criterion) {
     g.bench_function("preview_warm_permit_file", |b| {
         b.iter(|| black_box(filed.preview("swap", &params).expect("preview")))
     });
+    // As `bardo` with `[cluster]` runs it: permit and audit records in NATS JetStream.
+    g.bench_function("preview_warm_cluster_1_node", |b| {
+        b.iter(|| black_box(fleet1.preview("swap", &params).expect("preview")))
+    });
+    g.bench_function("preview_warm_cluster_3_nodes_r3", |b| {
+        b.iter(|| black_box(fleet3.preview("swap", &params).expect("preview")))
+    });
     // Without the value guard (its pool and oracle reads): what host-side valuation costs.
     g.bench_function("preview_warm_without_value_guard", |b| {
         b.iter(|| black_box(unvalued.preview("swap", &params).expect("preview")))
@@ -115,6 +171,32 @@ fn preview(c: &mut Criterion) {
     g.bench_function("preview_every_read_from_the_node", |b| {
         b.iter(|| black_box(uncached.preview("swap", &params).expect("preview")))
     });
+    g.finish();
+
+    // A permit issued and taken (sealed, stored, read back, consumed once) on each store.
+    let mut g = c.benchmark_group("permit_issue_take");
+    let stores = [
+        ("file", Permits::open(&dir.path().join("take.json"), HostKey::ephemeral())),
+        ("cluster_1_node", Permits::shared(c1.clone(), HostKey::ephemeral())),
+        ("cluster_3_nodes_r3", Permits::shared(c3.clone(), HostKey::ephemeral())),
+    ];
+    for (name, permits) in &stores {
+        let mut n = 0u64;
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                n += 1;
+                let id = format!("permit-{n:032x}");
+                let fresh = ActionPermit {
+                    permit_id: id.clone(),
+                    created_at: SystemTime::now(),
+                    audit_record: None,
+                    ..permit.clone()
+                };
+                permits.insert(fresh).expect("issue");
+                black_box(permits.take(&id, SystemTime::now()).expect("take"))
+            })
+        });
+    }
     g.finish();
 
     // V4 against V3 on the same pair, both through the UniversalRouter (WETH/DAI, where V4's 0.05 %
