@@ -27,23 +27,21 @@ if [ ! -f "$stamp" ] || [ "$sidecar/package-lock.json" -nt "$stamp" ]; then
     touch "$stamp"
 fi
 
-# The OCI registry the registry tests publish to and pull from (Debian's `docker-registry`).
-if ! command -v docker-registry >/dev/null 2>&1; then
-    echo "setup: installing docker-registry (Debian package) for the registry tests"
-    as_root=""
+# A Debian package, installed when its command is missing (the package lists are refreshed only
+# if the first try fails).
+debian_package() {
+    local command="$1" package="$2" why="$3" as_root=""
+    command -v "$command" >/dev/null 2>&1 && return 0
+    echo "setup: installing $package (Debian package) for $why"
     if [ "$(id -u)" != 0 ]; then as_root="sudo"; fi
-    $as_root apt-get install -y --no-install-recommends docker-registry >/dev/null 2>&1 \
-        || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends docker-registry; }
-fi
+    $as_root apt-get install -y --no-install-recommends "$package" >/dev/null 2>&1 \
+        || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends "$package"; }
+}
 
+# The OCI registry the registry tests publish to and pull from.
+debian_package docker-registry docker-registry "the registry tests"
 # The NATS server the cluster tests start (three-node JetStream clusters on loopback).
-if ! command -v nats-server >/dev/null 2>&1; then
-    echo "setup: installing nats-server (Debian package) for the cluster tests"
-    as_root=""
-    if [ "$(id -u)" != 0 ]; then as_root="sudo"; fi
-    $as_root apt-get install -y --no-install-recommends nats-server >/dev/null 2>&1 \
-        || { $as_root apt-get update -qq && $as_root apt-get install -y --no-install-recommends nats-server; }
-fi
+debian_package nats-server nats-server "the cluster tests"
 
 # The official MCP clients the `bardo mcp` tests drive: the Python SDK in a project-local
 # virtual environment, the TypeScript SDK from npm — both pinned.

@@ -655,20 +655,25 @@ fn chain(path: &Path, key: Option<&HostKey>, at: u64) -> Result<Option<(Tail, Op
         let Some(line) = buf.strip_suffix('\n') else {
             return Err(broken(path, seq + 1, "it does not end its line (an interrupted write)".into()));
         };
-        follows(path, seq, &prev, line)?;
-        if key.is_some_and(|key| !seal_ok(key, line)) {
-            return Err(broken(
-                path,
-                seq + 1,
-                "its MAC does not verify: it was written or edited without the host key".into(),
-            ));
-        }
-        seq += 1;
-        prev = hex::encode(Sha256::digest(line.as_bytes()));
+        (seq, prev) = next(path, key, (seq, prev), line)?;
         if seq == at {
             hash_at = Some(prev.clone());
         }
     }
+}
+
+/// The chain's tail after `line`, which must follow `tail` and, with `key`, carry its seal.
+fn next(path: &Path, key: Option<&HostKey>, tail: Tail, line: &str) -> Result<Tail, AuditError> {
+    let (seq, prev) = tail;
+    follows(path, seq, &prev, line)?;
+    if key.is_some_and(|key| !seal_ok(key, line)) {
+        return Err(broken(
+            path,
+            seq + 1,
+            "its MAC does not verify: it was written or edited without the host key".into(),
+        ));
+    }
+    Ok((seq + 1, hex::encode(Sha256::digest(line.as_bytes()))))
 }
 
 /// Whether `line` is the record after record `seq`, whose line hashed to `prev`.

@@ -8,7 +8,7 @@
 //! whole stream (JetStream admin rights), and a commit checks its preview's record by its
 //! stream sequence.
 
-use super::{AuditError, AuditEvent, GENESIS, RecordAt, Tail, broken, follows, genesis, lines, seal_ok};
+use super::{AuditError, AuditEvent, RecordAt, Tail, broken, genesis, lines, next, seal_ok};
 use crate::safety::host_key::HostKey;
 use bardo_cluster::{Cluster, ClusterError};
 use sha2::{Digest, Sha256};
@@ -91,28 +91,18 @@ pub(super) fn recorded(
 /// numbered 1, 2, 3, …, each `prev` the hash of the line before and, with `key`, each sealed.
 /// Returns (records, hash of the last line).
 pub fn verify(cluster: &Cluster, label: &Path, key: Option<&HostKey>) -> Result<(u64, String), AuditError> {
-    let (mut seq, mut prev) = genesis();
+    let mut tail = genesis();
     let messages = cluster.chain_len().map_err(|e| unavailable(label, e))?;
     for m in 1..=messages {
         let Some(bytes) = cluster.chain_entry(m).map_err(|e| unavailable(label, e))? else {
-            return Err(broken(label, seq + 1, format!("stream message {m} was removed")));
+            return Err(broken(label, tail.0 + 1, format!("stream message {m} was removed")));
         };
-        let text = String::from_utf8(bytes).map_err(|_| broken(label, seq + 1, "not UTF-8".into()))?;
+        let text = String::from_utf8(bytes).map_err(|_| broken(label, tail.0 + 1, "not UTF-8".into()))?;
         for line in text.lines() {
-            follows(label, seq, &prev, line)?;
-            if key.is_some_and(|key| !seal_ok(key, line)) {
-                return Err(broken(
-                    label,
-                    seq + 1,
-                    "its MAC does not verify: it was written or edited without the host key".into(),
-                ));
-            }
-            seq += 1;
-            prev = hex::encode(Sha256::digest(line.as_bytes()));
+            tail = next(label, key, tail, line)?;
         }
     }
-    debug_assert!(seq > 0 || prev == GENESIS);
-    Ok((seq, prev))
+    Ok(tail)
 }
 
 /// Every record line in order (for `bardo audit-log show`).
