@@ -457,7 +457,9 @@ impl WritePath {
             chain_id,
             sender,
             plan: &plan,
-            phase: self.phase(),
+            // The halt was checked as the preview began and is checked again, with the permit's
+            // write, when it is stored: read the store once here, not three times.
+            phase: self.phase_as_set(),
         };
         let mut found = Findings::default();
         let chain = self
