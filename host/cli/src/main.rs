@@ -7,12 +7,12 @@ use bardo_host::engine::Engine;
 use bardo_host::setup;
 use bardo_host::surface_audit::{self, SurfaceDiff, SurfaceReport};
 use clap::{Parser, Subcommand};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod archetypes_cli;
 mod devnet_cli;
+mod events_cli;
 mod plugin_cli;
 mod records_cli;
 mod scaffold;
@@ -313,9 +313,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Tools { profile, json, .. } => tools(&config()?, profile.as_deref(), json, rt),
         Command::Stream { tool, params, profile } => {
-            stream(&config()?, &tool, &params, profile.as_deref(), rt)
+            events_cli::stream(&config()?, &tool, &params, profile.as_deref(), rt)
         }
-        Command::Events { resume_from, no_follow } => events(&config()?, resume_from, no_follow, rt),
+        Command::Events { resume_from, no_follow } => {
+            events_cli::events(&config()?, resume_from, no_follow, rt)
+        }
         Command::Call { tool, params, profile } => {
             let opened = setup::open(&config()?, profile.as_deref(), rt)?;
             report_refused(&opened.refused);
@@ -473,7 +475,7 @@ fn mcp(
 /// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
 /// without it the audit checkpoint's MAC cannot be checked.
 /// The fleet's cluster when `[cluster]` is set: its stream holds the audit chain.
-fn fleet_chain(config: &Config) -> anyhow::Result<Option<bardo_cluster::Cluster>> {
+pub(crate) fn fleet_chain(config: &Config) -> anyhow::Result<Option<bardo_cluster::Cluster>> {
     Ok(config.cluster_config().map(|c| bardo_cluster::Cluster::connect(&c)).transpose()?)
 }
 
@@ -486,7 +488,7 @@ fn host_key_if_present(config: &Config) -> Result<Option<bardo_host::safety::hos
     Ok(Some(key))
 }
 
-fn report_refused(refused: &[setup::Refused]) {
+pub(crate) fn report_refused(refused: &[setup::Refused]) {
     for e in refused {
         eprintln!("refused: {e}");
     }
@@ -531,97 +533,6 @@ fn tools(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// `bardo stream`: one subscription, its events to stdout and the journal, until Ctrl-C.
-fn stream(
-    config: &Config,
-    tool: &str,
-    params: &str,
-    profile: Option<&str>,
-    rt: &Runtime,
-) -> Result<ExitCode> {
-    use bardo_core::{fabric::Fabric, journal::Journal};
-    use bardo_host::subscriptions::SubscriptionRegistry;
-    let opened = setup::open(config, profile, rt)?;
-    report_refused(&opened.refused);
-    let path = config.resolve(&config.events_journal);
-    let (mut journal, first) = Journal::open(&path)?;
-    let fabric = std::sync::Arc::new(Fabric::starting_at(first));
-    let mut events = fabric.subscribe(None);
-    let registry = SubscriptionRegistry::new(std::sync::Arc::new(opened.host), opened.services, fabric)?;
-    let info = match registry.subscribe(tool, params) {
-        Ok(info) => info,
-        Err(e) => return print_write::<()>(Err(e)),
-    };
-    eprintln!(
-        "subscribed {} to {tool}; events go to stdout and {}; Ctrl-C stops",
-        info.subscription_id,
-        path.display()
-    );
-    let mut out = std::io::stdout().lock();
-    let mut write = |e: &bardo_core::fabric::Envelope, out: &mut std::io::StdoutLock| -> Result<()> {
-        let line = journal.append(e, &path)?;
-        writeln!(out, "{line}")?;
-        out.flush()?;
-        Ok(())
-    };
-    rt.block_on(async {
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
-                next = events.recv() => match next {
-                    Some(Ok(e)) => write(&e, &mut out)?,
-                    Some(Err(gap)) => eprintln!("warning: {gap}"),
-                    None => return Ok(()),
-                }
-            }
-        }
-    })?;
-    registry.unsubscribe_all();
-    while let Some(Ok(e)) = events.try_recv() {
-        write(&e, &mut out)?;
-    }
-    eprintln!("unsubscribed {}", info.subscription_id);
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `bardo events`: the journal from a sequence number on, then new lines as they come.
-fn events(config: &Config, resume_from: Option<u64>, no_follow: bool, rt: &Runtime) -> Result<ExitCode> {
-    use bardo_core::journal;
-    let path = config.resolve(&config.events_journal);
-    let mut out = std::io::stdout().lock();
-    if let Some(from) = resume_from {
-        let (gap, lines) = journal::read(&path, from)?;
-        if let Some(gap) = gap {
-            eprintln!("warning: {gap}: the journal starts at {}", gap.to + 1);
-            writeln!(out, "{}", serde_json::json!({"gap": gap}))?;
-        }
-        for (_, line) in lines {
-            writeln!(out, "{line}")?;
-        }
-        out.flush()?;
-    }
-    if no_follow {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    rt.block_on(async {
-        loop {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
-                _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
-                    let (lines, next) = journal::tail(&path, offset)?;
-                    offset = next;
-                    for line in lines {
-                        writeln!(out, "{line}")?;
-                    }
-                    out.flush()?;
-                }
-            }
-        }
-    })?;
-    Ok(ExitCode::SUCCESS)
-}
-
 fn open_write_path(
     config: &Config,
     profile: Option<&str>,
@@ -633,7 +544,7 @@ fn open_write_path(
 }
 
 /// Print a write-path answer, or `{"error": ...}` with exit 1.
-fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::ToolError>) -> Result<ExitCode> {
+pub(crate) fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::ToolError>) -> Result<ExitCode> {
     match result {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v)?);

@@ -21,6 +21,21 @@ impl Bridge {
         Ok(Self { runtime: Some(runtime) })
     }
 
+    /// Run `fut` in the background on the private runtime (None once it is shut down).
+    pub(crate) fn spawn(
+        &self,
+        fut: impl Future<Output = ()> + Send + 'static,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        self.runtime.as_ref().map(|r| r.spawn(fut))
+    }
+
+    /// Drive `fut` on this thread (not an async one) until it ends or `deadline` passes; for
+    /// futures borrowing the caller's state.
+    pub(crate) fn wait<F: Future>(&self, deadline: Duration, fut: F) -> Result<F::Output, Elapsed> {
+        let Some(runtime) = &self.runtime else { return Err(Elapsed) };
+        runtime.handle().block_on(async { tokio::time::timeout(deadline, fut).await }).map_err(|_| Elapsed)
+    }
+
     /// Run `fut` to its end or until `deadline` passes.
     pub(crate) fn run<R: Send + 'static>(
         &self,

@@ -7,6 +7,8 @@
 //!   state at once exactly one wins and the other re-reads and retries ([`Cluster::update_json`]).
 //! - **Chains** (`BARDO_<cluster>_AUDIT`): appends at the expected last sequence, so every host
 //!   extends one linear chain ([`Cluster::chain_append`]); deletes and purges are denied.
+//! - **Events** (`BARDO_<cluster>_EVENTS`): every host's Event Fabric, one subject per host,
+//!   followed by any subscriber from a fleet sequence number ([`Cluster::subscribe_events`]).
 //!
 //! Both check the *stream's* last sequence, not the subject's: nats-server 2.9 (Debian's)
 //! checks an expected per-subject sequence against stored messages only, so two clustered
@@ -19,6 +21,9 @@
 //! falls back to local files.
 
 mod bridge;
+mod events;
+
+pub use events::{EventFeed, FleetMessage, StreamGap};
 
 use async_nats::jetstream::{self, stream};
 use bridge::Bridge;
@@ -98,6 +103,7 @@ struct Inner {
     bridge: Bridge,
     state: stream::Stream,
     audit: stream::Stream,
+    events: stream::Stream,
     context: jetstream::Context,
     prefix: String,
     servers: String,
@@ -143,6 +149,7 @@ impl Cluster {
         let prefix = format!("bardo.{name}");
         let (state_name, audit_name) = (format!("BARDO_{name}_STATE"), format!("BARDO_{name}_AUDIT"));
         let (state_subjects, audit_subject) = (format!("{prefix}.state.>"), format!("{prefix}.audit"));
+        let events_config = events::stream_config(name, &prefix, replicas);
         let timeout = config.timeout;
         let opened = bridge.run(timeout.max(Duration::from_secs(10)), async move {
             let mut options = async_nats::ConnectOptions::new()
@@ -185,12 +192,25 @@ impl Cluster {
                 })
                 .await
                 .map_err(|e| format!("the audit stream: {e}"))?;
-            Ok::<_, String>((context, state, audit))
+            let events = context
+                .get_or_create_stream(events_config)
+                .await
+                .map_err(|e| format!("the events stream: {e}"))?;
+            Ok::<_, String>((context, state, audit, events))
         });
-        let (context, state, audit) =
+        let (context, state, audit, events) =
             opened.map_err(|_| unavailable("no answer in time".into()))?.map_err(unavailable)?;
         Ok(Self {
-            inner: std::sync::Arc::new(Inner { bridge, state, audit, context, prefix, servers, timeout }),
+            inner: std::sync::Arc::new(Inner {
+                bridge,
+                state,
+                audit,
+                events,
+                context,
+                prefix,
+                servers,
+                timeout,
+            }),
         })
     }
 
@@ -238,12 +258,7 @@ impl Cluster {
             let version = state.info().await.map_err(|e| e.to_string())?.state.last_sequence;
             let mut docs = Vec::with_capacity(subjects.len());
             for subject in &subjects {
-                docs.push(match state.get_last_raw_message_by_subject(subject).await {
-                    Ok(m) if m.payload.is_empty() => None,
-                    Ok(m) => Some(m.payload.to_vec()),
-                    Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => None,
-                    Err(e) => return Err(e.to_string()),
-                });
+                docs.push(last_doc(&state, subject).await?);
             }
             Ok((version, docs))
         })
@@ -286,9 +301,12 @@ impl Cluster {
         })
     }
 
-    /// Document `key` as JSON (None when absent).
+    /// Document `key` as JSON (None when absent): one round trip to the stream's leader, no
+    /// version (to change it, [`Self::update_json`]).
     pub fn read_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ClusterError> {
-        let (_, bytes) = self.read(key)?;
+        let subject = self.doc_subject(key)?;
+        let state = self.inner.state.clone();
+        let bytes = self.run(async move { last_doc(&state, &subject).await })?;
         bytes.map(|b| parse(key, &b)).transpose()
     }
 
@@ -382,10 +400,15 @@ impl Cluster {
     pub fn servers(&self) -> &str {
         &self.inner.servers
     }
+}
 
-    /// The JetStream context, for the Event Fabric's own stream.
-    pub fn context(&self) -> &jetstream::Context {
-        &self.inner.context
+/// The document on `subject`: its last message, None if there is none or it is a deletion.
+async fn last_doc(state: &stream::Stream, subject: &str) -> Result<Doc, String> {
+    match state.get_last_raw_message_by_subject(subject).await {
+        Ok(m) if m.payload.is_empty() => Ok(None),
+        Ok(m) => Ok(Some(m.payload.to_vec())),
+        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -1,9 +1,15 @@
 //! Event Fabric: emit with no subscriber (target <= 20 ns), and emit + delivery throughput with
-//! 1 and 8 subscribers (target >= 5 M events/s with one), in one run.
+//! 1 and 8 subscribers (target >= 5 M events/s with one), in one run; then the fleet's fabric
+//! (`[cluster]`): emitted on a host, forwarded into NATS JetStream (1 node; 3 nodes, 3 replicas)
+//! and received by one subscriber of the fleet's stream.
 
+use bardo_cluster::{Cluster, ClusterConfig};
 use bardo_core::fabric::{Fabric, GolemEvent};
+use bardo_devnet::nats::NatsCluster;
+use bardo_host::fleet_events::{FleetJournal, forward};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::Duration;
 
 fn event() -> GolemEvent {
     GolemEvent::PermitConsumed { permit_id: String::new() }
@@ -37,5 +43,54 @@ fn fabric(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, fabric);
+fn connect(nats: &NatsCluster, replicas: usize) -> Cluster {
+    let config = ClusterConfig {
+        servers: nats.urls(),
+        name: format!("fabric{replicas}"),
+        creds: None,
+        token: None,
+        replicas,
+        timeout: Duration::from_secs(5),
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match Cluster::connect(&config) {
+            Ok(c) => return c,
+            Err(e) if std::time::Instant::now() > deadline => panic!("{e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+fn fleet(c: &mut Criterion) {
+    let dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let one = NatsCluster::start(dirs.0.path(), 1).expect("nats-server (run `make setup`)");
+    let three = NatsCluster::start(dirs.1.path(), 3).expect("three nats-servers");
+    let mut g = c.benchmark_group("fleet_fabric");
+    const BATCH: u64 = 1_000;
+    g.throughput(Throughput::Elements(BATCH));
+    g.sample_size(20);
+    for (label, nats, replicas) in [("1_node", &one, 1), ("3_nodes_r3", &three, 3)] {
+        let cluster = connect(nats, replicas);
+        let fabric = Fabric::new();
+        let _forwarder = forward(&fabric, FleetJournal::new(cluster.clone(), "bench"));
+        let mut feed = cluster.subscribe_events(None).expect("subscribe");
+        g.bench_function(format!("emit_forward_deliver_{label}"), |b| {
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    fabric.emit(event());
+                }
+                for _ in 0..BATCH {
+                    match feed.next(Duration::from_secs(10)).expect("feed") {
+                        Some(Ok(m)) => drop(black_box(m)),
+                        other => panic!("{other:?}"),
+                    }
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, fabric, fleet);
 criterion_main!(benches);

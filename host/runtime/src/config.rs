@@ -408,6 +408,14 @@ pub struct ClusterSettings {
     /// How long one operation may take before it fails (retryable), milliseconds.
     #[serde(default = "ClusterSettings::default_timeout_ms")]
     pub timeout_ms: u64,
+    /// This host's name in the fleet's events (letters, digits, `_`, `-`); default: the
+    /// machine's host name.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// How long a host holds a fleet subscription's lease without renewing it (it renews every
+    /// third of that): the longest a dead host's subscriptions go undelivered, milliseconds.
+    #[serde(default = "ClusterSettings::default_lease_ms")]
+    pub lease_ms: u64,
 }
 
 impl ClusterSettings {
@@ -422,6 +430,9 @@ impl ClusterSettings {
     }
     fn default_timeout_ms() -> u64 {
         5_000
+    }
+    fn default_lease_ms() -> u64 {
+        10_000
     }
 }
 
@@ -636,6 +647,18 @@ impl Config {
             replicas: c.replicas,
             timeout: std::time::Duration::from_millis(c.timeout_ms.max(1)),
         })
+    }
+
+    /// This host's name in the fleet's events, with `[cluster]`.
+    pub fn cluster_host(&self) -> Option<String> {
+        let c = self.cluster.as_ref()?;
+        Some(c.host.clone().unwrap_or_else(crate::fleet_events::default_host))
+    }
+
+    /// How long a fleet subscription's lease lives unrenewed (`[cluster] lease_ms`).
+    pub fn cluster_lease(&self) -> std::time::Duration {
+        let ms = self.cluster.as_ref().map_or(ClusterSettings::default_lease_ms(), |c| c.lease_ms);
+        std::time::Duration::from_millis(ms)
     }
 
     /// `p` resolved against the configuration file's directory.

@@ -11,6 +11,7 @@ pub mod caps;
 pub mod config;
 pub mod distribution;
 pub mod engine;
+pub mod fleet_events;
 pub mod live;
 pub mod plugin;
 pub mod safety;

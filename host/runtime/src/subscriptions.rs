@@ -8,6 +8,13 @@
 //! back-fills after a reconnect, so a node that goes away and comes back loses nothing, and a
 //! block range is delivered once (the cursor moves only after the plugin took the logs).
 //! A poll source ticks on a tokio interval.
+//!
+//! With a fleet ([`SubscriptionRegistry::with_fleet`]), every host runs the same subscription
+//! and the holder of its lease delivers it (see `fleet`).
+
+mod fleet;
+
+pub use fleet::FleetStreams;
 
 use crate::plugin::Host;
 use crate::plugin::streams::{Source, Step};
@@ -65,6 +72,8 @@ pub struct Unsubscribed {
 struct Subscription {
     info: Arc<Mutex<SubscriptionInfo>>,
     tasks: Vec<JoinHandle<()>>,
+    /// A fleet subscription's lease, released when it is closed here.
+    lease: Option<Arc<fleet::Lease>>,
 }
 
 /// A session's subscriptions. Dropping it cancels them all.
@@ -74,6 +83,7 @@ pub struct SubscriptionRegistry {
     book: Arc<Book>,
     next_id: AtomicU64,
     halt_watch: Option<JoinHandle<()>>,
+    fleet: Option<FleetStreams>,
 }
 
 /// The subscriptions themselves, shared with the task that watches for an emergency halt.
@@ -94,6 +104,8 @@ struct Feed {
     /// The plugin's per-subscription state; steps of one subscription run one at a time.
     state: Mutex<String>,
     info: Arc<Mutex<SubscriptionInfo>>,
+    /// Set when the subscription is the fleet's: deliveries go through its lease.
+    lease: Option<Arc<fleet::Lease>>,
 }
 
 /// The number of a registry's tasks still running.
@@ -147,7 +159,16 @@ impl SubscriptionRegistry {
             book,
             next_id: AtomicU64::new(1),
             halt_watch: Some(halt_watch),
+            fleet: None,
         })
+    }
+
+    /// Share subscriptions with a fleet: a subscription is named by its tool and params
+    /// (`fleet-<hash>`), every host of the fleet may run it, and the one holding its lease
+    /// delivers it — into the fleet's event stream first, then this host's fabric.
+    pub fn with_fleet(mut self, fleet: FleetStreams) -> Self {
+        self.fleet = Some(fleet);
+        self
     }
 
     fn runtime(&self) -> &bardo_core::Runtime {
@@ -184,7 +205,17 @@ impl SubscriptionRegistry {
                 Source::Poll { .. } => 0,
             });
         }
-        let id = format!("sub-{}", self.next_id.fetch_add(1, Ordering::SeqCst));
+        let id = match &self.fleet {
+            Some(_) => fleet::subscription_id(tool, params_json),
+            None => format!("sub-{}", self.next_id.fetch_add(1, Ordering::SeqCst)),
+        };
+        if self.book.subs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id) {
+            return Err(ToolError::new(
+                ErrorCode::InvalidParams,
+                format!("this host already runs the fleet subscription {id} ({tool} with these params)"),
+            ));
+        }
+        let lease = self.fleet.as_ref().map(|f| Arc::new(fleet::Lease::new(f.clone(), &id)));
         let info = Arc::new(Mutex::new(SubscriptionInfo {
             subscription_id: id.clone(),
             tool_name: tool.to_owned(),
@@ -203,26 +234,25 @@ impl SubscriptionRegistry {
             params: params_json.to_owned(),
             state: Mutex::new(state),
             info: info.clone(),
+            lease: lease.clone(),
         });
-        let tasks = sources
-            .into_iter()
-            .zip(starts)
-            .map(|(source, start)| {
-                let (feed, live) = (feed.clone(), Live::new(&self.book.live_tasks));
-                match source {
-                    Source::Logs { chain_id, filter } => self.runtime().spawn(async move {
-                        let _live = live;
-                        follow_logs(feed, chain_id, *filter, start).await;
-                    }),
-                    Source::Poll { interval } => self.runtime().spawn(async move {
-                        let _live = live;
-                        poll(feed, interval).await;
-                    }),
-                }
-            })
-            .collect();
+        let tasks = match &lease {
+            None => start_sources(&feed, sources, &starts, &self.book.live_tasks),
+            Some(_) => {
+                let live = Live::new(&self.book.live_tasks);
+                let counter = self.book.live_tasks.clone();
+                vec![self.runtime().spawn(async move {
+                    let _live = live;
+                    fleet::lead(feed, sources, starts, counter).await;
+                })]
+            }
+        };
         let snapshot = info.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        self.book.subs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, Subscription { info, tasks });
+        self.book
+            .subs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, Subscription { info, tasks, lease });
         Ok(snapshot)
     }
 
@@ -317,6 +347,9 @@ impl Book {
         for task in &s.tasks {
             task.abort();
         }
+        if let Some(lease) = &s.lease {
+            lease.release();
+        }
         let info = s.info.lock().unwrap_or_else(|p| p.into_inner()).clone();
         self.fabric.emit(GolemEvent::StreamClosed {
             subscription_id: info.subscription_id,
@@ -341,42 +374,92 @@ impl Drop for SubscriptionRegistry {
     }
 }
 
+/// One task per source: log sources from their first block in `starts`.
+fn start_sources(
+    feed: &Arc<Feed>,
+    sources: Vec<Source>,
+    starts: &[u64],
+    counter: &Arc<AtomicUsize>,
+) -> Vec<JoinHandle<()>> {
+    let runtime = feed.services.runtime();
+    sources
+        .into_iter()
+        .zip(starts.iter().copied())
+        .enumerate()
+        .map(|(index, (source, start))| {
+            let (feed, live) = (feed.clone(), Live::new(counter));
+            match source {
+                Source::Logs { chain_id, filter } => runtime.spawn(async move {
+                    let _live = live;
+                    follow_logs(feed, index, chain_id, *filter, start).await;
+                }),
+                Source::Poll { interval } => runtime.spawn(async move {
+                    let _live = live;
+                    poll(feed, index, interval).await;
+                }),
+            }
+        })
+        .collect()
+}
+
 impl Feed {
-    /// Run one plugin step off the async threads and publish what it produced. A failed step
-    /// is published as a `StreamError`; the subscription goes on.
+    /// Run one plugin step off the async threads on the current state; the state is not
+    /// changed (the caller applies the step).
+    async fn run_step(
+        self: &Arc<Self>,
+        run: impl FnOnce(&Host, &str, &str) -> Result<Step, ToolError> + Send + 'static,
+    ) -> Result<Step, String> {
+        let feed = self.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let state = feed.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            run(&feed.host, &feed.params, &state)
+        })
+        .await;
+        match outcome {
+            Ok(Ok(step)) => Ok(step),
+            Ok(Err(e)) => Err(format!("the plugin failed a step: {e}")),
+            Err(e) => Err(format!("a step did not finish: {e}")),
+        }
+    }
+
+    /// Run one plugin step and publish what it produced. A failed step is published as a
+    /// `StreamError`; the subscription goes on.
     async fn step(
         self: &Arc<Self>,
         run: impl FnOnce(&Host, &str, &str) -> Result<Step, ToolError> + Send + 'static,
     ) {
-        let feed = self.clone();
-        let outcome = tokio::task::spawn_blocking(move || {
-            let mut state = feed.state.lock().unwrap_or_else(|p| p.into_inner());
-            let step = run(&feed.host, &feed.params, &state)?;
-            let Step { events, state: next } = step;
-            *state = next;
-            Ok::<_, ToolError>(events)
-        })
-        .await;
-        match outcome {
-            Ok(Ok(events)) => self.publish(events),
-            Ok(Err(e)) => self.error(format!("the plugin failed a step: {e}")),
-            Err(e) => self.error(format!("a step did not finish: {e}")),
+        match self.run_step(run).await {
+            Ok(Step { events, state }) => {
+                *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+                let events = self.typed(events);
+                self.publish(events);
+            }
+            Err(why) => self.error(why),
         }
     }
 
-    fn publish(&self, events: Vec<crate::plugin::streams::StreamEvent>) {
-        for e in events {
-            match GolemEvent::from_stream(&e.kind, e.payload, &self.id, &self.tool) {
-                Ok(event) => {
-                    let variant = event.variant();
-                    self.fabric.emit(event);
-                    let mut info = self.info.lock().unwrap_or_else(|p| p.into_inner());
-                    info.event_count += 1;
-                    info.event_variant = Some(variant);
-                    info.last_event_at_ms = Some(now_ms());
+    /// The plugin's events as fabric events; an unknown kind is reported, not passed on.
+    fn typed(&self, events: Vec<crate::plugin::streams::StreamEvent>) -> Vec<GolemEvent> {
+        events
+            .into_iter()
+            .filter_map(|e| match GolemEvent::from_stream(&e.kind, e.payload, &self.id, &self.tool) {
+                Ok(event) => Some(event),
+                Err(why) => {
+                    self.error(format!("the plugin emitted an event the host does not know: {why}"));
+                    None
                 }
-                Err(why) => self.error(format!("the plugin emitted an event the host does not know: {why}")),
-            }
+            })
+            .collect()
+    }
+
+    fn publish(&self, events: Vec<GolemEvent>) {
+        for event in events {
+            let variant = event.variant();
+            self.fabric.emit(event);
+            let mut info = self.info.lock().unwrap_or_else(|p| p.into_inner());
+            info.event_count += 1;
+            info.event_variant = Some(variant);
+            info.last_event_at_ms = Some(now_ms());
         }
     }
 
@@ -391,7 +474,7 @@ impl Feed {
 
 /// Deliver `filter`'s logs from block `next` on, following the head; reconnect and back-fill
 /// whenever the node goes away.
-async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u64) {
+async fn follow_logs(feed: Arc<Feed>, index: usize, chain_id: u64, filter: Filter, mut next: u64) {
     let (http, ws_url) = {
         let Ok(client) = feed.services.chains.get(chain_id) else {
             return feed.error(format!("chain {chain_id} is not configured"));
@@ -422,7 +505,7 @@ async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u
         };
         // Catch up to the head first: blocks mined while disconnected.
         let caught_up = match http.get_block_number().await {
-            Ok(head) => catch_up(&feed, chain_id, &http, &filter, &mut next, head).await,
+            Ok(head) => catch_up(&feed, index, chain_id, &http, &filter, &mut next, head).await,
             Err(e) => Err(e.to_string()),
         };
         if caught_up.is_ok() {
@@ -430,11 +513,15 @@ async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u
             down_since = None;
             loop {
                 let Ok(head) = heads.recv().await else { break };
-                if let Err(e) = catch_up(&feed, chain_id, &http, &filter, &mut next, head.number).await {
+                if let Err(e) = catch_up(&feed, index, chain_id, &http, &filter, &mut next, head.number).await
+                {
                     feed.error(format!("reading logs of chain {chain_id}: {e}; reconnecting"));
                     break;
                 }
             }
+        }
+        if feed.lease.as_ref().is_some_and(|l| l.lost()) {
+            return;
         }
         if down_since.is_none() {
             down_since = Some("disconnected".into());
@@ -450,6 +537,7 @@ async fn follow_logs(feed: Arc<Feed>, chain_id: u64, filter: Filter, mut next: u
 /// Deliver blocks `next..=head` in ranges; `next` moves past a range once the plugin has it.
 async fn catch_up(
     feed: &Arc<Feed>,
+    index: usize,
     chain_id: u64,
     http: &alloy::providers::DynProvider,
     filter: &Filter,
@@ -460,25 +548,42 @@ async fn catch_up(
         let to = head.min(*next + LOG_RANGE - 1);
         let logs =
             http.get_logs(&filter.clone().from_block(*next).to_block(to)).await.map_err(|e| e.to_string())?;
-        if !logs.is_empty() {
-            let tool = feed.tool.clone();
-            feed.step(move |host, params, state| {
-                host.stream_logs(&tool, params, chain_id, &logs, state).result
-            })
-            .await;
+        match &feed.lease {
+            Some(lease) => fleet::deliver(feed, lease, index, chain_id, logs, to).await?,
+            None if !logs.is_empty() => {
+                let tool = feed.tool.clone();
+                feed.step(move |host, params, state| {
+                    host.stream_logs(&tool, params, chain_id, &logs, state).result
+                })
+                .await;
+            }
+            None => {}
         }
         *next = to + 1;
     }
     Ok(())
 }
 
-async fn poll(feed: Arc<Feed>, interval: Duration) {
+async fn poll(feed: Arc<Feed>, index: usize, interval: Duration) {
     let mut timer = tokio::time::interval(interval);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticks = 0u64;
     loop {
         timer.tick().await;
+        ticks += 1;
         let tool = feed.tool.clone();
-        feed.step(move |host, params, state| host.stream_tick(&tool, params, state).result).await;
+        let run = move |host: &Host, params: &str, state: &str| host.stream_tick(&tool, params, state).result;
+        match &feed.lease {
+            Some(lease) => {
+                if let Err(why) = fleet::tick(&feed, lease, index, ticks, run).await {
+                    if lease.lost() {
+                        return;
+                    }
+                    feed.error(why);
+                }
+            }
+            None => feed.step(run).await,
+        }
     }
 }
 

@@ -1,19 +1,22 @@
 //! Several hosts, one truth: three write paths (as three `bardo` hosts, each with its own
 //! plugins, memory and NATS connection) on one devnet and one real three-node JetStream cluster
 //! (replicas 3). A permit executes once fleet-wide, one day's limit holds across hosts, a halt on
-//! one host stops the others, all of them write one audit chain; a lost node does not stop the
-//! fleet, and a host cut from NATS fails closed with a retryable error.
+//! one host stops the others, all of them write one audit chain and one event stream (resumed
+//! from a fleet sequence without a gap or a duplicate); a lost node does not stop the fleet, and
+//! a host cut from NATS fails closed with a retryable error.
 
 use super::chain::devnet;
 use super::uniswap::devnet_host;
 use super::valuation::valuer;
 use alloy::primitives::U256;
 use bardo_cluster::{Cluster, ClusterConfig};
+use bardo_core::fabric::Fabric;
 use bardo_core::tool::Phase;
 use bardo_core::{ErrorCode, ToolError};
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::nats::NatsCluster;
 use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_host::fleet_events::{self, FleetEnvelope, FleetJournal, Forwarder};
 use bardo_host::safety::WritePath;
 use bardo_host::safety::audit_log::{AuditLog, shared};
 use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
@@ -83,13 +86,14 @@ impl Fleet {
     }
 }
 
-/// `f` until it succeeds (at most 15 s): a cluster electing leaders answers "unavailable".
+/// `f` until it succeeds (at most 30 s): a cluster electing leaders answers "unavailable" (an
+/// election after a node's loss takes seconds, more on a loaded machine).
 fn retry<T, E: std::fmt::Debug>(mut f: impl FnMut() -> Result<T, E>) -> T {
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         match f() {
             Ok(v) => return v,
-            Err(e) if std::time::Instant::now() > deadline => panic!("still failing after 15 s: {e:?}"),
+            Err(e) if std::time::Instant::now() > deadline => panic!("still failing after 30 s: {e:?}"),
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
     }
@@ -111,7 +115,14 @@ fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain(
     let f = fleet();
     let urls = f.nats.urls();
     // $4,000 a day for the whole fleet.
-    let hosts = [f.host(urls.clone(), 4_000), f.host(urls.clone(), 4_000), f.host(urls.clone(), 4_000)];
+    let mut fabrics = Vec::new();
+    let hosts = [0, 1, 2].map(|i| {
+        let fabric = Arc::new(Fabric::new());
+        let cluster = f.connect(vec![f.nats.url(i)]).expect("connect");
+        let forwarder = fleet_events::forward(&fabric, FleetJournal::new(cluster, &format!("host-{i}")));
+        fabrics.push((fabric.clone(), forwarder));
+        f.host(urls.clone(), 4_000).with_fabric(fabric)
+    });
 
     // One permit, committed by two hosts at once: one transaction.
     let permit = hosts[0].preview("swap", &swap("500")).expect("preview on host 0");
@@ -196,6 +207,51 @@ fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain(
     // The hosts refuse to chain on from it.
     let err = hosts[0].preview("swap", &swap("10")).expect_err("no record chains on from a forged one");
     assert_eq!(err.code, ErrorCode::Internal, "{err}");
+
+    fleet_events_resume_without_a_gap_or_a_duplicate(&cluster, &fabrics, &open);
+}
+
+/// Every host's events are in the fleet's stream once, in the host's order, with contiguous
+/// fleet sequences; a subscriber that stops and resumes from the next sequence gets the rest.
+fn fleet_events_resume_without_a_gap_or_a_duplicate(
+    cluster: &Cluster,
+    fabrics: &[(Arc<Fabric>, Forwarder)],
+    open: &[&bardo_host::safety::permit::ActionPermit],
+) {
+    for (fabric, forwarder) in fabrics {
+        assert!(forwarder.wait_for(fabric.last_seq(), Duration::from_secs(20)), "published");
+    }
+    let total: u64 = fabrics.iter().map(|(f, _)| f.last_seq()).sum();
+    let (first, last) = cluster.events_bounds().expect("bounds");
+    assert_eq!((first, last), (1, total), "every host event once");
+    let read = |from: u64, n: u64| -> Vec<FleetEnvelope> {
+        let mut feed = cluster.subscribe_events(Some(from)).expect("subscribe");
+        (0..n)
+            .map(|_| match feed.next(Duration::from_secs(10)).expect("feed") {
+                Some(Ok(m)) => fleet_events::decode(&m).expect("decodes"),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    let half = total / 2;
+    let mut events = read(1, half);
+    events.extend(read(half + 1, total - half));
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=total).collect::<Vec<_>>());
+    for (i, (fabric, _)) in fabrics.iter().enumerate() {
+        let host_seqs: Vec<u64> =
+            events.iter().filter(|e| e.host == format!("host-{i}")).filter_map(|e| e.host_seq).collect();
+        assert_eq!(host_seqs, (1..=fabric.last_seq()).collect::<Vec<_>>(), "host {i}: each once, in order");
+    }
+    for permit in open {
+        let created = events
+            .iter()
+            .filter(|e| {
+                e.event["type"] == "PermitCreated" && e.event["permit_id"] == permit.permit_id.as_str()
+            })
+            .count();
+        assert_eq!(created, 1, "{}: created once in the fleet's events", permit.permit_id);
+    }
+    assert!(events.iter().any(|e| e.event["type"] == "Halted"), "the halt is in the fleet's events");
 }
 
 #[test]
@@ -227,4 +283,144 @@ fn the_fleet_writes_on_with_a_node_down_and_a_host_cut_from_nats_fails_closed() 
     retry(|| a.preview("swap", &swap("1")));
     a.commit(&open.permit_id).expect("the permit b could not take");
     assert_eq!(before - f.usdc(), U256::from(200_000_000u64), "the permit b could not take executed on a");
+}
+
+/// What a `bardo stream` process in `dir` printed.
+fn logs(dir: &tempfile::TempDir) -> String {
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
+    format!("stdout:\n{}\nstderr:\n{}", read("stdout.log"), read("stderr.log"))
+}
+
+/// Every fleet event in the stream so far (waiting up to `within` for `n` of type `kind`).
+fn fleet_events_of(cluster: &Cluster, kind: &str, n: usize, within: Duration) -> Vec<FleetEnvelope> {
+    let mut feed = cluster.subscribe_events(Some(1)).expect("subscribe");
+    let deadline = std::time::Instant::now() + within;
+    let mut got = Vec::new();
+    while got.iter().filter(|e: &&FleetEnvelope| e.event["type"] == kind).count() < n {
+        assert!(std::time::Instant::now() < deadline, "{n} {kind} events within {within:?}; got {got:#?}");
+        match feed.next(Duration::from_millis(200)).expect("feed") {
+            Some(Ok(m)) => got.push(fleet_events::decode(&m).expect("decodes")),
+            Some(Err(gap)) => panic!("{gap}"),
+            None => {}
+        }
+    }
+    got
+}
+
+/// Two `bardo stream` processes, hosts `a` and `b`, run one fleet subscription (a token jar's
+/// deposits); the holder of its lease delivers it. Killed with SIGKILL, the other takes over
+/// within the lease's time and back-fills what was mined meanwhile: every deposit is in the
+/// fleet's events once, in order, and `bardo events` resumes them from a fleet sequence.
+#[test]
+fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_is_lost_or_doubled() {
+    use alloy::network::TransactionBuilder;
+    use alloy::providers::ProviderBuilder;
+    use alloy::sol_types::SolCall;
+    use std::process::Command;
+    alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
+
+    let f = fleet();
+    let jar = f.d.accounts[7];
+    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
+    let nats: Vec<String> = f.nats.urls().iter().map(|u| format!("{u:?}")).collect();
+    let dirs = ["a", "b"].map(|host| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+        std::fs::copy(bardo_test_artifacts::STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
+        std::fs::write(dir.path().join("streaming.json"), f.d.streaming_settings().to_string()).expect("settings");
+        let config = format!(
+            "profile = \"data\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n\
+             [cluster]\nnats = [{}]\nname = \"fleet\"\nreplicas = 3\nhost = \"{host}\"\nlease_ms = 1500\n",
+            f.node.url(),
+            nats.join(", ")
+        );
+        std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+        dir
+    });
+    let start = |dir: &tempfile::TempDir| {
+        let log = |name: &str| std::fs::File::create(dir.path().join(name)).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .args(["stream", "stream_tokenjar", "--params", &params])
+            .env("BARDO_LOG", "bardo_host=info")
+            .stdout(log("stdout.log"))
+            .stderr(log("stderr.log"))
+            .spawn()
+            .expect("bardo stream");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(dir.path().join("stderr.log"))
+            .unwrap_or_default()
+            .contains("subscribed fleet-")
+        {
+            assert!(std::time::Instant::now() < deadline, "not subscribed: {}", logs(dir));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child
+    };
+    let mut children = [start(&dirs[0]), start(&dirs[1])];
+
+    let rt = super::chain::runtime();
+    let provider = ProviderBuilder::new().connect_http(f.node.url().parse().expect("url"));
+    let deposit = |usdc: u64| {
+        let call = transferCall { to: jar, amount: U256::from(usdc * 1_000_000) };
+        let tx = alloy::rpc::types::TransactionRequest::default()
+            .from(f.d.deployer)
+            .to(f.d.tokens["USDC"].address)
+            .with_input(call.abi_encode());
+        rt.block_on(super::chain::send(&provider, tx));
+    };
+    let cluster = retry(|| f.connect(f.nats.urls()));
+    let updates = |events: &[FleetEnvelope]| -> Vec<(String, String)> {
+        events
+            .iter()
+            .filter(|e| e.event["type"] == "TokenJarUpdate")
+            .map(|e| (e.event["data"]["amount"].as_str().expect("amount").to_owned(), e.host.clone()))
+            .collect()
+    };
+
+    for usdc in 1..=3 {
+        deposit(usdc);
+    }
+    let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        fleet_events_of(&cluster, "TokenJarUpdate", 3, Duration::from_secs(20))
+    }))
+    .unwrap_or_else(|_| panic!("a: {}\nb: {}", logs(&dirs[0]), logs(&dirs[1])));
+    let before = updates(&first);
+    let owner = before[0].1.clone();
+    assert!(before.iter().all(|(_, host)| *host == owner), "one host delivers: {before:?}");
+    let (dead, survivor) = if owner == "a" { (0, "b") } else { (1, "a") };
+    children[dead].kill().expect("SIGKILL the delivering host");
+    children[dead].wait().expect("reaped");
+
+    // Mined while nobody holds the lease: back-filled by the survivor once it takes over.
+    deposit(4);
+    deposit(5);
+    let _ = fleet_events_of(&cluster, "TokenJarUpdate", 5, Duration::from_secs(20));
+    deposit(6);
+    let events = fleet_events_of(&cluster, "TokenJarUpdate", 6, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500));
+    let all = updates(&fleet_events_of(&cluster, "TokenJarUpdate", 6, Duration::from_secs(5)));
+    let amounts: Vec<&str> = all.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(amounts, ["1", "2", "3", "4", "5", "6"], "each deposit once, in order: {all:?}");
+    assert!(all[3..].iter().all(|(_, host)| host == survivor), "the survivor took over: {all:?}");
+
+    // `bardo events` follows the fleet's stream: resumed from the sequence of the 4th deposit.
+    let fourth = events.iter().filter(|e| e.event["type"] == "TokenJarUpdate").nth(3).expect("4th").seq;
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dirs[1].path())
+        .args(["events", "--resume-from", &fourth.to_string(), "--no-follow"])
+        .output()
+        .expect("bardo events");
+    assert!(o.status.success(), "{o:?}");
+    let printed: Vec<FleetEnvelope> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(printed.first().map(|e| e.seq), Some(fourth));
+    let printed_amounts: Vec<(String, String)> = updates(&printed);
+    assert_eq!(printed_amounts, all[3..], "the same events, from the fleet's sequence {fourth}");
+
+    let alive = 1 - dead;
+    children[alive].kill().expect("stop");
+    children[alive].wait().expect("reaped");
 }
