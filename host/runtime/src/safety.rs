@@ -250,9 +250,15 @@ impl WritePath {
         }
     }
 
-    /// The phase set by the operator or lowered by the agent, whether or not halted.
+    /// The phase set by the operator or lowered by an agent (with `[cluster]`, by any host's
+    /// agent), whether or not halted. A fleet phase that cannot be read counts as terminal.
     fn phase_as_set(&self) -> Phase {
-        *self.phase.read().unwrap_or_else(|p| p.into_inner())
+        let own = *self.phase.read().unwrap_or_else(|p| p.into_inner());
+        match self.permits.fleet_phase() {
+            Ok(None) => own,
+            Ok(Some(fleet)) => lowest(own, fleet),
+            Err(_) => Phase::Terminal,
+        }
     }
 
     /// Set the phase, in either direction: the operator's (`[safety] phase` in bardo.toml, at
@@ -263,18 +269,36 @@ impl WritePath {
 
     /// Move the phase towards terminal (thriving → cautious → defensive → survival), as the
     /// agent's directives may. Raising it is refused (`denied`): only the operator raises it.
+    /// With `[cluster]` the phase is lowered for the whole fleet (an operator's `bardo resume`
+    /// lifts it again).
     pub fn lower_phase(&self, phase: Phase) -> Result<(), ToolError> {
         self.refuse_if_halted()?;
-        let mut current = self.phase.write().unwrap_or_else(|p| p.into_inner());
-        if severity(phase) < severity(*current) {
+        let mut own = self.phase.write().unwrap_or_else(|p| p.into_inner());
+        let fleet = self.permits.fleet_phase().map_err(permit_error)?;
+        let current = fleet.map_or(*own, |f| lowest(*own, f));
+        if severity(phase) < severity(current) {
+            let how = if fleet.is_some() {
+                "run `bardo resume`"
+            } else {
+                "set `[safety] phase` in bardo.toml and restart"
+            };
             return Err(denied(format!(
-                "the phase is {} and only the operator can raise it (to {}): set `[safety] phase` in \
-                 bardo.toml and restart",
-                phase_name(*current),
+                "the phase is {} and only the operator can raise it (to {}): {how}",
+                phase_name(current),
                 phase_name(phase)
             )));
         }
-        *current = phase;
+        let shared = self
+            .permits
+            .change_fleet_phase(|lowered| {
+                if lowered.is_none_or(|l| severity(phase) > severity(l)) {
+                    *lowered = Some(phase);
+                }
+            })
+            .map_err(permit_error)?;
+        if shared.is_none() {
+            *own = phase;
+        }
         Ok(())
     }
 
@@ -752,11 +776,16 @@ impl WritePath {
         Ok(revoked)
     }
 
-    /// Lift an emergency halt (the operator's `bardo resume`, never an agent's); returns whether
-    /// one was in force. The phase is again the one set; revoked permits stay revoked.
+    /// Lift an emergency halt (the operator's `bardo resume`, never an agent's), and with
+    /// `[cluster]` the phase agents lowered fleet-wide; returns whether either was in force.
+    /// The phase is again the one set; revoked permits stay revoked.
     pub fn resume(&self) -> Result<bool, ToolError> {
+        // With `[cluster]` the phase agents lowered fleet-wide goes too: each host is back at
+        // its own `[safety] phase`.
+        let lowered =
+            self.permits.change_fleet_phase(|lowered| lowered.take().is_some()).map_err(permit_error)?;
         let Some(halt) = self.permits.resume().map_err(permit_error)? else {
-            return Ok(false);
+            return Ok(lowered == Some(true));
         };
         self.log(AuditEvent::Resumed { reason: halt.reason, halted_at_ms: halt.at_ms })?;
         Ok(true)
@@ -815,6 +844,11 @@ fn severity(phase: Phase) -> u8 {
         Phase::Survival => 3,
         Phase::Terminal => 4,
     }
+}
+
+/// The nearer to terminal of two phases.
+fn lowest(a: Phase, b: Phase) -> Phase {
+    if severity(a) >= severity(b) { a } else { b }
 }
 
 /// A phase as bardo.toml and directives spell it.

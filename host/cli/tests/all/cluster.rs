@@ -1,9 +1,10 @@
 //! Several hosts, one truth: three write paths (as three `bardo` hosts, each with its own
 //! plugins, memory and NATS connection) on one devnet and one real three-node JetStream cluster
 //! (replicas 3). A permit executes once fleet-wide, one day's limit holds across hosts, a halt on
-//! one host stops the others, all of them write one audit chain and one event stream (resumed
-//! from a fleet sequence without a gap or a duplicate); a lost node does not stop the fleet, and
-//! a host cut from NATS fails closed with a retryable error.
+//! one host stops the others, a phase an agent lowers holds for all, all of them write one audit
+//! chain and one event stream (resumed from a fleet sequence without a gap or a duplicate); a
+//! lost node does not stop the fleet, a host cut from NATS fails closed with a retryable error,
+//! and a stream subscription survives the death of the host delivering it.
 
 use super::chain::devnet;
 use super::uniswap::devnet_host;
@@ -170,6 +171,16 @@ fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain(
     refused(hosts[0].commit(&open[1].permit_id), ErrorCode::Denied, "revoked");
     // The revoked reservations were released: room for $3,500 again.
     hosts[0].preview("swap", &swap("900")).expect("previews work again");
+
+    // An agent on host 0 lowers the phase: the whole fleet is in it; no host's agent raises it;
+    // the operator's resume (on host 2) lifts it everywhere.
+    let set = hosts[1].phase();
+    hosts[0].lower_phase(Phase::Survival).expect("lowered");
+    assert_eq!(hosts[1].phase(), Phase::Survival, "lowered fleet-wide");
+    refused(hosts[2].lower_phase(Phase::Cautious), ErrorCode::Denied, "bardo resume");
+    hosts[1].lower_phase(Phase::Survival).expect("the same phase again");
+    assert!(hosts[2].resume().expect("the operator resumes"), "a lowered phase was in force");
+    assert_eq!((hosts[0].phase(), hosts[1].phase()), (set, set), "each host back at its own phase");
 
     // One chain, written by all three, verifies; a record added by someone with NATS access but
     // without the host key breaks it.

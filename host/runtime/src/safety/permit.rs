@@ -10,7 +10,7 @@ mod journal;
 use super::audit_log::RecordAt;
 use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
-use bardo_core::tool::{RiskTier, WritePlan};
+use bardo_core::tool::{Phase, RiskTier, WritePlan};
 use files::valid_id;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -476,6 +476,27 @@ impl Permits {
     /// Lift the halt; returns the one lifted, or `None` if there was none.
     pub fn resume(&self) -> Result<Option<Halt>, PermitError> {
         self.with_all(|halted, _| halted.take())
+    }
+
+    /// The phase agents lowered the whole fleet to (`[cluster]`); None when none did, or when
+    /// the store is not shared (a host's phase is then its own).
+    pub fn fleet_phase(&self) -> Result<Option<Phase>, PermitError> {
+        match &self.store {
+            Store::Cluster(shared) => Ok(shared.fleet_phase()?),
+            Store::Files(_) | Store::Memory(_) => Ok(None),
+        }
+    }
+
+    /// Change the fleet's lowered phase with `f` (compare-and-set, `[cluster]` only); None when
+    /// the store is not shared.
+    pub fn change_fleet_phase<R>(
+        &self,
+        f: impl FnMut(&mut Option<Phase>) -> R,
+    ) -> Result<Option<R>, PermitError> {
+        match &self.store {
+            Store::Cluster(shared) => Ok(Some(shared.change_fleet_phase(f)?)),
+            Store::Files(_) | Store::Memory(_) => Ok(None),
+        }
     }
 
     /// The halt in force, if any.

@@ -7,9 +7,12 @@
 use super::files::valid_id;
 use super::{Entry, Halt, Map, PermitError, keep};
 use bardo_cluster::{Cluster, ClusterError};
+use bardo_core::tool::Phase;
 use std::time::SystemTime;
 
 const HALT: &str = "halt";
+/// The phase an agent lowered the whole fleet to.
+const PHASE: &str = "phase";
 
 fn key(id: &str) -> String {
     format!("permit.{id}")
@@ -34,6 +37,17 @@ impl Shared {
 
     pub(super) fn halted(&self) -> Result<Option<Halt>, ClusterError> {
         self.cluster.read_json(HALT)
+    }
+
+    pub(super) fn fleet_phase(&self) -> Result<Option<Phase>, ClusterError> {
+        self.cluster.read_json(PHASE)
+    }
+
+    pub(super) fn change_fleet_phase<R>(
+        &self,
+        f: impl FnMut(&mut Option<Phase>) -> R,
+    ) -> Result<R, ClusterError> {
+        self.cluster.update_json(PHASE, f)
     }
 
     /// Store a new open permit unless a halt is in force.
