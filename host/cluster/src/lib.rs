@@ -301,12 +301,19 @@ impl Cluster {
         })
     }
 
-    /// Document `key` as JSON (None when absent): one round trip to the stream's leader, no
-    /// version (to change it, [`Self::update_json`]).
-    pub fn read_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ClusterError> {
-        let subject = self.doc_subject(key)?;
+    /// Documents `keys` (None: absent or deleted), read from the stream's leader at once — one
+    /// round trip's latency — without a version (to change one, [`Self::update_json`]).
+    pub fn read_many(&self, keys: &[&str]) -> Result<Vec<Doc>, ClusterError> {
+        let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let state = self.inner.state.clone();
-        let bytes = self.run(async move { last_doc(&state, &subject).await })?;
+        self.run(async move {
+            futures_util::future::try_join_all(subjects.iter().map(|s| last_doc(&state, s))).await
+        })
+    }
+
+    /// Document `key` as JSON (None when absent), see [`Self::read_many`].
+    pub fn read_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ClusterError> {
+        let bytes = self.read_many(&[key])?.pop().flatten();
         bytes.map(|b| parse(key, &b)).transpose()
     }
 

@@ -32,7 +32,7 @@ use capability::Capability;
 use hooks::{
     Decision, Findings, HallucinationDetector, Proposal, RevmSimulator, SafetyHook, simulation_hash,
 };
-use permit::{ActionPermit, PermitError, Permits};
+use permit::{ActionPermit, Halt, PermitError, Permits};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
@@ -243,11 +243,19 @@ impl WritePath {
     /// The current phase: terminal while an emergency halt is in force (here or in another
     /// process sharing the permit file), else the one set.
     pub fn phase(&self) -> Phase {
-        match self.permits.halted() {
-            Ok(None) => self.phase_as_set(),
+        match self.controls() {
+            Ok((None, phase)) => phase,
             // A store that cannot be read counts as halted: writes fail closed.
-            Ok(Some(_)) | Err(_) => Phase::Terminal,
+            Ok((Some(_), _)) | Err(_) => Phase::Terminal,
         }
+    }
+
+    /// The halt in force, if any, and the phase as set (see [`Self::phase_as_set`]): one read
+    /// of the store.
+    fn controls(&self) -> Result<(Option<Halt>, Phase), PermitError> {
+        let (halt, fleet) = self.permits.controls()?;
+        let own = *self.phase.read().unwrap_or_else(|p| p.into_inner());
+        Ok((halt, fleet.map_or(own, |f| lowest(own, f))))
     }
 
     /// The phase set by the operator or lowered by an agent (with `[cluster]`, by any host's
@@ -395,12 +403,21 @@ impl WritePath {
         control: &Arc<CallControl>,
     ) -> Result<ActionPermit, ToolError> {
         let permit_id = new_permit_id();
-        if let Err(e) = self.refuse_if_halted() {
-            self.log(self.blocked(&permit_id, kind, &e))?;
-            return Err(e);
-        }
+        // The halt is checked again, with the permit's write, when it is stored.
+        let phase = match self.controls() {
+            Ok((None, phase)) => Ok(phase),
+            Ok((Some(halt), _)) => Err(permit_error(halt.refusal())),
+            Err(e) => Err(permit_error(e)),
+        };
+        let phase = match phase {
+            Ok(phase) => phase,
+            Err(e) => {
+                self.log(self.blocked(&permit_id, kind, &e))?;
+                return Err(e);
+            }
+        };
         let mut trail = Vec::new();
-        let result = self.check(&permit_id, kind, params, control, &mut trail);
+        let result = self.check(&permit_id, kind, params, phase, control, &mut trail);
         if let Err(e) = &result {
             trail.push(self.blocked(&permit_id, kind, e));
         }
@@ -430,6 +447,7 @@ impl WritePath {
         permit_id: &str,
         kind: &str,
         params: &serde_json::Value,
+        phase: Phase,
         control: &Arc<CallControl>,
         trail: &mut Vec<AuditEvent>,
     ) -> Result<ActionPermit, ToolError> {
@@ -481,9 +499,7 @@ impl WritePath {
             chain_id,
             sender,
             plan: &plan,
-            // The halt was checked as the preview began and is checked again, with the permit's
-            // write, when it is stored: read the store once here, not three times.
-            phase: self.phase_as_set(),
+            phase,
         };
         let mut found = Findings::default();
         let chain = self

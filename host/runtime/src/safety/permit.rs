@@ -487,6 +487,14 @@ impl Permits {
         }
     }
 
+    /// The halt in force and the fleet's lowered phase (see [`Self::fleet_phase`]), read at once.
+    pub fn controls(&self) -> Result<(Option<Halt>, Option<Phase>), PermitError> {
+        match &self.store {
+            Store::Cluster(shared) => Ok(shared.controls()?),
+            Store::Files(_) | Store::Memory(_) => Ok((self.halted()?, None)),
+        }
+    }
+
     /// Change the fleet's lowered phase with `f` (compare-and-set, `[cluster]` only); None when
     /// the store is not shared.
     pub fn change_fleet_phase<R>(

@@ -43,6 +43,14 @@ impl Shared {
         self.cluster.read_json(PHASE)
     }
 
+    /// The halt and the fleet's lowered phase, read at once.
+    pub(super) fn controls(&self) -> Result<(Option<Halt>, Option<Phase>), ClusterError> {
+        let docs = self.cluster.read_many(&[HALT, PHASE])?;
+        let halt = docs[0].as_deref().map(|b| parse(HALT, b)).transpose()?;
+        let phase = docs[1].as_deref().map(|b| parse(PHASE, b)).transpose()?;
+        Ok((halt, phase))
+    }
+
     pub(super) fn change_fleet_phase<R>(
         &self,
         f: impl FnMut(&mut Option<Phase>) -> R,
