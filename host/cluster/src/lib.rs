@@ -256,10 +256,9 @@ impl Cluster {
         let mut state = self.inner.state.clone();
         self.run(async move {
             let version = state.info().await.map_err(|e| e.to_string())?.state.last_sequence;
-            let mut docs = Vec::with_capacity(subjects.len());
-            for subject in &subjects {
-                docs.push(last_doc(&state, subject).await?);
-            }
+            // Read at once, after the version was noted.
+            let docs =
+                futures_util::future::try_join_all(subjects.iter().map(|s| last_doc(&state, s))).await?;
             Ok((version, docs))
         })
     }
