@@ -3,7 +3,8 @@
 //! (`[cluster]`): emitted on a host, forwarded into NATS JetStream (1 node; 3 nodes, 3 replicas)
 //! and received by one subscriber of the fleet's stream.
 
-use bardo_cluster::{Cluster, ClusterConfig};
+mod fleet;
+
 use bardo_core::fabric::{Fabric, GolemEvent};
 use bardo_devnet::nats::NatsCluster;
 use bardo_host::fleet_events::{FleetJournal, forward};
@@ -43,25 +44,6 @@ fn fabric(c: &mut Criterion) {
     g.finish();
 }
 
-fn connect(nats: &NatsCluster, replicas: usize) -> Cluster {
-    let config = ClusterConfig {
-        servers: nats.urls(),
-        name: format!("fabric{replicas}"),
-        creds: None,
-        token: None,
-        replicas,
-        timeout: Duration::from_secs(5),
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        match Cluster::connect(&config) {
-            Ok(c) => return c,
-            Err(e) if std::time::Instant::now() > deadline => panic!("{e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(200)),
-        }
-    }
-}
-
 fn fleet(c: &mut Criterion) {
     let dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let one = NatsCluster::start(dirs.0.path(), 1).expect("nats-server (run `make setup`)");
@@ -71,7 +53,7 @@ fn fleet(c: &mut Criterion) {
     g.throughput(Throughput::Elements(BATCH));
     g.sample_size(20);
     for (label, nats, replicas) in [("1_node", &one, 1), ("3_nodes_r3", &three, 3)] {
-        let cluster = connect(nats, replicas);
+        let cluster = fleet::connect(nats, &format!("fabric{replicas}"), replicas);
         let fabric = Fabric::new();
         let _forwarder = forward(&fabric, FleetJournal::new(cluster.clone(), "bench"));
         let mut feed = cluster.subscribe_events(None).expect("subscribe");

@@ -8,8 +8,9 @@
 //! take alone on each store.
 
 mod common;
+mod fleet;
 
-use bardo_cluster::{Cluster, ClusterConfig};
+use bardo_cluster::Cluster;
 use bardo_core::profile::Profile;
 use bardo_core::tool::RequiredCapability;
 use bardo_devnet::nats::NatsCluster;
@@ -32,7 +33,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, value: bool) -> WritePath {
     write_path_with(url, snapshot, head_ttl_ms, audit, value, Store::Memory)
@@ -46,26 +47,6 @@ enum Store<'a> {
     File(&'a Path),
     /// In the fleet's NATS cluster, as `bardo` with `[cluster]` keeps them, with the audit chain.
     Cluster(&'a Cluster),
-}
-
-fn cluster(nats: &NatsCluster, replicas: usize) -> Cluster {
-    let config = ClusterConfig {
-        servers: nats.urls(),
-        name: format!("bench{replicas}"),
-        creds: None,
-        token: None,
-        replicas,
-        timeout: Duration::from_secs(5),
-    };
-    // A new cluster elects its streams' leaders first.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        match Cluster::connect(&config) {
-            Ok(c) => return c,
-            Err(e) if std::time::Instant::now() > deadline => panic!("{e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(200)),
-        }
-    }
 }
 
 fn write_path_with(
@@ -134,7 +115,7 @@ fn preview(c: &mut Criterion) {
     let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let one = NatsCluster::start(nats_dirs.0.path(), 1).expect("nats-server (run `make setup`)");
     let three = NatsCluster::start(nats_dirs.1.path(), 3).expect("three nats-servers");
-    let (c1, c3) = (cluster(&one, 1), cluster(&three, 3));
+    let (c1, c3) = (fleet::connect(&one, "bench1", 1), fleet::connect(&three, "bench3", 3));
     let fleet1 =
         write_path_with(&node.url(), &snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c1));
     let fleet3 =
