@@ -549,7 +549,7 @@ async fn catch_up(
         let logs =
             http.get_logs(&filter.clone().from_block(*next).to_block(to)).await.map_err(|e| e.to_string())?;
         match &feed.lease {
-            Some(lease) => fleet::deliver(feed, lease, index, chain_id, logs, to).await?,
+            Some(lease) => fleet::deliver(feed, lease, index, chain_id, logs, to, next).await?,
             None if !logs.is_empty() => {
                 let tool = feed.tool.clone();
                 feed.step(move |host, params, state| {

@@ -260,7 +260,9 @@ async fn commit(
     Ok(())
 }
 
-/// Deliver log source `index`'s logs up to block `to`, block by block (see the module's note).
+/// Deliver log source `index`'s logs up to block `to`, block by block (see the module's note);
+/// `next` moves past each block as it is committed, so a delivery cut short resumes after the
+/// last committed block, never re-running a block on a later state.
 pub(super) async fn deliver(
     feed: &Arc<Feed>,
     lease: &Arc<Lease>,
@@ -268,6 +270,7 @@ pub(super) async fn deliver(
     chain_id: u64,
     logs: Vec<Log>,
     to: u64,
+    next: &mut u64,
 ) -> Result<(), String> {
     let _turn = lease.turn.lock().await;
     let mut blocks: BTreeMap<u64, Vec<Log>> = BTreeMap::new();
@@ -295,6 +298,7 @@ pub(super) async fn deliver(
             d.cursors.insert(index, block + 1);
         })
         .await?;
+        *next = block + 1;
         delivered_to = Some(block);
     }
     if delivered_to != Some(to) {
