@@ -1,7 +1,7 @@
 //! The primitives against a real nats-server: compare-and-set documents, a chain
 //! appended at an expected sequence, and the fleet's event stream.
 
-use bardo_cluster::{Cluster, ClusterConfig, ClusterError, Conflict, FleetMessage};
+use bardo_cluster::{Cluster, ClusterConfig, ClusterError, Conflict, FleetMessage, StreamGap};
 use bardo_devnet::nats::NatsCluster;
 use std::time::Duration;
 
@@ -169,4 +169,33 @@ fn fleet_events_resume_from_a_sequence_with_no_gap_or_duplicate() {
     }
     assert_eq!(seen, 1000);
     assert!(matches!(a.publish_events("no.dots", vec![]), Err(ClusterError::Config(_))));
+}
+
+/// Events the stream no longer holds (purged here, as its limits would drop them) come out as
+/// a gap of exactly their range, then the events it holds.
+#[test]
+fn fleet_events_the_stream_no_longer_holds_are_reported_as_a_gap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsCluster::start(dir.path(), 1).expect("nats-server");
+    let c = connect(nats.urls()).expect("connect");
+    let batch: Vec<(String, Vec<u8>)> = (1..=20).map(|i| (format!("e{i}"), vec![i as u8])).collect();
+    c.publish_events("h", batch).expect("published");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let client = async_nats::connect(nats.url(0)).await.expect("a raw client");
+        let stream =
+            async_nats::jetstream::new(client).get_stream("BARDO_unit_EVENTS").await.expect("stream");
+        stream.purge().sequence(11).await.expect("purged up to 11");
+    });
+    assert_eq!(c.events_bounds().expect("bounds"), (11, 20));
+    let mut feed = c.subscribe_events(Some(5)).expect("subscribe");
+    let next = |feed: &mut bardo_cluster::EventFeed| feed.next(Duration::from_secs(5)).expect("feed");
+    assert_eq!(next(&mut feed), Some(Err(StreamGap { from: 5, to: 10 })));
+    let rest: Vec<u64> = (11..=20).map(|_| next(&mut feed).expect("an event").expect("no gap").seq).collect();
+    assert_eq!(rest, (11..=20).collect::<Vec<_>>());
+    let quiet = |feed: &mut bardo_cluster::EventFeed| feed.next(Duration::from_millis(300)).expect("feed");
+    assert_eq!(quiet(&mut feed), None, "nothing more");
+    // Resumed after the last: nothing yet, and no gap.
+    let mut fresh = c.subscribe_events(Some(21)).expect("subscribe");
+    assert_eq!(quiet(&mut fresh), None);
 }
