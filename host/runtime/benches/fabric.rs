@@ -56,6 +56,21 @@ fn fleet(c: &mut Criterion) {
         let cluster = fleet::connect(nats, &format!("fabric{replicas}"), replicas);
         let fabric = Fabric::new();
         let _forwarder = forward(&fabric, FleetJournal::new(cluster.clone(), "bench"));
+        // Where the time goes: publishing alone (a batch of envelopes, one round trip), then the
+        // whole path with a subscriber.
+        // (Fresh envelopes each time: a repeated message id would not be stored again.)
+        let journal = FleetJournal::new(cluster.clone(), "publisher");
+        let source = Fabric::new();
+        let mut emitted = source.subscribe(None);
+        g.bench_function(format!("publish_only_{label}"), |b| {
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    source.emit(event());
+                }
+                let batch: Vec<_> = std::iter::from_fn(|| emitted.try_recv().and_then(Result::ok)).collect();
+                black_box(journal.append(&batch).expect("published"))
+            })
+        });
         let mut feed = cluster.subscribe_events(None).expect("subscribe");
         g.bench_function(format!("emit_forward_deliver_{label}"), |b| {
             b.iter(|| {
