@@ -261,12 +261,7 @@ impl WritePath {
     /// The phase set by the operator or lowered by an agent (with `[cluster]`, by any host's
     /// agent), whether or not halted. A fleet phase that cannot be read counts as terminal.
     fn phase_as_set(&self) -> Phase {
-        let own = *self.phase.read().unwrap_or_else(|p| p.into_inner());
-        match self.permits.fleet_phase() {
-            Ok(None) => own,
-            Ok(Some(fleet)) => lowest(own, fleet),
-            Err(_) => Phase::Terminal,
-        }
+        self.controls().map_or(Phase::Terminal, |(_, phase)| phase)
     }
 
     /// Set the phase, in either direction: the operator's (`[safety] phase` in bardo.toml, at
@@ -280,9 +275,11 @@ impl WritePath {
     /// With `[cluster]` the phase is lowered for the whole fleet (an operator's `bardo resume`
     /// lifts it again).
     pub fn lower_phase(&self, phase: Phase) -> Result<(), ToolError> {
-        self.refuse_if_halted()?;
         let mut own = self.phase.write().unwrap_or_else(|p| p.into_inner());
-        let fleet = self.permits.fleet_phase().map_err(permit_error)?;
+        let (halt, fleet) = self.permits.controls().map_err(permit_error)?;
+        if let Some(halt) = halt {
+            return Err(permit_error(halt.refusal()));
+        }
         let current = fleet.map_or(*own, |f| lowest(*own, f));
         if severity(phase) < severity(current) {
             let how = if fleet.is_some() {

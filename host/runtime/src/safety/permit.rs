@@ -478,16 +478,9 @@ impl Permits {
         self.with_all(|halted, _| halted.take())
     }
 
-    /// The phase agents lowered the whole fleet to (`[cluster]`); None when none did, or when
-    /// the store is not shared (a host's phase is then its own).
-    pub fn fleet_phase(&self) -> Result<Option<Phase>, PermitError> {
-        match &self.store {
-            Store::Cluster(shared) => Ok(shared.fleet_phase()?),
-            Store::Files(_) | Store::Memory(_) => Ok(None),
-        }
-    }
-
-    /// The halt in force and the fleet's lowered phase (see [`Self::fleet_phase`]), read at once.
+    /// The halt in force and the phase agents lowered the whole fleet to (`[cluster]`; None
+    /// when none did, or when the store is not shared: a host's phase is then its own), read
+    /// at once.
     pub fn controls(&self) -> Result<(Option<Halt>, Option<Phase>), PermitError> {
         match &self.store {
             Store::Cluster(shared) => Ok(shared.controls()?),

@@ -39,10 +39,6 @@ impl Shared {
         self.cluster.read_json(HALT)
     }
 
-    pub(super) fn fleet_phase(&self) -> Result<Option<Phase>, ClusterError> {
-        self.cluster.read_json(PHASE)
-    }
-
     /// The halt and the fleet's lowered phase, read at once.
     pub(super) fn controls(&self) -> Result<(Option<Halt>, Option<Phase>), ClusterError> {
         let docs = self.cluster.read_many(&[HALT, PHASE])?;
