@@ -6,7 +6,7 @@ use crate::{fleet_chain, print_write, report_refused};
 use anyhow::Result;
 use bardo_cluster::Cluster;
 use bardo_core::Runtime;
-use bardo_core::fabric::{Envelope, Fabric, Subscription};
+use bardo_core::fabric::{Envelope, Fabric};
 use bardo_core::journal::{self, Journal};
 use bardo_host::config::Config;
 use bardo_host::fleet_events;
@@ -28,30 +28,15 @@ enum Sink {
 }
 
 impl Sink {
-    /// Journal `batch`, then print it.
-    fn write(&mut self, batch: &[Envelope], out: &mut impl Write) -> Result<()> {
-        for e in batch {
-            match self {
-                Sink::File(journal, path) => writeln!(out, "{}", journal.append(e, path)?)?,
-                Sink::Fleet => writeln!(out, "{}", serde_json::to_string(e)?)?,
-            }
+    /// Journal `e`, then print it.
+    fn write(&mut self, e: &Envelope, out: &mut impl Write) -> Result<()> {
+        match self {
+            Sink::File(journal, path) => writeln!(out, "{}", journal.append(e, path)?)?,
+            Sink::Fleet => writeln!(out, "{}", serde_json::to_string(e)?)?,
         }
         out.flush()?;
         Ok(())
     }
-}
-
-/// What is ready now after `first`: a batch journaled with one round trip.
-fn ready(first: Envelope, events: &mut Subscription) -> Vec<Envelope> {
-    let mut batch = vec![first];
-    while batch.len() < 1_000 {
-        match events.try_recv() {
-            Some(Ok(e)) => batch.push(e),
-            Some(Err(gap)) => eprintln!("warning: {gap}"),
-            None => break,
-        }
-    }
-    batch
 }
 
 /// `bardo stream`: one subscription, its events to stdout and the journal, until Ctrl-C.
@@ -99,7 +84,7 @@ pub fn stream(
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => return Ok::<_, anyhow::Error>(()),
                 next = events.recv() => match next {
-                    Some(Ok(e)) => sink.write(&ready(e, &mut events), &mut out)?,
+                    Some(Ok(e)) => sink.write(&e, &mut out)?,
                     Some(Err(gap)) => eprintln!("warning: {gap}"),
                     None => return Ok(()),
                 }
@@ -108,7 +93,7 @@ pub fn stream(
     })?;
     registry.unsubscribe_all();
     while let Some(Ok(e)) = events.try_recv() {
-        sink.write(&ready(e, &mut events), &mut out)?;
+        sink.write(&e, &mut out)?;
     }
     eprintln!("unsubscribed {}", info.subscription_id);
     Ok(ExitCode::SUCCESS)

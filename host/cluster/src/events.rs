@@ -46,7 +46,7 @@ pub(crate) fn stream_config(name: &str, prefix: &str, replicas: usize) -> stream
 
 impl Cluster {
     fn events_subject(&self, host: &str) -> Result<String, ClusterError> {
-        if host.is_empty() || !host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        if !crate::is_token(host) {
             return Err(ClusterError::Config(format!(
                 "host `{host}`: use letters, digits, `_` and `-` (it names the host's event subject)"
             )));

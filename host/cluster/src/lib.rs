@@ -126,7 +126,7 @@ impl Cluster {
     /// Connect and make sure the fleet's streams exist (created with `replicas` copies).
     pub fn connect(config: &ClusterConfig) -> Result<Self, ClusterError> {
         let name = &config.name;
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        if !is_token(name) {
             return Err(ClusterError::Config(format!(
                 "name `{name}`: use letters, digits, `_` and `-` (it names the fleet's streams)"
             )));
@@ -231,11 +231,7 @@ impl Cluster {
     }
 
     fn doc_subject(&self, key: &str) -> Result<String, ClusterError> {
-        let ok = !key.is_empty()
-            && key.split('.').all(|t| {
-                !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            });
-        if !ok {
+        if !key.split('.').all(is_token) {
             return Err(ClusterError::Config(format!("`{key}` cannot name a document")));
         }
         Ok(format!("{}.state.{key}", self.inner.prefix))
@@ -406,6 +402,11 @@ impl Cluster {
     pub fn servers(&self) -> &str {
         &self.inner.servers
     }
+}
+
+/// Whether `t` is one subject token this crate builds names from: letters, digits, `_`, `-`.
+pub(crate) fn is_token(t: &str) -> bool {
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// The document on `subject`: its last message, None if there is none or it is a deletion.

@@ -443,24 +443,6 @@ impl Subscription {
         }
     }
 
-    /// [`Self::recv`] for a thread outside any async runtime (it blocks the thread).
-    pub fn blocking_recv(&mut self) -> Option<Result<Envelope, Gap>> {
-        if let Some(ready) = self.pending() {
-            return Some(ready);
-        }
-        loop {
-            match self.rx.blocking_recv() {
-                Ok(e) => {
-                    if let Some(out) = self.accept(e) {
-                        return Some(out);
-                    }
-                }
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
-        }
-    }
-
     /// The next event if one is ready now.
     pub fn try_recv(&mut self) -> Option<Result<Envelope, Gap>> {
         if let Some(ready) = self.pending() {

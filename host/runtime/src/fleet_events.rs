@@ -124,10 +124,10 @@ pub struct Forwarder {
 }
 
 /// Publish every event `fabric` emits from now on through `journal` (but a fleet
-/// subscription's), in order, in batches of what is ready (one round trip each). While the servers are unreachable the batch is retried
-/// (stored once, by its message ids) and the fabric's ring holds what comes meanwhile; if the
-/// ring overflows, the missed range is logged — the fleet sees that host's `host_seq` jump.
-/// The thread ends when the fabric is dropped.
+/// subscription's), in order, in batches of what is ready (one round trip each). While the
+/// servers are unreachable the batch is retried (stored once, by its message ids) and the
+/// fabric's ring holds what comes meanwhile; if the ring overflows, the missed range is logged
+/// — the fleet sees that host's `host_seq` jump. The thread ends when the fabric is dropped.
 pub fn forward(fabric: &Fabric, journal: FleetJournal) -> Forwarder {
     let mut events = fabric.subscribe(None);
     let published = Arc::new((Mutex::new(0u64), Condvar::new()));
@@ -135,7 +135,9 @@ pub fn forward(fabric: &Fabric, journal: FleetJournal) -> Forwarder {
     std::thread::Builder::new()
         .name("bardo-fleet-events".into())
         .spawn(move || {
-            while let Some(next) = events.blocking_recv() {
+            // The thread waits on the fabric through a runtime of its own (no timers or I/O).
+            let waiter = tokio::runtime::Builder::new_current_thread().build().expect("a waiter runtime");
+            while let Some(next) = waiter.block_on(events.recv()) {
                 let first = match next {
                     Ok(e) => e,
                     Err(gap) => {

@@ -101,8 +101,11 @@ struct Feed {
     id: String,
     tool: String,
     params: String,
-    /// The plugin's per-subscription state; steps of one subscription run one at a time.
+    /// The plugin's per-subscription state.
     state: Mutex<String>,
+    /// Held across a step and its publication: steps of one subscription run one at a time,
+    /// each on the state the previous one left (with a fleet, also its lease document's).
+    turn: tokio::sync::Mutex<()>,
     info: Arc<Mutex<SubscriptionInfo>>,
     /// Set when the subscription is the fleet's: deliveries go through its lease.
     lease: Option<Arc<fleet::Lease>>,
@@ -233,6 +236,7 @@ impl SubscriptionRegistry {
             tool: tool.to_owned(),
             params: params_json.to_owned(),
             state: Mutex::new(state),
+            turn: tokio::sync::Mutex::new(()),
             info: info.clone(),
             lease: lease.clone(),
         });
@@ -428,6 +432,7 @@ impl Feed {
         self: &Arc<Self>,
         run: impl FnOnce(&Host, &str, &str) -> Result<Step, ToolError> + Send + 'static,
     ) {
+        let _turn = self.turn.lock().await;
         match self.run_step(run).await {
             Ok(Step { events, state }) => {
                 *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;

@@ -77,22 +77,13 @@ pub(super) struct Lease {
     /// The subscription's fleet id (`fleet-<hash>`).
     id: String,
     key: String,
-    /// One delivery at a time across the subscription's sources: the document's state is the
-    /// state after the cursors it holds.
-    turn: tokio::sync::Mutex<()>,
     lost: AtomicBool,
 }
 
 impl Lease {
     pub(super) fn new(fleet: FleetStreams, id: &str) -> Self {
         let key = format!("lease.{}", id.trim_start_matches(FLEET_SUBSCRIPTION));
-        Self {
-            fleet,
-            id: id.to_owned(),
-            key,
-            turn: tokio::sync::Mutex::new(()),
-            lost: AtomicBool::new(false),
-        }
+        Self { fleet, id: id.to_owned(), key, lost: AtomicBool::new(false) }
     }
 
     /// Whether this host lost the lease while delivering.
@@ -272,7 +263,7 @@ pub(super) async fn deliver(
     to: u64,
     next: &mut u64,
 ) -> Result<(), String> {
-    let _turn = lease.turn.lock().await;
+    let _turn = feed.turn.lock().await;
     let mut blocks: BTreeMap<u64, Vec<Log>> = BTreeMap::new();
     for log in logs {
         blocks.entry(log.block_number.unwrap_or(to)).or_default().push(log);
@@ -327,7 +318,7 @@ pub(super) async fn tick(
     n: u64,
     run: impl FnOnce(&Host, &str, &str) -> Result<Step, ToolError> + Send + 'static,
 ) -> Result<(), String> {
-    let _turn = lease.turn.lock().await;
+    let _turn = feed.turn.lock().await;
     let Step { events, state } = feed.run_step(run).await?;
     let events = feed.typed(events);
     let (id, owner) = (lease.id.clone(), lease.fleet.owner.clone());
