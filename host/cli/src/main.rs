@@ -17,6 +17,7 @@ mod plugin_cli;
 mod records_cli;
 mod scaffold;
 mod serve;
+mod tui_cli;
 
 // mimalloc, not glibc's malloc: a served call allocates on one thread and frees on another,
 // which glibc answered with arena consolidation (~10% of a small MCP call's time).
@@ -174,6 +175,17 @@ enum Command {
         #[arg(long)]
         no_follow: bool,
     },
+    /// The terminal dashboard: pools, positions, prices, tool activity, permits (`c` commits
+    /// after a y/n, `x` cancels), events and alerts. Live on the subscriptions `[tui] follow`
+    /// names, else following the events journal (`?` lists the keys, `q` quits).
+    Tui {
+        /// Profile (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Replay the journal from this sequence number first (none: only new events).
+        #[arg(long)]
+        resume_from: Option<u64>,
+    },
     /// Serve tool calls, one JSON request per stdin line (`{"id":1,"profile":"data","tool":"…",
     /// "params":{…}}`), one JSON answer per stdout line; reloads plugins when bardo.toml or
     /// bardo.lock changes, calls in flight finishing on the old version.
@@ -286,6 +298,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         match &mut command {
             Command::Tools { profile, .. }
             | Command::Stream { profile, .. }
+            | Command::Tui { profile, .. }
             | Command::Call { profile, .. }
             | Command::Plan { profile, .. }
             | Command::Preview { profile, .. }
@@ -314,6 +327,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tools { profile, json, .. } => tools(&config()?, profile.as_deref(), json, rt),
         Command::Stream { tool, params, profile } => {
             events_cli::stream(&config()?, &tool, &params, profile.as_deref(), rt)
+        }
+        Command::Tui { profile, resume_from } => {
+            tui_cli::tui(&config()?, profile.as_deref(), resume_from, rt)
         }
         Command::Events { resume_from, no_follow } => {
             events_cli::events(&config()?, resume_from, no_follow, rt)

@@ -39,6 +39,10 @@ pub enum GolemEvent {
         tool: String,
         /// Whether it succeeded.
         ok: bool,
+        /// Fuel the guest consumed (≈ wasm instructions; a lower bound if it was interrupted).
+        fuel: u64,
+        /// Wall time of the call, milliseconds.
+        duration_ms: u64,
     },
     /// A safety hook allowed or rejected a proposed write.
     HookDecision {

@@ -381,8 +381,36 @@ pub struct Config {
     pub archetypes: Option<PathBuf>,
     /// A fleet's shared state on NATS JetStream; absent: everything stays in this machine's files.
     pub cluster: Option<ClusterSettings>,
+    /// `bardo tui`: the stream subscriptions it runs itself.
+    pub tui: TuiSettings,
     #[serde(skip)]
     base: PathBuf,
+}
+
+/// `[tui]`: what `bardo tui` follows live. With none it follows the events journal that
+/// another process (`bardo stream`, `bardo serve`) writes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TuiSettings {
+    /// Stream subscriptions (`[[tui.follow]] tool = "stream_pool_state"`, `params = {…}`).
+    pub follow: Vec<TuiFollow>,
+}
+
+/// One stream subscription of `bardo tui`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiFollow {
+    /// The stream tool.
+    pub tool: String,
+    /// Its params (an inline table).
+    #[serde(default = "TuiFollow::no_params")]
+    pub params: serde_json::Value,
+}
+
+impl TuiFollow {
+    fn no_params() -> serde_json::Value {
+        serde_json::json!({})
+    }
 }
 
 /// `[cluster]`: permits, the spending ledger, the halt and the audit chain shared by every host
@@ -455,6 +483,7 @@ impl Default for Config {
             events_journal: PathBuf::from(".bardo/events.jsonl"),
             archetypes: None,
             cluster: None,
+            tui: TuiSettings::default(),
             registry: RegistryConfig::default(),
             oci: BTreeMap::new(),
             agent: AgentConfig::default(),

@@ -352,6 +352,16 @@ impl WritePath {
         }
     }
 
+    /// Publish a tool call's end with what it cost (its audit record carries neither).
+    fn publish_end(&self, tool: &str, ok: bool, stats: &crate::plugin::CallStats) {
+        self.publish(|| GolemEvent::ToolExecutionEnd {
+            tool: tool.to_owned(),
+            ok,
+            fuel: stats.fuel_consumed,
+            duration_ms: stats.wall.as_millis() as u64,
+        });
+    }
+
     /// Publish every step on `fabric` too.
     pub fn with_fabric(mut self, fabric: Arc<Fabric>) -> Self {
         self.fabric = Some(fabric);
@@ -470,6 +480,7 @@ impl WritePath {
                 self.publish(|| GolemEvent::ToolExecutionUpdate { tool: tool.clone(), step: name.clone() });
             }
         }
+        self.publish_end(&tool, report.result.is_ok(), &report.stats);
         trail.push(AuditEvent::ToolCall {
             tool: tool.clone(),
             phase: "plan".into(),
@@ -664,6 +675,7 @@ impl WritePath {
         }
         let (permit, receipts) = sent?;
         let report = self.host().verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
+        self.publish_end(&permit.tool, report.result.is_ok(), &report.stats);
         self.log(AuditEvent::ToolCall {
             tool: permit.tool.clone(),
             phase: "verify".into(),
@@ -768,6 +780,11 @@ impl WritePath {
             self.permits.mark_finished(&id).map_err(permit_error)?;
         }
         Ok(released)
+    }
+
+    /// The permits waiting for a commit: open, unexpired, sealed by this host's key.
+    pub fn open_permits(&self) -> Result<Vec<ActionPermit>, ToolError> {
+        self.permits.open_permits((self.clock)()).map_err(permit_error)
     }
 
     /// Cancel an open permit.
@@ -902,7 +919,8 @@ impl std::fmt::Debug for WritePath {
 fn fabric_event(e: &AuditEvent) -> Option<GolemEvent> {
     let id = |p: &String| p.clone();
     Some(match e {
-        AuditEvent::ToolCall { tool, ok, .. } => GolemEvent::ToolExecutionEnd { tool: tool.clone(), ok: *ok },
+        // Published when the call returns, with its cost (`publish_end`).
+        AuditEvent::ToolCall { .. } => return None,
         AuditEvent::TaskStatus { task_id, state, permit_id } => GolemEvent::TaskStatusChanged {
             task_id: task_id.clone(),
             state: state.clone(),

@@ -291,6 +291,12 @@ struct Snapshot {
     fee_growth_global0_x128: String,
     fee_growth_global1_x128: String,
     price_token1_per_token0: String,
+    /// The pool's tokens, fee tier and version, so a snapshot is readable on its own (the TUI's
+    /// pool explorer shows them).
+    token0: TokenState,
+    token1: TokenState,
+    fee: u32,
+    version: &'static str,
 }
 
 pub struct PoolState;
@@ -334,6 +340,10 @@ impl StreamTool for PoolState {
                 s.token1.decimals,
             )
             .0,
+            token0: s.token0.clone(),
+            token1: s.token1.clone(),
+            fee: eth_call(c, s.pool, &feeCall {})?.to::<u32>(),
+            version: "v3",
         };
         Ok((vec![event("pool-state-snapshot", &snapshot)?], s))
     }

@@ -28,6 +28,7 @@ mod simulate;
 mod speculation;
 mod streaming;
 mod testnet;
+mod tui;
 mod uniswap;
 mod uniswap_v4;
 mod v4_liquidity;

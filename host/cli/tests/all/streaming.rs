@@ -186,22 +186,22 @@ impl Env {
             .collect()
     }
 
-    fn plan(&self, tool: &str, params: Value) -> WritePlan {
+    pub fn plan(&self, tool: &str, params: Value) -> WritePlan {
         self.host.plan(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"))
     }
 
-    fn swap(&self, token_in: &str, token_out: &str, amount: &str) -> TransactionReceipt {
+    pub fn swap(&self, token_in: &str, token_out: &str, amount: &str) -> TransactionReceipt {
         self.swap_in(token_in, token_out, amount, 3000)
     }
 
-    fn swap_in(&self, token_in: &str, token_out: &str, amount: &str, fee: u32) -> TransactionReceipt {
+    pub fn swap_in(&self, token_in: &str, token_out: &str, amount: &str, fee: u32) -> TransactionReceipt {
         let params = json!({"chain_id": CHAIN_ID, "token_in": token_in, "token_out": token_out, "amount": amount,
             "version": "v3", "fee": fee, "slippage_bps": 5000});
         let plan = self.plan("uniswap_execute_swap", params);
         self.execute(&plan, self.d.deployer).pop().expect("swap receipt")
     }
 
-    fn pool(&self) -> Address {
+    pub fn pool(&self) -> Address {
         let (weth, usdc) = (&self.d.tokens["WETH"].address, &self.d.tokens["USDC"].address);
         self.d
             .uniswap_v3_pools
@@ -217,7 +217,7 @@ impl Env {
             .address
     }
 
-    fn tick(&self, pool: Address) -> i32 {
+    pub fn tick(&self, pool: Address) -> i32 {
         let tx = TransactionRequest::default().to(pool).with_input(slot0Call {}.abi_encode());
         let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("slot0");
         slot0Call::abi_decode_returns(&out).expect("slot0").tick.as_i32()

@@ -432,6 +432,20 @@ impl Permits {
         })
     }
 
+    /// The open, unexpired permits whose seal verifies under this host's key (a permit
+    /// written into the store by anyone else is not listed), oldest first.
+    pub fn open_permits(&self, now: SystemTime) -> Result<Vec<ActionPermit>, PermitError> {
+        let mut open = self.with_all(|_, permits| {
+            permits
+                .iter()
+                .filter(|(_, e)| e.state == State::Open && !expired(&e.permit, now))
+                .filter_map(|(id, e)| self.unseal(id, e.seal.as_ref()).ok())
+                .collect::<Vec<_>>()
+        })?;
+        open.sort_by_key(|p| p.created_at);
+        Ok(open)
+    }
+
     /// Cancel an open permit.
     pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
         self.with_entry(id, |_, entry| {

@@ -1,0 +1,159 @@
+//! `bardo tui`: the dashboard, live on this process's Event Fabric (the subscriptions `[tui]
+//! follow` names, journaled like `bardo stream`'s) or following the events journal another
+//! process writes. Permits come from the permit store every process shares; `c` and `x` go
+//! through this process's write path, exactly as `bardo commit` and `bardo cancel` do.
+
+use crate::report_refused;
+use anyhow::{Context, Result};
+use bardo_core::Runtime;
+use bardo_core::fabric::Fabric;
+use bardo_core::journal::{Journal, JournalError};
+use bardo_host::config::Config;
+use bardo_host::safety::WritePath;
+use bardo_host::setup;
+use bardo_host::subscriptions::SubscriptionRegistry;
+use bardo_tui::Operator;
+use bardo_tui::feed::{JournalFeed, LiveFeed};
+use bardo_tui::model::{PermitRow, clean};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The write path, as the dashboard's operator.
+struct Writes(Arc<WritePath>);
+
+impl Operator for Writes {
+    fn open_permits(&self) -> Result<Vec<PermitRow>, String> {
+        let permits = self.0.open_permits().map_err(|e| e.to_string())?;
+        Ok(permits
+            .into_iter()
+            .map(|p| {
+                let created = p.created_at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                // The plugin wrote the expected outcome: control characters are not let through.
+                let expected = clean(p.expected_outcome.clone()).to_string();
+                PermitRow {
+                    permit_id: p.permit_id,
+                    kind: p.kind,
+                    tool: p.tool,
+                    expected,
+                    risk_tier: serde_json::to_value(p.risk_tier)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    expires_at_ms: (created + p.ttl).as_millis() as u64,
+                }
+            })
+            .collect())
+    }
+
+    fn commit(&self, permit_id: &str) -> Result<String, String> {
+        let done = self.0.commit(permit_id).map_err(|e| e.to_string())?;
+        Ok(format!("{} transaction(s), {}", done.tx_hashes.len(), done.ground_truth))
+    }
+
+    fn cancel(&self, permit_id: &str) -> Result<(), String> {
+        self.0.cancel(permit_id).map_err(|e| e.to_string())
+    }
+}
+
+/// Stderr pointed at a log file while the dashboard owns the terminal (a warning written to the
+/// terminal would draw over it); put back when dropped.
+struct StderrTo(std::os::fd::OwnedFd);
+
+impl StderrTo {
+    fn file(log: &std::path::Path) -> Result<Self> {
+        use std::os::fd::AsFd;
+        if let Some(dir) = log.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
+        let saved = rustix::io::dup(std::io::stderr().as_fd())?;
+        rustix::stdio::dup2_stderr(&file)?;
+        Ok(Self(saved))
+    }
+}
+
+impl Drop for StderrTo {
+    fn drop(&mut self) {
+        let _ = rustix::stdio::dup2_stderr(&self.0);
+    }
+}
+
+/// `bardo tui`.
+pub fn tui(
+    config: &Config,
+    profile: Option<&str>,
+    resume_from: Option<u64>,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    let path = config.resolve(&config.events_journal);
+    let follow = &config.tui.follow;
+    let opened = setup::open(config, profile, rt)?;
+    report_refused(&opened.refused);
+    if follow.is_empty() {
+        // Only the permit store is needed; a configuration that cannot write still shows events.
+        let operator = setup::write_path(config, opened)
+            .map(|p| Arc::new(Writes(Arc::new(p))) as Arc<dyn Operator>)
+            .map_err(|e| format!("read-only: {e}"));
+        let source = format!("following {}", path.display());
+        let _stderr = StderrTo::file(&path.with_file_name("tui.log"))?;
+        bardo_tui::run(JournalFeed::new(path, resume_from), operator, source)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (mut journal, first) = Journal::open(&path).map_err(|e| match e {
+        JournalError::Busy(_) => anyhow::anyhow!(
+            "{e}; or run `bardo tui` without [tui] follow, and it follows that process's journal"
+        ),
+        e => e.into(),
+    })?;
+    let fabric = Arc::new(Fabric::starting_at(first));
+    // The journal's copy and the dashboard's are separate subscriptions: the dashboard falling
+    // behind neither slows the fabric nor loses the journal anything.
+    let mut to_journal = fabric.subscribe(None);
+    let dashboard = fabric.subscribe(None);
+    let write_path = Arc::new(setup::write_path(config, opened)?.with_fabric(fabric.clone()));
+    let registry =
+        SubscriptionRegistry::new(write_path.host(), write_path.services().clone(), fabric.clone())?;
+    for f in follow {
+        registry
+            .subscribe(&f.tool, &f.params.to_string())
+            .map_err(|e| anyhow::anyhow!("[tui] follow {}: {e}", f.tool))?;
+    }
+    let journal_path = path.clone();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let writer = rt.handle().spawn(async move {
+        let mut write = |e: &bardo_core::fabric::Envelope| {
+            if let Err(e) = journal.append(e, &journal_path) {
+                tracing::error!("cannot journal an event: {e}");
+            }
+        };
+        loop {
+            tokio::select! {
+                biased;
+                next = to_journal.recv() => match next {
+                    Some(Ok(e)) => write(&e),
+                    Some(Err(gap)) => tracing::warn!("events not journaled: {gap}"),
+                    None => return,
+                },
+                _ = &mut stopped => {
+                    while let Some(Ok(e)) = to_journal.try_recv() {
+                        write(&e);
+                    }
+                    return;
+                }
+            }
+        }
+    });
+    let source = format!("live: {} subscription(s), journal {}", follow.len(), path.display());
+    let operator: Arc<dyn Operator> = Arc::new(Writes(write_path));
+    let stderr = StderrTo::file(&path.with_file_name("tui.log"))?;
+    let shown = bardo_tui::run(LiveFeed::new(dashboard, path, resume_from), Ok(operator), source);
+    registry.unsubscribe_all();
+    // Every event emitted so far (the subscriptions' StreamClosed too) reaches the journal.
+    let _ = stop.send(());
+    rt.block_on(async {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+    });
+    drop(stderr);
+    shown.context("drawing the dashboard")?;
+    Ok(ExitCode::SUCCESS)
+}

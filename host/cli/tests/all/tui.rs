@@ -1,0 +1,282 @@
+//! `bardo tui` in a real terminal: tmux runs it in a 120×40 pane on the devnet, keys are sent to
+//! it and the screen is read back with `capture-pane` (with `-e`, the colours too). Swaps and a
+//! preview come from other processes, as an agent's would.
+
+use super::streaming::env_with;
+use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use bardo_test_artifacts::{STREAMING, UNISWAP};
+use serde_json::json;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A private tmux server (its own socket, no user configuration), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(dir: &Path, command: &str, (w, h): (u16, u16)) -> Self {
+        let socket = format!("bardo-tui-{}", std::process::id());
+        let tmux = Self { socket };
+        let o = tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "tui",
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+            "-c",
+            &dir.display().to_string(),
+            command,
+        ]);
+        assert!(o.status.success(), "tmux new-session: {o:?}");
+        // Keep the pane (and its last screen) when the program exits.
+        tmux.run(&["set-option", "-t", "tui", "remain-on-exit", "on"]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env("BARDO_PRIVATE_KEY", DEV_KEY)
+            .output()
+            .expect("tmux")
+    }
+
+    /// The pane's text; with `escapes`, its colours and attributes as SGR sequences too.
+    fn capture(&self, escapes: bool) -> String {
+        let mut args = vec!["capture-pane", "-p", "-t", "tui"];
+        if escapes {
+            args.push("-e");
+        }
+        String::from_utf8_lossy(&self.run(&args).stdout).into_owned()
+    }
+
+    /// Wait until the screen satisfies `ok` (at most `within`); returns it.
+    fn wait(&self, what: &str, within: Duration, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let screen = self.capture(false);
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "{what} not on screen within {within:?}:\n{screen}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "tui"];
+        args.extend(keys);
+        assert!(self.run(&args).status.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// The 0.30 % WETH/USDC pool's row in the Pool Explorer, after its name.
+fn pool_row(screen: &str) -> Option<&str> {
+    let line = screen.lines().find(|l| l.contains("WETH/USDC") && l.contains("0.30%"))?;
+    cell_after(line, "WETH/USDC")
+}
+
+/// The text after `label` on the first line that has it, up to the next `│`.
+fn cell_after<'a>(screen: &'a str, label: &str) -> Option<&'a str> {
+    let line = screen.lines().find(|l| l.contains(label))?;
+    let rest = &line[line.find(label)? + label.len()..];
+    Some(rest.split('│').next().unwrap_or(rest).trim())
+}
+
+#[test]
+fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path() {
+    let e = env_with(&[UNISWAP, STREAMING], DEV_KEY);
+    let d = &e.d;
+    let pool = e.pool();
+    // A position a few tick spacings wide around the price: the swaps below push it out.
+    let tick = e.tick(pool);
+    let lower = tick.div_euclid(60) * 60 - 120;
+    let upper = lower + 300;
+    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000, "amount_a": "1",
+        "amount_b": "2000", "tick_lower": lower, "tick_upper": upper});
+    let minted = e.execute(&e.plan("uniswap_add_liquidity", add.clone()), d.deployer);
+    let verified =
+        e.host.verify("uniswap_add_liquidity", &add.to_string(), CHAIN_ID, &minted).result.expect("verify");
+    let position = verified["position_id"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| verified["position_id"].to_string());
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    std::fs::copy(STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
+    std::fs::write(dir.path().join("uniswap.json"), d.uniswap_settings().to_string()).expect("settings");
+    std::fs::write(dir.path().join("streaming.json"), d.streaming_settings().to_string()).expect("settings");
+    std::fs::write(dir.path().join("pricing.json"), d.pricing_json().to_string()).expect("pricing");
+    let allow: Vec<String> =
+        d.write_targets().iter().map(|(a, role)| format!("\"{a}\" = \"{role}\"")).collect();
+    let pool = pool.to_checksum(None);
+    let config = format!(
+        "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{url}\"\nhead_ttl_ms = 0\n\
+         [settings]\nuniswap = \"uniswap.json\"\nstreaming = \"streaming.json\"\n\
+         [safety]\npricing_file = \"pricing.json\"\n[safety.allowlist.31337]\n{allow}\n\
+         [[tui.follow]]\ntool = \"stream_pool_state\"\nparams = {{ chain_id = 31337, pool = \"{pool}\", interval_ms = 5000 }}\n\
+         [[tui.follow]]\ntool = \"stream_pool_events\"\nparams = {{ chain_id = 31337, pool = \"{pool}\" }}\n\
+         [[tui.follow]]\ntool = \"stream_price_feed\"\nparams = {{ chain_id = 31337, base = \"WETH\", quote = \"USDC\" }}\n\
+         [[tui.follow]]\ntool = \"stream_position_alerts\"\nparams = {{ chain_id = 31337, token_id = \"{position}\" }}\n",
+        url = e.url(),
+        allow = allow.join("\n"),
+    );
+    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    let bardo = env!("CARGO_BIN_EXE_bardo");
+    let tmux = Tmux::start(dir.path(), &format!("{bardo} tui; echo $? > exit-code"), (120, 40));
+
+    // The first snapshot: the pool's price, fee tier and version.
+    let screen = tmux.wait("the pool's first snapshot", Duration::from_secs(180), |s| {
+        pool_row(s).is_some_and(|c| c.starts_with("v3  0.30%"))
+    });
+    let before = pool_row(&screen).expect("row").to_owned();
+    assert!(screen.contains("Position Monitor") && screen.contains("Tool Activity"), "{screen}");
+
+    // Swaps (sent by this test, not by the dashboard's process) until the position is out of range.
+    let mut swaps = 0;
+    while e.tick(e.pool()) >= lower {
+        e.swap("WETH", "USDC", "5");
+        swaps += 1;
+        assert!(swaps < 40, "the price does not leave the range");
+    }
+    // And one in the deepest WETH/USDC pool (0.05 %), which the price feed follows.
+    e.swap_in("USDC", "WETH", "1000", 500);
+    let screen = tmux.wait("the price moving, the swap and the alert", Duration::from_secs(30), |s| {
+        pool_row(s).is_some_and(|c| c != before)
+            && s.contains("Price Dashboard: WETH/USDC")
+            && s.contains("PoolEventReceived")
+            && s.contains("swap 0x")
+            && s.contains("OUT OF RANGE")
+            && s.contains("out_of_range")
+    });
+    assert!(screen.contains("recent swaps of WETH/USDC"), "{screen}");
+    // The alert is highlighted: on red (SGR 41, or 48;5;1 as tmux writes palette colour 1)
+    // from where its line starts.
+    let colours = tmux.capture(true);
+    let alert = colours
+        .lines()
+        .find(|l| l.contains(&format!("position #{position} out_of_range")))
+        .expect("alert line");
+    let at = alert.find(&format!("position #{position} out_of_range")).expect("alert text");
+    let before_text = &alert[..at];
+    let last_sgr = &before_text[before_text.rfind("\u{1b}[").expect("an SGR before the alert")..];
+    assert!(
+        last_sgr.starts_with("\u{1b}[41m") || last_sgr.starts_with("\u{1b}[48;5;1m"),
+        "alert not highlighted: {alert:?}"
+    );
+
+    // A preview from another process: the permit appears with its countdown.
+    let preview = Command::new(bardo)
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", DEV_KEY)
+        .args([
+            "preview",
+            "swap",
+            "--params",
+            r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#,
+        ])
+        .output()
+        .expect("bardo preview");
+    assert!(preview.status.success(), "{preview:?}");
+    let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
+    let id = permit["permit_id"].as_str().expect("id").to_owned();
+    let shown = format!("permit…{}", &id[id.len() - 4..]);
+    let screen = tmux.wait("the permit", Duration::from_secs(10), |s| s.contains(&shown));
+    let countdown = cell_after(&screen, &shown).expect("permit row").to_owned();
+    assert!(
+        countdown.starts_with("swap") && countdown.contains("medium") && countdown.contains(":"),
+        "{countdown}"
+    );
+    let first = tmux.capture(false);
+    std::thread::sleep(Duration::from_millis(2_100));
+    let later = tmux.capture(false);
+    assert_ne!(cell_after(&first, &shown), cell_after(&later, &shown), "the countdown runs");
+
+    // Tab to the Permits pane, `x`: cancelled through the write path.
+    tmux.keys(&["Tab", "Tab", "Tab"]);
+    tmux.wait("the Permits pane focused", Duration::from_secs(5), |s| s.contains(&shown));
+    tmux.keys(&["x"]);
+    tmux.wait("the cancel", Duration::from_secs(10), |s| s.contains(&format!("{id} cancelled")));
+    let commit = Command::new(bardo)
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", DEV_KEY)
+        .args(["commit", &id])
+        .output()
+        .expect("bardo commit");
+    assert_eq!(commit.status.code(), Some(1), "{commit:?}");
+    assert!(
+        String::from_utf8_lossy(&commit.stdout).contains("cancelled"),
+        "the store says cancelled: {commit:?}"
+    );
+    tmux.wait("the permit gone", Duration::from_secs(5), |s| !s.contains(&shown));
+
+    // Another preview; `c` asks first, `y` commits it through the dashboard's write path.
+    let preview = Command::new(bardo)
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", DEV_KEY)
+        .args([
+            "preview",
+            "swap",
+            "--params",
+            r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#,
+        ])
+        .output()
+        .expect("bardo preview");
+    assert!(preview.status.success(), "{preview:?}");
+    let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
+    let id = permit["permit_id"].as_str().expect("id").to_owned();
+    let shown = format!("permit…{}", &id[id.len() - 4..]);
+    tmux.wait("the second permit", Duration::from_secs(10), |s| s.contains(&shown));
+    tmux.keys(&["c"]);
+    tmux.wait("the commit prompt", Duration::from_secs(5), |s| s.contains(&format!("Commit {id}?")));
+    tmux.keys(&["y"]);
+    let screen = tmux.wait("the commit", Duration::from_secs(60), |s| {
+        s.contains(&format!("{id} committed")) && s.contains("ActionExecuted")
+    });
+    assert!(screen.contains("✓ ") && screen.contains("fuel "), "the verify call in Tool Activity: {screen}");
+    let again = Command::new(bardo)
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", DEV_KEY)
+        .args(["commit", &id])
+        .output()
+        .expect("bardo commit");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already used"), "{again:?}");
+
+    // 80×24: the focused pane alone under a tab bar, nothing garbled, still running.
+    assert!(tmux.run(&["resize-window", "-t", "tui", "-x", "80", "-y", "24"]).status.success());
+    let small = tmux.wait("the small layout", Duration::from_secs(5), |s| {
+        s.lines().any(|l| l.contains("Pools") && l.contains("Events"))
+    });
+    assert!(small.lines().count() <= 24 && small.lines().all(|l| l.chars().count() <= 80), "{small}");
+    assert!(!dir.path().join("exit-code").exists(), "the dashboard died: {small}");
+    tmux.keys(&["?"]);
+    tmux.wait("the help", Duration::from_secs(5), |s| s.contains("keys (any key closes)"));
+    tmux.keys(&["Escape", "q"]);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let code = loop {
+        if let Ok(code) = std::fs::read_to_string(dir.path().join("exit-code")) {
+            break code;
+        }
+        assert!(Instant::now() < deadline, "q did not end it:\n{}", tmux.capture(false));
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code.trim(), "0", "q exits 0");
+    // The events it showed are in the journal, StreamClosed of each subscription last.
+    let journal = std::fs::read_to_string(dir.path().join(".bardo/events.jsonl")).expect("journal");
+    assert!(journal.contains("PoolEventReceived") && journal.contains("PositionAlert"));
+    assert_eq!(journal.matches("StreamClosed").count(), 4, "{journal}");
+}
