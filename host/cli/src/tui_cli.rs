@@ -3,20 +3,23 @@
 //! process writes. Permits come from the permit store every process shares; `c` and `x` go
 //! through this process's write path, exactly as `bardo commit` and `bardo cancel` do.
 
-use crate::report_refused;
+use crate::{fleet_chain, report_refused};
 use anyhow::{Context, Result};
+use bardo_cluster::Cluster;
 use bardo_core::Runtime;
 use bardo_core::fabric::Fabric;
 use bardo_core::journal::{Journal, JournalError};
-use bardo_host::config::Config;
+use bardo_host::config::{Config, TuiFollow};
+use bardo_host::fleet_events;
 use bardo_host::safety::WritePath;
 use bardo_host::setup;
-use bardo_host::subscriptions::SubscriptionRegistry;
+use bardo_host::subscriptions::{FleetStreams, SubscriptionRegistry};
 use bardo_tui::Operator;
-use bardo_tui::feed::{JournalFeed, LiveFeed};
+use bardo_tui::feed::{Feed, Item, JournalFeed, LiveFeed};
 use bardo_tui::model::{PermitRow, clean};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 /// The write path, as the dashboard's operator.
 struct Writes(Arc<WritePath>);
@@ -85,17 +88,23 @@ pub fn tui(
     resume_from: Option<u64>,
     rt: &Runtime,
 ) -> Result<ExitCode> {
-    let path = config.resolve(&config.events_journal);
-    let follow = &config.tui.follow;
+    let fleet = fleet_chain(config)?;
     let opened = setup::open(config, profile, rt)?;
     report_refused(&opened.refused);
+    let (host, services) = (Arc::new(opened.host), opened.services);
+    let path = config.resolve(&config.events_journal);
+    let log = path.with_file_name("tui.log");
+    if let Some(cluster) = fleet {
+        return fleet_tui(config, cluster, host, services, resume_from, &log);
+    }
+    let follow = &config.tui.follow;
     if follow.is_empty() {
         // Only the permit store is needed; a configuration that cannot write still shows events.
-        let operator = setup::write_path(config, opened)
+        let operator = setup::write_path_over(config, host, services)
             .map(|p| Arc::new(Writes(Arc::new(p))) as Arc<dyn Operator>)
             .map_err(|e| format!("read-only: {e}"));
         let source = format!("following {}", path.display());
-        let _stderr = StderrTo::file(&path.with_file_name("tui.log"))?;
+        let _stderr = StderrTo::file(&log)?;
         bardo_tui::run(JournalFeed::new(path, resume_from), operator, source)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -110,14 +119,10 @@ pub fn tui(
     // behind neither slows the fabric nor loses the journal anything.
     let mut to_journal = fabric.subscribe(None);
     let dashboard = fabric.subscribe(None);
-    let write_path = Arc::new(setup::write_path(config, opened)?.with_fabric(fabric.clone()));
-    let registry =
-        SubscriptionRegistry::new(write_path.host(), write_path.services().clone(), fabric.clone())?;
-    for f in follow {
-        registry
-            .subscribe(&f.tool, &f.params.to_string())
-            .map_err(|e| anyhow::anyhow!("[tui] follow {}: {e}", f.tool))?;
-    }
+    let write_path =
+        Arc::new(setup::write_path_over(config, host.clone(), services.clone())?.with_fabric(fabric.clone()));
+    let registry = SubscriptionRegistry::new(host, services, fabric.clone())?;
+    subscribe_all(&registry, follow)?;
     let journal_path = path.clone();
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let writer = rt.handle().spawn(async move {
@@ -145,7 +150,7 @@ pub fn tui(
     });
     let source = format!("live: {} subscription(s), journal {}", follow.len(), path.display());
     let operator: Arc<dyn Operator> = Arc::new(Writes(write_path));
-    let stderr = StderrTo::file(&path.with_file_name("tui.log"))?;
+    let stderr = StderrTo::file(&log)?;
     let shown = bardo_tui::run(LiveFeed::new(dashboard, path, resume_from), Ok(operator), source);
     registry.unsubscribe_all();
     // Every event emitted so far (the subscriptions' StreamClosed too) reaches the journal.
@@ -153,6 +158,85 @@ pub fn tui(
     rt.block_on(async {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
     });
+    drop(stderr);
+    shown.context("drawing the dashboard")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn subscribe_all(registry: &SubscriptionRegistry, follow: &[TuiFollow]) -> Result<()> {
+    for f in follow {
+        registry
+            .subscribe(&f.tool, &f.params.to_string())
+            .map_err(|e| anyhow::anyhow!("[tui] follow {}: {e}", f.tool))?;
+    }
+    Ok(())
+}
+
+/// The fleet's events stream, read by a thread of its own into a bounded queue: a dashboard
+/// that falls behind leaves the events in the stream (where they stay), not in memory.
+struct FleetFeed(mpsc::Receiver<Item>);
+
+impl FleetFeed {
+    fn open(cluster: &Cluster, resume_from: Option<u64>) -> Result<Self> {
+        let mut feed = cluster.subscribe_events(resume_from)?;
+        let (tx, rx) = mpsc::sync_channel(10_000);
+        std::thread::Builder::new().name("bardo-tui-fleet".into()).spawn(move || {
+            loop {
+                let item = match feed.next(Duration::from_millis(200)) {
+                    Ok(Some(Ok(m))) => match fleet_events::decode(&m) {
+                        Ok(e) => Item::Event(serde_json::to_value(e).unwrap_or_default()),
+                        Err(e) => Item::Trouble(e.to_string()),
+                    },
+                    Ok(Some(Err(gap))) => Item::Gap { from: gap.from, to: gap.to },
+                    Ok(None) => continue,
+                    Err(e) => {
+                        std::thread::sleep(Duration::from_secs(1));
+                        Item::Trouble(e.to_string())
+                    }
+                };
+                if tx.send(item).is_err() {
+                    return;
+                }
+            }
+        })?;
+        Ok(Self(rx))
+    }
+}
+
+impl Feed for FleetFeed {
+    fn poll(&mut self, max: usize) -> Vec<Item> {
+        self.0.try_iter().take(max).collect()
+    }
+}
+
+/// With `[cluster]`: the fleet's events stream is the journal. `[tui] follow` subscriptions are
+/// fleet subscriptions (delivered by whichever host holds each one's lease), and this process's
+/// own events (a commit from the dashboard) are forwarded to the stream like any host's.
+fn fleet_tui(
+    config: &Config,
+    cluster: Cluster,
+    host: Arc<bardo_host::Host>,
+    services: Arc<bardo_host::Services>,
+    resume_from: Option<u64>,
+    log: &std::path::Path,
+) -> Result<ExitCode> {
+    let name = config.cluster_host().unwrap_or_else(fleet_events::default_host);
+    let fabric = Arc::new(Fabric::new());
+    let _forwarder = fleet_events::forward(&fabric, fleet_events::FleetJournal::new(cluster.clone(), &name));
+    let operator = setup::write_path_over(config, host.clone(), services.clone())
+        .map(|p| Arc::new(Writes(Arc::new(p.with_fabric(fabric.clone())))) as Arc<dyn Operator>)
+        .map_err(|e| format!("read-only: {e}"));
+    let fleet = FleetStreams::new(cluster.clone(), &name, config.cluster_lease());
+    let registry = SubscriptionRegistry::new(host, services, fabric.clone())?.with_fleet(fleet);
+    subscribe_all(&registry, &config.tui.follow)?;
+    let feed = FleetFeed::open(&cluster, resume_from)?;
+    let fleet_name = config.cluster.as_ref().map_or("bardo", |c| c.name.as_str());
+    let source =
+        format!("fleet `{fleet_name}` as host `{name}`, {} subscription(s)", config.tui.follow.len());
+    let stderr = StderrTo::file(log)?;
+    let shown = bardo_tui::run(feed, operator, source);
+    // Releases the leases: another host takes the subscriptions over at once.
+    registry.unsubscribe_all();
     drop(stderr);
     shown.context("drawing the dashboard")?;
     Ok(ExitCode::SUCCESS)

@@ -265,7 +265,14 @@ impl Model {
             "PositionAlert" => self.position_alert(seq, at_ms, data),
             "HealthFactorAlert" => self.health_alert(seq, at_ms, data),
             "TokenJarUpdate" => {
-                format!("{} {} {}", str_of(data, "movement"), str_of(data, "amount"), str_of(data, "symbol"))
+                format!(
+                    "{} {} {} (jar {}: {})",
+                    str_of(data, "movement"),
+                    str_of(data, "amount"),
+                    str_of(data, "token"),
+                    short(&str_of(data, "jar")),
+                    data["balances"]
+                )
             }
             "SwapExecuted" => format!(
                 "sold {} {} for {} {}",

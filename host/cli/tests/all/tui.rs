@@ -10,6 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
+
 /// A private tmux server (its own socket, no user configuration), killed when dropped.
 struct Tmux {
     socket: String,
@@ -17,7 +19,9 @@ struct Tmux {
 
 impl Tmux {
     fn start(dir: &Path, command: &str, (w, h): (u16, u16)) -> Self {
-        let socket = format!("bardo-tui-{}", std::process::id());
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = format!("bardo-tui-{}-{n}", std::process::id());
         let tmux = Self { socket };
         let o = tmux.run(&[
             "new-session",
@@ -266,17 +270,117 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
     tmux.keys(&["?"]);
     tmux.wait("the help", Duration::from_secs(5), |s| s.contains("keys (any key closes)"));
     tmux.keys(&["Escape", "q"]);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let code = loop {
-        if let Ok(code) = std::fs::read_to_string(dir.path().join("exit-code")) {
-            break code;
-        }
-        assert!(Instant::now() < deadline, "q did not end it:\n{}", tmux.capture(false));
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(code.trim(), "0", "q exits 0");
+    assert_eq!(exit_code(dir.path(), &tmux), "0", "q exits 0");
     // The events it showed are in the journal, StreamClosed of each subscription last.
     let journal = std::fs::read_to_string(dir.path().join(".bardo/events.jsonl")).expect("journal");
     assert!(journal.contains("PoolEventReceived") && journal.contains("PositionAlert"));
     assert_eq!(journal.matches("StreamClosed").count(), 4, "{journal}");
+}
+
+/// Wait for `dir/exit-code` (the command tmux ran writes it) and return it.
+fn exit_code(dir: &Path, tmux: &Tmux) -> String {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Ok(code) = std::fs::read_to_string(dir.join("exit-code")) {
+            return code.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "q did not end it:\n{}", tmux.capture(false));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Without `[tui] follow` the dashboard follows the journal `bardo stream` writes (replayed from
+/// `--resume-from`, then live); with `[cluster]` it follows the fleet's stream, its own
+/// `[tui] follow` subscriptions being fleet subscriptions.
+#[test]
+fn the_dashboard_follows_another_processs_journal_and_the_fleets_stream() {
+    use alloy::sol_types::SolCall;
+    let e = env_with(&[STREAMING], DEV_KEY);
+    let d = &e.d;
+    let jar = d.accounts[7];
+    let deposit = |usdc: u64| {
+        let call = transferCall { to: jar, amount: alloy::primitives::U256::from(usdc * 1_000_000) };
+        e.send_as(d.deployer, d.tokens["USDC"].address, call.abi_encode());
+    };
+    let jar_params =
+        format!(r#"{{ chain_id = 31337, jar = "{}", tokens = ["USDC"] }}"#, jar.to_checksum(None));
+    let setup = |extra: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+        std::fs::copy(STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
+        std::fs::write(dir.path().join("streaming.json"), d.streaming_settings().to_string())
+            .expect("settings");
+        let config = format!(
+            "profile = \"data\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n{extra}",
+            e.url()
+        );
+        std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+        dir
+    };
+    let bardo = env!("CARGO_BIN_EXE_bardo");
+
+    // 1. `bardo stream` journals a deposit; the dashboard replays it, then shows the next live.
+    let dir = setup("");
+    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
+    let mut stream = Command::new(bardo)
+        .current_dir(dir.path())
+        .args(["stream", "stream_tokenjar", "--params", &params])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bardo stream");
+    let mut out = std::io::BufReader::new(stream.stdout.take().expect("stdout"));
+    let mut err = std::io::BufReader::new(stream.stderr.take().expect("stderr"));
+    let mut subscribed = String::new();
+    std::io::BufRead::read_line(&mut err, &mut subscribed).expect("stderr");
+    assert!(subscribed.contains("subscribed sub-1"), "{subscribed}");
+    deposit(7);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).expect("the deposit's event");
+    assert!(line.contains("TokenJarUpdate"), "{line}");
+    let tmux =
+        Tmux::start(dir.path(), &format!("{bardo} tui --resume-from 1; echo $? > exit-code"), (120, 40));
+    let screen =
+        tmux.wait("the replayed deposit", Duration::from_secs(120), |s| s.contains("deposit 7 USDC"));
+    assert!(screen.contains("following") && screen.contains("TokenJarUpdate"), "{screen}");
+    deposit(8);
+    tmux.wait("the live deposit", Duration::from_secs(30), |s| s.contains("deposit 8 USDC"));
+    tmux.keys(&["q"]);
+    assert_eq!(exit_code(dir.path(), &tmux), "0");
+    let _ = Command::new("kill").args(["-INT", &stream.id().to_string()]).status();
+    let _ = stream.wait();
+
+    // 2. A one-node fleet: the dashboard's subscription is the fleet's, its events the stream's.
+    let nats_dir = tempfile::tempdir().expect("tempdir");
+    let nats = bardo_devnet::nats::NatsCluster::start(nats_dir.path(), 1).expect("nats-server");
+    let dir = setup(&format!(
+        "[cluster]\nnats = [\"{}\"]\nname = \"fleet\"\nhost = \"tui\"\n\
+         [[tui.follow]]\ntool = \"stream_tokenjar\"\nparams = {jar_params}\n",
+        nats.url(0)
+    ));
+    let tmux = Tmux::start(dir.path(), &format!("{bardo} tui; echo $? > exit-code"), (120, 40));
+    tmux.wait("the fleet dashboard", Duration::from_secs(120), |s| s.contains("fleet `fleet` as host `tui`"));
+    // The lease is taken when the subscription starts: a deposit from now on is delivered.
+    std::thread::sleep(Duration::from_millis(500));
+    deposit(9);
+    let screen = tmux.wait("the fleet's deposit", Duration::from_secs(30), |s| s.contains("deposit 9 USDC"));
+    assert!(!screen.contains("gaps:"), "{screen}");
+    tmux.keys(&["q"]);
+    assert_eq!(exit_code(dir.path(), &tmux), "0");
+    let o = Command::new(bardo)
+        .current_dir(dir.path())
+        .args(["events", "--resume-from", "1", "--no-follow"])
+        .output()
+        .expect("bardo events");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let deposits: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"]["type"] == "TokenJarUpdate")
+        .collect();
+    assert_eq!(deposits.len(), 1, "{text}");
+    assert_eq!(
+        (deposits[0]["host"].as_str(), deposits[0]["event"]["data"]["amount"].as_str()),
+        (Some("tui"), Some("9"))
+    );
 }
