@@ -44,7 +44,7 @@ pub fn now_ms() -> u64 {
 pub fn apply(app: &mut App, items: Vec<Item>) {
     for item in items {
         match item {
-            Item::Event(v) => app.model.apply(&v),
+            Item::Event(v) => app.model.apply(v),
             Item::Gap { from, to } => app.model.gap(from, to),
             Item::Lagged { missed, recovered } => {
                 app.lag_missed += missed;

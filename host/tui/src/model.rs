@@ -242,8 +242,9 @@ impl Model {
 
     /// Apply one envelope (`{seq, at_ms, event: {type, …}}`); an envelope already applied is
     /// ignored, and one past the next expected shows the gap before it.
-    pub fn apply(&mut self, envelope: &Value) {
-        let envelope = &clean(envelope.clone());
+    pub fn apply(&mut self, mut envelope: Value) {
+        clean_in_place(&mut envelope);
+        let envelope = &envelope;
         let Some(seq) = envelope["seq"].as_u64() else {
             return;
         };
@@ -526,18 +527,20 @@ impl Model {
 /// `v` with every control character in its strings replaced: chain data and plugin text reach
 /// the terminal, and an escape sequence in them must not.
 pub fn clean(mut v: Value) -> Value {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::String(s) if s.chars().any(char::is_control) => {
-                *s = s.chars().map(|c| if c.is_control() { '·' } else { c }).collect();
-            }
-            Value::Array(a) => a.iter_mut().for_each(walk),
-            Value::Object(o) => o.values_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut v);
+    clean_in_place(&mut v);
     v
+}
+
+/// [`clean`] without a copy.
+pub fn clean_in_place(v: &mut Value) {
+    match v {
+        Value::String(s) if s.chars().any(char::is_control) => {
+            *s = s.chars().map(|c| if c.is_control() { '·' } else { c }).collect();
+        }
+        Value::Array(a) => a.iter_mut().for_each(clean_in_place),
+        Value::Object(o) => o.values_mut().for_each(clean_in_place),
+        _ => {}
+    }
 }
 
 fn set_price(pool: &mut Pool, price: f64) {
@@ -571,9 +574,9 @@ mod tests {
     #[test]
     fn a_jump_in_sequence_is_a_gap_and_a_repeat_is_ignored() {
         let mut m = Model::default();
-        m.apply(&env(1, json!({"type": "PermitConsumed", "permit_id": "permit-1"})));
-        m.apply(&env(5, json!({"type": "PermitConsumed", "permit_id": "permit-5"})));
-        m.apply(&env(5, json!({"type": "PermitConsumed", "permit_id": "permit-5"})));
+        m.apply(env(1, json!({"type": "PermitConsumed", "permit_id": "permit-1"})));
+        m.apply(env(5, json!({"type": "PermitConsumed", "permit_id": "permit-5"})));
+        m.apply(env(5, json!({"type": "PermitConsumed", "permit_id": "permit-5"})));
         assert_eq!(m.missed, 3);
         let kinds: Vec<&str> = m.log.iter().map(|l| l.kind.as_str()).collect();
         assert_eq!(kinds, ["PermitConsumed", "gap", "PermitConsumed"]);
@@ -584,16 +587,16 @@ mod tests {
     fn a_swap_moves_the_pool_price_and_the_positions_in_it() {
         let mut m = Model::default();
         let pool = "0x1111111111111111111111111111111111111111";
-        m.apply(&env(1, json!({"type": "PoolStateSnapshot", "sprite_trigger": "idle", "data": {
+        m.apply(env(1, json!({"type": "PoolStateSnapshot", "sprite_trigger": "idle", "data": {
             "pool": pool, "tick": 10, "liquidity": "5", "price_token1_per_token0": "1.0",
             "token0": {"symbol": "A", "decimals": 18}, "token1": {"symbol": "B", "decimals": 18}, "fee": 3000}})));
-        m.apply(&env(2, json!({"type": "PositionAlert", "sprite_trigger": "alert", "data": {
+        m.apply(env(2, json!({"type": "PositionAlert", "sprite_trigger": "alert", "data": {
             "alert": "out_of_range", "token_id": "7", "pool": pool, "tick": 10, "tick_lower": 20, "tick_upper": 40}})));
         assert!(!m.positions["7"].in_range());
         // sqrtPriceX96 of price 4 = 2 * 2^96.
         let sqrt = (2f64 * 2f64.powi(96)).to_string();
         let sqrt = sqrt.split('.').next().expect("integer part").to_owned();
-        m.apply(&env(3, json!({"type": "PoolEventReceived", "sprite_trigger": "thinking", "data": {
+        m.apply(env(3, json!({"type": "PoolEventReceived", "sprite_trigger": "thinking", "data": {
             "type": "swap", "pool": pool, "amount0": "-1", "amount1": "4", "sqrt_price_x96": sqrt, "tick": 25}})));
         let p = &m.pools[pool];
         assert_eq!((p.pair.as_deref(), p.fee, p.version), (Some("A/B"), Some(3000), "v3"));
@@ -607,9 +610,9 @@ mod tests {
     #[test]
     fn a_tool_run_collects_its_steps_and_its_end() {
         let mut m = Model::default();
-        m.apply(&env(1, json!({"type": "ToolExecutionStart", "tool": "uniswap_swap"})));
-        m.apply(&env(2, json!({"type": "ToolExecutionUpdate", "tool": "uniswap_swap", "step": "quote"})));
-        m.apply(&env(3, json!({"type": "ToolExecutionEnd", "tool": "uniswap_swap", "ok": true, "fuel": 900, "duration_ms": 4})));
+        m.apply(env(1, json!({"type": "ToolExecutionStart", "tool": "uniswap_swap"})));
+        m.apply(env(2, json!({"type": "ToolExecutionUpdate", "tool": "uniswap_swap", "step": "quote"})));
+        m.apply(env(3, json!({"type": "ToolExecutionEnd", "tool": "uniswap_swap", "ok": true, "fuel": 900, "duration_ms": 4})));
         let r = &m.runs[0];
         assert_eq!(
             (r.steps.len(), r.ok, r.fuel, r.duration_ms, r.sprite),
@@ -620,7 +623,7 @@ mod tests {
     #[test]
     fn hostile_text_cannot_break_a_line() {
         let mut m = Model::default();
-        m.apply(&env(1, json!({"type": "Halted", "reason": "a\nb\u{1b}[2Jc"})));
+        m.apply(env(1, json!({"type": "Halted", "reason": "a\nb\u{1b}[2Jc"})));
         assert!(!m.log[0].text.chars().any(char::is_control), "{:?}", m.log[0].text);
     }
 }

@@ -27,7 +27,7 @@ fn session() -> App {
     let mut seq = 0;
     let mut push = |app: &mut App, e: Value| {
         seq += 1;
-        app.model.apply(&envelope(seq, e));
+        app.model.apply(envelope(seq, e));
     };
     let snapshot = json!({"pool": POOL, "block_number": 40, "sqrt_price_x96": "3543191142285914327220224",
         "tick": -200312, "liquidity": "1517882343751509868544", "price_token1_per_token0": "2000.000000",
@@ -101,7 +101,7 @@ fn session() -> App {
         json!({"type": "PermitCreated", "permit_id": "permit-5f0c2d9e8a7b6c5d4e3f2a1b0c9d8e7f", "tool": "uniswap_swap"}),
     );
     // The journal lost two events here.
-    app.model.apply(&envelope(seq + 3, json!({"type": "PermitConsumed", "permit_id": "permit-0000"})));
+    app.model.apply(envelope(seq + 3, json!({"type": "PermitConsumed", "permit_id": "permit-0000"})));
     app.model.permits = vec![
         PermitRow {
             permit_id: "permit-5f0c2d9e8a7b6c5d4e3f2a1b0c9d8e7f".into(),
