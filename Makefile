@@ -77,6 +77,7 @@ bench: setup
 	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull --bench route --bench speculation
 	$(CARGO) bench --locked -p bardo --bench mcp --bench a2a
 	$(CARGO) bench --locked -p bardo-sidecar --bench sidecar
+	$(CARGO) bench --locked -p bardo-tui --bench dashboard
 
 # The same guest work in Bardo's isolated call, raw wasmtime and Extism, in one run, with a table
 # of medians and ratios at the end (benches/peers; not a default member, so CI never builds it).
