@@ -219,6 +219,23 @@ fn the_filter_help_and_commit_prompt() {
 }
 
 #[test]
+fn a_dashboard_that_fell_behind_says_so_and_what_the_journal_gave_back() {
+    let mut app = session();
+    bardo_tui::apply(
+        &mut app,
+        vec![
+            bardo_tui::feed::Item::Lagged { missed: 500, recovered: 498 },
+            bardo_tui::feed::Item::Gap { from: 30, to: 31 },
+        ],
+    );
+    let (text, _) = render(&app, 120, 40);
+    let header = text.lines().next().expect("header");
+    assert!(header.contains("lagging: 500 missed, 498 read back from the journal"), "{header}");
+    assert!(header.contains("gaps: 4 events missing"), "two before, two now: {header}");
+    assert!(text.contains("events 30..=31 were missed"), "{text}");
+}
+
+#[test]
 fn tiny_and_odd_sizes_draw_without_panicking() {
     let app = session();
     for (w, h) in [(1, 1), (10, 3), (20, 5), (40, 12), (79, 23), (99, 29), (100, 30), (300, 90)] {

@@ -201,6 +201,22 @@ impl Env {
         self.execute(&plan, self.d.deployer).pop().expect("swap receipt")
     }
 
+    /// A WETH/USDC 0.3 % position over `[lower, upper)`, minted by the deployer; its token id.
+    pub fn mint_position(&self, lower: i32, upper: i32) -> String {
+        let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000, "amount_a": "1",
+            "amount_b": "2000", "tick_lower": lower, "tick_upper": upper});
+        let minted = self.execute(&self.plan("uniswap_add_liquidity", add.clone()), self.d.deployer);
+        let verified = self
+            .host
+            .verify("uniswap_add_liquidity", &add.to_string(), CHAIN_ID, &minted)
+            .result
+            .expect("verify");
+        verified["position_id"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| verified["position_id"].to_string())
+    }
+
     pub fn pool(&self) -> Address {
         let (weth, usdc) = (&self.d.tokens["WETH"].address, &self.d.tokens["USDC"].address);
         self.d
@@ -390,15 +406,7 @@ fn a_position_pushed_out_of_range_and_back_alerts_exactly_twice() {
     // A range of ±5 tick spacings around the price.
     let lower = tick.div_euclid(60) * 60 - 300;
     let upper = lower + 660;
-    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000, "amount_a": "1",
-        "amount_b": "2000", "tick_lower": lower, "tick_upper": upper});
-    let minted = e.execute(&e.plan("uniswap_add_liquidity", add.clone()), e.d.deployer);
-    let verified =
-        e.host.verify("uniswap_add_liquidity", &add.to_string(), CHAIN_ID, &minted).result.expect("verify");
-    let id = verified["position_id"]
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| verified["position_id"].to_string());
+    let id = e.mint_position(lower, upper);
     e.subscribe("stream_position_alerts", json!({"chain_id": CHAIN_ID, "token_id": id}));
     e.subscribe(
         "stream_position_alerts",

@@ -3,9 +3,8 @@
 //! preview come from other processes, as an agent's would.
 
 use super::streaming::env_with;
-use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use bardo_devnet::DEV_KEY;
 use bardo_test_artifacts::{STREAMING, UNISWAP};
-use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -108,15 +107,7 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
     let tick = e.tick(pool);
     let lower = tick.div_euclid(60) * 60 - 120;
     let upper = lower + 300;
-    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000, "amount_a": "1",
-        "amount_b": "2000", "tick_lower": lower, "tick_upper": upper});
-    let minted = e.execute(&e.plan("uniswap_add_liquidity", add.clone()), d.deployer);
-    let verified =
-        e.host.verify("uniswap_add_liquidity", &add.to_string(), CHAIN_ID, &minted).result.expect("verify");
-    let position = verified["position_id"]
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| verified["position_id"].to_string());
+    let position = e.mint_position(lower, upper);
 
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
@@ -183,22 +174,28 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
         "alert not highlighted: {alert:?}"
     );
 
+    // `bardo` in another process, as an agent's would be.
+    let run = |args: &[&str]| {
+        Command::new(bardo)
+            .current_dir(dir.path())
+            .env("BARDO_PRIVATE_KEY", DEV_KEY)
+            .args(args)
+            .output()
+            .expect("bardo")
+    };
+    // A swap previewed: its permit id, and the row label the Permits pane gives it.
+    let preview = || {
+        let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#;
+        let o = run(&["preview", "swap", "--params", swap]);
+        assert!(o.status.success(), "{o:?}");
+        let permit: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let id = permit["permit_id"].as_str().expect("id").to_owned();
+        let shown = format!("permit…{}", &id[id.len() - 4..]);
+        (id, shown)
+    };
+
     // A preview from another process: the permit appears with its countdown.
-    let preview = Command::new(bardo)
-        .current_dir(dir.path())
-        .env("BARDO_PRIVATE_KEY", DEV_KEY)
-        .args([
-            "preview",
-            "swap",
-            "--params",
-            r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#,
-        ])
-        .output()
-        .expect("bardo preview");
-    assert!(preview.status.success(), "{preview:?}");
-    let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
-    let id = permit["permit_id"].as_str().expect("id").to_owned();
-    let shown = format!("permit…{}", &id[id.len() - 4..]);
+    let (id, shown) = preview();
     let screen = tmux.wait("the permit", Duration::from_secs(10), |s| s.contains(&shown));
     let countdown = cell_after(&screen, &shown).expect("permit row").to_owned();
     assert!(
@@ -215,12 +212,7 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
     tmux.wait("the Permits pane focused", Duration::from_secs(5), |s| s.contains(&shown));
     tmux.keys(&["x"]);
     tmux.wait("the cancel", Duration::from_secs(10), |s| s.contains(&format!("{id} cancelled")));
-    let commit = Command::new(bardo)
-        .current_dir(dir.path())
-        .env("BARDO_PRIVATE_KEY", DEV_KEY)
-        .args(["commit", &id])
-        .output()
-        .expect("bardo commit");
+    let commit = run(&["commit", &id]);
     assert_eq!(commit.status.code(), Some(1), "{commit:?}");
     assert!(
         String::from_utf8_lossy(&commit.stdout).contains("cancelled"),
@@ -229,21 +221,7 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
     tmux.wait("the permit gone", Duration::from_secs(5), |s| !s.contains(&shown));
 
     // Another preview; `c` asks first, `y` commits it through the dashboard's write path.
-    let preview = Command::new(bardo)
-        .current_dir(dir.path())
-        .env("BARDO_PRIVATE_KEY", DEV_KEY)
-        .args([
-            "preview",
-            "swap",
-            "--params",
-            r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#,
-        ])
-        .output()
-        .expect("bardo preview");
-    assert!(preview.status.success(), "{preview:?}");
-    let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
-    let id = permit["permit_id"].as_str().expect("id").to_owned();
-    let shown = format!("permit…{}", &id[id.len() - 4..]);
+    let (id, shown) = preview();
     tmux.wait("the second permit", Duration::from_secs(10), |s| s.contains(&shown));
     tmux.keys(&["c"]);
     tmux.wait("the commit prompt", Duration::from_secs(5), |s| s.contains(&format!("Commit {id}?")));
@@ -252,12 +230,7 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
         s.contains(&format!("{id} committed")) && s.contains("ActionExecuted")
     });
     assert!(screen.contains("✓ ") && screen.contains("fuel "), "the verify call in Tool Activity: {screen}");
-    let again = Command::new(bardo)
-        .current_dir(dir.path())
-        .env("BARDO_PRIVATE_KEY", DEV_KEY)
-        .args(["commit", &id])
-        .output()
-        .expect("bardo commit");
+    let again = run(&["commit", &id]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("already used"), "{again:?}");
 
     // 80×24: the focused pane alone under a tab bar, nothing garbled, still running.
