@@ -16,6 +16,7 @@ use app::{Action, App};
 use feed::{Feed, Item};
 use model::PermitRow;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
@@ -62,6 +63,11 @@ pub fn run(
     operator: Result<Arc<dyn Operator>, String>,
     source: String,
 ) -> std::io::Result<()> {
+    if !std::io::stdout().is_terminal() {
+        return Err(std::io::Error::other(
+            "bardo tui draws on a terminal and stdout is not one (`bardo events` prints the events as JSON lines)",
+        ));
+    }
     let mut app = App::new(source);
     // The permit store and the write path may wait on disk locks or a cluster: never on the
     // drawing thread. A poller reads the store; each commit or cancel runs on its own thread.
@@ -89,7 +95,8 @@ pub fn run(
             None
         }
     };
-    let mut terminal = ratatui::init();
+    // Raw mode and the alternate screen; a panic restores the terminal before it is reported.
+    let mut terminal = ratatui::try_init()?;
     let result = (|| -> std::io::Result<()> {
         loop {
             apply(&mut app, feed.poll(PER_FRAME));
@@ -117,37 +124,31 @@ pub fn run(
                 continue;
             }
             let action = app.key(key);
-            let Some(op) = operator.clone() else {
-                if matches!(action, Action::Commit(_) | Action::Cancel(_)) {
-                    app.status = Some("permits are read-only here: the write path did not open".into());
+            let op = match (&action, &operator) {
+                (Action::Quit, _) => return Ok(()),
+                (Action::None, _) => continue,
+                (_, None) => {
+                    let why = app.model.permits_error.clone().unwrap_or_default();
+                    app.status = Some(format!("permits cannot be committed or cancelled here ({why})"));
                     continue;
                 }
-                if action == Action::Quit {
-                    return Ok(());
-                }
-                continue;
+                (_, Some(op)) => op.clone(),
             };
             let done = done_tx.clone();
-            match action {
-                Action::Quit => return Ok(()),
-                Action::None => {}
-                Action::Commit(id) => {
-                    std::thread::spawn(move || {
-                        let _ = done.send(match op.commit(&id) {
-                            Ok(summary) => format!("{id} committed: {summary}"),
-                            Err(e) => format!("{id} NOT committed: {e}"),
-                        });
-                    });
-                }
-                Action::Cancel(id) => {
-                    std::thread::spawn(move || {
-                        let _ = done.send(match op.cancel(&id) {
-                            Ok(()) => format!("{id} cancelled"),
-                            Err(e) => format!("{id} NOT cancelled: {e}"),
-                        });
-                    });
-                }
-            }
+            std::thread::spawn(move || {
+                let message = match action {
+                    Action::Commit(id) => match op.commit(&id) {
+                        Ok(summary) => format!("{id} committed: {summary}"),
+                        Err(e) => format!("{id} NOT committed: {e}"),
+                    },
+                    Action::Cancel(id) => match op.cancel(&id) {
+                        Ok(()) => format!("{id} cancelled"),
+                        Err(e) => format!("{id} NOT cancelled: {e}"),
+                    },
+                    Action::Quit | Action::None => return,
+                };
+                let _ = done.send(message);
+            });
         }
     })();
     ratatui::restore();

@@ -357,3 +357,17 @@ fn the_dashboard_follows_another_processs_journal_and_the_fleets_stream() {
         (Some("tui"), Some("9"))
     );
 }
+
+#[test]
+fn without_a_terminal_it_says_what_to_use_instead() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"data\"\nplugins = []\n").expect("config");
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .arg("tui")
+        .output()
+        .expect("bardo tui");
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("stdout is not one") && err.contains("bardo events"), "{err}");
+}
