@@ -25,6 +25,10 @@ pub enum GolemEvent {
     ToolExecutionStart {
         /// The tool's name.
         tool: String,
+        /// How many progress steps it names (a TUI's progress bar; 0: none named).
+        total_steps: u32,
+        /// Its tick budget, milliseconds (how long a TUI expects it to take).
+        tick_budget_ms: u64,
     },
     /// A running tool reached a progress step.
     ToolExecutionUpdate {

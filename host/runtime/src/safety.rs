@@ -470,7 +470,11 @@ impl WritePath {
                 format!("no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
             )
         })?;
-        self.publish(|| GolemEvent::ToolExecutionStart { tool: tool.clone() });
+        self.publish(|| GolemEvent::ToolExecutionStart {
+            tool: tool.clone(),
+            total_steps: entry.def.progress_steps.len() as u32,
+            tick_budget_ms: entry.def.tick_budget.millis(),
+        });
         let report = host.plan_with(&tool, &params.to_string(), control);
         // The plugin's progress steps, named from its ToolDef.
         for e in &report.events.events {

@@ -97,6 +97,12 @@ pub struct ToolRun {
     pub tool: String,
     /// Steps reached, in order.
     pub steps: Vec<String>,
+    /// How many steps the tool names (0: unknown).
+    pub total_steps: u32,
+    /// Its tick budget, milliseconds (0: unknown).
+    pub budget_ms: u64,
+    /// When it started, Unix ms (0: its start was not seen).
+    pub started_ms: u64,
     /// None while running; then whether it succeeded.
     pub ok: Option<bool>,
     /// Fuel the guest used.
@@ -105,6 +111,23 @@ pub struct ToolRun {
     pub duration_ms: Option<u64>,
     /// The sprite this run shows.
     pub sprite: &'static str,
+}
+
+impl ToolRun {
+    /// A run whose start was not seen (a verify call, or a start before the journal's range).
+    fn unseen(tool: &str) -> Self {
+        Self {
+            tool: tool.into(),
+            steps: Vec::new(),
+            total_steps: 0,
+            budget_ms: 0,
+            started_ms: 0,
+            ok: None,
+            fuel: None,
+            duration_ms: None,
+            sprite: "thinking",
+        }
+    }
 }
 
 /// A position or health-factor alert.
@@ -282,7 +305,7 @@ impl Model {
                 str_of(&data["bought"], "amount"),
                 str_of(&data["bought"], "symbol")
             ),
-            "ToolExecutionStart" => self.tool_start(e),
+            "ToolExecutionStart" => self.tool_start(e, at_ms),
             "ToolExecutionUpdate" => self.tool_step(e),
             "ToolExecutionEnd" => self.tool_end(e),
             "HookDecision" => format!(
@@ -472,15 +495,14 @@ impl Model {
         text
     }
 
-    fn tool_start(&mut self, e: &Value) -> String {
+    fn tool_start(&mut self, e: &Value, at_ms: u64) -> String {
         let tool = str_of(e, "tool");
         let run = ToolRun {
-            tool: tool.clone(),
-            steps: Vec::new(),
-            ok: None,
-            fuel: None,
-            duration_ms: None,
+            total_steps: e["total_steps"].as_u64().unwrap_or(0) as u32,
+            budget_ms: e["tick_budget_ms"].as_u64().unwrap_or(0),
+            started_ms: at_ms,
             sprite: "executing",
+            ..ToolRun::unseen(&tool)
         };
         push_bounded(&mut self.runs, run, RUNS_KEEP);
         format!("{tool} started")
@@ -492,15 +514,7 @@ impl Model {
         match open {
             Some(i) => &mut self.runs[i],
             None => {
-                let run = ToolRun {
-                    tool: tool.into(),
-                    steps: Vec::new(),
-                    ok: None,
-                    fuel: None,
-                    duration_ms: None,
-                    sprite: "thinking",
-                };
-                push_bounded(&mut self.runs, run, RUNS_KEEP);
+                push_bounded(&mut self.runs, ToolRun::unseen(tool), RUNS_KEEP);
                 self.runs.back_mut().expect("just pushed")
             }
         }
@@ -610,7 +624,7 @@ mod tests {
     #[test]
     fn a_tool_run_collects_its_steps_and_its_end() {
         let mut m = Model::default();
-        m.apply(env(1, json!({"type": "ToolExecutionStart", "tool": "uniswap_swap"})));
+        m.apply(env(1, json!({"type": "ToolExecutionStart", "tool": "uniswap_swap", "total_steps": 3, "tick_budget_ms": 1000})));
         m.apply(env(2, json!({"type": "ToolExecutionUpdate", "tool": "uniswap_swap", "step": "quote"})));
         m.apply(env(3, json!({"type": "ToolExecutionEnd", "tool": "uniswap_swap", "ok": true, "fuel": 900, "duration_ms": 4})));
         let r = &m.runs[0];
@@ -618,6 +632,7 @@ mod tests {
             (r.steps.len(), r.ok, r.fuel, r.duration_ms, r.sprite),
             (1, Some(true), Some(900), Some(4), "success")
         );
+        assert_eq!((r.total_steps, r.budget_ms, r.started_ms), (3, 1000, 1000));
     }
 
     #[test]

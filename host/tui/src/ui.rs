@@ -118,12 +118,12 @@ fn header_line(app: &App, now_ms: u64) -> Line<'static> {
     ];
     if app.lag_missed > 0 {
         spans.push(Span::styled(
-            format!(" │ lagging: {} missed, {} read back from the journal", app.lag_missed, m.recovered),
+            format!(" │ lagging: {} missed, {} from the journal", app.lag_missed, m.recovered),
             Style::new().fg(Color::Yellow),
         ));
     }
     if m.missed > 0 {
-        spans.push(Span::styled(format!(" │ gaps: {} events missing", m.missed), RED));
+        spans.push(Span::styled(format!(" │ gaps: {} missing", m.missed), RED));
     }
     // Last: a narrow terminal cuts the source's description, not the state.
     spans.push(Span::styled(format!(" │ {}", app.source), DIM));
@@ -163,7 +163,7 @@ fn draw_pane(frame: &mut Frame, app: &App, pane: Pane, area: Rect, now_ms: u64) 
         Pane::Prices => prices(frame, app, area),
         Pane::Positions => positions(frame, app, area),
         Pane::Permits => permits(frame, app, area, now_ms),
-        Pane::Tools => tools(frame, app, area),
+        Pane::Tools => tools(frame, app, area, now_ms),
         Pane::Alerts => alerts(frame, app, area),
         Pane::Events => events(frame, app, area),
     }
@@ -375,7 +375,25 @@ fn permits(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
     frame.render_widget(Table::new(rows, widths).header(header).block(block), area);
 }
 
-fn tools(frame: &mut Frame, app: &App, area: Rect) {
+/// A run's progress: `[██░░] 2/4` over the steps the tool names, and while it runs, how much of
+/// its tick budget has gone (the specification's loading state).
+fn progress(r: &crate::model::ToolRun, now_ms: u64) -> String {
+    let mut out = String::new();
+    if r.total_steps > 0 {
+        let done = (r.steps.len() as u32).min(r.total_steps);
+        let bar: String =
+            (0..r.total_steps).map(|i| if i < done || r.ok == Some(true) { '█' } else { '░' }).collect();
+        out.push_str(&format!(" [{bar}] {done}/{}", r.total_steps));
+    }
+    if r.ok.is_none() && r.budget_ms > 0 && r.started_ms > 0 {
+        let spent = now_ms.saturating_sub(r.started_ms);
+        let over = if spent > r.budget_ms { " OVER" } else { "" };
+        out.push_str(&format!(" {spent}/{} ms budget{over}", r.budget_ms));
+    }
+    out
+}
+
+fn tools(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
     let m = &app.model;
     let block = pane_block(app, Pane::Tools, String::new());
     if m.runs.is_empty() {
@@ -400,9 +418,8 @@ fn tools(frame: &mut Frame, app: &App, area: Rect) {
             Line::from(vec![
                 Span::styled(format!("{mark} "), style),
                 Span::styled(r.tool.clone(), BOLD),
-                Span::raw(format!("{cost} ")),
-                Span::styled(format!("[{}]", r.sprite), face(r.sprite).1),
-                Span::raw(format!(" {}", r.steps.join(" › "))),
+                Span::styled(format!(" [{}]", r.sprite), face(r.sprite).1),
+                Span::raw(format!("{cost}{} {}", progress(r, now_ms), r.steps.join(" › "))),
             ])
         })
         .collect();
