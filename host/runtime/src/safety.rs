@@ -1,15 +1,19 @@
 //! The write path. A plugin only plans; here a plan is checked by the hook chain, simulated,
 //! turned into a single-use permit, and — at commit, after a fresh simulation matches — executed
-//! through a [`Capability`] that only this module can mint and only [`broadcast`] consumes.
+//! through a [`capability::Capability`] that only this module can mint and only [`broadcast`]
+//! consumes. Preview, commit, and the phase and halt live in submodules of their own.
 
 pub mod audit_log;
 mod broadcast;
 pub mod capability;
+mod commit;
 pub mod cross_check;
 pub mod declared;
 pub mod hooks;
 pub mod host_key;
 pub mod permit;
+mod phase;
+mod preview;
 pub mod records;
 pub mod scope;
 pub mod spending;
@@ -17,24 +21,16 @@ mod store;
 pub mod valuation;
 pub mod value_guard;
 
-use crate::plugin::{CallControl, Host};
+use crate::plugin::Host;
 use crate::services::Services;
-use alloy::primitives::Address;
-use alloy::providers::Provider;
-use alloy::rpc::types::TransactionReceipt;
 use audit_log::{AuditEvent, AuditLog};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent};
-use bardo_core::tool::{CapabilityTier, Phase, RiskTier, WritePlan};
+use bardo_core::tool::Phase;
 use bardo_evm::changes::ChangeSet;
-use broadcast::broadcast;
-use capability::Capability;
-use hooks::{
-    Decision, Findings, HallucinationDetector, Proposal, RevmSimulator, SafetyHook, simulation_hash,
-};
-use permit::{ActionPermit, Halt, PermitError, Permits};
+use hooks::{RevmSimulator, SafetyHook};
+use permit::{ActionPermit, PermitError, Permits};
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -74,12 +70,6 @@ pub struct WriteResult {
     pub changes: Option<ChangeSet>,
     /// How the executed change set differs from the plan's declaration (empty: it matches).
     pub outcome_mismatch: Vec<String>,
-}
-
-/// What the host read from the receipts.
-struct Checked {
-    changes: Option<ChangeSet>,
-    mismatch: Vec<String>,
 }
 
 /// A plan that passed every check and its fresh re-simulation: what a capability authorizes.
@@ -240,82 +230,6 @@ impl WritePath {
         &self.services
     }
 
-    /// The current phase: terminal while an emergency halt is in force (here or in another
-    /// process sharing the permit file), else the one set.
-    pub fn phase(&self) -> Phase {
-        match self.controls() {
-            Ok((None, phase)) => phase,
-            // A store that cannot be read counts as halted: writes fail closed.
-            Ok((Some(_), _)) | Err(_) => Phase::Terminal,
-        }
-    }
-
-    /// The halt in force, if any, and the phase as set (see [`Self::phase_as_set`]): one read
-    /// of the store.
-    fn controls(&self) -> Result<(Option<Halt>, Phase), PermitError> {
-        let (halt, fleet) = self.permits.controls()?;
-        let own = *self.phase.read().unwrap_or_else(|p| p.into_inner());
-        Ok((halt, fleet.map_or(own, |f| lowest(own, f))))
-    }
-
-    /// The phase set by the operator or lowered by an agent (with `[cluster]`, by any host's
-    /// agent), whether or not halted. A fleet phase that cannot be read counts as terminal.
-    fn phase_as_set(&self) -> Phase {
-        self.controls().map_or(Phase::Terminal, |(_, phase)| phase)
-    }
-
-    /// Set the phase, in either direction: the operator's (`[safety] phase` in bardo.toml, at
-    /// start). An agent only lowers it, through [`Self::lower_phase`].
-    pub fn set_phase(&self, phase: Phase) {
-        *self.phase.write().unwrap_or_else(|p| p.into_inner()) = phase;
-    }
-
-    /// Move the phase towards terminal (thriving → cautious → defensive → survival), as the
-    /// agent's directives may. Raising it is refused (`denied`): only the operator raises it.
-    /// With `[cluster]` the phase is lowered for the whole fleet (an operator's `bardo resume`
-    /// lifts it again).
-    pub fn lower_phase(&self, phase: Phase) -> Result<(), ToolError> {
-        let mut own = self.phase.write().unwrap_or_else(|p| p.into_inner());
-        let (halt, fleet) = self.permits.controls().map_err(permit_error)?;
-        if let Some(halt) = halt {
-            return Err(permit_error(halt.refusal()));
-        }
-        let current = fleet.map_or(*own, |f| lowest(*own, f));
-        if severity(phase) < severity(current) {
-            let how = if fleet.is_some() {
-                "run `bardo resume`"
-            } else {
-                "set `[safety] phase` in bardo.toml and restart"
-            };
-            return Err(denied(format!(
-                "the phase is {} and only the operator can raise it (to {}): {how}",
-                phase_name(current),
-                phase_name(phase)
-            )));
-        }
-        let shared = self
-            .permits
-            .change_fleet_phase(|lowered| {
-                if lowered.is_none_or(|l| severity(phase) > severity(l)) {
-                    *lowered = Some(phase);
-                }
-            })
-            .map_err(permit_error)?;
-        if shared.is_none() {
-            *own = phase;
-        }
-        Ok(())
-    }
-
-    /// Refuse (`denied`) while an emergency halt is in force, set here or by another process
-    /// sharing the permit file.
-    fn refuse_if_halted(&self) -> Result<(), ToolError> {
-        match self.permits.halted().map_err(permit_error)? {
-            Some(halt) => Err(permit_error(halt.refusal())),
-            None => Ok(()),
-        }
-    }
-
     /// Audit `events` (one write, one sync), then publish them on the fabric.
     fn record(&self, events: &[AuditEvent]) -> Result<(), ToolError> {
         self.audit.append_all(events).map_err(audit_error)?;
@@ -374,418 +288,6 @@ impl WritePath {
         self
     }
 
-    /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
-    fn route<'h>(&self, host: &'h Host, kind: &str) -> Result<&'h crate::plugin::CatalogEntry, ToolError> {
-        // Unique by construction: the host refuses to load a second tool claiming a kind.
-        let kind = crate::plugin::action_kind(kind);
-        host.catalog()
-            .values()
-            .find(|e| {
-                e.def.capability_tier == CapabilityTier::Write
-                    && e.def.action_kinds.iter().any(|k| crate::plugin::action_kind(k) == kind)
-            })
-            .ok_or_else(|| {
-                ToolError::new(
-                    ErrorCode::NotFound,
-                    format!("no write tool implements `{kind}` in this profile; see `bardo tools`"),
-                )
-            })
-    }
-
-    /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
-    /// records are written together before the permit exists and synced by a thread, not
-    /// waited for: the permit keeps where its `PermitCreated` record was written, and a commit
-    /// syncs the log and finds the record there before taking it — a crash can lose a
-    /// preview's records only together with the use of its permit.
-    pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
-        self.preview_with(kind, params, &Arc::new(CallControl::new()))
-    }
-
-    /// [`Self::preview`] whose plan call reports progress to, and can be cancelled through,
-    /// `control` (a cancelled plan issues no permit).
-    pub fn preview_with(
-        &self,
-        kind: &str,
-        params: &serde_json::Value,
-        control: &Arc<CallControl>,
-    ) -> Result<ActionPermit, ToolError> {
-        let permit_id = new_permit_id();
-        // The halt is checked again, with the permit's write, when it is stored.
-        let phase = match self.controls() {
-            Ok((None, phase)) => Ok(phase),
-            Ok((Some(halt), _)) => Err(permit_error(halt.refusal())),
-            Err(e) => Err(permit_error(e)),
-        };
-        let phase = match phase {
-            Ok(phase) => phase,
-            Err(e) => {
-                self.log(self.blocked(&permit_id, kind, &e))?;
-                return Err(e);
-            }
-        };
-        let mut trail = Vec::new();
-        let result = self.check(&permit_id, kind, params, phase, control, &mut trail);
-        if let Err(e) = &result {
-            trail.push(self.blocked(&permit_id, kind, e));
-        }
-        let stored = self.record_written(&trail).and_then(|at| {
-            let permit = ActionPermit { audit_record: at, ..result? };
-            self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error)
-        });
-        if stored.is_err() {
-            self.settle(&permit_id, false);
-        }
-        stored
-    }
-
-    /// The record of a preview refused before a permit was issued.
-    fn blocked(&self, permit_id: &str, kind: &str, e: &ToolError) -> AuditEvent {
-        AuditEvent::ActionBlocked {
-            permit_id: permit_id.to_owned(),
-            kind: kind.to_owned(),
-            tool: self.route(&self.host(), kind).ok().map(|entry| entry.def.name.clone()),
-            code: e.code.as_str().into(),
-            reason: e.message.clone(),
-        }
-    }
-
-    fn check(
-        &self,
-        permit_id: &str,
-        kind: &str,
-        params: &serde_json::Value,
-        phase: Phase,
-        control: &Arc<CallControl>,
-        trail: &mut Vec<AuditEvent>,
-    ) -> Result<ActionPermit, ToolError> {
-        let host = self.host();
-        let entry = self.route(&host, kind)?;
-        let tool = entry.def.name.clone();
-        let chain_id = params["chain_id"]
-            .as_u64()
-            .ok_or_else(|| ToolError::new(ErrorCode::InvalidParams, "`chain_id` is required for a write"))?;
-        let sender = self.services.address(chain_id).ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::WalletNotConfigured,
-                format!("no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
-            )
-        })?;
-        self.publish(|| GolemEvent::ToolExecutionStart {
-            tool: tool.clone(),
-            total_steps: entry.def.progress_steps.len() as u32,
-            tick_budget_ms: entry.def.tick_budget.millis(),
-        });
-        let report = host.plan_with(&tool, &params.to_string(), control);
-        // The plugin's progress steps, named from its ToolDef.
-        for e in &report.events.events {
-            if let bardo_core::tool::ToolEvent::Progress { step, .. } = e {
-                let name =
-                    entry.def.progress_steps.get(*step as usize).cloned().unwrap_or_else(|| step.to_string());
-                self.publish(|| GolemEvent::ToolExecutionUpdate { tool: tool.clone(), step: name.clone() });
-            }
-        }
-        self.publish_end(&tool, report.result.is_ok(), &report.stats);
-        trail.push(AuditEvent::ToolCall {
-            tool: tool.clone(),
-            phase: "plan".into(),
-            ok: report.result.is_ok(),
-        });
-        let plan = report.result?;
-        // Bounded host work: a plan is a few calls, not a program for the host to run.
-        let bytes: usize = plan.calls.iter().map(|c| c.data.len()).sum();
-        if plan.calls.len() > MAX_PLAN_CALLS || bytes > MAX_PLAN_BYTES {
-            return Err(denied(format!(
-                "the plan has {} calls and {bytes} bytes of call data; at most {MAX_PLAN_CALLS} calls and {MAX_PLAN_BYTES} bytes",
-                plan.calls.len()
-            )));
-        }
-        if let Some(c) = plan.calls.iter().find(|c| c.chain_id != chain_id) {
-            return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
-        }
-        let declared = declared::Declared::parse(&plan.expected_outcome);
-        let proposal = Proposal {
-            declared: &declared,
-            permit_id,
-            kind: &kind.replace('-', "_"),
-            tool: &entry.def,
-            chain_id,
-            sender,
-            plan: &plan,
-            phase,
-        };
-        let mut found = Findings::default();
-        let chain = self
-            .hooks
-            .iter()
-            .map(|h| h.as_ref())
-            .chain(std::iter::once(&self.simulator as &dyn SafetyHook))
-            // Always right after the simulation, whatever the configuration: the plan's claims
-            // against the change set derived from it, before anything values or counts them.
-            .chain(std::iter::once(&HallucinationDetector as &dyn SafetyHook))
-            .chain(self.after_simulation.iter().map(|h| h.as_ref()));
-        for hook in chain {
-            let decision = hook.check(&proposal, &mut found);
-            let (allowed, reason) = match &decision {
-                Decision::Allow => (true, None),
-                Decision::Reject { reason, .. } => (false, Some(reason.clone())),
-            };
-            trail.push(AuditEvent::HookDecision {
-                tool: tool.clone(),
-                hook: hook.name().into(),
-                allowed,
-                reason,
-            });
-            if let Decision::Reject { code, reason } = decision {
-                return Err(refusal(code, format!("{}: {reason}", hook.name())));
-            }
-        }
-        let sim = found
-            .simulation
-            .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
-        let permit = ActionPermit {
-            permit_id: permit_id.to_owned(),
-            kind: kind.to_owned(),
-            tool: tool.clone(),
-            params: params.clone(),
-            chain_id,
-            sender,
-            simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
-            simulated_at: Some(sim.timestamp),
-            expected_outcome: plan.expected_outcome.clone(),
-            risk_tier: plan_risk(entry.def.risk_tier, &plan),
-            plan,
-            created_at: (self.clock)(),
-            ttl: self.ttl,
-            audit_record: None,
-        };
-        trail.push(AuditEvent::PermitCreated {
-            permit_id: permit.permit_id.clone(),
-            kind: kind.to_owned(),
-            tool,
-            simulation_hash: permit.simulation_hash.to_string(),
-        });
-        Ok(permit)
-    }
-
-    /// Execute a permit once: check that this host sealed it, that this host's wallet signs it
-    /// and that today's policy still allows it; re-simulate on the current block and refuse if
-    /// anything changed; count the spend; then sign, broadcast, wait for the receipts and let
-    /// the plugin verify the outcome.
-    pub fn commit(&self, permit_id: &str) -> Result<WriteResult, ToolError> {
-        self.commit_with(permit_id, &Arc::new(CallControl::new()))
-    }
-
-    /// [`Self::commit`] that a caller can cancel through `control` until the broadcast starts
-    /// (the permit is then used and nothing is sent); from the broadcast on it runs to the end.
-    pub fn commit_with(&self, permit_id: &str, control: &Arc<CallControl>) -> Result<WriteResult, ToolError> {
-        // A halt is checked by `take`, under the store's lock; the phase, by the policy cage's
-        // class gate in `recheck` (terminal still allows a write that closes a position).
-        // The spend is counted in the same locked step that takes the permit, before anything
-        // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
-        // below releases it.
-        // Taken only with its preview's record on disk, whichever process and log wrote it.
-        let recorded = |at: &audit_log::RecordAt| {
-            self.audit.recorded(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
-        };
-        let permit = match self
-            .permits
-            .take_then(permit_id, (self.clock)(), recorded, |_| self.settle(permit_id, true))
-        {
-            Ok(p) => p,
-            Err(e) => {
-                let error = permit_error(e.clone());
-                if matches!(e, PermitError::Expired(_)) {
-                    self.settle(permit_id, false);
-                }
-                self.log(match e {
-                    PermitError::Expired(_) => AuditEvent::PermitExpired { permit_id: permit_id.to_owned() },
-                    _ => AuditEvent::PermitRefused {
-                        permit_id: permit_id.to_owned(),
-                        code: error.code.as_str().into(),
-                        reason: error.message.clone(),
-                    },
-                })?;
-                return Err(error);
-            }
-        };
-        self.log(AuditEvent::PermitConsumed { permit_id: permit_id.to_owned() })?;
-        let refuse = |code: ErrorCode, reason: String| -> Result<WriteResult, ToolError> {
-            self.settle(permit_id, false);
-            self.log(AuditEvent::PermitRefused {
-                permit_id: permit_id.to_owned(),
-                code: code.as_str().into(),
-                reason: reason.clone(),
-            })?;
-            Err(ToolError::new(code, reason))
-        };
-        if let Err(e) = self.recheck(&permit) {
-            return refuse(e.code, e.message);
-        }
-        // At the preview's timestamp: only a change of state, not the passing of time (interest
-        // accruing, oracle slots), makes the re-simulation differ.
-        let sim = match self.simulator.run(permit.chain_id, permit.sender, &permit.plan, permit.simulated_at)
-        {
-            Ok(sim) => sim,
-            Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
-        };
-        if simulation_hash(permit.chain_id, permit.sender, &permit.plan, &sim) != permit.simulation_hash {
-            return refuse(
-                ErrorCode::Denied,
-                "the chain changed since the preview (the simulation differs); preview the action again"
-                    .into(),
-            );
-        }
-        // A halt during the re-simulation still stops it: nothing has been sent yet.
-        if let Err(e) = self.refuse_if_halted() {
-            return refuse(e.code, e.message);
-        }
-        // The last point a caller's cancel stops the commit: from here on it is broadcasting.
-        if control.is_cancelled() {
-            return refuse(
-                ErrorCode::Cancelled,
-                format!(
-                    "commit of `{permit_id}` cancelled by its caller before anything was sent; preview again"
-                ),
-            );
-        }
-        let gas = sim.outcomes.iter().map(|o| o.gas_used).collect();
-        // Where the receipts' check looks for balances besides the logs' contracts.
-        let assets: BTreeSet<Address> = sim
-            .changes
-            .balances()
-            .filter_map(|(asset, _)| asset)
-            .chain(permit.plan.calls.iter().map(|c| c.to))
-            .collect();
-        // Where the wallet's nonce stood: if this process dies mid-broadcast, the next start
-        // tells from the chain whether anything was sent (see `reconcile`).
-        match self.pending_nonce(permit.chain_id, permit.sender) {
-            Ok(nonce) => {
-                if let Err(e) = self.permits.mark_sending(permit_id, nonce) {
-                    tracing::warn!(
-                        "{permit_id}: cannot record the broadcast's start ({e}); a crash now stays spent"
-                    );
-                }
-            }
-            Err(e) => {
-                tracing::warn!("{permit_id}: cannot read the wallet's nonce ({e}); a crash now stays spent")
-            }
-        }
-        let capability = Capability::mint(Approved { permit, gas });
-        let sent = broadcast(capability, &self.services, &|e| self.log(e));
-        if let Err(e) = self.permits.mark_finished(permit_id) {
-            tracing::warn!(
-                "{permit_id}: cannot record the broadcast's end ({e}); the next start re-checks it"
-            );
-        }
-        let (permit, receipts) = sent?;
-        let report = self.host().verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
-        self.publish_end(&permit.tool, report.result.is_ok(), &report.stats);
-        self.log(AuditEvent::ToolCall {
-            tool: permit.tool.clone(),
-            phase: "verify".into(),
-            ok: report.result.is_ok(),
-        })?;
-        let actual = report.result?;
-        let checked = self.check_receipts(&permit, &receipts, &assets)?;
-        let schema_version = self.host().catalog().get(&permit.tool).map_or(0, |e| e.def.schema_version);
-        let result = WriteResult {
-            schema_version,
-            permit_id: permit.permit_id,
-            tool: permit.tool,
-            expected: permit.expected_outcome,
-            actual,
-            ground_truth: if checked.changes.is_some() { "receipt" } else { "plugin" },
-            changes: checked.changes,
-            outcome_mismatch: checked.mismatch,
-            tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
-            gas_used: receipts.iter().map(|r| r.gas_used).sum(),
-        };
-        self.log(records::outcome_event(self.valuer.as_ref(), permit.chain_id, &result, &receipts))?;
-        Ok(result)
-    }
-
-    /// Derive the wallet's change set from the receipts, as a simulation's is derived, and hold
-    /// it to what the permit's plan declared. A divergence lowers the phase (to `cautious` by
-    /// default) and is audited; a change set the host could not read leaves the plugin's word
-    /// as the only account, and says so.
-    fn check_receipts(
-        &self,
-        permit: &ActionPermit,
-        receipts: &[TransactionReceipt],
-        assets: &BTreeSet<Address>,
-    ) -> Result<Checked, ToolError> {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let chains = &self.services.chains;
-        let derived = bardo_evm::executed::executed_changes(
-            chains,
-            permit.chain_id,
-            permit.sender,
-            receipts,
-            assets,
-            deadline,
-        );
-        let changes = match derived {
-            Ok(changes) => changes,
-            Err(e) => {
-                let reason = format!("the host could not read what the transactions changed: {e}");
-                self.log(AuditEvent::OutcomeMismatch {
-                    permit_id: permit.permit_id.clone(),
-                    differences: vec![reason.clone()],
-                })?;
-                return Ok(Checked { changes: None, mismatch: vec![reason] });
-            }
-        };
-        let mismatch = match declared::Declared::parse(&permit.expected_outcome) {
-            Ok(Some(declared)) => declared.mismatches(&changes),
-            Ok(None) => vec!["the plan declared no balance_changes".to_owned()],
-            Err(reason) => vec![reason],
-        };
-        if !mismatch.is_empty() {
-            self.log(AuditEvent::OutcomeMismatch {
-                permit_id: permit.permit_id.clone(),
-                differences: mismatch.clone(),
-            })?;
-            // Lowering only: a halted or already more careful host stays as it is.
-            let current = self.phase_as_set();
-            let to =
-                if severity(self.mismatch_phase) > severity(current) { self.mismatch_phase } else { current };
-            // Lowering only; a halt refuses it and already stops every write.
-            let _ = self.lower_phase(to);
-        }
-        Ok(Checked { changes: Some(changes), mismatch })
-    }
-
-    /// The wallet's nonce counting transactions the node holds but has not mined.
-    fn pending_nonce(&self, chain: u64, wallet: Address) -> Result<u64, ToolError> {
-        let chains = &self.services.chains;
-        let client =
-            chains.get(chain).map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;
-        chains
-            .block_on(client.provider().get_transaction_count(wallet).pending().into_future())
-            .map_err(|e| ToolError::retryable(ErrorCode::Rpc, format!("reading the wallet's nonce: {e}")))
-    }
-
-    /// Reconcile executions a crash interrupted (run at start): a permit taken for execution
-    /// whose wallet nonce has not moved since sent nothing, so its spend is released; any other
-    /// stays spent, since something left the wallet. Returns the released permits.
-    pub fn reconcile(&self) -> Result<Vec<String>, ToolError> {
-        let mut released = Vec::new();
-        for (id, chain, wallet, nonce) in self.permits.unfinished().map_err(permit_error)? {
-            if self.pending_nonce(chain, wallet)? == nonce {
-                self.settle(&id, false);
-                self.log(AuditEvent::PermitRefused {
-                    permit_id: id.clone(),
-                    code: "interrupted".into(),
-                    reason: "its execution was interrupted before anything was sent; its spend is released"
-                        .into(),
-                })?;
-                released.push(id.clone());
-            }
-            self.permits.mark_finished(&id).map_err(permit_error)?;
-        }
-        Ok(released)
-    }
-
     /// The permits waiting for a commit: open, unexpired, sealed by this host's key.
     pub fn open_permits(&self) -> Result<Vec<ActionPermit>, ToolError> {
         self.permits.open_permits((self.clock)()).map_err(permit_error)
@@ -797,103 +299,6 @@ impl WritePath {
         self.settle(permit_id, false);
         self.log(AuditEvent::PermitCancelled { permit_id: permit_id.to_owned() })
     }
-
-    /// Emergency halt: kept in the permit store (seen by every process sharing its file, and
-    /// after a restart), every open permit revoked in the same locked step; the phase reads
-    /// terminal and previews and commits are refused until an operator runs `bardo resume`.
-    pub fn halt(&self, reason: &str) -> Result<Vec<String>, ToolError> {
-        let revoked = self.permits.halt(reason, (self.clock)()).map_err(permit_error)?;
-        for id in &revoked {
-            self.settle(id, false);
-        }
-        self.log(AuditEvent::Halted { reason: reason.to_owned(), revoked: revoked.clone() })?;
-        Ok(revoked)
-    }
-
-    /// Lift an emergency halt (the operator's `bardo resume`, never an agent's), and with
-    /// `[cluster]` the phase agents lowered fleet-wide; returns whether either was in force.
-    /// The phase is again the one set; revoked permits stay revoked.
-    pub fn resume(&self) -> Result<bool, ToolError> {
-        // With `[cluster]` the phase agents lowered fleet-wide goes too: each host is back at
-        // its own `[safety] phase`.
-        let lowered =
-            self.permits.change_fleet_phase(|lowered| lowered.take().is_some()).map_err(permit_error)?;
-        let Some(halt) = self.permits.resume().map_err(permit_error)? else {
-            return Ok(lowered == Some(true));
-        };
-        self.log(AuditEvent::Resumed { reason: halt.reason, halted_at_ms: halt.at_ms })?;
-        Ok(true)
-    }
-
-    /// What a permit must still pass at commit, whoever wrote it into the store: this host's
-    /// wallet signs it, its write tool is still loaded, and every hook that runs at commit
-    /// allows it in the current phase.
-    fn recheck(&self, permit: &ActionPermit) -> Result<(), ToolError> {
-        let signer = self.services.address(permit.chain_id);
-        if signer != Some(permit.sender) {
-            let signer = signer.map_or_else(|| "no wallet".to_owned(), |a| a.to_string());
-            return Err(denied(format!(
-                "permit `{}` is for sender {}, but this host signs on chain {} with {signer}; preview again",
-                permit.permit_id, permit.sender, permit.chain_id
-            )));
-        }
-        let host = self.host();
-        let entry = host
-            .catalog()
-            .get(&permit.tool)
-            .filter(|e| e.def.capability_tier == CapabilityTier::Write)
-            .ok_or_else(|| {
-                denied(format!(
-                    "write tool `{}` of permit `{}` is no longer loaded; preview again",
-                    permit.tool, permit.permit_id
-                ))
-            })?;
-        let declared = declared::Declared::parse(&permit.plan.expected_outcome);
-        let proposal = Proposal {
-            declared: &declared,
-            permit_id: &permit.permit_id,
-            kind: &permit.kind.replace('-', "_"),
-            tool: &entry.def,
-            chain_id: permit.chain_id,
-            sender: permit.sender,
-            plan: &permit.plan,
-            phase: self.phase(),
-        };
-        let mut found = Findings::default();
-        for hook in self.hooks.iter().filter(|h| h.at_commit()) {
-            if let Decision::Reject { code, reason } = hook.check(&proposal, &mut found) {
-                return Err(refusal(code, format!("{} (at commit): {reason}", hook.name())));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// How far towards terminal a phase is: an agent may only move it up this scale.
-fn severity(phase: Phase) -> u8 {
-    match phase {
-        Phase::Thriving => 0,
-        Phase::Cautious => 1,
-        Phase::Defensive => 2,
-        Phase::Survival => 3,
-        Phase::Terminal => 4,
-    }
-}
-
-/// The nearer to terminal of two phases.
-fn lowest(a: Phase, b: Phase) -> Phase {
-    if severity(a) >= severity(b) { a } else { b }
-}
-
-/// A phase as bardo.toml and directives spell it.
-fn phase_name(phase: Phase) -> String {
-    format!("{phase:?}").to_lowercase()
-}
-
-fn new_permit_id() -> String {
-    let mut bytes = [0u8; 16];
-    rand_bytes(&mut bytes);
-    format!("permit-{}", hex::encode(bytes))
 }
 
 /// Unpredictable ids: sha256 of time, a counter and the process id (no extra RNG dependency).
@@ -961,11 +366,4 @@ fn fabric_event(e: &AuditEvent) -> Option<GolemEvent> {
         }
         AuditEvent::OutcomeRecorded { .. } => return None,
     })
-}
-
-/// The risk of a plan: its tool's, raised to High when any of its calls goes through a V4 pool
-/// with a hook (the specification: "LP … V4 hooks: High") — read from the calls themselves, not
-/// from anything the plugin says about them.
-fn plan_risk(tool: RiskTier, plan: &WritePlan) -> RiskTier {
-    if scope::v4_hooks(&plan.calls).is_empty() { tool } else { tool.max(RiskTier::High) }
 }
