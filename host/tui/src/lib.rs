@@ -33,8 +33,9 @@ pub trait Operator: Send + Sync {
 
 /// Events applied per frame at most: a burst is spread over frames so keys stay responsive.
 const PER_FRAME: usize = 20_000;
-/// How often the permit store is read.
-const PERMITS_EVERY: Duration = Duration::from_millis(500);
+/// How often the permit store is read (under its lock: every permit file is read, so not more
+/// often; the countdowns run on the local clock in between).
+const PERMITS_EVERY: Duration = Duration::from_secs(1);
 
 /// Unix milliseconds now.
 pub fn now_ms() -> u64 {
@@ -82,7 +83,7 @@ pub fn run(
                     if tx.send(op2.open_permits()).is_err() {
                         return;
                     }
-                    // Every half second, or at once after a commit or cancel.
+                    // Every second, or at once after a commit or cancel.
                     if let Err(mpsc::RecvTimeoutError::Disconnected) = poke_rx.recv_timeout(PERMITS_EVERY) {
                         return;
                     }
