@@ -28,7 +28,7 @@ use axum::extract::State as Extract;
 use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};
 use bardo_core::fabric::Fabric;
-use bardo_core::journal::Journal;
+use bardo_core::journal::{Journal, JournalTask};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -57,6 +57,8 @@ pub struct A2a {
     adapter: AdapterSource,
     profile: String,
     bearer: bool,
+    /// Journals the task events for as long as the server lives.
+    _journal: JournalTask,
 }
 
 impl A2a {
@@ -76,25 +78,13 @@ impl A2a {
             path: journal.display().to_string(),
             message: e.to_string(),
         };
-        let (mut writer, first) = Journal::open(journal).map_err(|e| journal_error(&e))?;
+        let (writer, first) = Journal::open(journal).map_err(|e| journal_error(&e))?;
         let fabric = Arc::new(Fabric::starting_at(first));
-        let mut events = fabric.subscribe(None);
-        let path = journal.to_owned();
-        tokio::spawn(async move {
-            while let Some(next) = events.recv().await {
-                match next {
-                    Ok(e) => {
-                        if let Err(e) = writer.append(&e, &path) {
-                            tracing::error!("cannot journal an A2A task event: {e}");
-                        }
-                    }
-                    Err(gap) => tracing::warn!("A2A task events not journaled: {gap}"),
-                }
-            }
-        });
+        let journal =
+            JournalTask::spawn(&fabric, writer, journal.to_owned(), &tokio::runtime::Handle::current());
         let runner = run::Runner::new(store, adapter.clone(), fabric);
         runner.recover();
-        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer }))
+        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer, _journal: journal }))
     }
 
     /// Task `id` as A2A shows it.

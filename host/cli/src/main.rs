@@ -476,7 +476,9 @@ fn mcp(
     // Refuse an unsafe HTTP setup before opening anything.
     let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr)).transpose()?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
-    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, rt)?;
+    // The write path's steps (previews, hooks, permits, commits) journaled, for `bardo tui`.
+    let (fabric, journaling) = events_cli::journaled_fabric(&config, rt)?;
+    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
     match (http, access) {
         (Some(addr), Some(access)) => {
             bardo_mcp::session_runtime()?.block_on(bardo_mcp::http::serve(served, addr, access, async {
@@ -485,6 +487,7 @@ fn mcp(
         }
         _ => bardo_mcp::serve_stdio_blocking(served)?,
     }
+    journaling.finish(rt, &fabric);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -28,7 +28,8 @@ pub(crate) fn run(
     let access = bardo_mcp::http::Access::from_config(&config, listen)?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
     // One profile, one write path: MCP and A2A call through the same adapter.
-    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, rt)?;
+    // The A2A server journals its own tasks' events (one journal writer per process).
+    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, None, rt)?;
     let server = bardo_mcp::session_runtime()?;
     server.block_on(async {
         let mut router = axum::Router::new();

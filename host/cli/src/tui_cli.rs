@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use bardo_cluster::Cluster;
 use bardo_core::Runtime;
 use bardo_core::fabric::Fabric;
-use bardo_core::journal::{Journal, JournalError};
+use bardo_core::journal::{Journal, JournalError, JournalTask};
 use bardo_host::config::{Config, TuiFollow};
 use bardo_host::fleet_events;
 use bardo_host::safety::WritePath;
@@ -108,7 +108,7 @@ pub fn tui(
         bardo_tui::run(JournalFeed::new(path, resume_from), operator, source)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (mut journal, first) = Journal::open(&path).map_err(|e| match e {
+    let (journal, first) = Journal::open(&path).map_err(|e| match e {
         JournalError::Busy(_) => anyhow::anyhow!(
             "{e}; or run `bardo tui` without [tui] follow, and it follows that process's journal"
         ),
@@ -117,47 +117,19 @@ pub fn tui(
     let fabric = Arc::new(Fabric::starting_at(first));
     // The journal's copy and the dashboard's are separate subscriptions: the dashboard falling
     // behind neither slows the fabric nor loses the journal anything.
-    let mut to_journal = fabric.subscribe(None);
     let dashboard = fabric.subscribe(None);
     let write_path =
         Arc::new(setup::write_path_over(config, host.clone(), services.clone())?.with_fabric(fabric.clone()));
     let registry = SubscriptionRegistry::new(host, services, fabric.clone())?;
     subscribe_all(&registry, follow)?;
-    let journal_path = path.clone();
-    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-    let writer = rt.handle().spawn(async move {
-        let mut write = |e: &bardo_core::fabric::Envelope| {
-            if let Err(e) = journal.append(e, &journal_path) {
-                tracing::error!("cannot journal an event: {e}");
-            }
-        };
-        loop {
-            tokio::select! {
-                biased;
-                next = to_journal.recv() => match next {
-                    Some(Ok(e)) => write(&e),
-                    Some(Err(gap)) => tracing::warn!("events not journaled: {gap}"),
-                    None => return,
-                },
-                _ = &mut stopped => {
-                    while let Some(Ok(e)) = to_journal.try_recv() {
-                        write(&e);
-                    }
-                    return;
-                }
-            }
-        }
-    });
+    let journaled = JournalTask::spawn(&fabric, journal, path.clone(), rt.handle());
     let source = format!("live: {} subscription(s), journal {}", follow.len(), path.display());
     let operator: Arc<dyn Operator> = Arc::new(Writes(write_path));
     let stderr = StderrTo::file(&log)?;
     let shown = bardo_tui::run(LiveFeed::new(dashboard, path, resume_from), Ok(operator), source);
     registry.unsubscribe_all();
     // Every event emitted so far (the subscriptions' StreamClosed too) reaches the journal.
-    let _ = stop.send(());
-    rt.block_on(async {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
-    });
+    rt.block_on(journaled.finish());
     drop(stderr);
     shown.context("drawing the dashboard")?;
     Ok(ExitCode::SUCCESS)

@@ -3,7 +3,7 @@
 //! at a time (an exclusive lock for the writer's life) keeps sequence numbers unique; a new
 //! writer continues the sequence where the journal ends.
 
-use crate::fabric::{Envelope, Gap};
+use crate::fabric::{Envelope, Fabric, Gap};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -76,6 +76,52 @@ impl Journal {
         })?;
         writeln!(self.file, "{line}").map_err(io(path))?;
         Ok(line)
+    }
+}
+
+/// A fabric's events appended to the journal by a task of their own: a slow disk never slows the
+/// fabric (the task's subscription reports what it missed as a gap, logged). Dropped, it writes
+/// what is ready and stops; [`JournalTask::finish`] also waits for that.
+pub struct JournalTask {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl JournalTask {
+    /// Journal every event `fabric` emits from now on with `journal` (opened on `path`), on `rt`.
+    pub fn spawn(fabric: &Fabric, mut journal: Journal, path: PathBuf, rt: &tokio::runtime::Handle) -> Self {
+        let mut events = fabric.subscribe(None);
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = rt.spawn(async move {
+            let mut write = |e: &Envelope| {
+                if let Err(e) = journal.append(e, &path) {
+                    tracing::error!("cannot journal an event: {e}");
+                }
+            };
+            loop {
+                tokio::select! {
+                    biased;
+                    next = events.recv() => match next {
+                        Some(Ok(e)) => write(&e),
+                        Some(Err(gap)) => tracing::warn!("events not journaled: {gap}"),
+                        None => return,
+                    },
+                    _ = &mut stopped => {
+                        while let Some(Ok(e)) = events.try_recv() {
+                            write(&e);
+                        }
+                        return;
+                    }
+                }
+            }
+        });
+        Self { stop, task }
+    }
+
+    /// Journal what was emitted so far, then stop (gives up after 5 s).
+    pub async fn finish(self) {
+        let _ = self.stop.send(());
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.task).await;
     }
 }
 

@@ -55,12 +55,14 @@ pub struct Served {
 
 impl Served {
     /// Open `profile` (none: the configuration's) from `config_path`, with its write path and
-    /// agent state; with `watch`, reload on changes to the configuration and lock that often.
+    /// agent state; with `watch`, reload on changes to the configuration and lock that often;
+    /// with `fabric`, the write path publishes every step there (to be journaled).
     pub fn open(
         config_path: &Path,
         profile: Option<&str>,
         exposure: Exposure,
         watch: Option<Duration>,
+        fabric: Option<Arc<bardo_core::fabric::Fabric>>,
         runtime: &Runtime,
     ) -> Result<Arc<Self>, crate::McpError> {
         let config = Config::load(config_path, true).map_err(setup::SetupError::from)?;
@@ -70,7 +72,11 @@ impl Served {
         let host = live
             .host(&profile)
             .ok_or_else(|| crate::McpError::Transport(format!("profile `{profile}` did not open")))?;
-        let path = Arc::new(setup::write_path_over(&config, host.clone(), host.services().clone())?);
+        let mut path = setup::write_path_over(&config, host.clone(), host.services().clone())?;
+        if let Some(fabric) = fabric {
+            path = path.with_fabric(fabric);
+        }
+        let path = Arc::new(path);
         let adapter = Arc::new(setup::adapter(&config, path.clone())?);
         let listing = listing::listing(&adapter, exposure);
         let watcher = watch.map(|every| live.watch(every));

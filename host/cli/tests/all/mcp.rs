@@ -223,6 +223,31 @@ fn python_over_stdio_lists_reads_previews_commits_once_and_reports_progress_and_
     assert_eq!(second["code"], "denied", "{second}");
     assert!(second["message"].as_str().expect("message").contains("already used"), "{second}");
     assert_eq!(second["retryable"], false);
+    // The session's write path is journaled (what `bardo tui` and `bardo events` follow): the
+    // permit's life in order, sequence numbers contiguous.
+    let id = done["preview"]["permit_id"].as_str().expect("permit id");
+    let journal = std::fs::read_to_string(w.path().join(".bardo/events.jsonl")).expect("the journal");
+    let lines: Vec<Value> = journal.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    let seqs: Vec<u64> = lines.iter().map(|l| l["seq"].as_u64().expect("seq")).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    let life: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["event"]["permit_id"] == id)
+        .map(|l| l["event"]["type"].as_str().expect("type"))
+        .collect();
+    assert_eq!(
+        life,
+        [
+            "PermitCreated",
+            "PermitConsumed",
+            "ActionExecuted",
+            "ActionExecuted",
+            "ActionExecuted",
+            "PermitRefused"
+        ],
+        "{journal}"
+    );
+    assert!(journal.contains("\"ToolExecutionEnd\""), "{journal}");
 
     // Params that break the tool's schema are refused by the host, naming the path; an unknown
     // tool is a JSON-RPC error.
