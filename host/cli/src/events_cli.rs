@@ -205,11 +205,16 @@ impl Journaling {
     }
 }
 
-/// A fabric for a serving process (`bardo mcp`), journaled for `bardo events` and `bardo tui`:
-/// to the events file, or with `[cluster]` to the fleet's stream. A journal another process
-/// writes is not shared: this process's events then go unjournaled, and stderr says so.
-pub(crate) fn journaled_fabric(config: &Config, rt: &Runtime) -> Result<(Arc<Fabric>, Journaling)> {
-    if let Some(cluster) = fleet_chain(config)? {
+/// A fabric for a serving process (`bardo mcp`, a fleet's `bardo tui`), journaled for `bardo
+/// events` and `bardo tui`: to the events file, or with `fleet` (`[cluster]`) to the fleet's
+/// stream. A journal another process writes is not shared: this process's events then go
+/// unjournaled, and stderr says so.
+pub(crate) fn journaled_fabric(
+    config: &Config,
+    fleet: Option<Cluster>,
+    rt: &Runtime,
+) -> Result<(Arc<Fabric>, Journaling)> {
+    if let Some(cluster) = fleet {
         let host = config.cluster_host().unwrap_or_else(fleet_events::default_host);
         let fabric = Arc::new(Fabric::new());
         let forwarder = fleet_events::forward(&fabric, fleet_events::FleetJournal::new(cluster, &host));

@@ -3,6 +3,7 @@
 //! process writes. Permits come from the permit store every process shares; `c` and `x` go
 //! through this process's write path, exactly as `bardo commit` and `bardo cancel` do.
 
+use crate::events_cli::journaled_fabric;
 use crate::{fleet_chain, report_refused};
 use anyhow::{Context, Result};
 use bardo_cluster::Cluster;
@@ -31,13 +32,12 @@ impl Operator for Writes {
             .into_iter()
             .map(|p| {
                 let created = p.created_at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-                // The plugin wrote the expected outcome: control characters are not let through.
-                let expected = clean(p.expected_outcome.clone()).to_string();
                 PermitRow {
                     permit_id: p.permit_id,
                     kind: p.kind,
                     tool: p.tool,
-                    expected,
+                    // The plugin wrote the expected outcome: control characters are not let through.
+                    expected: clean(p.expected_outcome).to_string(),
                     risk_tier: serde_json::to_value(p.risk_tier)
                         .ok()
                         .and_then(|v| v.as_str().map(str::to_owned))
@@ -95,7 +95,7 @@ pub fn tui(
     let path = config.resolve(&config.events_journal);
     let log = path.with_file_name("tui.log");
     if let Some(cluster) = fleet {
-        return fleet_tui(config, cluster, host, services, resume_from, &log);
+        return fleet_tui(config, cluster, host, services, resume_from, &log, rt);
     }
     let follow = &config.tui.follow;
     if follow.is_empty() {
@@ -191,10 +191,10 @@ fn fleet_tui(
     services: Arc<bardo_host::Services>,
     resume_from: Option<u64>,
     log: &std::path::Path,
+    rt: &Runtime,
 ) -> Result<ExitCode> {
     let name = config.cluster_host().unwrap_or_else(fleet_events::default_host);
-    let fabric = Arc::new(Fabric::new());
-    let _forwarder = fleet_events::forward(&fabric, fleet_events::FleetJournal::new(cluster.clone(), &name));
+    let (fabric, journaling) = journaled_fabric(config, Some(cluster.clone()), rt)?;
     let operator = setup::write_path_over(config, host.clone(), services.clone())
         .map(|p| Arc::new(Writes(Arc::new(p.with_fabric(fabric.clone())))) as Arc<dyn Operator>)
         .map_err(|e| format!("read-only: {e}"));
@@ -209,6 +209,7 @@ fn fleet_tui(
     let shown = bardo_tui::run(feed, operator, source);
     // Releases the leases: another host takes the subscriptions over at once.
     registry.unsubscribe_all();
+    journaling.finish(rt, &fabric);
     drop(stderr);
     shown.context("drawing the dashboard")?;
     Ok(ExitCode::SUCCESS)

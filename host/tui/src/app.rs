@@ -108,8 +108,6 @@ pub struct App {
     pub status: Option<String>,
     /// Where the events come from, shown in the header.
     pub source: String,
-    /// Events the live subscription missed because the dashboard fell behind.
-    pub lag_missed: u64,
 }
 
 impl App {
@@ -123,7 +121,6 @@ impl App {
             mode: Mode::Normal,
             status: None,
             source: source.into(),
-            lag_missed: 0,
         }
     }
 

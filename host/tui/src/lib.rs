@@ -49,7 +49,7 @@ pub fn apply(app: &mut App, items: Vec<Item>) {
             Item::Event(v) => app.model.apply(v),
             Item::Gap { from, to } => app.model.gap(from, to),
             Item::Lagged { missed, recovered } => {
-                app.lag_missed += missed;
+                app.model.lag_missed += missed;
                 app.model.recovered += recovered;
             }
             Item::Trouble(why) => app.status = Some(format!("events: {why}")),

@@ -135,10 +135,6 @@ impl ToolRun {
 pub struct Alert {
     /// The event's sequence number.
     pub seq: u64,
-    /// When, Unix ms.
-    pub at_ms: u64,
-    /// What crossed: `out_of_range`, `back_in_range`, `fee_threshold`, `below`, …
-    pub kind: String,
     /// The line shown.
     pub text: String,
     /// Bad news (shown red) rather than good (green).
@@ -194,7 +190,9 @@ pub struct Model {
     pub log: VecDeque<Line>,
     /// Events never seen (gaps in the journal or the stream).
     pub missed: u64,
-    /// Events missed live and then read back from the journal.
+    /// Events the live subscription missed because the dashboard fell behind.
+    pub lag_missed: u64,
+    /// Of those, the ones read back from the journal.
     pub recovered: u64,
     /// The sprite: its trigger and until when (Unix ms) it plays.
     pub sprite: (&'static str, u64),
@@ -286,8 +284,8 @@ impl Model {
             "PoolEventReceived" => self.pool_event(seq, data),
             "PoolStateSnapshot" => self.snapshot(data),
             "PriceUpdate" => self.price(seq, data),
-            "PositionAlert" => self.position_alert(seq, at_ms, data),
-            "HealthFactorAlert" => self.health_alert(seq, at_ms, data),
+            "PositionAlert" => self.position_alert(seq, data),
+            "HealthFactorAlert" => self.health_alert(seq, data),
             "TokenJarUpdate" => {
                 format!(
                     "{} {} {} (jar {}: {})",
@@ -458,7 +456,7 @@ impl Model {
         }
     }
 
-    fn position_alert(&mut self, seq: u64, at_ms: u64, data: &Value) -> String {
+    fn position_alert(&mut self, seq: u64, data: &Value) -> String {
         let kind = str_of(data, "alert");
         let id = str_of(data, "token_id");
         let p = self.positions.entry(id.clone()).or_default();
@@ -478,11 +476,11 @@ impl Model {
         let text =
             format!("position #{id} {kind}: tick {} range [{}, {})", p.tick, p.tick_lower, p.tick_upper);
         let severe = kind != "back_in_range";
-        push_bounded(&mut self.alerts, Alert { seq, at_ms, kind, text: text.clone(), severe }, ALERTS_KEEP);
+        push_bounded(&mut self.alerts, Alert { seq, text: text.clone(), severe }, ALERTS_KEEP);
         text
     }
 
-    fn health_alert(&mut self, seq: u64, at_ms: u64, data: &Value) -> String {
+    fn health_alert(&mut self, seq: u64, data: &Value) -> String {
         let kind = str_of(data, "alert");
         let text = format!(
             "health factor of {} {kind}: {} (threshold {})",
@@ -491,7 +489,7 @@ impl Model {
             str_of(data, "threshold")
         );
         let severe = !kind.contains("above") && !kind.contains("recovered");
-        push_bounded(&mut self.alerts, Alert { seq, at_ms, kind, text: text.clone(), severe }, ALERTS_KEEP);
+        push_bounded(&mut self.alerts, Alert { seq, text: text.clone(), severe }, ALERTS_KEEP);
         text
     }
 

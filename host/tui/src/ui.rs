@@ -11,6 +11,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Cell, Chart, Clear, Dataset, GraphType, Paragraph, Row, Table, Wrap};
+use std::collections::VecDeque;
 
 /// The smallest terminal that shows every pane at once.
 pub const FULL: (u16, u16) = (100, 30);
@@ -116,9 +117,9 @@ fn header_line(app: &App, now_ms: u64) -> Line<'static> {
         Span::styled(face, style),
         Span::raw(format!(" │ seq {}", m.last_seq)),
     ];
-    if app.lag_missed > 0 {
+    if m.lag_missed > 0 {
         spans.push(Span::styled(
-            format!(" │ lagging: {} missed, {} from the journal", app.lag_missed, m.recovered),
+            format!(" │ lagging: {} missed, {} from the journal", m.lag_missed, m.recovered),
             Style::new().fg(Color::Yellow),
         ));
     }
@@ -393,54 +394,49 @@ fn progress(r: &crate::model::ToolRun, now_ms: u64) -> String {
     out
 }
 
-fn tools(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
-    let m = &app.model;
-    let block = pane_block(app, Pane::Tools, String::new());
-    if m.runs.is_empty() {
-        return empty(frame, block, area, "no tool call yet");
+/// `items` newest first, as many as fit, each drawn by `line`; `none` when there are none.
+fn newest_first<T>(
+    frame: &mut Frame,
+    block: Block<'static>,
+    area: Rect,
+    items: &VecDeque<T>,
+    none: &str,
+    line: impl Fn(&T) -> Line<'static>,
+) {
+    if items.is_empty() {
+        return empty(frame, block, area, none);
     }
     let room = block.inner(area).height as usize;
-    let lines: Vec<Line> = m
-        .runs
-        .iter()
-        .rev()
-        .take(room)
-        .map(|r| {
-            let (mark, style) = match r.ok {
-                None => ("…", Style::new().fg(Color::Yellow)),
-                Some(true) => ("✓", GREEN),
-                Some(false) => ("✗", RED),
-            };
-            let cost = match (r.fuel, r.duration_ms) {
-                (Some(f), Some(ms)) => format!("  fuel {f}  {ms} ms"),
-                _ => String::new(),
-            };
-            Line::from(vec![
-                Span::styled(format!("{mark} "), style),
-                Span::styled(r.tool.clone(), BOLD),
-                Span::styled(format!(" [{}]", r.sprite), face(r.sprite).1),
-                Span::raw(format!("{cost}{} {}", progress(r, now_ms), r.steps.join(" › "))),
-            ])
-        })
-        .collect();
+    let lines: Vec<Line> = items.iter().rev().take(room).map(line).collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
+fn tools(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
+    let block = pane_block(app, Pane::Tools, String::new());
+    newest_first(frame, block, area, &app.model.runs, "no tool call yet", |r| {
+        let (mark, style) = match r.ok {
+            None => ("…", Style::new().fg(Color::Yellow)),
+            Some(true) => ("✓", GREEN),
+            Some(false) => ("✗", RED),
+        };
+        let cost = match (r.fuel, r.duration_ms) {
+            (Some(f), Some(ms)) => format!("  fuel {f}  {ms} ms"),
+            _ => String::new(),
+        };
+        Line::from(vec![
+            Span::styled(format!("{mark} "), style),
+            Span::styled(r.tool.clone(), BOLD),
+            Span::styled(format!(" [{}]", r.sprite), face(r.sprite).1),
+            Span::raw(format!("{cost}{} {}", progress(r, now_ms), r.steps.join(" › "))),
+        ])
+    });
+}
+
 fn alerts(frame: &mut Frame, app: &App, area: Rect) {
-    let m = &app.model;
     let block = pane_block(app, Pane::Alerts, String::new());
-    if m.alerts.is_empty() {
-        return empty(frame, block, area, "no alert");
-    }
-    let room = block.inner(area).height as usize;
-    let lines: Vec<Line> = m
-        .alerts
-        .iter()
-        .rev()
-        .take(room)
-        .map(|a| Line::styled(format!("#{} {}", a.seq, a.text), if a.severe { ALARM } else { GREEN }))
-        .collect();
-    frame.render_widget(Paragraph::new(lines).block(block), area);
+    newest_first(frame, block, area, &app.model.alerts, "no alert", |a| {
+        Line::styled(format!("#{} {}", a.seq, a.text), if a.severe { ALARM } else { GREEN })
+    });
 }
 
 /// `HH:MM:SS` (UTC) of a Unix ms time.

@@ -234,12 +234,36 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
     assert!(stdout(&o).contains("TAMPERED"), "{o:?}");
 }
 
+/// `bardo stream stream_tokenjar` in `dir` on `jar`'s USDC, once it has subscribed; its stdout.
+pub(super) fn stream_tokenjar(
+    dir: &Path,
+    jar: alloy::primitives::Address,
+) -> (std::process::Child, std::io::BufReader<std::process::ChildStdout>) {
+    use std::io::BufRead;
+    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir)
+        .args(["stream", "stream_tokenjar", "--params", &params])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bardo stream");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("stderr line");
+    assert!(line.contains("subscribed sub-1 to stream_tokenjar"), "{line}");
+    // The rest of stderr is read too: a closed pipe would fail its last line at exit.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    (child, stdout)
+}
+
 #[test]
 fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     use alloy::network::TransactionBuilder;
     use alloy::providers::ProviderBuilder;
     use alloy::sol_types::SolCall;
-    use std::io::{BufRead, BufReader};
+    use std::io::BufRead;
     alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
 
     let (node, d) = super::chain::devnet();
@@ -253,18 +277,7 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     );
     std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
     let jar = d.accounts[7];
-    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bardo"))
-        .current_dir(dir.path())
-        .args(["stream", "stream_tokenjar", "--params", &params])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("bardo stream");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("stderr line");
-    assert!(line.contains("subscribed sub-1 to stream_tokenjar"), "{line}");
+    let (mut child, printed) = stream_tokenjar(dir.path(), jar);
 
     let rt = super::chain::runtime();
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
@@ -275,7 +288,7 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
         .with_input(call.abi_encode());
     rt.block_on(super::chain::send(&provider, tx));
 
-    let mut stdout_lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut stdout_lines = printed.lines();
     let first: serde_json::Value =
         serde_json::from_str(&stdout_lines.next().expect("an event").expect("line")).expect("json");
     assert_eq!(first["seq"], 1);

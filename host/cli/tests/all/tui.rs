@@ -294,19 +294,7 @@ fn the_dashboard_follows_another_processs_journal_and_the_fleets_stream() {
 
     // 1. `bardo stream` journals a deposit; the dashboard replays it, then shows the next live.
     let dir = setup("");
-    let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
-    let mut stream = Command::new(bardo)
-        .current_dir(dir.path())
-        .args(["stream", "stream_tokenjar", "--params", &params])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("bardo stream");
-    let mut out = std::io::BufReader::new(stream.stdout.take().expect("stdout"));
-    let mut err = std::io::BufReader::new(stream.stderr.take().expect("stderr"));
-    let mut subscribed = String::new();
-    std::io::BufRead::read_line(&mut err, &mut subscribed).expect("stderr");
-    assert!(subscribed.contains("subscribed sub-1"), "{subscribed}");
+    let (mut stream, mut out) = super::cli::stream_tokenjar(dir.path(), jar);
     deposit(7);
     let mut line = String::new();
     std::io::BufRead::read_line(&mut out, &mut line).expect("the deposit's event");
