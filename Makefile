@@ -28,7 +28,7 @@ DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
 SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
 demo: plugins
-	$(CARGO) build --locked -p bardo
+	$(CARGO) build --locked -p bardo-cli
 	@# The plugins were just built from this checkout: pin exactly these in bardo.lock.
 	$(BARDO) lock
 	$(BARDO) devnet up --detach
@@ -74,8 +74,10 @@ test: setup
 	$(LINTED) $(CARGO) test --locked
 
 bench: setup
-	$(CARGO) bench --locked -p bardo-host --bench call --bench simulate --bench preview --bench fabric --bench stream --bench pull --bench route --bench speculation
-	$(CARGO) bench --locked -p bardo --bench mcp --bench a2a
+	$(CARGO) bench --locked -p bardo-runtime --bench call --bench simulate --bench fabric --bench stream --bench pull --bench route
+	$(CARGO) bench --locked -p bardo-safety --bench preview
+	$(CARGO) bench --locked -p bardo-agent --bench speculation
+	$(CARGO) bench --locked -p bardo-cli --bench mcp --bench a2a
 	$(CARGO) bench --locked -p bardo-sidecar --bench sidecar
 	$(CARGO) bench --locked -p bardo-tui --bench dashboard
 

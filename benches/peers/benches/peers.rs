@@ -15,9 +15,9 @@
 
 use bardo_core::Runtime;
 use bardo_core::profile::Profile;
-use bardo_host::Services;
-use bardo_host::engine::{Engine, Limits};
-use bardo_host::plugin::{Host, WasiPolicy};
+use bardo_runtime::Services;
+use bardo_runtime::engine::{Engine, Limits};
+use bardo_runtime::plugin::{Host, WasiPolicy};
 use criterion::{Criterion, measurement::WallTime};
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};

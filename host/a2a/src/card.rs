@@ -1,8 +1,8 @@
 //! The agent card (A2A 1.0): who this agent is, where its JSON-RPC endpoint is, how to
 //! authenticate, and one skill per action kind and per group of read tools of the profile.
 
+use bardo_agent::Adapter;
 use bardo_core::tool::{CapabilityTier, ToolDef};
-use bardo_host::adapter::Adapter;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

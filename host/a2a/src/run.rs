@@ -4,11 +4,11 @@
 //! for every other front end; a state change is stored, published on the fabric and audited.
 
 use crate::tasks::{State, Tasks, new_id};
+use bardo_agent::Adapter;
+use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent, now_ms};
-use bardo_host::adapter::Adapter;
-use bardo_host::plugin::CallControl;
-use bardo_host::safety::audit_log::AuditEvent;
+use bardo_safety::audit_log::AuditEvent;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

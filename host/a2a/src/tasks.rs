@@ -3,7 +3,7 @@
 //! task get its changes as A2A stream responses through a broadcast channel, subscribed under
 //! the same lock that orders the changes: no change falls between a snapshot and the stream.
 
-use bardo_host::plugin::CallControl;
+use bardo_core::control::CallControl;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;

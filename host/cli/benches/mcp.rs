@@ -14,7 +14,7 @@
 //! (e) `http_1kb`: the same over streamable HTTP on loopback, from rmcp's client.
 
 use bardo_core::Runtime;
-use bardo_host::config::Config;
+use bardo_runtime::config::Config;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, JsonObject};
@@ -110,19 +110,17 @@ fn calls(c: &mut Criterion) {
     let text = serde_json::Value::Object(params.clone()).to_string();
 
     let config = Config::load(&dir.path().join("bardo.toml"), true).expect("config");
-    let opened = bardo_host::setup::open(&config, None, &rt).expect("open");
+    let opened = bardo_runtime::setup::open(&config, None, &rt).expect("open");
     let host = std::sync::Arc::new(opened.host);
     let expected = host.call("bench_summarize", &text).result.expect("in-process call");
     assert!(expected.contains(r#""count":12"#), "{expected}");
 
     let mut g = c.benchmark_group("mcp");
-    let path = std::sync::Arc::new(
-        bardo_host::setup::write_path_over(&config, host.clone(), opened.services.clone())
-            .expect("write path"),
-    );
-    let adapter = bardo_host::setup::adapter(&config, path).expect("adapter");
+    let path =
+        std::sync::Arc::new(bardo_safety::setup::write_path(&config, host.clone()).expect("write path"));
+    let adapter = bardo_agent::setup::adapter(&config, path).expect("adapter");
     let args = serde_json::Value::Object(params.clone());
-    let control = std::sync::Arc::new(bardo_host::plugin::CallControl::new());
+    let control = std::sync::Arc::new(bardo_runtime::plugin::CallControl::new());
     g.bench_function("adapter_read_1kb", |b| {
         b.iter(|| black_box(adapter.call_read("bench_summarize", black_box(&args), &control).is_ok()))
     });

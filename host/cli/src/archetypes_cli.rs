@@ -3,8 +3,8 @@
 
 use anyhow::{Result, bail};
 use bardo_core::archetype::{Archetype, Archetypes};
-use bardo_host::config::Config;
-use bardo_host::setup::ARCHETYPE;
+use bardo_runtime::config::Config;
+use bardo_runtime::setup::ARCHETYPE;
 use clap::Subcommand;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -8,10 +8,10 @@ use bardo_cluster::Cluster;
 use bardo_core::Runtime;
 use bardo_core::fabric::{Envelope, Fabric};
 use bardo_core::journal::{self, Journal, JournalTask};
-use bardo_host::config::Config;
-use bardo_host::fleet_events;
-use bardo_host::setup;
-use bardo_host::subscriptions::{FleetStreams, SubscriptionRegistry};
+use bardo_runtime::config::Config;
+use bardo_runtime::fleet_events;
+use bardo_runtime::setup;
+use bardo_runtime::subscriptions::{FleetStreams, SubscriptionRegistry};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,11 +49,11 @@ pub fn stream(
 ) -> Result<ExitCode> {
     let (mut sink, first, journal, fleet) = match fleet_chain(config)? {
         Some(cluster) => {
-            let host = config.cluster_host().unwrap_or_else(fleet_events::default_host);
+            let host = crate::fleet_host(config);
             let named = format!(
                 "the fleet's events stream (as host `{host}`; the host holding the subscription's lease delivers it)"
             );
-            (Sink::Fleet, 1, named, Some(FleetStreams::new(cluster, &host, config.cluster_lease())))
+            (Sink::Fleet, 1, named, Some(FleetStreams::new(cluster, &host, crate::fleet_lease(config))))
         }
         None => {
             let path = config.resolve(&config.events_journal);
@@ -66,7 +66,7 @@ pub fn stream(
     report_refused(&opened.refused);
     let fabric = Arc::new(Fabric::starting_at(first));
     let mut events = fabric.subscribe(None);
-    let mut registry = SubscriptionRegistry::new(Arc::new(opened.host), opened.services, fabric)?;
+    let mut registry = SubscriptionRegistry::new(Arc::new(opened.host), opened.services.clone(), fabric)?;
     if let Some(fleet) = fleet {
         registry = registry.with_fleet(fleet);
     }
@@ -215,7 +215,7 @@ pub(crate) fn journaled_fabric(
     rt: &Runtime,
 ) -> Result<(Arc<Fabric>, Journaling)> {
     if let Some(cluster) = fleet {
-        let host = config.cluster_host().unwrap_or_else(fleet_events::default_host);
+        let host = crate::fleet_host(config);
         let fabric = Arc::new(Fabric::new());
         let forwarder = fleet_events::forward(&fabric, fleet_events::FleetJournal::new(cluster, &host));
         return Ok((fabric, Journaling::Fleet(forwarder)));

@@ -2,13 +2,14 @@
 
 use anyhow::{Context, Result};
 use bardo_core::Runtime;
-use bardo_host::config::Config;
-use bardo_host::engine::Engine;
-use bardo_host::setup;
-use bardo_host::surface_audit::{self, SurfaceDiff, SurfaceReport};
+use bardo_runtime::config::Config;
+use bardo_runtime::engine::Engine;
+use bardo_runtime::setup;
+use bardo_runtime::surface_audit::{self, SurfaceDiff, SurfaceReport};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 mod archetypes_cli;
 mod devnet_cli;
@@ -292,7 +293,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let rt = Runtime::new().context("starting the async runtime")?;
     let rt = &rt;
     let explicit = cli.config != Path::new("bardo.toml");
-    let config = || Config::load(&cli.config, explicit).context("loading configuration");
+    let config = || load_config(&cli.config, explicit).context("loading configuration");
     let mut command = cli.command;
     if cli.archetype.is_some() {
         match &mut command {
@@ -375,17 +376,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Records { permit, status, json, file } => {
             let config = config()?;
-            let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+            let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
             records_cli::records(&file, permit.as_deref(), status.as_deref(), json)
         }
         Command::AuditLog { action: AuditLogAction::Show { file } } => {
             let config = config()?;
             let lines = match (&file, fleet_chain(&config)?) {
                 (None, Some(cluster)) => {
-                    bardo_host::safety::audit_log::shared::lines_of(&cluster, cluster.audit_label().as_ref())?
+                    bardo_safety::audit_log::shared::lines_of(&cluster, cluster.audit_label().as_ref())?
                 }
                 _ => {
-                    let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
+                    let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
                     let text = std::fs::read_to_string(&file)
                         .with_context(|| format!("reading {}", file.display()))?;
                     text.lines().map(str::to_owned).collect()
@@ -409,12 +410,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 (None, Some(cluster)) => {
                     let label = cluster.audit_label();
                     let verified =
-                        bardo_host::safety::audit_log::shared::verify(&cluster, label.as_ref(), key.as_ref());
+                        bardo_safety::audit_log::shared::verify(&cluster, label.as_ref(), key.as_ref());
                     (label, verified)
                 }
                 _ => {
-                    let file = file.unwrap_or_else(|| config.resolve(&config.safety.audit_log));
-                    (file.display().to_string(), bardo_host::safety::audit_log::verify(&file, key.as_ref()))
+                    let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
+                    (file.display().to_string(), bardo_safety::audit_log::verify(&file, key.as_ref()))
                 }
             };
             match verified {
@@ -472,7 +473,7 @@ fn mcp(
     rt: &Runtime,
 ) -> Result<ExitCode> {
     let exposure = exposure(expose);
-    let config = Config::load(config_path, config_path != Path::new("bardo.toml"))?;
+    let config = load_config(config_path, config_path != Path::new("bardo.toml"))?;
     // Refuse an unsafe HTTP setup before opening anything.
     let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr)).transpose()?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
@@ -491,19 +492,62 @@ fn mcp(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
-/// without it the audit checkpoint's MAC cannot be checked.
-/// The fleet's cluster when `[cluster]` is set: its stream holds the audit chain.
-pub(crate) fn fleet_chain(config: &Config) -> anyhow::Result<Option<bardo_cluster::Cluster>> {
-    Ok(config.cluster_config().map(|c| bardo_cluster::Cluster::connect(&c)).transpose()?)
+/// bardo.toml with every part's section checked (each is read again where it is used): a key
+/// no part owns, or one its section does not know, is refused with the file and the key named.
+pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
+    use bardo_runtime::config::Section;
+    let config = Config::load(path, required)?;
+    let sections = config.sections();
+    sections.get::<bardo_safety::SafetyConfig>()?;
+    sections.get::<bardo_agent::AgentConfig>()?;
+    sections.optional::<bardo_cluster::ClusterSettings>()?;
+    sections.get::<bardo_sidecar::SidecarSettings>()?;
+    sections.get::<bardo_mcp::config::McpConfig>()?;
+    sections.get::<bardo_tui::config::TuiSettings>()?;
+    sections.refuse_unknown(&[
+        bardo_safety::SafetyConfig::NAME,
+        bardo_agent::AgentConfig::NAME,
+        bardo_cluster::ClusterSettings::NAME,
+        bardo_sidecar::SidecarSettings::NAME,
+        bardo_mcp::config::McpConfig::NAME,
+        bardo_tui::config::TuiSettings::NAME,
+    ])?;
+    Ok(config)
 }
 
-fn host_key_if_present(config: &Config) -> Result<Option<bardo_host::safety::host_key::HostKey>> {
-    let path = config.resolve(&config.safety.host_key);
+/// `[safety]`, checked when the file was loaded.
+pub(crate) fn safety_of(config: &Config) -> bardo_safety::SafetyConfig {
+    config.section().unwrap_or_default()
+}
+
+/// `[cluster]`, checked when the file was loaded.
+pub(crate) fn cluster_of(config: &Config) -> Option<bardo_cluster::ClusterSettings> {
+    config.optional().ok().flatten()
+}
+
+/// This host's name in the fleet's events.
+pub(crate) fn fleet_host(config: &Config) -> String {
+    cluster_of(config).map_or_else(bardo_cluster::default_host, |c| c.host_name())
+}
+
+/// How long this host's fleet subscription leases live unrenewed.
+pub(crate) fn fleet_lease(config: &Config) -> std::time::Duration {
+    cluster_of(config).map(|c| c.lease()).unwrap_or_default()
+}
+
+/// The fleet's cluster when `[cluster]` is set: its stream holds the audit chain.
+pub(crate) fn fleet_chain(config: &Config) -> anyhow::Result<Option<bardo_cluster::Cluster>> {
+    Ok(bardo_safety::setup::cluster(config)?)
+}
+
+/// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
+/// without it the audit checkpoint's MAC cannot be checked.
+fn host_key_if_present(config: &Config) -> Result<Option<bardo_safety::host_key::HostKey>> {
+    let path = config.resolve(&safety_of(config).host_key);
     if !path.exists() {
         return Ok(None);
     }
-    let key = bardo_host::safety::host_key::HostKey::load_or_create(&path).map_err(anyhow::Error::msg)?;
+    let key = bardo_safety::host_key::HostKey::load_or_create(&path).map_err(anyhow::Error::msg)?;
     Ok(Some(key))
 }
 
@@ -552,14 +596,10 @@ fn tools(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Re
     Ok(ExitCode::SUCCESS)
 }
 
-fn open_write_path(
-    config: &Config,
-    profile: Option<&str>,
-    rt: &Runtime,
-) -> Result<bardo_host::safety::WritePath> {
+fn open_write_path(config: &Config, profile: Option<&str>, rt: &Runtime) -> Result<bardo_safety::WritePath> {
     let opened = setup::open(config, profile, rt)?;
     report_refused(&opened.refused);
-    Ok(setup::write_path(config, opened)?)
+    Ok(bardo_safety::setup::write_path(config, Arc::new(opened.host))?)
 }
 
 /// Print a write-path answer, or `{"error": ...}` with exit 1.
@@ -577,7 +617,7 @@ pub(crate) fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::Too
 }
 
 /// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout.
-fn print_call<T: serde::Serialize>(report: bardo_host::plugin::CallReport<T>) -> Result<ExitCode> {
+fn print_call<T: serde::Serialize>(report: bardo_runtime::plugin::CallReport<T>) -> Result<ExitCode> {
     let s = report.stats;
     // After an interrupt wasmtime has not counted the interrupted frames' fuel: a lower bound.
     let at_least = if s.interrupted { "≥" } else { "" };
@@ -644,10 +684,13 @@ fn print_report(r: &SurfaceReport) {
     println!("imports");
     for i in &r.imports {
         match i.class {
-            bardo_host::surface_audit::ImportClass::GrantedHost => println!(
-                "  {:<48} {:?} (only if the operator grants it: [sidecar] grant = [\"{}\"])",
-                i.name, i.class, r.plugin
-            ),
+            bardo_runtime::surface_audit::ImportClass::GrantedHost => {
+                let how = match bardo_runtime::caps::capability(&i.name).map(|c| c.grant) {
+                    Some(bardo_runtime::caps::Grant::Operator { how, .. }) => how(&r.plugin),
+                    _ => "the operator's grant".into(),
+                };
+                println!("  {:<48} {:?} (only if the operator grants it: {how})", i.name, i.class)
+            }
             _ => println!("  {:<48} {:?}", i.name, i.class),
         }
     }

@@ -2,12 +2,12 @@
 
 use anyhow::{Context, Result, bail};
 use bardo_core::Runtime;
-use bardo_host::config::Config;
-use bardo_host::distribution::lock::Lockfile;
-use bardo_host::distribution::{self, Outcome, Puller};
-use bardo_host::engine::Engine;
-use bardo_host::live::Live;
 use bardo_registry::{Artifact, Transfer, sign};
+use bardo_runtime::config::Config;
+use bardo_runtime::distribution::lock::Lockfile;
+use bardo_runtime::distribution::{self, Outcome, Puller};
+use bardo_runtime::engine::Engine;
+use bardo_runtime::live::Live;
 use clap::Subcommand;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -177,7 +177,7 @@ fn publish(
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let key = key.map(sign::read_signing_key).transpose()?;
     let engine = Engine::new(None)?;
-    let report = bardo_host::surface_audit::audit(engine, rt, &file.display().to_string(), &bytes)?;
+    let report = bardo_runtime::surface_audit::audit(engine, rt, &file.display().to_string(), &bytes)?;
     if let Some(why) = &report.policy_refusal {
         bail!("{} would be refused by hosts: {why}", file.display());
     }

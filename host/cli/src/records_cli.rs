@@ -11,7 +11,7 @@ pub(crate) fn records(
     status: Option<&str>,
     json: bool,
 ) -> Result<ExitCode> {
-    use bardo_host::safety::records::{self, ActionStatus};
+    use bardo_safety::records::{self, ActionStatus};
     let wanted = match status {
         None => None,
         Some(s) => Some(

@@ -2,7 +2,6 @@
 
 use anyhow::Result;
 use bardo_core::Runtime;
-use bardo_host::config::Config;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -23,7 +22,7 @@ pub(crate) fn run(
     watch_ms: u64,
     rt: &Runtime,
 ) -> Result<ExitCode> {
-    let config = Config::load(config_path, config_path != Path::new("bardo.toml"))?;
+    let config = crate::load_config(config_path, config_path != Path::new("bardo.toml"))?;
     // Refuse an unsafe setup before opening anything.
     let access = bardo_mcp::http::Access::from_config(&config, listen)?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
@@ -40,7 +39,7 @@ pub(crate) fn run(
             let source = served.clone();
             let adapter: bardo_a2a::AdapterSource = Arc::new(move || source.adapter());
             let a2a = bardo_a2a::A2a::open(
-                &config.resolve(&config.agent.a2a_tasks),
+                &config.resolve(&config.section::<bardo_agent::AgentConfig>()?.a2a_tasks),
                 &config.resolve(&config.events_journal),
                 adapter,
                 served.profile(),

@@ -10,12 +10,13 @@ use bardo_cluster::Cluster;
 use bardo_core::Runtime;
 use bardo_core::fabric::Fabric;
 use bardo_core::journal::{Journal, JournalError, JournalTask};
-use bardo_host::config::{Config, TuiFollow};
-use bardo_host::fleet_events;
-use bardo_host::safety::WritePath;
-use bardo_host::setup;
-use bardo_host::subscriptions::{FleetStreams, SubscriptionRegistry};
+use bardo_runtime::config::Config;
+use bardo_runtime::fleet_events;
+use bardo_runtime::setup;
+use bardo_runtime::subscriptions::{FleetStreams, SubscriptionRegistry};
+use bardo_safety::WritePath;
 use bardo_tui::Operator;
+use bardo_tui::config::{TuiFollow, TuiSettings};
 use bardo_tui::feed::{Feed, Item, JournalFeed, LiveFeed};
 use bardo_tui::model::{PermitRow, clean};
 use std::process::ExitCode;
@@ -97,10 +98,11 @@ pub fn tui(
     if let Some(cluster) = fleet {
         return fleet_tui(config, cluster, host, services, resume_from, &log, rt);
     }
-    let follow = &config.tui.follow;
+    let settings: TuiSettings = config.section()?;
+    let follow = &settings.follow;
     if follow.is_empty() {
         // Only the permit store is needed; a configuration that cannot write still shows events.
-        let operator = setup::write_path_over(config, host, services)
+        let operator = bardo_safety::setup::write_path(config, host)
             .map(|p| Arc::new(Writes(Arc::new(p))) as Arc<dyn Operator>)
             .map_err(|e| format!("read-only: {e}"));
         let source = format!("following {}", path.display());
@@ -119,7 +121,7 @@ pub fn tui(
     // behind neither slows the fabric nor loses the journal anything.
     let dashboard = fabric.subscribe(None);
     let write_path =
-        Arc::new(setup::write_path_over(config, host.clone(), services.clone())?.with_fabric(fabric.clone()));
+        Arc::new(bardo_safety::setup::write_path(config, host.clone())?.with_fabric(fabric.clone()));
     let registry = SubscriptionRegistry::new(host, services, fabric.clone())?;
     subscribe_all(&registry, follow)?;
     let journaled = JournalTask::spawn(&fabric, journal, path.clone(), rt.handle());
@@ -187,24 +189,24 @@ impl Feed for FleetFeed {
 fn fleet_tui(
     config: &Config,
     cluster: Cluster,
-    host: Arc<bardo_host::Host>,
-    services: Arc<bardo_host::Services>,
+    host: Arc<bardo_runtime::Host>,
+    services: Arc<bardo_runtime::Services>,
     resume_from: Option<u64>,
     log: &std::path::Path,
     rt: &Runtime,
 ) -> Result<ExitCode> {
-    let name = config.cluster_host().unwrap_or_else(fleet_events::default_host);
+    let name = crate::fleet_host(config);
     let (fabric, journaling) = journaled_fabric(config, Some(cluster.clone()), rt)?;
-    let operator = setup::write_path_over(config, host.clone(), services.clone())
+    let operator = bardo_safety::setup::write_path(config, host.clone())
         .map(|p| Arc::new(Writes(Arc::new(p.with_fabric(fabric.clone())))) as Arc<dyn Operator>)
         .map_err(|e| format!("read-only: {e}"));
-    let fleet = FleetStreams::new(cluster.clone(), &name, config.cluster_lease());
+    let fleet = FleetStreams::new(cluster.clone(), &name, crate::fleet_lease(config));
     let registry = SubscriptionRegistry::new(host, services, fabric.clone())?.with_fleet(fleet);
-    subscribe_all(&registry, &config.tui.follow)?;
+    let follow = config.section::<TuiSettings>()?.follow;
+    subscribe_all(&registry, &follow)?;
     let feed = FleetFeed::open(&cluster, resume_from)?;
-    let fleet_name = config.cluster.as_ref().map_or("bardo", |c| c.name.as_str());
-    let source =
-        format!("fleet `{fleet_name}` as host `{name}`, {} subscription(s)", config.tui.follow.len());
+    let fleet_name = crate::cluster_of(config).map_or_else(|| "bardo".to_owned(), |c| c.name);
+    let source = format!("fleet `{fleet_name}` as host `{name}`, {} subscription(s)", follow.len());
     let stderr = StderrTo::file(log)?;
     let shown = bardo_tui::run(feed, operator, source);
     // Releases the leases: another host takes the subscriptions over at once.

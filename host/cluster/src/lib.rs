@@ -22,8 +22,10 @@
 
 mod bridge;
 mod events;
+pub mod settings;
 
 pub use events::{EventFeed, FleetMessage, StreamGap};
+pub use settings::{ClusterSettings, default_host};
 
 use async_nats::jetstream::{self, stream};
 use bridge::Bridge;

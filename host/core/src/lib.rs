@@ -5,6 +5,8 @@
 
 pub mod action_class;
 pub mod archetype;
+pub mod config;
+pub mod control;
 pub mod error;
 pub mod fabric;
 pub mod journal;
@@ -14,6 +16,7 @@ pub mod schema_compat;
 pub mod scope;
 pub mod secret;
 pub mod speculation;
+pub mod sync;
 pub mod tool;
 
 pub use error::{ErrorCode, ToolError};

@@ -207,7 +207,7 @@ impl Deployments {
     }
 
     /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
-    /// bardo-host's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
+    /// bardo-runtime's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
     /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the
     /// vaults' shares are their asset.
     pub fn pricing_json(&self) -> serde_json::Value {

@@ -6,10 +6,12 @@
 pub mod chain;
 pub mod changes;
 pub mod cheats;
+pub mod evm;
 pub mod executed;
 pub mod signer;
 pub mod simulate;
 
 pub use chain::{ChainClient, ChainConfig, ChainError, Chains, GasPrice};
+pub use evm::Evm;
 pub use signer::{SignerConfig, Wallet};
 pub use simulate::{SimCall, Simulation, Simulator};

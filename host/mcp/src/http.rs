@@ -13,7 +13,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bardo_core::secret::{TaintLabel, TaintedString};
-use bardo_host::config::Config;
+use bardo_runtime::config::Config;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -46,7 +46,8 @@ impl Access {
     /// The access rules for serving on `addr` under `config`'s `[mcp]`; an error if `addr` is
     /// not loopback and no token is configured, or a token source cannot be read.
     pub fn from_config(config: &Config, addr: SocketAddr) -> Result<Self, McpError> {
-        let mcp = &config.mcp;
+        let mcp: crate::config::McpConfig = config.section()?;
+        let mcp = &mcp;
         let mut tokens: Vec<TaintedString> = Vec::new();
         let token = |t: &str| TaintedString::new(Zeroizing::new(t.to_owned()), &[TaintLabel::OwnerSecret]);
         if let Some(var) = &mcp.tokens_env {

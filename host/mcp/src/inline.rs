@@ -5,7 +5,7 @@
 //! A handler hands its call to the [`Inline`] slot and awaits the answer; [`drive`] leaves the
 //! runtime, runs the call, and enters the runtime again. Leaving matters: WASI's sync imports
 //! enter a runtime of their own, which they cannot from inside one. The call is an inline
-//! attempt ([`bardo_host::plugin::Host::try_call_inline`]): it gives up rather than wait on
+//! attempt ([`bardo_runtime::plugin::Host::try_call_inline`]): it gives up rather than wait on
 //! the chain or run past its slice, so the session reads its client — a cancellation among
 //! others — within milliseconds, and the handler then runs the call on a blocking thread.
 

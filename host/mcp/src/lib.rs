@@ -10,6 +10,7 @@
 //! 2025-11-25): sessions, `resources/subscribe`, `notifications/*`. A client that probes the
 //! stateless 2026-07-28 revision first (`server/discover`) falls back to the handshake.
 
+pub mod config;
 pub mod http;
 mod inline;
 mod listing;
@@ -25,9 +26,21 @@ use rmcp::ServiceExt;
 /// Errors starting the server.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
-    /// Opening the profile's host, write path or agent state failed.
+    /// `bardo.toml` is unusable.
     #[error(transparent)]
-    Setup(#[from] bardo_host::setup::SetupError),
+    Config(#[from] bardo_core::config::ConfigError),
+    /// Opening the profile's host failed.
+    #[error(transparent)]
+    Setup(#[from] bardo_runtime::setup::SetupError),
+    /// Opening the write path failed.
+    #[error(transparent)]
+    WritePath(#[from] bardo_safety::setup::SetupError),
+    /// Opening the agent's tools failed.
+    #[error(transparent)]
+    Agent(#[from] bardo_agent::setup::SetupError),
+    /// A reload could not become the write path's next generation.
+    #[error(transparent)]
+    Reload(#[from] bardo_core::ToolError),
     /// The transport failed.
     #[error("MCP transport: {0}")]
     Transport(String),

@@ -2,8 +2,8 @@
 //! profile's read tools; each with its JSON Schema, description and annotations. Write tools
 //! are never listed: a client reaches them only through `preview_action`/`commit_action`.
 
+use bardo_agent::Adapter;
 use bardo_core::tool::CapabilityTier;
-use bardo_host::adapter::Adapter;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Hot reload under `bardo mcp`: the [`Live`](bardo_host::live::Live) watcher rebuilds the
+//! Hot reload under `bardo mcp`: the [`Live`](bardo_runtime::live::Live) watcher rebuilds the
 //! profile's host when `bardo.toml` or `bardo.lock` changes; this task swaps it into the write
 //! path and adapter and, when the listing changed, sends `notifications/tools/list_changed`.
 

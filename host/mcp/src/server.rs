@@ -7,14 +7,13 @@
 
 use crate::listing::{self, Exposure, Listing, Route};
 use crate::streams::{self, Streams};
+use bardo_agent::Adapter;
 use bardo_core::Runtime;
+use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
-use bardo_host::adapter::Adapter;
-use bardo_host::config::Config;
-use bardo_host::live::{Live, Watcher};
-use bardo_host::plugin::CallControl;
-use bardo_host::safety::WritePath;
-use bardo_host::setup;
+use bardo_runtime::config::Config;
+use bardo_runtime::live::{Live, Watcher};
+use bardo_safety::WritePath;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
@@ -65,19 +64,19 @@ impl Served {
         fabric: Option<Arc<bardo_core::fabric::Fabric>>,
         runtime: &Runtime,
     ) -> Result<Arc<Self>, crate::McpError> {
-        let config = Config::load(config_path, true).map_err(setup::SetupError::from)?;
+        let config = Config::load(config_path, true)?;
         let profiles: Vec<String> = profile.map(|p| vec![p.to_owned()]).unwrap_or_default();
         let live = Arc::new(Live::open(config_path, &profiles, runtime)?);
         let profile = live.profiles()[0].clone();
         let host = live
             .host(&profile)
             .ok_or_else(|| crate::McpError::Transport(format!("profile `{profile}` did not open")))?;
-        let mut path = setup::write_path_over(&config, host.clone(), host.services().clone())?;
+        let mut path = bardo_safety::setup::write_path(&config, host)?;
         if let Some(fabric) = fabric {
             path = path.with_fabric(fabric);
         }
         let path = Arc::new(path);
-        let adapter = Arc::new(setup::adapter(&config, path.clone())?);
+        let adapter = Arc::new(bardo_agent::setup::adapter(&config, path.clone())?);
         let listing = listing::listing(&adapter, exposure);
         let watcher = watch.map(|every| live.watch(every));
         let served = Arc::new(Self {
@@ -107,7 +106,7 @@ impl Served {
     }
 
     /// The adapter every call goes through now (replaced on a hot reload; one write path).
-    pub fn adapter(&self) -> Arc<bardo_host::adapter::Adapter> {
+    pub fn adapter(&self) -> Arc<Adapter> {
         self.current().adapter.clone()
     }
 
@@ -116,12 +115,17 @@ impl Served {
         self.current().listing.tools.iter().map(|t| t.name.to_string()).collect()
     }
 
-    /// Take the live host of the profile (after a reload): new calls use it, calls in flight
-    /// finish on theirs. True when the listing changed.
-    pub(crate) fn apply_reload(&self) -> Result<bool, setup::SetupError> {
+    /// Take the live host of the profile (after a reload) as the write path's next generation,
+    /// and an adapter over it: new calls use them, calls in flight finish on theirs. True when
+    /// the listing changed.
+    pub(crate) fn apply_reload(&self) -> Result<bool, crate::McpError> {
         let Some(host) = self.live.host(&self.profile) else { return Ok(false) };
-        self.path.swap_host(host);
-        let adapter = Arc::new(setup::adapter(&self.config, self.path.clone())?);
+        if self.path.host().is_some_and(|current| Arc::ptr_eq(&current, &host)) {
+            return Ok(false);
+        }
+        let services = host.services().clone();
+        self.path.reload(host, services)?;
+        let adapter = Arc::new(bardo_agent::setup::adapter(&self.config, self.path.clone())?);
         let listing = listing::listing(&adapter, self.exposure);
         let changed = listing != self.current().listing;
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(Current { adapter, listing });
@@ -267,7 +271,7 @@ impl Session {
         let mut control = CallControl::new();
         let mut forward = None;
         if let Some(token) = progress_token {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<bardo_host::plugin::Progress>();
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<bardo_core::control::Progress>();
             control = control.on_progress(move |p| {
                 let _ = tx.send(p.clone());
             });

@@ -4,10 +4,10 @@
 //! `resources/read` returns the events buffered since the last read. Unsubscribing, or the
 //! session ending, cancels the host's tasks as `stream_unsubscribe` does.
 
+use bardo_agent::Adapter;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::Fabric;
-use bardo_host::adapter::Adapter;
-use bardo_host::subscriptions::SubscriptionRegistry;
+use bardo_runtime::subscriptions::SubscriptionRegistry;
 use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::ResourceTemplate;
 use rmcp::{Peer, RoleServer};

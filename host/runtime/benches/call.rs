@@ -16,9 +16,9 @@
 
 use bardo_core::Runtime;
 use bardo_core::profile::Profile;
-use bardo_host::Services;
-use bardo_host::engine::{Engine, Limits};
-use bardo_host::plugin::{Host, WasiPolicy};
+use bardo_runtime::Services;
+use bardo_runtime::engine::{Engine, Limits};
+use bardo_runtime::plugin::{Host, WasiPolicy};
 use bardo_test_artifacts::{BENCH, bytes};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -3,11 +3,9 @@
 //! (`[cluster]`): emitted on a host, forwarded into NATS JetStream (1 node; 3 nodes, 3 replicas)
 //! and received by one subscriber of the fleet's stream.
 
-mod fleet;
-
 use bardo_core::fabric::{Fabric, GolemEvent};
 use bardo_devnet::nats::NatsCluster;
-use bardo_host::fleet_events::{FleetJournal, forward};
+use bardo_runtime::fleet_events::{FleetJournal, forward};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
@@ -53,7 +51,7 @@ fn fleet(c: &mut Criterion) {
     g.throughput(Throughput::Elements(BATCH));
     g.sample_size(20);
     for (label, nats, replicas) in [("1_node", &one, 1), ("3_nodes_r3", &three, 3)] {
-        let cluster = fleet::connect(nats, &format!("fabric{replicas}"), replicas);
+        let cluster = bardo_test_support::nats::connect(nats, &format!("fabric{replicas}"), replicas);
         let fabric = Fabric::new();
         let _forwarder = forward(&fabric, FleetJournal::new(cluster.clone(), "bench"));
         // Where the time goes: publishing alone (a batch of envelopes, one round trip), then the

@@ -3,12 +3,10 @@
 //! cache (cached component re-verified, compiled artifact deserialized), and, as the baseline
 //! in the same run, the same plugin loaded from a local file.
 
-mod common;
-
 use bardo_devnet::registry::LocalRegistry;
-use bardo_host::config::Config;
-use bardo_host::setup;
 use bardo_registry::{Artifact, RegistryClient};
+use bardo_runtime::config::Config;
+use bardo_runtime::setup;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use std::path::Path;
 use std::time::Duration;
@@ -17,7 +15,7 @@ const POOL: &str = r#"{"chain_id":31337,"token_a":"WETH","token_b":"USDC"}"#;
 
 fn first_call(dir: &Path) {
     let config = Config::load(&dir.join("bardo.toml"), true).expect("config");
-    let opened = setup::open(&config, Some("data"), common::runtime()).expect("open");
+    let opened = setup::open(&config, Some("data"), bardo_test_support::host_runtime()).expect("open");
     assert!(
         opened.refused.is_empty(),
         "{:?}",
@@ -43,7 +41,7 @@ fn workdir(root: &Path, name: &str, source: &str, url: &str, settings: &Path) ->
 }
 
 fn bench(c: &mut Criterion) {
-    let (snapshot, node) = common::devnet();
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let root = tempfile::tempdir().expect("tempdir");
     let registry = LocalRegistry::start(root.path()).expect("docker-registry (run `make setup`)");
     let reference = format!("{}/bardo/uniswap:0.1.0", registry.addr);
@@ -51,7 +49,7 @@ fn bench(c: &mut Criterion) {
     let artifact =
         Artifact { version: "0.1.0".into(), title: "uniswap.wasm".into(), description: None, author: None };
     let client = RegistryClient::new(std::slice::from_ref(&registry.addr));
-    common::runtime()
+    bardo_test_support::host_runtime()
         .block_on(client.publish(
             &bardo_registry::parse_reference(&reference).expect("ref"),
             bytes,

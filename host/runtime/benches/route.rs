@@ -6,18 +6,17 @@
 //! sidecar call beside the same math in Rust, in one run. Floor p50 <= 5 ms for best-route,
 //! <= 1 ms for the cheap call.
 
-mod common;
-
 use alloy::primitives::{Address, U256};
 use bardo_core::profile::Profile;
 use bardo_core::tool::RequiredCapability;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use bardo_evm::Evm;
 use bardo_evm::chain::{ChainConfig, Chains};
 use bardo_evm::signer::Wallet;
-use bardo_host::Services;
-use bardo_host::caps::uniswap_sdk::UniswapSdk;
-use bardo_host::engine::{Engine, Limits};
-use bardo_host::plugin::{Host, WasiPolicy};
+use bardo_runtime::Services;
+use bardo_runtime::caps::uniswap_sdk::UniswapSdk;
+use bardo_runtime::engine::{Engine, Limits};
+use bardo_runtime::plugin::{Host, WasiPolicy};
 use bardo_sidecar::book::UniswapBook;
 use bardo_sidecar::discover::Discovery;
 use bardo_sidecar::pool_read::PoolReader;
@@ -31,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn routes(c: &mut Criterion) {
-    let (snapshot, node) = common::devnet();
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let d = &snapshot.deployments;
     let state = tempfile::tempdir().expect("tempdir");
     let sidecar = Sidecar::new(Config::new(
@@ -43,11 +42,11 @@ fn routes(c: &mut Criterion) {
     let books = UniswapBook::from_settings(&settings).expect("books");
     let book = books[&CHAIN_ID].clone();
     let config = ChainConfig { head_ttl_ms: 250, ..ChainConfig::new(node.url()) };
-    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), common::runtime()).expect("chains");
+    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), bardo_test_support::host_runtime())
+        .expect("chains");
     let services = Arc::new(
-        Services::new(chains)
-            .with_wallet(Some(Wallet::from_signer(DEV_KEY.parse().expect("key"))))
-            .with_settings(BTreeMap::from([("uniswap".to_owned(), settings)]))
+        Services::new(Evm::new(chains, Some(Wallet::from_signer(DEV_KEY.parse().expect("key")))))
+            .with_settings(BTreeMap::from([("uniswap".to_owned(), settings)]), BTreeMap::new())
             .with_uniswap_sdk(Some(UniswapSdk {
                 sidecar: sidecar.clone(),
                 books,
@@ -63,10 +62,11 @@ fn routes(c: &mut Criterion) {
 
     // The devnet's pools between USDC, WETH and DAI as the host reads them, once.
     let (usdc, weth, dai) = (d.tokens["USDC"].address, d.tokens["WETH"].address, d.tokens["DAI"].address);
-    let client = services.chains.get(CHAIN_ID).expect("chain");
+    let client = services.evm.chains.get(CHAIN_ID).expect("chain");
     let deadline = Instant::now() + Duration::from_secs(60);
     let call = |to: Address, data: Vec<u8>| {
         services
+            .evm
             .chains
             .block_on(client.call(to, data.into(), U256::ZERO, None, deadline))
             .map(|b| b.to_vec())

@@ -2,8 +2,6 @@
 //! against anvil's own `eth_call` of the same swap over RPC, measured in one run.
 //! Target: >= 10x faster than the RPC round trip, p50 <= 500 µs.
 
-mod common;
-
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, U256,
@@ -29,7 +27,7 @@ sol! {
 }
 
 fn simulate_swap(c: &mut Criterion) {
-    let (snapshot, node) = common::devnet();
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let d = &snapshot.deployments;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let (weth, usdc, router, dev) =
@@ -54,7 +52,8 @@ fn simulate_swap(c: &mut Criterion) {
     .abi_encode();
 
     let config = ChainConfig { retries: 0, ..ChainConfig::new(node.url()) };
-    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), common::runtime()).expect("chains");
+    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), bardo_test_support::host_runtime())
+        .expect("chains");
     let simulator = Simulator::default();
     let bare = Simulator::without_changes(None);
     let calls = [SimCall { to: router, data: swap.clone().into(), value: U256::ZERO }];

@@ -3,8 +3,6 @@
 //! Target p50 <= 50 ms. Measured beside the baseline in the same run: the same swap sent and
 //! seen mined by polling its receipt every 0.5 ms, with no stream.
 
-mod common;
-
 use alloy::network::TransactionBuilder;
 use alloy::primitives::aliases::{U24, U160};
 use alloy::primitives::{Address, U256};
@@ -15,11 +13,12 @@ use alloy::sol_types::SolCall;
 use bardo_core::fabric::Fabric;
 use bardo_core::profile::Profile;
 use bardo_devnet::CHAIN_ID;
+use bardo_evm::Evm;
 use bardo_evm::chain::{ChainConfig, Chains};
-use bardo_host::Services;
-use bardo_host::engine::{Engine, Limits};
-use bardo_host::plugin::{Host, WasiPolicy};
-use bardo_host::subscriptions::SubscriptionRegistry;
+use bardo_runtime::Services;
+use bardo_runtime::engine::{Engine, Limits};
+use bardo_runtime::plugin::{Host, WasiPolicy};
+use bardo_runtime::subscriptions::SubscriptionRegistry;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -75,14 +74,18 @@ impl Swaps {
 }
 
 fn stream(c: &mut Criterion) {
-    let (snapshot, node) = common::devnet();
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let d = &snapshot.deployments;
-    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]), common::runtime())
-        .expect("chains");
-    let services = Arc::new(
-        Services::new(chains)
-            .with_settings(BTreeMap::from([("streaming".to_owned(), d.streaming_settings())])),
-    );
+    let chains = Chains::new(
+        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
+        bardo_test_support::host_runtime(),
+    )
+    .expect("chains");
+    let services =
+        Arc::new(Services::new(Evm::new(chains, None)).with_settings(
+            BTreeMap::from([("streaming".to_owned(), d.streaming_settings())]),
+            BTreeMap::new(),
+        ));
     let engine =
         Engine::new(Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache"))).expect("engine");
     let profile = Profile::parse("observatory").expect("profile");

@@ -1,6 +1,9 @@
-//! The host side of the `bardo:host` imports: one module per WIT interface (state, a view,
-//! `impl Host for View`, `add_to_linker`) over the shared [`Services`], plus the conversions
-//! between WIT and host types. Nothing outside this module and `plugin` sees binding types.
+//! The host side of the `bardo:host` imports: one module per WIT interface (its context, a view,
+//! `impl Host for View`, `add_to_linker`), each declared once in [`CAPABILITIES`] — its
+//! interface, who is granted it, what it is for, how it links. That one table links the
+//! imports, checks a component's imports at load (`plugin::surface`), decides the operator's
+//! grants for each plugin and classifies imports for `bardo audit`. Nothing outside this module
+//! and `plugin` sees binding types.
 
 pub mod chain;
 pub mod config;
@@ -8,86 +11,139 @@ pub(crate) mod convert;
 pub mod events;
 pub mod signer;
 pub mod simulate;
+pub(crate) mod state;
 pub mod testnet;
 pub mod uniswap_sdk;
+pub mod view;
 
 use crate::services::Services;
-use std::sync::Arc;
-use std::time::Instant;
-use wasmtime::component::Linker;
+use crate::world::World;
+use bardo_core::profile::Profile;
+use bardo_core::tool::Category;
+use state::CallState;
+use wasmtime::component::{HasSelf, Linker};
 
-/// What the imports know about the call they serve.
-#[derive(Debug)]
-pub struct CallCtx {
-    /// Plugin name.
-    pub plugin: Arc<str>,
-    /// Tool being called.
-    pub tool: String,
-    /// When the call started.
-    pub started: Instant,
-    /// When its tick budget runs out; imports that wait (RPC) must not wait past it.
-    pub deadline: Instant,
-    /// Progress, domain events and log lines the call produced.
-    pub events: bardo_core::tool::CallEvents,
-    /// The caller's control and the tool's progress step names, when a caller watches.
-    pub control: Option<(Arc<crate::plugin::CallControl>, Vec<String>)>,
-    /// Set when the call runs on a thread that must not block (see [`InlineAttempt`]).
-    pub inline: Option<InlineAttempt>,
+pub use state::{Preopen, WasiPolicy};
+pub use view::{CallCtx, CapsCtxView, CapsView, InlineAttempt};
+
+/// How a plugin comes to use a host interface.
+#[derive(Clone, Copy)]
+pub enum Grant {
+    /// By its world: a plugin exporting one of these may import it, and uses it.
+    Worlds(&'static [World]),
+    /// By the operator: any plugin may import it (loading does not depend on the grant, so a
+    /// plugin's other tools work where it is not granted), and only the plugins `granted`
+    /// accepts — decided once, when the plugin is loaded — may use it; the others are answered
+    /// `denied`, saying how to grant it.
+    Operator {
+        /// Whether the operator granted it to plugin `name`, given the host's services (built
+        /// from bardo.toml) and its profile.
+        granted: fn(services: &Services, profile: &Profile, name: &str) -> bool,
+        /// How the operator grants it to plugin `name`, for `bardo audit`.
+        how: fn(name: &str) -> String,
+    },
 }
 
-/// A call tried on a thread that must not block: an MCP session's protocol thread, which also
-/// reads the client's cancellations. Rather than wait (RPC, a simulation, a WASI poll) or run
-/// past its slice, the attempt gives up; the caller then runs the call again, in a fresh
-/// instance, on a thread that may block. What the attempt reported is held until it is known
-/// to stand, so an attempt given up leaves no trace.
-#[derive(Debug, Default)]
-pub struct InlineAttempt {
-    /// The attempt met something that would block, or ran past its slice.
-    pub gave_up: bool,
-    /// Progress steps reported (step, elapsed µs), told to the caller when the attempt stands.
-    pub progress: Vec<(u32, u64)>,
+/// One `bardo:host` interface.
+pub struct Capability {
+    /// `bardo:host/chain`, without a version (this host provides `bardo:host@0.1.x`).
+    pub interface: &'static str,
+    /// Who gets it.
+    pub grant: Grant,
+    /// What it gives a plugin, for `bardo audit`.
+    pub summary: &'static str,
+    link: fn(&mut Linker<CallState>) -> wasmtime::Result<()>,
 }
 
-impl CallCtx {
-    /// Whether an import may wait now. An inline attempt may not: it is marked given up, and
-    /// the import answers with [`would_block`] (the answer is discarded with the attempt).
-    pub(crate) fn may_block(&mut self) -> bool {
-        match &mut self.inline {
-            Some(attempt) => {
-                attempt.gave_up = true;
-                false
-            }
-            None => true,
-        }
-    }
+const EVERY_WORLD: &[World] = &[World::Reader, World::Streamer, World::Writer];
+const WRITERS: &[World] = &[World::Writer];
+
+/// Every host interface, in the order they are linked.
+pub const CAPABILITIES: &[Capability] = &[
+    Capability {
+        interface: "bardo:host/types",
+        grant: Grant::Worlds(EVERY_WORLD),
+        summary: "shared types only (no functions)",
+        link: link_types,
+    },
+    Capability {
+        interface: chain::INTERFACE,
+        grant: Grant::Worlds(EVERY_WORLD),
+        summary: "read-only RPC on the configured chains",
+        link: chain::add_to_linker::<CallState>,
+    },
+    Capability {
+        interface: events::INTERFACE,
+        grant: Grant::Worlds(EVERY_WORLD),
+        summary: "progress steps, domain events and log lines, bounded per call",
+        link: events::add_to_linker::<CallState>,
+    },
+    Capability {
+        interface: config::INTERFACE,
+        grant: Grant::Worlds(EVERY_WORLD),
+        summary: "the plugin's own operator settings",
+        link: config::add_to_linker::<CallState>,
+    },
+    Capability {
+        interface: simulate::INTERFACE,
+        grant: Grant::Worlds(WRITERS),
+        summary: "dry runs of calls on a fork",
+        link: simulate::add_to_linker::<CallState>,
+    },
+    Capability {
+        interface: signer::INTERFACE,
+        grant: Grant::Worlds(WRITERS),
+        summary: "the wallet's address (never a signature)",
+        link: signer::add_to_linker::<CallState>,
+    },
+    Capability {
+        interface: uniswap_sdk::INTERFACE,
+        grant: Grant::Operator { granted: sidecar_grant, how: uniswap_sdk::how_to_grant },
+        summary: "routes by Uniswap's own SDKs over pools the host reads",
+        link: uniswap_sdk::add_to_linker::<CallState>,
+    },
+    Capability {
+        interface: testnet::INTERFACE,
+        grant: Grant::Operator { granted: dev_profile, how: |_| "run with `--profile dev`".into() },
+        summary: "a devnet's cheat codes, on chains marked `devnet = true`",
+        link: testnet::add_to_linker::<CallState>,
+    },
+];
+
+/// The capability named `interface` (versioned or not), if this host provides it.
+pub fn capability(interface: &str) -> Option<&'static Capability> {
+    let name = crate::world::unversioned(interface);
+    CAPABILITIES.iter().find(|c| c.interface == name)
 }
 
-/// What an import answers an inline attempt instead of waiting (never seen by a caller: the
-/// attempt is discarded and the call runs again where it may wait).
-pub(crate) fn would_block() -> crate::bindings::WitError {
-    convert::wit_error(bardo_core::error::ToolError::retryable(
-        bardo_core::error::ErrorCode::Timeout,
-        "this import waits; the call is run again on a thread that may wait",
-    ))
+/// The operator-granted interfaces plugin `name` may use, decided by each one's grant.
+pub(crate) fn operator_grants(
+    services: &Services,
+    profile: &Profile,
+    name: &str,
+) -> std::collections::BTreeSet<&'static str> {
+    CAPABILITIES
+        .iter()
+        .filter(|c| matches!(c.grant, Grant::Operator { granted, .. } if granted(services, profile, name)))
+        .map(|c| c.interface)
+        .collect()
 }
 
-/// Store data that exposes the shared services and the call context.
-pub trait CapsView: Send + 'static {
-    /// The shared services and the current call, borrowed together.
-    fn parts(&mut self) -> (&Services, &mut CallCtx);
+/// Routes go to the plugins listed in `[sidecar] grant` of a host running a sidecar.
+fn sidecar_grant(services: &Services, _: &Profile, name: &str) -> bool {
+    services.uniswap_sdk.as_ref().is_some_and(|sdk| sdk.grants_to(name))
+}
+
+/// Cheat codes go to every plugin of a host whose profile selects the `dev` category.
+fn dev_profile(_: &Services, profile: &Profile, _: &str) -> bool {
+    profile.categories().contains(&Category::Testnet)
+}
+
+fn link_types(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    crate::bindings::bardo::host::types::add_to_linker::<CallState, HasSelf<CallState>>(linker, |t| t)
 }
 
 /// Define every `bardo:host` import in `linker`.
-pub(crate) fn add_to_linker<T: CapsView + crate::bindings::bardo::host::types::Host>(
-    linker: &mut Linker<T>,
-) -> wasmtime::Result<()> {
-    crate::bindings::bardo::host::types::add_to_linker::<T, wasmtime::component::HasSelf<T>>(linker, |t| t)?;
-    chain::add_to_linker(linker)?;
-    simulate::add_to_linker(linker)?;
-    signer::add_to_linker(linker)?;
-    events::add_to_linker(linker)?;
-    config::add_to_linker(linker)?;
-    uniswap_sdk::add_to_linker(linker)?;
-    testnet::add_to_linker(linker)?;
-    Ok(())
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    CAPABILITIES.iter().try_for_each(|c| (c.link)(linker))
 }

@@ -3,6 +3,7 @@
 //! each use), updates held for approval when their capability surface grew — and the lock that
 //! pins every plugin. Depends on `plugin` and `surface_audit`; nothing there depends on it.
 
+pub mod config;
 pub mod lock;
 
 use crate::config::Config;

@@ -107,16 +107,7 @@ pub fn decode(m: &FleetMessage) -> Result<FleetEnvelope, ClusterError> {
     })
 }
 
-/// This machine's name as an event subject token (`[cluster] host` when unset).
-pub fn default_host() -> String {
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let token: String = name
-        .trim()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect();
-    if token.is_empty() { "host".into() } else { token }
-}
+pub use bardo_cluster::default_host;
 
 /// A host's fabric forwarded into the fleet's stream by a thread of its own (see [`forward`]).
 pub struct Forwarder {

@@ -1,11 +1,11 @@
-//! Bardo's runtime: runs DeFi tool plugins (WebAssembly components) under uniform limits and
-//! owns every write. Engine and limits, the host imports (`caps`, one module per WIT
-//! interface), plugins and their distribution, the surface audit, the safety chain, stream
-//! subscriptions and the agent adapter. Domain types come from `bardo-core`, chain access and
-//! simulation from `bardo-evm`.
+//! Bardo's runtime: runs DeFi tool plugins (WebAssembly components) under uniform limits.
+//! Engine and limits, the host imports (`caps`, one module per WIT interface, declared once in
+//! `caps::CAPABILITIES`), plugins and their distribution, the surface audit, stream
+//! subscriptions and hot reload. Domain types come from `bardo-core`, chain access and
+//! simulation from `bardo-evm`. Writes are not executed here: a write tool's plan goes to the
+//! write path (`bardo-safety`), which reaches the plugins through its `Planner` interface.
 #![deny(unsafe_code)]
 
-pub mod adapter;
 mod bindings;
 pub mod caps;
 pub mod config;
@@ -14,12 +14,11 @@ pub mod engine;
 pub mod fleet_events;
 pub mod live;
 pub mod plugin;
-pub mod safety;
 pub mod services;
 pub mod setup;
-pub mod speculation;
 pub mod subscriptions;
 pub mod surface_audit;
+pub mod world;
 
 pub use config::Config;
 pub use engine::{Engine, Limits};

@@ -1,7 +1,9 @@
-//! `bardo run`: a host per profile, rebuilt when `bardo.toml` or `bardo.lock` changes and swapped
-//! in atomically. A call holds the host it started on, so calls in flight finish on the old
-//! version while new calls go to the new one; two versions of a plugin can serve side by side
-//! in different profiles (`[oci.NAME] profiles = [...]`, a canary).
+//! `bardo run` (and the host under `bardo mcp`): a host per profile, rebuilt when `bardo.toml` or
+//! `bardo.lock` changes and swapped in atomically. A call holds the host it started on, so calls
+//! in flight finish on the old version while new calls go to the new one; two versions of a
+//! plugin can serve side by side in different profiles (`[oci.NAME] profiles = [...]`, a canary).
+//! A rebuilt host keeps its predecessor's services unless their sections changed (see
+//! `setup::services`): the chains, the warm fork and the sidecar survive a plugin update.
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -94,8 +96,10 @@ impl Live {
         let fingerprint = self.fingerprint();
         let config = Config::load(&self.config_path, true)?;
         let mut hosts = BTreeMap::new();
+        let previous = self.hosts.read().unwrap_or_else(|p| p.into_inner()).clone();
         for profile in &self.profiles {
-            let opened = setup::open_with(&config, Some(profile), self.engine.clone(), &self.runtime)?;
+            let kept = previous.get(profile).map(|host| host.services().as_ref());
+            let opened = setup::open_with(&config, Some(profile), self.engine.clone(), &self.runtime, kept)?;
             for e in &opened.refused {
                 tracing::warn!(%profile, "plugin not loaded: {e}");
             }

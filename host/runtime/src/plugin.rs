@@ -2,22 +2,21 @@
 //! the catalog the profile selects, and call tools in fresh instances.
 
 mod call;
-mod control;
 mod instances;
 mod params;
 mod plan;
-mod state;
 pub mod streams;
 pub mod surface;
 
+pub use crate::caps::{Preopen, WasiPolicy};
+pub use bardo_core::control::{CallControl, Progress};
 pub use call::{CallReport, CallStats, INLINE_SLICE};
-pub use control::{CallControl, Progress};
 pub use instances::InstanceStats;
 pub use params::ParamsSchema;
-pub use state::{Preopen, WasiPolicy};
 pub use surface::{Surface, World};
 
 use crate::bindings::exports::bardo::plugin::{catalog, read, stream, write};
+use crate::caps::state::CallState;
 use crate::caps::{self, convert};
 use crate::engine::{CacheOutcome, Engine, EngineError, Limits};
 use crate::services::Services;
@@ -26,7 +25,6 @@ use bardo_core::profile::{Profile, Selection};
 use bardo_core::tool::{CapabilityTier, Manifest, TickBudget, ToolDef};
 use call::CallEnv;
 use sha2::{Digest, Sha256};
-use state::CallState;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -202,7 +200,7 @@ impl Host {
         let mut linker = Linker::new(engine.wasmtime());
         let linked = caps::add_to_linker(&mut linker)
             .and_then(|()| wasmtime_wasi::p2::add_to_linker_sync(&mut linker))
-            .and_then(|()| state::shadow_wasi_poll(&mut linker));
+            .and_then(|()| crate::caps::state::shadow_wasi_poll(&mut linker));
         linked.map_err(|e| EngineError::Config(format!("linking host imports: {e:#}")))?;
         Ok(Self {
             engine,
@@ -433,6 +431,7 @@ impl Host {
         let manifest = report.result.map_err(|e| bad(e.message))?;
         let manifest = convert::manifest(manifest).map_err(bad)?;
         validate(&manifest, world).map_err(bad)?;
+        instances.grant(caps::operator_grants(&self.services, &self.profile, &manifest.name));
         Ok(LoadedPlugin {
             name: Arc::from(manifest.name.as_str()),
             source: label.to_owned(),
@@ -522,11 +521,12 @@ impl Host {
                 ),
             ));
         };
-        if let Some(path) = self.services.missing_settings.get(&*entry.plugin.name) {
+        if let Some(path) = self.services.settings.missing(&entry.plugin.name) {
             return Err(ToolError::new(
                 ErrorCode::Denied,
                 format!(
-                    "plugin `{}` is not configured: its settings file {} does not exist; create it                      (`bardo devnet up` writes the devnet's) or point `[settings] {}` in bardo.toml elsewhere",
+                    "plugin `{}` is not configured: its settings file {} does not exist; create it \
+                     (`bardo devnet up` writes the devnet's) or point `[settings] {}` in bardo.toml elsewhere",
                     entry.plugin.name,
                     path.display(),
                     entry.plugin.name
@@ -674,6 +674,7 @@ impl Host {
             events: Default::default(),
             control: None,
             inline: None,
+            granted: plugin.instances.granted(),
         };
         let state = CallState::new(self.services.clone(), call, self.wasi.clone());
         let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);
@@ -713,7 +714,7 @@ fn check_params(entry: &CatalogEntry, tool: &str, params_json: &str) -> Result<(
 }
 
 /// An action kind as routed: `add-liquidity` and `add_liquidity` are one kind.
-pub(crate) fn action_kind(kind: &str) -> String {
+pub fn action_kind(kind: &str) -> String {
     kind.replace('-', "_")
 }
 

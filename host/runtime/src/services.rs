@@ -1,108 +1,103 @@
-//! The services behind the host imports and the write path: chains, the fork simulator, the
-//! wallet and the plugins' settings. Built once (by `setup`, or by a test) and shared by `Arc`:
-//! the import modules in `caps`, the safety chain, the valuer and the stream subscriptions all
-//! borrow the same instance, so there is one RPC cache, one warm fork and one runtime.
+//! The contexts behind the host imports, one per capability (see `caps::CAPABILITIES`), each
+//! built from its part of bardo.toml: the EVM context (`[chains]`, the signer) for `chain`,
+//! `simulate`, `signer` and `testnet`; the plugins' settings (`[settings]`) for `config`; the
+//! sidecar (`[sidecar]`) for `uniswap-sdk`. Shared by `Arc`: the imports, the write path and the
+//! stream subscriptions of one generation borrow the same instance, so there is one RPC cache,
+//! one warm fork and one sidecar. A reload builds new services, keeping each context whose
+//! section did not change (see [`Services::reuse`]).
 
+use crate::caps::config::Settings;
+use crate::caps::uniswap_sdk::UniswapSdk;
 use alloy::primitives::Address;
 use bardo_core::Runtime;
-use bardo_evm::{Chains, Simulator, Wallet};
+use bardo_evm::Evm;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// Chains, simulator, wallet and settings.
+/// The host's per-capability contexts.
 #[derive(Debug)]
 pub struct Services {
-    /// Every configured chain (and the host's runtime their requests run on).
-    pub chains: Chains,
-    /// The revm fork simulator (its forks stay warm across calls).
-    pub simulator: Simulator,
-    /// The operator's signing wallet, if one is configured. Plugins only ever see its address.
-    pub wallet: Option<Wallet>,
-    /// Operator settings per plugin name, as JSON object text.
-    pub settings: BTreeMap<String, String>,
-    /// Uniswap's SDKs (the sidecar), for the plugins granted `bardo:host/uniswap-sdk`.
-    pub uniswap_sdk: Option<crate::caps::uniswap_sdk::UniswapSdk>,
-    /// Whether `bardo:host/testnet` (a devnet's cheat codes) is granted: only when the host's
-    /// profile selects the `dev` category, and then only on chains marked `devnet = true`.
-    pub testnet: bool,
-    /// Plugins whose settings file is missing, with its path: their tools answer `denied`.
-    pub missing_settings: BTreeMap<String, std::path::PathBuf>,
+    /// Chains, fork simulator and wallet: `chain`, `simulate`, `signer`, `testnet`, and what
+    /// the write path simulates and signs with.
+    pub evm: Arc<Evm>,
+    /// Operator settings per plugin: `config`.
+    pub settings: Arc<Settings>,
+    /// Uniswap's SDKs (the sidecar): `uniswap-sdk`, and the write path's cross-check.
+    pub uniswap_sdk: Option<Arc<UniswapSdk>>,
+    /// What the EVM and sidecar contexts were built from (the sections' text), so a reload
+    /// can tell whether to keep them.
+    keys: (String, String),
 }
 
 impl Services {
     /// No chains, no wallet, no settings: what a host that only reads manifests needs.
     pub fn empty(runtime: &Runtime) -> Self {
-        Self::new(Chains::none(runtime))
+        Self::new(Evm::none(runtime))
     }
 
-    /// `chains`, with a fresh simulator and no wallet or settings yet.
-    pub fn new(chains: Chains) -> Self {
-        Self {
-            chains,
-            simulator: Simulator::default(),
-            wallet: None,
-            settings: BTreeMap::new(),
-            uniswap_sdk: None,
-            testnet: false,
-            missing_settings: BTreeMap::new(),
-        }
+    /// Reading chains, simulating and signing with `evm`; no settings or sidecar yet.
+    pub fn new(evm: Evm) -> Self {
+        Self::over(Arc::new(evm))
     }
 
-    /// Sign with `wallet` (its address is exposed on every configured chain).
-    pub fn with_wallet(mut self, wallet: Option<Wallet>) -> Self {
-        self.wallet = wallet;
-        self
+    /// [`Self::new`] on an EVM context already shared (a reload that kept it).
+    pub fn over(evm: Arc<Evm>) -> Self {
+        Self { evm, settings: Arc::default(), uniswap_sdk: None, keys: Default::default() }
     }
 
-    /// Serve `settings` (plugin name → JSON object) through `bardo:host/config`.
-    pub fn with_settings(mut self, settings: BTreeMap<String, serde_json::Value>) -> Self {
-        self.settings = settings.into_iter().map(|(name, v)| (name, v.to_string())).collect();
+    /// Serve `settings` (plugin name → JSON object) through `bardo:host/config`; `missing`:
+    /// plugins whose settings file does not exist yet.
+    pub fn with_settings(
+        mut self,
+        settings: BTreeMap<String, serde_json::Value>,
+        missing: BTreeMap<String, std::path::PathBuf>,
+    ) -> Self {
+        self.settings = Arc::new(Settings::new(settings, missing));
         self
     }
 
     /// Serve `bardo:host/uniswap-sdk` through `sdk` (to the plugins it grants).
-    pub fn with_uniswap_sdk(mut self, sdk: Option<crate::caps::uniswap_sdk::UniswapSdk>) -> Self {
+    pub fn with_uniswap_sdk(self, sdk: Option<UniswapSdk>) -> Self {
+        self.with_shared_uniswap_sdk(sdk.map(Arc::new))
+    }
+
+    /// [`Self::with_uniswap_sdk`] with a sidecar already shared (a reload that kept it).
+    pub fn with_shared_uniswap_sdk(mut self, sdk: Option<Arc<UniswapSdk>>) -> Self {
         self.uniswap_sdk = sdk;
         self
     }
 
-    /// Plugins whose settings file is missing (each logged once here, as a warning).
-    pub fn with_missing_settings(mut self, missing: BTreeMap<String, std::path::PathBuf>) -> Self {
-        for (plugin, path) in &missing {
-            tracing::warn!(
-                "plugin `{plugin}`: its settings file {} does not exist; its tools answer `denied` until it does",
-                path.display()
-            );
-        }
-        self.missing_settings = missing;
+    /// Record what the EVM and sidecar contexts were built from (`setup::services`).
+    pub(crate) fn built_from(mut self, evm: String, sidecar: String) -> Self {
+        self.keys = (evm, sidecar);
         self
     }
 
-    /// Grant `bardo:host/testnet` (the `dev` profile does; see [`Services::testnet`]).
-    pub fn with_testnet(mut self, granted: bool) -> Self {
-        self.testnet = granted;
-        self
+    pub(crate) fn evm_key(&self) -> &str {
+        &self.keys.0
+    }
+
+    pub(crate) fn sidecar_key(&self) -> &str {
+        &self.keys.1
     }
 
     /// The host's async runtime.
     pub fn runtime(&self) -> &Runtime {
-        self.chains.runtime()
+        self.evm.runtime()
     }
 
     /// The wallet's address on `chain`, if a wallet is configured and the chain is.
     pub fn address(&self, chain: u64) -> Option<Address> {
-        let wallet = self.wallet.as_ref()?;
-        self.chains.get(chain).is_ok().then(|| wallet.address())
+        self.evm.address(chain)
     }
 
-    /// The signing key as a secret, for the result filter to withhold; never exported.
-    pub(crate) fn secret(&self) -> Option<bardo_core::secret::TaintedString> {
-        self.wallet.as_ref().map(|w| w.secret().clone())
-    }
-
-    /// The settings of plugin `name`, as JSON object text (an old version served side by side,
-    /// `name@version`, has its plugin's).
-    pub fn settings_of(&self, name: &str) -> Option<&str> {
-        let plugin = name.split_once('@').map_or(name, |(plugin, _)| plugin);
-        self.settings.get(plugin).map(String::as_str)
+    /// Whether `other` reads, simulates, signs and cross-checks with the same contexts: then
+    /// whatever they feed (prices, the cross-check) is the same too.
+    pub fn same_chains_as(&self, other: &Services) -> bool {
+        let sdk = match (&self.uniswap_sdk, &other.uniswap_sdk) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        Arc::ptr_eq(&self.evm, &other.evm) && sdk
     }
 }

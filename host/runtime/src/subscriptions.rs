@@ -198,7 +198,7 @@ impl SubscriptionRegistry {
         for source in &sources {
             starts.push(match source {
                 Source::Logs { chain_id, .. } => {
-                    let chains = &self.services.chains;
+                    let chains = &self.services.evm.chains;
                     let client = chains.get(*chain_id).map_err(ToolError::from)?;
                     let head = chains
                         .block_on(client.block_number(std::time::Instant::now() + Duration::from_secs(5)))
@@ -481,7 +481,7 @@ impl Feed {
 /// whenever the node goes away.
 async fn follow_logs(feed: Arc<Feed>, index: usize, chain_id: u64, filter: Filter, mut next: u64) {
     let (http, ws_url) = {
-        let Ok(client) = feed.services.chains.get(chain_id) else {
+        let Ok(client) = feed.services.evm.chains.get(chain_id) else {
             return feed.error(format!("chain {chain_id} is not configured"));
         };
         (client.provider().clone(), client.ws_url())

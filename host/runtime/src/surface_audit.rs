@@ -19,7 +19,7 @@ use std::sync::Arc;
 pub enum ImportClass {
     /// A `bardo:host` interface.
     Host,
-    /// A `bardo:host` interface the operator grants per plugin (`[sidecar] grant`).
+    /// A `bardo:host` interface the operator grants (see `caps::Grant::Operator`).
     GrantedHost,
     /// In the minimal WASI set every plugin gets.
     MinimalWasi,
@@ -158,9 +158,12 @@ fn surface_only(label: &str, sha256: String, surface: Surface, reason: String) -
 
 fn classify(import: &str) -> ImportClass {
     let name = unversioned(import);
-    if surface::GRANTED_HOST.contains(&name) {
-        ImportClass::GrantedHost
-    } else if name.starts_with("bardo:host/") || name == "bardo:plugin/types" {
+    if let Some(capability) = crate::caps::capability(name) {
+        match capability.grant {
+            crate::caps::Grant::Operator { .. } => ImportClass::GrantedHost,
+            crate::caps::Grant::Worlds(_) => ImportClass::Host,
+        }
+    } else if name == "bardo:plugin/types" {
         ImportClass::Host
     } else if MINIMAL_WASI.contains(&name) {
         ImportClass::MinimalWasi

@@ -15,8 +15,10 @@ pub mod pool_read;
 mod process;
 pub mod route;
 mod rpc;
+pub mod settings;
 
 pub use methods::{FeeGrowth, PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};
+pub use settings::SidecarSettings;
 
 use process::Process;
 use rpc::{CallError, Connection};

@@ -8,6 +8,7 @@
 //! decides nothing: a commit goes through the same write path as `bardo commit`.
 
 pub mod app;
+pub mod config;
 pub mod feed;
 pub mod model;
 pub mod ui;

@@ -2,10 +2,10 @@
 //! a2a-sdk from PyPI, installed by `scripts/setup.sh`): the card, reads, a swap that waits for
 //! the caller's confirmation, declines, cancels, expiry, a restart mid-task, errors and tokens.
 
-use super::chain::devnet;
 use super::mcp::{Workspace, balanceOfCall, clients, python, view};
 use alloy::primitives::U256;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use bardo_test_support::devnet;
 use serde_json::{Value, json};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -149,7 +149,7 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
 
 #[test]
 fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
-    let (node, d) = super::chain::devnet();
+    let (node, d) = bardo_test_support::devnet();
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
     std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
@@ -266,7 +266,7 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     use std::io::BufRead;
     alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
 
-    let (node, d) = super::chain::devnet();
+    let (node, d) = bardo_test_support::devnet();
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
     std::fs::copy(bardo_test_artifacts::STREAMING, dir.path().join("plugins/streaming.wasm")).expect("copy");
@@ -279,14 +279,14 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     let jar = d.accounts[7];
     let (mut child, printed) = stream_tokenjar(dir.path(), jar);
 
-    let rt = super::chain::runtime();
+    let rt = bardo_test_support::runtime();
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
     let call = transferCall { to: jar, amount: alloy::primitives::U256::from(42_000_000u64) };
     let tx = alloy::rpc::types::TransactionRequest::default()
         .from(d.deployer)
         .to(d.tokens["USDC"].address)
         .with_input(call.abi_encode());
-    rt.block_on(super::chain::send(&provider, tx));
+    rt.block_on(bardo_test_support::send(&provider, tx));
 
     let mut stdout_lines = printed.lines();
     let first: serde_json::Value =
@@ -410,4 +410,24 @@ fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown archetype `nobody`"));
     let o = bardo(dir.path(), &["tools", "--archetype", "trade-executor", "--profile", "data"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("not both"));
+}
+
+/// `bardo audit OLD NEW` on a breaking params change: shown, and exit 1 unless it comes with a
+/// new major version.
+#[test]
+fn audit_of_two_versions_shows_a_breaking_params_change_and_its_schema_version() {
+    use bardo_test_artifacts::{ECHO_V2, ECHO_V2_1, ECHO_V4};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V2_1]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("! params echo_get_version changes the type of `n` (schema version 1 -> 2; breaking)"),
+        "{out}"
+    );
+    assert!(out.contains("INCOMPATIBLE: `echo_get_version`'s params change incompatibly"), "{out}");
+    let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V4]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("breaking") && !out.contains("INCOMPATIBLE"), "{out}");
 }

@@ -1,299 +1,20 @@
-//! Several hosts, one truth: three write paths (as three `bardo` hosts, each with its own
-//! plugins, memory and NATS connection) on one devnet and one real three-node JetStream cluster
-//! (replicas 3). A permit executes once fleet-wide, one day's limit holds across hosts, a halt on
-//! one host stops the others, a phase an agent lowers holds for all, all of them write one audit
-//! chain and one event stream (resumed from a fleet sequence without a gap or a duplicate); a
-//! lost node does not stop the fleet, a host cut from NATS fails closed with a retryable error,
-//! and a stream subscription survives the death of the host delivering it.
+//! A fleet subscription survives the death of the `bardo stream` process delivering it, and
+//! `bardo events` resumes the fleet's stream from a fleet sequence: two `bardo` processes on one
+//! devnet and one real three-node JetStream cluster (replicas 3). The write path's fleet
+//! (permits, limits, halt, audit chain across hosts) is tested in `bardo-safety`.
 
-use super::chain::devnet;
-use super::uniswap::devnet_host;
-use super::valuation::valuer;
 use alloy::primitives::U256;
-use bardo_cluster::{Cluster, ClusterConfig};
-use bardo_core::fabric::Fabric;
-use bardo_core::tool::Phase;
-use bardo_core::{ErrorCode, ToolError};
+use bardo_cluster::Cluster;
+use bardo_devnet::Anvil;
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::nats::NatsCluster;
-use bardo_devnet::{Anvil, CHAIN_ID};
-use bardo_host::fleet_events::{self, FleetEnvelope, FleetJournal, Forwarder};
-use bardo_host::safety::WritePath;
-use bardo_host::safety::audit_log::{AuditLog, shared};
-use bardo_host::safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
-use bardo_host::safety::host_key::HostKey;
-use bardo_host::safety::permit::Permits;
-use bardo_host::safety::spending::{SpendingLimiter, SpendingLimits};
-use bardo_test_artifacts::UNISWAP;
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use bardo_runtime::fleet_events::{self, FleetEnvelope};
 use std::time::Duration;
 
 struct Fleet {
     node: Anvil,
     d: Deployments,
     nats: NatsCluster,
-    _dir: tempfile::TempDir,
-    /// The fleet's host key: every host holds it.
-    key: HostKey,
-}
-
-fn fleet() -> Fleet {
-    let (node, d) = devnet();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let nats = NatsCluster::start(dir.path(), 3).expect("a three-node nats-server cluster");
-    Fleet { node, d, nats, _dir: dir, key: HostKey::ephemeral() }
-}
-
-impl Fleet {
-    fn connect(&self, servers: Vec<String>) -> Result<Cluster, bardo_cluster::ClusterError> {
-        Cluster::connect(&ClusterConfig {
-            servers,
-            name: "fleet".into(),
-            creds: None,
-            token: None,
-            replicas: 3,
-            timeout: Duration::from_secs(3),
-        })
-    }
-
-    /// A host on the cluster through `servers`: its own plugins and memory; permits, halt, the
-    /// spending ledger ($1,000 a transaction, `per_day` a day) and the audit chain in NATS.
-    fn host(&self, servers: Vec<String>, per_day: u64) -> WritePath {
-        // The first connection creates the streams: JetStream elects their leaders meanwhile.
-        let cluster = retry(|| self.connect(servers.clone()));
-        let host = Arc::new(devnet_host(&self.node.url(), self.d.uniswap_settings(), true, &[UNISWAP]));
-        let hooks: Vec<Box<dyn SafetyHook>> = vec![
-            Box::new(PolicyCage::default()),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, self.d.write_targets())]) }),
-            Box::new(ApprovalGuard),
-        ];
-        let log = AuditLog::shared(cluster.clone(), &cluster.audit_label(), self.key.clone());
-        let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-            .with_permits(Permits::shared(cluster.clone(), self.key.clone()));
-        let limiter = SpendingLimiter::new(
-            SpendingLimits::new(1_000, per_day),
-            valuer(&host, &self.d),
-            path.ttl(),
-            path.clock(),
-        )
-        .with_cluster(cluster);
-        path.with_after_simulation(vec![Box::new(limiter)])
-    }
-
-    fn usdc(&self) -> U256 {
-        super::chain::balance_of(&self.node, self.d.tokens["USDC"].address, self.d.deployer)
-    }
-}
-
-/// `f` until it succeeds (at most 30 s): a cluster electing leaders answers "unavailable" (an
-/// election after a node's loss takes seconds, more on a loaded machine).
-fn retry<T, E: std::fmt::Debug>(mut f: impl FnMut() -> Result<T, E>) -> T {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        match f() {
-            Ok(v) => return v,
-            Err(e) if std::time::Instant::now() > deadline => panic!("still failing after 30 s: {e:?}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(200)),
-        }
-    }
-}
-
-fn swap(amount: &str) -> Value {
-    json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": amount})
-}
-
-fn refused(r: Result<impl std::fmt::Debug, ToolError>, code: ErrorCode, hint: &str) -> ToolError {
-    let e = r.expect_err("must be refused");
-    assert_eq!(e.code, code, "{e}");
-    assert!(e.message.contains(hint), "{:?} should mention {hint:?}", e.message);
-    e
-}
-
-#[test]
-fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain() {
-    let f = fleet();
-    let urls = f.nats.urls();
-    // $4,000 a day for the whole fleet.
-    let mut fabrics = Vec::new();
-    let hosts = [0, 1, 2].map(|i| {
-        let fabric = Arc::new(Fabric::new());
-        let cluster = f.connect(vec![f.nats.url(i)]).expect("connect");
-        let forwarder = fleet_events::forward(&fabric, FleetJournal::new(cluster, &format!("host-{i}")));
-        fabrics.push((fabric.clone(), forwarder));
-        f.host(urls.clone(), 4_000).with_fabric(fabric)
-    });
-
-    // One permit, committed by two hosts at once: one transaction.
-    let permit = hosts[0].preview("swap", &swap("500")).expect("preview on host 0");
-    let before = f.usdc();
-    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = hosts[1..].iter().map(|h| s.spawn(|| h.commit(&permit.permit_id))).collect();
-        handles.into_iter().map(|h| h.join().expect("thread")).collect()
-    });
-    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
-    let loser = results.into_iter().find_map(Result::err).expect("one refused");
-    assert_eq!(loser.code, ErrorCode::Denied, "{loser}");
-    assert!(loser.message.contains("already used"), "{loser}");
-    assert_eq!(before - f.usdc(), U256::from(500_000_000u64), "spent once");
-
-    // $500 of the day is spent: eight $500 previews over three hosts, raced, and exactly seven
-    // fit the $3,500 left.
-    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..8)
-            .map(|i| {
-                let h = &hosts[i % 3];
-                s.spawn(move || h.preview("swap", &swap("500")))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("thread")).collect()
-    });
-    let open: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    assert_eq!(
-        open.len(),
-        7,
-        "{:?}",
-        results.iter().map(|r| r.as_ref().map(|p| p.permit_id.clone())).collect::<Vec<_>>()
-    );
-    let over = results.iter().find_map(|r| r.as_ref().err()).expect("one over the limit");
-    assert_eq!(over.code, ErrorCode::LimitExceeded, "{over}");
-    assert!(over.message.contains("daily"), "{over}");
-
-    // A halt on host 2: host 0's next preview and host 1's next commit are refused.
-    let revoked = hosts[2].halt("fleet operator pressed the button").expect("halt");
-    assert_eq!(revoked.len(), 7, "every open permit revoked: {revoked:?}");
-    refused(hosts[0].preview("swap", &swap("10")), ErrorCode::Denied, "fleet operator pressed the button");
-    refused(hosts[1].commit(&open[0].permit_id), ErrorCode::Denied, "halted");
-    assert_eq!(hosts[0].phase(), Phase::Terminal);
-    assert_eq!(before - f.usdc(), U256::from(500_000_000u64), "nothing more executed");
-    assert!(hosts[1].resume().expect("resume on host 1"), "a halt was in force");
-    refused(hosts[0].commit(&open[1].permit_id), ErrorCode::Denied, "revoked");
-    // The revoked reservations were released: room for $3,500 again.
-    hosts[0].preview("swap", &swap("900")).expect("previews work again");
-
-    // An agent on host 0 lowers the phase: the whole fleet is in it; no host's agent raises it;
-    // the operator's resume (on host 2) lifts it everywhere.
-    let set = hosts[1].phase();
-    hosts[0].lower_phase(Phase::Survival).expect("lowered");
-    assert_eq!(hosts[1].phase(), Phase::Survival, "lowered fleet-wide");
-    refused(hosts[2].lower_phase(Phase::Cautious), ErrorCode::Denied, "bardo resume");
-    hosts[1].lower_phase(Phase::Survival).expect("the same phase again");
-    assert!(hosts[2].resume().expect("the operator resumes"), "a lowered phase was in force");
-    assert_eq!((hosts[0].phase(), hosts[1].phase()), (set, set), "each host back at its own phase");
-
-    // One chain, written by all three, verifies; a record added by someone with NATS access but
-    // without the host key breaks it.
-    let cluster = f.connect(urls.clone()).expect("connect");
-    let label = cluster.audit_label();
-    let (records, _) = shared::verify(&cluster, label.as_ref(), Some(&f.key)).expect("one intact chain");
-    let lines = shared::lines_of(&cluster, label.as_ref()).expect("records");
-    assert_eq!(lines.len() as u64, records);
-    for id in open.iter().map(|p| &p.permit_id) {
-        let created = lines.iter().filter(|l| l.contains("PermitCreated") && l.contains(id.as_str())).count();
-        assert_eq!(created, 1, "{id}: its preview recorded once");
-    }
-    assert!(
-        lines.iter().any(|l| l.contains("\"Halted\"")) && lines.iter().any(|l| l.contains("\"Resumed\""))
-    );
-    let intruder = AuditLog::shared(cluster.clone(), &label, HostKey::ephemeral());
-    assert!(
-        intruder
-            .append(bardo_host::safety::audit_log::AuditEvent::PermitCancelled {
-                permit_id: "permit-00".into()
-            })
-            .is_err(),
-        "an appender without the key cannot even chain on from a sealed record"
-    );
-    let forged = format!(
-        "{{\"seq\":{},\"prev\":\"{}\",\"time_ms\":0,\"event\":{{\"type\":\"Resumed\",\"reason\":\"x\",\"halted_at_ms\":0}},\"mac\":\"{}\"}}\n",
-        records + 1,
-        "00".repeat(32),
-        "11".repeat(32)
-    );
-    let (last, _) = cluster.chain_last().expect("tail").expect("records");
-    cluster.chain_append(last, forged.into_bytes()).expect("published").expect("at the tail");
-    let e = shared::verify(&cluster, label.as_ref(), Some(&f.key)).expect_err("an edit is detected");
-    assert!(e.to_string().contains(&format!("record {}", records + 1)), "{e}");
-    // The hosts refuse to chain on from it.
-    let err = hosts[0].preview("swap", &swap("10")).expect_err("no record chains on from a forged one");
-    assert_eq!(err.code, ErrorCode::Internal, "{err}");
-
-    fleet_events_resume_without_a_gap_or_a_duplicate(&cluster, &fabrics, &open);
-}
-
-/// Every host's events are in the fleet's stream once, in the host's order, with contiguous
-/// fleet sequences; a subscriber that stops and resumes from the next sequence gets the rest.
-fn fleet_events_resume_without_a_gap_or_a_duplicate(
-    cluster: &Cluster,
-    fabrics: &[(Arc<Fabric>, Forwarder)],
-    open: &[&bardo_host::safety::permit::ActionPermit],
-) {
-    for (fabric, forwarder) in fabrics {
-        assert!(forwarder.wait_for(fabric.last_seq(), Duration::from_secs(20)), "published");
-    }
-    let total: u64 = fabrics.iter().map(|(f, _)| f.last_seq()).sum();
-    let (first, last) = cluster.events_bounds().expect("bounds");
-    assert_eq!((first, last), (1, total), "every host event once");
-    let read = |from: u64, n: u64| -> Vec<FleetEnvelope> {
-        let mut feed = cluster.subscribe_events(Some(from)).expect("subscribe");
-        (0..n)
-            .map(|_| match feed.next(Duration::from_secs(10)).expect("feed") {
-                Some(Ok(m)) => fleet_events::decode(&m).expect("decodes"),
-                other => panic!("{other:?}"),
-            })
-            .collect()
-    };
-    let half = total / 2;
-    let mut events = read(1, half);
-    events.extend(read(half + 1, total - half));
-    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), (1..=total).collect::<Vec<_>>());
-    for (i, (fabric, _)) in fabrics.iter().enumerate() {
-        let host_seqs: Vec<u64> =
-            events.iter().filter(|e| e.host == format!("host-{i}")).filter_map(|e| e.host_seq).collect();
-        assert_eq!(host_seqs, (1..=fabric.last_seq()).collect::<Vec<_>>(), "host {i}: each once, in order");
-    }
-    for permit in open {
-        let created = events
-            .iter()
-            .filter(|e| {
-                e.event["type"] == "PermitCreated" && e.event["permit_id"] == permit.permit_id.as_str()
-            })
-            .count();
-        assert_eq!(created, 1, "{}: created once in the fleet's events", permit.permit_id);
-    }
-    assert!(events.iter().any(|e| e.event["type"] == "Halted"), "the halt is in the fleet's events");
-}
-
-#[test]
-fn the_fleet_writes_on_with_a_node_down_and_a_host_cut_from_nats_fails_closed() {
-    let mut f = fleet();
-    let urls = f.nats.urls();
-    let a = f.host(urls.clone(), 10_000);
-    // Host b knows node 2 only.
-    let b = f.host(vec![f.nats.url(2)], 10_000);
-    let before = f.usdc();
-
-    // Node 0 dies: two of three remain, a quorum; both hosts write on (once JetStream has moved
-    // the streams' leaders, if node 0 led them).
-    f.nats.kill(0);
-    let permit = retry(|| a.preview("swap", &swap("100")));
-    b.commit(&permit.permit_id).expect("committed on the other host");
-    assert_eq!(before - f.usdc(), U256::from(100_000_000u64), "executed once");
-    f.nats.restart(0).expect("node 0 back");
-
-    // Node 2 dies: b is cut from the cluster. Its previews and commits fail closed, retryable,
-    // and nothing executes; a (nodes 0 and 1) goes on.
-    let open = retry(|| a.preview("swap", &swap("100")));
-    f.nats.kill(2);
-    let e = refused(b.preview("swap", &swap("100")), ErrorCode::Unavailable, "retry");
-    assert!(e.retryable, "{e}");
-    let e = refused(b.commit(&open.permit_id), ErrorCode::Unavailable, "never falls back");
-    assert!(e.retryable, "{e}");
-    assert_eq!(before - f.usdc(), U256::from(100_000_000u64), "the cut host executed nothing");
-    retry(|| a.preview("swap", &swap("1")));
-    a.commit(&open.permit_id).expect("the permit b could not take");
-    assert_eq!(before - f.usdc(), U256::from(200_000_000u64), "the permit b could not take executed on a");
 }
 
 /// What a `bardo stream` process in `dir` printed.
@@ -330,7 +51,10 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
     use std::process::Command;
     alloy::sol! { function transfer(address to, uint256 amount) external returns (bool); }
 
-    let f = fleet();
+    let (node, d) = bardo_test_support::devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsCluster::start(dir.path(), 3).expect("a three-node nats-server cluster");
+    let f = Fleet { node, d, nats };
     let jar = f.d.accounts[7];
     let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
     let nats: Vec<String> = f.nats.urls().iter().map(|u| format!("{u:?}")).collect();
@@ -353,7 +77,7 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
         let child = Command::new(env!("CARGO_BIN_EXE_bardo"))
             .current_dir(dir.path())
             .args(["stream", "stream_tokenjar", "--params", &params])
-            .env("BARDO_LOG", "bardo_host=info")
+            .env("BARDO_LOG", "bardo_runtime=info")
             .stdout(log("stdout.log"))
             .stderr(log("stderr.log"))
             .spawn()
@@ -371,7 +95,7 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
     };
     let mut children = [start(&dirs[0]), start(&dirs[1])];
 
-    let rt = super::chain::runtime();
+    let rt = bardo_test_support::runtime();
     let provider = ProviderBuilder::new().connect_http(f.node.url().parse().expect("url"));
     let deposit = |usdc: u64| {
         let call = transferCall { to: jar, amount: U256::from(usdc * 1_000_000) };
@@ -379,9 +103,9 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
             .from(f.d.deployer)
             .to(f.d.tokens["USDC"].address)
             .with_input(call.abi_encode());
-        rt.block_on(super::chain::send(&provider, tx));
+        rt.block_on(bardo_test_support::send(&provider, tx));
     };
-    let cluster = retry(|| f.connect(f.nats.urls()));
+    let cluster = bardo_test_support::nats::connect(&f.nats, "fleet", 3);
     let updates = |events: &[FleetEnvelope]| -> Vec<(String, String)> {
         events
             .iter()

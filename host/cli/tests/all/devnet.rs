@@ -1,7 +1,6 @@
 //! The devnet deployer against a real anvil: the published Uniswap contracts deployed from
 //! their npm artifacts, pools seeded, and the contracts answering as they should.
 
-use super::chain::{devnet, runtime};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, U256,
@@ -11,6 +10,7 @@ use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
+use bardo_test_support::{devnet, runtime};
 
 sol! {
     function decimals() external view returns (uint8);
@@ -114,7 +114,7 @@ fn devnet_from_snapshot_has_tokens_uniswap_v2_v3_v4_and_an_aave_market() {
     let dev = user;
     let send_value = |to: Address, data: Vec<u8>, value: U256| {
         let tx = TransactionRequest::default().from(dev).to(to).with_input(data).value(value);
-        let receipt = rt.block_on(super::chain::send(&provider, tx));
+        let receipt = rt.block_on(bardo_test_support::send(&provider, tx));
         assert!(receipt.status(), "transaction to {to} reverted");
     };
     let send = |to: Address, data: Vec<u8>| send_value(to, data, U256::ZERO);

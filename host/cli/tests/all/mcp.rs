@@ -2,7 +2,6 @@
 //! (`tests/clients/mcp_client.py`, over stdio and streamable HTTP) and the TypeScript SDK
 //! (`tests/clients/mcp_client.mjs`, over stdio). `scripts/setup.sh` installs both.
 
-use super::chain::{devnet, root, runtime};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, U256};
 use alloy::providers::{Provider, ProviderBuilder};
@@ -10,6 +9,7 @@ use alloy::rpc::types::TransactionRequest;
 use alloy::sol_types::SolCall;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};
 use bardo_test_artifacts::{ECHO_V1, ECHO_V3, HOSTILE, STREAMING, UNISWAP};
+use bardo_test_support::{devnet, root, runtime};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

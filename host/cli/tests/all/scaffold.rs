@@ -4,14 +4,14 @@
 //! preview → commit and wraps exactly the ether it declared, the stream tool alerts when the
 //! watched balance changes.
 
-use super::chain::{devnet, root, runtime, send};
-use super::plugin_env;
-use super::uniswap::devnet_host_with;
 use alloy::primitives::{U256, address};
 use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use bardo_devnet::CHAIN_ID;
 use bardo_devnet::deploy::Deployments;
+use bardo_test_support::devnet_host_with;
+use bardo_test_support::writes as plugin_env;
+use bardo_test_support::{devnet, root, runtime, send};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ fn a_scaffolded_write_plugin_plans_what_the_host_commits() {
 #[test]
 fn a_scaffolded_stream_plugin_alerts_on_a_balance_change() {
     let (_dir, wasm) = scaffold("scaffold-stream", Some("--stream"));
-    let mut e = super::streaming::env_with(&[path(&wasm)], bardo_devnet::DEV_KEY);
+    let mut e = bardo_test_support::streams::env_with(&[path(&wasm)], bardo_devnet::DEV_KEY);
     let watched = address!("0x00000000000000000000000000000000000b0b00");
     let params = json!({"chain_id": CHAIN_ID, "account": watched.to_string(), "interval_ms": 500});
     e.registry.subscribe("scaffold_stream_watch_balance", &params.to_string()).expect("subscribe");

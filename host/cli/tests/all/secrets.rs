@@ -80,7 +80,7 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
     let pid = detached["pid"].as_u64().expect("pid");
     // The wallet's account gets 100 ether (anvil's cheat code).
     let wallet = KEY.parse::<alloy::signers::local::PrivateKeySigner>().expect("key").address();
-    let rt = super::chain::runtime();
+    let rt = bardo_test_support::runtime();
     let provider = alloy::providers::ProviderBuilder::new()
         .connect_http(format!("http://127.0.0.1:{port}").parse().expect("url"));
     let hundred = alloy::primitives::U256::from(100u64)

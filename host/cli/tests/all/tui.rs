@@ -2,9 +2,9 @@
 //! it and the screen is read back with `capture-pane` (with `-e`, the colours too). Swaps and a
 //! preview come from other processes, as an agent's would.
 
-use super::streaming::env_with;
 use bardo_devnet::DEV_KEY;
 use bardo_test_artifacts::{STREAMING, UNISWAP};
+use bardo_test_support::streams::env_with;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! strings to typed values (a malformed address is `invalid-params`, not a trap), bounds every
 //! request by the call's deadline, and maps chain failures to typed errors.
 
-use super::{CallCtx, CapsView};
+use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::chain::{FeeMarket, FeeRecord, Host, TxInfo};
 use crate::bindings::bardo::host::types::{Error, Log, LogFilter, Receipt, TxCall};
 use crate::caps::convert::wit_error;
@@ -10,6 +10,9 @@ use alloy::primitives::{Address, B256, Bytes, U256};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_evm::chain::{ChainClient, ChainError, Chains};
 use wasmtime::component::{HasData, Linker};
+
+/// The interface this module serves.
+pub(crate) const INTERFACE: &str = "bardo:host/chain";
 
 /// Widest block range one `logs` call may cover.
 pub const MAX_LOG_RANGE: u64 = 10_000;
@@ -29,8 +32,8 @@ impl HasData for HasChain {
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::chain::add_to_linker::<T, HasChain>(linker, |t| {
-        let (services, call) = t.parts();
-        ChainView { chains: &services.chains, call }
+        let caps = t.caps();
+        ChainView { chains: &caps.evm.chains, call: caps.call }
     })
 }
 
@@ -96,7 +99,7 @@ impl<'a> ChainView<'a> {
 
     fn run<T>(&mut self, f: impl Future<Output = Result<T, ChainError>>) -> Result<T, Error> {
         if !self.call.may_block() {
-            return Err(super::would_block());
+            return Err(super::view::would_block());
         }
         self.chains.block_on(f).map_err(chain_error)
     }

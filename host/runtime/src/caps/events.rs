@@ -1,10 +1,13 @@
 //! `bardo:host/events`: progress, domain events and log lines from a running tool. Bounded per
 //! call, so a chatty or hostile plugin cannot flood the host; what is dropped is counted.
 
-use super::{CallCtx, CapsView};
+use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::events::{Host, Level};
 use bardo_core::tool::ToolEvent;
 use wasmtime::component::{HasData, Linker};
+
+/// The interface this module serves.
+pub(crate) const INTERFACE: &str = "bardo:host/events";
 
 /// Largest event payload, bytes.
 pub const MAX_PAYLOAD: usize = 64 << 10;
@@ -25,7 +28,7 @@ impl HasData for HasEvents {
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::events::add_to_linker::<T, HasEvents>(linker, |t| EventsView {
-        call: t.parts().1,
+        call: t.caps().call,
     })
 }
 

@@ -1,7 +1,7 @@
 //! `bardo:host/simulate`: dry runs on a fork of a configured chain, over [`bardo_evm::simulate`].
 
 use super::chain::{chain_error, parse_address, parse_u256};
-use super::{CallCtx, CapsView};
+use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::simulate::{BalanceDelta, CallOutcome, Host, Simulation};
 use crate::bindings::bardo::host::types::{Error, Log, TxCall};
 use crate::caps::convert::wit_error;
@@ -10,6 +10,9 @@ use bardo_core::error::{ErrorCode, ToolError};
 use bardo_evm::chain::Chains;
 use bardo_evm::simulate::{SimCall, Simulator};
 use wasmtime::component::{HasData, Linker};
+
+/// The interface this module serves.
+pub(crate) const INTERFACE: &str = "bardo:host/simulate";
 
 /// Most calls one simulation may run.
 pub const MAX_CALLS: usize = 16;
@@ -28,8 +31,8 @@ impl HasData for HasSimulate {
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::simulate::add_to_linker::<T, HasSimulate>(linker, |t| {
-        let (services, call) = t.parts();
-        SimulateView { simulator: &services.simulator, chains: &services.chains, call }
+        let caps = t.caps();
+        SimulateView { simulator: &caps.evm.simulator, chains: &caps.evm.chains, call: caps.call }
     })
 }
 
@@ -54,7 +57,7 @@ impl Host for SimulateView<'_> {
             )));
         }
         if !self.call.may_block() {
-            return Err(super::would_block());
+            return Err(super::view::would_block());
         }
         let sender = parse_address("sender", &sender)?;
         let mut sim_calls = Vec::with_capacity(calls.len());

@@ -1,25 +1,29 @@
-//! `bardo:host/testnet`: a devnet's cheat codes for the `dev` profile. Refused unless the
-//! host's profile selects the `dev` category ([`Services::testnet`]) and, below that, on any
-//! chain not marked `devnet = true` (`bardo_evm::cheats` checks it again). Each change also
-//! drops the simulator's warm fork of the chain, whose state it made stale.
+//! `bardo:host/testnet`: a devnet's cheat codes for the `dev` profile. Refused unless the plugin
+//! was granted it at load (the host's profile selects the `dev` category: see `caps::CAPABILITIES`)
+//! and, below that, on any chain not marked `devnet = true` (`bardo_evm::cheats` checks it
+//! again). Each change also drops the simulator's warm fork of the chain, whose state it made
+//! stale.
 
 use super::chain::{chain_error, parse_address, parse_u256};
-use super::{CallCtx, CapsView};
+use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::testnet::Host;
 use crate::bindings::bardo::host::types::Error;
 use crate::caps::convert::wit_error;
-use crate::services::Services;
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_evm::Evm;
 use bardo_evm::{ChainClient, ChainError};
 use std::future::Future;
 use wasmtime::component::{HasData, Linker};
+
+/// The interface this module serves.
+pub(crate) const INTERFACE: &str = "bardo:host/testnet";
 
 /// The most blocks one `mine` may ask for.
 const MAX_BLOCKS: u64 = 10_000;
 
 /// The import as one call sees it.
 pub struct TestnetView<'a> {
-    services: &'a Services,
+    evm: &'a Evm,
     call: &'a mut CallCtx,
 }
 
@@ -30,8 +34,8 @@ impl HasData for HasTestnet {
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::testnet::add_to_linker::<T, HasTestnet>(linker, |t| {
-        let (services, call) = t.parts();
-        TestnetView { services, call }
+        let caps = t.caps();
+        TestnetView { evm: caps.evm, call: caps.call }
     })
 }
 
@@ -42,14 +46,14 @@ fn denied(message: String) -> Error {
 impl<'a> TestnetView<'a> {
     /// The chain's client, once the grant and the chain's `devnet` mark are checked.
     fn devnet(&self, chain: u64) -> Result<&'a ChainClient, Error> {
-        let services: &'a Services = self.services;
-        if !services.testnet {
+        let evm: &'a Evm = self.evm;
+        if !self.call.granted.contains(INTERFACE) {
             return Err(denied(format!(
                 "plugin `{}`: cheat codes (`bardo:host/testnet`) are granted only to the dev profile; run with `--profile dev`",
                 self.call.plugin
             )));
         }
-        let client = services.chains.get(chain).map_err(chain_error)?;
+        let client = evm.chains.get(chain).map_err(chain_error)?;
         if !client.is_devnet() {
             return Err(denied(format!(
                 "chain {chain} is not a devnet: cheat codes run only on a chain marked `devnet = true` under [chains.{chain}] in bardo.toml"
@@ -66,10 +70,10 @@ impl<'a> TestnetView<'a> {
     ) -> Result<T, Error> {
         let client = self.devnet(chain)?;
         if !self.call.may_block() {
-            return Err(super::would_block());
+            return Err(super::view::would_block());
         }
-        let out = self.services.chains.block_on(f(client, self.call.deadline));
-        self.services.simulator.forget(chain);
+        let out = self.evm.chains.block_on(f(client, self.call.deadline));
+        self.evm.simulator.forget(chain);
         out.map_err(chain_error)
     }
 }

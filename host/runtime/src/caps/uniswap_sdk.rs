@@ -4,32 +4,37 @@
 //! only the trade.
 
 use super::chain::{chain_error, parse_address, parse_u256};
-use super::{CallCtx, CapsView};
+use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::types::Error;
 use crate::bindings::bardo::host::uniswap_sdk::{
     Host, Protocol, Route, RouteLeg, RoutePool as WitPool, RouteRequest, TradeType as WitTradeType,
 };
 use crate::caps::convert::wit_error;
-use crate::services::Services;
 use alloy::primitives::{Address, U256};
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_evm::Evm;
 use bardo_sidecar::book::UniswapBook;
 use bardo_sidecar::discover::Discovery;
 use bardo_sidecar::pool_read::PoolReader;
 use bardo_sidecar::route::{RoutePool, RouteRequest as SdkRequest, SwapTerms, TradeType};
 use bardo_sidecar::{Sidecar, SidecarError, SwapError};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasmtime::component::{HasData, Linker};
 
-/// The interface's shared part: the sidecar, the books it routes over, and who may call it.
+/// The interface this module serves.
+pub(crate) const INTERFACE: &str = "bardo:host/uniswap-sdk";
+
+/// The context: the sidecar, the books it routes over, and the plugins the operator granted it
+/// to (`[sidecar] grant`).
 pub struct UniswapSdk {
     /// The supervised sidecar (shared with the cross-check).
     pub sidecar: Arc<Sidecar>,
     /// Uniswap's contracts per chain, from `[settings] uniswap`.
     pub books: BTreeMap<u64, UniswapBook>,
-    /// The plugins granted the interface, by name.
-    pub grants: BTreeSet<String>,
+    /// The plugins granted the interface, by name (read once, when a plugin is loaded: see
+    /// `caps::CAPABILITIES`).
+    pub grants: Vec<String>,
 }
 
 impl std::fmt::Debug for UniswapSdk {
@@ -38,9 +43,22 @@ impl std::fmt::Debug for UniswapSdk {
     }
 }
 
+impl UniswapSdk {
+    /// Whether the operator listed plugin `name` in `[sidecar] grant`.
+    pub fn grants_to(&self, name: &str) -> bool {
+        self.grants.iter().any(|g| g == name)
+    }
+}
+
+/// How an operator grants it to plugin `name`.
+pub(crate) fn how_to_grant(name: &str) -> String {
+    format!("[sidecar] grant = [\"{name}\"]")
+}
+
 /// The import as one call sees it.
 pub struct UniswapSdkView<'a> {
-    services: &'a Services,
+    evm: &'a Evm,
+    sdk: Option<&'a UniswapSdk>,
     call: &'a mut CallCtx,
 }
 
@@ -51,8 +69,8 @@ impl HasData for HasUniswapSdk {
 
 pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     crate::bindings::bardo::host::uniswap_sdk::add_to_linker::<T, HasUniswapSdk>(linker, |t| {
-        let (services, call) = t.parts();
-        UniswapSdkView { services, call }
+        let caps = t.caps();
+        UniswapSdkView { evm: caps.evm, sdk: caps.uniswap_sdk, call: caps.call }
     })
 }
 
@@ -102,13 +120,13 @@ fn checked(r: &RouteRequest) -> Result<(Address, Address, U256, Vec<Address>), E
 
 impl UniswapSdkView<'_> {
     fn route(&mut self, r: RouteRequest) -> Result<Route, Error> {
-        let Some(sdk) = self.services.uniswap_sdk.as_ref() else {
+        let Some(sdk) = self.sdk else {
             return Err(error(
                 ErrorCode::Denied,
                 "this host runs no Uniswap sidecar: set `[sidecar] dir = \"sidecar\"` in bardo.toml and run `make setup`",
             ));
         };
-        if !sdk.grants.contains(&*self.call.plugin) {
+        if !self.call.granted.contains(INTERFACE) {
             return Err(error(
                 ErrorCode::Denied,
                 format!(
@@ -132,9 +150,9 @@ impl UniswapSdkView<'_> {
         })?;
         let recipient = parse_address("recipient", &r.recipient)?;
         if !self.call.may_block() {
-            return Err(super::would_block());
+            return Err(super::view::would_block());
         }
-        let chains = &self.services.chains;
+        let chains = &self.evm.chains;
         let client = chains.get(r.chain).map_err(chain_error)?;
         let deadline = self.call.deadline;
         let block = chains.block_on(client.block_number(deadline)).map_err(chain_error)?;

@@ -1,12 +1,12 @@
 //! One plugin call: a fresh store from the engine (all limits on), instantiate from the
 //! `InstancePre`, call, measure, and turn every trap into a typed error for that call only.
 
-use super::control::CallControl;
 use super::instances::{self, Instances};
-use super::state::CallState;
+use crate::caps::state::CallState;
 use crate::caps::{CallCtx, InlineAttempt};
 use crate::engine::{Engine, Limits};
 use crate::services::Services;
+use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::tool::CallEvents;
 use bardo_core::tool::TickBudget;
@@ -66,7 +66,7 @@ impl<T> CallReport<T> {
 pub(crate) struct CallEnv<'a> {
     pub engine: &'a Engine,
     pub services: &'a Arc<Services>,
-    pub wasi: &'a Arc<super::state::WasiPolicy>,
+    pub wasi: &'a Arc<crate::caps::WasiPolicy>,
     pub limits: &'a Limits,
 }
 
@@ -141,6 +141,7 @@ fn attempt<R>(
         events: CallEvents::default(),
         control: control.map(|(c, steps)| (c.clone(), steps.to_vec())),
         inline: inline.then(InlineAttempt::default),
+        granted: instances.granted(),
     };
     let (mut store, instance) = instances.take(env, call, budget);
     if control.is_some() {

@@ -11,7 +11,7 @@
 //! a used instance back: [`Instances::take`] only pops what the worker made.
 
 use super::call::CallEnv;
-use super::state::CallState;
+use crate::caps::state::CallState;
 use crate::caps::{CallCtx, InlineAttempt};
 use crate::engine::{Engine, Limits, deadline_ticks};
 use crate::services::Services;
@@ -35,6 +35,8 @@ pub(crate) type Fresh = (Store<CallState>, Instance);
 /// One plugin's instantiation: its pre-instantiated component and its ready instances.
 pub(crate) struct Instances {
     pre: InstancePre<CallState>,
+    /// The operator-granted interfaces its calls may use, decided once its manifest is read.
+    granted: std::sync::OnceLock<Arc<std::collections::BTreeSet<&'static str>>>,
     ready: Mutex<Ready>,
     taken_ready: AtomicU64,
     made_on_call: AtomicU64,
@@ -65,7 +67,7 @@ struct Ready {
 struct Setup {
     engine: Engine,
     services: Arc<Services>,
-    wasi: Arc<super::state::WasiPolicy>,
+    wasi: Arc<crate::caps::WasiPolicy>,
     limits: Limits,
 }
 
@@ -95,10 +97,21 @@ impl Instances {
     pub(crate) fn new(pre: InstancePre<CallState>) -> Arc<Self> {
         Arc::new(Self {
             pre,
+            granted: std::sync::OnceLock::new(),
             ready: Mutex::default(),
             taken_ready: AtomicU64::new(0),
             made_on_call: AtomicU64::new(0),
         })
+    }
+
+    /// Decide the operator-granted interfaces (once: a second decision is ignored).
+    pub(crate) fn grant(&self, granted: std::collections::BTreeSet<&'static str>) {
+        let _ = self.granted.set(Arc::new(granted));
+    }
+
+    /// The operator-granted interfaces its calls may use (none before [`Self::grant`]).
+    pub(crate) fn granted(&self) -> Arc<std::collections::BTreeSet<&'static str>> {
+        self.granted.get().cloned().unwrap_or_default()
     }
 
     /// The pre-instantiated component (for export indices and kept instances).
@@ -222,6 +235,7 @@ impl Instances {
             events: Default::default(),
             control: None,
             inline: Some(InlineAttempt::default()),
+            granted: Arc::default(),
         };
         let state = CallState::new(env.services.clone(), placeholder, env.wasi.clone());
         let mut store = env.engine.store(state, env.limits, MAKE_BUDGET);

@@ -1,26 +1,12 @@
 //! A component's capability surface — its world, imports and exports — and the import policy:
-//! `bardo:host` interfaces by world, the minimal WASI set, and operator grants.
+//! `bardo:host` interfaces as the capability table grants them, the minimal WASI set, and the
+//! operator's WASI grants.
 
+use crate::caps::{Grant, capability};
+pub use crate::world::{HOST_API, PLUGIN_API, World, unversioned};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use wasmtime::component::Component;
-
-/// The `bardo:plugin` package version this host implements.
-pub const PLUGIN_API: &str = "0.2";
-/// The `bardo:host` package version this host provides.
-pub const HOST_API: &str = "0.1";
-
-/// Which `bardo:plugin` world a component targets, detected from its exports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum World {
-    /// catalog + read.
-    Reader,
-    /// catalog + read + stream.
-    Streamer,
-    /// catalog + read + write.
-    Writer,
-}
 
 /// Imports and exports of a component, by name (`bardo:host/chain@0.1.0`, `wasi:io/poll@0.2.6`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,11 +61,6 @@ impl Surface {
     }
 }
 
-/// `ns:pkg/iface@1.2.3` -> `ns:pkg/iface`.
-pub fn unversioned(name: &str) -> &str {
-    name.split_once('@').map_or(name, |(n, _)| n)
-}
-
 /// WASI interfaces every plugin may import. A `std` guest imports the io/cli set even when it
 /// never uses it; stdin is empty, the environment is empty, stdout/stderr go to the host log.
 /// `HashMap` needs the insecure seed; `Instant` needs the monotonic clock. Nothing here reaches
@@ -113,29 +94,6 @@ pub fn grantable_package(name: &str) -> Option<&'static str> {
     GRANTABLE_WASI.iter().copied().find(|g| name == *g || name.starts_with(&format!("{g}/")))
 }
 
-/// Host interfaces no world includes: any plugin may import one, and the operator grants it
-/// (`uniswap-sdk` per plugin with `[sidecar] grant`; `testnet` with the `dev` profile, on
-/// chains marked `devnet = true`); a plugin not granted it is answered `denied`. Loading does
-/// not depend on the grant, so that a plugin's other tools work where it is not granted.
-pub const GRANTED_HOST: &[&str] = &["bardo:host/uniswap-sdk", "bardo:host/testnet"];
-
-/// Which imports a world may have beyond WASI.
-fn host_interfaces(world: World) -> &'static [&'static str] {
-    match world {
-        World::Reader | World::Streamer => {
-            &["bardo:host/types", "bardo:host/chain", "bardo:host/events", "bardo:host/config"]
-        }
-        World::Writer => &[
-            "bardo:host/types",
-            "bardo:host/chain",
-            "bardo:host/events",
-            "bardo:host/config",
-            "bardo:host/simulate",
-            "bardo:host/signer",
-        ],
-    }
-}
-
 /// Check every import against the world and the operator's WASI grants; the error names every
 /// refused import and says why.
 pub fn check_imports(surface: &Surface, world: World, grants: &BTreeSet<String>) -> Result<(), String> {
@@ -155,12 +113,14 @@ fn check_import(import: &str, world: World, grants: &BTreeSet<String>) -> Result
         if !version.starts_with(&format!("{HOST_API}.")) {
             return Err(format!("import `{import}` refused: this host provides bardo:host@{HOST_API}.x"));
         }
-        if !host_interfaces(world).contains(&name) && !GRANTED_HOST.contains(&name) {
-            return Err(format!(
+        return match capability(name).map(|c| c.grant) {
+            Some(Grant::Worlds(worlds)) if worlds.contains(&world) => Ok(()),
+            Some(Grant::Operator { .. }) => Ok(()),
+            Some(Grant::Worlds(_)) => Err(format!(
                 "import `{import}` refused: a {world:?} plugin may not import `{iface}`; only writer plugins (those exporting `write`) get `simulate` and `signer`"
-            ));
-        }
-        return Ok(());
+            )),
+            None => Err(format!("import `{import}` refused: this host provides no `{iface}`")),
+        };
     }
     if MINIMAL_WASI.contains(&name) {
         return Ok(());

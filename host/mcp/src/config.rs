@@ -1,0 +1,25 @@
+//! `[mcp]` in bardo.toml: who may reach `bardo mcp --http`.
+
+use bardo_core::config::Section;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// `[mcp]`: who may reach `bardo mcp --http`. Tokens never live in this file: they come from
+/// an environment variable or a token file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// An environment variable holding bearer tokens, comma-separated.
+    pub tokens_env: Option<String>,
+    /// A file of bearer tokens, one per line (`#` comments), relative to this file.
+    pub token_file: Option<PathBuf>,
+    /// Browser origins allowed besides loopback ones (`https://app.example.com:443`); any
+    /// other `Origin` is refused (DNS-rebinding protection).
+    pub allowed_origins: Vec<String>,
+    /// `Host` header values allowed besides loopback and the listen address's host.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Section for McpConfig {
+    const NAME: &'static str = "mcp";
+}

@@ -1,0 +1,142 @@
+//! The repo's plugins together: every tool has a complete ToolDef, and each profile lists
+//! exactly the tools of its categories (the specification's table in `bardo_core::profile`,
+//! `data` in every profile, writes only where the profile writes, testnet only in `dev`).
+
+use bardo_core::profile::{PROFILES, Profile, Writes};
+use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
+use bardo_runtime::engine::Limits;
+use bardo_runtime::plugin::{Host, WasiPolicy};
+use bardo_test_artifacts::{AAVE, HELLO, INTELLIGENCE, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT, WALLET};
+use std::collections::BTreeSet;
+
+const PLUGINS: [&str; 9] = [HELLO, UNISWAP, AAVE, STREAMING, WALLET, TESTNET, INTELLIGENCE, SAFETY, VAULT];
+
+fn host(profile: &str) -> Host {
+    let profile = Profile::parse(profile).expect("profile").with_capabilities([RequiredCapability::Wallet]);
+    let mut h =
+        Host::new(super::engine(), super::no_services(), profile, Limits::default(), WasiPolicy::default())
+            .expect("host");
+    for p in PLUGINS {
+        h.load_file(std::path::Path::new(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    }
+    h
+}
+
+#[test]
+fn every_tool_has_a_complete_definition() {
+    let h = host("dev");
+    let names: BTreeSet<&String> = h.catalog().keys().collect();
+    // hello 1, uniswap 10 + data 1, aave 8, streaming 7, wallet 11 + erc20 1, testnet 6, intelligence 6,
+    // safety 4, vault 11: 66.
+    assert!(names.len() >= 60, "{} tools: {names:?}", names.len());
+    for (name, e) in h.catalog() {
+        let d = &e.def;
+        let prefix = name.split('_').next().expect("prefix");
+        assert!(
+            name.split('_').count() >= 2
+                && name.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit()),
+            "{name}"
+        );
+        assert!(d.description.len() >= 40, "{name}: a description says when to use it");
+        assert!(d.prompt_snippet.starts_with(name.as_str()), "{name}: {}", d.prompt_snippet);
+        let schema = &d.input_schema;
+        assert_eq!(schema["type"], "object", "{name}");
+        assert!(!d.progress_steps.is_empty() || d.capability_tier == CapabilityTier::Read, "{name}");
+        if d.capability_tier == CapabilityTier::Write {
+            assert!(!d.action_kinds.is_empty(), "{name}: a write tool names its action kinds");
+        }
+        let expected_prefix = match d.category {
+            Category::Intelligence => Some("intel"),
+            Category::Safety => Some("safety"),
+            Category::Testnet => Some("testnet"),
+            _ => None,
+        };
+        if let Some(want) = expected_prefix {
+            assert_eq!(prefix, want, "{name}: the specification's prefix for {:?}", d.category);
+        }
+    }
+}
+
+#[test]
+fn each_profile_lists_exactly_the_tools_of_its_categories() {
+    let all = host("dev");
+    for def in PROFILES {
+        let name = def.name;
+        let h = host(name);
+        let want: BTreeSet<&String> = all
+            .catalog()
+            .iter()
+            .filter(|(_, e)| def.categories.contains(&e.def.category))
+            .filter(|(_, e)| {
+                let read = e.def.capability_tier == CapabilityTier::Read;
+                match def.writes {
+                    Writes::All => true,
+                    Writes::None => read,
+                    Writes::NotHighRisk => read || e.def.risk_tier < RiskTier::High,
+                }
+            })
+            .map(|(n, _)| n)
+            .collect();
+        let got: BTreeSet<&String> = h.catalog().keys().collect();
+        assert_eq!(got, want, "profile {name}");
+        // What that means for the repo's plugins, spelled out per profile.
+        let has = |tool: &str| got.iter().any(|t| t.starts_with(tool));
+        let writes = h.catalog().values().any(|e| e.def.capability_tier == CapabilityTier::Write);
+        let yes = |tools: &[&str]| tools.iter().for_each(|t| assert!(has(t), "profile {name} lacks {t}"));
+        let no = |tools: &[&str]| tools.iter().for_each(|t| assert!(!has(t), "profile {name} lists {t}"));
+        assert!(has("uniswap_get_pool_info") && has("data_get_token_price"), "data is in every profile");
+        match name {
+            "dev" => {
+                yes(&["testnet_", "aave_borrow", "vault_deposit", "wallet_transfer", "stream_", "intel_"])
+            }
+            "active" | "golem" | "full" => {
+                yes(&[
+                    "aave_borrow",
+                    "uniswap_add_liquidity",
+                    "vault_deposit",
+                    "wallet_transfer",
+                    "stream_",
+                    "intel_",
+                ]);
+                no(&["testnet_"]);
+            }
+            "observatory" | "intelligence" | "dashboard" => {
+                yes(&["intel_compare_venues"]);
+                no(&["stream_", "wallet_approve", "wallet_transfer", "safety_", "vault_"]);
+                assert!(!writes, "{name} runs no writes");
+            }
+            "data" => {
+                yes(&["stream_pool_events", "wallet_get_gas_price", "wallet_get_balances"]);
+                no(&["intel_", "uniswap_get_route"]);
+                assert!(!writes);
+            }
+            "conservative" => {
+                yes(&[
+                    "uniswap_execute_swap",
+                    "uniswap_remove_liquidity",
+                    "uniswap_collect_fees",
+                    "wallet_approve",
+                ]);
+                no(&["uniswap_add_liquidity", "aave_", "stream_", "wallet_transfer"]);
+            }
+            "trader" => {
+                yes(&["uniswap_execute_swap", "uniswap_get_route", "wallet_approve", "safety_", "stream_"]);
+                no(&["uniswap_add_liquidity", "wallet_transfer", "wallet_wrap_eth", "intel_", "aave_"]);
+            }
+            "lp" => {
+                yes(&["uniswap_add_liquidity", "uniswap_get_position", "safety_", "stream_"]);
+                no(&["uniswap_execute_swap", "aave_"]);
+            }
+            "vault" => {
+                yes(&["vault_deposit", "vault_redeem", "safety_"]);
+                no(&["aave_", "wallet_approve", "wallet_transfer", "stream_", "uniswap_execute_swap"]);
+            }
+            "learning" => {
+                yes(&["intel_"]);
+                no(&["uniswap_execute_swap", "stream_"]);
+            }
+            "identity" | "erc8004" | "fees" => no(&["intel_", "stream_", "uniswap_execute_swap", "vault_"]),
+            other => panic!("profile {other} has no expectations here"),
+        }
+    }
+}

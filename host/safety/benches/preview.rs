@@ -1,0 +1,217 @@
+//! `preview_action` for a V3 swap end to end — plugin plan (fresh instance, chain reads), the
+//! hook chain (scopes, the simulation with the wallet's change set, the hallucination detector,
+//! the value guard on host prices), permit — on a warm cache. Floor p50 <= 1 ms. Measured beside
+//! the plan alone and the same preview with every chain read going to the node (head TTL 0);
+//! the simulate bench measures the change-set derivation alone, with and without. With a fleet's
+//! store (`[cluster]`): the same preview with permits and audit chain on a NATS JetStream
+//! cluster (one node; three nodes, three replicas) against the files, and a permit's issue +
+//! take alone on each store.
+
+use bardo_cluster::Cluster;
+use bardo_core::profile::Profile;
+use bardo_core::tool::RequiredCapability;
+use bardo_devnet::nats::NatsCluster;
+use bardo_devnet::snapshot::Snapshot;
+use bardo_devnet::{CHAIN_ID, DEV_KEY};
+use bardo_evm::Evm;
+use bardo_evm::chain::{ChainConfig, Chains};
+use bardo_evm::signer::Wallet;
+use bardo_runtime::Services;
+use bardo_runtime::engine::{Engine, Limits};
+use bardo_runtime::plugin::{Host, WasiPolicy};
+use bardo_safety::WritePath;
+use bardo_safety::audit_log::AuditLog;
+use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_safety::host_key::HostKey;
+use bardo_safety::permit::{ActionPermit, Permits};
+use bardo_safety::valuation::{PricingConfig, Valuer};
+use bardo_safety::value_guard::{DEFAULT_MAX_LOSS_BPS, ValueGuard};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, value: bool) -> WritePath {
+    write_path_with(url, snapshot, head_ttl_ms, audit, value, Store::Memory)
+}
+
+/// Where permits (and, on a cluster, the audit chain) are kept.
+enum Store<'a> {
+    /// In memory.
+    Memory,
+    /// In that file, as `bardo` keeps them (shared between processes).
+    File(&'a Path),
+    /// In the fleet's NATS cluster, as `bardo` with `[cluster]` keeps them, with the audit chain.
+    Cluster(&'a Cluster),
+}
+
+fn write_path_with(
+    url: &str,
+    snapshot: &Snapshot,
+    head_ttl_ms: u64,
+    audit: &Path,
+    value: bool,
+    store: Store<'_>,
+) -> WritePath {
+    let config = ChainConfig { head_ttl_ms, ..ChainConfig::new(url) };
+    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), bardo_test_support::host_runtime())
+        .expect("chains");
+    let d = &snapshot.deployments;
+    let services = Arc::new(
+        Services::new(Evm::new(chains, Some(Wallet::from_signer(DEV_KEY.parse().expect("key")))))
+            .with_settings(BTreeMap::from([("uniswap".to_owned(), d.uniswap_settings())]), BTreeMap::new()),
+    );
+    let engine =
+        Engine::new(Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache"))).expect("engine");
+    let profile = Profile::parse("trader").expect("profile").with_capabilities([RequiredCapability::Wallet]);
+    let mut host =
+        Host::new(engine, services.clone(), profile, Limits::default(), WasiPolicy::default()).expect("host");
+    host.load_file(Path::new(bardo_test_artifacts::UNISWAP)).expect("uniswap");
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let key = HostKey::ephemeral();
+    let log = match &store {
+        Store::Cluster(c) => AuditLog::shared((*c).clone(), &c.audit_label(), key.clone()),
+        _ => AuditLog::open(audit, key.clone()).expect("audit log"),
+    };
+    let valuer = Valuer::new(&services, PricingConfig::from_json(d.pricing_json()).expect("pricing"));
+    let value_guard = ValueGuard {
+        valuer,
+        position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v3["position_manager"]].into())]),
+        v4_position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v4["position_manager"]].into())]),
+        recipients: BTreeMap::from([(CHAIN_ID, d.treasury().into_iter().collect())]),
+        max_loss_bps: DEFAULT_MAX_LOSS_BPS,
+    };
+    let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };
+    let path = WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after);
+    match store {
+        Store::Memory => path,
+        Store::File(file) => path.with_permit_file(file, key),
+        Store::Cluster(c) => path.with_permits(Permits::shared(c.clone(), key)),
+    }
+}
+
+fn preview(c: &mut Criterion) {
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let warm = write_path(&node.url(), snapshot, 250, &dir.path().join("warm.jsonl"), true);
+    let warm_host = warm.host().expect("a runtime host");
+    let unvalued = write_path(&node.url(), snapshot, 250, &dir.path().join("unvalued.jsonl"), false);
+    let uncached = write_path(&node.url(), snapshot, 0, &dir.path().join("cold.jsonl"), true);
+    let filed = write_path_with(
+        &node.url(),
+        snapshot,
+        250,
+        &dir.path().join("filed.jsonl"),
+        true,
+        Store::File(&dir.path().join("permits.json")),
+    );
+    let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let one = NatsCluster::start(nats_dirs.0.path(), 1).expect("nats-server (run `make setup`)");
+    let three = NatsCluster::start(nats_dirs.1.path(), 3).expect("three nats-servers");
+    let (c1, c3) = (
+        bardo_test_support::nats::connect(&one, "bench1", 1),
+        bardo_test_support::nats::connect(&three, "bench3", 3),
+    );
+    let fleet1 =
+        write_path_with(&node.url(), snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c1));
+    let fleet3 =
+        write_path_with(&node.url(), snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c3));
+    let params =
+        serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
+    let text = params.to_string();
+    let permit = warm.preview("swap", &params).expect("preview");
+    assert_eq!(permit.plan.calls.len(), 3, "USDC → Permit2, Permit2 → router, swap");
+
+    let mut g = c.benchmark_group("preview_v3_swap");
+    g.bench_function("plan_only_warm", |b| {
+        b.iter(|| black_box(warm_host.plan("uniswap_execute_swap", &text).result.expect("plan")))
+    });
+    g.bench_function("preview_warm", |b| {
+        b.iter(|| black_box(warm.preview("swap", &params).expect("preview")))
+    });
+    // As `bardo` runs it: permits in the store shared between processes (a line appended to
+    // this process's journal per preview).
+    g.bench_function("preview_warm_permit_file", |b| {
+        b.iter(|| black_box(filed.preview("swap", &params).expect("preview")))
+    });
+    // As `bardo` with `[cluster]` runs it: permit and audit records in NATS JetStream.
+    g.bench_function("preview_warm_cluster_1_node", |b| {
+        b.iter(|| black_box(fleet1.preview("swap", &params).expect("preview")))
+    });
+    g.bench_function("preview_warm_cluster_3_nodes_r3", |b| {
+        b.iter(|| black_box(fleet3.preview("swap", &params).expect("preview")))
+    });
+    // Without the value guard (its pool and oracle reads): what host-side valuation costs.
+    g.bench_function("preview_warm_without_value_guard", |b| {
+        b.iter(|| black_box(unvalued.preview("swap", &params).expect("preview")))
+    });
+    g.bench_function("preview_every_read_from_the_node", |b| {
+        b.iter(|| black_box(uncached.preview("swap", &params).expect("preview")))
+    });
+    g.finish();
+
+    // A permit issued and taken (sealed, stored, read back, consumed once) on each store.
+    let mut g = c.benchmark_group("permit_issue_take");
+    let stores = [
+        ("file", Permits::open(&dir.path().join("take.json"), HostKey::ephemeral())),
+        ("cluster_1_node", Permits::shared(c1.clone(), HostKey::ephemeral())),
+        ("cluster_3_nodes_r3", Permits::shared(c3.clone(), HostKey::ephemeral())),
+    ];
+    for (name, permits) in &stores {
+        let mut n = 0u64;
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                n += 1;
+                let id = format!("permit-{n:032x}");
+                let fresh = ActionPermit {
+                    permit_id: id.clone(),
+                    created_at: SystemTime::now(),
+                    audit_record: None,
+                    ..permit.clone()
+                };
+                permits.insert(fresh).expect("issue");
+                black_box(permits.take(&id, SystemTime::now()).expect("take"))
+            })
+        });
+    }
+    g.finish();
+
+    // V4 against V3 on the same pair, both through the UniversalRouter (WETH/DAI, where V4's 0.05 %
+    // pool quotes best): the best route across V2+V3+V4, and the preview of each.
+    let v4 =
+        serde_json::json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1.5"});
+    let v3 = serde_json::json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "1.5",
+        "version": "v3"});
+    let (v4_text, v3_text) = (v4.to_string(), v3.to_string());
+    let best = warm_host.call("uniswap_get_quote", &v4_text).result.expect("quote");
+    assert!(best.contains(r#""version":"v4""#), "V4 quotes best on WETH/DAI: {best}");
+    assert_eq!(warm.preview("swap", &v4).expect("preview").plan.calls.len(), 3, "Permit2 x2 + execute");
+    let mut g = c.benchmark_group("v4_weth_dai");
+    g.bench_function("quote_best_route_v2_v3_v4", |b| {
+        b.iter(|| black_box(warm_host.call("uniswap_get_quote", &v4_text).result.expect("quote")))
+    });
+    // USDC -> DAI: no pool pairs them; every two-hop route through WETH is quoted too.
+    let two_hops =
+        serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "1000"})
+            .to_string();
+    g.bench_function("quote_best_route_two_hops", |b| {
+        b.iter(|| black_box(warm_host.call("uniswap_get_quote", &two_hops).result.expect("quote")))
+    });
+    g.bench_function("quote_v3_only", |b| {
+        b.iter(|| black_box(warm_host.call("uniswap_get_quote", &v3_text).result.expect("quote")))
+    });
+    g.bench_function("preview_v4_universal_router", |b| {
+        b.iter(|| black_box(warm.preview("swap", &v4).expect("preview")))
+    });
+    g.bench_function("preview_v3", |b| b.iter(|| black_box(warm.preview("swap", &v3).expect("preview"))));
+    g.finish();
+}
+
+criterion_group!(benches, preview);
+criterion_main!(benches);

@@ -1,0 +1,173 @@
+//! `[safety]`: the write path's policy (allowlist, pricing, limits, phase) and where its state
+//! lives (audit log, permits, spending ledger, host key).
+
+use alloy::primitives::Address;
+use bardo_core::config::{ConfigError, Section};
+use bardo_runtime::Config;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Allowlisted contracts of one chain and their roles.
+pub type AllowedContracts = BTreeMap<Address, bardo_core::scope::Role>;
+
+/// One chain's allowlist: addresses (each an ERC-20) or addresses with their roles.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum AllowEntries {
+    /// Tokens: a plan may only `approve` them to allowlisted spenders.
+    Tokens(Vec<Address>),
+    /// Contracts and their roles.
+    Roles(BTreeMap<Address, bardo_core::scope::Role>),
+}
+
+impl AllowEntries {
+    fn into_roles(self) -> BTreeMap<Address, bardo_core::scope::Role> {
+        match self {
+            Self::Tokens(list) => list.into_iter().map(|a| (a, bardo_core::scope::Role::Erc20)).collect(),
+            Self::Roles(map) => map,
+        }
+    }
+}
+
+/// `[safety]`: the write path's policy and state files.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SafetyConfig {
+    /// How long a permit stays valid, seconds.
+    pub ttl_secs: u64,
+    /// The agent's phase; writes are gated by it.
+    pub phase: bardo_core::tool::Phase,
+    /// The phase a write whose receipts diverge from its declaration moves the host to
+    /// (default `cautious`; it never raises the phase).
+    pub mismatch_phase: bardo_core::tool::Phase,
+    /// The hash-linked audit log.
+    pub audit_log: PathBuf,
+    /// The emergency halt, shared by every `bardo` process; each permit (open or settled within
+    /// a day) is a file in `<permits>.d/` beside it.
+    pub permits: PathBuf,
+    /// Contracts writes may call, approve or pay, per chain id: a list of token addresses, or a
+    /// table of address → role (`uniswap-v3-swap-router`, `aave-v3-pool`, …; see
+    /// `bardo_core::scope::Role`) — the role says which functions a plan may call.
+    pub allowlist: BTreeMap<String, AllowEntries>,
+    /// More allowlist entries from a JSON file of the same shape (the devnet writes one).
+    pub allowlist_file: Option<PathBuf>,
+    /// Where the host reads token prices, per chain id (`[safety.pricing.31337] usd_tokens,
+    /// v3_factory, weth, aave_oracle, fee_tiers, max_divergence_bps`); spending limits and the
+    /// position cap need the chains they value tokens on.
+    pub pricing: BTreeMap<String, crate::valuation::PricingConfig>,
+    /// More pricing entries from a JSON file of the same shape (the devnet writes one); a chain
+    /// also in `[safety.pricing]` takes bardo.toml's entry.
+    pub pricing_file: Option<PathBuf>,
+    /// USD spending limits (`[safety.spending] per_tx_usd, per_day_usd`); none = no limit.
+    pub spending: Option<crate::spending::SpendingLimits>,
+    /// Most write previews per minute; none = no limit.
+    pub previews_per_minute: Option<usize>,
+    /// Tokens a write may acquire, per chain id; a chain not listed is not restricted.
+    pub approved_assets: BTreeMap<String, Vec<Address>>,
+    /// The most a single token holding may be worth after a write, whole USD; none = no cap.
+    pub max_position_usd: Option<u64>,
+    /// The most a write may lose in value, basis points of what it gives (fees and price
+    /// impact; default 300). More is refused, whatever the plan declares.
+    pub max_value_loss_bps: u32,
+    /// The spending ledger every `bardo` process shares (reservations and spend).
+    pub spending_ledger: PathBuf,
+    /// The host's secret MAC key (created 0600 on first use): it authenticates the audit log's
+    /// checkpoint and seals permits, so a permit written into `permits` by anyone else is
+    /// refused. Keep it out of the repository, beside the signer's secrets.
+    pub host_key: PathBuf,
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        Self {
+            ttl_secs: 60,
+            phase: bardo_core::tool::Phase::Thriving,
+            mismatch_phase: bardo_core::tool::Phase::Cautious,
+            audit_log: PathBuf::from(".bardo/audit.jsonl"),
+            permits: PathBuf::from(".bardo/permits.json"),
+            allowlist: BTreeMap::new(),
+            allowlist_file: None,
+            pricing: BTreeMap::new(),
+            pricing_file: None,
+            spending: None,
+            previews_per_minute: None,
+            approved_assets: BTreeMap::new(),
+            max_position_usd: None,
+            max_value_loss_bps: crate::value_guard::DEFAULT_MAX_LOSS_BPS,
+            spending_ledger: PathBuf::from(".bardo/spending.json"),
+            host_key: PathBuf::from(".bardo/host.key"),
+        }
+    }
+}
+
+impl Section for SafetyConfig {
+    const NAME: &'static str = "safety";
+}
+
+impl SafetyConfig {
+    /// The write allowlist per chain, with roles: `[safety] allowlist` plus `allowlist_file`.
+    pub fn allowlist(&self, config: &Config) -> Result<BTreeMap<u64, AllowedContracts>, ConfigError> {
+        let mut entries: BTreeMap<String, AllowedContracts> =
+            self.allowlist.iter().map(|(chain, e)| (chain.clone(), e.clone().into_roles())).collect();
+        if let Some(file) = &self.allowlist_file {
+            let path = config.resolve(file);
+            let text =
+                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let more: BTreeMap<String, AllowEntries> = serde_json::from_slice(&text)
+                .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
+            for (chain, list) in more {
+                entries.entry(chain).or_default().extend(list.into_roles());
+            }
+        }
+        entries
+            .into_iter()
+            .map(|(chain, roles)| {
+                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                    path: config.file(),
+                    message: format!("[safety.allowlist] key {chain:?} must be a chain id"),
+                })?;
+                Ok((id, roles))
+            })
+            .collect()
+    }
+
+    /// Where the valuer reads prices, by chain id: `pricing_file`'s entries, each replaced by a
+    /// `[safety.pricing.<chain id>]` table for the same chain.
+    pub fn pricing(
+        &self,
+        config: &Config,
+    ) -> Result<BTreeMap<u64, crate::valuation::PricingConfig>, ConfigError> {
+        use crate::valuation::PricingConfig;
+        let mut pricing = BTreeMap::new();
+        if let Some(file) = &self.pricing_file {
+            let path = config.resolve(file);
+            let invalid = |message: String| ConfigError::Parse { path: path.clone(), message };
+            let text =
+                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let value: serde_json::Value =
+                serde_json::from_slice(&text).map_err(|e| invalid(e.to_string()))?;
+            pricing = PricingConfig::from_json(value).map_err(invalid)?;
+        }
+        let inline = PricingConfig::by_chain(self.pricing.clone()).map_err(|e| ConfigError::Parse {
+            path: config.file(),
+            message: format!("[safety.pricing]: {e}"),
+        })?;
+        pricing.extend(inline);
+        Ok(pricing)
+    }
+
+    /// `[safety.approved_assets]` by chain id.
+    pub fn approved_assets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<Address>>, ConfigError> {
+        self.approved_assets
+            .iter()
+            .map(|(chain, list)| {
+                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                    path: config.file(),
+                    message: format!("[safety.approved_assets] key {chain:?} must be a chain id"),
+                })?;
+                Ok((id, list.iter().copied().collect()))
+            })
+            .collect()
+    }
+}

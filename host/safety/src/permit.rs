@@ -1,0 +1,820 @@
+//! ActionPermits: a previewed plan that passed the hook chain, valid for a TTL, consumed once.
+//! Each is sealed with the host key when issued, so a permit written into the shared file by
+//! anyone else does not verify. The store also keeps the emergency halt, so every process
+//! sharing the file sees it, and it outlives a restart.
+
+mod cluster;
+mod files;
+mod journal;
+
+use super::audit_log::RecordAt;
+use super::host_key::HostKey;
+use alloy::primitives::{Address, B256};
+use bardo_core::tool::{Phase, RiskTier, WritePlan};
+use files::valid_id;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// A permitted plan, waiting for `commit_action`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ActionPermit {
+    /// `permit-` and 32 hex digits, unguessable.
+    pub permit_id: String,
+    /// The action kind previewed.
+    pub kind: String,
+    /// The write tool that planned it.
+    pub tool: String,
+    /// The params the plan was made with.
+    pub params: serde_json::Value,
+    /// The chain it runs on.
+    pub chain_id: u64,
+    /// The wallet that signs it.
+    #[serde(serialize_with = "bardo_core::tool::checksummed")]
+    pub sender: Address,
+    /// The calls, exactly as they will be signed.
+    pub plan: WritePlan,
+    /// sha256 over the simulated calls and their outcomes (see `hooks::simulation_hash`).
+    pub simulation_hash: B256,
+    /// The block timestamp the preview simulated at; commit re-simulates at the same one
+    /// (absent in permits stored by earlier versions: then at the next block's).
+    #[serde(default)]
+    pub simulated_at: Option<u64>,
+    /// What the plugin expects, for the agent to read.
+    pub expected_outcome: serde_json::Value,
+    /// The tool's risk tier.
+    pub risk_tier: RiskTier,
+    /// When it was issued.
+    #[serde(serialize_with = "unix_ms", deserialize_with = "from_unix_ms")]
+    pub created_at: SystemTime,
+    /// How long it stays valid.
+    #[serde(rename = "ttl_ms", serialize_with = "millis", deserialize_with = "from_millis")]
+    pub ttl: Duration,
+    /// Where its preview's `PermitCreated` record was written (absent before previews stopped
+    /// waiting for the disk): a commit takes the permit only with that record on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_record: Option<RecordAt>,
+    /// Which write path, generation and component planned it (absent in permits stored by
+    /// earlier versions): a commit runs on that generation while its write path holds it, and
+    /// elsewhere only if the same component serves the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_on: Option<PlannedOn>,
+}
+
+/// Where a permit was planned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedOn {
+    /// The write path that planned it (an id of its process's, not a secret).
+    pub instance: String,
+    /// Its generation number there.
+    pub generation: u64,
+    /// The component that planned it.
+    pub plugin: crate::planner::PluginId,
+}
+
+fn unix_ms<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0))
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+fn from_unix_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+    Ok(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::deserialize(d)?))
+}
+
+fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    Ok(Duration::from_millis(u64::deserialize(d)?))
+}
+
+fn millis_since_epoch(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Why a permit cannot be issued, committed or cancelled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PermitError {
+    /// No permit has this id.
+    #[error("no permit `{0}`; preview the action first")]
+    Unknown(String),
+    /// Its TTL ran out.
+    #[error("permit `{0}` expired; preview the action again")]
+    Expired(String),
+    /// It was cancelled.
+    #[error("permit `{0}` was cancelled")]
+    Cancelled(String),
+    /// It was committed already.
+    #[error("permit `{0}` was already used; each permit executes once")]
+    Consumed(String),
+    /// An emergency halt revoked it.
+    #[error("permit `{0}` was revoked by an emergency halt")]
+    Revoked(String),
+    /// Its seal does not verify under the host key: written into the store by someone else,
+    /// edited there, copied under another id, or stored by a version that did not seal permits.
+    #[error("permit `{0}` does not verify under the host key: it was not issued by this host; preview again")]
+    Forged(String),
+    /// An emergency halt is in force: nothing is issued or executed until an operator resumes.
+    #[error(
+        "the host is halted since {since} for: {reason}; an operator must run `bardo resume` before any write"
+    )]
+    Halted {
+        /// When it was halted, UTC.
+        since: String,
+        /// Why, as the agent or operator said.
+        reason: String,
+    },
+    /// Its preview's audit record is not in the log where it was written: lost with a crash
+    /// before it reached the disk, or the log was replaced. A permit is executed only with its
+    /// record.
+    #[error(
+        "permit `{0}` has no audit record of its preview in the log (lost in a crash, or the log was replaced); preview again"
+    )]
+    Unrecorded(String),
+    /// The shared permit file could not be read or written.
+    #[error("permit store {0}")]
+    Store(String),
+    /// The fleet's shared store (`[cluster]`) did not answer: nothing changed; retry.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// An emergency halt in force: in every process sharing the store, no permit is issued or
+/// executed until an operator runs `bardo resume`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Halt {
+    /// Why, as the agent or operator said.
+    pub reason: String,
+    /// When, Unix milliseconds.
+    pub at_ms: u64,
+}
+
+impl Halt {
+    /// When it was halted, as UTC text (`2000-02-29 01:02:03 UTC`).
+    pub fn since(&self) -> String {
+        utc(self.at_ms)
+    }
+
+    /// The refusal of a write while it is in force.
+    pub fn refusal(&self) -> PermitError {
+        PermitError::Halted { since: self.since(), reason: self.reason.clone() }
+    }
+}
+
+/// Unix milliseconds as `YYYY-MM-DD hh:mm:ss UTC` (days to a civil date: H. Hinnant's algorithm).
+fn utc(at_ms: u64) -> String {
+    let secs = at_ms / 1000;
+    let (days, time) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (time / 3600, time % 3600 / 60, time % 60);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum State {
+    Open,
+    Consumed,
+    Cancelled,
+    Expired,
+    Revoked,
+}
+
+/// What the host MACs a permit's JSON under (kept apart from its other MACs).
+const SEAL_DOMAIN: &str = "bardo-permit";
+
+/// The host's seal on a permit: its JSON exactly as issued and the MAC of those bytes. The text
+/// itself is kept, so verifying never depends on how a re-serialization orders or formats it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Seal {
+    json: String,
+    mac: B256,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    /// The permit, for reading the file; commit trusts only the sealed copy.
+    permit: ActionPermit,
+    state: State,
+    /// Absent in files written before permits were sealed: such permits are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seal: Option<Seal>,
+    /// Taken for execution and not yet finished: the wallet's pending nonce when it was taken
+    /// (a crash mid-broadcast leaves this; the next start reconciles it from the chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sending_from_nonce: Option<u64>,
+}
+
+type Map = BTreeMap<String, Entry>;
+
+/// The store's contents: the halt in force, if any, and every permit by id.
+#[derive(Debug, Default, Serialize)]
+struct Book {
+    halted: Option<Halt>,
+    permits: Map,
+}
+
+/// A book, or the bare map of permits that earlier versions wrote (read as a book without a
+/// halt; its permits are unsealed and so refused).
+impl<'de> Deserialize<'de> for Book {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Current {
+            #[serde(default)]
+            halted: Option<Halt>,
+            permits: Map,
+        }
+        let value = serde_json::Value::deserialize(d)?;
+        // Permit ids are `permit-…`: a bare map never has a `permits` key.
+        if value.get("permits").is_some() {
+            let Current { halted, permits } =
+                serde_json::from_value::<Current>(value).map_err(serde::de::Error::custom)?;
+            Ok(Self { halted, permits })
+        } else {
+            let permits = serde_json::from_value::<Map>(value).map_err(serde::de::Error::custom)?;
+            Ok(Self { halted: None, permits })
+        }
+    }
+}
+
+/// Every permit this host issued, by id, and the emergency halt: in memory, or in files shared
+/// by every `bardo` process (`bardo preview` in one, `bardo commit` in another; see [`files`]),
+/// changed only under an exclusive file lock so that a permit is consumed once across processes
+/// too.
+#[derive(Debug)]
+pub struct Permits {
+    store: Store,
+    key: HostKey,
+    /// When this process last removed settled permits, Unix ms (0: not yet).
+    swept_ms: AtomicU64,
+}
+
+/// Where the book lives.
+#[derive(Debug)]
+enum Store {
+    /// This process only.
+    Memory(Mutex<Book>),
+    /// Files every process on this machine shares.
+    Files(files::Files),
+    /// NATS JetStream, which every host of a fleet shares.
+    Cluster(cluster::Shared),
+}
+
+/// Settled permits are kept this long (for "already used" answers), then removed.
+const KEEP_SETTLED: Duration = Duration::from_secs(24 * 3600);
+/// How often a process removes them.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// Whether a permit is still worth keeping: open and unexpired, executing, or settled within
+/// [`KEEP_SETTLED`].
+fn keep(entry: &Entry, now: SystemTime) -> bool {
+    (entry.state == State::Open && !expired(&entry.permit, now))
+        || entry.sending_from_nonce.is_some()
+        || now.duration_since(entry.permit.created_at).is_ok_and(|age| age < KEEP_SETTLED)
+}
+
+impl Permits {
+    /// Permits kept in this process only, sealed with `key`.
+    pub fn in_memory(key: HostKey) -> Self {
+        Self { store: Store::Memory(Mutex::default()), key, swept_ms: AtomicU64::new(0) }
+    }
+
+    /// Permits kept with `path` (its halt in it, each permit in `<path>.d/`, created on first
+    /// use), sealed with `key`: every process sharing them must hold the same key
+    /// (`[safety] host_key`), or it refuses the others' permits.
+    pub fn open(path: &Path, key: HostKey) -> Self {
+        Self { store: Store::Files(files::Files::new(path)), key, swept_ms: AtomicU64::new(0) }
+    }
+
+    /// Permits kept in the fleet's NATS cluster, sealed with `key`, which every host of the
+    /// fleet must hold. When the cluster does not answer, every operation fails with
+    /// [`PermitError::Unavailable`]: nothing falls back to local files.
+    pub fn shared(cluster: bardo_cluster::Cluster, key: HostKey) -> Self {
+        Self { store: Store::Cluster(cluster::Shared::new(cluster)), key, swept_ms: AtomicU64::new(0) }
+    }
+
+    /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store
+    /// one).
+    /// With a cluster `f` runs again when another host changed the permit first.
+    fn with_entry<R>(
+        &self,
+        id: &str,
+        f: impl FnMut(Option<&Halt>, &mut Option<Entry>) -> R,
+    ) -> Result<R, PermitError> {
+        let mem = match &self.store {
+            Store::Files(files) => return files.with_entry(id, f).map_err(PermitError::Store),
+            Store::Cluster(shared) => return Ok(shared.with_entry(id, f)?),
+            Store::Memory(mem) => mem,
+        };
+        let mut f = f;
+        let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entry = book.permits.remove(id);
+        let out = f(book.halted.as_ref(), &mut entry);
+        if let Some(entry) = entry {
+            book.permits.insert(id.to_owned(), entry);
+        }
+        Ok(out)
+    }
+
+    /// Apply `f` to the halt and every permit at once.
+    /// With a cluster `f` runs again when another host changed any of them first.
+    fn with_all<R>(&self, f: impl FnMut(&mut Option<Halt>, &mut Map) -> R) -> Result<R, PermitError> {
+        let mem = match &self.store {
+            Store::Files(files) => return files.with_all(f).map_err(PermitError::Store),
+            Store::Cluster(shared) => return Ok(shared.with_all(f)?),
+            Store::Memory(mem) => mem,
+        };
+        let mut f = f;
+        let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+        let Book { halted, permits } = &mut *book;
+        Ok(f(halted, permits))
+    }
+
+    /// Seal a new permit with the host key and record it open; refused while halted.
+    pub fn insert(&self, permit: ActionPermit) -> Result<(), PermitError> {
+        self.sweep(permit.created_at);
+        let json = serde_json::to_string(&permit)
+            .map_err(|e| PermitError::Store(format!("cannot serialize permit: {e}")))?;
+        let seal = Seal { mac: self.key.mac(SEAL_DOMAIN, json.as_bytes()), json };
+        let (id, now) = (permit.permit_id.clone(), permit.created_at);
+        let open = |halted: Option<&Halt>| match halted {
+            Some(halt) => Err(halt.refusal()),
+            None => Ok(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None }),
+        };
+        match &self.store {
+            Store::Files(files) => files.insert(&id, now, open).map_err(PermitError::Store)?,
+            Store::Cluster(shared) => shared.insert(&id, &open(None)?),
+            Store::Memory(mem) => {
+                let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+                let entry = open(book.halted.as_ref())?;
+                book.permits.insert(id, entry);
+                Ok(())
+            }
+        }
+    }
+
+    /// At most once per [`SWEEP_EVERY`] per process: remove the permits [`keep`] lets go.
+    fn sweep(&self, now: SystemTime) {
+        let now_ms = millis_since_epoch(now);
+        let last = self.swept_ms.load(Ordering::Relaxed);
+        if last != 0 && now_ms.saturating_sub(last) < SWEEP_EVERY.as_millis() as u64 {
+            return;
+        }
+        self.swept_ms.store(now_ms, Ordering::Relaxed);
+        let swept = match &self.store {
+            Store::Files(files) => files.sweep(now),
+            Store::Cluster(shared) => shared.sweep(now).map_err(|e| e.to_string()),
+            Store::Memory(mem) => {
+                mem.lock().unwrap_or_else(|p| p.into_inner()).permits.retain(|_, e| keep(e, now));
+                Ok(())
+            }
+        };
+        if let Err(e) = swept {
+            tracing::warn!("cannot remove settled permits: {e}");
+        }
+    }
+
+    /// Take an open permit for execution, as it was sealed. Refused while halted, or if its seal
+    /// does not verify under this host's key; otherwise its state changes to consumed under the
+    /// lock, so of two concurrent commits exactly one gets it.
+    pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
+        self.take_then(id, now, |_| Ok(true), |_| {})
+    }
+
+    /// [`Self::take`], first asking `recorded` whether the sealed permit's audit record is on
+    /// disk where it was written (a permit whose record is not is refused and left as it is), then
+    /// running `then` on it in the same locked step (commit counts the spend there: no process
+    /// can see the permit taken and its spend not yet counted).
+    pub fn take_then(
+        &self,
+        id: &str,
+        now: SystemTime,
+        recorded: impl FnOnce(&RecordAt) -> Result<bool, String>,
+        then: impl FnOnce(&ActionPermit),
+    ) -> Result<ActionPermit, PermitError> {
+        // Run at most once each, though a cluster store may run this step again after another
+        // host's change (settling a spend twice as spent changes nothing).
+        let (mut recorded, mut then) = (Some(recorded), Some(then));
+        self.with_entry(id, |halted, entry| {
+            if let Some(halt) = halted {
+                return Err(halt.refusal());
+            }
+            let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            // Verified before anything changes: a forged entry is refused and left as it is.
+            let permit = self.unseal(id, entry.seal.as_ref())?;
+            if let (Some(at), Some(recorded)) = (&permit.audit_record, recorded.take())
+                && !recorded(at).map_err(PermitError::Store)?
+            {
+                return Err(PermitError::Unrecorded(id.to_owned()));
+            }
+            settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+            if let Some(then) = then.take() {
+                then(&permit);
+            }
+            Ok(permit)
+        })?
+    }
+
+    /// Record that permit `id` is being executed, the wallet's pending nonce being `nonce`.
+    pub fn mark_sending(&self, id: &str, nonce: u64) -> Result<(), PermitError> {
+        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = Some(nonce)))
+    }
+
+    /// Record that permit `id`'s execution finished (whatever its outcome).
+    pub fn mark_finished(&self, id: &str) -> Result<(), PermitError> {
+        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = None))
+    }
+
+    /// Permits whose execution never finished (a crash mid-broadcast): id, chain, wallet and the
+    /// wallet's pending nonce when they were taken.
+    pub fn unfinished(&self) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
+        self.with_all(|_, permits| {
+            permits
+                .iter()
+                .filter_map(|(id, e)| {
+                    e.sending_from_nonce.map(|n| (id.clone(), e.permit.chain_id, e.permit.sender, n))
+                })
+                .collect()
+        })
+    }
+
+    /// The open, unexpired permits whose seal verifies under this host's key (a permit
+    /// written into the store by anyone else is not listed), oldest first.
+    pub fn open_permits(&self, now: SystemTime) -> Result<Vec<ActionPermit>, PermitError> {
+        let mut open = self.with_all(|_, permits| {
+            permits
+                .iter()
+                .filter(|(_, e)| e.state == State::Open && !expired(&e.permit, now))
+                .filter_map(|(id, e)| self.unseal(id, e.seal.as_ref()).ok())
+                .collect::<Vec<_>>()
+        })?;
+        open.sort_by_key(|p| p.created_at);
+        Ok(open)
+    }
+
+    /// Cancel an open permit.
+    pub fn cancel(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
+        self.with_entry(id, |_, entry| {
+            let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            settle_open(id, &mut entry.state, &entry.permit, now, State::Cancelled)?;
+            Ok(entry.permit.clone())
+        })?
+    }
+
+    /// The permit `seal` holds, if the seal verifies under this host's key and names `id`.
+    fn unseal(&self, id: &str, seal: Option<&Seal>) -> Result<ActionPermit, PermitError> {
+        let forged = || PermitError::Forged(id.to_owned());
+        let seal = seal.ok_or_else(forged)?;
+        if !self.key.verify(SEAL_DOMAIN, seal.json.as_bytes(), &seal.mac) {
+            return Err(forged());
+        }
+        let permit: ActionPermit = serde_json::from_str(&seal.json)
+            .map_err(|e| PermitError::Store(format!("sealed permit `{id}` cannot be read: {e}")))?;
+        // A genuine permit copied under another id is refused too: its id is sealed with it.
+        if permit.permit_id != id {
+            return Err(forged());
+        }
+        Ok(permit)
+    }
+
+    /// Halt and revoke every open permit, in one locked step; returns the ids revoked. A halt
+    /// already in force stands, with its time and reason.
+    pub fn halt(&self, reason: &str, now: SystemTime) -> Result<Vec<String>, PermitError> {
+        self.with_all(|halted, permits| {
+            if halted.is_none() {
+                *halted = Some(Halt { reason: reason.to_owned(), at_ms: millis_since_epoch(now) });
+            }
+            let mut revoked = Vec::new();
+            for (id, entry) in permits.iter_mut().filter(|(_, e)| e.state == State::Open) {
+                entry.state = State::Revoked;
+                revoked.push(id.clone());
+            }
+            revoked
+        })
+    }
+
+    /// Lift the halt; returns the one lifted, or `None` if there was none.
+    pub fn resume(&self) -> Result<Option<Halt>, PermitError> {
+        self.with_all(|halted, _| halted.take())
+    }
+
+    /// The halt in force and the phase agents lowered the whole fleet to (`[cluster]`; None
+    /// when none did, or when the store is not shared: a host's phase is then its own), read
+    /// at once.
+    pub fn controls(&self) -> Result<(Option<Halt>, Option<Phase>), PermitError> {
+        match &self.store {
+            Store::Cluster(shared) => Ok(shared.controls()?),
+            Store::Files(_) | Store::Memory(_) => Ok((self.halted()?, None)),
+        }
+    }
+
+    /// Change the fleet's lowered phase with `f` (compare-and-set, `[cluster]` only); None when
+    /// the store is not shared.
+    pub fn change_fleet_phase<R>(
+        &self,
+        f: impl FnMut(&mut Option<Phase>) -> R,
+    ) -> Result<Option<R>, PermitError> {
+        match &self.store {
+            Store::Cluster(shared) => Ok(Some(shared.change_fleet_phase(f)?)),
+            Store::Files(_) | Store::Memory(_) => Ok(None),
+        }
+    }
+
+    /// The halt in force, if any.
+    pub fn halted(&self) -> Result<Option<Halt>, PermitError> {
+        match &self.store {
+            // Without the file lock: writers replace the file whole.
+            Store::Files(files) => files.halted().map_err(PermitError::Store),
+            Store::Cluster(shared) => Ok(shared.halted()?),
+            Store::Memory(mem) => Ok(mem.lock().unwrap_or_else(|p| p.into_inner()).halted.clone()),
+        }
+    }
+}
+
+/// Move an open permit's `state` to `to`; any other state is the error it names. Expiry is
+/// judged on `permit`.
+fn settle_open(
+    id: &str,
+    state: &mut State,
+    permit: &ActionPermit,
+    now: SystemTime,
+    to: State,
+) -> Result<(), PermitError> {
+    match *state {
+        State::Open if expired(permit, now) => {
+            *state = State::Expired;
+            Err(PermitError::Expired(id.to_owned()))
+        }
+        State::Open => {
+            *state = to;
+            Ok(())
+        }
+        State::Consumed => Err(PermitError::Consumed(id.to_owned())),
+        State::Cancelled => Err(PermitError::Cancelled(id.to_owned())),
+        State::Expired => Err(PermitError::Expired(id.to_owned())),
+        State::Revoked => Err(PermitError::Revoked(id.to_owned())),
+    }
+}
+
+fn expired(p: &ActionPermit, now: SystemTime) -> bool {
+    now.duration_since(p.created_at).is_ok_and(|age| age >= p.ttl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn permit(id: &str) -> ActionPermit {
+        ActionPermit {
+            permit_id: id.to_owned(),
+            kind: "swap".into(),
+            tool: "uniswap_execute_swap".into(),
+            params: serde_json::json!({"chain_id": 1, "z": 0.1, "a": [2e30, -1], "amount": "1.5"}),
+            chain_id: 1,
+            sender: Address::repeat_byte(1),
+            plan: WritePlan { calls: Vec::new(), expected_outcome: serde_json::json!({"out": "1"}) },
+            simulation_hash: B256::repeat_byte(2),
+            simulated_at: Some(7),
+            expected_outcome: serde_json::json!({"out": "1"}),
+            risk_tier: RiskTier::Medium,
+            created_at: SystemTime::now(),
+            ttl: Duration::from_secs(60),
+            audit_record: None,
+            planned_on: None,
+        }
+    }
+
+    fn read_json(file: &Path) -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(file).expect("read")).expect("json")
+    }
+
+    /// Permit `id` as the store beside `file` holds it: its own file, else its journal line.
+    fn stored(file: &Path, id: &str) -> serde_json::Value {
+        let own = file.with_file_name(format!("permits.json.d/{id}.json"));
+        if own.exists() {
+            return read_json(&own);
+        }
+        let journals = std::fs::read_dir(file.with_file_name("permits.json.d/journal")).expect("journals");
+        journals
+            .flat_map(|f| {
+                std::fs::read_to_string(f.expect("journal").path())
+                    .expect("read")
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .map(|line| serde_json::from_str::<serde_json::Value>(&line).expect("line"))
+            .find(|line| line["id"] == id)
+            .map(|line| line["entry"].clone())
+            .expect("stored")
+    }
+
+    #[test]
+    fn only_permits_sealed_by_this_host_can_be_taken() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let permits = Permits::open(&file, HostKey::ephemeral());
+        let now = SystemTime::now();
+        permits.insert(permit("permit-a")).expect("insert");
+        permits.insert(permit("permit-b")).expect("insert");
+        // Whoever can write the files: a copy of a genuine permit under a new id, and an edit.
+        let entry = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
+        let mut copy = stored(&file, "permit-a");
+        copy["permit"]["permit_id"] = "permit-c".into();
+        std::fs::write(entry("permit-c"), copy.to_string()).expect("write");
+        let mut raw = stored(&file, "permit-b");
+        let edited = raw["seal"]["json"].as_str().expect("sealed").replace("swap", "supply");
+        raw["seal"]["json"] = edited.into();
+        std::fs::write(entry("permit-b"), raw.to_string()).expect("write");
+        let forged = |id: &str| PermitError::Forged(id.to_owned());
+        assert_eq!(permits.take("permit-c", now).expect_err("copied"), forged("permit-c"));
+        assert_eq!(permits.take("permit-b", now).expect_err("edited"), forged("permit-b"));
+        assert!(forged("x").to_string().contains("host key"));
+        // Another host key on the same file takes none of this host's permits.
+        let other = Permits::open(&file, HostKey::ephemeral());
+        assert_eq!(other.take("permit-a", now).expect_err("other key"), forged("permit-a"));
+        let taken = permits.take("permit-a", now).expect("genuine");
+        assert_eq!(taken.params, permit("permit-a").params, "as sealed");
+        assert_eq!(
+            permits.take("permit-a", now).expect_err("once"),
+            PermitError::Consumed("permit-a".into())
+        );
+    }
+
+    #[test]
+    fn a_file_of_the_earlier_format_is_read_and_its_unsealed_permits_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let legacy = serde_json::json!({"permit-01d": {"permit": permit("permit-01d"), "state": "Open"}});
+        std::fs::write(&file, legacy.to_string()).expect("write");
+        let permits = Permits::open(&file, HostKey::ephemeral());
+        assert_eq!(permits.halted().expect("readable"), None);
+        let refused = permits.take("permit-01d", SystemTime::now()).expect_err("unsealed");
+        assert_eq!(refused, PermitError::Forged("permit-01d".into()));
+        permits.insert(permit("permit-0e")).expect("insert");
+        assert!(stored(&file, "permit-0e")["seal"]["mac"].is_string());
+        assert!(
+            stored(&file, "permit-01d")["permit"].is_object(),
+            "moved to its own file, kept while it could be asked about"
+        );
+        assert!(
+            read_json(&file)["permits"].as_object().is_some_and(|p| p.is_empty()),
+            "the book keeps the halt only"
+        );
+    }
+
+    #[test]
+    fn a_preview_appends_to_its_journal_and_a_day_later_settled_permits_are_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let key = HostKey::ephemeral();
+        let permits = Permits::open(&file, key.clone());
+        let day_ago = SystemTime::now() - Duration::from_secs(25 * 3600);
+        let old = |id: &str| ActionPermit { created_at: day_ago, ..permit(id) };
+        for id in ["permit-01", "permit-02", "permit-03"] {
+            permits.insert(old(id)).expect("insert");
+        }
+        let journal_dir = dir.path().join("permits.json.d/journal");
+        let journals = || {
+            std::fs::read_dir(&journal_dir)
+                .expect("journals")
+                .map(|f| f.expect("f").path())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(journals().len(), 1, "one journal for the process");
+        let path = |id: &str| dir.path().join(format!("permits.json.d/{id}.json"));
+        assert!(!path("permit-01").exists(), "an open permit is a line, not a file");
+        permits.take("permit-01", day_ago).expect("consumed");
+        permits.take("permit-03", day_ago).expect("taken");
+        permits.mark_sending("permit-03", 5).expect("sending, never finished");
+        assert!(path("permit-01").exists() && path("permit-03").exists(), "taken: their own files");
+        for f in [path("permit-01"), path("permit-03")].into_iter().chain(journals()) {
+            let f = std::fs::File::options().append(true).open(f).expect("open");
+            f.set_modified(day_ago).expect("age the file");
+        }
+        // Another process's first preview sweeps: the used and the long-expired permits go, the
+        // one whose broadcast never finished stays for the start's reconciliation.
+        let later = Permits::open(&file, key);
+        later.insert(permit("permit-04")).expect("insert");
+        let now = SystemTime::now();
+        let unknown = |id: &str| PermitError::Unknown(id.into());
+        assert_eq!(later.take("permit-01", now).expect_err("swept"), unknown("permit-01"));
+        assert_eq!(later.take("permit-02", now).expect_err("swept"), unknown("permit-02"));
+        assert_eq!(
+            later.take("permit-03", now).expect_err("kept"),
+            PermitError::Consumed("permit-03".into())
+        );
+        assert_eq!(later.unfinished().expect("read").len(), 1);
+        assert_eq!(later.take("permit-04", now).expect("in the new journal").permit_id, "permit-04");
+        assert_eq!(journals().len(), 1, "the old journal went, the new one stays");
+        // An id is never a path.
+        for id in ["permit-../../permits", "../permits", "permit-", "permit-zz"] {
+            assert_eq!(later.take(id, now).expect_err(id), PermitError::Unknown(id.into()));
+        }
+        assert!(
+            matches!(later.insert(permit("../x")), Err(PermitError::Store(e)) if e.contains("cannot name"))
+        );
+    }
+
+    #[test]
+    fn a_permit_issued_in_one_process_is_taken_once_in_another_and_a_cut_line_is_skipped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let key = HostKey::ephemeral();
+        let (a, b) = (Permits::open(&file, key.clone()), Permits::open(&file, key));
+        let now = SystemTime::now();
+        a.insert(permit("permit-0a")).expect("insert");
+        let journal = std::fs::read_dir(dir.path().join("permits.json.d/journal"))
+            .expect("journal")
+            .map(|f| f.expect("f").path())
+            .next()
+            .expect("one");
+        // A crash cut the next line half way (a fault a real disk does not produce on demand).
+        let cut = std::fs::read(&journal).expect("read");
+        std::fs::write(&journal, [&cut[..], &cut[..cut.len() / 2]].concat()).expect("cut");
+        a.insert(permit("permit-0b")).expect("appended after the cut");
+        assert_eq!(b.take("permit-0a", now).expect("found in a's journal").permit_id, "permit-0a");
+        assert_eq!(a.take("permit-0a", now).expect_err("once"), PermitError::Consumed("permit-0a".into()));
+        assert!(b.take("permit-0b", now).is_err(), "a line appended after a cut one is lost with it");
+        a.insert(permit("permit-0c")).expect("insert");
+        assert_eq!(b.take("permit-0c", now).expect("read past the cut").permit_id, "permit-0c");
+    }
+
+    #[test]
+    fn a_permit_whose_audit_record_is_not_on_disk_is_refused_and_left_open() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = HostKey::ephemeral();
+        let permits = Permits::open(&dir.path().join("permits.json"), key);
+        let at = RecordAt {
+            log: dir.path().join("audit.jsonl"),
+            offset: 7,
+            len: 3,
+            hash: "ab".repeat(32),
+            stream_seq: None,
+        };
+        let recorded = ActionPermit { audit_record: Some(at.clone()), ..permit("permit-0a") };
+        permits.insert(recorded).expect("insert");
+        let now = SystemTime::now();
+        // As after a crash that kept the permit file and lost the record (a fault a real disk
+        // does not produce on demand): the check answers no.
+        let lost = permits.take_then("permit-0a", now, |seen| Ok(seen != &at), |_| {});
+        assert_eq!(lost.expect_err("no record"), PermitError::Unrecorded("permit-0a".into()));
+        assert!(PermitError::Unrecorded("x".into()).to_string().contains("preview again"));
+        let broken = permits.take_then("permit-0a", now, |_| Err("log unreadable".into()), |_| {});
+        assert!(matches!(broken, Err(PermitError::Store(e)) if e == "log unreadable"));
+        let taken = permits.take_then("permit-0a", now, |seen| Ok(seen == &at), |_| {});
+        assert_eq!(taken.expect("recorded").permit_id, "permit-0a", "still open after the refusals");
+    }
+
+    #[test]
+    fn a_halt_is_shared_through_the_file_and_outlives_the_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("permits.json");
+        let key = HostKey::ephemeral();
+        let (a, b) = (Permits::open(&file, key.clone()), Permits::open(&file, key.clone()));
+        let now = SystemTime::now();
+        a.insert(permit("permit-a")).expect("insert");
+        assert_eq!(a.halt("test", now).expect("halt"), ["permit-a"]);
+        let refused = b.insert(permit("permit-b")).expect_err("halted");
+        assert!(matches!(&refused, PermitError::Halted { reason, .. } if reason == "test"), "{refused}");
+        assert!(refused.to_string().contains("bardo resume"), "{refused}");
+        drop((a, b));
+        let c = Permits::open(&file, key);
+        assert_eq!(c.halted().expect("read").map(|h| h.reason), Some("test".to_owned()));
+        assert!(matches!(c.take("permit-a", now), Err(PermitError::Halted { .. })));
+        assert_eq!(c.resume().expect("resume").map(|h| h.reason), Some("test".to_owned()));
+        assert_eq!(c.resume().expect("resume again"), None);
+        assert_eq!(c.take("permit-a", now).expect_err("revoked"), PermitError::Revoked("permit-a".into()));
+        c.insert(permit("permit-c")).expect("issued again");
+    }
+
+    #[test]
+    fn an_in_memory_store_halts_and_resumes_too() {
+        let permits = Permits::in_memory(HostKey::ephemeral());
+        let now = SystemTime::now();
+        permits.insert(permit("permit-a")).expect("insert");
+        assert_eq!(permits.halt("test", now).expect("halt"), ["permit-a"]);
+        assert!(permits.halted().expect("read").is_some());
+        assert!(matches!(permits.insert(permit("permit-b")), Err(PermitError::Halted { .. })));
+        assert!(permits.resume().expect("resume").is_some());
+        permits.insert(permit("permit-b")).expect("insert");
+        assert_eq!(permits.take("permit-b", now).expect("take").permit_id, "permit-b");
+    }
+
+    #[test]
+    fn halt_times_read_as_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400_000 + 3_723_000), "2000-02-29 01:02:03 UTC");
+        assert_eq!(utc(1_735_689_599_999), "2024-12-31 23:59:59 UTC");
+    }
+}

@@ -1,0 +1,613 @@
+//! Token amounts in US dollars, priced by the host's own chain reads — never by a plugin, so a
+//! plugin cannot make a spend look free. Used by the hooks that limit money.
+//!
+//! Each chain needs a [`PricingConfig`] (`[safety] pricing_file` or `[safety.pricing.<chain id>]`).
+//! A dollar token (`usd_tokens`) is $1. An Aave aToken or debt token is its underlying, 1:1 (a
+//! debt counts against the wallet in [`Valuer::signed_usd`]). A share of an ERC-4626 vault the
+//! operator lists (`vaults`) is its asset, at the vault's own `convertToAssets`. Any other token is priced by its
+//! deepest Uniswap V3 pool against a dollar token — else against WETH, times WETH's own price —
+//! from `slot0().sqrtPriceX96` and both tokens' `decimals()`; a pool with no liquidity in range
+//! is never used. When the Aave oracle prices the token too, the two must agree within
+//! `max_divergence_bps`, or the valuation is refused. A token nothing prices is refused, never
+//! valued at zero. Integer math throughout: prices are USD with 18 decimals, values
+//! micro-dollars. Reads go through the chain client, whose `eth_call` cache is per block.
+
+use alloy::primitives::aliases::U24;
+use alloy::primitives::{Address, I256, U256, U512};
+use alloy::sol_types::SolCall;
+use bardo_runtime::Services;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+alloy::sol! {
+    function decimals() external view returns (uint8);
+    function balanceOf(address owner) external view returns (uint256);
+    function UNDERLYING_ASSET_ADDRESS() external view returns (address);
+    function borrowAllowance(address fromUser, address toUser) external view returns (uint256);
+    function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address);
+    function liquidity() external view returns (uint128);
+    function token0() external view returns (address);
+    function ownerOf(uint256 id) external view returns (address);
+    function token1() external view returns (address);
+    function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
+        uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
+    function getAssetPrice(address asset) external view returns (uint256);
+    function asset() external view returns (address);
+    function convertToAssets(uint256 shares) external view returns (uint256);
+    function BASE_CURRENCY_UNIT() external view returns (uint256);
+    function ADDRESSES_PROVIDER() external view returns (address);
+    function getPoolDataProvider() external view returns (address);
+    function getReserveTokensAddresses(address asset) external view returns (address aTokenAddress,
+        address stableDebtTokenAddress, address variableDebtTokenAddress);
+}
+
+/// Micro-dollars (1e-6 USD): integer money, no floats.
+pub type MicroUsd = u128;
+
+/// Where the host reads prices on one chain: `[safety.pricing.<chain id>]` in bardo.toml, or the
+/// chain's entry in `[safety] pricing_file` (`bardo devnet up` writes one for the devnet).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PricingConfig {
+    /// Stablecoins valued at exactly $1; also the quote tokens of the pools that price the rest.
+    pub usd_tokens: Vec<Address>,
+    /// The Uniswap V3 factory whose pools price tokens.
+    pub v3_factory: Address,
+    /// Wrapped ether: the quote of last resort for a token with no pool against a dollar token.
+    #[serde(default)]
+    pub weth: Option<Address>,
+    /// Aave V3's `AaveOracle`: a price it gives must agree with the pool's, and its market says
+    /// which tokens are aTokens and debt tokens.
+    #[serde(default)]
+    pub aave_oracle: Option<Address>,
+    /// The V3 fee tiers searched, hundredths of a bip (default 100, 500, 3000, 10000).
+    #[serde(default = "default_fee_tiers")]
+    pub fee_tiers: Vec<u32>,
+    /// The most the pool and oracle prices may differ, basis points of the oracle's (default 500).
+    #[serde(default = "default_max_divergence_bps")]
+    pub max_divergence_bps: u32,
+    /// ERC-4626 vaults whose shares are valued as their asset at the vault's `convertToAssets`
+    /// (a vault reports its own share price, so only vaults the operator trusts are listed).
+    #[serde(default)]
+    pub vaults: Vec<Address>,
+}
+
+fn default_fee_tiers() -> Vec<u32> {
+    vec![100, 500, 3_000, 10_000]
+}
+
+fn default_max_divergence_bps() -> u32 {
+    500
+}
+
+impl PricingConfig {
+    /// A JSON object `{ "<chain id>": { "usd_tokens": [...], "v3_factory": ..., ... } }` (the
+    /// shape of `pricing_file`, and of `Deployments::pricing_json`) as configs by chain id.
+    pub fn from_json(value: serde_json::Value) -> Result<BTreeMap<u64, PricingConfig>, String> {
+        let by_key: BTreeMap<String, PricingConfig> =
+            serde_json::from_value(value).map_err(|e| format!("invalid pricing config: {e}"))?;
+        Self::by_chain(by_key)
+    }
+
+    /// Configs keyed by chain id text (as TOML and JSON keys are) keyed by chain id.
+    pub fn by_chain(by_key: BTreeMap<String, PricingConfig>) -> Result<BTreeMap<u64, PricingConfig>, String> {
+        by_key
+            .into_iter()
+            .map(|(key, config)| {
+                let id = key
+                    .parse::<u64>()
+                    .map_err(|_| format!("pricing key {key:?} must be a chain id such as 31337"))?;
+                Ok((id, config))
+            })
+            .collect()
+    }
+}
+
+/// What a token is to the valuer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Priced by its own pools (or $1, a dollar token).
+    Plain,
+    /// An Aave aToken: redeemable 1:1 for the underlying.
+    Deposit(Address),
+    /// An Aave debt token: 1:1 of the underlying owed.
+    Debt(Address),
+    /// A listed ERC-4626 vault's share: its asset at `convertToAssets`.
+    Shares(Address),
+}
+
+impl Kind {
+    /// The token whose price this one has.
+    fn priced_as(self, token: Address) -> Address {
+        match self {
+            Kind::Plain => token,
+            Kind::Deposit(underlying) | Kind::Debt(underlying) | Kind::Shares(underlying) => underlying,
+        }
+    }
+}
+
+/// A V3 pool that can price a token: its sqrt price, which side the token is, and its depth.
+struct PoolQuote {
+    pool: Address,
+    quote: Address,
+    quote_decimals: u8,
+    sqrt_price_x96: U512,
+    token_is_0: bool,
+    /// Whole quote tokens (18 decimals) the pool can really pay out in range.
+    depth: U512,
+}
+
+/// Values tokens from the host's own pool and oracle reads, per [`PricingConfig`].
+#[derive(Debug, Clone)]
+pub struct Valuer {
+    services: Arc<Services>,
+    pricing: Arc<BTreeMap<u64, PricingConfig>>,
+    /// (chain, token) → (block, price, kind, decimals), shared by the valuer's clones.
+    quotes: Arc<std::sync::Mutex<Quotes>>,
+    /// (chain, token) → what it is to the wallet's exposure: a token's kind does not change, so
+    /// the class of every write need not read it again.
+    assets: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), bardo_core::action_class::Asset>>>,
+}
+
+type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
+
+impl Valuer {
+    /// A valuer reading `services`' chains, with each chain's `pricing`.
+    pub fn new(services: &Arc<Services>, pricing: BTreeMap<u64, PricingConfig>) -> Self {
+        Self {
+            services: services.clone(),
+            pricing: Arc::new(pricing),
+            quotes: Arc::default(),
+            assets: Arc::default(),
+        }
+    }
+
+    fn config(&self, chain: u64) -> Result<&PricingConfig, String> {
+        self.pricing.get(&chain).ok_or_else(|| {
+            format!(
+                "the host cannot value tokens on chain {chain}: it has no pricing config; add \
+                 `[safety] pricing_file` or `[safety.pricing.{chain}]` (usd_tokens, v3_factory, \
+                 weth, aave_oracle) to bardo.toml"
+            )
+        })
+    }
+
+    /// One `eth_call` to `to`, decoded.
+    fn read<C: SolCall>(&self, chain: u64, to: Address, call: C) -> Result<C::Return, String> {
+        let chains = &self.services.evm.chains;
+        let client = chains.get(chain).map_err(|e| e.to_string())?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let raw = chains
+            .block_on(client.call(to, call.abi_encode().into(), U256::ZERO, None, deadline))
+            .map_err(|e| format!("reading {} of {to}: {e}", C::SIGNATURE))?;
+        C::abi_decode_returns(&raw).map_err(|e| format!("{} of {to}: {e}", C::SIGNATURE))
+    }
+
+    /// `owner`'s balance of `token`.
+    pub fn balance(&self, chain: u64, token: Address, owner: Address) -> Result<U256, String> {
+        self.read(chain, token, balanceOfCall { owner })
+    }
+
+    /// `amount` base units of `token` in USD; a token that cannot be valued is an error, never
+    /// zero. A debt token's amount is valued like its underlying's (see [`Self::signed_usd`]).
+    pub fn usd(&self, chain: u64, token: Address, amount: U256) -> Result<MicroUsd, String> {
+        self.appraise(chain, token, amount).map(|(value, _)| value)
+    }
+
+    /// A balance change of `token` in USD, signed: what the wallet gains is positive, what it
+    /// loses negative — and an Aave debt token counts the other way (more debt is worth less).
+    pub fn signed_usd(&self, chain: u64, token: Address, delta: I256) -> Result<i128, String> {
+        let (value, kind) = self.appraise(chain, token, delta.unsigned_abs())?;
+        let value = i128::try_from(value).unwrap_or(i128::MAX);
+        let owed = matches!(kind, Kind::Debt(_));
+        Ok(if delta.is_negative() != owed { -value } else { value })
+    }
+
+    /// A change of the native coin in USD, signed, valued as the chain's WETH.
+    pub fn signed_native_usd(&self, chain: u64, delta: I256) -> Result<i128, String> {
+        let weth = self.config(chain)?.weth.ok_or_else(|| {
+            format!(
+                "the host cannot value the native coin on chain {chain}: its pricing config names no `weth`"
+            )
+        })?;
+        self.signed_usd(chain, weth, delta)
+    }
+
+    /// The owner of NFT `id` of `collection` now; none when it does not exist (reverts).
+    pub fn owner_of(&self, chain: u64, collection: Address, id: U256) -> Result<Option<Address>, String> {
+        let chains = &self.services.evm.chains;
+        let client = chains.get(chain).map_err(|e| e.to_string())?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let data = ownerOfCall { id }.abi_encode().into();
+        match chains.block_on(client.call(collection, data, U256::ZERO, None, deadline)) {
+            Ok(raw) => ownerOfCall::abi_decode_returns(&raw)
+                .map(Some)
+                .map_err(|e| format!("ownerOf of {collection}: {e}")),
+            Err(bardo_evm::ChainError::Reverted { .. }) => Ok(None),
+            Err(e) => Err(format!("reading ownerOf({id}) of {collection}: {e}")),
+        }
+    }
+
+    /// The two tokens of a Uniswap V3 pool, read from the chain.
+    pub fn pool_tokens(&self, chain: u64, pool: Address) -> Result<(Address, Address), String> {
+        Ok((self.read(chain, pool, token0Call {})?, self.read(chain, pool, token1Call {})?))
+    }
+
+    /// What `token` is to the wallet's exposure, for phase gating: a dollar token, a share (an
+    /// aToken, a listed vault's share, an LP token that answers `token0`), a debt token, or any
+    /// other token. A token the host cannot type is `Liquid` (the value guard refuses what it
+    /// cannot value).
+    pub fn asset(&self, chain: u64, token: Address) -> bardo_core::action_class::Asset {
+        use bardo_core::action_class::Asset;
+        let Ok(config) = self.config(chain) else { return Asset::Liquid };
+        if config.usd_tokens.contains(&token) {
+            return Asset::Cash;
+        }
+        let assets = || self.assets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = assets().get(&(chain, token)) {
+            return *known;
+        }
+        let asset = match self.kind(chain, config, token) {
+            Ok(Kind::Deposit(_) | Kind::Shares(_)) => Asset::Share,
+            Ok(Kind::Debt(_)) => Asset::Debt,
+            // Unknown this time (an Aave-looking token the market does not list): not kept.
+            Err(_) => return Asset::Liquid,
+            Ok(Kind::Plain) if self.read(chain, token, token0Call {}).is_ok() => Asset::Share,
+            Ok(Kind::Plain) => Asset::Liquid,
+        };
+        assets().insert((chain, token), asset);
+        asset
+    }
+
+    /// `amount` of `token` in micro-dollars, and what kind of token it is.
+    fn appraise(&self, chain: u64, token: Address, amount: U256) -> Result<(MicroUsd, Kind), String> {
+        // Nothing is worth nothing: revoking an approval of an unpriced token stays possible.
+        if amount.is_zero() {
+            return Ok((0, Kind::Plain));
+        }
+        let (price, kind, decimals) = self.quote(chain, token)?;
+        Ok((micro_usd(amount, price, decimals), kind))
+    }
+
+    /// `token`'s price, kind and decimals: read once per block (the chain's cached head), since
+    /// every one of its reads is at that block; read afresh when the chain has no head cache.
+    fn quote(&self, chain: u64, token: Address) -> Result<(U512, Kind, u8), String> {
+        let chains = &self.services.evm.chains;
+        let client = chains.get(chain).map_err(|e| e.to_string())?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let block = chains.block_on(client.latest(deadline)).map_err(|e| e.to_string())?;
+        let mut quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(block) = block
+            && let Some(&(at, price, kind, decimals)) = quotes.get(&(chain, token))
+            && at == block
+        {
+            return Ok((price, kind, decimals));
+        }
+        drop(quotes);
+        let config = self.config(chain)?;
+        let kind = self.kind(chain, config, token)?;
+        let (price, decimals) = match kind {
+            Kind::Shares(asset) => {
+                let decimals = self.decimals(chain, token)?;
+                (self.share_price(chain, config, token, decimals, asset)?, decimals)
+            }
+            // The price first: a token nothing prices is refused as such, whatever else it lacks.
+            _ => (self.price(chain, config, kind.priced_as(token))?, self.decimals(chain, token)?),
+        };
+        if let Some(block) = block {
+            quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
+            if quotes.len() >= 1_024 {
+                quotes.clear();
+            }
+            quotes.insert((chain, token), (block, price, kind, decimals));
+        }
+        Ok((price, kind, decimals))
+    }
+
+    /// `token`'s `decimals()`, at most 36 (beyond that the integer math would overflow).
+    fn decimals(&self, chain: u64, token: Address) -> Result<u8, String> {
+        let decimals = self.read(chain, token, decimalsCall {})?;
+        if decimals > 36 {
+            return Err(format!("{token} reports {decimals} decimals; the valuer handles at most 36"));
+        }
+        Ok(decimals)
+    }
+
+    /// Whether `token` is an Aave aToken or debt token (and of what), or a plain token.
+    fn kind(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<Kind, String> {
+        if config.usd_tokens.contains(&token) {
+            return Ok(Kind::Plain);
+        }
+        if config.vaults.contains(&token) {
+            return Ok(Kind::Shares(self.read(chain, token, assetCall {})?));
+        }
+        // Only Aave's tokens answer this (a plain token reverts or returns nothing).
+        let Ok(underlying) = self.read(chain, token, UNDERLYING_ASSET_ADDRESSCall {}) else {
+            return Ok(Kind::Plain);
+        };
+        match config.aave_oracle {
+            Some(oracle) => self.listed_kind(chain, oracle, token, underlying),
+            None => {
+                // Without the market to ask: an aToken has no borrowAllowance; both debt tokens do.
+                let probe = borrowAllowanceCall { fromUser: Address::ZERO, toUser: Address::ZERO };
+                Ok(if self.read(chain, token, probe).is_ok() {
+                    Kind::Debt(underlying)
+                } else {
+                    Kind::Deposit(underlying)
+                })
+            }
+        }
+    }
+
+    /// Which of its tokens `token` is, by the Aave market behind `oracle` itself, so a contract
+    /// merely claiming to be an aToken or debt token is not valued as one.
+    fn listed_kind(
+        &self,
+        chain: u64,
+        oracle: Address,
+        token: Address,
+        underlying: Address,
+    ) -> Result<Kind, String> {
+        let provider = self.read(chain, oracle, ADDRESSES_PROVIDERCall {})?;
+        let data_provider = self.read(chain, provider, getPoolDataProviderCall {})?;
+        let listed = self.read(chain, data_provider, getReserveTokensAddressesCall { asset: underlying })?;
+        if token == listed.aTokenAddress {
+            Ok(Kind::Deposit(underlying))
+        } else if token == listed.variableDebtTokenAddress || token == listed.stableDebtTokenAddress {
+            Ok(Kind::Debt(underlying))
+        } else {
+            Err(format!(
+                "{token} claims to be an Aave token of {underlying}, but the Aave market of oracle \
+                 {oracle} does not list it; it cannot be valued, so the write is refused"
+            ))
+        }
+    }
+
+    /// USD per whole share of `vault`, 18 decimals: what one whole share converts to in `asset`,
+    /// at the asset's price.
+    fn share_price(
+        &self,
+        chain: u64,
+        config: &PricingConfig,
+        vault: Address,
+        decimals: u8,
+        asset: Address,
+    ) -> Result<U512, String> {
+        let one_share = U256::from(10u64).pow(U256::from(decimals));
+        let assets = self.read(chain, vault, convertToAssetsCall { shares: one_share })?;
+        let asset_decimals = self.decimals(chain, asset)?;
+        let asset_price = self.price(chain, config, asset)?;
+        Ok(asset_price * U512::from(assets) / pow10(asset_decimals))
+    }
+
+    /// USD per whole `token`, 18 decimals: $1 for a dollar token; else the deepest pool's price,
+    /// checked against the Aave oracle's when it has one; else the oracle's.
+    fn price(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<U512, String> {
+        if config.usd_tokens.contains(&token) {
+            return Ok(pow10(18));
+        }
+        let pooled = self.pool_price(chain, config, token)?;
+        match (pooled, self.oracle_price(chain, config, token)) {
+            (Some(pool), Some(oracle)) => agree(token, pool, oracle, config.max_divergence_bps),
+            (Some(price), None) | (None, Some(price)) => Ok(price),
+            (None, None) => Err(format!(
+                "{token} cannot be valued on chain {chain}: no Uniswap V3 pool of factory {} with \
+                 liquidity pairs it with a `usd_tokens` token{} at fee tiers {:?}, and no Aave \
+                 oracle prices it; a write that cannot be valued is refused",
+                config.v3_factory,
+                if config.weth.is_some() { " or WETH" } else { "" },
+                config.fee_tiers
+            )),
+        }
+    }
+
+    /// The deepest pool's price of `token`: against a dollar token, else against WETH times
+    /// WETH's own price. None when no pool has liquidity.
+    fn pool_price(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<Option<U512>, String> {
+        if let Some(pool) = self.deepest(chain, config, token, &config.usd_tokens)? {
+            return self.priced_in(chain, token, &pool, pow10(18)).map(Some);
+        }
+        let Some(weth) = config.weth.filter(|w| *w != token) else { return Ok(None) };
+        let Some(pool) = self.deepest(chain, config, token, &[weth])? else { return Ok(None) };
+        // WETH's own price comes from dollar pools (WETH is never quoted against itself).
+        let weth_usd = self.price(chain, config, weth)?;
+        self.priced_in(chain, token, &pool, weth_usd).map(Some)
+    }
+
+    /// Among `token`'s pools against `quotes` at the configured fee tiers, the deepest; a pool
+    /// without liquidity in range is never used.
+    fn deepest(
+        &self,
+        chain: u64,
+        config: &PricingConfig,
+        token: Address,
+        quotes: &[Address],
+    ) -> Result<Option<PoolQuote>, String> {
+        let mut best: Option<PoolQuote> = None;
+        for &quote in quotes.iter().filter(|q| **q != token) {
+            for &fee in &config.fee_tiers {
+                let Ok(fee) = U24::try_from(fee) else { continue };
+                let call = getPoolCall { tokenA: token, tokenB: quote, fee };
+                let pool = self.read(chain, config.v3_factory, call)?;
+                if pool == Address::ZERO {
+                    continue;
+                }
+                let Some(found) = self.pool_quote(chain, pool, token, quote)? else { continue };
+                if best.as_ref().is_none_or(|b| found.depth > b.depth) {
+                    best = Some(found);
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    /// `pool`'s price and depth for `token` against `quote`; None without liquidity in range.
+    fn pool_quote(
+        &self,
+        chain: u64,
+        pool: Address,
+        token: Address,
+        quote: Address,
+    ) -> Result<Option<PoolQuote>, String> {
+        let liquidity = self.read(chain, pool, liquidityCall {})?;
+        let sqrt_price_x96 = U512::from(self.read(chain, pool, slot0Call {})?.sqrtPriceX96);
+        if liquidity == 0 || sqrt_price_x96.is_zero() {
+            return Ok(None);
+        }
+        let token_is_0 = token < quote;
+        let quote_decimals = self.decimals(chain, quote)?;
+        // Depth: the quote side's virtual reserve in range, capped by what the pool really holds
+        // of it. A one-tick position buys a huge virtual reserve with little money, a donation
+        // a balance with no liquidity; faking the minimum of both costs real depth.
+        let q96 = U512::from(1u8) << 96;
+        let liquidity = U512::from(liquidity);
+        let in_range = if token_is_0 {
+            liquidity.saturating_mul(sqrt_price_x96) / q96
+        } else {
+            liquidity.saturating_mul(q96) / sqrt_price_x96
+        };
+        let held = U512::from(self.read(chain, quote, balanceOfCall { owner: pool })?);
+        let depth = in_range.min(held).saturating_mul(pow10(18)) / pow10(quote_decimals);
+        Ok(Some(PoolQuote { pool, quote, quote_decimals, sqrt_price_x96, token_is_0, depth }))
+    }
+
+    /// USD per whole `token` (18 decimals) from `pool`, its quote worth `quote_usd` per whole.
+    fn priced_in(
+        &self,
+        chain: u64,
+        token: Address,
+        pool: &PoolQuote,
+        quote_usd: U512,
+    ) -> Result<U512, String> {
+        let decimals = self.decimals(chain, token)?;
+        let price =
+            price_from_sqrt(pool.sqrt_price_x96, pool.token_is_0, decimals, pool.quote_decimals, quote_usd);
+        match price {
+            Some(price) if !price.is_zero() => Ok(price),
+            _ => Err(format!(
+                "pool {} against {} prices {token} at zero or beyond the valuer's range; it cannot be valued",
+                pool.pool, pool.quote
+            )),
+        }
+    }
+
+    /// The Aave oracle's USD price of `token` (18 decimals); None without an oracle, or when it
+    /// has no source for the token (`getAssetPrice` reverts) or answers zero.
+    fn oracle_price(&self, chain: u64, config: &PricingConfig, token: Address) -> Option<U512> {
+        let oracle = config.aave_oracle?;
+        let price =
+            self.read(chain, oracle, getAssetPriceCall { asset: token }).ok().filter(|p| !p.is_zero())?;
+        // Aave's USD markets quote in 8 decimals; read the unit rather than assume it.
+        let unit = self.read(chain, oracle, BASE_CURRENCY_UNITCall {}).ok().filter(|u| !u.is_zero())?;
+        U512::from(price).checked_mul(pow10(18))?.checked_div(U512::from(unit))
+    }
+}
+
+/// 10^`n` (n ≤ 36 by the callers' checks; 10^77 would still fit).
+fn pow10(n: u8) -> U512 {
+    U512::from(10u8).pow(U512::from(n))
+}
+
+/// USD per whole token (18 decimals) from a V3 pool's `sqrtPriceX96` (raw token1 per raw token0
+/// is sqrtPriceX96² / 2¹⁹²), both tokens' decimals and the quote's USD price per whole token.
+/// None on overflow (only at absurd prices).
+fn price_from_sqrt(
+    sqrt_price_x96: U512,
+    token_is_0: bool,
+    token_decimals: u8,
+    quote_decimals: u8,
+    quote_usd: U512,
+) -> Option<U512> {
+    let squared = sqrt_price_x96.checked_mul(sqrt_price_x96)?;
+    let q192 = U512::from(1u8) << 192;
+    let (num, den) = if token_is_0 { (squared, q192) } else { (q192, squared) };
+    let scale = pow10(token_decimals).checked_mul(quote_usd)?;
+    num.checked_mul(scale)?.checked_div(den.checked_mul(pow10(quote_decimals))?)
+}
+
+/// `amount` base units of a token with `decimals`, at `price` (USD per whole token, 18
+/// decimals), in micro-dollars; saturating, so an absurd amount is never cheap.
+fn micro_usd(amount: U256, price: U512, decimals: u8) -> MicroUsd {
+    let value =
+        U512::from(amount).checked_mul(price).map_or(U512::MAX, |v| v / (pow10(decimals) * pow10(12)));
+    u128::try_from(value).unwrap_or(u128::MAX)
+}
+
+/// The pool's price when the oracle's is within `max_bps` of it; otherwise an error naming both.
+fn agree(token: Address, pool: U512, oracle: U512, max_bps: u32) -> Result<U512, String> {
+    let bps =
+        pool.abs_diff(oracle).saturating_mul(U512::from(10_000u32)).checked_div(oracle).unwrap_or(U512::MAX);
+    if bps > U512::from(max_bps) {
+        return Err(format!(
+            "price sources disagree: the Uniswap V3 pool prices {token} at {} but the Aave oracle at \
+             {} ({bps} bps apart, over max_divergence_bps {max_bps}); valuing it is refused until \
+             they agree",
+            price_text(pool),
+            price_text(oracle)
+        ));
+    }
+    Ok(pool)
+}
+
+/// An 18-decimal USD price as `$1999.123456`.
+fn price_text(price: U512) -> String {
+    let micro = u128::try_from(price / pow10(12)).unwrap_or(u128::MAX);
+    format!("${}.{:06}", micro / 1_000_000, micro % 1_000_000)
+}
+
+/// `$1234.56`.
+pub fn usd(m: MicroUsd) -> String {
+    format!("${}.{:02}", m / 1_000_000, (m % 1_000_000) / 10_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_prices_become_usd_per_whole_token() {
+        // WETH (18) as token0 at 2,500 USDC (6): raw price 2500e6 / 1e18 = 1 / 20_000², so
+        // sqrtPriceX96 = 2^96 / 20_000.
+        let sqrt = (U512::from(1u8) << 96) / U512::from(20_000u32);
+        let price = price_from_sqrt(sqrt, true, 18, 6, pow10(18)).expect("price");
+        let thousandths = price / pow10(15);
+        assert!((U512::from(2_499_990u64)..=U512::from(2_500_010u64)).contains(&thousandths), "{price}");
+        // The same pool seen from USDC (its token1): $1 per USDC, from the inverse.
+        let usdc = price_from_sqrt(sqrt, false, 6, 18, price).expect("price");
+        let bps = |b: u32| pow10(18) * U512::from(b) / U512::from(10_000u32);
+        assert!((bps(9_999)..=bps(10_001)).contains(&usdc), "{usdc}");
+        let one_weth = U256::from(10u64).pow(U256::from(18u64));
+        assert_eq!(micro_usd(one_weth, pow10(18) * U512::from(2_000u32), 18), 2_000_000_000);
+        assert_eq!(micro_usd(U256::MAX, U512::MAX, 0), u128::MAX);
+    }
+
+    #[test]
+    fn prices_that_drift_apart_are_refused() {
+        let t = Address::ZERO;
+        let dollars = |d: u64| pow10(18) * U512::from(d);
+        assert!(agree(t, dollars(2_000), dollars(1_950), 500).is_ok());
+        let err = agree(t, dollars(2_000), dollars(1_000), 500).expect_err("50% apart");
+        assert!(
+            err.contains("disagree") && err.contains("$2000.000000") && err.contains("$1000.000000"),
+            "{err}"
+        );
+        assert_eq!(price_text(pow10(15)), "$0.001000");
+        assert_eq!(usd(1_234_560_000), "$1234.56");
+    }
+
+    #[test]
+    fn pricing_configs_parse_from_json_with_defaults() {
+        let json = serde_json::json!({"31337": {
+            "usd_tokens": ["0x0000000000000000000000000000000000000001"],
+            "v3_factory": "0x0000000000000000000000000000000000000002",
+        }});
+        let parsed = PricingConfig::from_json(json).expect("parses");
+        assert_eq!(parsed[&31337].fee_tiers, vec![100, 500, 3_000, 10_000]);
+        assert_eq!(parsed[&31337].max_divergence_bps, 500);
+        assert!(parsed[&31337].weth.is_none());
+        let bad = serde_json::json!({"mainnet": {"usd_tokens": [], "v3_factory": Address::ZERO}});
+        assert!(PricingConfig::from_json(bad).expect_err("not a chain id").contains("chain id"));
+    }
+}

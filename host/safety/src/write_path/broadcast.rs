@@ -1,0 +1,68 @@
+//! The only way to reach the chain with a write: it takes a [`Capability`] and consumes it.
+
+use super::Approved;
+use super::capability::Capability;
+use crate::audit_log::AuditEvent;
+use crate::permit::ActionPermit;
+use alloy::network::TransactionBuilder;
+use alloy::primitives::Address;
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_runtime::Services;
+
+/// Sign and send the permitted calls in order, waiting for each receipt; stop at a revert. The
+/// only way to reach the chain with a write: it needs the capability, and consumes it.
+pub(super) fn broadcast(
+    capability: Capability<Approved>,
+    services: &Services,
+    record: &dyn Fn(AuditEvent) -> Result<(), ToolError>,
+) -> Result<(ActionPermit, Vec<TransactionReceipt>), ToolError> {
+    let Approved { permit, gas } = capability.into_inner();
+    let no_wallet =
+        || ToolError::new(ErrorCode::WalletNotConfigured, "no wallet is configured; nothing was sent");
+    let wallet = services.evm.wallet.as_ref().ok_or_else(no_wallet)?;
+    let chains = &services.evm.chains;
+    let client = chains
+        .get(permit.chain_id)
+        .map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;
+    let url =
+        client.rpc_url().parse().map_err(|e| ToolError::new(ErrorCode::Internal, format!("rpc url: {e}")))?;
+    let provider = ProviderBuilder::new().wallet(wallet.transaction_signer()).connect_http(url);
+    let sender: Address = wallet.address();
+    let mut receipts = Vec::with_capacity(permit.plan.calls.len());
+    for (i, call) in permit.plan.calls.iter().enumerate() {
+        // The simulated gas plus a quarter: storage writes that depend on the block timestamp
+        // (a V3 oracle observation, interest accrual) can cost more one second later.
+        let limit = gas.get(i).map_or(1_000_000, |g| g * 5 / 4 + 20_000);
+        let tx = TransactionRequest::default()
+            .from(sender)
+            .to(call.to)
+            .with_input(call.data.clone())
+            .value(call.value)
+            .with_gas_limit(limit)
+            .with_chain_id(permit.chain_id);
+        let receipt = chains
+            .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
+            .map_err(|e| ToolError {
+                code: ErrorCode::Rpc,
+                message: format!("sending `{}`: {e}", call.description),
+                retryable: false,
+            })?;
+        record(AuditEvent::ActionExecuted {
+            permit_id: permit.permit_id.clone(),
+            tx_hash: receipt.transaction_hash.to_string(),
+            gas_used: receipt.gas_used,
+            success: receipt.status(),
+        })?;
+        let ok = receipt.status();
+        receipts.push(receipt);
+        if !ok {
+            return Err(ToolError::new(
+                ErrorCode::Reverted,
+                format!("`{}` reverted on chain", call.description),
+            ));
+        }
+    }
+    Ok((permit, receipts))
+}

@@ -1,0 +1,312 @@
+//! Commit: a permit re-checked against today's policy, re-simulated at its block, its spend
+//! counted, the capability minted, broadcast, and the receipts verified against the plan.
+
+use super::broadcast::broadcast;
+use super::capability::Capability;
+use super::phase::severity;
+use super::{Approved, WritePath, WriteResult, denied, permit_error, refusal};
+use crate::audit_log::{self, AuditEvent};
+use crate::generation::Generation;
+use crate::hooks::{Decision, Findings, Proposal, simulation_hash};
+use crate::permit::{ActionPermit, PermitError};
+use crate::{declared, records};
+use alloy::primitives::Address;
+use alloy::providers::Provider;
+use alloy::rpc::types::TransactionReceipt;
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_evm::changes::ChangeSet;
+use bardo_runtime::plugin::CallControl;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl WritePath {
+    /// Execute a permit once: check that this host sealed it, that this host's wallet signs it
+    /// and that today's policy still allows it; re-simulate on the current block and refuse if
+    /// anything changed; count the spend; then sign, broadcast, wait for the receipts and let
+    /// the plugin verify the outcome.
+    pub fn commit(&self, permit_id: &str) -> Result<WriteResult, ToolError> {
+        self.commit_with(permit_id, &Arc::new(CallControl::new()))
+    }
+
+    /// [`Self::commit`] that a caller can cancel through `control` until the broadcast starts
+    /// (the permit is then used and nothing is sent); from the broadcast on it runs to the end.
+    pub fn commit_with(&self, permit_id: &str, control: &Arc<CallControl>) -> Result<WriteResult, ToolError> {
+        // A halt is checked by `take`, under the store's lock; the phase, by the policy cage's
+        // class gate in `recheck` (terminal still allows a write that closes a position).
+        // The spend is counted in the same locked step that takes the permit, before anything
+        // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
+        // below releases it.
+        // Taken only with its preview's record on disk, whichever process and log wrote it.
+        let recorded = |at: &audit_log::RecordAt| {
+            self.audit.recorded(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
+        };
+        let permit = match self
+            .permits
+            .take_then(permit_id, (self.clock)(), recorded, |_| self.settle(permit_id, true))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                let error = permit_error(e.clone());
+                if matches!(e, PermitError::Expired(_)) {
+                    self.settle(permit_id, false);
+                }
+                self.log(match e {
+                    PermitError::Expired(_) => AuditEvent::PermitExpired { permit_id: permit_id.to_owned() },
+                    _ => AuditEvent::PermitRefused {
+                        permit_id: permit_id.to_owned(),
+                        code: error.code.as_str().into(),
+                        reason: error.message.clone(),
+                    },
+                })?;
+                return Err(error);
+            }
+        };
+        // One generation from here to the outcome: the one that planned the permit while this
+        // write path holds it, so a reload during the broadcast cannot change who verifies.
+        let generation = self.generation_of(&permit);
+        self.log(AuditEvent::PermitConsumed {
+            permit_id: permit_id.to_owned(),
+            generation: Some(generation.number()),
+        })?;
+        let refuse = |code: ErrorCode, reason: String| -> Result<WriteResult, ToolError> {
+            self.settle(permit_id, false);
+            self.log(AuditEvent::PermitRefused {
+                permit_id: permit_id.to_owned(),
+                code: code.as_str().into(),
+                reason: reason.clone(),
+            })?;
+            Err(ToolError::new(code, reason))
+        };
+        if let Err(e) = self.recheck(&generation, &permit) {
+            return refuse(e.code, e.message);
+        }
+        // At the preview's timestamp: only a change of state, not the passing of time (interest
+        // accruing, oracle slots), makes the re-simulation differ.
+        let simulator = &generation.hooks().simulator;
+        let sim = match simulator.run(permit.chain_id, permit.sender, &permit.plan, permit.simulated_at) {
+            Ok(sim) => sim,
+            Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
+        };
+        if simulation_hash(permit.chain_id, permit.sender, &permit.plan, &sim) != permit.simulation_hash {
+            return refuse(
+                ErrorCode::Denied,
+                "the chain changed since the preview (the simulation differs); preview the action again"
+                    .into(),
+            );
+        }
+        // A halt during the re-simulation still stops it: nothing has been sent yet.
+        if let Err(e) = self.refuse_if_halted() {
+            return refuse(e.code, e.message);
+        }
+        // The last point a caller's cancel stops the commit: from here on it is broadcasting.
+        if control.is_cancelled() {
+            return refuse(
+                ErrorCode::Cancelled,
+                format!(
+                    "commit of `{permit_id}` cancelled by its caller before anything was sent; preview again"
+                ),
+            );
+        }
+        let gas = sim.outcomes.iter().map(|o| o.gas_used).collect();
+        // Where the receipts' check looks for balances besides the logs' contracts.
+        let assets: BTreeSet<Address> = sim
+            .changes
+            .balances()
+            .filter_map(|(asset, _)| asset)
+            .chain(permit.plan.calls.iter().map(|c| c.to))
+            .collect();
+        // Where the wallet's nonce stood: if this process dies mid-broadcast, the next start
+        // tells from the chain whether anything was sent (see `reconcile`).
+        match self.pending_nonce(&generation, permit.chain_id, permit.sender) {
+            Ok(nonce) => {
+                if let Err(e) = self.permits.mark_sending(permit_id, nonce) {
+                    tracing::warn!(
+                        "{permit_id}: cannot record the broadcast's start ({e}); a crash now stays spent"
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::warn!("{permit_id}: cannot read the wallet's nonce ({e}); a crash now stays spent")
+            }
+        }
+        let capability = Capability::mint(Approved { permit, gas });
+        let sent = broadcast(capability, generation.services(), &|e| self.log(e));
+        if let Err(e) = self.permits.mark_finished(permit_id) {
+            tracing::warn!(
+                "{permit_id}: cannot record the broadcast's end ({e}); the next start re-checks it"
+            );
+        }
+        let (permit, receipts) = sent?;
+        let planner = generation.planner();
+        let report = planner.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
+        self.publish_end(&permit.tool, report.result.is_ok(), &report.stats);
+        self.log(AuditEvent::ToolCall {
+            tool: permit.tool.clone(),
+            phase: "verify".into(),
+            ok: report.result.is_ok(),
+            generation: Some(generation.number()),
+        })?;
+        let actual = report.result?;
+        let checked = self.check_receipts(&generation, &permit, &receipts, &assets)?;
+        let schema_version = planner.write_tool_named(&permit.tool).map_or(0, |t| t.def.schema_version);
+        let result = WriteResult {
+            schema_version,
+            permit_id: permit.permit_id,
+            tool: permit.tool,
+            expected: permit.expected_outcome,
+            actual,
+            ground_truth: if checked.changes.is_some() { "receipt" } else { "plugin" },
+            changes: checked.changes,
+            outcome_mismatch: checked.mismatch,
+            tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
+            gas_used: receipts.iter().map(|r| r.gas_used).sum(),
+        };
+        let valuer = generation.hooks().valuer.as_ref();
+        self.log(records::outcome_event(valuer, permit.chain_id, &result, &receipts))?;
+        Ok(result)
+    }
+
+    /// Derive the wallet's change set from the receipts, as a simulation's is derived, and hold
+    /// it to what the permit's plan declared. A divergence lowers the phase (to `cautious` by
+    /// default) and is audited; a change set the host could not read leaves the plugin's word
+    /// as the only account, and says so.
+    fn check_receipts(
+        &self,
+        generation: &Generation,
+        permit: &ActionPermit,
+        receipts: &[TransactionReceipt],
+        assets: &BTreeSet<Address>,
+    ) -> Result<Checked, ToolError> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let chains = &generation.services().evm.chains;
+        let derived = bardo_evm::executed::executed_changes(
+            chains,
+            permit.chain_id,
+            permit.sender,
+            receipts,
+            assets,
+            deadline,
+        );
+        let changes = match derived {
+            Ok(changes) => changes,
+            Err(e) => {
+                let reason = format!("the host could not read what the transactions changed: {e}");
+                self.log(AuditEvent::OutcomeMismatch {
+                    permit_id: permit.permit_id.clone(),
+                    differences: vec![reason.clone()],
+                })?;
+                return Ok(Checked { changes: None, mismatch: vec![reason] });
+            }
+        };
+        let mismatch = match declared::Declared::parse(&permit.expected_outcome) {
+            Ok(Some(declared)) => declared.mismatches(&changes),
+            Ok(None) => vec!["the plan declared no balance_changes".to_owned()],
+            Err(reason) => vec![reason],
+        };
+        if !mismatch.is_empty() {
+            self.log(AuditEvent::OutcomeMismatch {
+                permit_id: permit.permit_id.clone(),
+                differences: mismatch.clone(),
+            })?;
+            // Lowering only: a halted or already more careful host stays as it is.
+            let current = self.phase_as_set();
+            let to =
+                if severity(self.mismatch_phase) > severity(current) { self.mismatch_phase } else { current };
+            // Lowering only; a halt refuses it and already stops every write.
+            let _ = self.lower_phase(to);
+        }
+        Ok(Checked { changes: Some(changes), mismatch })
+    }
+
+    /// The wallet's nonce counting transactions the node holds but has not mined.
+    fn pending_nonce(&self, generation: &Generation, chain: u64, wallet: Address) -> Result<u64, ToolError> {
+        let chains = &generation.services().evm.chains;
+        let client =
+            chains.get(chain).map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;
+        chains
+            .block_on(client.provider().get_transaction_count(wallet).pending().into_future())
+            .map_err(|e| ToolError::retryable(ErrorCode::Rpc, format!("reading the wallet's nonce: {e}")))
+    }
+
+    /// Reconcile executions a crash interrupted (run at start): a permit taken for execution
+    /// whose wallet nonce has not moved since sent nothing, so its spend is released; any other
+    /// stays spent, since something left the wallet. Returns the released permits.
+    pub fn reconcile(&self) -> Result<Vec<String>, ToolError> {
+        let mut released = Vec::new();
+        let generation = self.generation();
+        for (id, chain, wallet, nonce) in self.permits.unfinished().map_err(permit_error)? {
+            if self.pending_nonce(&generation, chain, wallet)? == nonce {
+                self.settle(&id, false);
+                self.log(AuditEvent::PermitRefused {
+                    permit_id: id.clone(),
+                    code: "interrupted".into(),
+                    reason: "its execution was interrupted before anything was sent; its spend is released"
+                        .into(),
+                })?;
+                released.push(id.clone());
+            }
+            self.permits.mark_finished(&id).map_err(permit_error)?;
+        }
+        Ok(released)
+    }
+
+    /// What a permit must still pass at commit, whoever wrote it into the store: this host's
+    /// wallet signs it; its write tool is still served (by the current generation: an operator
+    /// who unloads a plugin stops its permits) and, on the generation that executes it, by the
+    /// component that planned it; and every hook that runs at commit allows it in the current
+    /// phase.
+    fn recheck(&self, generation: &Generation, permit: &ActionPermit) -> Result<(), ToolError> {
+        let signer = generation.services().address(permit.chain_id);
+        if signer != Some(permit.sender) {
+            let signer = signer.map_or_else(|| "no wallet".to_owned(), |a| a.to_string());
+            return Err(denied(format!(
+                "permit `{}` is for sender {}, but this host signs on chain {} with {signer}; preview again",
+                permit.permit_id, permit.sender, permit.chain_id
+            )));
+        }
+        let gone = || {
+            denied(format!(
+                "write tool `{}` of permit `{}` is no longer loaded; preview again",
+                permit.tool, permit.permit_id
+            ))
+        };
+        self.generation().planner().write_tool_named(&permit.tool).ok_or_else(gone)?;
+        let tool = generation.planner().write_tool_named(&permit.tool).ok_or_else(gone)?;
+        if let Some(on) = &permit.planned_on
+            && !tool.plugin.is(&on.plugin)
+        {
+            return Err(denied(format!(
+                "permit `{}` was planned by {}, and `{}` is now served by {}; preview again",
+                permit.permit_id,
+                on.plugin,
+                permit.tool,
+                tool.plugin.to_owned_id()
+            )));
+        }
+        let declared = declared::Declared::parse(&permit.plan.expected_outcome);
+        let proposal = Proposal {
+            declared: &declared,
+            permit_id: &permit.permit_id,
+            kind: &permit.kind.replace('-', "_"),
+            tool: tool.def,
+            chain_id: permit.chain_id,
+            sender: permit.sender,
+            plan: &permit.plan,
+            phase: self.phase(),
+        };
+        let mut found = Findings::default();
+        for hook in generation.hooks().before.iter().filter(|h| h.at_commit()) {
+            if let Decision::Reject { code, reason } = hook.check(&proposal, &mut found) {
+                return Err(refusal(code, format!("{} (at commit): {reason}", hook.name())));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the host read from the receipts.
+struct Checked {
+    changes: Option<ChangeSet>,
+    mismatch: Vec<String>,
+}

@@ -1,0 +1,230 @@
+//! Preview: an action kind routed to its write tool, planned, run through the hook chain and the
+//! simulation, and issued as a single-use permit (or refused, with the refusal audited).
+
+use super::{MAX_PLAN_BYTES, MAX_PLAN_CALLS, WritePath, denied, permit_error, rand_bytes, refusal};
+use crate::audit_log::AuditEvent;
+use crate::generation::Generation;
+use crate::hooks::{Decision, Findings, HallucinationDetector, Proposal, SafetyHook, simulation_hash};
+use crate::permit::{ActionPermit, PlannedOn};
+use crate::planner::{Planner, WriteTool};
+use crate::{declared, scope};
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::fabric::GolemEvent;
+use bardo_core::tool::{Phase, RiskTier, WritePlan};
+use bardo_runtime::plugin::CallControl;
+use std::sync::Arc;
+
+impl WritePath {
+    /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
+    fn route<'g>(&self, planner: &'g dyn Planner, kind: &str) -> Result<WriteTool<'g>, ToolError> {
+        planner.write_tool(kind).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "no write tool implements `{}` in this profile; see `bardo tools`",
+                    kind.replace('-', "_")
+                ),
+            )
+        })
+    }
+
+    /// Plan action `kind`, run the hook chain and the simulation, and issue a permit. Its audit
+    /// records are written together before the permit exists and synced by a thread, not
+    /// waited for: the permit keeps where its `PermitCreated` record was written, and a commit
+    /// syncs the log and finds the record there before taking it — a crash can lose a
+    /// preview's records only together with the use of its permit.
+    pub fn preview(&self, kind: &str, params: &serde_json::Value) -> Result<ActionPermit, ToolError> {
+        self.preview_with(kind, params, &Arc::new(CallControl::new()))
+    }
+
+    /// [`Self::preview`] whose plan call reports progress to, and can be cancelled through,
+    /// `control` (a cancelled plan issues no permit).
+    pub fn preview_with(
+        &self,
+        kind: &str,
+        params: &serde_json::Value,
+        control: &Arc<CallControl>,
+    ) -> Result<ActionPermit, ToolError> {
+        let permit_id = new_permit_id();
+        // One generation from the plan to the permit, whatever a reload does meanwhile.
+        let generation = self.generation();
+        // The halt is checked again, with the permit's write, when it is stored.
+        let phase = match self.controls() {
+            Ok((None, phase)) => Ok(phase),
+            Ok((Some(halt), _)) => Err(permit_error(halt.refusal())),
+            Err(e) => Err(permit_error(e)),
+        };
+        let phase = match phase {
+            Ok(phase) => phase,
+            Err(e) => {
+                self.log(self.blocked(&generation, &permit_id, kind, &e))?;
+                return Err(e);
+            }
+        };
+        let mut trail = Vec::new();
+        let result = self.check(&generation, &permit_id, kind, params, phase, control, &mut trail);
+        if let Err(e) = &result {
+            trail.push(self.blocked(&generation, &permit_id, kind, e));
+        }
+        let stored = self.record_written(&trail).and_then(|at| {
+            let permit = ActionPermit { audit_record: at, ..result? };
+            self.permits.insert(permit.clone()).map(|()| permit).map_err(permit_error)
+        });
+        if stored.is_err() {
+            self.settle(&permit_id, false);
+        }
+        stored
+    }
+
+    /// The record of a preview refused before a permit was issued.
+    fn blocked(&self, generation: &Generation, permit_id: &str, kind: &str, e: &ToolError) -> AuditEvent {
+        AuditEvent::ActionBlocked {
+            permit_id: permit_id.to_owned(),
+            kind: kind.to_owned(),
+            tool: generation.planner().write_tool(kind).map(|tool| tool.def.name.clone()),
+            code: e.code.as_str().into(),
+            reason: e.message.clone(),
+        }
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one preview's parts, passed down once")]
+    fn check(
+        &self,
+        generation: &Generation,
+        permit_id: &str,
+        kind: &str,
+        params: &serde_json::Value,
+        phase: Phase,
+        control: &Arc<CallControl>,
+        trail: &mut Vec<AuditEvent>,
+    ) -> Result<ActionPermit, ToolError> {
+        let entry = self.route(generation.planner().as_ref(), kind)?;
+        let tool = entry.def.name.clone();
+        let chain_id = params["chain_id"]
+            .as_u64()
+            .ok_or_else(|| ToolError::new(ErrorCode::InvalidParams, "`chain_id` is required for a write"))?;
+        let sender = generation.services().address(chain_id).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::WalletNotConfigured,
+                format!("no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
+            )
+        })?;
+        self.publish(|| GolemEvent::ToolExecutionStart {
+            tool: tool.clone(),
+            total_steps: entry.def.progress_steps.len() as u32,
+            tick_budget_ms: entry.def.tick_budget.millis(),
+        });
+        let report = generation.planner().plan(&tool, &params.to_string(), control);
+        // The plugin's progress steps, named from its ToolDef.
+        for e in &report.events.events {
+            if let bardo_core::tool::ToolEvent::Progress { step, .. } = e {
+                let name =
+                    entry.def.progress_steps.get(*step as usize).cloned().unwrap_or_else(|| step.to_string());
+                self.publish(|| GolemEvent::ToolExecutionUpdate { tool: tool.clone(), step: name.clone() });
+            }
+        }
+        self.publish_end(&tool, report.result.is_ok(), &report.stats);
+        trail.push(AuditEvent::ToolCall {
+            tool: tool.clone(),
+            phase: "plan".into(),
+            ok: report.result.is_ok(),
+            generation: Some(generation.number()),
+        });
+        let plan = report.result?;
+        // Bounded host work: a plan is a few calls, not a program for the host to run.
+        let bytes: usize = plan.calls.iter().map(|c| c.data.len()).sum();
+        if plan.calls.len() > MAX_PLAN_CALLS || bytes > MAX_PLAN_BYTES {
+            return Err(denied(format!(
+                "the plan has {} calls and {bytes} bytes of call data; at most {MAX_PLAN_CALLS} calls and {MAX_PLAN_BYTES} bytes",
+                plan.calls.len()
+            )));
+        }
+        if let Some(c) = plan.calls.iter().find(|c| c.chain_id != chain_id) {
+            return Err(denied(format!("the plan has a call for chain {}, not {chain_id}", c.chain_id)));
+        }
+        let declared = declared::Declared::parse(&plan.expected_outcome);
+        let proposal = Proposal {
+            declared: &declared,
+            permit_id,
+            kind: &kind.replace('-', "_"),
+            tool: entry.def,
+            chain_id,
+            sender,
+            plan: &plan,
+            phase,
+        };
+        let mut found = Findings::default();
+        let hooks = generation.hooks();
+        let chain = hooks
+            .before
+            .iter()
+            .map(|h| h.as_ref())
+            .chain(std::iter::once(&hooks.simulator as &dyn SafetyHook))
+            // Always right after the simulation, whatever the configuration: the plan's claims
+            // against the change set derived from it, before anything values or counts them.
+            .chain(std::iter::once(&HallucinationDetector as &dyn SafetyHook))
+            .chain(hooks.after.iter().map(|h| h.as_ref()));
+        for hook in chain {
+            let decision = hook.check(&proposal, &mut found);
+            let (allowed, reason) = match &decision {
+                Decision::Allow => (true, None),
+                Decision::Reject { reason, .. } => (false, Some(reason.clone())),
+            };
+            trail.push(AuditEvent::HookDecision {
+                tool: tool.clone(),
+                hook: hook.name().into(),
+                allowed,
+                reason,
+            });
+            if let Decision::Reject { code, reason } = decision {
+                return Err(refusal(code, format!("{}: {reason}", hook.name())));
+            }
+        }
+        let sim = found
+            .simulation
+            .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
+        let permit = ActionPermit {
+            permit_id: permit_id.to_owned(),
+            kind: kind.to_owned(),
+            tool: tool.clone(),
+            params: params.clone(),
+            chain_id,
+            sender,
+            simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
+            simulated_at: Some(sim.timestamp),
+            expected_outcome: plan.expected_outcome.clone(),
+            risk_tier: plan_risk(entry.def.risk_tier, &plan),
+            plan,
+            created_at: (self.clock)(),
+            ttl: self.ttl,
+            audit_record: None,
+            planned_on: Some(PlannedOn {
+                instance: self.instance.clone(),
+                generation: generation.number(),
+                plugin: entry.plugin.to_owned_id(),
+            }),
+        };
+        trail.push(AuditEvent::PermitCreated {
+            permit_id: permit.permit_id.clone(),
+            kind: kind.to_owned(),
+            tool,
+            simulation_hash: permit.simulation_hash.to_string(),
+            generation: Some(generation.number()),
+            planned_by: Some(entry.plugin.to_owned_id()),
+        });
+        Ok(permit)
+    }
+}
+
+fn new_permit_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand_bytes(&mut bytes);
+    format!("permit-{}", hex::encode(bytes))
+}
+
+/// The risk of a plan: its tool's, raised to High when any of its calls goes through a V4 pool
+/// with a hook (the specification: "LP … V4 hooks: High") — read from the calls themselves, not
+/// from anything the plugin says about them.
+fn plan_risk(tool: RiskTier, plan: &WritePlan) -> RiskTier {
+    if scope::v4_hooks(&plan.calls).is_empty() { tool } else { tool.max(RiskTier::High) }
+}

@@ -1,0 +1,404 @@
+//! A plugin built the way an attacker would build it (tests/programs/attack, against `sdk/`
+//! only), one write tool per way value could leave the wallet without the operator's consent.
+//! Every one is refused at preview, twice over: by the call scopes (the allowlist's roles) and,
+//! with every contract unscoped, by the change set the host derives from the simulation. The
+//! devnet's balances, allowances, operators and NFT owners are unchanged afterwards.
+
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, U256, address};
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use bardo_core::ErrorCode;
+use bardo_core::scope::Role;
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_runtime::plugin::Host;
+use bardo_safety::WritePath;
+use bardo_safety::audit_log::AuditLog;
+use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_safety::host_key::HostKey;
+use bardo_test_artifacts::{ATTACK, UNISWAP};
+use bardo_test_support::devnet_host;
+use bardo_test_support::{devnet, runtime};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+sol! {
+    function balanceOf(address account) external view returns (uint256);
+    function allowance(address owner, address spender) external view returns (uint256);
+    function isApprovedForAll(address owner, address operator) external view returns (bool);
+    function ownerOf(uint256 id) external view returns (address);
+}
+
+mod permit2 {
+    alloy::sol! {
+        function allowance(address owner, address token, address spender) external view returns (uint160, uint48, uint48);
+    }
+}
+
+/// The attacker.
+const STRANGER: Address = address!("0x5555555555555555555555555555555555555555");
+
+struct Env {
+    node: Anvil,
+    d: Deployments,
+    /// Scoped by the devnet's roles.
+    scoped: WritePath,
+    /// Every contract unscoped: only the change-set derivation stands in the way.
+    loose: WritePath,
+    host: Arc<Host>,
+    _dir: tempfile::TempDir,
+}
+
+fn env() -> Env {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP, ATTACK]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scoped = write_path(&host, &d, &dir, "scoped", d.write_targets());
+    let loose = write_path(
+        &host,
+        &d,
+        &dir,
+        "loose",
+        d.write_targets().into_keys().map(|a| (a, Role::Unscoped)).collect(),
+    );
+    Env { node, d, scoped, loose, host, _dir: dir }
+}
+
+/// A write path over `host` allowing `roles`, auditing to `<name>.jsonl` in `dir`.
+fn write_path(
+    host: &Arc<Host>,
+    d: &Deployments,
+    dir: &tempfile::TempDir,
+    name: &str,
+    roles: BTreeMap<Address, Role>,
+) -> WritePath {
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, roles)]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let log = AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
+    WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_after_simulation(vec![bardo_test_support::writes::value_guard(host, d)])
+}
+
+/// What the attacks could change, read from the devnet.
+#[derive(Debug, PartialEq, Eq)]
+struct State {
+    balances: Vec<U256>,
+    native: U256,
+    allowances: Vec<U256>,
+    permit2: Vec<U256>,
+    operator: bool,
+    nft_owner: Option<Address>,
+}
+
+impl Env {
+    /// Another write path on this devnet allowing `roles`.
+    fn path_with(&self, name: &str, roles: BTreeMap<Address, Role>) -> WritePath {
+        write_path(&self.host, &self.d, &self._dir, name, roles)
+    }
+
+    fn view<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
+        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
+        let out = runtime().block_on(provider.call(tx).into_future()).expect("eth_call");
+        C::abi_decode_returns(&out).expect("decode")
+    }
+
+    fn token(&self, symbol: &str) -> Address {
+        self.d.tokens[symbol].address
+    }
+
+    fn state(&self, nft: Option<U256>) -> State {
+        let wallet = self.d.deployer;
+        let tokens = ["WETH", "USDC"].map(|s| self.token(s));
+        let npm = self.d.uniswap_v3["position_manager"];
+        let permit2 = self.d.uniswap_v4["permit2"];
+        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
+        State {
+            balances: tokens.iter().map(|t| self.view(*t, balanceOfCall { account: wallet })).collect(),
+            native: runtime().block_on(provider.get_balance(wallet).into_future()).expect("balance"),
+            allowances: tokens
+                .iter()
+                .map(|t| self.view(*t, allowanceCall { owner: wallet, spender: STRANGER }))
+                .collect(),
+            permit2: tokens
+                .iter()
+                .map(|t| {
+                    let a = self.view(
+                        permit2,
+                        permit2::allowanceCall { owner: wallet, token: *t, spender: STRANGER },
+                    );
+                    U256::from(a._0)
+                })
+                .collect(),
+            operator: self.view(npm, isApprovedForAllCall { owner: wallet, operator: STRANGER }),
+            nft_owner: nft.map(|id| self.view(npm, ownerOfCall { id })),
+        }
+    }
+
+    /// Params of an attack on `target`.
+    fn params(&self, target: Address, extra: Value) -> Value {
+        let mut p =
+            json!({"chain_id": CHAIN_ID, "target": target.to_string(), "stranger": STRANGER.to_string()});
+        if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        p
+    }
+}
+
+fn refused(path: &WritePath, kind: &str, params: &Value, hook: &str, hint: &str) {
+    let e = path.preview(kind, params).expect_err(&format!("{kind} must be refused"));
+    assert_eq!(e.code, ErrorCode::Denied, "{kind}: {e}");
+    assert!(
+        e.message.starts_with(hook) && e.message.contains(hint),
+        "{kind}: {:?} should come from {hook} and mention {hint:?}",
+        e.message
+    );
+}
+
+#[test]
+fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
+    let e = env();
+    // The wallet owns a position (minted through the write path, its NFT declared).
+    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "0.5", "amount_b": "1000", "full_range": true});
+    let permit = e.scoped.preview("add-liquidity", &add).expect("preview add");
+    let added = e.scoped.commit(&permit.permit_id).expect("commit add");
+    let id: U256 = added.actual["position_id"].as_str().expect("id").parse().expect("u256");
+    let before = e.state(Some(id));
+    assert_eq!(before.nft_owner, Some(e.d.deployer));
+
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let (npm, router, permit2) =
+        (e.d.uniswap_v3["position_manager"], e.d.uniswap_v3["swap_router"], e.d.uniswap_v4["permit2"]);
+    let universal_router = e.d.uniswap_v4["universal_router"];
+    let one = "1000000000000000000";
+    let attacks = [
+        ("attack-allowance", e.params(usdc, json!({"amount": "1000000000"}))),
+        ("attack-permit2", e.params(permit2, json!({"token": usdc.to_string()}))),
+        ("attack-operator", e.params(npm, json!({}))),
+        ("attack-nft", e.params(npm, json!({"owner": e.d.deployer.to_string(), "amount": id.to_string()}))),
+        (
+            "attack-recipient",
+            e.params(
+                router,
+                json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": "1000000000"}),
+            ),
+        ),
+        (
+            "attack-unwrap",
+            e.params(
+                router,
+                json!({"token": weth.to_string(), "token_out": usdc.to_string(), "amount": one}),
+            ),
+        ),
+        (
+            "attack-router",
+            e.params(
+                universal_router,
+                json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": "1000000000"}),
+            ),
+        ),
+    ];
+    // First line: each call is out of its contract's scope.
+    let scope_hints = [
+        "not in the scope",
+        "not allowlisted",
+        "not in the scope",
+        "not in the scope",
+        "must be the wallet",
+        "must be the wallet",
+        "V3_SWAP_EXACT_IN recipient; it must be the wallet",
+    ];
+    for ((kind, params), hint) in attacks.iter().zip(scope_hints) {
+        refused(&e.scoped, kind, params, "allowlist-guard", hint);
+    }
+    // Second line, every contract unscoped: the simulation shows what the plan hid.
+    let derived_hints = [
+        "undeclared authority: allowance",
+        "undeclared authority: Permit2",
+        "made operator",
+        "given away",
+        &usdc.to_string(),
+        &weth.to_string(),
+        &usdc.to_string(),
+    ];
+    for ((kind, params), hint) in attacks.iter().zip(derived_hints) {
+        refused(&e.loose, kind, params, "hallucination-detector", hint);
+    }
+    // Declaring the grant honestly does not make it acceptable: the spender is not allowlisted.
+    let mut honest = attacks[0].1.clone();
+    honest["outcome"] = json!(
+        json!({"balance_changes": [], "authorities": [
+        {"token": usdc.to_string(), "spender": STRANGER.to_string(), "amount": "1000000000"}]})
+        .to_string()
+    );
+    refused(&e.loose, "attack-allowance", &honest, "allowlist-guard", "not on the allowlist");
+    // A swap whose proceeds go to the stranger, its outflow declared honestly: the wallet gives
+    // $1,000 and gets nothing back.
+    let mut honest = attacks[4].1.clone();
+    honest["outcome"] = json!(
+        json!({"balance_changes": [{"token": usdc.to_string(), "delta": "-1000000000"}],
+        "authorities": [{"token": usdc.to_string(), "spender": router.to_string(), "amount": "1000000000"}]})
+        .to_string()
+    );
+    refused(&e.loose, "attack-recipient", &honest, "value-guard", "must come back to the wallet");
+    // The same for the unwrapped ether.
+    let mut honest = attacks[5].1.clone();
+    honest["outcome"] = json!(
+        json!({"balance_changes": [{"token": weth.to_string(), "delta": format!("-{one}")}]}).to_string()
+    );
+    refused(&e.loose, "attack-unwrap", &honest, "value-guard", "must come back to the wallet");
+    assert_eq!(e.state(Some(id)), before, "nothing moved");
+}
+
+#[test]
+fn a_swap_through_a_pool_whose_hook_can_skim_it_needs_the_hook_allowlisted() {
+    let e = env();
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let hook = e.d.uniswap_v4["fee_taking_hook"];
+    let params = e.params(
+        e.d.uniswap_v4["universal_router"],
+        json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": "1000000000",
+            "hooks": hook.to_string()}),
+    );
+    // The real FeeTakingHook on the devnet: its address grants afterSwapReturnDelta.
+    refused(&e.scoped, "attack-hooked", &params, "allowlist-guard", "may change the amounts");
+    // With the hook allowlisted (role v4-hook) the scope lets the swap through; the plan's
+    // empty declaration is then what refuses it — the simulation shows what it really moves.
+    let mut trusting = e.d.write_targets();
+    trusting.insert(hook, Role::V4Hook);
+    let path = e.path_with("trusting", trusting);
+    refused(&path, "attack-hooked", &params, "hallucination-detector", &usdc.to_string());
+    // A hook is never called as a contract, allowlisted or not.
+    assert!(
+        bardo_safety::scope::check(
+            Role::V4Hook,
+            &[0xde, 0xad, 0xbe, 0xef],
+            U256::ZERO,
+            e.d.deployer,
+            &|_| Some(Role::Unscoped)
+        )
+        .expect_err("no function")
+        .contains("not in the scope")
+    );
+}
+
+#[test]
+fn the_simulated_change_set_sees_native_coin_nfts_and_authorities() {
+    let e = env();
+    // A plain swap: exactly two balances change, and the router keeps no allowance.
+    let permit = e
+        .scoped
+        .preview(
+            "swap",
+            &json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "100"}),
+        )
+        .expect("preview");
+    let declared = &permit.expected_outcome["balance_changes"];
+    assert_eq!(declared.as_array().map(Vec::len), Some(2), "{declared}");
+    // An exact-out swap leaves allowances up to its maximum (the token's to Permit2, Permit2's to
+    // the router), which it declares.
+    let exact_out = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "0.01", "side": "exact_out"});
+    let permit = e.scoped.preview("swap", &exact_out).expect("preview exact out");
+    let declared = &permit.expected_outcome["authorities"];
+    assert_eq!(declared[0]["spender"], json!(e.d.uniswap_v4["permit2"].to_checksum(None)), "{declared}");
+    assert_eq!(declared[1]["spender"], json!(e.d.uniswap_v4["universal_router"].to_checksum(None)));
+    assert_eq!(declared[1]["permit2"], true);
+    let done = e.scoped.commit(&permit.permit_id).expect("commit exact out");
+    assert_eq!(done.ground_truth, "receipt");
+}
+
+sol! {
+    struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 deadline;
+        uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
+    function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
+    function approve(address spender, uint256 amount) external returns (bool);
+}
+
+#[test]
+fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_host_cautious() {
+    let e = env();
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let rt = runtime();
+    let (usdc, weth, router) = (e.token("USDC"), e.token("WETH"), e.d.uniswap_v3["swap_router"]);
+    let other = e.d.accounts[1];
+    let send = |to: Address, data: Vec<u8>| TransactionRequest::default().from(other).to(to).with_input(data);
+    let approve = approveCall { spender: router, amount: U256::MAX }.abi_encode();
+    assert!(rt.block_on(bardo_test_support::send(&provider, send(usdc, approve))).status());
+    // Wide slippage: the front-run makes the swap worse, not revert.
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "slippage_bps": 2000});
+    let permit = e.scoped.preview("swap", &params).expect("preview");
+    let raw = |method: &'static str, params: Value| {
+        rt.block_on(provider.raw_request::<_, Value>(method.into(), params)).expect(method)
+    };
+    raw("evm_setAutomine", json!([false]));
+    let result = std::thread::scope(|s| {
+        let frontrun = s.spawn(|| {
+            // Once the commit's first transaction waits in the mempool, a bigger buyer on every
+            // WETH/USDC pool, with a higher tip, lands before it in the same block.
+            while raw("txpool_status", json!([]))["pending"].as_str().unwrap_or("0x0") == "0x0" {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            for fee in [500u32, 3000] {
+                let swap = exactInputSingleCall {
+                    params: ExactInputSingleParams {
+                        tokenIn: usdc,
+                        tokenOut: weth,
+                        fee: alloy::primitives::aliases::U24::from(fee),
+                        recipient: other,
+                        deadline: U256::MAX,
+                        amountIn: U256::from(2_000_000_000u64),
+                        amountOutMinimum: U256::ZERO,
+                        sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
+                    },
+                }
+                .abi_encode();
+                let tx = send(router, swap)
+                    .with_gas_limit(400_000)
+                    .with_max_priority_fee_per_gas(50_000_000_000)
+                    .with_max_fee_per_gas(100_000_000_000);
+                rt.block_on(async { provider.send_transaction(tx).await.map(|_| ()) }).expect("front-run");
+            }
+            raw("evm_mine", json!([]));
+            raw("evm_setAutomine", json!([true]));
+        });
+        let result = e.scoped.commit(&permit.permit_id);
+        frontrun.join().expect("front-run thread");
+        result
+    });
+    let result = result.expect("the swap executes, at a worse price");
+    assert_eq!(result.ground_truth, "receipt");
+    let weth_text = weth.to_string();
+    assert!(
+        result.outcome_mismatch.iter().any(|m| m.contains(&weth_text)),
+        "the WETH received differs from the declaration: {:?}",
+        result.outcome_mismatch
+    );
+    assert_eq!(e.scoped.phase(), bardo_core::tool::Phase::Cautious, "a divergence makes the host cautious");
+    // Its outcome record says so (the agent tags its grimoire episode for replay from the same
+    // `outcome_mismatch`: `bardo-agent`'s `adapter` tests).
+    let records = bardo_safety::records::read(&e._dir.path().join("scoped.jsonl")).expect("records");
+    let outcome = records.iter().find(|r| r.permit_id == permit.permit_id).and_then(|r| r.outcome.clone());
+    let outcome = outcome.expect("an outcome record");
+    assert!(!outcome.verified && outcome.divergence == result.outcome_mismatch, "{outcome:?}");
+    // An undisturbed write matches its declaration exactly.
+    let again = e.scoped.preview(
+        "swap",
+        &json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "10"}),
+    );
+    let done = e.scoped.commit(&again.expect("preview").permit_id).expect("commit");
+    assert!(done.outcome_mismatch.is_empty(), "{:?}", done.outcome_mismatch);
+    let changes = done.changes.expect("derived from the receipts");
+    assert!(
+        changes.balance(Some(weth)).is_positive() && changes.balance(Some(usdc)).is_negative(),
+        "{changes:?}"
+    );
+}

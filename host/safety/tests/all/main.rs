@@ -1,0 +1,16 @@
+//! Integration tests of the write path on a real devnet (anvil with the published contracts),
+//! with real plugins planning, real NATS for a fleet, and the attacks a hostile plugin makes.
+
+mod aave;
+mod attacks;
+mod cluster;
+mod cross_check;
+mod generations;
+mod routes;
+mod v4_liquidity;
+mod valuation;
+mod vault;
+mod wallet;
+mod write_path;
+
+pub use bardo_test_support::{engine, host, host_runtime, host_with, no_services};

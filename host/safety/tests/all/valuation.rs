@@ -1,0 +1,248 @@
+//! The valuer prices tokens from the host's own reads of the devnet, never a plugin's: WETH at its
+//! pool price, WBTC through WETH, dollar tokens at $1, Aave's tokens as their underlying (debt
+//! counted against the wallet). A thin pool priced far off does not move a value; an oracle that
+//! disagrees with the pools refuses it; a token or chain nothing prices is refused, never zero.
+
+use alloy::network::TransactionBuilder;
+use alloy::primitives::aliases::{I24, U24, U160};
+use alloy::primitives::{Address, Bytes, I256, U256};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::{SolCall, SolValue};
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_evm::Evm;
+use bardo_evm::chain::{ChainConfig, Chains};
+use bardo_runtime::Services;
+use bardo_safety::valuation::{MicroUsd, Valuer};
+use bardo_test_support::writes::pricing;
+use bardo_test_support::{devnet, root, runtime, send};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+sol! {
+    function createPool(address tokenA, address tokenB, uint24 fee) external returns (address pool);
+    function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address pool);
+    function initialize(uint160 sqrtPriceX96) external;
+    function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
+        uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
+    function liquidity() external view returns (uint128);
+    struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
+        uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min;
+        address recipient; uint256 deadline; }
+    function mint(MintParams params) external payable returns (uint256 tokenId, uint128 liquidity,
+        uint256 amount0, uint256 amount1);
+    function getReserveTokensAddresses(address asset) external view returns (address aTokenAddress,
+        address stableDebtTokenAddress, address variableDebtTokenAddress);
+    function setAssetSources(address[] assets, address[] sources) external;
+    function getAssetPrice(address asset) external view returns (uint256);
+}
+
+struct Env {
+    _node: Anvil,
+    d: Deployments,
+    services: Arc<Services>,
+    provider: DynProvider,
+    rt: tokio::runtime::Runtime,
+}
+
+fn env() -> Env {
+    let (node, d) = devnet();
+    // anvil mines a block per transaction: every read must see the newest head.
+    let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(node.url()) };
+    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), crate::host_runtime()).expect("chains");
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
+    Env { _node: node, d, services: Arc::new(Services::new(Evm::new(chains, None))), provider, rt: runtime() }
+}
+
+fn e18() -> U256 {
+    U256::from(10u64).pow(U256::from(18u64))
+}
+
+/// `value` is within 1% of `usd` dollars.
+fn assert_near(value: MicroUsd, usd: f64, what: &str) {
+    let expected = usd * 1e6;
+    assert!(
+        (value as f64 - expected).abs() <= expected / 100.0,
+        "{what}: {value} micro-USD, expected about ${usd}"
+    );
+}
+
+impl Env {
+    fn valuer(&self) -> Valuer {
+        Valuer::new(&self.services, pricing(&self.d))
+    }
+
+    fn token(&self, symbol: &str) -> Address {
+        self.d.tokens[symbol].address
+    }
+
+    fn one_weth(&self, v: &Valuer) -> Result<MicroUsd, String> {
+        v.usd(CHAIN_ID, self.token("WETH"), e18())
+    }
+
+    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
+        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
+        C::abi_decode_returns(&out).expect("decode")
+    }
+
+    /// Send from the deployer (an unlocked anvil account holding every token, approvals given).
+    fn send(&self, to: Address, data: Vec<u8>) {
+        let tx = TransactionRequest::default().from(self.d.deployer).to(to).with_input(data);
+        let receipt = self.rt.block_on(send(&self.provider, tx));
+        assert!(receipt.status(), "transaction to {to} reverted");
+    }
+
+    /// WETH's Aave reserve tokens: (aWETH, stable debt, variable debt).
+    fn weth_reserve(&self) -> (Address, Address, Address) {
+        let call = getReserveTokensAddressesCall { asset: self.token("WETH") };
+        let r = self.read(self.d.aave_v3["protocol_data_provider"], call);
+        (r.aTokenAddress, r.stableDebtTokenAddress, r.variableDebtTokenAddress)
+    }
+
+    /// Point the Aave oracle's `symbol` price at a new MockAggregator answering `usd` (it has
+    /// no setter).
+    fn set_oracle_price(&self, symbol: &str, usd: u64) {
+        let path = root().join(
+            "devnet/node_modules/@aave/core-v3/artifacts/contracts/mocks/oracle/CLAggregators/MockAggregator.sol/MockAggregator.json",
+        );
+        let artifact: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).expect("artifact")).expect("json");
+        let mut code = alloy::hex::decode(artifact["bytecode"].as_str().expect("bytecode")).expect("hex");
+        code.extend(I256::try_from(usd * 100_000_000).expect("price").abi_encode());
+        let tx = TransactionRequest::default().from(self.d.deployer).with_deploy_code(Bytes::from(code));
+        let aggregator = self.rt.block_on(send(&self.provider, tx)).contract_address.expect("deployed");
+        let call = setAssetSourcesCall { assets: vec![self.token(symbol)], sources: vec![aggregator] };
+        self.send(self.d.aave_v3["oracle"], call.abi_encode());
+        let price = self.read(self.d.aave_v3["oracle"], getAssetPriceCall { asset: self.token(symbol) });
+        assert_eq!(price, U256::from(usd * 100_000_000));
+    }
+}
+
+#[test]
+fn tokens_are_valued_from_the_hosts_own_pool_reads() {
+    let e = env();
+    let v = e.valuer();
+    assert_near(e.one_weth(&v).expect("WETH has a price"), e.d.tokens["WETH"].usd, "1 WETH");
+    // A dollar token is exactly $1: 1,234 USDC.
+    assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(1_234_000_000u64)), Ok(1_234_000_000));
+    // WBTC has no dollar pool: its WETH pool's price times WETH's.
+    let wbtc = v.usd(CHAIN_ID, e.token("WBTC"), U256::from(100_000_000u64)).expect("WBTC via WETH");
+    assert_near(wbtc, e.d.tokens["WBTC"].usd, "1 WBTC");
+    // Spending 1 WETH is worth minus its price.
+    let spent = v.signed_usd(CHAIN_ID, e.token("WETH"), -I256::from_raw(e18())).expect("signed");
+    assert_near(spent.unsigned_abs(), e.d.tokens["WETH"].usd, "-1 WETH");
+    assert!(spent < 0, "{spent}");
+}
+
+#[test]
+fn aave_tokens_are_their_underlying_and_debt_counts_against_the_wallet() {
+    let e = env();
+    let (a_weth, stable_debt, variable_debt) = e.weth_reserve();
+    let weth_usd = e.d.tokens["WETH"].usd;
+    let one = I256::from_raw(e18());
+    // With the oracle configured, the Aave market says which token is which; without it, the
+    // debt tokens are told apart by `borrowAllowance`.
+    let mut no_oracle = pricing(&e.d);
+    no_oracle.values_mut().for_each(|c| c.aave_oracle = None);
+    for v in [e.valuer(), Valuer::new(&e.services, no_oracle)] {
+        assert_near(v.usd(CHAIN_ID, a_weth, e18()).expect("aWETH"), weth_usd, "1 aWETH");
+        let supplied = v.signed_usd(CHAIN_ID, a_weth, one).expect("aWETH gained");
+        assert!(supplied > 0, "{supplied}");
+        assert_near(supplied.unsigned_abs(), weth_usd, "+1 aWETH");
+        let borrowed = v.signed_usd(CHAIN_ID, variable_debt, one).expect("debt gained");
+        assert!(borrowed < 0, "more debt is worth less: {borrowed}");
+        assert_near(borrowed.unsigned_abs(), weth_usd, "+1 variable debt WETH");
+        let repaid = v.signed_usd(CHAIN_ID, stable_debt, -one).expect("debt repaid");
+        assert!(repaid > 0, "less debt is worth more: {repaid}");
+    }
+}
+
+#[test]
+fn a_token_or_chain_nothing_prices_is_refused_never_zero() {
+    let e = env();
+    let v = e.valuer();
+    let unknown = Address::repeat_byte(0x42);
+    let err = v.usd(CHAIN_ID, unknown, e18()).expect_err("no pool, no oracle");
+    assert!(err.contains("cannot be valued"), "{err}");
+    // Nothing is worth nothing, priced or not (revoking an approval stays possible).
+    assert_eq!(v.usd(CHAIN_ID, unknown, U256::ZERO), Ok(0));
+    let bare = Valuer::new(&e.services, BTreeMap::new());
+    let err = e.one_weth(&bare).expect_err("no pricing config for the chain");
+    assert!(err.contains("pricing_file") && err.contains("[safety.pricing"), "{err}");
+}
+
+#[test]
+fn a_thin_pool_priced_far_from_the_deep_one_does_not_lower_a_spends_value() {
+    let e = env();
+    let v = e.valuer();
+    let before = e.one_weth(&v).expect("priced");
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let factory = e.d.uniswap_v3["factory"];
+    // A new WETH/USDC pool at the unused 1% tier, WETH 100x cheaper than in the deep 0.05% pool.
+    let fee = U24::from(10_000u32);
+    e.send(factory, createPoolCall { tokenA: weth, tokenB: usdc, fee }.abi_encode());
+    let thin = e.read(factory, getPoolCall { tokenA: weth, tokenB: usdc, fee });
+    assert_ne!(thin, Address::ZERO);
+    let deep = e.read(factory, getPoolCall { tokenA: weth, tokenB: usdc, fee: U24::from(500u32) });
+    let deep_sqrt = e.read(deep, slot0Call {}).sqrtPriceX96;
+    let weth_is_0 = weth < usdc;
+    // Price is sqrt², so 10x on the sqrt price is 100x, in WETH's direction by token order.
+    let ten = U160::from(10u8);
+    let sqrt = if weth_is_0 { deep_sqrt / ten } else { deep_sqrt * ten };
+    e.send(thin, initializeCall { sqrtPriceX96: sqrt }.abi_encode());
+    // A little full-range liquidity: about $20 a side at the thin price.
+    let (token0, token1) = if weth_is_0 { (weth, usdc) } else { (usdc, weth) };
+    let twenty_usdc = U256::from(20_000_000u64);
+    let (amount0, amount1) = if weth_is_0 { (e18(), twenty_usdc) } else { (twenty_usdc, e18()) };
+    let params = MintParams {
+        token0,
+        token1,
+        fee,
+        tickLower: I24::try_from(-887_200i32).expect("tick"),
+        tickUpper: I24::try_from(887_200i32).expect("tick"),
+        amount0Desired: amount0,
+        amount1Desired: amount1,
+        amount0Min: U256::ZERO,
+        amount1Min: U256::ZERO,
+        recipient: e.d.deployer,
+        deadline: U256::MAX,
+    };
+    e.send(e.d.uniswap_v3["position_manager"], mintCall { params }.abi_encode());
+    assert!(e.read(thin, liquidityCall {}) > 0, "the thin pool has liquidity in range");
+
+    // The deep pools outweigh it: 1 WETH is worth what it was.
+    let after = e.one_weth(&v).expect("still priced");
+    assert_near(after, before as f64 / 1e6, "1 WETH after the thin pool");
+    // It was read, and it is what it claims: alone (no other tier, no oracle) it prices WETH at
+    // a hundredth — and with the oracle, that price is refused.
+    let mut thin_only = pricing(&e.d);
+    thin_only.values_mut().for_each(|c| c.fee_tiers = vec![10_000]);
+    let checked = Valuer::new(&e.services, thin_only.clone());
+    let err = e.one_weth(&checked).expect_err("the oracle disagrees with the thin pool");
+    assert!(err.contains("disagree"), "{err}");
+    thin_only.values_mut().for_each(|c| c.aave_oracle = None);
+    let unchecked = e.one_weth(&Valuer::new(&e.services, thin_only)).expect("the thin pool's price");
+    assert_near(unchecked, before as f64 / 1e8, "1 WETH in the thin pool alone");
+}
+
+#[test]
+fn an_oracle_far_from_the_pools_refuses_the_valuation() {
+    let e = env();
+    let v = e.valuer();
+    let before = e.one_weth(&v).expect("the pools and the oracle agree");
+    let (a_weth, _, _) = e.weth_reserve();
+    // WETH's oracle source moves to a new aggregator at half the pool price.
+    e.set_oracle_price("WETH", 1_000);
+    let err = e.one_weth(&v).expect_err("50% apart");
+    assert!(err.contains("disagree") && err.contains("$1000.000000"), "{err}");
+    let err = v.usd(CHAIN_ID, a_weth, e18()).expect_err("aWETH is priced as WETH");
+    assert!(err.contains("disagree"), "{err}");
+    // Dollar tokens are unaffected.
+    assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(1_000_000u64)), Ok(1_000_000));
+    // Within max_divergence_bps (2.5% < 5%) the pool's price stands.
+    e.set_oracle_price("WETH", 1_950);
+    assert_near(e.one_weth(&v).expect("close enough"), before as f64 / 1e6, "1 WETH, oracle at $1,950");
+}

@@ -1,0 +1,160 @@
+//! One plugin on a fresh devnet behind the host's write path — policy cage, an allowlist, the
+//! approval guard and the value guard — signing as anvil's second dev account: the environment
+//! the wallet, vault and scaffold tests share; and the devnet's prices and value guard as
+//! `bardo` builds them.
+
+use crate::{devnet, devnet_host_with, runtime};
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, U256};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol_types::SolCall;
+use bardo_core::scope::Role;
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_runtime::plugin::Host;
+use bardo_safety::audit_log::AuditLog;
+use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
+use bardo_safety::host_key::HostKey;
+use bardo_safety::valuation::{PricingConfig, Valuer};
+use bardo_safety::{WritePath, WriteResult};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+alloy::sol! {
+    function balanceOf(address account) external view returns (uint256);
+}
+
+/// anvil's second dev account: the wallet here.
+pub const USER_KEY: &str = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+
+/// A plugin behind the write path on a fresh devnet.
+pub struct Env {
+    _node: Anvil,
+    /// Where everything is.
+    pub d: Deployments,
+    /// The host (its reads).
+    pub host: Arc<Host>,
+    /// Its write path.
+    pub path: WritePath,
+    /// For the test's own RPC calls.
+    pub rt: tokio::runtime::Runtime,
+    /// The node.
+    pub provider: DynProvider,
+    /// The wallet (anvil's second account).
+    pub user: Address,
+    _audit: tempfile::TempDir,
+}
+
+/// `guests` on a fresh devnet with plugin `settings` (by plugin name) and the host allowlist
+/// `allowed`, both made from the deployments.
+pub fn env(
+    guests: &[&str],
+    settings: impl FnOnce(&Deployments) -> BTreeMap<String, Value>,
+    allowed: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>,
+) -> Env {
+    let (node, d) = devnet();
+    let host = Arc::new(devnet_host_with(&node.url(), settings(&d), Some(USER_KEY), guests));
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allowed(&d))]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let audit = tempfile::tempdir().expect("tempdir");
+    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
+    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_after_simulation(vec![value_guard(&host, &d)]);
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
+    let user = d.accounts[1];
+    Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
+}
+
+pub use crate::u256;
+
+impl Env {
+    /// A view of `to`, read directly from the node.
+    pub fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
+        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
+        C::abi_decode_returns(&out).expect("decode")
+    }
+
+    /// `who`'s balance of the ERC-20 `token`, read directly.
+    pub fn balance_of(&self, token: Address, who: Address) -> U256 {
+        self.read(token, balanceOfCall { account: who })
+    }
+
+    /// `who`'s ether.
+    pub fn eth(&self, who: Address) -> U256 {
+        self.rt.block_on(self.provider.get_balance(who).into_future()).expect("balance")
+    }
+
+    /// A tool's answer, which must succeed.
+    pub fn tool(&self, tool: &str, params: Value) -> Value {
+        let json = self.host.call(tool, &params.to_string()).result.unwrap_or_else(|e| panic!("{tool}: {e}"));
+        serde_json::from_str(&json).expect("json")
+    }
+
+    /// A tool's error, which there must be.
+    pub fn tool_error(&self, tool: &str, params: Value) -> bardo_core::ToolError {
+        self.host.call(tool, &params.to_string()).result.expect_err(&format!("{tool} {params} must fail"))
+    }
+
+    /// Preview and commit `kind`: verified from the receipts, exactly as declared.
+    pub fn write(&self, kind: &str, params: Value) -> WriteResult {
+        let permit =
+            self.path.preview(kind, &params).unwrap_or_else(|e| panic!("preview {kind} {params}: {e}"));
+        let result = self.path.commit(&permit.permit_id).unwrap_or_else(|e| panic!("commit {kind}: {e}"));
+        assert_eq!(result.ground_truth, "receipt");
+        assert!(result.outcome_mismatch.is_empty(), "{:?}", result.outcome_mismatch);
+        result
+    }
+
+    /// The ether `result`'s transactions paid in gas.
+    pub fn gas(&self, result: &WriteResult) -> U256 {
+        result
+            .tx_hashes
+            .iter()
+            .map(|hash| {
+                let r = self
+                    .rt
+                    .block_on(
+                        self.provider.get_transaction_receipt(hash.parse().expect("hash")).into_future(),
+                    )
+                    .expect("receipt")
+                    .expect("mined");
+                U256::from(r.gas_used) * U256::from(r.effective_gas_price)
+            })
+            .sum()
+    }
+}
+
+/// The devnet's pricing config, as `bardo devnet up` writes it to `pricing.json`.
+pub fn pricing(d: &Deployments) -> BTreeMap<u64, PricingConfig> {
+    PricingConfig::from_json(d.pricing_json()).expect("the devnet's pricing config parses")
+}
+
+/// The value guard as `bardo` builds it for the devnet: host prices, the V3 position manager.
+pub fn value_guard(host: &Host, d: &Deployments) -> Box<dyn bardo_safety::hooks::SafetyHook> {
+    value_guard_on(host.services(), d)
+}
+
+/// [`value_guard`] on `services`' chains.
+pub fn value_guard_on(
+    services: &Arc<bardo_runtime::Services>,
+    d: &Deployments,
+) -> Box<dyn bardo_safety::hooks::SafetyHook> {
+    Box::new(bardo_safety::value_guard::ValueGuard {
+        valuer: Valuer::new(services, pricing(d)),
+        position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),
+        v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
+        recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
+        max_loss_bps: bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS,
+    })
+}
+
+/// A valuer on `host`'s chains with the devnet's pricing config.
+pub fn valuer(host: &Host, d: &Deployments) -> Valuer {
+    Valuer::new(host.services(), pricing(d))
+}
