@@ -14,6 +14,20 @@ pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
     })
 }
 
+/// Parse an address param: `0x` + 40 hex digits; mixed case must be a valid EIP-55 checksum.
+pub fn parse_checksummed(field: &str, text: &str) -> Result<Address, Error> {
+    let address = parse_address(field, text)?;
+    let hex = &text[2..];
+    let mixed = hex.chars().any(|c| c.is_ascii_lowercase()) && hex.chars().any(|c| c.is_ascii_uppercase());
+    if mixed && Address::parse_checksummed(text, None).is_err() {
+        return Err(invalid_params(format!(
+            "`{field}` {text} fails its EIP-55 checksum (a typo?); the checksummed form of these digits is {}",
+            address.to_checksum(None)
+        )));
+    }
+    Ok(address)
+}
+
 /// An address as the host takes it: `0x` and 40 lowercase hex digits. The EIP-55 form costs a
 /// keccak per address, which in a guest was a fifth of a swap preview's time; the host parses
 /// either, and what agents read is still checksummed ([`checksummed`]).
@@ -91,7 +105,7 @@ pub fn landed(receipts: &[crate::Receipt]) -> Result<(&crate::Receipt, Address),
 /// The account a read is about: `param` (an address) when given, else the host's wallet.
 pub fn account_or_wallet(chain_id: ChainId, param: Option<&str>, field: &str) -> Result<Address, Error> {
     match param {
-        Some(a) => crate::tokens::parse_address(field, a),
+        Some(a) => parse_checksummed(field, a),
         None => wallet(chain_id),
     }
 }

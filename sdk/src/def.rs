@@ -28,6 +28,26 @@ pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category
     }
 }
 
+/// [`tool_def`] with what most tools set besides: a prompt snippet naming the tool with the
+/// first sentence of its description ([`snippet`]), and `steps` as its progress steps.
+pub fn described<P: JsonSchema>(
+    name: &str,
+    description: &str,
+    category: Category,
+    steps: &[&str],
+) -> ToolDef {
+    ToolDef {
+        prompt_snippet: snippet(name, description),
+        progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
+        ..tool_def::<P>(name, description, category)
+    }
+}
+
+/// `name: ` and the first sentence of `description`: a tool's one-line prompt snippet.
+pub fn snippet(name: &str, description: &str) -> String {
+    format!("{name}: {}", description.split(". ").next().unwrap_or(description))
+}
+
 /// Per-phase guidance from `(phase, text)` pairs, for [`ToolDef::prompt_guidelines`].
 pub fn guidelines(items: &[(crate::Phase, &str)]) -> Vec<crate::PhaseGuideline> {
     items

@@ -18,19 +18,7 @@ pub struct Listed {
     pub address: Address,
 }
 
-/// Parse an address param: `0x` + 40 hex digits; mixed case must be a valid EIP-55 checksum.
-pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
-    let address = crate::abi::parse_address(field, text)?;
-    let hex = &text[2..];
-    let mixed = hex.chars().any(|c| c.is_ascii_lowercase()) && hex.chars().any(|c| c.is_ascii_uppercase());
-    if mixed && Address::parse_checksummed(text, None).is_err() {
-        return Err(invalid_params(format!(
-            "`{field}` {text} fails its EIP-55 checksum (a typo?); the checksummed form of these digits is {}",
-            address.to_checksum(None)
-        )));
-    }
-    Ok(address)
-}
+pub use crate::abi::parse_checksummed as parse_address;
 
 /// Resolve `input` (an address or a symbol) to a token on `chain_id`, reading its decimals and
 /// symbol on chain. `list` is the configured token list for that chain.

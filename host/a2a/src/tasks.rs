@@ -4,6 +4,7 @@
 //! the same lock that orders the changes: no change falls between a snapshot and the stream.
 
 use bardo_core::control::CallControl;
+use bardo_core::sync::lock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -195,7 +196,7 @@ impl Tasks {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.entries)
     }
 
     /// Store `record` if it is a write's task, before its watchers hear of the change. A read's

@@ -9,6 +9,7 @@
 
 use bardo_core::control::CallControl;
 use bardo_core::speculation::Model;
+use bardo_core::sync::lock;
 use bardo_core::tool::CapabilityTier;
 use bardo_runtime::plugin::{CallReport, Host};
 use serde_json::{Map, Value};
@@ -30,12 +31,12 @@ struct Slot {
 
 impl Slot {
     fn fill(&self, report: CallReport) {
-        *self.report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report);
+        *lock(&self.report) = Some(report);
         self.done.notify_all();
     }
 
     fn wait(&self) -> CallReport {
-        let mut report = self.report.lock().unwrap_or_else(|p| p.into_inner());
+        let mut report = lock(&self.report);
         while report.is_none() {
             report = self.done.wait(report).unwrap_or_else(|p| p.into_inner());
         }
@@ -223,10 +224,10 @@ impl Speculator {
     }
 
     fn lock_tick(&self) -> std::sync::MutexGuard<'_, Tick> {
-        self.tick.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.tick)
     }
 
     fn lock_model(&self) -> std::sync::MutexGuard<'_, Model> {
-        self.model.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.model)
     }
 }

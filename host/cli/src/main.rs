@@ -479,7 +479,7 @@ fn mcp(
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
     // The write path's steps (previews, hooks, permits, commits) journaled, for `bardo tui`.
     let (fabric, journaling) = events_cli::journaled_fabric(&config, fleet_chain(&config)?, rt)?;
-    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
+    let served = bardo_mcp::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
     match (http, access) {
         (Some(addr), Some(access)) => {
             bardo_mcp::session_runtime()?.block_on(bardo_mcp::http::serve(served, addr, access, async {

@@ -28,7 +28,7 @@ pub(crate) fn run(
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
     // One profile, one write path: MCP and A2A call through the same adapter.
     // The A2A server journals its own tasks' events (one journal writer per process).
-    let served = bardo_mcp::Served::open(config_path, profile, exposure, watch, None, rt)?;
+    let served = bardo_mcp::open(config_path, profile, exposure, watch, None, rt)?;
     let server = bardo_mcp::session_runtime()?;
     server.block_on(async {
         let mut router = axum::Router::new();

@@ -7,6 +7,7 @@
 //! ring, is told exactly which range it missed — never a silent drop. Events stay typed until a
 //! consumer serializes them, so emitting with no subscriber serializes nothing.
 
+use crate::sync::lock;
 use crate::tool::SpriteTrigger;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -345,7 +346,7 @@ impl Fabric {
     /// Publish `event`; returns its sequence number.
     pub fn emit(&self, event: GolemEvent) -> u64 {
         let at_ms = now_ms();
-        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ring = lock(&self.ring);
         let seq = ring.next_seq;
         ring.next_seq += 1;
         let slot = ring.slot(seq);
@@ -365,12 +366,12 @@ impl Fabric {
 
     /// The last sequence number emitted (0 before the first).
     pub fn last_seq(&self) -> u64 {
-        self.ring.lock().unwrap_or_else(|p| p.into_inner()).next_seq - 1
+        lock(&self.ring).next_seq - 1
     }
 
     /// Subscribe to events from `resume_from` on (none: only new events).
     pub fn subscribe(&self, resume_from: Option<u64>) -> Subscription {
-        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ring = lock(&self.ring);
         let rx = self.tx.subscribe();
         self.subscribers.fetch_add(1, Ordering::Relaxed);
         let from = resume_from.unwrap_or(ring.next_seq).max(1);

@@ -6,6 +6,7 @@
 //! output filter withhold any text that holds it. Child processes the host starts (anvil, the
 //! sidecar's Node, npm, the devnet's compiler) get an environment without secrets ([`scrub_env`]).
 
+use crate::sync::lock;
 use std::collections::BTreeSet;
 use zeroize::Zeroizing;
 
@@ -57,7 +58,7 @@ impl TaintedString {
     /// A secret read from environment variable `var`; none when it is unset or empty. `var` is
     /// remembered as a secret's: [`scrub_env`] keeps it from child processes.
     pub fn from_env(var: &str, labels: &[TaintLabel]) -> Option<Self> {
-        SECRET_VARS.lock().unwrap_or_else(|p| p.into_inner()).insert(var.to_owned());
+        lock(&SECRET_VARS).insert(var.to_owned());
         let value = Zeroizing::new(std::env::var(var).ok()?);
         (!value.trim().is_empty()).then(|| Self::new(value, labels))
     }
@@ -119,7 +120,7 @@ pub fn scrub_env(cmd: &mut std::process::Command) {
             cmd.env_remove(name.as_ref());
         }
     }
-    for name in SECRET_VARS.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+    for name in lock(&SECRET_VARS).iter() {
         cmd.env_remove(name);
     }
 }

@@ -3,7 +3,7 @@
 //! MockAggregator sources, token implementations, rate strategies, and reserves WETH, USDC and
 //! DAI with collateral and variable borrowing enabled.
 
-use super::deploy::{DeployError, Deployer, Token};
+use super::deployer::{DeployError, Deployer, Token};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, I256, U256};
 use alloy::providers::Provider;

@@ -3,13 +3,15 @@
 
 use super::DEV_ACCOUNT;
 use super::artifacts::{Artifact, ArtifactError};
+use super::deployer::Deployer;
+pub use super::deployer::{DeployError, Token};
 pub use super::vaults::Vault;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
     Address, Bytes, U256,
     aliases::{I24, U24, U160},
 };
-use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::{SolCall, SolValue};
@@ -46,35 +48,6 @@ pub const FEE_TAKING_HOOK: Address =
 
 /// Permit2's canonical address (its runtime code is placed there with `anvil_setCode`).
 pub const PERMIT2: Address = alloy::primitives::address!("0x000000000022D473030F116dDEE9F6B43aC78BA3");
-
-/// Deployment failures.
-#[derive(Debug, thiserror::Error)]
-pub enum DeployError {
-    /// A contract artifact could not be loaded or linked.
-    #[error(transparent)]
-    Artifact(#[from] ArtifactError),
-    /// A request or transaction of one deployment step failed or reverted.
-    #[error("{step}: {message}")]
-    Tx {
-        /// The step (`deploying WETH9`, `mint USDC`, `connect`, ...).
-        step: String,
-        /// What went wrong.
-        message: String,
-    },
-}
-
-/// A test token.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Token {
-    /// Its contract.
-    pub address: Address,
-    /// Its symbol (`USDC`).
-    pub symbol: String,
-    /// Its decimals.
-    pub decimals: u8,
-    /// USD price the pools are seeded at.
-    pub usd: f64,
-}
 
 /// A seeded pool.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -268,78 +241,7 @@ impl Deployments {
     }
 }
 
-/// Sends the deployment transactions (shared with the Aave deployer).
-pub(super) struct Deployer {
-    pub(super) provider: DynProvider,
-    pub(super) from: Address,
-    pub(super) modules: std::path::PathBuf,
-    pub(super) progress: Box<dyn Fn(&str)>,
-}
-
 const V3_FULL_RANGE: i32 = 887_272;
-
-/// Gas added to every deployment transaction's estimate (besides a quarter of it).
-const GAS_MARGIN: u64 = 50_000;
-/// anvil's default block gas limit: a margin never takes a transaction past it.
-const BLOCK_GAS_LIMIT: u64 = 30_000_000;
-
-impl Deployer {
-    pub(super) async fn send(
-        &self,
-        step: &str,
-        tx: TransactionRequest,
-    ) -> Result<alloy::rpc::types::TransactionReceipt, DeployError> {
-        let err = |message: String| DeployError::Tx { step: step.to_owned(), message };
-        let tx = tx.from(self.from);
-        // The node's estimate is exact for the block it simulated; a transaction mined a second
-        // later can cost more (a V3 mint writes an oracle observation only when the timestamp
-        // moved on), so seeding ran out of gas now and then. A margin costs nothing on a devnet.
-        let estimate = self.provider.estimate_gas(tx.clone()).await.map_err(|e| err(e.to_string()))?;
-        let tx =
-            tx.gas_limit((estimate.saturating_mul(5) / 4 + GAS_MARGIN).min(BLOCK_GAS_LIMIT.max(estimate)));
-        let receipt = self
-            .provider
-            .send_transaction(tx)
-            .await
-            .map_err(|e| err(e.to_string()))?
-            .get_receipt()
-            .await
-            .map_err(|e| err(e.to_string()))?;
-        if !receipt.status() {
-            return Err(err(format!("reverted in tx {}", receipt.transaction_hash)));
-        }
-        Ok(receipt)
-    }
-
-    pub(super) async fn call(
-        &self,
-        step: &str,
-        to: Address,
-        data: Vec<u8>,
-        value: U256,
-    ) -> Result<(), DeployError> {
-        self.send(step, TransactionRequest::default().to(to).with_input(Bytes::from(data)).value(value))
-            .await
-            .map(|_| ())
-    }
-
-    pub(super) async fn deploy(
-        &self,
-        rel: &str,
-        args: Vec<u8>,
-        libs: &BTreeMap<String, Address>,
-    ) -> Result<Address, DeployError> {
-        let name = rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".json");
-        (self.progress)(&format!("deploying {name}"));
-        let mut code = Artifact::load(&self.modules, rel)?.link(libs)?;
-        code.extend(args);
-        let receipt =
-            self.send(name, TransactionRequest::default().with_deploy_code(Bytes::from(code))).await?;
-        receipt
-            .contract_address
-            .ok_or_else(|| DeployError::Tx { step: name.to_owned(), message: "no contract created".into() })
-    }
-}
 
 /// sqrt(price) as Q64.96, price = raw token1 per raw token0.
 fn sqrt_price_x96(price: f64) -> U160 {

@@ -4,6 +4,7 @@
 mod aave;
 pub mod artifacts;
 pub mod deploy;
+mod deployer;
 pub mod nats;
 pub mod registry;
 pub mod snapshot;

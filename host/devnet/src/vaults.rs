@@ -5,7 +5,7 @@
 //! the vault without shares) so that a share is worth more than one asset unit, as in a vault
 //! that has earned.
 
-use super::deploy::{DeployError, Deployer, Token};
+use super::deployer::{DeployError, Deployer, Token};
 use alloy::primitives::{Address, U256};
 use alloy::sol;
 use alloy::sol_types::{SolCall, SolValue};

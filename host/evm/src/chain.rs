@@ -9,6 +9,7 @@ use alloy::rpc::types::{Filter, Log, TransactionReceipt, TransactionRequest};
 use alloy::transports::{RpcError, TransportErrorKind};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::runtime::Runtime;
+use bardo_core::sync::lock;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -357,13 +358,13 @@ impl ChainClient {
         if block.is_some() || self.config.head_ttl_ms == 0 {
             return Ok(block);
         }
-        if let Some((n, at)) = *self.head.lock().unwrap_or_else(|p| p.into_inner())
+        if let Some((n, at)) = *lock(&self.head)
             && at.elapsed() < self.head_ttl()
         {
             return Ok(Some(n));
         }
         let n = self.block_number(deadline).await?;
-        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Some((n, Instant::now()));
+        *lock(&self.head) = Some((n, Instant::now()));
         Ok(Some(n))
     }
 
@@ -386,7 +387,7 @@ impl ChainClient {
         let block = self.resolve(block, deadline).await?;
         let key = block.map(|b| (b, to, data.clone(), value));
         if let Some(key) = &key
-            && let Some(hit) = self.cache.lock().unwrap_or_else(|p| p.into_inner()).answers.get(key)
+            && let Some(hit) = lock(&self.cache).answers.get(key)
         {
             return hit.clone().into_result();
         }
@@ -402,7 +403,7 @@ impl ChainClient {
             Err(_) => None,
         };
         if let (Some(key), Some(answer)) = (key, answer) {
-            self.cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, answer);
+            lock(&self.cache).insert(key, answer);
         }
         out
     }
@@ -426,15 +427,13 @@ impl ChainClient {
     /// Timestamp of `block` (latest when none).
     pub async fn block_timestamp(&self, block: Option<u64>, deadline: Instant) -> Result<u64, ChainError> {
         let block = self.resolve(block, deadline).await?;
-        if let Some(t) =
-            block.and_then(|b| self.timestamps.lock().unwrap_or_else(|p| p.into_inner()).get(&b).copied())
-        {
+        if let Some(t) = block.and_then(|b| lock(&self.timestamps).get(&b).copied()) {
             return Ok(t);
         }
         let id = block.map_or(BlockId::latest(), BlockId::number);
         let found = self.request(deadline, || self.provider.get_block(id).into_future()).await?;
         if let Some(b) = &found {
-            let mut cache = self.timestamps.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cache = lock(&self.timestamps);
             if cache.len() >= CACHE_ENTRIES {
                 cache.clear();
             }
@@ -466,7 +465,7 @@ impl ChainClient {
         let block = self.resolve(None, deadline).await?;
         let key = block.map(|b| (b, account));
         if let Some(key) = &key
-            && let Some(hit) = self.codes.lock().unwrap_or_else(|p| p.into_inner()).get(key)
+            && let Some(hit) = lock(&self.codes).get(key)
         {
             return Ok(hit.clone());
         }
@@ -474,7 +473,7 @@ impl ChainClient {
         let code =
             self.request(deadline, || self.provider.get_code_at(account).block_id(id).into_future()).await?;
         if let Some(key) = key {
-            let mut codes = self.codes.lock().unwrap_or_else(|p| p.into_inner());
+            let mut codes = lock(&self.codes);
             if codes.len() >= CACHE_ENTRIES {
                 codes.clear();
             }
@@ -502,10 +501,10 @@ impl ChainClient {
     /// Forget every cached read: after a devnet's state changed under a block number (a cheat
     /// code, a revert to a snapshot), answers cached at that number are no longer true.
     pub fn forget(&self) {
-        *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = CallCache::default();
-        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        self.timestamps.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        self.codes.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        *lock(&self.cache) = CallCache::default();
+        *lock(&self.head) = None;
+        lock(&self.timestamps).clear();
+        lock(&self.codes).clear();
     }
 
     /// The node's gas price, and for an EIP-1559 chain the next block's base fee and the

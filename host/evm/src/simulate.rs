@@ -7,6 +7,7 @@ use crate::changes::{ChangeSet, Reader};
 use alloy::eips::BlockId;
 use alloy::primitives::{Address, B256, Bytes, Log, U256};
 use alloy::providers::{DynProvider, Provider};
+use bardo_core::sync::{lock, read, write};
 use revm::context::{Context, ContextTr, TxEnv};
 use revm::database::async_db::DatabaseAsyncRef;
 use revm::database::{AlloyDB, AlloyDBError, CacheDB};
@@ -87,11 +88,11 @@ fn cached<K: std::hash::Hash + Eq + Copy, V: Clone>(
     key: K,
     fetch: impl FnOnce() -> Result<V, ForkError>,
 ) -> Result<V, ForkError> {
-    if let Some(v) = map.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+    if let Some(v) = read(map).get(&key) {
         return Ok(v.clone());
     }
     let v = fetch()?;
-    map.write().unwrap_or_else(|p| p.into_inner()).insert(key, v.clone());
+    write(map).insert(key, v.clone());
     Ok(v)
 }
 
@@ -203,12 +204,12 @@ impl Simulator {
     /// Drop `chain`'s warm fork and head: its state changed under the same block number (a
     /// devnet's cheat code or revert), so what the fork read from the node is stale.
     pub fn forget(&self, chain: u64) {
-        self.forks.lock().unwrap_or_else(|p| p.into_inner()).remove(&chain);
-        self.heads.lock().unwrap_or_else(|p| p.into_inner()).remove(&chain);
+        lock(&self.forks).remove(&chain);
+        lock(&self.heads).remove(&chain);
     }
 
     fn fork(&self, chains: &Chains, chain: u64, block: u64) -> Result<Arc<ForkState>, ChainError> {
-        let mut forks = self.forks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut forks = lock(&self.forks);
         if let Some(f) = forks.get(&chain).filter(|f| f.block == block) {
             return Ok(f.clone());
         }
@@ -258,7 +259,7 @@ impl Simulator {
         deadline: Instant,
     ) -> Result<Simulation, ChainError> {
         let client = chains.get(chain)?;
-        let cached = self.heads.lock().unwrap_or_else(|p| p.into_inner()).get(&chain).copied();
+        let cached = lock(&self.heads).get(&chain).copied();
         let next = match cached {
             Some((next, at)) if at.elapsed() < client.head_ttl() => next,
             _ => {
@@ -268,7 +269,7 @@ impl Simulator {
                         .await
                         .map_err(|_| ChainError::Timeout { chain, waited_ms: left.as_millis() as u64 })?
                 })?;
-                self.heads.lock().unwrap_or_else(|p| p.into_inner()).insert(chain, (next, Instant::now()));
+                lock(&self.heads).insert(chain, (next, Instant::now()));
                 next
             }
         };

@@ -9,6 +9,7 @@
 //! the chain or run past its slice, so the session reads its client — a cancellation among
 //! others — within milliseconds, and the handler then runs the call on a blocking thread.
 
+use bardo_core::sync::lock;
 use std::future::Future;
 use std::sync::Mutex;
 
@@ -27,7 +28,7 @@ impl Inline {
     pub(crate) async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         {
-            let mut slot = self.job.lock().unwrap_or_else(|p| p.into_inner());
+            let mut slot = lock(&self.job);
             if slot.is_some() {
                 return None;
             }
@@ -40,7 +41,7 @@ impl Inline {
     }
 
     fn take(&self) -> Option<Job> {
-        self.job.lock().unwrap_or_else(|p| p.into_inner()).take()
+        lock(&self.job).take()
     }
 }
 

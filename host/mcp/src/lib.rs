@@ -49,6 +49,25 @@ pub enum McpError {
     Http(String),
 }
 
+/// Open `profile` (none: the configuration's) from `config_path` for serving: the host, its
+/// write path and the agent's tools; with `watch`, the configuration and lock are watched that
+/// often and a rebuilt host becomes the write path's next generation (sessions are told when
+/// the listing changed); with `fabric`, the write path publishes every step there.
+pub fn open(
+    config_path: &std::path::Path,
+    profile: Option<&str>,
+    exposure: Exposure,
+    watch: Option<std::time::Duration>,
+    fabric: Option<std::sync::Arc<bardo_core::fabric::Fabric>>,
+    runtime: &bardo_core::Runtime,
+) -> Result<std::sync::Arc<Served>, McpError> {
+    let served = Served::open(config_path, profile, exposure, watch, fabric, runtime)?;
+    if let Some(every) = watch {
+        reload::spawn(std::sync::Arc::downgrade(&served), every, runtime);
+    }
+    Ok(served)
+}
+
 /// Serve one MCP session on this process's stdin/stdout until the client closes it, blocking the
 /// calling thread. Nothing but protocol goes to stdout (logs go to stderr and, at the level the
 /// client sets, to the client).

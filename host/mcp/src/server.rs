@@ -11,6 +11,7 @@ use bardo_agent::Adapter;
 use bardo_core::Runtime;
 use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::sync::{lock, read, write};
 use bardo_runtime::config::Config;
 use bardo_runtime::live::{Live, Watcher};
 use bardo_safety::WritePath;
@@ -54,9 +55,10 @@ pub struct Served {
 
 impl Served {
     /// Open `profile` (none: the configuration's) from `config_path`, with its write path and
-    /// agent state; with `watch`, reload on changes to the configuration and lock that often;
-    /// with `fabric`, the write path publishes every step there (to be journaled).
-    pub fn open(
+    /// agent state; with `watch`, rebuild the host on changes to the configuration and lock that
+    /// often (`crate::open` applies the rebuilds); with `fabric`, the write path publishes every
+    /// step there (to be journaled).
+    pub(crate) fn open(
         config_path: &Path,
         profile: Option<&str>,
         exposure: Exposure,
@@ -89,9 +91,6 @@ impl Served {
             sessions: Mutex::default(),
             _watcher: watcher,
         });
-        if let Some(every) = watch {
-            crate::reload::spawn(Arc::downgrade(&served), every, runtime);
-        }
         Ok(served)
     }
 
@@ -102,7 +101,7 @@ impl Served {
 
     /// The adapter and listing now.
     pub(crate) fn current(&self) -> Arc<Current> {
-        self.current.read().unwrap_or_else(|p| p.into_inner()).clone()
+        read(&self.current).clone()
     }
 
     /// The adapter every call goes through now (replaced on a hot reload; one write path).
@@ -128,13 +127,13 @@ impl Served {
         let adapter = Arc::new(bardo_agent::setup::adapter(&self.config, self.path.clone())?);
         let listing = listing::listing(&adapter, self.exposure);
         let changed = listing != self.current().listing;
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(Current { adapter, listing });
+        *write(&self.current) = Arc::new(Current { adapter, listing });
         Ok(changed)
     }
 
     /// The sessions still open.
     fn sessions(&self) -> Vec<Arc<SessionState>> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sessions = lock(&self.sessions);
         sessions.retain(|s| s.strong_count() > 0);
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
@@ -182,7 +181,7 @@ pub(crate) struct SessionState {
 
 impl SessionState {
     async fn log(&self, level: LoggingLevel, message: &str) {
-        let min = *self.level.lock().unwrap_or_else(|p| p.into_inner());
+        let min = *lock(&self.level);
         let Some(peer) = self.peer.get() else { return };
         if rank(level) < rank(min) {
             return;
@@ -211,7 +210,7 @@ impl Session {
             level: Mutex::new(LoggingLevel::Warning),
             streams: Mutex::default(),
         });
-        served.sessions.lock().unwrap_or_else(|p| p.into_inner()).push(Arc::downgrade(&state));
+        lock(&served.sessions).push(Arc::downgrade(&state));
         Self { served, state, inline: None }
     }
 
@@ -248,7 +247,7 @@ impl Session {
 
     /// This session's stream subscriptions, started on first use.
     fn streams(&self, adapter: &Adapter, peer: &Peer<RoleServer>) -> Result<Arc<Streams>, ToolError> {
-        let mut streams = self.state.streams.lock().unwrap_or_else(|p| p.into_inner());
+        let mut streams = lock(&self.state.streams);
         if let Some(s) = streams.as_ref() {
             return Ok(s.clone());
         }
@@ -397,7 +396,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.remember(&context.peer);
-        *self.state.level.lock().unwrap_or_else(|p| p.into_inner()) = request.level;
+        *lock(&self.state.level) = request.level;
         Ok(())
     }
 
@@ -489,7 +488,7 @@ impl ServerHandler for Session {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let streams = self.state.streams.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let streams = lock(&self.state.streams).clone();
         match streams {
             Some(s) if s.unsubscribe(&request.uri) => Ok(()),
             _ => Err(resource_error(ToolError::new(
@@ -504,7 +503,7 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let streams = self.state.streams.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let streams = lock(&self.state.streams).clone();
         let uri = request.uri;
         let Some(streams) = streams else {
             return Err(resource_error(ToolError::new(

@@ -7,6 +7,7 @@
 use bardo_agent::Adapter;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::Fabric;
+use bardo_core::sync::lock;
 use bardo_runtime::subscriptions::SubscriptionRegistry;
 use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use rmcp::model::ResourceTemplate;
@@ -115,7 +116,7 @@ impl Streams {
                 let Ok(envelope) = next else { continue };
                 let Some(id) = envelope.event.subscription_id() else { continue };
                 let uri = {
-                    let mut feeds = fed.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut feeds = lock(&fed);
                     let Some((uri, feed)) = feeds.iter_mut().find(|(_, f)| f.subscription_id == id) else {
                         continue;
                     };
@@ -138,27 +139,25 @@ impl Streams {
     /// Start the host's subscription for `uri` (a second subscribe of the same URI is a no-op).
     pub(crate) fn subscribe(&self, uri: &str) -> Result<(), ToolError> {
         let parsed = StreamUri::parse(uri)?;
-        if self.feeds.lock().unwrap_or_else(|p| p.into_inner()).contains_key(uri) {
+        if lock(&self.feeds).contains_key(uri) {
             return Ok(());
         }
         // Registered before the first event can arrive: the pump looks the id up.
         let info = self.registry.subscribe(&parsed.tool, &parsed.params)?;
-        self.feeds
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.feeds)
             .insert(uri.to_owned(), Feed { subscription_id: info.subscription_id, ..Feed::default() });
         Ok(())
     }
 
     /// Cancel the host's subscription for `uri`; false if there was none.
     pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
-        let feed = self.feeds.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
+        let feed = lock(&self.feeds).remove(uri);
         feed.is_some_and(|f| self.registry.unsubscribe(&f.subscription_id))
     }
 
     /// The events buffered for `uri` since the last read, oldest first.
     pub(crate) fn read(&self, uri: &str) -> Result<Value, ToolError> {
-        let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        let mut feeds = lock(&self.feeds);
         let feed = feeds.get_mut(uri).ok_or_else(|| {
             ToolError::new(
                 ErrorCode::NotFound,

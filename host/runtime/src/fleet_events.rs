@@ -5,6 +5,7 @@
 
 use bardo_cluster::{Cluster, ClusterError, FleetMessage};
 use bardo_core::fabric::{Envelope, Fabric, GolemEvent, now_ms};
+use bardo_core::sync::lock;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -160,7 +161,7 @@ pub fn forward(fabric: &Fabric, journal: FleetJournal) -> Forwarder {
                     }
                     std::thread::sleep(std::time::Duration::from_millis(200));
                 }
-                *done.0.lock().unwrap_or_else(|p| p.into_inner()) = last;
+                *lock(&done.0) = last;
                 done.1.notify_all();
             }
         })
@@ -172,8 +173,8 @@ impl Forwarder {
     /// Wait until the fabric's events up to `seq` are in the fleet's stream; false if they are
     /// not within `timeout`.
     pub fn wait_for(&self, seq: u64, timeout: std::time::Duration) -> bool {
-        let (lock, cvar) = &*self.published;
-        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let (published, cvar) = &*self.published;
+        let guard = lock(published);
         let (guard, _) = cvar
             .wait_timeout_while(guard, timeout, |published| *published < seq)
             .unwrap_or_else(|p| p.into_inner());

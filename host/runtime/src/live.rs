@@ -10,6 +10,7 @@ use crate::engine::Engine;
 use crate::plugin::{CallReport, Host};
 use crate::setup::{self, SetupError};
 use bardo_core::Runtime;
+use bardo_core::sync::{lock, read, write};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ impl Live {
 
     /// The current host of `profile`.
     pub fn host(&self, profile: &str) -> Option<Arc<Host>> {
-        self.hosts.read().unwrap_or_else(|p| p.into_inner()).get(profile).cloned()
+        read(&self.hosts).get(profile).cloned()
     }
 
     /// Call read tool `tool` in `profile` on the current host.
@@ -83,7 +84,7 @@ impl Live {
     /// current hosts serving and reports why.
     pub fn reload_if_changed(&self) -> Result<bool, SetupError> {
         let now = self.fingerprint();
-        if now == *self.seen.lock().unwrap_or_else(|p| p.into_inner()) {
+        if now == *lock(&self.seen) {
             return Ok(false);
         }
         self.reload()?;
@@ -96,7 +97,7 @@ impl Live {
         let fingerprint = self.fingerprint();
         let config = Config::load(&self.config_path, true)?;
         let mut hosts = BTreeMap::new();
-        let previous = self.hosts.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let previous = read(&self.hosts).clone();
         for profile in &self.profiles {
             let kept = previous.get(profile).map(|host| host.services().as_ref());
             let opened = setup::open_with(&config, Some(profile), self.engine.clone(), &self.runtime, kept)?;
@@ -105,8 +106,8 @@ impl Live {
             }
             hosts.insert(profile.clone(), Arc::new(opened.host));
         }
-        *self.hosts.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(hosts);
-        *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = fingerprint;
+        *write(&self.hosts) = Arc::new(hosts);
+        *lock(&self.seen) = fingerprint;
         self.reloads.fetch_add(1, Ordering::Relaxed);
         tracing::info!(profiles = ?self.profiles, "plugins (re)loaded");
         Ok(())
@@ -124,7 +125,7 @@ impl Live {
                     if let Err(e) = live.reload_if_changed() {
                         tracing::error!("reload failed, the previous plugins keep serving: {e}");
                         // Do not retry the same broken files in a loop.
-                        *live.seen.lock().unwrap_or_else(|p| p.into_inner()) = live.fingerprint();
+                        *lock(&live.seen) = live.fingerprint();
                     }
                     std::thread::sleep(every);
                 }

@@ -23,7 +23,7 @@ use crate::services::Services;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::profile::{Profile, Selection};
 use bardo_core::tool::{CapabilityTier, Manifest, TickBudget, ToolDef};
-use call::CallEnv;
+use instances::CallEnv;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -6,12 +6,13 @@
 //! one warm fork and one sidecar. A reload builds new services, keeping each context whose
 //! section did not change (see [`Services::reuse`]).
 
-use crate::caps::config::Settings;
-use crate::caps::uniswap_sdk::UniswapSdk;
 use alloy::primitives::Address;
 use bardo_core::Runtime;
 use bardo_evm::Evm;
+use bardo_sidecar::Sidecar;
+use bardo_sidecar::book::UniswapBook;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The host's per-capability contexts.
@@ -50,7 +51,7 @@ impl Services {
     pub fn with_settings(
         mut self,
         settings: BTreeMap<String, serde_json::Value>,
-        missing: BTreeMap<String, std::path::PathBuf>,
+        missing: BTreeMap<String, PathBuf>,
     ) -> Self {
         self.settings = Arc::new(Settings::new(settings, missing));
         self
@@ -99,5 +100,69 @@ impl Services {
             (a, b) => a.is_none() && b.is_none(),
         };
         Arc::ptr_eq(&self.evm, &other.evm) && sdk
+    }
+}
+
+/// The `config` context: operator settings per plugin (`[settings]` in bardo.toml).
+#[derive(Debug, Default)]
+pub struct Settings {
+    /// Settings per plugin name, as JSON object text.
+    by_plugin: BTreeMap<String, String>,
+    /// Plugins whose settings file is missing, with its path: their tools answer `denied`.
+    missing: BTreeMap<String, PathBuf>,
+}
+
+impl Settings {
+    /// `settings` (plugin name → JSON object); `missing`: plugins whose settings file does not
+    /// exist (each logged once here, as a warning).
+    pub fn new(settings: BTreeMap<String, serde_json::Value>, missing: BTreeMap<String, PathBuf>) -> Self {
+        for (plugin, path) in &missing {
+            tracing::warn!(
+                "plugin `{plugin}`: its settings file {} does not exist; its tools answer `denied` until it does",
+                path.display()
+            );
+        }
+        let by_plugin = settings.into_iter().map(|(name, v)| (name, v.to_string())).collect();
+        Self { by_plugin, missing }
+    }
+
+    /// The settings of plugin `name`, as JSON object text (an old version served side by side,
+    /// `name@version`, has its plugin's).
+    pub fn of(&self, name: &str) -> Option<&str> {
+        self.by_plugin.get(plugin_name(name)).map(String::as_str)
+    }
+
+    /// Where plugin `name`'s settings file should be, if it is missing.
+    pub fn missing(&self, name: &str) -> Option<&PathBuf> {
+        self.missing.get(plugin_name(name))
+    }
+}
+
+fn plugin_name(name: &str) -> &str {
+    name.split_once('@').map_or(name, |(plugin, _)| plugin)
+}
+
+/// The `uniswap-sdk` context: the sidecar, the books it routes over, and the plugins the operator granted it
+/// to (`[sidecar] grant`).
+pub struct UniswapSdk {
+    /// The supervised sidecar (shared with the cross-check).
+    pub sidecar: Arc<Sidecar>,
+    /// Uniswap's contracts per chain, from `[settings] uniswap`.
+    pub books: BTreeMap<u64, UniswapBook>,
+    /// The plugins granted the interface, by name (read once, when a plugin is loaded: see
+    /// `caps::CAPABILITIES`).
+    pub grants: Vec<String>,
+}
+
+impl std::fmt::Debug for UniswapSdk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UniswapSdk").field("books", &self.books).field("grants", &self.grants).finish()
+    }
+}
+
+impl UniswapSdk {
+    /// Whether the operator listed plugin `name` in `[sidecar] grant`.
+    pub fn grants_to(&self, name: &str) -> bool {
+        self.grants.iter().any(|g| g == name)
     }
 }

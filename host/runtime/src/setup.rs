@@ -127,7 +127,7 @@ fn sidecar_key(
 fn uniswap_sdk(
     config: &Config,
     settings: &BTreeMap<String, serde_json::Value>,
-) -> Result<Option<crate::caps::uniswap_sdk::UniswapSdk>, SetupError> {
+) -> Result<Option<crate::services::UniswapSdk>, SetupError> {
     let sidecar: SidecarSettings = config.section()?;
     let Some(dir) = sidecar.dir.as_ref() else { return Ok(None) };
     let uniswap = settings.get("uniswap").cloned().unwrap_or_default();
@@ -141,7 +141,7 @@ fn uniswap_sdk(
         config.resolve(dir),
         config.resolve(&sidecar.state_dir),
     ));
-    Ok(Some(crate::caps::uniswap_sdk::UniswapSdk { sidecar: process, books, grants: sidecar.grant }))
+    Ok(Some(crate::services::UniswapSdk { sidecar: process, books, grants: sidecar.grant }))
 }
 
 /// The profile spec prefix that names an archetype (`archetype:trade-executor`).

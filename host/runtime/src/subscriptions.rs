@@ -23,6 +23,7 @@ use alloy::providers::{Provider, ProviderBuilder, WsConnect};
 use alloy::rpc::types::Filter;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent, now_ms};
+use bardo_core::sync::lock;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -212,7 +213,7 @@ impl SubscriptionRegistry {
             Some(_) => fleet::subscription_id(tool, params_json),
             None => format!("sub-{}", self.next_id.fetch_add(1, Ordering::SeqCst)),
         };
-        if self.book.subs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id) {
+        if lock(&self.book.subs).contains_key(&id) {
             return Err(ToolError::new(
                 ErrorCode::InvalidParams,
                 format!("this host already runs the fleet subscription {id} ({tool} with these params)"),
@@ -251,12 +252,8 @@ impl SubscriptionRegistry {
                 })]
             }
         };
-        let snapshot = info.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        self.book
-            .subs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, Subscription { info, tasks, lease });
+        let snapshot = lock(&info).clone();
+        lock(&self.book.subs).insert(id, Subscription { info, tasks, lease });
         Ok(snapshot)
     }
 
@@ -283,8 +280,8 @@ impl SubscriptionRegistry {
 
     /// The current subscriptions.
     pub fn list(&self) -> Vec<SubscriptionInfo> {
-        let subs = self.book.subs.lock().unwrap_or_else(|p| p.into_inner());
-        subs.values().map(|s| s.info.lock().unwrap_or_else(|p| p.into_inner()).clone()).collect()
+        let subs = lock(&self.book.subs);
+        subs.values().map(|s| lock(&s.info).clone()).collect()
     }
 
     /// Cancel subscription `id`; false if there is none.
@@ -329,16 +326,16 @@ impl SubscriptionRegistry {
 
 impl Book {
     fn ids(&self) -> Vec<String> {
-        self.subs.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()
+        lock(&self.subs).keys().cloned().collect()
     }
 
     fn unsubscribe(&self, id: &str) -> bool {
-        let removed = self.subs.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        let removed = lock(&self.subs).remove(id);
         removed.map(|s| self.close(s)).is_some()
     }
 
     fn unsubscribe_all(&self) -> Vec<String> {
-        let subs = std::mem::take(&mut *self.subs.lock().unwrap_or_else(|p| p.into_inner()));
+        let subs = std::mem::take(&mut *lock(&self.subs));
         subs.into_iter()
             .map(|(id, s)| {
                 self.close(s);
@@ -354,7 +351,7 @@ impl Book {
         if let Some(lease) = &s.lease {
             lease.release();
         }
-        let info = s.info.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let info = lock(&s.info).clone();
         self.fabric.emit(GolemEvent::StreamClosed {
             subscription_id: info.subscription_id,
             tool: info.tool_name,
@@ -415,7 +412,7 @@ impl Feed {
     ) -> Result<Step, String> {
         let feed = self.clone();
         let outcome = tokio::task::spawn_blocking(move || {
-            let state = feed.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let state = lock(&feed.state).clone();
             run(&feed.host, &feed.params, &state)
         })
         .await;
@@ -435,7 +432,7 @@ impl Feed {
         let _turn = self.turn.lock().await;
         match self.run_step(run).await {
             Ok(Step { events, state }) => {
-                *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+                *lock(&self.state) = state;
                 let events = self.typed(events);
                 self.publish(events);
             }
@@ -461,7 +458,7 @@ impl Feed {
         for event in events {
             let variant = event.variant();
             self.fabric.emit(event);
-            let mut info = self.info.lock().unwrap_or_else(|p| p.into_inner());
+            let mut info = lock(&self.info);
             info.event_count += 1;
             info.event_variant = Some(variant);
             info.last_event_at_ms = Some(now_ms());

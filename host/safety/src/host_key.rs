@@ -64,8 +64,8 @@ impl HostKey {
         Self::random().unwrap_or_else(|_| {
             // No OS randomness: the id generator's hash of time, counter and pid, twice.
             let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
-            crate::write_path::rand_bytes(&mut a);
-            crate::write_path::rand_bytes(&mut b);
+            rand_bytes(&mut a);
+            rand_bytes(&mut b);
             let mut key = [0u8; 32];
             key[..16].copy_from_slice(&a);
             key[16..].copy_from_slice(&b);
@@ -97,6 +97,23 @@ impl HostKey {
     pub fn verify(&self, domain: &str, message: &[u8], tag: &B256) -> bool {
         self.hmac(domain, message).verify_slice(tag.as_slice()).is_ok()
     }
+}
+
+/// Unpredictable ids: sha256 of time, a counter and the process id (no extra RNG dependency).
+pub(crate) fn rand_bytes(out: &mut [u8; 16]) {
+    use sha2::{Digest, Sha256};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let digest = Sha256::new()
+        .chain_update(t.to_be_bytes())
+        .chain_update(n.to_be_bytes())
+        .chain_update(std::process::id().to_be_bytes())
+        .finalize();
+    out.copy_from_slice(&digest[..16]);
 }
 
 #[cfg(test)]

@@ -10,14 +10,21 @@ mod journal;
 use super::audit_log::RecordAt;
 use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
+use bardo_core::sync::lock;
 use bardo_core::tool::{Phase, RiskTier, WritePlan};
-use files::valid_id;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
+
+/// Whether `id` can name a permit file: `permit-` and hex digits, so no id reaches outside the
+/// directory.
+fn valid_id(id: &str) -> bool {
+    id.strip_prefix("permit-")
+        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
 
 /// A permitted plan, waiting for `commit_action`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -317,7 +324,7 @@ impl Permits {
             Store::Memory(mem) => mem,
         };
         let mut f = f;
-        let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+        let mut book = lock(mem);
         let mut entry = book.permits.remove(id);
         let out = f(book.halted.as_ref(), &mut entry);
         if let Some(entry) = entry {
@@ -335,7 +342,7 @@ impl Permits {
             Store::Memory(mem) => mem,
         };
         let mut f = f;
-        let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+        let mut book = lock(mem);
         let Book { halted, permits } = &mut *book;
         Ok(f(halted, permits))
     }
@@ -355,7 +362,7 @@ impl Permits {
             Store::Files(files) => files.insert(&id, now, open).map_err(PermitError::Store)?,
             Store::Cluster(shared) => shared.insert(&id, &open(None)?),
             Store::Memory(mem) => {
-                let mut book = mem.lock().unwrap_or_else(|p| p.into_inner());
+                let mut book = lock(mem);
                 let entry = open(book.halted.as_ref())?;
                 book.permits.insert(id, entry);
                 Ok(())
@@ -375,7 +382,7 @@ impl Permits {
             Store::Files(files) => files.sweep(now),
             Store::Cluster(shared) => shared.sweep(now).map_err(|e| e.to_string()),
             Store::Memory(mem) => {
-                mem.lock().unwrap_or_else(|p| p.into_inner()).permits.retain(|_, e| keep(e, now));
+                lock(mem).permits.retain(|_, e| keep(e, now));
                 Ok(())
             }
         };
@@ -536,7 +543,7 @@ impl Permits {
             // Without the file lock: writers replace the file whole.
             Store::Files(files) => files.halted().map_err(PermitError::Store),
             Store::Cluster(shared) => Ok(shared.halted()?),
-            Store::Memory(mem) => Ok(mem.lock().unwrap_or_else(|p| p.into_inner()).halted.clone()),
+            Store::Memory(mem) => Ok(lock(mem).halted.clone()),
         }
     }
 }

@@ -9,11 +9,6 @@
 //! a `Halted` that revoked it (deferred and never run); a preview refused by a check is
 //! `ActionBlocked`. A permit with no end yet is deferred, open.
 
-use super::WriteResult;
-use super::audit_log::AuditEvent;
-use super::valuation::Valuer;
-use alloy::primitives::I256;
-use alloy::rpc::types::TransactionReceipt;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -71,43 +66,6 @@ pub struct OutcomeRecord {
     pub pnl_impact: Option<f64>,
     /// `receipt` when the host derived the changes from the receipts, `plugin` when it could not.
     pub ground_truth_source: String,
-}
-
-/// The outcome record of an executed write: gas and the wallet's value change in USD at
-/// today's prices (none where an asset cannot be priced, or without a valuer: never a guess).
-pub(super) fn outcome_event(
-    valuer: Option<&Valuer>,
-    chain: u64,
-    result: &WriteResult,
-    receipts: &[TransactionReceipt],
-) -> AuditEvent {
-    let usd = |micro: i128| micro as f64 / 1e6;
-    let wei: u128 = receipts.iter().map(|r| u128::from(r.gas_used) * r.effective_gas_price).sum();
-    let gas = valuer.and_then(|v| v.signed_native_usd(chain, -I256::try_from(wei).ok()?).ok());
-    // The derived change set leaves gas out (it is added back, to compare with simulations).
-    let moved = match (valuer, &result.changes) {
-        (Some(v), Some(changes)) => changes
-            .balances()
-            .map(|(asset, delta)| match asset {
-                Some(token) => v.signed_usd(chain, token, delta),
-                None => v.signed_native_usd(chain, delta),
-            })
-            .sum::<Result<i128, String>>()
-            .ok(),
-        _ => None,
-    };
-    AuditEvent::OutcomeRecorded {
-        permit_id: result.permit_id.clone(),
-        gas_cost_usd: gas.map(|g| usd(-g)),
-        outcome: OutcomeRecord {
-            verified: result.ground_truth == "receipt" && result.outcome_mismatch.is_empty(),
-            expected: result.expected.clone(),
-            actual: result.actual.clone(),
-            divergence: result.outcome_mismatch.clone(),
-            pnl_impact: moved.zip(gas).map(|(moved, gas)| usd(moved + gas)),
-            ground_truth_source: result.ground_truth.into(),
-        },
-    }
 }
 
 /// Every write the audit log at `path` knows of, oldest first. A missing log has none.

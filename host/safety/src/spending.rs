@@ -15,6 +15,7 @@ use super::hooks::{Decision, Findings, Proposal, SafetyHook};
 use super::valuation::{MicroUsd, Valuer, usd};
 use alloy::primitives::{Address, U256};
 use bardo_core::error::ErrorCode;
+use bardo_core::sync::lock;
 use bardo_evm::changes::Change;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -123,7 +124,7 @@ impl SpendingLimiter {
     /// (then `f` runs again when another host changed it first). Fails with the code to report.
     fn with_ledger<R>(&self, mut f: impl FnMut(&mut Ledger) -> R) -> Result<R, (ErrorCode, String)> {
         match &self.ledger {
-            LedgerStore::Memory(mem) => Ok(f(&mut mem.lock().unwrap_or_else(|e| e.into_inner()))),
+            LedgerStore::Memory(mem) => Ok(f(&mut lock(mem))),
             LedgerStore::File(path) => {
                 super::store::with_locked(path, f).map_err(|e| (ErrorCode::Internal, e))
             }

@@ -15,6 +15,7 @@
 use alloy::primitives::aliases::U24;
 use alloy::primitives::{Address, I256, U256, U512};
 use alloy::sol_types::SolCall;
+use bardo_core::sync::lock;
 use bardo_runtime::Services;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -245,7 +246,7 @@ impl Valuer {
         if config.usd_tokens.contains(&token) {
             return Asset::Cash;
         }
-        let assets = || self.assets.lock().unwrap_or_else(|p| p.into_inner());
+        let assets = || lock(&self.assets);
         if let Some(known) = assets().get(&(chain, token)) {
             return *known;
         }
@@ -278,7 +279,7 @@ impl Valuer {
         let client = chains.get(chain).map_err(|e| e.to_string())?;
         let deadline = std::time::Instant::now() + Duration::from_secs(2);
         let block = chains.block_on(client.latest(deadline)).map_err(|e| e.to_string())?;
-        let mut quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut quotes = lock(&self.quotes);
         if let Some(block) = block
             && let Some(&(at, price, kind, decimals)) = quotes.get(&(chain, token))
             && at == block
@@ -297,7 +298,7 @@ impl Valuer {
             _ => (self.price(chain, config, kind.priced_as(token))?, self.decimals(chain, token)?),
         };
         if let Some(block) = block {
-            quotes = self.quotes.lock().unwrap_or_else(|p| p.into_inner());
+            quotes = lock(&self.quotes);
             if quotes.len() >= 1_024 {
                 quotes.clear();
             }

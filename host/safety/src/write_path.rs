@@ -13,9 +13,10 @@ mod tests;
 use crate::audit_log::{self, AuditEvent, AuditLog};
 use crate::generation::{Generation, HookFactory, Hooks};
 use crate::hooks::SafetyHook;
+use crate::host_key::{self, rand_bytes};
 use crate::permit::{ActionPermit, PermitError, Permits};
 use crate::planner::Planner;
-use crate::{host_key, valuation};
+use crate::valuation;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::{Fabric, GolemEvent};
 use bardo_core::sync::{lock, read, write};
@@ -369,20 +370,6 @@ impl WritePath {
         self.settle(permit_id, false);
         self.log(AuditEvent::PermitCancelled { permit_id: permit_id.to_owned() })
     }
-}
-
-/// Unpredictable ids: sha256 of time, a counter and the process id (no extra RNG dependency).
-pub(crate) fn rand_bytes(out: &mut [u8; 16]) {
-    use sha2::{Digest, Sha256};
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let t = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let digest = Sha256::new()
-        .chain_update(t.to_be_bytes())
-        .chain_update(n.to_be_bytes())
-        .chain_update(std::process::id().to_be_bytes())
-        .finalize();
-    out.copy_from_slice(&digest[..16]);
 }
 
 impl std::fmt::Debug for WritePath {

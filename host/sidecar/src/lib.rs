@@ -20,6 +20,7 @@ pub mod settings;
 pub use methods::{FeeGrowth, PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};
 pub use settings::SidecarSettings;
 
+use bardo_core::sync::lock;
 use process::Process;
 use rpc::{CallError, Connection};
 use serde_json::Value;
@@ -161,7 +162,7 @@ impl Sidecar {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Call `method` with `params`: its JSON result.

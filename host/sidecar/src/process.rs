@@ -2,6 +2,7 @@
 //! stderr into the host's log, and stopping it.
 
 use crate::{Config, SidecarError};
+use bardo_core::sync::lock;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -66,7 +67,7 @@ impl Process {
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                     tracing::warn!(target: "bardo::sidecar", pid, "{line}");
-                    let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut tail = lock(&tail);
                     if tail.len() == TAIL_LINES {
                         tail.pop_front();
                     }
@@ -106,7 +107,7 @@ impl Process {
                 let status = process.stop();
                 // Give the stderr reader a moment to catch the last lines.
                 std::thread::sleep(Duration::from_millis(50));
-                let said = tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect::<Vec<_>>();
+                let said = lock(&tail).iter().cloned().collect::<Vec<_>>();
                 let said = said.join(" | ");
                 if said.contains("Cannot find module") {
                     return Err(SidecarError::NotInstalled(format!(

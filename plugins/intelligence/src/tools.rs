@@ -10,16 +10,14 @@ use bardo_sdk::abi::eth_call;
 use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::uniswap::pools::{V3Pool, v3_state};
 use bardo_sdk::uniswap::{self, getPoolCall, positionsCall, ticksCall};
-use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, erc20, events, tool_def};
+use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, described, erc20, events};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 fn def<P: JsonSchema>(name: &str, description: &str, steps: &[&str]) -> ToolDef {
     ToolDef {
         tick_budget: TickBudget::Medium,
-        progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Intelligence)
+        ..described::<P>(name, description, Category::Intelligence, steps)
     }
 }
 

@@ -11,19 +11,14 @@ use bardo_sdk::errors::invalid_params;
 use bardo_sdk::operator::book;
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::{
-    Category, ChainId, Error, ReadTool, TickBudget, ToolDef, TxCall, events, simulate, tool_def,
+    Category, ChainId, Error, ReadTool, TickBudget, ToolDef, TxCall, described, events, simulate,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 fn def<P: JsonSchema>(name: &str, description: &str, steps: &[&str]) -> ToolDef {
-    ToolDef {
-        tick_budget: TickBudget::Medium,
-        progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Safety)
-    }
+    ToolDef { tick_budget: TickBudget::Medium, ..described::<P>(name, description, Category::Safety, steps) }
 }
 
 /// One call to simulate.

@@ -9,6 +9,7 @@ mod health;
 mod jar;
 mod pools;
 mod positions;
+mod tokens;
 mod trades;
 mod v4;
 

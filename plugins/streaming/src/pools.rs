@@ -3,10 +3,11 @@
 //! and `stream_price_feed` (a pair's price from every swap in its deepest V3 or V4 pool).
 
 use crate::config::{LogRef, event, interval, logs, signed_units, stream_def, uniswap};
+use crate::tokens::{PoolTokens, TokenState};
 use alloy_primitives::{Address, B256, U256, U512};
 use alloy_sol_types::SolEvent;
 use bardo_sdk::abi::{decode_log, eth_call};
-use bardo_sdk::erc20::{self, Token};
+use bardo_sdk::erc20;
 use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::uniswap::v4;
@@ -15,31 +16,6 @@ use bardo_sdk::units::format_units;
 use bardo_sdk::{ChainId, Error, Log, Source, SpriteTrigger, StreamEvent, StreamTool, ToolDef, chain};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// A pool's tokens: a V3 pool, or a V4 pool (`pool` is then the PoolManager).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PoolTokens {
-    pub pool: Address,
-    /// A V4 pool's id.
-    #[serde(default)]
-    pub pool_id: Option<B256>,
-    pub token0: TokenState,
-    pub token1: TokenState,
-}
-
-/// A token as kept in stream state.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TokenState {
-    pub address: Address,
-    pub symbol: String,
-    pub decimals: u8,
-}
-
-impl From<Token> for TokenState {
-    fn from(t: Token) -> Self {
-        Self { address: t.address, symbol: t.symbol, decimals: t.decimals }
-    }
-}
 
 /// Read a V3 pool's tokens; an address that is not a V3 pool is `invalid-params`.
 pub fn pool_tokens(chain_id: ChainId, text: &str) -> Result<PoolTokens, Error> {

@@ -4,7 +4,7 @@
 //! position's last checkpoint, times its liquidity).
 
 use crate::config::{LogRef, event, logs, stream_def, uniswap};
-use crate::pools::TokenState;
+use crate::tokens::TokenState;
 use alloy_primitives::{Address, B256, U256, U512};
 use alloy_sol_types::SolEvent;
 use bardo_sdk::abi::{decode_log, eth_call};

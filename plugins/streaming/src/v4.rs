@@ -2,7 +2,7 @@
 //! stream follows the PoolManager's logs whose first topic after the signature is that id. The
 //! pool's tokens come from its key (the PoolManager's `Initialize` log).
 
-use crate::pools::{PoolTokens, TokenState};
+use crate::tokens::{PoolTokens, TokenState};
 use alloy_primitives::aliases::{I24, U24};
 use alloy_primitives::{Address, B256, I256};
 use bardo_sdk::abi::eth_call;

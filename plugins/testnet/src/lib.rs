@@ -12,7 +12,7 @@ use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::invalid_params;
 use bardo_sdk::tokens::{Listed, parse_address, resolve};
 use bardo_sdk::units::{format_units, parse_units};
-use bardo_sdk::{Category, ChainId, Error, ReadTool, RiskTier, ToolDef, chain, settings, testnet, tool_def};
+use bardo_sdk::{Category, ChainId, Error, ReadTool, RiskTier, ToolDef, chain, described, settings, testnet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -41,8 +41,7 @@ fn def<P: JsonSchema>(name: &str, description: &str) -> ToolDef {
     ToolDef {
         // It changes a chain's state, though only a devnet's: never "none".
         risk_tier: RiskTier::Low,
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Testnet)
+        ..described::<P>(name, description, Category::Testnet, &[])
     }
 }
 

@@ -9,10 +9,20 @@ use alloy_primitives::aliases::{U24, U160};
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::eth_call;
 use bardo_sdk::erc20::Token;
-use bardo_sdk::errors::not_found;
+use bardo_sdk::errors::{invalid_params, not_found};
 use bardo_sdk::{ChainId, Error, ErrorCode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// Check a fee tier param.
+pub fn check_fee(fee: Option<u32>) -> Result<(), Error> {
+    match fee {
+        Some(f) if !FEE_TIERS.contains(&f) => Err(invalid_params(format!(
+            "`fee` {f} is not a Uniswap V3 fee tier; use 100, 500, 3000 or 10000 (hundredths of a bip)"
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// Which amount is fixed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -89,7 +99,7 @@ impl Filter {
         native: Option<Address>,
     ) -> Result<Self, Error> {
         if hooks.is_none() && tick_spacing.is_none() {
-            crate::read::check_fee(fee)?;
+            check_fee(fee)?;
             return Ok(Filter { version, fee, native, named: None });
         }
         let Some(fee) = fee else {
@@ -259,7 +269,8 @@ fn direct(chain_id: ChainId, book: &Book, ask: Ask<'_>) -> Result<Quotes, Error>
             if pool.liquidity == 0 {
                 continue;
             }
-            let quoted = skip_reverts(v4::quote(chain_id, quoter, &pool, tin, amount, side))?;
+            let quoted =
+                skip_reverts(v4::quote(chain_id, quoter, &pool, tin, amount, side == Side::ExactIn))?;
             if let Some((amount_in, amount_out)) = quoted.filter(|(i, o)| !i.is_zero() && !o.is_zero()) {
                 let route = Route { version: Version::V4, fee: pool.fee, pool: manager, v4: Some(pool.key) };
                 out.push(Quote { route, amount_in, amount_out, then: None });

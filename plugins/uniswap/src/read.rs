@@ -18,15 +18,7 @@ use bardo_sdk::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Check a fee tier param.
-pub fn check_fee(fee: Option<u32>) -> Result<(), Error> {
-    match fee {
-        Some(f) if !FEE_TIERS.contains(&f) => Err(invalid_params(format!(
-            "`fee` {f} is not a Uniswap V3 fee tier; use 100, 500, 3000 or 10000 (hundredths of a bip)"
-        ))),
-        _ => Ok(()),
-    }
-}
+pub use crate::quote::check_fee;
 
 /// Two distinct tokens from params.
 pub fn pair(

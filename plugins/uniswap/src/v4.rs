@@ -3,7 +3,6 @@
 //! spacing pairs without hooks, quoted through V4Quoter, and swapped through the
 //! UniversalRouter (`router.rs`).
 
-use crate::quote::Side;
 use alloy_primitives::{Address, B256, U256};
 use bardo_sdk::erc20::Token;
 use bardo_sdk::errors::invalid_params;
@@ -62,17 +61,17 @@ pub fn key_params(
     Ok((fee, spacing, hooks))
 }
 
-/// The quote of `amount` through `pool` from `tin`: `(amount in, amount out)`. The quoter
-/// reverts (a `Reverted` error) when the pool cannot fill all of it.
+/// The quote of `amount` through `pool` from `tin` (`exact_in`: `amount` goes in; else it must
+/// come out): `(amount in, amount out)`. The quoter reverts (a `Reverted` error) when the pool
+/// cannot fill all of it.
 pub fn quote(
     chain_id: ChainId,
     quoter: Address,
     pool: &V4Pool,
     tin: &Token,
     amount: U256,
-    side: Side,
+    exact_in: bool,
 ) -> Result<(U256, U256), Error> {
-    let exact_in = matches!(side, Side::ExactIn);
     let other = bardo_sdk::uniswap::v4::quote(chain_id, quoter, pool, tin, amount, exact_in)?;
     Ok(if exact_in { (amount, other) } else { (other, amount) })
 }

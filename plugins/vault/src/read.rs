@@ -8,15 +8,12 @@ use bardo_sdk::errors::invalid_params;
 use bardo_sdk::operator::{Book, book};
 use bardo_sdk::tokens::lookup;
 use bardo_sdk::units::{Amount, parse_units};
-use bardo_sdk::{Category, ChainId, Error, ReadTool, ToolDef, tool_def};
+use bardo_sdk::{Category, ChainId, Error, ReadTool, ToolDef, described};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) fn def<P: JsonSchema>(name: &str, description: &str) -> ToolDef {
-    ToolDef {
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        ..tool_def::<P>(name, description, Category::Vault)
-    }
+    described::<P>(name, description, Category::Vault, &[])
 }
 
 /// A vault param: a symbol from the operator's `vaults` list, or an address.

@@ -12,7 +12,7 @@ use bardo_sdk::operator::book;
 use bardo_sdk::units::{Amount, format_units};
 use bardo_sdk::{
     CapabilityTier, Category, ChainId, Error, PlannedCall, Receipt, RiskTier, SpriteTrigger, TickBudget,
-    ToolDef, WritePlan, tool_def,
+    ToolDef, WritePlan, snippet, tool_def,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -40,7 +40,7 @@ fn def(name: &str, kind: &str, risk: RiskTier, description: &str) -> ToolDef {
         sprite_trigger: SpriteTrigger::Executing,
         progress_steps: vec!["read the vault".into(), "build calls".into()],
         action_kinds: vec![kind.into()],
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
+        prompt_snippet: snippet(name, description),
         ..tool_def::<FlowParams>(name, description, Category::Vault)
     }
 }

@@ -9,22 +9,11 @@ use bardo_sdk::errors::internal;
 use bardo_sdk::operator::book;
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{Amount, format_units};
-use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, chain, events, tool_def};
+use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, chain, events};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) fn def<P: JsonSchema>(
-    name: &str,
-    description: &str,
-    category: Category,
-    steps: &[&str],
-) -> ToolDef {
-    ToolDef {
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
-        progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
-        ..tool_def::<P>(name, description, category)
-    }
-}
+pub(crate) use bardo_sdk::described as def;
 
 /// Params naming a chain and, optionally, an account.
 #[derive(Deserialize, JsonSchema)]

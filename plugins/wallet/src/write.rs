@@ -45,7 +45,7 @@ fn write_def<P: JsonSchema>(
         sprite_trigger: SpriteTrigger::Executing,
         progress_steps: vec!["read the wallet".into(), "build calls".into()],
         action_kinds: vec![kind.into()],
-        prompt_snippet: format!("{name}: {}", description.split(". ").next().unwrap_or(description)),
+        prompt_snippet: bardo_sdk::snippet(name, description),
         ..tool_def::<P>(name, description, category)
     }
 }

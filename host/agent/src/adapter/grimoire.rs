@@ -1,6 +1,7 @@
 //! The grimoire: episodes (what the agent did and what came of it) and directives (the
 //! operator's or agent's standing instructions), in an embedded SQLite file.
 
+use bardo_core::sync::lock;
 use rusqlite::{Connection, params};
 use serde::Serialize;
 use std::path::Path;
@@ -54,7 +55,7 @@ impl Grimoire {
     }
 
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.db.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.db)
     }
 
     /// Remember an episode.

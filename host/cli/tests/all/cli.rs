@@ -431,3 +431,38 @@ fn audit_of_two_versions_shows_a_breaking_params_change_and_its_schema_version()
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("breaking") && !out.contains("INCOMPATIBLE"), "{out}");
 }
+
+/// Each part of the host owns its section of bardo.toml; a key none of them knows is refused, by
+/// any command, naming the file and the key — in a part's section and at the top level alike.
+#[test]
+fn a_key_no_part_of_the_host_knows_is_refused_with_the_file_and_the_key() {
+    let dir = setup();
+    let file = dir.path().join("bardo.toml");
+    let base = std::fs::read_to_string(&file).expect("config");
+    for (extra, says) in [
+        ("[safety]\nttl_sec = 5\n", &["[safety]", "ttl_sec"][..]),
+        ("[agent]\nspeculate = true\n", &["[agent]", "speculate"]),
+        ("[mcp]\ntoken_env = \"X\"\n", &["[mcp]", "token_env"]),
+        ("[tui]\nfollows = []\n", &["[tui]", "follows"]),
+        ("[sidecar]\ngrants = []\n", &["[sidecar]", "grants"]),
+        ("[cluster]\nnats = []\nreplica = 3\n", &["[cluster]", "replica"]),
+        ("[limits]\nfuell = 1\n", &["fuell"]),
+        ("[safty]\nttl_secs = 5\n", &["unknown key `safty`"]),
+        ("profil = \"data\"\n", &["unknown key `profil`"]),
+    ] {
+        std::fs::write(&file, format!("{base}{extra}")).expect("config");
+        let o = bardo(dir.path(), &["tools"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {err}");
+        assert!(err.contains("bardo.toml"), "{extra}: names the file: {err}");
+        for word in says {
+            assert!(err.contains(word), "{extra}: names {word}: {err}");
+        }
+    }
+    // The sections each part reads, well formed, are taken.
+    let good = "[safety]\nttl_secs = 5\n[agent]\nspeculation = false\n[mcp]\nallowed_hosts = []\n\
+                [tui]\nfollow = []\n[sidecar]\ncross_check = true\n";
+    std::fs::write(&file, format!("{base}{good}")).expect("config");
+    let o = bardo(dir.path(), &["tools"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

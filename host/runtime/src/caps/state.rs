@@ -4,6 +4,7 @@
 use super::view::{CallCtx, CapsCtxView, CapsView};
 use crate::engine::{Limited, MemoryLimiter};
 use crate::services::Services;
+use bardo_core::sync::lock;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
@@ -116,12 +117,12 @@ pub(crate) struct OutputCapture(Arc<Mutex<Vec<u8>>>);
 impl OutputCapture {
     /// Whether the guest printed anything.
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+        lock(&self.0).is_empty()
     }
 
     /// What the guest printed, lossily decoded.
     pub(crate) fn text(&self) -> String {
-        let buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let buf = lock(&self.0);
         String::from_utf8_lossy(&buf).into_owned()
     }
 
@@ -153,7 +154,7 @@ impl StdoutStream for OutputCapture {
 #[wasmtime_wasi::async_trait]
 impl OutputStream for OutputCapture {
     fn write(&mut self, bytes: bytes::Bytes) -> Result<(), StreamError> {
-        let mut buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buf = lock(&self.0);
         let room = OUTPUT_CAP.saturating_sub(buf.len());
         buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
         Ok(())

@@ -10,45 +10,19 @@ use crate::bindings::bardo::host::uniswap_sdk::{
     Host, Protocol, Route, RouteLeg, RoutePool as WitPool, RouteRequest, TradeType as WitTradeType,
 };
 use crate::caps::convert::wit_error;
+use crate::services::UniswapSdk;
 use alloy::primitives::{Address, U256};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_evm::Evm;
-use bardo_sidecar::book::UniswapBook;
 use bardo_sidecar::discover::Discovery;
 use bardo_sidecar::pool_read::PoolReader;
 use bardo_sidecar::route::{RoutePool, RouteRequest as SdkRequest, SwapTerms, TradeType};
-use bardo_sidecar::{Sidecar, SidecarError, SwapError};
+use bardo_sidecar::{SidecarError, SwapError};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use wasmtime::component::{HasData, Linker};
 
 /// The interface this module serves.
 pub(crate) const INTERFACE: &str = "bardo:host/uniswap-sdk";
-
-/// The context: the sidecar, the books it routes over, and the plugins the operator granted it
-/// to (`[sidecar] grant`).
-pub struct UniswapSdk {
-    /// The supervised sidecar (shared with the cross-check).
-    pub sidecar: Arc<Sidecar>,
-    /// Uniswap's contracts per chain, from `[settings] uniswap`.
-    pub books: BTreeMap<u64, UniswapBook>,
-    /// The plugins granted the interface, by name (read once, when a plugin is loaded: see
-    /// `caps::CAPABILITIES`).
-    pub grants: Vec<String>,
-}
-
-impl std::fmt::Debug for UniswapSdk {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UniswapSdk").field("books", &self.books).field("grants", &self.grants).finish()
-    }
-}
-
-impl UniswapSdk {
-    /// Whether the operator listed plugin `name` in `[sidecar] grant`.
-    pub fn grants_to(&self, name: &str) -> bool {
-        self.grants.iter().any(|g| g == name)
-    }
-}
 
 /// How an operator grants it to plugin `name`.
 pub(crate) fn how_to_grant(name: &str) -> String {

@@ -2,8 +2,7 @@
 //! itself, borrowed together through [`CapsView`] (as wasmtime-wasi's `WasiView` lends a
 //! `WasiCtxView`).
 
-use super::config::Settings;
-use super::uniswap_sdk::UniswapSdk;
+use crate::services::{Settings, UniswapSdk};
 use bardo_core::control::CallControl;
 use bardo_evm::Evm;
 use std::collections::BTreeSet;

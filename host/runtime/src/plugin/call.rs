@@ -1,11 +1,10 @@
 //! One plugin call: a fresh store from the engine (all limits on), instantiate from the
 //! `InstancePre`, call, measure, and turn every trap into a typed error for that call only.
 
-use super::instances::{self, Instances};
+use super::instances::{self, CallEnv, Instances};
 use crate::caps::state::CallState;
 use crate::caps::{CallCtx, InlineAttempt};
-use crate::engine::{Engine, Limits};
-use crate::services::Services;
+use crate::engine::Limits;
 use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::tool::CallEvents;
@@ -60,14 +59,6 @@ impl<T> CallReport<T> {
             schema_version: 0,
         }
     }
-}
-
-/// Everything a call needs that is not the call itself.
-pub(crate) struct CallEnv<'a> {
-    pub engine: &'a Engine,
-    pub services: &'a Arc<Services>,
-    pub wasi: &'a Arc<crate::caps::WasiPolicy>,
-    pub limits: &'a Limits,
 }
 
 /// Run `f` on a fresh instance of `pre` under `env.limits` and `budget`.

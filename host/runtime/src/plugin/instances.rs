@@ -10,17 +10,25 @@
 //! context on it, uses it once, and hands the store over only to be dropped. Nothing ever puts
 //! a used instance back: [`Instances::take`] only pops what the worker made.
 
-use super::call::CallEnv;
 use crate::caps::state::CallState;
 use crate::caps::{CallCtx, InlineAttempt};
 use crate::engine::{Engine, Limits, deadline_ticks};
 use crate::services::Services;
+use bardo_core::sync::lock;
 use bardo_core::tool::TickBudget;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
+
+/// Everything a call needs that is not the call itself.
+pub(crate) struct CallEnv<'a> {
+    pub engine: &'a Engine,
+    pub services: &'a Arc<Services>,
+    pub wasi: &'a Arc<crate::caps::WasiPolicy>,
+    pub limits: &'a Limits,
+}
 
 /// Ready instances across the process: each holds a slot of the engine's instance pool.
 const READY_TOTAL: usize = 64;
@@ -252,7 +260,7 @@ impl Instances {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Ready> {
-        self.ready.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.ready)
     }
 }
 

@@ -23,6 +23,7 @@ use alloy::rpc::types::Log;
 use bardo_cluster::{Cluster, ClusterError};
 use bardo_core::ToolError;
 use bardo_core::fabric::now_ms;
+use bardo_core::sync::lock;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -164,7 +165,7 @@ async fn blocking<R: Send + 'static>(
 pub(super) async fn lead(feed: Arc<Feed>, sources: Vec<Source>, starts: Vec<u64>, counter: Arc<AtomicUsize>) {
     let lease = feed.lease.clone().expect("a fleet feed has a lease");
     let beat = lease.fleet.ttl / 3;
-    let initial = feed.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let initial = lock(&feed.state).clone();
     let mut standing_by_for: Option<String> = None;
     loop {
         let (s, st) = (starts.clone(), initial.clone());
@@ -187,7 +188,7 @@ pub(super) async fn lead(feed: Arc<Feed>, sources: Vec<Source>, starts: Vec<u64>
         };
         standing_by_for = None;
         lease.lost.store(false, Ordering::SeqCst);
-        *feed.state.lock().unwrap_or_else(|p| p.into_inner()) = doc.state.clone();
+        *lock(&feed.state) = doc.state.clone();
         let from: Vec<u64> =
             starts.iter().enumerate().map(|(i, s)| doc.cursors.get(&i).copied().unwrap_or(*s)).collect();
         tracing::info!(subscription = %lease.id, cursors = ?from, "holding the fleet lease: delivering");
@@ -246,7 +247,7 @@ async fn commit(
         lease.lost.store(true, Ordering::SeqCst);
         return Err(format!("another host holds the fleet lease of {} now", lease.id));
     }
-    *feed.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+    *lock(&feed.state) = state;
     feed.publish(events);
     Ok(())
 }
@@ -280,7 +281,7 @@ pub(super) async fn deliver(
             Ok(Step { events, state }) => (feed.typed(events), state),
             Err(why) => {
                 feed.error(why);
-                (Vec::new(), feed.state.lock().unwrap_or_else(|p| p.into_inner()).clone())
+                (Vec::new(), lock(&feed.state).clone())
             }
         };
         let id = lease.id.clone();
@@ -293,7 +294,7 @@ pub(super) async fn deliver(
         delivered_to = Some(block);
     }
     if delivered_to != Some(to) {
-        let state = feed.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let state = lock(&feed.state).clone();
         commit(
             feed,
             lease,

@@ -4,7 +4,7 @@
 //! hosts taking one permit exactly one succeeds and the other re-reads it consumed, and no
 //! permit is issued or taken past a halt another host set meanwhile.
 
-use super::files::valid_id;
+use super::valid_id;
 use super::{Entry, Halt, Map, PermitError, keep};
 use bardo_cluster::{Cluster, ClusterError};
 use bardo_core::tool::Phase;

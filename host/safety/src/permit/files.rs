@@ -8,8 +8,9 @@
 //! one version or the next.
 
 use super::super::store;
-use super::journal::Journals;
-use super::{Book, Entry, Halt, KEEP_SETTLED, Map, keep};
+use super::journal::{Journals, text};
+use super::{Book, Entry, Halt, KEEP_SETTLED, Map, keep, valid_id};
+use bardo_core::sync::lock;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -43,17 +44,6 @@ impl Drop for Held<'_> {
     }
 }
 
-pub(super) fn text(path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{}: {e}", path.display())
-}
-
-/// Whether `id` can name a permit file: `permit-` and hex digits, so no id reaches outside the
-/// directory.
-pub(super) fn valid_id(id: &str) -> bool {
-    id.strip_prefix("permit-")
-        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
 impl Files {
     pub(super) fn new(book: &Path) -> Self {
         let mut name = book.file_name().unwrap_or_default().to_os_string();
@@ -70,7 +60,7 @@ impl Files {
     /// The exclusive lock every change holds (the same `.lock` file as before permits had files),
     /// its file opened once.
     fn lock(&self) -> Result<Held<'_>, String> {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = lock(&self.inner);
         match &inner.lock {
             Some(lock) => lock.lock().map_err(|e| text(&self.book, e))?,
             None => {

@@ -7,7 +7,6 @@
 //! Lines are not synced: a permit whose line a crash lost is not found and is previewed again,
 //! as one whose audit record was lost (a commit needs that record on disk anyway).
 
-use super::files::text;
 use super::{Entry, KEEP_SETTLED, SWEEP_EVERY, valid_id};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -224,6 +223,10 @@ impl Journals {
         }
         Ok(())
     }
+}
+
+pub(super) fn text(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
 }
 
 #[cfg(test)]

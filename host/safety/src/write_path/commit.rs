@@ -10,7 +10,7 @@ use crate::generation::Generation;
 use crate::hooks::{Decision, Findings, Proposal, simulation_hash};
 use crate::permit::{ActionPermit, PermitError};
 use crate::{declared, records};
-use alloy::primitives::Address;
+use alloy::primitives::{Address, I256};
 use alloy::providers::Provider;
 use alloy::rpc::types::TransactionReceipt;
 use bardo_core::error::{ErrorCode, ToolError};
@@ -163,7 +163,7 @@ impl WritePath {
             gas_used: receipts.iter().map(|r| r.gas_used).sum(),
         };
         let valuer = generation.hooks().valuer.as_ref();
-        self.log(records::outcome_event(valuer, permit.chain_id, &result, &receipts))?;
+        self.log(outcome_event(valuer, permit.chain_id, &result, &receipts))?;
         Ok(result)
     }
 
@@ -309,4 +309,41 @@ impl WritePath {
 struct Checked {
     changes: Option<ChangeSet>,
     mismatch: Vec<String>,
+}
+
+/// The outcome record of an executed write: gas and the wallet's value change in USD at
+/// today's prices (none where an asset cannot be priced, or without a valuer: never a guess).
+fn outcome_event(
+    valuer: Option<&crate::valuation::Valuer>,
+    chain: u64,
+    result: &WriteResult,
+    receipts: &[TransactionReceipt],
+) -> AuditEvent {
+    let usd = |micro: i128| micro as f64 / 1e6;
+    let wei: u128 = receipts.iter().map(|r| u128::from(r.gas_used) * r.effective_gas_price).sum();
+    let gas = valuer.and_then(|v| v.signed_native_usd(chain, -I256::try_from(wei).ok()?).ok());
+    // The derived change set leaves gas out (it is added back, to compare with simulations).
+    let moved = match (valuer, &result.changes) {
+        (Some(v), Some(changes)) => changes
+            .balances()
+            .map(|(asset, delta)| match asset {
+                Some(token) => v.signed_usd(chain, token, delta),
+                None => v.signed_native_usd(chain, delta),
+            })
+            .sum::<Result<i128, String>>()
+            .ok(),
+        _ => None,
+    };
+    AuditEvent::OutcomeRecorded {
+        permit_id: result.permit_id.clone(),
+        gas_cost_usd: gas.map(|g| usd(-g)),
+        outcome: records::OutcomeRecord {
+            verified: result.ground_truth == "receipt" && result.outcome_mismatch.is_empty(),
+            expected: result.expected.clone(),
+            actual: result.actual.clone(),
+            divergence: result.outcome_mismatch.clone(),
+            pnl_impact: moved.zip(gas).map(|(moved, gas)| usd(moved + gas)),
+            ground_truth_source: result.ground_truth.into(),
+        },
+    }
 }

@@ -5,6 +5,7 @@ use super::{WritePath, denied, permit_error};
 use crate::audit_log::AuditEvent;
 use crate::permit::{Halt, PermitError};
 use bardo_core::error::ToolError;
+use bardo_core::sync::{read, write};
 use bardo_core::tool::Phase;
 
 impl WritePath {
@@ -22,7 +23,7 @@ impl WritePath {
     /// of the store.
     pub(super) fn controls(&self) -> Result<(Option<Halt>, Phase), PermitError> {
         let (halt, fleet) = self.permits.controls()?;
-        let own = *self.phase.read().unwrap_or_else(|p| p.into_inner());
+        let own = *read(&self.phase);
         Ok((halt, fleet.map_or(own, |f| lowest(own, f))))
     }
 
@@ -35,7 +36,7 @@ impl WritePath {
     /// Set the phase, in either direction: the operator's (`[safety] phase` in bardo.toml, at
     /// start). An agent only lowers it, through [`Self::lower_phase`].
     pub fn set_phase(&self, phase: Phase) {
-        *self.phase.write().unwrap_or_else(|p| p.into_inner()) = phase;
+        *write(&self.phase) = phase;
     }
 
     /// Move the phase towards terminal (thriving → cautious → defensive → survival), as the
@@ -43,7 +44,7 @@ impl WritePath {
     /// With `[cluster]` the phase is lowered for the whole fleet (an operator's `bardo resume`
     /// lifts it again).
     pub fn lower_phase(&self, phase: Phase) -> Result<(), ToolError> {
-        let mut own = self.phase.write().unwrap_or_else(|p| p.into_inner());
+        let mut own = write(&self.phase);
         let (halt, fleet) = self.permits.controls().map_err(permit_error)?;
         if let Some(halt) = halt {
             return Err(permit_error(halt.refusal()));

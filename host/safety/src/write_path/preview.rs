@@ -1,10 +1,11 @@
 //! Preview: an action kind routed to its write tool, planned, run through the hook chain and the
 //! simulation, and issued as a single-use permit (or refused, with the refusal audited).
 
-use super::{MAX_PLAN_BYTES, MAX_PLAN_CALLS, WritePath, denied, permit_error, rand_bytes, refusal};
+use super::{MAX_PLAN_BYTES, MAX_PLAN_CALLS, WritePath, denied, permit_error, refusal};
 use crate::audit_log::AuditEvent;
 use crate::generation::Generation;
 use crate::hooks::{Decision, Findings, HallucinationDetector, Proposal, SafetyHook, simulation_hash};
+use crate::host_key::rand_bytes;
 use crate::permit::{ActionPermit, PlannedOn};
 use crate::planner::{Planner, WriteTool};
 use crate::{declared, scope};
