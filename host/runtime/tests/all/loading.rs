@@ -257,3 +257,41 @@ fn two_copies_of_one_plugin_are_refused_naming_both_files() {
     assert!(message.contains("bardo_plugin_hello.wasm"), "{message}");
     assert_eq!(h.catalog().len(), 1, "the first copy still serves");
 }
+
+/// A reload rebuilds the host and keeps what it can of its services: the chains, the warm fork
+/// and the wallet survive a change of plugin settings (which are read anew), and are rebuilt when
+/// `[chains]` changes.
+#[test]
+fn a_reload_keeps_the_chains_unless_their_section_changed() {
+    use bardo_runtime::live::Live;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins");
+    std::fs::copy(HELLO, dir.path().join("plugins/hello.wasm")).expect("copy");
+    let config = dir.path().join("bardo.toml");
+    let write = |rpc: &str, greeting: &str| {
+        let text = format!(
+            "profile = \"data\"\nplugins = [\"plugins\"]\ncache_dir = \"cache\"\n[chains.31337]\nrpc = \"{rpc}\"\n\
+             [settings.hello]\ngreeting = \"{greeting}\"\n"
+        );
+        std::fs::write(&config, text).expect("config");
+    };
+    write("http://127.0.0.1:1", "hi");
+    let live = Live::open(&config, &[], crate::host_runtime()).expect("live");
+    let first = live.host("data").expect("host");
+    assert_eq!(first.services().settings.of("hello"), Some(r#"{"greeting":"hi"}"#));
+
+    write("http://127.0.0.1:1", "hello");
+    live.reload().expect("reload");
+    let second = live.host("data").expect("host");
+    assert!(!Arc::ptr_eq(&first, &second), "a new host");
+    assert!(Arc::ptr_eq(&first.services().evm, &second.services().evm), "the same chains and fork");
+    assert_eq!(second.services().settings.of("hello"), Some(r#"{"greeting":"hello"}"#), "settings read anew");
+
+    write("http://127.0.0.1:2", "hello");
+    live.reload().expect("reload");
+    let third = live.host("data").expect("host");
+    assert!(!Arc::ptr_eq(&second.services().evm, &third.services().evm), "[chains] changed: new chains");
+    let rpc = third.services().evm.chains.get(31337).expect("chain").rpc_url().to_owned();
+    assert!(rpc.contains(":2"), "{rpc}");
+}
