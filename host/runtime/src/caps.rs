@@ -1,9 +1,9 @@
-//! The host side of the `bardo:host` imports: one module per WIT interface (its context, a view,
-//! `impl Host for View`, `add_to_linker`), each declared once in [`CAPABILITIES`] — its
-//! interface, who is granted it, what it is for, how it links. That one table links the
-//! imports, checks a component's imports at load (`plugin::surface`), decides the operator's
-//! grants for each plugin and classifies imports for `bardo audit`. Nothing outside this module
-//! and `plugin` sees binding types.
+//! The host side of the `bardo:host` imports: one module per WIT interface (a view of its
+//! context in `services`, `impl Host for View`, `add_to_linker`), each declared once in
+//! [`CAPABILITIES`] — its interface, who is granted it, what it is for, how it links. That one
+//! table links the imports, checks a component's imports at load (`plugin::surface`), decides
+//! the operator's grants for each plugin and classifies imports for `bardo audit`. Nothing
+//! outside this module and `plugin` sees binding types.
 
 pub mod chain;
 pub mod config;

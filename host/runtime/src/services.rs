@@ -4,7 +4,9 @@
 //! sidecar (`[sidecar]`) for `uniswap-sdk`. Shared by `Arc`: the imports, the write path and the
 //! stream subscriptions of one generation borrow the same instance, so there is one RPC cache,
 //! one warm fork and one sidecar. A reload builds new services, keeping each context whose
-//! section did not change (see [`Services::reuse`]).
+//! section did not change (`setup::services`). The contexts are defined here, apart from the
+//! import modules that read them, so that nothing in `caps` imports back from a module that
+//! imports it.
 
 use alloy::primitives::Address;
 use bardo_core::Runtime;
