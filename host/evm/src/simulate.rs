@@ -5,7 +5,7 @@
 use crate::chain::{ChainError, Chains};
 use crate::changes::{ChangeSet, Reader};
 use alloy::eips::BlockId;
-use alloy::primitives::{Address, B256, Bytes, Log, U256};
+use alloy::primitives::{Address, B256, Bytes, I256, Log, U256};
 use alloy::providers::{DynProvider, Provider};
 use bardo_core::sync::{lock, read, write};
 use revm::context::{Context, ContextTr, TxEnv};
@@ -54,6 +54,35 @@ pub struct Simulation {
     pub outcomes: Vec<CallOutcome>,
     /// Every change of the sender's assets and authorities (see [`crate::changes`]).
     pub changes: ChangeSet,
+    /// Every other account whose native balance the calls changed, and by how much: where ether
+    /// the sender sent ended up.
+    pub native: Vec<(Address, I256)>,
+    /// Each probe asked for ([`Simulator::run_probed`]) with its answers, in order.
+    pub probes: Vec<(Probe, Probed)>,
+}
+
+/// A view call answered on the state before the calls and after them (the caller's question
+/// about what the run did to a contract, such as an account's health at a lending pool).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The contract asked.
+    pub to: Address,
+    /// The ABI-encoded view call.
+    pub data: Bytes,
+}
+
+/// A probe's answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probed {
+    /// The run never loaded the contract: it cannot have changed what the contract holds.
+    Untouched,
+    /// The view's output before and after the calls (none: it reverted or could not run).
+    Answered {
+        /// On the state the calls ran on.
+        before: Option<Bytes>,
+        /// On the state they left.
+        after: Option<Bytes>,
+    },
 }
 
 type Remote = AlloyDB<alloy::network::Ethereum, DynProvider>;
@@ -258,6 +287,22 @@ impl Simulator {
         at: Option<u64>,
         deadline: Instant,
     ) -> Result<Simulation, ChainError> {
+        self.run_probed(chains, chain, sender, calls, &[], at, deadline)
+    }
+
+    /// [`Self::run`], answering each of `probes` on the state before and after the calls when
+    /// the calls loaded its contract.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_probed(
+        &self,
+        chains: &Chains,
+        chain: u64,
+        sender: Address,
+        calls: &[SimCall],
+        probes: &[Probe],
+        at: Option<u64>,
+        deadline: Instant,
+    ) -> Result<Simulation, ChainError> {
         let client = chains.get(chain)?;
         let cached = lock(&self.heads).get(&chain).copied();
         let next = match cached {
@@ -332,6 +377,23 @@ impl Simulator {
             }
         }
         let native_after = native_balance(evm.ctx.db_mut())?;
+        // Ether that moved between other accounts: every account the run loaded, against the
+        // fork's state (which the run never writes to).
+        let native: Vec<(Address, I256)> = {
+            let base = read(&fork.accounts);
+            evm.ctx
+                .db()
+                .cache
+                .accounts
+                .iter()
+                .filter(|(address, _)| **address != sender)
+                .filter_map(|(address, account)| {
+                    let was = base.get(address).cloned().flatten().map(|a| a.balance).unwrap_or_default();
+                    let delta = I256::from_raw(account.info.balance).wrapping_sub(I256::from_raw(was));
+                    (!delta.is_zero()).then_some((*address, delta))
+                })
+                .collect()
+        };
         if self.skip_changes {
             let changes = ChangeSet::default();
             return Ok(Simulation {
@@ -339,8 +401,12 @@ impl Simulator {
                 timestamp: next.timestamp,
                 outcomes,
                 changes,
+                native,
+                probes: Vec::new(),
             });
         }
+        let loaded: std::collections::BTreeSet<Address> =
+            evm.ctx.db().cache.accounts.keys().copied().collect();
         // Every contract the calls loaded may hold a balance of the sender's.
         let touched = evm
             .ctx
@@ -362,6 +428,19 @@ impl Simulator {
             &mut before,
             &mut after,
         );
+        let probes = probes
+            .iter()
+            .map(|probe| {
+                if !loaded.contains(&probe.to) {
+                    return (probe.clone(), Probed::Untouched);
+                }
+                let answered = Probed::Answered {
+                    before: before.view(probe.to, probe.data.clone()),
+                    after: after.view(probe.to, probe.data.clone()),
+                };
+                (probe.clone(), answered)
+            })
+            .collect();
         // A read that failed or ran out of time could hide a change: the simulation fails.
         if let Some(failed) = before.failed.or(after.failed) {
             return Err(match failed {
@@ -369,7 +448,14 @@ impl Simulator {
                 ReadFailure::State(message) => db_error(chain, message),
             });
         }
-        Ok(Simulation { block_number: next.latest, timestamp: next.timestamp, outcomes, changes })
+        Ok(Simulation {
+            block_number: next.latest,
+            timestamp: next.timestamp,
+            outcomes,
+            changes,
+            native,
+            probes,
+        })
     }
 }
 

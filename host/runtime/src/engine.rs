@@ -18,8 +18,8 @@ const POOL_INSTANCES: u32 = 256;
 /// Largest linear memory any profile may grant; the per-call limit is [`Limits::memory_bytes`].
 const POOL_MAX_MEMORY: usize = 4 << 30;
 
-/// Per-call resource limits. Defaults: 10 M fuel, 256 MiB memory, 1 MiB result, 4 ready
-/// instances per plugin.
+/// Per-call resource limits. Defaults: 10 M fuel, 256 MiB memory, 1 MiB result, 256 KiB plan, 4
+/// ready instances per plugin.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
@@ -33,6 +33,9 @@ pub struct Limits {
     pub instances: usize,
     /// Largest result a call may return, bytes.
     pub result_max_bytes: usize,
+    /// Largest write plan a plugin may return (call data, descriptions and expected outcome
+    /// together), bytes: a bigger one is refused before it is parsed or stored.
+    pub plan_max_bytes: usize,
     /// Fresh instances kept ready per loaded plugin, made and dropped off the call path
     /// (each still serves one call only); 0 makes every instance on its call.
     pub ready_instances: usize,
@@ -46,6 +49,7 @@ impl Default for Limits {
             table_elements: 100_000,
             instances: 64,
             result_max_bytes: 1 << 20,
+            plan_max_bytes: 256 << 10,
             ready_instances: 4,
         }
     }

@@ -70,6 +70,9 @@ pub struct SafetyConfig {
     /// The most a write may lose in value, basis points of what it gives (fees and price
     /// impact; default 300). More is refused, whatever the plan declares.
     pub max_value_loss_bps: u32,
+    /// The lowest health factor a plan may leave the wallet's account at a lending pool it
+    /// touches (default 1.5); a plan that raises a lower one is still allowed.
+    pub min_health_factor: f64,
     /// The spending ledger every `bardo` process shares (reservations and spend).
     pub spending_ledger: PathBuf,
     /// The host's secret MAC key (created 0600 on first use): it authenticates the audit log's
@@ -95,6 +98,7 @@ impl Default for SafetyConfig {
             approved_assets: BTreeMap::new(),
             max_position_usd: None,
             max_value_loss_bps: crate::value_guard::DEFAULT_MAX_LOSS_BPS,
+            min_health_factor: crate::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
             spending_ledger: PathBuf::from(".bardo/spending.json"),
             host_key: PathBuf::from(".bardo/host.key"),
         }

@@ -8,7 +8,7 @@ use bardo_core::action_class::{ActionClass, Asset, Changes, Move, classify};
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
 use bardo_core::tool::{Phase, ToolDef, WritePlan};
-use bardo_evm::simulate::{SimCall, Simulation};
+use bardo_evm::simulate::{Probe, SimCall, Simulation};
 use bardo_runtime::Services;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -66,6 +66,8 @@ fn reject(code: ErrorCode, reason: impl Into<String>) -> Decision {
 pub struct Findings {
     /// The simulation of the plan, once the simulator has run.
     pub simulation: Option<Simulation>,
+    /// What the hooks after the simulation asked it to read before and after the calls.
+    pub probes: Vec<Probe>,
 }
 
 /// One check of the chain.
@@ -84,6 +86,16 @@ pub trait SafetyHook: Send + Sync {
     /// so a permit written into the shared file by someone else still meets today's policy.
     fn at_commit(&self) -> bool {
         false
+    }
+    /// Whether commit runs this check again on its re-simulation (a check after the simulator
+    /// that only reads it, such as the health floor: prices can move while the logs do not).
+    fn on_resimulation(&self) -> bool {
+        false
+    }
+    /// Views the simulator should answer before and after the calls for this check.
+    fn probes(&self, p: &Proposal<'_>) -> Vec<Probe> {
+        let _ = p;
+        Vec::new()
     }
 }
 
@@ -393,21 +405,24 @@ pub struct RevmSimulator {
 }
 
 impl RevmSimulator {
-    /// Simulate `plan` from `sender`, at the next block's timestamp or at `at`.
+    /// Simulate `plan` from `sender`, at the next block's timestamp or at `at`, answering
+    /// `probes` before and after it.
     pub fn run(
         &self,
         chain_id: u64,
         sender: Address,
         plan: &WritePlan,
+        probes: &[Probe],
         at: Option<u64>,
     ) -> Result<Simulation, bardo_evm::chain::ChainError> {
         let calls: Vec<SimCall> =
             plan.calls.iter().map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value }).collect();
-        self.services.evm.simulator.run(
+        self.services.evm.simulator.run_probed(
             &self.services.evm.chains,
             chain_id,
             sender,
             &calls,
+            probes,
             at,
             Instant::now() + self.budget,
         )
@@ -420,7 +435,7 @@ impl SafetyHook for RevmSimulator {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let sim = match self.run(p.chain_id, p.sender, p.plan, None) {
+        let sim = match self.run(p.chain_id, p.sender, p.plan, &found.probes, None) {
             Ok(sim) => sim,
             Err(e) => return reject(ErrorCode::Rpc, format!("cannot simulate: {e}")),
         };
@@ -697,8 +712,10 @@ mod tests {
             timestamp: 1,
             outcomes: vec![outcome],
             changes: ChangeSet { changes },
+            native: Vec::new(),
+            probes: Vec::new(),
         };
-        Findings { simulation: Some(simulation) }
+        Findings { simulation: Some(simulation), probes: Vec::new() }
     }
 
     #[test]

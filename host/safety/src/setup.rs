@@ -1,6 +1,6 @@
 //! The write path `[safety]` configures, over a runtime host: the hook chain (policy cage,
-//! allowlist, rate limit, approvals; then spending, the Uniswap cross-check and the value guard
-//! after the simulation), the host key, and where permits, the halt, the spending ledger and
+//! allowlist, rate limit, approvals; then spending, the Uniswap cross-check, stranded value, the
+//! value guard and the health floor after the simulation), the host key, and where permits, the halt, the spending ledger and
 //! the audit chain live — this machine's files, or with `[cluster]` the fleet's NATS, never
 //! both. Each generation's hooks are built from the same policy over that generation's
 //! services; what must outlive a generation (spend, the rate window) is shared.
@@ -9,10 +9,12 @@ use crate::audit_log::{AuditError, AuditLog};
 use crate::config::SafetyConfig;
 use crate::cross_check::UniswapCrossCheck;
 use crate::generation::{HookFactory, Hooks};
+use crate::health_floor::HealthFloor;
 use crate::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook};
 use crate::host_key::HostKey;
 use crate::permit::Permits;
 use crate::spending::SpendingLimiter;
+use crate::stranded::StrandedValue;
 use crate::valuation::{PricingConfig, Valuer};
 use crate::value_guard::ValueGuard;
 use crate::{Clock, WritePath};
@@ -101,6 +103,7 @@ struct Policy {
     approved_assets: BTreeMap<u64, BTreeSet<Address>>,
     max_position_usd: Option<u64>,
     max_value_loss_bps: u32,
+    min_health_factor: f64,
     /// One window for every generation.
     rate: Option<RateLimiter>,
     spending: Option<Spending>,
@@ -144,6 +147,7 @@ impl Policy {
             approved_assets: safety.approved_assets(config)?,
             max_position_usd: safety.max_position_usd,
             max_value_loss_bps: safety.max_value_loss_bps,
+            min_health_factor: safety.min_health_factor,
             rate: safety.previews_per_minute.map(RateLimiter::new),
             spending,
             cross_check: sidecar.cross_check,
@@ -191,6 +195,8 @@ impl Policy {
                 books: sdk.books.clone(),
             }));
         }
+        // Before the value guard: value left behind is named for what it is, not as a loss.
+        after.push(Box::new(StrandedValue { valuer: valuer.clone(), roles: self.allowed.clone() }));
         after.push(Box::new(ValueGuard {
             valuer: valuer.clone(),
             position_managers: self.with_role(Role::UniswapV3PositionManager),
@@ -198,6 +204,7 @@ impl Policy {
             recipients: self.with_role(Role::Recipient),
             max_loss_bps: self.max_value_loss_bps,
         }));
+        after.push(Box::new(HealthFloor::new(self.with_role(Role::AaveV3Pool), self.min_health_factor)));
         Hooks { after, valuer: Some(valuer), ..Hooks::new(services, before) }
     }
 }

@@ -231,6 +231,24 @@ impl Valuer {
         }
     }
 
+    /// The chain's wrapped ether, from its pricing config.
+    pub fn weth(&self, chain: u64) -> Option<Address> {
+        self.pricing.get(&chain).and_then(|c| c.weth)
+    }
+
+    /// The asset `holder` keeps for its depositors, when it is one the host can tell: a vault
+    /// the operator lists (its `asset()`), or an aToken the Aave market behind the configured
+    /// oracle lists (its underlying). None for anything else, and for a contract that only
+    /// claims to be an aToken.
+    pub fn redeemable_for(&self, chain: u64, holder: Address) -> Option<Address> {
+        let config = self.config(chain).ok()?;
+        match self.kind(chain, config, holder).ok()? {
+            Kind::Shares(asset) => Some(asset),
+            Kind::Deposit(underlying) if config.aave_oracle.is_some() => Some(underlying),
+            _ => None,
+        }
+    }
+
     /// The two tokens of a Uniswap V3 pool, read from the chain.
     pub fn pool_tokens(&self, chain: u64, pool: Address) -> Result<(Address, Address), String> {
         Ok((self.read(chain, pool, token0Call {})?, self.read(chain, pool, token1Call {})?))

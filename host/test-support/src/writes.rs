@@ -64,7 +64,7 @@ pub fn env(
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![value_guard(&host, &d)]);
+        .with_after_simulation(guards(&host, &d));
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let user = d.accounts[1];
     Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
@@ -135,23 +135,48 @@ pub fn pricing(d: &Deployments) -> BTreeMap<u64, PricingConfig> {
     PricingConfig::from_json(d.pricing_json()).expect("the devnet's pricing config parses")
 }
 
-/// The value guard as `bardo` builds it for the devnet: host prices, the V3 position manager.
-pub fn value_guard(host: &Host, d: &Deployments) -> Box<dyn bardo_safety::hooks::SafetyHook> {
-    value_guard_on(host.services(), d)
+/// The checks after the simulation as `bardo` builds them for the devnet: stranded value, the
+/// value guard (host prices, the position managers, the treasury) and the health floor.
+pub fn guards(host: &Host, d: &Deployments) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
+    guards_on(host.services(), d)
 }
 
-/// [`value_guard`] on `services`' chains.
-pub fn value_guard_on(
+/// [`guards`] on `services`' chains.
+pub fn guards_on(
     services: &Arc<bardo_runtime::Services>,
     d: &Deployments,
-) -> Box<dyn bardo_safety::hooks::SafetyHook> {
-    Box::new(bardo_safety::value_guard::ValueGuard {
-        valuer: Valuer::new(services, pricing(d)),
-        position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),
-        v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
-        recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
-        max_loss_bps: bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS,
-    })
+) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
+    guards_with(services, d, d.write_targets())
+}
+
+/// [`guards`] on `services`' chains for an allowlist of `roles` (routers keep nothing, trusted
+/// hooks take their fees, recipients may be paid).
+pub fn guards_with(
+    services: &Arc<bardo_runtime::Services>,
+    d: &Deployments,
+    roles: BTreeMap<Address, Role>,
+) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
+    let valuer = Valuer::new(services, pricing(d));
+    let of_role = |want: bardo_core::scope::Role| -> BTreeMap<u64, std::collections::BTreeSet<Address>> {
+        BTreeMap::from([(d.chain_id, roles.iter().filter(|(_, r)| **r == want).map(|(a, _)| *a).collect())])
+    };
+    vec![
+        Box::new(bardo_safety::stranded::StrandedValue {
+            valuer: valuer.clone(),
+            roles: BTreeMap::from([(d.chain_id, roles.clone())]),
+        }),
+        Box::new(bardo_safety::value_guard::ValueGuard {
+            valuer: valuer.clone(),
+            position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),
+            v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
+            recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
+            max_loss_bps: bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS,
+        }),
+        Box::new(bardo_safety::health_floor::HealthFloor::new(
+            of_role(bardo_core::scope::Role::AaveV3Pool),
+            bardo_safety::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
+        )),
+    ]
 }
 
 /// A valuer on `host`'s chains with the devnet's pricing config.

@@ -137,6 +137,16 @@ fn category(c: wit::Category) -> Category {
     }
 }
 
+/// Bytes a plugin's plan carries: every string and call data, before any of it is parsed.
+pub(crate) fn plan_size(p: &wit::WritePlan) -> usize {
+    let calls: usize = p
+        .calls
+        .iter()
+        .map(|c| c.call.to.len() + c.call.value.len() + c.call.data.len() + c.description.len())
+        .sum();
+    calls + p.expected_outcome_json.len()
+}
+
 /// The host's plan, or why the plugin's is unusable (a plugin bug, never executed half-parsed).
 pub(crate) fn write_plan(p: wit::WritePlan) -> Result<WritePlan, String> {
     let calls = p

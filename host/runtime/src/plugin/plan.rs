@@ -64,7 +64,18 @@ impl Host {
             |store, instance| {
                 let guest = indices.load(&mut *store, instance)?;
                 let answer = guest.call_plan(&mut *store, &entry.guest_name, params_json)?;
+                let max = self.limits().plan_max_bytes;
                 Ok(answer.map_err(convert::tool_error).and_then(|plan| {
+                    let size = convert::plan_size(&plan);
+                    if size > max {
+                        return Err(ToolError::new(
+                            ErrorCode::LimitExceeded,
+                            format!(
+                                "plugin `{}` returned a plan of {size} bytes for `{tool}`, over the {max} byte limit ([limits] plan_max_bytes); it was neither parsed nor stored",
+                                plugin.name
+                            ),
+                        ));
+                    }
                     convert::write_plan(plan).map_err(|reason| {
                         ToolError::new(
                             ErrorCode::Internal,

@@ -14,6 +14,7 @@ use alloy::primitives::{Address, I256};
 use alloy::providers::Provider;
 use alloy::rpc::types::TransactionReceipt;
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::tool::ToolDef;
 use bardo_evm::changes::ChangeSet;
 use bardo_runtime::plugin::CallControl;
 use std::collections::BTreeSet;
@@ -78,13 +79,28 @@ impl WritePath {
             })?;
             Err(ToolError::new(code, reason))
         };
-        if let Err(e) = self.recheck(&generation, &permit) {
-            return refuse(e.code, e.message);
-        }
+        let tool = match self.recheck(&generation, &permit) {
+            Ok(tool) => tool,
+            Err(e) => return refuse(e.code, e.message),
+        };
+        let declared = declared::Declared::parse(&permit.plan.expected_outcome);
+        let proposal = Proposal {
+            declared: &declared,
+            permit_id: &permit.permit_id,
+            kind: &permit.kind.replace('-', "_"),
+            tool: &tool,
+            chain_id: permit.chain_id,
+            sender: permit.sender,
+            plan: &permit.plan,
+            phase: self.phase(),
+        };
+        let hooks = generation.hooks();
+        let probes: Vec<_> = hooks.after.iter().flat_map(|h| h.probes(&proposal)).collect();
         // At the preview's timestamp: only a change of state, not the passing of time (interest
         // accruing, oracle slots), makes the re-simulation differ.
-        let simulator = &generation.hooks().simulator;
-        let sim = match simulator.run(permit.chain_id, permit.sender, &permit.plan, permit.simulated_at) {
+        let resimulated =
+            hooks.simulator.run(permit.chain_id, permit.sender, &permit.plan, &probes, permit.simulated_at);
+        let sim = match resimulated {
             Ok(sim) => sim,
             Err(e) => return refuse(ErrorCode::Rpc, format!("cannot re-simulate: {e}; preview again")),
         };
@@ -95,6 +111,16 @@ impl WritePath {
                     .into(),
             );
         }
+        // What the logs cannot show (a lending pool's prices) is checked again on this state.
+        let mut found = Findings { simulation: Some(sim), probes };
+        for hook in hooks.after.iter().filter(|h| h.on_resimulation()) {
+            if let Decision::Reject { code, reason } = hook.check(&proposal, &mut found) {
+                return refuse(code, format!("{} (at commit): {reason}", hook.name()));
+            }
+        }
+        let Some(sim) = found.simulation else {
+            return refuse(ErrorCode::Internal, "the re-simulation was lost by a hook".into());
+        };
         // A halt during the re-simulation still stops it: nothing has been sent yet.
         if let Err(e) = self.refuse_if_halted() {
             return refuse(e.code, e.message);
@@ -256,7 +282,7 @@ impl WritePath {
     /// who unloads a plugin stops its permits) and, on the generation that executes it, by the
     /// component that planned it; and every hook that runs at commit allows it in the current
     /// phase.
-    fn recheck(&self, generation: &Generation, permit: &ActionPermit) -> Result<(), ToolError> {
+    fn recheck(&self, generation: &Generation, permit: &ActionPermit) -> Result<ToolDef, ToolError> {
         let signer = generation.services().address(permit.chain_id);
         if signer != Some(permit.sender) {
             let signer = signer.map_or_else(|| "no wallet".to_owned(), |a| a.to_string());
@@ -301,7 +327,7 @@ impl WritePath {
                 return Err(refusal(code, format!("{} (at commit): {reason}", hook.name())));
             }
         }
-        Ok(())
+        Ok(tool.def.clone())
     }
 }
 

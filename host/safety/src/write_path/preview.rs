@@ -154,8 +154,9 @@ impl WritePath {
             plan: &plan,
             phase,
         };
-        let mut found = Findings::default();
         let hooks = generation.hooks();
+        let probes = hooks.after.iter().flat_map(|h| h.probes(&proposal)).collect();
+        let mut found = Findings { probes, ..Findings::default() };
         let chain = hooks
             .before
             .iter()

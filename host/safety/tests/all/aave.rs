@@ -19,7 +19,7 @@ use bardo_safety::audit_log::AuditLog;
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, SafetyHook};
 use bardo_safety::host_key::HostKey;
 use bardo_safety::{WritePath, WriteResult};
-use bardo_test_artifacts::{AAVE, STREAMING, UNISWAP};
+use bardo_test_artifacts::{AAVE, ATTACK, STREAMING, UNISWAP};
 use bardo_test_support::devnet_host_with;
 use bardo_test_support::{devnet, runtime, send};
 use serde_json::{Value, json};
@@ -89,7 +89,7 @@ fn env_with(cage: impl FnOnce(&Arc<Host>) -> PolicyCage, guests: &[&str]) -> Env
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![bardo_test_support::writes::value_guard(&host, &d)]);
+        .with_after_simulation(bardo_test_support::writes::guards(&host, &d));
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let user = d.accounts[1];
     Env { node, d, host, path, rt: runtime(), provider, user, _audit: audit }
@@ -428,4 +428,53 @@ fn a_position_cap_values_an_atoken_as_its_underlying() {
     assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
     assert!(err.message.contains("position limit"), "{err}");
     e.path.preview("supply", &supply("5")).expect("~$10,000 is under the cap");
+}
+
+#[test]
+fn no_plugin_may_leave_the_wallet_under_the_health_floor() {
+    // The attack plugin borrows and switches collateral without looking at health: the host's
+    // floor (1.5, read from the pool on the simulated state) stops it, not the Aave plugin's.
+    let e = env_with(|_| PolicyCage::default(), &[AAVE, ATTACK]);
+    let (weth, usdc, dai) = (e.token("WETH"), e.token("USDC"), e.token("DAI"));
+    let data = e.aave("protocol_data_provider");
+    let debt_usdc = e.read(data, getReserveTokensAddressesCall { asset: usdc }).variableDebtTokenAddress;
+    let ten = U256::from(10u64) * U256::from(10u64).pow(U256::from(18u64));
+    e.send_as(e.user, weth, depositCall {}.abi_encode(), ten);
+    let lend = |asset: &str, amount: &str| json!({"chain_id": CHAIN_ID, "asset": asset, "amount": amount});
+    // Collateral 10 WETH × $2,000 × 0.825 + 10,000 DAI × 0.80 = 24,500; debt 12,000: 2.04.
+    e.write("supply", lend("WETH", "10"));
+    e.write("supply", lend("DAI", "10000"));
+    e.write("borrow", lend("USDC", "12000"));
+    let attack = |extra: Value| {
+        let mut p = json!({"chain_id": CHAIN_ID, "target": e.aave("pool").to_string(),
+            "stranger": e.user.to_string(), "owner": e.user.to_string()});
+        p.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        p
+    };
+    let before = (e.balance(usdc), e.balance(debt_usdc), e.health_factor());
+    // 5,000 USDC more: 24,500 / 17,000 = 1.44 — within what Aave itself lends (LTV), under the floor.
+    let outcome = json!({"balance_changes": [
+        {"token": usdc.to_string(), "delta": "5000000000"},
+        {"token": debt_usdc.to_string(), "delta": "4999999990", "tolerance": "20"}]});
+    let borrow =
+        attack(json!({"token": usdc.to_string(), "amount": "5000000000", "outcome": outcome.to_string()}));
+    let e1 = e.path.preview("attack-borrow", &borrow).expect_err("under the floor");
+    assert_eq!(e1.code, ErrorCode::Denied, "{e1}");
+    assert!(e1.message.starts_with("health-floor: ") && e1.message.contains("at 1.44"), "{e1}");
+    assert!(e1.message.contains("(from 2.04") && e1.message.contains("floor of 1.500"), "{e1}");
+    // DAI off as collateral: 16,500 / 12,000 = 1.375 — Aave allows it (LTV 16,000 ≥ 12,000).
+    let switch = attack(json!({"token": dai.to_string()}));
+    let e2 = e.path.preview("attack-collateral-off", &switch).expect_err("under the floor");
+    assert!(e2.message.starts_with("health-floor: ") && e2.message.contains("at 1.37"), "{e2}");
+    assert_eq!((e.balance(usdc), e.balance(debt_usdc), e.health_factor()), before, "nothing moved");
+    // A smaller borrow that stays above the floor is the same plugin's plan, allowed:
+    // 24,500 / 14,000 = 1.75.
+    let outcome = json!({"balance_changes": [
+        {"token": usdc.to_string(), "delta": "2000000000"},
+        {"token": debt_usdc.to_string(), "delta": "1999999990", "tolerance": "20"}]});
+    let small =
+        attack(json!({"token": usdc.to_string(), "amount": "2000000000", "outcome": outcome.to_string()}));
+    let permit = e.path.preview("attack-borrow", &small).expect("above the floor");
+    e.path.commit(&permit.permit_id).expect("commit");
+    assert_eq!(e.balance(usdc), before.0 + U256::from(2_000_000_000u64));
 }

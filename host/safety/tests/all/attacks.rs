@@ -83,7 +83,7 @@ fn write_path(
     ];
     let log = AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
     WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![bardo_test_support::writes::value_guard(host, d)])
+        .with_after_simulation(bardo_test_support::writes::guards(host, d))
 }
 
 /// What the attacks could change, read from the devnet.
@@ -249,14 +249,79 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
         "authorities": [{"token": usdc.to_string(), "spender": router.to_string(), "amount": "1000000000"}]})
         .to_string()
     );
-    refused(&e.loose, "attack-recipient", &honest, "value-guard", "must come back to the wallet");
+    let stays_with_stranger = format!("in {STRANGER}, which gave the wallet nothing");
+    refused(&e.loose, "attack-recipient", &honest, "stranded-value", &stays_with_stranger);
     // The same for the unwrapped ether.
     let mut honest = attacks[5].1.clone();
     honest["outcome"] = json!(
         json!({"balance_changes": [{"token": weth.to_string(), "delta": format!("-{one}")}]}).to_string()
     );
-    refused(&e.loose, "attack-unwrap", &honest, "value-guard", "must come back to the wallet");
+    refused(&e.loose, "attack-unwrap", &honest, "stranded-value", &stays_with_stranger);
     assert_eq!(e.state(Some(id)), before, "nothing moved");
+}
+
+/// `changes` as a declared outcome param: `[(token or "native", delta, tolerance)]`.
+fn declaring(changes: &[(String, String, &str)]) -> Value {
+    let changes: Vec<Value> = changes
+        .iter()
+        .map(|(token, delta, tolerance)| json!({"token": token, "delta": delta, "tolerance": tolerance}))
+        .collect();
+    json!(json!({"balance_changes": changes}).to_string())
+}
+
+#[test]
+fn value_left_in_a_router_is_refused_however_little() {
+    let e = env();
+    let before = e.state(None);
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let (router, swap_router) = (e.d.uniswap_v4["universal_router"], e.d.uniswap_v3["swap_router"]);
+    let wallet = e.d.deployer.to_string();
+    let lots = "1000000000000000000000000";
+    // 1 % more ether than the router wraps: within the 3 % loss tolerance, so only the
+    // stranded-value check stands between the extra 0.01 ETH and whoever sweeps the router.
+    let mut wrap = e.params(router, json!({"amount": "1000000000000000000", "value": "1010000000000000000"}));
+    wrap["outcome"] = declaring(&[
+        ("native".into(), "-1010000000000000000".into(), "0"),
+        (weth.to_string(), "1000000000000000000".into(), "0"),
+    ]);
+    refused(&e.scoped, "attack-wrap-overpay", &wrap, "stranded-value", "10000000000000000 wei of ether");
+    refused(&e.scoped, "attack-wrap-overpay", &wrap, "stranded-value", "(universal-router)");
+    // A swap whose output stays in the router (recipient ADDRESS_THIS, which the router's scope
+    // allows between steps).
+    let mut keeps = e.params(
+        router,
+        json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": "1000000000"}),
+    );
+    keeps["outcome"] = json!(
+        json!({"balance_changes": [{"token": usdc.to_string(), "delta": "-1000000000"}],
+            "authorities": [
+                {"token": usdc.to_string(), "spender": e.d.uniswap_v4["permit2"].to_string(), "amount": "1000000000"},
+                {"token": usdc.to_string(), "spender": router.to_string(), "amount": "1000000000",
+                    "permit2": true, "expiration": "281474976710655"}]})
+        .to_string()
+    );
+    refused(&e.scoped, "attack-router-keeps", &keeps, "stranded-value", &format!("of {weth} in {router}"));
+    // 1 % too much ether for SwapRouter's WETH in: the rest waits for anyone's `refundETH`.
+    let mut overpay = e.params(
+        swap_router,
+        json!({"token": weth.to_string(), "token_out": usdc.to_string(), "owner": wallet,
+            "amount": "100000000000000000", "value": "101000000000000000"}),
+    );
+    overpay["outcome"] = declaring(&[
+        ("native".into(), "-101000000000000000".into(), "0"),
+        (usdc.to_string(), "1".into(), lots),
+    ]);
+    refused(&e.scoped, "attack-swaprouter-overpay", &overpay, "stranded-value", "(uniswap-v3-swap-router)");
+    // The exact amounts pass the same check: the same attack tools, paying exactly.
+    let mut exact = wrap.clone();
+    exact["value"] = json!("1000000000000000000");
+    exact["outcome"] = declaring(&[
+        ("native".into(), "-1000000000000000000".into(), "0"),
+        (weth.to_string(), "1000000000000000000".into(), "0"),
+    ]);
+    let permit = e.scoped.preview("attack-wrap-overpay", &exact).expect("an exact wrap is fine");
+    e.scoped.cancel(&permit.permit_id).expect("cancel");
+    assert_eq!(e.state(None), before, "nothing moved");
 }
 
 #[test]

@@ -17,7 +17,7 @@ use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook}
 use bardo_safety::host_key::HostKey;
 use bardo_safety::valuation::Valuer;
 use bardo_test_artifacts::UNISWAP;
-use bardo_test_support::writes::{pricing, value_guard_on};
+use bardo_test_support::writes::{guards_on, pricing};
 use bardo_test_support::{balance_of, devnet_host, runtime, snapshot};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ fn hooks(d: &Deployments) -> HookFactory {
             Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
             Box::new(ApprovalGuard),
         ];
-        let after = vec![value_guard_on(services, &d)];
+        let after = guards_on(services, &d);
         Ok(Hooks { after, valuer: Some(valuer), ..Hooks::new(services, before) })
     })
 }

@@ -45,15 +45,16 @@ struct Lp {
 fn lp_with(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Lp {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
+    let roles = allow(&d);
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, roles.clone())]) }),
         Box::new(ApprovalGuard),
     ];
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(vec![bardo_test_support::writes::value_guard(&host, &d)]);
+    let after = bardo_test_support::writes::guards_with(host.services(), &d, roles);
+    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after);
     Lp { node, d, host, path, _audit: audit }
 }
 

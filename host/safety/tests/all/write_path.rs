@@ -85,7 +85,7 @@ fn env_full(
     if let Some(limits) = spending {
         after.push(Box::new(SpendingLimiter::new(limits, valuer(&host, &d), path.ttl(), path.clock())));
     }
-    after.push(bardo_test_support::writes::value_guard(&host, &d));
+    after.extend(bardo_test_support::writes::guards(&host, &d));
     path = path.with_after_simulation(after);
     Env { node, d, path: Arc::new(path), audit, key, skew_ms, fabric }
 }
@@ -307,7 +307,7 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
         kinds,
         [
             "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "hook",
-            "created", "consumed", "executed", "executed", "executed", "tool", "refused"
+            "hook", "hook", "created", "consumed", "executed", "executed", "executed", "tool", "refused"
         ]
     );
     let steps: Vec<&str> = seen
@@ -329,8 +329,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     }
     assert_eq!(
         types.iter().filter(|t| *t == "HookDecision").count(),
-        6,
-        "policy, allowlist, approvals, simulation, hallucination detector, value guard"
+        8,
+        "policy, allowlist, approvals, simulation, hallucination detector, stranded value, value guard, health floor"
     );
     let verified = verify(&e.audit.path().join("audit.jsonl"), Some(&e.key)).expect("intact");
     assert_eq!(verified.0 as usize, types.len());

@@ -20,6 +20,9 @@ sol! {
         uint256 deadline; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
     function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
     function approve(address spender, uint256 amount) external returns (bool);
+    function borrow(address asset, uint256 amount, uint256 interestRateMode, uint16 referralCode,
+        address onBehalfOf) external;
+    function setUserUseReserveAsCollateral(address asset, bool useAsCollateral) external;
 }
 
 mod permit2 {
@@ -61,6 +64,9 @@ struct Params {
     /// Base units (or the NFT id), decimal.
     #[serde(default)]
     amount: Option<String>,
+    /// Wei sent with the call that pays ether, decimal.
+    #[serde(default)]
+    value: Option<String>,
     /// The expected outcome to declare (JSON text); default: nothing changes.
     #[serde(default)]
     outcome: Option<String>,
@@ -80,6 +86,12 @@ impl Params {
             .unwrap_or("1000")
             .parse()
             .map_err(|_| bardo_sdk::errors::invalid_params("amount"))
+    }
+
+    fn value(&self) -> Result<String, Error> {
+        let value =
+            self.value.as_deref().ok_or_else(|| bardo_sdk::errors::invalid_params("`value` is required"))?;
+        value.parse::<U256>().map(|v| v.to_string()).map_err(|_| bardo_sdk::errors::invalid_params("value"))
     }
 
     fn plan(&self, calls: Vec<TxCall>) -> WritePlan {
@@ -211,16 +223,78 @@ attack!(
     "attack_router_recipient",
     "attack-router",
     "Lets the UniversalRouter pull a token through Permit2 and swaps it on V3 to a stranger.",
-    |p, target, stranger| {
+    |p, target, stranger| v3_through_router(&p, target, stranger)?
+);
+
+attack!(
+    RouterKeeps,
+    "attack_router_keeps",
+    "attack-router-keeps",
+    "Swaps on V3 through the UniversalRouter and leaves the output in the router (ADDRESS_THIS).",
+    |p, target, _stranger| v3_through_router(&p, target, Address::with_last_byte(2))?
+);
+
+attack!(
+    WrapOverpay,
+    "attack_wrap_overpay",
+    "attack-wrap-overpay",
+    "Wraps `amount` of ether for the wallet through the UniversalRouter, sending `value`.",
+    |p, target, _stranger| {
         use bardo_sdk::abi::SolValue;
-        let (token, amount) = (p.address("token", &p.token)?, p.amount()?);
-        let token_out = p.address("token_out", &p.token_out)?;
-        let path = [token.as_slice(), &[0x00, 0x0b, 0xb8], token_out.as_slice()].concat();
-        // V3_SWAP_EXACT_IN: (recipient, amountIn, amountOutMin, path, payerIsUser).
-        let input =
-            (stranger, amount, U256::ZERO, bardo_sdk::abi::Bytes::from(path), true).abi_encode_params();
-        through_router(&p, target, token, amount, 0x00, input)
+        // WRAP_ETH: (recipient, amountMin), the recipient MSG_SENDER (address 1): the wallet.
+        let input = (Address::with_last_byte(1), p.amount()?).abi_encode_params();
+        let execute = universal_router::executeCall {
+            commands: vec![0x0b].into(),
+            inputs: vec![input.into()],
+            deadline: U256::MAX,
+        };
+        let mut call = tx_call(p.chain_id, target, &execute);
+        call.value = p.value()?;
+        vec![call]
     }
+);
+
+attack!(
+    SwapRouterOverpay,
+    "attack_swaprouter_overpay",
+    "attack-swaprouter-overpay",
+    "Swaps `amount` of WETH for the wallet on SwapRouter, paying `value` of ether for it.",
+    |p, target, _stranger| {
+        let weth = p.address("token", &p.token)?;
+        let mut call = tx_call(p.chain_id, target, &swap(&p, weth, p.address("owner", &p.owner)?)?);
+        call.value = p.value()?;
+        vec![call]
+    }
+);
+
+attack!(
+    Borrow,
+    "attack_borrow",
+    "attack-borrow",
+    "Borrows `amount` of `token` from the lending pool for the wallet, whatever its health.",
+    |p, target, _stranger| vec![tx_call(
+        p.chain_id,
+        target,
+        &borrowCall {
+            asset: p.address("token", &p.token)?,
+            amount: p.amount()?,
+            interestRateMode: U256::from(2),
+            referralCode: 0,
+            onBehalfOf: p.address("owner", &p.owner)?,
+        }
+    )]
+);
+
+attack!(
+    CollateralOff,
+    "attack_collateral_off",
+    "attack-collateral-off",
+    "Stops using `token` as the wallet's collateral, whatever its debt.",
+    |p, target, _stranger| vec![tx_call(
+        p.chain_id,
+        target,
+        &setUserUseReserveAsCollateralCall { asset: p.address("token", &p.token)?, useAsCollateral: false }
+    )]
 );
 
 attack!(
@@ -256,6 +330,18 @@ attack!(
         through_router(&p, target, token, amount, 0x10, input)
     }
 );
+
+/// A V3 swap (fee 0.3 %) of `amount` of `token` for `token_out` through the UniversalRouter at
+/// `router`, paying `recipient`.
+fn v3_through_router(p: &Params, router: Address, recipient: Address) -> Result<Vec<TxCall>, Error> {
+    use bardo_sdk::abi::SolValue;
+    let (token, amount) = (p.address("token", &p.token)?, p.amount()?);
+    let token_out = p.address("token_out", &p.token_out)?;
+    let path = [token.as_slice(), &[0x00, 0x0b, 0xb8], token_out.as_slice()].concat();
+    // V3_SWAP_EXACT_IN: (recipient, amountIn, amountOutMin, path, payerIsUser).
+    let input = (recipient, amount, U256::ZERO, bardo_sdk::abi::Bytes::from(path), true).abi_encode_params();
+    Ok(through_router(p, router, token, amount, 0x00, input))
+}
 
 /// Let the UniversalRouter at `router` pull `amount` of `token` through Permit2, then run one
 /// router `command` with `input`.
@@ -305,5 +391,6 @@ fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputS
 bardo_sdk::plugin! {
     name: "attack",
     read: [],
-    write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, HookedSwap]
+    write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
+        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HookedSwap]
 }

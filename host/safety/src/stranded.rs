@@ -1,0 +1,243 @@
+//! Nothing left behind: what a plan sends out must reach the wallet or a counterparty that gave
+//! the wallet something for it — a pool that traded or took a deposit, an Aave reserve (its
+//! aToken holds the underlying supplied or repaid), a listed vault taking its asset, WETH taking
+//! ether it wraps, a V4 hook the operator trusts, or an account the operator lists as
+//! `recipient`. Value that stays in a
+//! router, a position manager, Permit2 or any other contract is refused, however little: anyone
+//! can sweep it. From the simulation: every ERC-20 `Transfer` (and WETH's `Deposit` and
+//! `Withdrawal`, which mint and burn without one), netted per holder, and the native balance of
+//! every account the calls touched. The loss tolerance of the value guard is then left to what
+//! trading pools keep as fees and price impact.
+
+use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::valuation::Valuer;
+use crate::config::AllowedContracts;
+use alloy::primitives::{Address, B256, I256, Log, U256, b256};
+use bardo_core::error::ErrorCode;
+use bardo_core::scope::Role;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`.
+const TRANSFER: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
+/// WETH9's `Deposit(address indexed dst, uint256 wad)`.
+const WETH_DEPOSIT: B256 = b256!("0xe1fffcc4923d04b559f4d29a8bfc6cda04eb5b0d3c460751c2402c5c5cc9109c");
+/// WETH9's `Withdrawal(address indexed src, uint256 wad)`.
+const WETH_WITHDRAWAL: B256 = b256!("0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65");
+
+/// Events only a pool emits when it trades or takes liquidity: Uniswap V3 `Swap` and `Mint`,
+/// V2 `Swap`, `Mint` and `Sync`, V4 PoolManager `Swap` and `ModifyLiquidity`.
+const POOL_EVENTS: [B256; 7] = [
+    b256!("0xc42079f94a6350d7e6235f29174924f928cc2ac818eb64fed8004e115fbcca67"),
+    b256!("0x7a53080ba414158be7ec69b987b5fb7d07dee101fe85488f0853ae16239d0bde"),
+    b256!("0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822"),
+    b256!("0x4c209b5fc8ad50758f13e2e1088ba56a560dff690a1c6fef26394f4c03821c4f"),
+    b256!("0x1c411e9a96e071241c2f21f7726b17ae89e3cab4c78be50e062b03a9fffbbad1"),
+    b256!("0x40e9cecb9f5f1f1c5b9c97dec2917b7ee92e57ba5563708daca94dd84ad7112f"),
+    b256!("0xf208f4912782fd25c7f114ca3723a2d5dd6f3bcc3ac8db5af63baa85f711d5ec"),
+];
+
+/// Roles that route value and must never keep any.
+const PASS_THROUGH: [Role; 6] = [
+    Role::UniversalRouter,
+    Role::UniswapV3SwapRouter,
+    Role::UniswapV2Router,
+    Role::UniswapV3PositionManager,
+    Role::UniswapV4PositionManager,
+    Role::Permit2,
+];
+
+/// What an account other than the wallet ended the plan with more of: (holder, asset — none is
+/// the native coin) → the rise, in base units. Mints and burns (the zero address) are not
+/// holdings.
+pub(crate) fn rises(
+    wallet: Address,
+    logs: &[&Log],
+    native: &[(Address, I256)],
+    weth: Option<Address>,
+) -> BTreeMap<(Address, Option<Address>), U256> {
+    let mut net: BTreeMap<(Address, Option<Address>), I256> = BTreeMap::new();
+    let mut add = |holder: Address, asset: Option<Address>, delta: I256| {
+        let entry = net.entry((holder, asset)).or_default();
+        *entry = entry.saturating_add(delta);
+    };
+    for log in logs {
+        let t = log.topics();
+        let Some(amount) = log.data.data.get(..32).map(|d| I256::from_raw(U256::from_be_slice(d))) else {
+            continue;
+        };
+        match (t.first(), t.len()) {
+            (Some(&TRANSFER), 3) if log.data.data.len() == 32 => {
+                add(Address::from_word(t[1]), Some(log.address), -amount);
+                add(Address::from_word(t[2]), Some(log.address), amount);
+            }
+            (Some(&WETH_DEPOSIT), 2) if Some(log.address) == weth => {
+                add(Address::from_word(t[1]), Some(log.address), amount)
+            }
+            (Some(&WETH_WITHDRAWAL), 2) if Some(log.address) == weth => {
+                add(Address::from_word(t[1]), Some(log.address), -amount)
+            }
+            _ => {}
+        }
+    }
+    for (holder, delta) in native {
+        add(*holder, None, *delta);
+    }
+    net.into_iter()
+        .filter(|((holder, _), delta)| *holder != wallet && !holder.is_zero() && delta.is_positive())
+        .map(|(key, delta)| (key, delta.unsigned_abs()))
+        .collect()
+}
+
+/// The accounts that emitted a pool's trade or liquidity event.
+pub(crate) fn pools(logs: &[&Log]) -> BTreeSet<Address> {
+    logs.iter()
+        .filter(|l| l.topics().first().is_some_and(|t| POOL_EVENTS.contains(t)))
+        .map(|l| l.address)
+        .collect()
+}
+
+/// The stranded-value hook (after the simulator).
+#[derive(Debug, Clone)]
+pub struct StrandedValue {
+    /// Tells Aave reserves, listed vaults and WETH (its pricing config).
+    pub valuer: Valuer,
+    /// The allowlist with roles, per chain: routers and position managers never keep value;
+    /// `recipient`s may be paid.
+    pub roles: BTreeMap<u64, AllowedContracts>,
+}
+
+impl StrandedValue {
+    /// Whether `holder` gave the wallet something for the `asset` it kept: a pool that traded
+    /// (holding that asset as one of its tokens), the reserve or vault `asset` is deposited in,
+    /// WETH wrapping ether, or a listed recipient.
+    fn counterparty(
+        &self,
+        chain: u64,
+        holder: Address,
+        asset: Option<Address>,
+        pools: &BTreeSet<Address>,
+    ) -> bool {
+        let role = self.roles.get(&chain).and_then(|r| r.get(&holder)).copied();
+        if role.is_some_and(|r| PASS_THROUGH.contains(&r)) {
+            return false;
+        }
+        // A recipient is paid on purpose; a hook the operator trusts with return deltas takes
+        // its fee as a pool does (the value guard bounds what it costs).
+        if matches!(role, Some(Role::Recipient | Role::V4Hook)) {
+            return true;
+        }
+        if asset.is_none() && self.valuer.weth(chain) == Some(holder) {
+            return true;
+        }
+        if pools.contains(&holder) {
+            // A V2 or V3 pool keeps only its own two tokens (V4's PoolManager holds every
+            // currency); a pool the plan itself creates has no tokens to read yet.
+            return match (asset, self.valuer.pool_tokens(chain, holder)) {
+                (Some(token), Ok((t0, t1))) => token == t0 || token == t1,
+                _ => true,
+            };
+        }
+        asset.is_some_and(|token| self.valuer.redeemable_for(chain, holder) == Some(token))
+    }
+}
+
+impl SafetyHook for StrandedValue {
+    fn name(&self) -> &'static str {
+        "stranded-value"
+    }
+
+    fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
+        let Some(sim) = &found.simulation else {
+            return Decision::Reject { code: ErrorCode::Internal, reason: "runs after the simulator".into() };
+        };
+        let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
+        let pools = pools(&logs);
+        let weth = self.valuer.weth(p.chain_id);
+        for ((holder, asset), amount) in rises(p.sender, &logs, &sim.native, weth) {
+            if self.counterparty(p.chain_id, holder, asset, &pools) {
+                continue;
+            }
+            let role = self.roles.get(&p.chain_id).and_then(|r| r.get(&holder));
+            let what = match asset {
+                Some(token) => format!("{amount} base units of {token}"),
+                None => format!("{amount} wei of ether"),
+            };
+            return Decision::Reject {
+                code: ErrorCode::Denied,
+                reason: format!(
+                    "the plan leaves {what} in {holder}{}, which gave the wallet nothing for it; anyone could take it from there. Send the exact amount, and every output to the wallet",
+                    role.map(|r| format!(" ({r})")).unwrap_or_default()
+                ),
+            };
+        }
+        Decision::Allow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::primitives::{LogData, address, keccak256};
+
+    const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");
+    const POOL: Address = address!("0x00000000000000000000000000000000000000b1");
+    const ROUTER: Address = address!("0x00000000000000000000000000000000000000d1");
+    const USDC: Address = address!("0x00000000000000000000000000000000000000c1");
+    const WETH: Address = address!("0x00000000000000000000000000000000000000c2");
+
+    fn log(address: Address, topics: Vec<B256>, amount: u64) -> Log {
+        let data = U256::from(amount).to_be_bytes::<32>().to_vec();
+        Log { address, data: LogData::new_unchecked(topics, data.into()) }
+    }
+
+    fn transfer(token: Address, from: Address, to: Address, amount: u64) -> Log {
+        log(token, vec![TRANSFER, from.into_word(), to.into_word()], amount)
+    }
+
+    #[test]
+    fn event_topics_are_the_signatures() {
+        assert_eq!(WETH_DEPOSIT, keccak256("Deposit(address,uint256)"));
+        assert_eq!(WETH_WITHDRAWAL, keccak256("Withdrawal(address,uint256)"));
+        let pool_events = [
+            "Swap(address,address,int256,int256,uint160,uint128,int24)",
+            "Mint(address,address,int24,int24,uint128,uint256,uint256)",
+            "Swap(address,uint256,uint256,uint256,uint256,address)",
+            "Mint(address,uint256,uint256)",
+            "Sync(uint112,uint112)",
+            "Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)",
+            "ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)",
+        ];
+        assert_eq!(POOL_EVENTS.to_vec(), pool_events.map(keccak256).to_vec());
+    }
+
+    #[test]
+    fn what_passes_through_nets_to_nothing_and_what_stays_is_found() {
+        let i = |v: i64| I256::try_from(v).expect("i256");
+        // A swap through the router: USDC wallet → router → pool, WETH pool → wallet.
+        let through = [
+            transfer(USDC, WALLET, ROUTER, 100),
+            transfer(USDC, ROUTER, POOL, 100),
+            transfer(WETH, POOL, WALLET, 5),
+        ];
+        let refs: Vec<&Log> = through.iter().collect();
+        let found = rises(WALLET, &refs, &[], Some(WETH));
+        assert_eq!(found, BTreeMap::from([((POOL, Some(USDC)), U256::from(100))]));
+        // The output left in the router, and ether over-sent: both stay with the router.
+        let left = [transfer(USDC, WALLET, POOL, 100), transfer(WETH, POOL, ROUTER, 5)];
+        let refs: Vec<&Log> = left.iter().collect();
+        let found = rises(WALLET, &refs, &[(ROUTER, i(7)), (WETH, i(3))], Some(WETH));
+        assert_eq!(found[&(ROUTER, Some(WETH))], U256::from(5));
+        assert_eq!(found[&(ROUTER, None)], U256::from(7));
+        assert_eq!(found[&(WETH, None)], U256::from(3));
+        // WETH minted to the router without a Transfer, then sent on: nothing stays.
+        let wrapped = [log(WETH, vec![WETH_DEPOSIT, ROUTER.into_word()], 9), transfer(WETH, ROUTER, POOL, 9)];
+        let refs: Vec<&Log> = wrapped.iter().collect();
+        assert!(!rises(WALLET, &refs, &[], Some(WETH)).contains_key(&(ROUTER, Some(WETH))));
+        // Mints and burns are not holdings; the wallet's own gains are not stranded.
+        let minted = [transfer(USDC, Address::ZERO, WALLET, 1), transfer(USDC, WALLET, Address::ZERO, 1)];
+        let refs: Vec<&Log> = minted.iter().collect();
+        assert!(rises(WALLET, &refs, &[(WALLET, i(4))], None).is_empty());
+        let swap = log(POOL, vec![POOL_EVENTS[0]], 0);
+        assert_eq!(pools(&[&swap, &through[0]]), BTreeSet::from([POOL]));
+    }
+}
