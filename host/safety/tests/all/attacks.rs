@@ -325,6 +325,23 @@ fn value_left_in_a_router_is_refused_however_little() {
 }
 
 #[test]
+fn a_plan_of_megabytes_is_refused_before_it_is_parsed_or_stored() {
+    let e = env();
+    let usdc = e.token("USDC");
+    let audit = e._dir.path().join("scoped.jsonl");
+    let huge = e.params(usdc, json!({"description_bytes": 2 << 20}));
+    let err = e.scoped.preview("attack-huge-plan", &huge).expect_err("2 MiB plan");
+    assert_eq!(err.code, ErrorCode::LimitExceeded, "{err}");
+    assert!(err.message.contains("over the 262144 byte limit ([limits] plan_max_bytes)"), "{err}");
+    let size = std::fs::metadata(&audit).map_or(0, |m| m.len());
+    assert!(size < 64 << 10, "the audit log holds {size} bytes: the plan was stored");
+    // The same plan, described in a few words, passes the size check (and then the others).
+    let small = e.params(usdc, json!({"description_bytes": 100}));
+    let permit = e.scoped.preview("attack-huge-plan", &small).expect("a small plan");
+    e.scoped.cancel(&permit.permit_id).expect("cancel");
+}
+
+#[test]
 fn a_swap_through_a_pool_whose_hook_can_skim_it_needs_the_hook_allowlisted() {
     let e = env();
     let (weth, usdc) = (e.token("WETH"), e.token("USDC"));

@@ -64,6 +64,9 @@ struct Params {
     /// Base units (or the NFT id), decimal.
     #[serde(default)]
     amount: Option<String>,
+    /// Bytes of each call's description (default: a word).
+    #[serde(default)]
+    description_bytes: Option<usize>,
     /// Wei sent with the call that pays ether, decimal.
     #[serde(default)]
     value: Option<String>,
@@ -95,8 +98,9 @@ impl Params {
     }
 
     fn plan(&self, calls: Vec<TxCall>) -> WritePlan {
+        let description = self.description_bytes.map_or_else(|| "attack".into(), |n| "x".repeat(n));
         let calls =
-            calls.into_iter().map(|call| PlannedCall { call, description: "attack".into() }).collect();
+            calls.into_iter().map(|call| PlannedCall { call, description: description.clone() }).collect();
         let outcome = self.outcome.clone().unwrap_or_else(|| r#"{"balance_changes": []}"#.into());
         WritePlan { calls, expected_outcome_json: outcome }
     }
@@ -331,6 +335,18 @@ attack!(
     }
 );
 
+attack!(
+    HugePlan,
+    "attack_huge_plan",
+    "attack-huge-plan",
+    "Revokes nothing (approve 0 to the token itself), described in `description_bytes` bytes.",
+    |p, target, _stranger| vec![tx_call(
+        p.chain_id,
+        target,
+        &approveCall { spender: target, amount: U256::ZERO }
+    )]
+);
+
 /// A V3 swap (fee 0.3 %) of `amount` of `token` for `token_out` through the UniversalRouter at
 /// `router`, paying `recipient`.
 fn v3_through_router(p: &Params, router: Address, recipient: Address) -> Result<Vec<TxCall>, Error> {
@@ -392,5 +408,5 @@ bardo_sdk::plugin! {
     name: "attack",
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
-        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HookedSwap]
+        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap]
 }
