@@ -108,6 +108,9 @@ pub struct Deployments {
     /// The seeded ERC-4626 vaults by share symbol (`bvUSDC`).
     #[serde(default)]
     pub vaults: BTreeMap<String, Vault>,
+    /// Chainlink-style USD feeds by token symbol (8 decimals; see [`crate::feeds`]).
+    #[serde(default)]
+    pub feeds: BTreeMap<String, Address>,
 }
 
 impl Deployments {
@@ -184,11 +187,19 @@ impl Deployments {
     /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the
     /// vaults' shares are their asset.
     pub fn pricing_json(&self) -> serde_json::Value {
+        let dollars = ["USDC", "DAI"];
         let usd_tokens: Vec<Address> =
-            ["USDC", "DAI"].iter().filter_map(|s| self.tokens.get(*s)).map(|t| t.address).collect();
+            dollars.iter().filter_map(|s| self.tokens.get(*s)).map(|t| t.address).collect();
+        // Every other token by its Chainlink-style feed (and WETH, USDC, DAI by the Aave oracle).
+        let feeds: BTreeMap<Address, Address> = self
+            .feeds
+            .iter()
+            .filter(|(symbol, _)| !dollars.contains(&symbol.as_str()))
+            .filter_map(|(symbol, feed)| self.tokens.get(symbol).map(|t| (t.address, *feed)))
+            .collect();
         serde_json::json!({ self.chain_id.to_string(): {
             "usd_tokens": usd_tokens,
-            "v3_factory": self.uniswap_v3.get("factory"),
+            "feeds": feeds,
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "aave_oracle": self.aave_v3.get("oracle"),
             "vaults": self.vaults.values().map(|v| v.address).collect::<Vec<_>>(),
@@ -482,7 +493,9 @@ pub async fn deploy_all(
     }
 
     let aave_v3 = super::aave::deploy_aave(&d, &tokens).await?;
+    super::vaults::compile(&d)?;
     let vaults = super::vaults::deploy_vaults(&d, &tokens).await?;
+    let feeds = super::feeds::deploy_feeds(&d, &tokens).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
 
     Ok(Deployments {
@@ -491,6 +504,7 @@ pub async fn deploy_all(
         uniswap_v4_pools,
         aave_v3,
         vaults,
+        feeds,
         deployer: from,
         accounts,
         tokens,

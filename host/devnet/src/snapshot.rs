@@ -49,6 +49,7 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("deploy.rs"),
         include_str!("aave.rs"),
         include_str!("vaults.rs"),
+        include_str!("feeds.rs"),
         include_str!("artifacts.rs"),
     ] {
         h.update(part.as_bytes());

@@ -19,7 +19,7 @@ sol! {
 }
 
 /// The devnet's own Solidity sources (under `devnet/contracts/`), compiled at deploy time.
-pub(crate) const SOURCES: &[&str] = &["BardoVault.sol"];
+pub(crate) const SOURCES: &[&str] = &["BardoVault.sol", "PriceFeed.sol"];
 
 /// A seeded ERC-4626 vault.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -33,10 +33,12 @@ pub struct Vault {
 }
 
 /// Compile the devnet's sources into `node_modules/.bardo-build/` with the pinned solc-js.
-fn compile(d: &Deployer) -> Result<(), DeployError> {
+pub(super) fn compile(d: &Deployer) -> Result<(), DeployError> {
     let err = |message: String| DeployError::Tx { step: "compile the devnet's contracts".into(), message };
     let devnet = d.modules.parent().ok_or_else(|| err("node_modules has no parent".into()))?;
-    (d.progress)("compiling BardoVault (OpenZeppelin 4.9.6 ERC4626) with solc-js");
+    (d.progress)(
+        "compiling BardoVault (OpenZeppelin 4.9.6 ERC4626) and BardoPriceFeed (Chainlink's MockV3Aggregator) with solc-js",
+    );
     let mut node = std::process::Command::new("node");
     bardo_core::secret::scrub_env(&mut node);
     let out = node
@@ -54,12 +56,11 @@ fn compile(d: &Deployer) -> Result<(), DeployError> {
     Ok(())
 }
 
-/// Compile, deploy and seed the vaults of USDC and WETH (keyed by share symbol).
+/// Deploy and seed the vaults of USDC and WETH (keyed by share symbol), once [`compile`]d.
 pub(super) async fn deploy_vaults(
     d: &Deployer,
     tokens: &BTreeMap<String, Token>,
 ) -> Result<BTreeMap<String, Vault>, DeployError> {
-    compile(d)?;
     let none = BTreeMap::new();
     let mut vaults = BTreeMap::new();
     for (asset, seed) in [("USDC", 1_000_000u64), ("WETH", 100)] {

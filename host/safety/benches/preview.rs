@@ -86,6 +86,7 @@ fn write_path_with(
         v4_position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v4["position_manager"]].into())]),
         recipients: BTreeMap::from([(CHAIN_ID, d.treasury().into_iter().collect())]),
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
+        max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
     };
     let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };
     let path = WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after);

@@ -70,6 +70,9 @@ pub struct SafetyConfig {
     /// The most a write may lose in value, basis points of what it gives (fees and price
     /// impact; default 300). More is refused, whatever the plan declares.
     pub max_value_loss_bps: u32,
+    /// The most a Uniswap pool a plan swaps with or deposits into may be priced away from the
+    /// trusted prices, and a swap's effective price from them, basis points (default 200).
+    pub max_price_deviation_bps: u32,
     /// The lowest health factor a plan may leave the wallet's account at a lending pool it
     /// touches (default 1.5); a plan that raises a lower one is still allowed.
     pub min_health_factor: f64,
@@ -99,6 +102,7 @@ impl Default for SafetyConfig {
             max_position_usd: None,
             max_value_loss_bps: crate::value_guard::DEFAULT_MAX_LOSS_BPS,
             min_health_factor: crate::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
+            max_price_deviation_bps: crate::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
             spending_ledger: PathBuf::from(".bardo/spending.json"),
             host_key: PathBuf::from(".bardo/host.key"),
         }

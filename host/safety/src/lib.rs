@@ -19,6 +19,8 @@ pub mod hooks;
 pub mod host_key;
 pub mod permit;
 pub mod planner;
+mod pools;
+pub mod price_guard;
 pub mod records;
 pub mod scope;
 pub mod setup;

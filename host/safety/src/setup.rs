@@ -1,6 +1,6 @@
 //! The write path `[safety]` configures, over a runtime host: the hook chain (policy cage,
 //! allowlist, rate limit, approvals; then spending, the Uniswap cross-check, stranded value, the
-//! value guard and the health floor after the simulation), the host key, and where permits, the halt, the spending ledger and
+//! price guard, the value guard and the health floor after the simulation), the host key, and where permits, the halt, the spending ledger and
 //! the audit chain live — this machine's files, or with `[cluster]` the fleet's NATS, never
 //! both. Each generation's hooks are built from the same policy over that generation's
 //! services; what must outlive a generation (spend, the rate window) is shared.
@@ -13,6 +13,7 @@ use crate::health_floor::HealthFloor;
 use crate::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook};
 use crate::host_key::HostKey;
 use crate::permit::Permits;
+use crate::price_guard::PriceGuard;
 use crate::spending::SpendingLimiter;
 use crate::stranded::StrandedValue;
 use crate::valuation::{PricingConfig, Valuer};
@@ -104,6 +105,7 @@ struct Policy {
     max_position_usd: Option<u64>,
     max_value_loss_bps: u32,
     min_health_factor: f64,
+    max_price_deviation_bps: u32,
     /// One window for every generation.
     rate: Option<RateLimiter>,
     spending: Option<Spending>,
@@ -148,6 +150,7 @@ impl Policy {
             max_position_usd: safety.max_position_usd,
             max_value_loss_bps: safety.max_value_loss_bps,
             min_health_factor: safety.min_health_factor,
+            max_price_deviation_bps: safety.max_price_deviation_bps,
             rate: safety.previews_per_minute.map(RateLimiter::new),
             spending,
             cross_check: sidecar.cross_check,
@@ -162,9 +165,9 @@ impl Policy {
         self.allowed.iter().map(|(chain, roles)| (*chain, of_role(roles))).collect()
     }
 
-    /// The hook chain over `services`. Prices come from the host's own pool and oracle reads
-    /// on those services' chains, never from a plugin: every write is valued (the value guard);
-    /// a chain without a pricing config cannot be written to.
+    /// The hook chain over `services`. Prices come from the sources the operator trusts, read
+    /// on those services' chains, never from a plugin or a pool found by searching: every write
+    /// is valued (the value guard); a chain without a pricing config cannot be written to.
     fn hooks(&self, services: &Arc<Services>) -> Hooks {
         let valuer = Valuer::new(services, self.pricing.clone());
         let max_position = self.max_position_usd.map(|usd| MaxPosition { usd, valuer: valuer.clone() });
@@ -197,12 +200,14 @@ impl Policy {
         }
         // Before the value guard: value left behind is named for what it is, not as a loss.
         after.push(Box::new(StrandedValue { valuer: valuer.clone(), roles: self.allowed.clone() }));
+        after.push(Box::new(PriceGuard { valuer: valuer.clone(), max_bps: self.max_price_deviation_bps }));
         after.push(Box::new(ValueGuard {
             valuer: valuer.clone(),
             position_managers: self.with_role(Role::UniswapV3PositionManager),
             v4_position_managers: self.with_role(Role::UniswapV4PositionManager),
             recipients: self.with_role(Role::Recipient),
             max_loss_bps: self.max_value_loss_bps,
+            max_price_deviation_bps: self.max_price_deviation_bps,
         }));
         after.push(Box::new(HealthFloor::new(self.with_role(Role::AaveV3Pool), self.min_health_factor)));
         Hooks { after, valuer: Some(valuer), ..Hooks::new(services, before) }

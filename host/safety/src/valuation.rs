@@ -1,18 +1,20 @@
-//! Token amounts in US dollars, priced by the host's own chain reads — never by a plugin, so a
-//! plugin cannot make a spend look free. Used by the hooks that limit money.
+//! Token amounts in US dollars, priced only from sources the operator trusts — never from a
+//! plugin, and never from a pool the host found by searching (anyone can create a pool, at any
+//! price, for any token).
 //!
 //! Each chain needs a [`PricingConfig`] (`[safety] pricing_file` or `[safety.pricing.<chain id>]`).
-//! A dollar token (`usd_tokens`) is $1. An Aave aToken or debt token is its underlying, 1:1 (a
-//! debt counts against the wallet in [`Valuer::signed_usd`]). A share of an ERC-4626 vault the
-//! operator lists (`vaults`) is its asset, at the vault's own `convertToAssets`. Any other token is priced by its
-//! deepest Uniswap V3 pool against a dollar token — else against WETH, times WETH's own price —
-//! from `slot0().sqrtPriceX96` and both tokens' `decimals()`; a pool with no liquidity in range
-//! is never used. When the Aave oracle prices the token too, the two must agree within
-//! `max_divergence_bps`, or the valuation is refused. A token nothing prices is refused, never
-//! valued at zero. Integer math throughout: prices are USD with 18 decimals, values
-//! micro-dollars. Reads go through the chain client, whose `eth_call` cache is per block.
+//! A dollar token (`usd_tokens`) is $1. Any other token is priced by every trusted source that
+//! has it: its Chainlink-style feed (`feeds`: `latestRoundData`, `decimals`), the Aave oracle
+//! (`aave_oracle`), and the time-weighted price of the pool the operator names canonical for it
+//! (`canonical_pools`: `observe` over `window_secs`, with at least `min_liquidity` in range),
+//! against a token that is itself trusted. Two sources that both answer must agree within
+//! `max_divergence_bps`. A token no trusted source prices is *unpriced*: every valuation of it
+//! is refused, never zero. An Aave aToken or debt token is its underlying, 1:1 (a debt counts
+//! against the wallet in [`Valuer::signed_usd`]); a share of an ERC-4626 vault the operator
+//! lists (`vaults`) is its asset at the vault's own `convertToAssets`. Integer math throughout:
+//! prices are USD with 18 decimals, values micro-dollars. Reads go through the chain client,
+//! whose `eth_call` cache is per block; prices are kept per block.
 
-use alloy::primitives::aliases::U24;
 use alloy::primitives::{Address, I256, U256, U512};
 use alloy::sol_types::SolCall;
 use bardo_core::sync::lock;
@@ -27,8 +29,11 @@ alloy::sol! {
     function balanceOf(address owner) external view returns (uint256);
     function UNDERLYING_ASSET_ADDRESS() external view returns (address);
     function borrowAllowance(address fromUser, address toUser) external view returns (uint256);
-    function getPool(address tokenA, address tokenB, uint24 fee) external view returns (address);
     function liquidity() external view returns (uint128);
+    function latestRoundData() external view returns (uint80 roundId, int256 answer, uint256 startedAt,
+        uint256 updatedAt, uint80 answeredInRound);
+    function observe(uint32[] secondsAgos) external view returns (int56[] tickCumulatives,
+        uint160[] secondsPerLiquidityCumulativeX128s);
     function token0() external view returns (address);
     function ownerOf(uint256 id) external view returns (address);
     function token1() external view returns (address);
@@ -52,21 +57,27 @@ pub type MicroUsd = u128;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PricingConfig {
-    /// Stablecoins valued at exactly $1; also the quote tokens of the pools that price the rest.
+    /// Stablecoins valued at exactly $1.
     pub usd_tokens: Vec<Address>,
-    /// The Uniswap V3 factory whose pools price tokens.
-    pub v3_factory: Address,
-    /// Wrapped ether: the quote of last resort for a token with no pool against a dollar token.
+    /// Chainlink-style USD feeds by token (`latestRoundData` and `decimals`).
+    #[serde(default)]
+    pub feeds: BTreeMap<Address, Address>,
+    /// The oldest a feed's answer may be, seconds; none: not checked (a devnet's feeds are only
+    /// updated by hand).
+    #[serde(default)]
+    pub max_feed_age_secs: Option<u64>,
+    /// Uniswap V3 pools the operator trusts to price a token by their time-weighted price, by
+    /// the token they price (the pool's other token must itself have a trusted price).
+    #[serde(default)]
+    pub canonical_pools: BTreeMap<Address, CanonicalPool>,
+    /// Wrapped ether: the native coin is valued as it.
     #[serde(default)]
     pub weth: Option<Address>,
-    /// Aave V3's `AaveOracle`: a price it gives must agree with the pool's, and its market says
-    /// which tokens are aTokens and debt tokens.
+    /// Aave V3's `AaveOracle`: a trusted source for the tokens it prices, and the market that
+    /// says which tokens are aTokens and debt tokens.
     #[serde(default)]
     pub aave_oracle: Option<Address>,
-    /// The V3 fee tiers searched, hundredths of a bip (default 100, 500, 3000, 10000).
-    #[serde(default = "default_fee_tiers")]
-    pub fee_tiers: Vec<u32>,
-    /// The most the pool and oracle prices may differ, basis points of the oracle's (default 500).
+    /// The most two trusted sources may differ, basis points (default 500).
     #[serde(default = "default_max_divergence_bps")]
     pub max_divergence_bps: u32,
     /// ERC-4626 vaults whose shares are valued as their asset at the vault's `convertToAssets`
@@ -75,8 +86,23 @@ pub struct PricingConfig {
     pub vaults: Vec<Address>,
 }
 
-fn default_fee_tiers() -> Vec<u32> {
-    vec![100, 500, 3_000, 10_000]
+/// A pool the operator trusts to price a token: its time-weighted price over a window, when it
+/// holds enough liquidity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CanonicalPool {
+    /// The Uniswap V3 pool.
+    pub pool: Address,
+    /// The averaging window, seconds (default 1800); the pool must have observations that old.
+    #[serde(default = "default_window_secs")]
+    pub window_secs: u32,
+    /// The least in-range liquidity (the pool's `liquidity()`) it may have now (default 0).
+    #[serde(default)]
+    pub min_liquidity: u128,
+}
+
+fn default_window_secs() -> u32 {
+    1_800
 }
 
 fn default_max_divergence_bps() -> u32 {
@@ -84,7 +110,7 @@ fn default_max_divergence_bps() -> u32 {
 }
 
 impl PricingConfig {
-    /// A JSON object `{ "<chain id>": { "usd_tokens": [...], "v3_factory": ..., ... } }` (the
+    /// A JSON object `{ "<chain id>": { "usd_tokens": [...], "feeds": {...}, ... } }` (the
     /// shape of `pricing_file`, and of `Deployments::pricing_json`) as configs by chain id.
     pub fn from_json(value: serde_json::Value) -> Result<BTreeMap<u64, PricingConfig>, String> {
         let by_key: BTreeMap<String, PricingConfig> =
@@ -129,18 +155,7 @@ impl Kind {
     }
 }
 
-/// A V3 pool that can price a token: its sqrt price, which side the token is, and its depth.
-struct PoolQuote {
-    pool: Address,
-    quote: Address,
-    quote_decimals: u8,
-    sqrt_price_x96: U512,
-    token_is_0: bool,
-    /// Whole quote tokens (18 decimals) the pool can really pay out in range.
-    depth: U512,
-}
-
-/// Values tokens from the host's own pool and oracle reads, per [`PricingConfig`].
+/// Values tokens from the sources the operator trusts, per [`PricingConfig`].
 #[derive(Debug, Clone)]
 pub struct Valuer {
     services: Arc<Services>,
@@ -150,6 +165,10 @@ pub struct Valuer {
     /// (chain, token) → what it is to the wallet's exposure: a token's kind does not change, so
     /// the class of every write need not read it again.
     assets: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), bardo_core::action_class::Asset>>>,
+    /// (chain, V4 pool id) → its `Initialize` log: a pool's key never changes.
+    v4_pools: Arc<
+        std::sync::Mutex<std::collections::HashMap<(u64, alloy::primitives::B256), alloy::primitives::Log>>,
+    >,
 }
 
 type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
@@ -162,6 +181,7 @@ impl Valuer {
             pricing: Arc::new(pricing),
             quotes: Arc::default(),
             assets: Arc::default(),
+            v4_pools: Arc::default(),
         }
     }
 
@@ -169,14 +189,14 @@ impl Valuer {
         self.pricing.get(&chain).ok_or_else(|| {
             format!(
                 "the host cannot value tokens on chain {chain}: it has no pricing config; add \
-                 `[safety] pricing_file` or `[safety.pricing.{chain}]` (usd_tokens, v3_factory, \
-                 weth, aave_oracle) to bardo.toml"
+                 `[safety] pricing_file` or `[safety.pricing.{chain}]` (usd_tokens, feeds, \
+                 aave_oracle, canonical_pools, weth) to bardo.toml"
             )
         })
     }
 
     /// One `eth_call` to `to`, decoded.
-    fn read<C: SolCall>(&self, chain: u64, to: Address, call: C) -> Result<C::Return, String> {
+    pub(crate) fn read<C: SolCall>(&self, chain: u64, to: Address, call: C) -> Result<C::Return, String> {
         let chains = &self.services.evm.chains;
         let client = chains.get(chain).map_err(|e| e.to_string())?;
         let deadline = std::time::Instant::now() + Duration::from_secs(2);
@@ -247,6 +267,60 @@ impl Valuer {
             Kind::Deposit(underlying) if config.aave_oracle.is_some() => Some(underlying),
             _ => None,
         }
+    }
+
+    /// USD per whole `token` (18 decimals) at trusted prices, and its decimals; the zero
+    /// address (a V4 pool's native coin) is valued as the chain's WETH, 18 decimals.
+    pub(crate) fn unit_price(&self, chain: u64, token: Address) -> Result<(U512, u8), String> {
+        let config = self.config(chain)?;
+        if token.is_zero() {
+            let weth = config.weth.ok_or_else(|| {
+                format!("the host cannot value the native coin on chain {chain}: its pricing config names no `weth`")
+            })?;
+            return Ok((self.price(chain, config, weth)?, 18));
+        }
+        let kind = self.kind(chain, config, token)?;
+        if !matches!(kind, Kind::Plain) {
+            return Err(format!("{token} is a deposit or debt token; pools of it are not priced"));
+        }
+        Ok((self.price(chain, config, token)?, self.decimals(chain, token)?))
+    }
+
+    /// A Uniswap V3 pool's sqrt price now (`slot0`).
+    pub(crate) fn v3_sqrt_price(&self, chain: u64, pool: Address) -> Result<U256, String> {
+        Ok(U256::from(self.read(chain, pool, slot0Call {})?.sqrtPriceX96))
+    }
+
+    /// The `Initialize` log of V4 pool `id` at PoolManager `manager` (event `topic`), from the
+    /// chain's logs; kept, since a pool's key never changes.
+    pub(crate) fn v4_initialize(
+        &self,
+        chain: u64,
+        manager: Address,
+        id: alloy::primitives::B256,
+        topic: alloy::primitives::B256,
+    ) -> Result<alloy::primitives::Log, String> {
+        if let Some(log) = lock(&self.v4_pools).get(&(chain, id)) {
+            return Ok(log.clone());
+        }
+        let chains = &self.services.evm.chains;
+        let client = chains.get(chain).map_err(|e| e.to_string())?;
+        let filter = alloy::rpc::types::Filter::new()
+            .address(manager)
+            .event_signature(topic)
+            .topic1(id)
+            .from_block(0u64);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let logs = chains
+            .block_on(client.logs(&filter, deadline))
+            .map_err(|e| format!("reading V4 pool {id}'s Initialize: {e}"))?;
+        let log = logs
+            .into_iter()
+            .next()
+            .map(|l| l.inner)
+            .ok_or_else(|| format!("V4 pool {id} was never initialised at PoolManager {manager}"))?;
+        lock(&self.v4_pools).insert((chain, id), log.clone());
+        Ok(log)
     }
 
     /// The two tokens of a Uniswap V3 pool, read from the chain.
@@ -401,115 +475,114 @@ impl Valuer {
         Ok(asset_price * U512::from(assets) / pow10(asset_decimals))
     }
 
-    /// USD per whole `token`, 18 decimals: $1 for a dollar token; else the deepest pool's price,
-    /// checked against the Aave oracle's when it has one; else the oracle's.
-    fn price(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<U512, String> {
-        if config.usd_tokens.contains(&token) {
-            return Ok(pow10(18));
-        }
-        let pooled = self.pool_price(chain, config, token)?;
-        match (pooled, self.oracle_price(chain, config, token)) {
-            (Some(pool), Some(oracle)) => agree(token, pool, oracle, config.max_divergence_bps),
-            (Some(price), None) | (None, Some(price)) => Ok(price),
-            (None, None) => Err(format!(
-                "{token} cannot be valued on chain {chain}: no Uniswap V3 pool of factory {} with \
-                 liquidity pairs it with a `usd_tokens` token{} at fee tiers {:?}, and no Aave \
-                 oracle prices it; a write that cannot be valued is refused",
-                config.v3_factory,
-                if config.weth.is_some() { " or WETH" } else { "" },
-                config.fee_tiers
-            )),
-        }
+    /// USD per whole `token`, 18 decimals: $1 for a dollar token; else what its trusted sources
+    /// say (feed, Aave oracle, canonical pool), all of them agreeing; a token none prices is
+    /// unpriced, an error.
+    pub(crate) fn price(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<U512, String> {
+        self.price_within(chain, config, token, 0)
     }
 
-    /// The deepest pool's price of `token`: against a dollar token, else against WETH times
-    /// WETH's own price. None when no pool has liquidity.
-    fn pool_price(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<Option<U512>, String> {
-        if let Some(pool) = self.deepest(chain, config, token, &config.usd_tokens)? {
-            return self.priced_in(chain, token, &pool, pow10(18)).map(Some);
-        }
-        let Some(weth) = config.weth.filter(|w| *w != token) else { return Ok(None) };
-        let Some(pool) = self.deepest(chain, config, token, &[weth])? else { return Ok(None) };
-        // WETH's own price comes from dollar pools (WETH is never quoted against itself).
-        let weth_usd = self.price(chain, config, weth)?;
-        self.priced_in(chain, token, &pool, weth_usd).map(Some)
-    }
-
-    /// Among `token`'s pools against `quotes` at the configured fee tiers, the deepest; a pool
-    /// without liquidity in range is never used.
-    fn deepest(
+    fn price_within(
         &self,
         chain: u64,
         config: &PricingConfig,
         token: Address,
-        quotes: &[Address],
-    ) -> Result<Option<PoolQuote>, String> {
-        let mut best: Option<PoolQuote> = None;
-        for &quote in quotes.iter().filter(|q| **q != token) {
-            for &fee in &config.fee_tiers {
-                let Ok(fee) = U24::try_from(fee) else { continue };
-                let call = getPoolCall { tokenA: token, tokenB: quote, fee };
-                let pool = self.read(chain, config.v3_factory, call)?;
-                if pool == Address::ZERO {
-                    continue;
-                }
-                let Some(found) = self.pool_quote(chain, pool, token, quote)? else { continue };
-                if best.as_ref().is_none_or(|b| found.depth > b.depth) {
-                    best = Some(found);
-                }
+        depth: u8,
+    ) -> Result<U512, String> {
+        if config.usd_tokens.contains(&token) {
+            return Ok(pow10(18));
+        }
+        let mut sources: Vec<(String, U512)> = Vec::new();
+        if let Some(&feed) = config.feeds.get(&token) {
+            sources.push((format!("feed {feed}"), self.feed_price(chain, config, feed)?));
+        }
+        if let Some(price) = self.oracle_price(chain, config, token) {
+            sources.push(("the Aave oracle".into(), price));
+        }
+        if let Some(canonical) = config.canonical_pools.get(&token) {
+            // One level deep: the pool's other token is priced by a feed, the oracle or $1.
+            if depth > 0 {
+                return Err(format!(
+                    "{token} is priced by canonical pool {} against a token that is itself priced by a canonical pool; list a feed for one of them",
+                    canonical.pool
+                ));
+            }
+            let price = self.canonical_price(chain, config, token, canonical)?;
+            sources.push((format!("canonical pool {}", canonical.pool), price));
+        }
+        let Some((first, price)) = sources.first().cloned() else {
+            return Err(format!(
+                "{token} is unpriced on chain {chain}: no trusted source prices it (no feed, Aave oracle price or canonical pool in its pricing config); a write that cannot be valued is refused. If the operator trusts this token, list a price source for it under [safety.pricing.{chain}]"
+            ));
+        };
+        for (name, other) in &sources[1..] {
+            agree(token, (&first, price), (name, *other), config.max_divergence_bps)?;
+        }
+        Ok(price)
+    }
+
+    /// USD per whole token (18 decimals) from a Chainlink-style feed: a positive answer, fresh
+    /// enough when the config bounds its age.
+    fn feed_price(&self, chain: u64, config: &PricingConfig, feed: Address) -> Result<U512, String> {
+        let round = self.read(chain, feed, latestRoundDataCall {})?;
+        let decimals = self.read(chain, feed, decimalsCall {})?;
+        if !round.answer.is_positive() || decimals > 36 {
+            return Err(format!(
+                "feed {feed} answers {} with {decimals} decimals; it cannot price",
+                round.answer
+            ));
+        }
+        if let Some(max) = config.max_feed_age_secs {
+            let now =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            let age = now.saturating_sub(round.updatedAt.saturating_to::<u64>());
+            if age > max {
+                return Err(format!(
+                    "feed {feed} last answered {age} s ago, older than max_feed_age_secs {max}; its price is stale"
+                ));
             }
         }
-        Ok(best)
+        Ok(U512::from(round.answer.unsigned_abs()) * pow10(18) / pow10(decimals))
     }
 
-    /// `pool`'s price and depth for `token` against `quote`; None without liquidity in range.
-    fn pool_quote(
+    /// USD per whole `token` (18 decimals) from its canonical pool's time-weighted price over
+    /// the window, times the pool's other token's trusted price.
+    fn canonical_price(
         &self,
         chain: u64,
-        pool: Address,
+        config: &PricingConfig,
         token: Address,
-        quote: Address,
-    ) -> Result<Option<PoolQuote>, String> {
-        let liquidity = self.read(chain, pool, liquidityCall {})?;
-        let sqrt_price_x96 = U512::from(self.read(chain, pool, slot0Call {})?.sqrtPriceX96);
-        if liquidity == 0 || sqrt_price_x96.is_zero() {
-            return Ok(None);
-        }
-        let token_is_0 = token < quote;
-        let quote_decimals = self.decimals(chain, quote)?;
-        // Depth: the quote side's virtual reserve in range, capped by what the pool really holds
-        // of it. A one-tick position buys a huge virtual reserve with little money, a donation
-        // a balance with no liquidity; faking the minimum of both costs real depth.
-        let q96 = U512::from(1u8) << 96;
-        let liquidity = U512::from(liquidity);
-        let in_range = if token_is_0 {
-            liquidity.saturating_mul(sqrt_price_x96) / q96
-        } else {
-            liquidity.saturating_mul(q96) / sqrt_price_x96
-        };
-        let held = U512::from(self.read(chain, quote, balanceOfCall { owner: pool })?);
-        let depth = in_range.min(held).saturating_mul(pow10(18)) / pow10(quote_decimals);
-        Ok(Some(PoolQuote { pool, quote, quote_decimals, sqrt_price_x96, token_is_0, depth }))
-    }
-
-    /// USD per whole `token` (18 decimals) from `pool`, its quote worth `quote_usd` per whole.
-    fn priced_in(
-        &self,
-        chain: u64,
-        token: Address,
-        pool: &PoolQuote,
-        quote_usd: U512,
+        canonical: &CanonicalPool,
     ) -> Result<U512, String> {
-        let decimals = self.decimals(chain, token)?;
-        let price =
-            price_from_sqrt(pool.sqrt_price_x96, pool.token_is_0, decimals, pool.quote_decimals, quote_usd);
-        match price {
-            Some(price) if !price.is_zero() => Ok(price),
-            _ => Err(format!(
-                "pool {} against {} prices {token} at zero or beyond the valuer's range; it cannot be valued",
-                pool.pool, pool.quote
-            )),
+        let pool = canonical.pool;
+        let (token0, token1) = self.pool_tokens(chain, pool)?;
+        let quote = match token {
+            t if t == token0 => token1,
+            t if t == token1 => token0,
+            _ => return Err(format!("canonical pool {pool} of {token} does not hold {token}")),
+        };
+        let liquidity = self.read(chain, pool, liquidityCall {})?;
+        if liquidity < canonical.min_liquidity {
+            return Err(format!(
+                "canonical pool {pool} of {token} has {liquidity} liquidity in range, under its min_liquidity {}",
+                canonical.min_liquidity
+            ));
         }
+        let window = canonical.window_secs.max(1);
+        let observed = self
+            .read(chain, pool, observeCall { secondsAgos: vec![window, 0] })
+            .map_err(|e| format!("{e}; the canonical pool needs observations {window} s old (increaseObservationCardinalityNext)"))?;
+        let cumulatives: Vec<i64> = observed.tickCumulatives.iter().map(|c| c.as_i64()).collect();
+        let mean = mean_tick(&cumulatives, window)
+            .ok_or_else(|| format!("canonical pool {pool} returned no tick cumulatives"))?;
+        let sqrt = bardo_uniswap_math::sqrt_price_at_tick(mean).map_err(|e| e.to_string())?;
+        let quote_usd = self.price_within(chain, config, quote, 1)?;
+        let (decimals, quote_decimals) = (self.decimals(chain, token)?, self.decimals(chain, quote)?);
+        price_from_sqrt(U512::from(sqrt), token == token0, decimals, quote_decimals, quote_usd)
+            .filter(|p| !p.is_zero())
+            .ok_or_else(|| {
+                format!("canonical pool {pool} prices {token} at zero or beyond the valuer's range")
+            })
     }
 
     /// The Aave oracle's USD price of `token` (18 decimals); None without an oracle, or when it
@@ -532,7 +605,7 @@ fn pow10(n: u8) -> U512 {
 /// USD per whole token (18 decimals) from a V3 pool's `sqrtPriceX96` (raw token1 per raw token0
 /// is sqrtPriceX96² / 2¹⁹²), both tokens' decimals and the quote's USD price per whole token.
 /// None on overflow (only at absurd prices).
-fn price_from_sqrt(
+pub(crate) fn price_from_sqrt(
     sqrt_price_x96: U512,
     token_is_0: bool,
     token_decimals: u8,
@@ -554,24 +627,35 @@ fn micro_usd(amount: U256, price: U512, decimals: u8) -> MicroUsd {
     u128::try_from(value).unwrap_or(u128::MAX)
 }
 
-/// The pool's price when the oracle's is within `max_bps` of it; otherwise an error naming both.
-fn agree(token: Address, pool: U512, oracle: U512, max_bps: u32) -> Result<U512, String> {
-    let bps =
-        pool.abs_diff(oracle).saturating_mul(U512::from(10_000u32)).checked_div(oracle).unwrap_or(U512::MAX);
+/// Nothing when the second source is within `max_bps` of the first; otherwise an error naming both.
+fn agree(token: Address, first: (&str, U512), second: (&str, U512), max_bps: u32) -> Result<(), String> {
+    let ((a_name, a), (b_name, b)) = (first, second);
+    let bps = a.abs_diff(b).saturating_mul(U512::from(10_000u32)).checked_div(b).unwrap_or(U512::MAX);
     if bps > U512::from(max_bps) {
         return Err(format!(
-            "price sources disagree: the Uniswap V3 pool prices {token} at {} but the Aave oracle at \
-             {} ({bps} bps apart, over max_divergence_bps {max_bps}); valuing it is refused until \
-             they agree",
-            price_text(pool),
-            price_text(oracle)
+            "price sources disagree: {a_name} prices {token} at {} but {b_name} at {} ({bps} bps apart, over max_divergence_bps {max_bps}); valuing it is refused until they agree",
+            price_text(a),
+            price_text(b)
         ));
     }
-    Ok(pool)
+    Ok(())
+}
+
+/// The arithmetic mean tick over `window` seconds from `observe([window, 0])`'s cumulatives,
+/// rounded toward negative infinity as Uniswap's `OracleLibrary.consult` does.
+fn mean_tick(cumulatives: &[i64], window: u32) -> Option<i32> {
+    let (then, now) = (*cumulatives.first()?, *cumulatives.get(1)?);
+    let delta = i128::from(now) - i128::from(then);
+    let window = i128::from(window);
+    let mut tick = delta / window;
+    if delta < 0 && delta % window != 0 {
+        tick -= 1;
+    }
+    i32::try_from(tick).ok()
 }
 
 /// An 18-decimal USD price as `$1999.123456`.
-fn price_text(price: U512) -> String {
+pub(crate) fn price_text(price: U512) -> String {
     let micro = u128::try_from(price / pow10(12)).unwrap_or(u128::MAX);
     format!("${}.{:06}", micro / 1_000_000, micro % 1_000_000)
 }
@@ -606,27 +690,43 @@ mod tests {
     fn prices_that_drift_apart_are_refused() {
         let t = Address::ZERO;
         let dollars = |d: u64| pow10(18) * U512::from(d);
-        assert!(agree(t, dollars(2_000), dollars(1_950), 500).is_ok());
-        let err = agree(t, dollars(2_000), dollars(1_000), 500).expect_err("50% apart");
+        assert!(agree(t, ("feed", dollars(2_000)), ("oracle", dollars(1_950)), 500).is_ok());
+        let err = agree(t, ("feed", dollars(2_000)), ("oracle", dollars(1_000)), 500).expect_err("50% apart");
         assert!(
-            err.contains("disagree") && err.contains("$2000.000000") && err.contains("$1000.000000"),
+            err.contains("disagree") && err.contains("feed prices") && err.contains("$2000.000000"),
             "{err}"
         );
+        assert!(err.contains("but oracle at $1000.000000"), "{err}");
         assert_eq!(price_text(pow10(15)), "$0.001000");
         assert_eq!(usd(1_234_560_000), "$1234.56");
+    }
+
+    #[test]
+    fn a_mean_tick_rounds_toward_negative_infinity() {
+        assert_eq!(mean_tick(&[0, 1_800 * 200], 1_800), Some(200));
+        assert_eq!(mean_tick(&[1_000, 1_000 - 1_800 * 200], 1_800), Some(-200));
+        assert_eq!(mean_tick(&[0, -1], 1_800), Some(-1), "a fraction below zero is the tick below");
+        assert_eq!(mean_tick(&[0, 1], 1_800), Some(0));
+        assert_eq!(mean_tick(&[0], 1_800), None);
     }
 
     #[test]
     fn pricing_configs_parse_from_json_with_defaults() {
         let json = serde_json::json!({"31337": {
             "usd_tokens": ["0x0000000000000000000000000000000000000001"],
-            "v3_factory": "0x0000000000000000000000000000000000000002",
+            "feeds": {"0x0000000000000000000000000000000000000003": "0x0000000000000000000000000000000000000004"},
+            "canonical_pools": {"0x0000000000000000000000000000000000000005": {"pool": "0x0000000000000000000000000000000000000006"}},
         }});
         let parsed = PricingConfig::from_json(json).expect("parses");
-        assert_eq!(parsed[&31337].fee_tiers, vec![100, 500, 3_000, 10_000]);
         assert_eq!(parsed[&31337].max_divergence_bps, 500);
-        assert!(parsed[&31337].weth.is_none());
-        let bad = serde_json::json!({"mainnet": {"usd_tokens": [], "v3_factory": Address::ZERO}});
+        assert_eq!(parsed[&31337].feeds.len(), 1);
+        let canonical = parsed[&31337].canonical_pools.values().next().expect("one");
+        assert_eq!((canonical.window_secs, canonical.min_liquidity), (1_800, 0));
+        assert!(parsed[&31337].weth.is_none() && parsed[&31337].max_feed_age_secs.is_none());
+        let bad = serde_json::json!({"mainnet": {"usd_tokens": []}});
         assert!(PricingConfig::from_json(bad).expect_err("not a chain id").contains("chain id"));
+        // A pool to search is not a price source any more: the old key is refused by name.
+        let old = serde_json::json!({"1": {"usd_tokens": [], "v3_factory": Address::ZERO}});
+        assert!(PricingConfig::from_json(old).expect_err("unknown").contains("v3_factory"));
     }
 }

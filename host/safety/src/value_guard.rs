@@ -1,26 +1,29 @@
 //! Value sanity: whatever a plan declares, it may not give the wallet's value away. The wallet's
 //! net USD change in the simulation — what it gains minus what it gives, debts counted against
 //! it, deposits into Uniswap V3 and V4 positions it owns counted as kept — must not fall below
-//! `-(max_loss_bps × what it gives)`. Prices are the host's own (see [`super::valuation`]). A
-//! swap whose proceeds go to someone else, a deposit into a stranger's position, a transfer
-//! disguised as anything: each loses (nearly) everything it gives, and is refused.
+//! `-(max_loss_bps × what it gives)`; a swap's (what it gets for what it gives, its effective
+//! price) not below `-(max_price_deviation_bps × what it gives)`. Prices are the operator's
+//! trusted ones (see [`super::valuation`]); a deposit is worth what its liquidity would hold at
+//! the pool's reference price, not what was paid in (see [`super::pools`]). A deposit into a
+//! stranger's position, a trade at a price nobody trusts, a transfer disguised as anything: each
+//! loses what it gives, and is refused.
 
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::pools::{self, PoolRef, Reference};
 use super::valuation::{Valuer, usd};
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use alloy::sol_types::SolValue;
 use bardo_core::error::ErrorCode;
 use bardo_evm::changes::Change;
-use bardo_evm::simulate::CallOutcome;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1)`.
 const INCREASE_LIQUIDITY: B256 = b256!("0x3067048beee31b25b2f1681f88dac838c8bba36af25bfb2b7cf7473a5847e35f");
 /// A V3 pool's `Mint(address,address,int24,int24,uint128,uint256,uint256)`.
-const POOL_MINT: B256 = b256!("0x7a53080ba414158be7ec69b987b5fb7d07dee101fe85488f0853ae16239d0bde");
+const POOL_MINT: B256 = pools::V3_MINT;
 /// V4 PoolManager's `ModifyLiquidity(bytes32 indexed id, address indexed sender, int24, int24,
 /// int256 liquidityDelta, bytes32 salt)`.
-const MODIFY_LIQUIDITY: B256 = b256!("0xf208f4912782fd25c7f114ca3723a2d5dd6f3bcc3ac8db5af63baa85f711d5ec");
+const MODIFY_LIQUIDITY: B256 = pools::V4_MODIFY_LIQUIDITY;
 /// ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`.
 const TRANSFER: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
 
@@ -39,6 +42,14 @@ pub struct ValueGuard {
     pub recipients: BTreeMap<u64, BTreeSet<Address>>,
     /// The most a plan may lose, in basis points of what it gives (fees, price impact).
     pub max_loss_bps: u32,
+    /// The most a swap may lose, basis points of what it gives: its effective price against the
+    /// reference (`[safety] max_price_deviation_bps`); the lower of the two bounds a swap.
+    pub max_price_deviation_bps: u32,
+}
+
+/// An indexed `int24` (a tick) from its topic word.
+fn tick(word: &B256) -> i32 {
+    I256::from_raw(U256::from_be_bytes(word.0)).as_i32()
 }
 
 /// A loss this small (one cent, micro-dollars) is never refused.
@@ -52,9 +63,10 @@ fn reject(reason: String) -> Decision {
 }
 
 impl ValueGuard {
-    /// Deposits into wallet-owned positions: (token, amount) pairs from each `IncreaseLiquidity`
-    /// of an allowlisted position manager for a position the wallet holds after the plan, with
-    /// the pool (and so the tokens) from the pool's `Mint` log just before it.
+    /// Deposits into wallet-owned V3 positions, valued at the reference: for each
+    /// `IncreaseLiquidity` of an allowlisted position manager for a position the wallet holds
+    /// after the plan, the pool's `Mint` just before it (ticks and liquidity), and what that
+    /// liquidity holds of each token at the pool's reference price (see [`deposit_at_reference`]).
     fn deposits(
         &self,
         p: &Proposal<'_>,
@@ -75,74 +87,89 @@ impl ValueGuard {
             if !self.owned_after(p, log.address, id, changes)? {
                 continue;
             }
-            let Ok((_, amount0, amount1)) = <(u128, U256, U256)>::abi_decode_params(&log.data.data) else {
-                continue;
-            };
-            let pool = logs[..i]
+            let mint = logs[..i]
                 .iter()
                 .rev()
                 .find(|l| {
                     l.topics().first() == Some(&POOL_MINT)
+                        && l.topics().len() == 4
                         && l.topics().get(1) == Some(&log.address.into_word())
                 })
-                .map(|l| l.address)
                 .ok_or_else(|| format!("position {id} grew with no pool Mint before it"))?;
-            let (token0, token1) = self.valuer.pool_tokens(p.chain_id, pool)?;
-            out.extend([(token0, amount0), (token1, amount1)]);
+            let (_, liquidity, _, _) = <(Address, u128, U256, U256)>::abi_decode_params(&mint.data.data)
+                .map_err(|e| format!("the pool Mint of position {id}: {e}"))?;
+            let ticks = (tick(&mint.topics()[2]), tick(&mint.topics()[3]));
+            out.extend(self.deposit_at_reference(
+                p.chain_id,
+                PoolRef::V3(mint.address),
+                ticks,
+                liquidity,
+                logs,
+            )?);
         }
         Ok(out)
     }
 
-    /// Deposits into wallet-owned V4 positions: in each call to an allowlisted V4
-    /// PositionManager whose every liquidity increase (the PoolManager's `ModifyLiquidity` with a
-    /// positive delta from that position manager, the position's token id as salt) is of a
-    /// position the wallet holds after the plan, the tokens the wallet paid the PoolManager.
-    /// (V4 emits no per-position amounts; the scope lets such a call do nothing but change
-    /// positions and settle with the wallet, so what the wallet pays the pool manager there is
-    /// what its positions received.)
+    /// Deposits into wallet-owned V4 positions, valued at the reference: each `ModifyLiquidity`
+    /// with a positive delta from an allowlisted V4 PositionManager (the position's token id as
+    /// salt) of a position the wallet holds after the plan.
     fn v4_deposits(
         &self,
         p: &Proposal<'_>,
-        outcomes: &[CallOutcome],
+        logs: &[&Log],
         changes: &[Change],
     ) -> Result<Vec<(Address, U256)>, String> {
         let Some(managers) = self.v4_position_managers.get(&p.chain_id) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
-        for (call, outcome) in p.plan.calls.iter().zip(outcomes) {
-            if !managers.contains(&call.to) {
+        for log in logs {
+            let t = log.topics();
+            if t.first() != Some(&MODIFY_LIQUIDITY) || t.len() != 3 {
                 continue;
             }
-            let mut pool_manager = None;
-            let mut all_owned = true;
-            for log in &outcome.logs {
-                let t = log.topics();
-                if t.first() != Some(&MODIFY_LIQUIDITY) || t.len() != 3 || t[2] != call.to.into_word() {
-                    continue;
-                }
-                let Ok((_, _, delta, salt)) = <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data)
-                else {
-                    continue;
-                };
-                if delta <= I256::ZERO {
-                    continue;
-                }
-                pool_manager = Some(log.address);
-                all_owned &= self.owned_after(p, call.to, U256::from_be_bytes(salt.0), changes)?;
+            let position_manager = Address::from_word(t[2]);
+            if !managers.contains(&position_manager) {
+                continue;
             }
-            let (Some(pool_manager), true) = (pool_manager, all_owned) else { continue };
-            for log in &outcome.logs {
-                let t = log.topics();
-                if t.first() == Some(&TRANSFER)
-                    && t.len() == 3
-                    && t[1] == p.sender.into_word()
-                    && t[2] == pool_manager.into_word()
-                    && let Ok(amount) = U256::abi_decode(&log.data.data)
-                {
-                    out.push((log.address, amount));
-                }
+            let Ok((lower, upper, delta, salt)) =
+                <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data)
+            else {
+                continue;
+            };
+            if delta <= I256::ZERO
+                || !self.owned_after(p, position_manager, U256::from_be_bytes(salt.0), changes)?
+            {
+                continue;
             }
+            let liquidity =
+                u128::try_from(delta.unsigned_abs()).map_err(|_| "a V4 liquidity delta over uint128")?;
+            let pool = PoolRef::V4 { manager: log.address, id: t[1] };
+            let ticks = (lower.as_i32(), upper.as_i32());
+            out.extend(self.deposit_at_reference(p.chain_id, pool, ticks, liquidity, logs)?);
         }
         Ok(out)
+    }
+
+    /// What `liquidity` between `ticks` in `pool` is worth: the token amounts it would hold if
+    /// the pool stood at its reference price (the operator's trusted prices), never what the
+    /// plan paid in — a deposit into a mispriced pool is worth what an arbitrageur leaves of it.
+    fn deposit_at_reference(
+        &self,
+        chain: u64,
+        pool: PoolRef,
+        (lower, upper): (i32, i32),
+        liquidity: u128,
+        logs: &[&Log],
+    ) -> Result<[(Address, U256); 2], String> {
+        let state = pools::state(&self.valuer, chain, pool, logs)?;
+        let reference = Reference::of(&self.valuer, chain, &state)?;
+        let at = |t: i32| bardo_uniswap_math::sqrt_price_at_tick(t).map_err(|e| format!("{pool}: {e}"));
+        let (amount0, amount1) = bardo_uniswap_math::amounts_for_liquidity(
+            reference.sqrt_price_x96(),
+            at(lower)?,
+            at(upper)?,
+            liquidity,
+        );
+        Ok([(state.token0, amount0), (state.token1, amount1)])
     }
 
     /// Payments to the operator's recipients: each ERC-20 `Transfer` from the wallet to one, and
@@ -209,7 +236,7 @@ impl SafetyHook for ValueGuard {
         }
         let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
         let deposits = self.deposits(p, &logs, &sim.changes.changes).and_then(|mut v3| {
-            v3.extend(self.v4_deposits(p, &sim.outcomes, &sim.changes.changes)?);
+            v3.extend(self.v4_deposits(p, &logs, &sim.changes.changes)?);
             Ok(v3)
         });
         match deposits {
@@ -237,15 +264,19 @@ impl SafetyHook for ValueGuard {
             }
         }
         let net = gained.saturating_add(given);
+        let (bps, knob) = if p.kind == "swap" && self.max_price_deviation_bps < self.max_loss_bps {
+            (self.max_price_deviation_bps, "max_price_deviation_bps")
+        } else {
+            (self.max_loss_bps, "max_value_loss_bps")
+        };
         // Plus a cent: dust (rounding, a wei of interest) is not a loss worth refusing.
-        let allowed = given.unsigned_abs().saturating_mul(u128::from(self.max_loss_bps)) / 10_000 + DUST;
+        let allowed = given.unsigned_abs().saturating_mul(u128::from(bps)) / 10_000 + DUST;
         if net < 0 && net.unsigned_abs() > allowed {
             return reject(format!(
-                "the plan gives {} and the wallet gets back {}: it would lose {}, more than the {} bps allowed ([safety] max_value_loss_bps); its proceeds must come back to the wallet",
+                "the plan gives {} and the wallet gets back {} at trusted prices: it would lose {}, more than the {bps} bps allowed ([safety] {knob}); its proceeds must come back to the wallet at a fair price",
                 usd(given.unsigned_abs()),
                 usd(gained.unsigned_abs()),
                 usd(net.unsigned_abs()),
-                self.max_loss_bps
             ));
         }
         Decision::Allow

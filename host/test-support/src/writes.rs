@@ -136,7 +136,8 @@ pub fn pricing(d: &Deployments) -> BTreeMap<u64, PricingConfig> {
 }
 
 /// The checks after the simulation as `bardo` builds them for the devnet: stranded value, the
-/// value guard (host prices, the position managers, the treasury) and the health floor.
+/// price guard, the value guard (trusted prices, the position managers, the treasury) and the
+/// health floor.
 pub fn guards(host: &Host, d: &Deployments) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
     guards_on(host.services(), d)
 }
@@ -146,15 +147,16 @@ pub fn guards_on(
     services: &Arc<bardo_runtime::Services>,
     d: &Deployments,
 ) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
-    guards_with(services, d, d.write_targets())
+    guards_with(services, d, d.write_targets(), bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS)
 }
 
 /// [`guards`] on `services`' chains for an allowlist of `roles` (routers keep nothing, trusted
-/// hooks take their fees, recipients may be paid).
+/// hooks take their fees, recipients may be paid) and a loss bound of `max_loss_bps`.
 pub fn guards_with(
     services: &Arc<bardo_runtime::Services>,
     d: &Deployments,
     roles: BTreeMap<Address, Role>,
+    max_loss_bps: u32,
 ) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
     let valuer = Valuer::new(services, pricing(d));
     let of_role = |want: bardo_core::scope::Role| -> BTreeMap<u64, std::collections::BTreeSet<Address>> {
@@ -165,12 +167,17 @@ pub fn guards_with(
             valuer: valuer.clone(),
             roles: BTreeMap::from([(d.chain_id, roles.clone())]),
         }),
+        Box::new(bardo_safety::price_guard::PriceGuard {
+            valuer: valuer.clone(),
+            max_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+        }),
         Box::new(bardo_safety::value_guard::ValueGuard {
             valuer: valuer.clone(),
             position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),
             v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
             recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
-            max_loss_bps: bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS,
+            max_loss_bps,
+            max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
         }),
         Box::new(bardo_safety::health_floor::HealthFloor::new(
             of_role(bardo_core::scope::Role::AaveV3Pool),

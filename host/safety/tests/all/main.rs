@@ -5,6 +5,7 @@ mod aave;
 mod attacks;
 mod cluster;
 mod cross_check;
+mod economic;
 mod generations;
 mod routes;
 mod v4_liquidity;

@@ -43,6 +43,11 @@ struct Lp {
 }
 
 fn lp_with(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Lp {
+    lp_losing(allow, bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS)
+}
+
+/// [`lp_with`], the value guard allowing a loss of `max_loss_bps`.
+fn lp_losing(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>, max_loss_bps: u32) -> Lp {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
     let roles = allow(&d);
@@ -53,7 +58,7 @@ fn lp_with(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Lp {
     ];
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let after = bardo_test_support::writes::guards_with(host.services(), &d, roles);
+    let after = bardo_test_support::writes::guards_with(host.services(), &d, roles, max_loss_bps);
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after);
     Lp { node, d, host, path, _audit: audit }
 }
@@ -214,17 +219,24 @@ fn a_hooked_pool_needs_a_trusted_hook_and_its_plan_is_high_risk() {
     };
     let e = lp_with(Deployments::write_targets);
     // The fee-taking hook may change amounts (return-delta permissions): refused by the scope.
-    // (It also takes 5.43 % of every deposit: the slippage leaves room for it.)
     let e1 = e.path.preview("add_liquidity", &hooked(&e)).expect_err("untrusted hook");
     assert_eq!(e1.code, ErrorCode::Denied, "{e1}");
     assert!(e1.message.contains("may change the amounts"), "{e1}");
     drop(e);
 
-    let e = lp_with(|d| {
+    let trusting = |d: &Deployments| {
         let mut roles = d.write_targets();
         roles.insert(d.uniswap_v4["fee_taking_hook"], Role::V4Hook);
         roles
-    });
+    };
+    // Trusted, the hook still takes its 5.43 %: the deposit is worth what its liquidity holds
+    // at the reference price, so the value guard sees the fee as a loss over 3 %.
+    let e = lp_with(trusting);
+    let fee = e.path.preview("add_liquidity", &hooked(&e)).expect_err("the hook's fee is a loss");
+    assert!(fee.message.starts_with("value-guard: ") && fee.message.contains("300 bps"), "{fee}");
+    drop(e);
+    // An operator who accepts losses up to 6 % lets it through.
+    let e = lp_losing(trusting, 600);
     let permit = e.path.preview("add_liquidity", &hooked(&e)).expect("trusted hook");
     assert_eq!(permit.risk_tier, RiskTier::High);
     assert_eq!(

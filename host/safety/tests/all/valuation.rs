@@ -1,7 +1,8 @@
-//! The valuer prices tokens from the host's own reads of the devnet, never a plugin's: WETH at its
-//! pool price, WBTC through WETH, dollar tokens at $1, Aave's tokens as their underlying (debt
-//! counted against the wallet). A thin pool priced far off does not move a value; an oracle that
-//! disagrees with the pools refuses it; a token or chain nothing prices is refused, never zero.
+//! The valuer prices tokens only from sources the operator trusts, read from the devnet: each
+//! token's Chainlink-style feed and the Aave oracle (agreeing), a canonical pool's time-weighted
+//! price, dollar tokens at $1, Aave's tokens as their underlying (debt counted against the
+//! wallet). A pool anyone creates prices nothing; sources that disagree refuse the valuation; a
+//! token or chain nothing trusted prices is refused, never zero.
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::aliases::{I24, U24, U160};
@@ -15,7 +16,7 @@ use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_evm::Evm;
 use bardo_evm::chain::{ChainConfig, Chains};
 use bardo_runtime::Services;
-use bardo_safety::valuation::{MicroUsd, Valuer};
+use bardo_safety::valuation::{CanonicalPool, MicroUsd, Valuer};
 use bardo_test_support::writes::pricing;
 use bardo_test_support::{devnet, root, runtime, send};
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ sol! {
         address stableDebtTokenAddress, address variableDebtTokenAddress);
     function setAssetSources(address[] assets, address[] sources) external;
     function getAssetPrice(address asset) external view returns (uint256);
+    function updateAnswer(int256 answer) external;
 }
 
 struct Env {
@@ -122,19 +124,40 @@ impl Env {
 }
 
 #[test]
-fn tokens_are_valued_from_the_hosts_own_pool_reads() {
+fn tokens_are_valued_from_their_feeds_and_the_oracle() {
     let e = env();
     let v = e.valuer();
     assert_near(e.one_weth(&v).expect("WETH has a price"), e.d.tokens["WETH"].usd, "1 WETH");
     // A dollar token is exactly $1: 1,234 USDC.
     assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(1_234_000_000u64)), Ok(1_234_000_000));
-    // WBTC has no dollar pool: its WETH pool's price times WETH's.
-    let wbtc = v.usd(CHAIN_ID, e.token("WBTC"), U256::from(100_000_000u64)).expect("WBTC via WETH");
-    assert_near(wbtc, e.d.tokens["WBTC"].usd, "1 WBTC");
+    // WBTC by its feed alone (the Aave market does not list it).
+    let one_wbtc = U256::from(100_000_000u64);
+    assert_near(v.usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect("WBTC"), e.d.tokens["WBTC"].usd, "1 WBTC");
     // Spending 1 WETH is worth minus its price.
     let spent = v.signed_usd(CHAIN_ID, e.token("WETH"), -I256::from_raw(e18())).expect("signed");
     assert_near(spent.unsigned_abs(), e.d.tokens["WETH"].usd, "-1 WETH");
     assert!(spent < 0, "{spent}");
+    // The feed moves the price (a new block, so the per-block price is read again).
+    e.send(
+        e.d.feeds["WBTC"],
+        updateAnswerCall { answer: I256::try_from(55_000i64 * 100_000_000).expect("answer") }.abi_encode(),
+    );
+    assert_near(
+        v.usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect("WBTC"),
+        55_000.0,
+        "1 WBTC after the update",
+    );
+    // WETH with no feed listed stands on the oracle; WBTC with none is unpriced.
+    let mut fewer = pricing(&e.d);
+    fewer.values_mut().for_each(|c| c.feeds.clear());
+    let oracle_only = Valuer::new(&e.services, fewer);
+    assert_near(
+        e.one_weth(&oracle_only).expect("the oracle"),
+        e.d.tokens["WETH"].usd,
+        "1 WETH by the oracle",
+    );
+    let err = oracle_only.usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect_err("no feed, no oracle");
+    assert!(err.contains("is unpriced") && err.contains("[safety.pricing.31337]"), "{err}");
 }
 
 #[test]
@@ -165,8 +188,8 @@ fn a_token_or_chain_nothing_prices_is_refused_never_zero() {
     let e = env();
     let v = e.valuer();
     let unknown = Address::repeat_byte(0x42);
-    let err = v.usd(CHAIN_ID, unknown, e18()).expect_err("no pool, no oracle");
-    assert!(err.contains("cannot be valued"), "{err}");
+    let err = v.usd(CHAIN_ID, unknown, e18()).expect_err("no feed, no oracle");
+    assert!(err.contains("is unpriced"), "{err}");
     // Nothing is worth nothing, priced or not (revoking an approval stays possible).
     assert_eq!(v.usd(CHAIN_ID, unknown, U256::ZERO), Ok(0));
     let bare = Valuer::new(&e.services, BTreeMap::new());
@@ -175,11 +198,11 @@ fn a_token_or_chain_nothing_prices_is_refused_never_zero() {
 }
 
 #[test]
-fn a_thin_pool_priced_far_from_the_deep_one_does_not_lower_a_spends_value() {
+fn a_pool_anyone_creates_prices_nothing_and_a_canonical_one_only_over_its_window() {
     let e = env();
     let v = e.valuer();
     let before = e.one_weth(&v).expect("priced");
-    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let (weth, usdc, wbtc) = (e.token("WETH"), e.token("USDC"), e.token("WBTC"));
     let factory = e.d.uniswap_v3["factory"];
     // A new WETH/USDC pool at the unused 1% tier, WETH 100x cheaper than in the deep 0.05% pool.
     let fee = U24::from(10_000u32);
@@ -212,29 +235,52 @@ fn a_thin_pool_priced_far_from_the_deep_one_does_not_lower_a_spends_value() {
     };
     e.send(e.d.uniswap_v3["position_manager"], mintCall { params }.abi_encode());
     assert!(e.read(thin, liquidityCall {}) > 0, "the thin pool has liquidity in range");
+    // The host never searches pools: 1 WETH is worth what it was.
+    assert_eq!(e.one_weth(&v).expect("still priced"), before);
 
-    // The deep pools outweigh it: 1 WETH is worth what it was.
-    let after = e.one_weth(&v).expect("still priced");
-    assert_near(after, before as f64 / 1e6, "1 WETH after the thin pool");
-    // It was read, and it is what it claims: alone (no other tier, no oracle) it prices WETH at
-    // a hundredth — and with the oracle, that price is refused.
-    let mut thin_only = pricing(&e.d);
-    thin_only.values_mut().for_each(|c| c.fee_tiers = vec![10_000]);
-    let checked = Valuer::new(&e.services, thin_only.clone());
-    let err = e.one_weth(&checked).expect_err("the oracle disagrees with the thin pool");
-    assert!(err.contains("disagree"), "{err}");
-    thin_only.values_mut().for_each(|c| c.aave_oracle = None);
-    let unchecked = e.one_weth(&Valuer::new(&e.services, thin_only)).expect("the thin pool's price");
-    assert_near(unchecked, before as f64 / 1e8, "1 WETH in the thin pool alone");
+    // A canonical pool prices by its time-weighted price: WBTC with no feed, by the WBTC/WETH
+    // 0.3 % pool over a minute (its last observation is older than that once time passes).
+    let wbtc_weth = e.read(factory, getPoolCall { tokenA: wbtc, tokenB: weth, fee: U24::from(3_000u32) });
+    let canonical = |window: u32, min: u128, pool: Address| {
+        let mut pricing = pricing(&e.d);
+        for c in pricing.values_mut() {
+            c.feeds.remove(&wbtc);
+            c.canonical_pools.insert(wbtc, CanonicalPool { pool, window_secs: window, min_liquidity: min });
+        }
+        Valuer::new(&e.services, pricing)
+    };
+    e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_increaseTime".into(), (120,)))
+        .expect("time passes");
+    e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ())).expect("mine");
+    let one_wbtc = U256::from(100_000_000u64);
+    let twap = canonical(60, 0, wbtc_weth).usd(CHAIN_ID, wbtc, one_wbtc).expect("the pool's TWAP");
+    assert_near(twap, e.d.tokens["WBTC"].usd, "1 WBTC by its canonical pool");
+    let liquidity = e.read(wbtc_weth, liquidityCall {});
+    let err = canonical(60, liquidity + 1, wbtc_weth).usd(CHAIN_ID, wbtc, one_wbtc).expect_err("too thin");
+    assert!(err.contains("under its min_liquidity"), "{err}");
+    let err = canonical(1_000_000, 0, wbtc_weth)
+        .usd(CHAIN_ID, wbtc, one_wbtc)
+        .expect_err("no observation that old");
+    assert!(err.contains("observations 1000000 s old"), "{err}");
+    // The thin pool named canonical for WETH disagrees with WETH's feed and oracle: refused.
+    let mut trusting_thin = pricing(&e.d);
+    for c in trusting_thin.values_mut() {
+        c.canonical_pools.insert(weth, CanonicalPool { pool: thin, window_secs: 60, min_liquidity: 0 });
+    }
+    e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_increaseTime".into(), (120,)))
+        .expect("time passes");
+    e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ())).expect("mine");
+    let err = e.one_weth(&Valuer::new(&e.services, trusting_thin)).expect_err("disagree");
+    assert!(err.contains("disagree") && err.contains(&format!("canonical pool {thin}")), "{err}");
 }
 
 #[test]
-fn an_oracle_far_from_the_pools_refuses_the_valuation() {
+fn an_oracle_far_from_the_feed_refuses_the_valuation() {
     let e = env();
     let v = e.valuer();
-    let before = e.one_weth(&v).expect("the pools and the oracle agree");
+    let before = e.one_weth(&v).expect("the feed and the oracle agree");
     let (a_weth, _, _) = e.weth_reserve();
-    // WETH's oracle source moves to a new aggregator at half the pool price.
+    // WETH's oracle source moves to a new aggregator at half the feed's price.
     e.set_oracle_price("WETH", 1_000);
     let err = e.one_weth(&v).expect_err("50% apart");
     assert!(err.contains("disagree") && err.contains("$1000.000000"), "{err}");
@@ -242,7 +288,7 @@ fn an_oracle_far_from_the_pools_refuses_the_valuation() {
     assert!(err.contains("disagree"), "{err}");
     // Dollar tokens are unaffected.
     assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(1_000_000u64)), Ok(1_000_000));
-    // Within max_divergence_bps (2.5% < 5%) the pool's price stands.
+    // Within max_divergence_bps (2.5% < 5%) the feed's price stands.
     e.set_oracle_price("WETH", 1_950);
     assert_near(e.one_weth(&v).expect("close enough"), before as f64 / 1e6, "1 WETH, oracle at $1,950");
 }

@@ -307,7 +307,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
         kinds,
         [
             "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "hook",
-            "hook", "hook", "created", "consumed", "executed", "executed", "executed", "tool", "refused"
+            "hook", "hook", "hook", "created", "consumed", "executed", "executed", "executed", "tool",
+            "refused"
         ]
     );
     let steps: Vec<&str> = seen
@@ -329,8 +330,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     }
     assert_eq!(
         types.iter().filter(|t| *t == "HookDecision").count(),
-        8,
-        "policy, allowlist, approvals, simulation, hallucination detector, stranded value, value guard, health floor"
+        9,
+        "policy, allowlist, approvals, simulation, hallucination detector, stranded value, price guard, value guard, health floor"
     );
     let verified = verify(&e.audit.path().join("audit.jsonl"), Some(&e.key)).expect("intact");
     assert_eq!(verified.0 as usize, types.len());
