@@ -79,9 +79,11 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             let targets = &snapshot.deployments.write_targets();
             let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
             std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;
-            // The spending limiter and position cap price tokens from these pools and oracle.
+            // The trusted prices (feeds, the Aave oracle) and what a write may acquire.
             let pricing = serde_json::to_string_pretty(&snapshot.deployments.pricing_json())?;
             std::fs::write(settings.join("pricing.json"), pricing)?;
+            let approved = serde_json::to_string_pretty(&snapshot.deployments.approved_assets_json())?;
+            std::fs::write(settings.join("approved_assets.json"), approved)?;
             if detach {
                 let state = snapshot.state.to_string_lossy();
                 let log = state_dir.join("devnet.log");

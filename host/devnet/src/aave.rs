@@ -13,6 +13,8 @@ use alloy::sol_types::{SolCall, SolValue};
 use std::collections::BTreeMap;
 
 sol! {
+    function getReserveTokensAddresses(address asset) external view returns (address aTokenAddress,
+        address stableDebtTokenAddress, address variableDebtTokenAddress);
     function registerAddressesProvider(address provider, uint256 id) external;
     function setPoolDataProvider(address newDataProvider) external;
     function setPoolImpl(address newPoolImpl) external;
@@ -263,6 +265,18 @@ pub(super) async fn deploy_aave(
     ]);
     for (t, source) in reserves.iter().zip(&sources) {
         out.insert(format!("price_source_{}", t.symbol), *source);
+        // Each reserve's aToken and variable debt token: what a supply and a borrow acquire.
+        let read = getReserveTokensAddressesCall { asset: t.address }.abi_encode();
+        let tx = TransactionRequest::default().to(data_provider).with_input(Bytes::from(read));
+        let raw = d.provider.call(tx).await.map_err(|e| DeployError::Tx {
+            step: format!("read {}'s reserve tokens", t.symbol),
+            message: e.to_string(),
+        })?;
+        let tokens = getReserveTokensAddressesCall::abi_decode_returns(&raw).map_err(|e| {
+            DeployError::Tx { step: format!("read {}'s reserve tokens", t.symbol), message: e.to_string() }
+        })?;
+        out.insert(format!("a_token_{}", t.symbol), tokens.aTokenAddress);
+        out.insert(format!("variable_debt_{}", t.symbol), tokens.variableDebtTokenAddress);
     }
     Ok(out)
 }

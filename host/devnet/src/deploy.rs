@@ -206,6 +206,26 @@ impl Deployments {
         }})
     }
 
+    /// What a write on this devnet may acquire (`[safety] approved_assets_file`, by chain id):
+    /// the test tokens, the vaults' shares, the V2 pairs' LP tokens, and each Aave reserve's
+    /// aToken and variable debt token. A token anyone deploys is not on it.
+    pub fn approved_assets_json(&self) -> serde_json::Value {
+        let aave = self
+            .aave_v3
+            .iter()
+            .filter(|(name, _)| name.starts_with("a_token_") || name.starts_with("variable_debt_"))
+            .map(|(_, a)| *a);
+        let assets: std::collections::BTreeSet<Address> = self
+            .tokens
+            .values()
+            .map(|t| t.address)
+            .chain(self.vaults.values().map(|v| v.address))
+            .chain(self.uniswap_v2_pairs.iter().map(|p| p.address))
+            .chain(aave)
+            .collect();
+        serde_json::json!({ self.chain_id.to_string(): assets })
+    }
+
     /// Settings for the repo's `uniswap` plugin on this devnet (`[settings] uniswap`): its
     /// contract addresses and the token list.
     pub fn uniswap_settings(&self) -> serde_json::Value {

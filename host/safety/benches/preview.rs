@@ -1,7 +1,9 @@
 //! `preview_action` for a V3 swap end to end — plugin plan (fresh instance, chain reads), the
 //! hook chain (scopes, the simulation with the wallet's change set, the hallucination detector,
-//! the value guard on host prices), permit — on a warm cache. Floor p50 <= 1 ms. Measured beside
-//! the plan alone and the same preview with every chain read going to the node (head TTL 0);
+//! stranded value, the price guard, the value guard on trusted prices, the health floor),
+//! permit — on a warm cache. Floor p50 <= 1 ms. Measured beside the plan alone, the same preview
+//! with the value guard alone and with no value check (what the value checks cost, each), and
+//! with every chain read going to the node (head TTL 0);
 //! the simulate bench measures the change-set derivation alone, with and without. With a fleet's
 //! store (`[cluster]`): the same preview with permits and audit chain on a NATS JetStream
 //! cluster (one node; three nodes, three replicas) against the files, and a permit's issue +
@@ -33,8 +35,19 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, value: bool) -> WritePath {
-    write_path_with(url, snapshot, head_ttl_ms, audit, value, Store::Memory)
+/// Which checks run after the simulation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// None: the simulation and the hallucination detector only.
+    None,
+    /// The value guard alone (the checks before stranded value, the price guard and the floor).
+    ValueGuard,
+    /// Every check `bardo` runs: stranded value, price guard, value guard, health floor.
+    All,
+}
+
+fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, checks: Checks) -> WritePath {
+    write_path_with(url, snapshot, head_ttl_ms, audit, checks, Store::Memory)
 }
 
 /// Where permits (and, on a cluster, the audit chain) are kept.
@@ -52,7 +65,7 @@ fn write_path_with(
     snapshot: &Snapshot,
     head_ttl_ms: u64,
     audit: &Path,
-    value: bool,
+    checks: Checks,
     store: Store<'_>,
 ) -> WritePath {
     let config = ChainConfig { head_ttl_ms, ..ChainConfig::new(url) };
@@ -88,7 +101,11 @@ fn write_path_with(
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
         max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
     };
-    let after: Vec<Box<dyn SafetyHook>> = if value { vec![Box::new(value_guard)] } else { Vec::new() };
+    let after: Vec<Box<dyn SafetyHook>> = match checks {
+        Checks::None => Vec::new(),
+        Checks::ValueGuard => vec![Box::new(value_guard)],
+        Checks::All => bardo_test_support::writes::guards_on(&services, d),
+    };
     let path = WritePath::new(Arc::new(host), services, hooks, log).with_after_simulation(after);
     match store {
         Store::Memory => path,
@@ -100,16 +117,18 @@ fn write_path_with(
 fn preview(c: &mut Criterion) {
     let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let dir = tempfile::tempdir().expect("tempdir");
-    let warm = write_path(&node.url(), snapshot, 250, &dir.path().join("warm.jsonl"), true);
+    let warm = write_path(&node.url(), snapshot, 250, &dir.path().join("warm.jsonl"), Checks::All);
     let warm_host = warm.host().expect("a runtime host");
-    let unvalued = write_path(&node.url(), snapshot, 250, &dir.path().join("unvalued.jsonl"), false);
-    let uncached = write_path(&node.url(), snapshot, 0, &dir.path().join("cold.jsonl"), true);
+    let guarded =
+        write_path(&node.url(), snapshot, 250, &dir.path().join("guarded.jsonl"), Checks::ValueGuard);
+    let unvalued = write_path(&node.url(), snapshot, 250, &dir.path().join("unvalued.jsonl"), Checks::None);
+    let uncached = write_path(&node.url(), snapshot, 0, &dir.path().join("cold.jsonl"), Checks::All);
     let filed = write_path_with(
         &node.url(),
         snapshot,
         250,
         &dir.path().join("filed.jsonl"),
-        true,
+        Checks::All,
         Store::File(&dir.path().join("permits.json")),
     );
     let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
@@ -119,10 +138,22 @@ fn preview(c: &mut Criterion) {
         bardo_test_support::nats::connect(&one, "bench1", 1),
         bardo_test_support::nats::connect(&three, "bench3", 3),
     );
-    let fleet1 =
-        write_path_with(&node.url(), snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c1));
-    let fleet3 =
-        write_path_with(&node.url(), snapshot, 250, &dir.path().join("x.jsonl"), true, Store::Cluster(&c3));
+    let fleet1 = write_path_with(
+        &node.url(),
+        snapshot,
+        250,
+        &dir.path().join("x.jsonl"),
+        Checks::All,
+        Store::Cluster(&c1),
+    );
+    let fleet3 = write_path_with(
+        &node.url(),
+        snapshot,
+        250,
+        &dir.path().join("x.jsonl"),
+        Checks::All,
+        Store::Cluster(&c3),
+    );
     let params =
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
     let text = params.to_string();
@@ -148,8 +179,13 @@ fn preview(c: &mut Criterion) {
     g.bench_function("preview_warm_cluster_3_nodes_r3", |b| {
         b.iter(|| black_box(fleet3.preview("swap", &params).expect("preview")))
     });
-    // Without the value guard (its pool and oracle reads): what host-side valuation costs.
-    g.bench_function("preview_warm_without_value_guard", |b| {
+    // The value guard alone (its feed and oracle reads): against `preview_warm`, what stranded
+    // value, the price guard (a slot0 and the pool's tokens) and the health floor add.
+    g.bench_function("preview_warm_value_guard_only", |b| {
+        b.iter(|| black_box(guarded.preview("swap", &params).expect("preview")))
+    });
+    // No value check at all: what host-side valuation costs.
+    g.bench_function("preview_warm_without_value_checks", |b| {
         b.iter(|| black_box(unvalued.preview("swap", &params).expect("preview")))
     });
     g.bench_function("preview_every_read_from_the_node", |b| {

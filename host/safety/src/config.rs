@@ -65,6 +65,8 @@ pub struct SafetyConfig {
     pub previews_per_minute: Option<usize>,
     /// Tokens a write may acquire, per chain id; a chain not listed is not restricted.
     pub approved_assets: BTreeMap<String, Vec<Address>>,
+    /// More approved assets from a JSON file of the same shape (`bardo devnet up` writes one).
+    pub approved_assets_file: Option<PathBuf>,
     /// The most a single token holding may be worth after a write, whole USD; none = no cap.
     pub max_position_usd: Option<u64>,
     /// The most a write may lose in value, basis points of what it gives (fees and price
@@ -99,6 +101,7 @@ impl Default for SafetyConfig {
             spending: None,
             previews_per_minute: None,
             approved_assets: BTreeMap::new(),
+            approved_assets_file: None,
             max_position_usd: None,
             max_value_loss_bps: crate::value_guard::DEFAULT_MAX_LOSS_BPS,
             min_health_factor: crate::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
@@ -165,9 +168,20 @@ impl SafetyConfig {
         Ok(pricing)
     }
 
-    /// `[safety.approved_assets]` by chain id.
+    /// `[safety.approved_assets]` plus `approved_assets_file`, by chain id.
     pub fn approved_assets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<Address>>, ConfigError> {
-        self.approved_assets
+        let mut entries = self.approved_assets.clone();
+        if let Some(file) = &self.approved_assets_file {
+            let path = config.resolve(file);
+            let text =
+                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let more: BTreeMap<String, Vec<Address>> = serde_json::from_slice(&text)
+                .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
+            for (chain, list) in more {
+                entries.entry(chain).or_default().extend(list);
+            }
+        }
+        entries
             .iter()
             .map(|(chain, list)| {
                 let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {

@@ -101,7 +101,8 @@ impl<'a> ChainView<'a> {
         if !self.call.may_block() {
             return Err(super::view::would_block());
         }
-        self.chains.block_on(f).map_err(chain_error)
+        let call = &self.call;
+        self.chains.block_on(f).map_err(|e| wit_error(call.chain_error(e)))
     }
 }
 

@@ -1,6 +1,6 @@
 //! `bardo:host/simulate`: dry runs on a fork of a configured chain, over [`bardo_evm::simulate`].
 
-use super::chain::{chain_error, parse_address, parse_u256};
+use super::chain::{parse_address, parse_u256};
 use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::simulate::{BalanceDelta, CallOutcome, Host, Simulation};
 use crate::bindings::bardo::host::types::{Error, Log, TxCall};
@@ -77,7 +77,7 @@ impl Host for SimulateView<'_> {
         let sim = self
             .simulator
             .run(self.chains, chain, sender, &sim_calls, None, self.call.deadline)
-            .map_err(chain_error)?;
+            .map_err(|e| wit_error(self.call.chain_error(e)))?;
         Ok(Simulation {
             block_number: sim.block_number,
             outcomes: sim

@@ -45,6 +45,27 @@ pub struct InlineAttempt {
 }
 
 impl CallCtx {
+    /// A chain failure as the plugin's error: a timeout once this call's own time budget has
+    /// run out is the plugin's limit (`limit-exceeded`, naming the budget), not the node's
+    /// failure — retrying the same reads would run out the same way.
+    pub(crate) fn chain_error(&self, e: bardo_evm::ChainError) -> bardo_core::error::ToolError {
+        use bardo_core::error::{ErrorCode, ToolError};
+        let budget = self.deadline.saturating_duration_since(self.started).as_millis();
+        // A read that itself waited most of the budget met a slow node; one cut short because
+        // the budget was already (nearly) spent met the plugin's own limit.
+        let spent = matches!(e, bardo_evm::ChainError::Timeout { waited_ms, .. } if u128::from(waited_ms) * 2 < budget);
+        if spent && Instant::now() >= self.deadline {
+            return ToolError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "plugin `{}` tool `{}` spent its whole {budget} ms time budget waiting on chain reads and simulations; ask for less at once (a narrower range, fewer pools) — the node did not fail",
+                    self.plugin, self.tool
+                ),
+            );
+        }
+        e.into()
+    }
+
     /// Whether an import may wait now. An inline attempt may not: it is marked given up, and
     /// the import answers with [`would_block`] (the answer is discarded with the attempt).
     pub(crate) fn may_block(&mut self) -> bool {

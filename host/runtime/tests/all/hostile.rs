@@ -255,3 +255,21 @@ fn an_instance_never_serves_two_calls_ready_or_made_on_the_call() {
     assert_eq!(ready + made, 200, "{stats:?}");
     echo_works(&h);
 }
+
+/// A plugin that spends its whole time budget on chain reads is told so: `limit-exceeded` naming
+/// its budget, not a node timeout to retry — the node answered every read.
+#[test]
+fn a_budget_spent_on_reads_is_the_plugins_limit_not_the_nodes_timeout() {
+    let (node, _) = bardo_test_support::devnet();
+    let h = bardo_test_support::host_on(&node.url(), &[HOSTILE]);
+    let started = Instant::now();
+    let e = h.call("hostile_read_spin", "{}").result.expect_err("the budget runs out");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(!e.retryable, "{e}");
+    assert!(
+        e.message.contains("spent its whole 1000 ms time budget")
+            && e.message.contains("the node did not fail"),
+        "{e}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(1_500), "{:?}", started.elapsed());
+}

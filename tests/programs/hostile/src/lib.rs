@@ -48,6 +48,17 @@ hostile!(HostSpin, "hostile_host_spin", "Loops forever calling host imports.", {
     }
 });
 
+hostile!(
+    ReadSpin,
+    "hostile_read_spin",
+    "Reads the chain until a read is refused, and returns that error.",
+    {
+        loop {
+            black_box(chain::block_number(31337)?);
+        }
+    }
+);
+
 hostile!(MemoryBomb, "hostile_memory_bomb", "Allocates until memory runs out.", {
     // Allocate without touching the pages: memory grows fast, fuel barely moves.
     let mut hoard: Vec<Vec<u8>> = Vec::new();
@@ -91,5 +102,5 @@ impl ReadTool for Echo {
 
 bardo_sdk::plugin! {
     name: "hostile",
-    read: [Spin, HostSpin, MemoryBomb, Recurse, Panic, HugeOutput, Remember, Echo],
+    read: [Spin, HostSpin, ReadSpin, MemoryBomb, Recurse, Panic, HugeOutput, Remember, Echo],
 }
