@@ -165,6 +165,8 @@ pub struct Valuer {
     /// (chain, token) → what it is to the wallet's exposure: a token's kind does not change, so
     /// the class of every write need not read it again.
     assets: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), bardo_core::action_class::Asset>>>,
+    /// (chain, V3 pool) → its two tokens.
+    pool_tokens: Arc<std::sync::Mutex<PoolTokens>>,
     /// (chain, V4 pool id) → its `Initialize` log: a pool's key never changes.
     v4_pools: Arc<
         std::sync::Mutex<std::collections::HashMap<(u64, alloy::primitives::B256), alloy::primitives::Log>>,
@@ -172,6 +174,7 @@ pub struct Valuer {
 }
 
 type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
+type PoolTokens = std::collections::HashMap<(u64, Address), (Address, Address)>;
 
 impl Valuer {
     /// A valuer reading `services`' chains, with each chain's `pricing`.
@@ -181,6 +184,7 @@ impl Valuer {
             pricing: Arc::new(pricing),
             quotes: Arc::default(),
             assets: Arc::default(),
+            pool_tokens: Arc::default(),
             v4_pools: Arc::default(),
         }
     }
@@ -279,11 +283,12 @@ impl Valuer {
             })?;
             return Ok((self.price(chain, config, weth)?, 18));
         }
-        let kind = self.kind(chain, config, token)?;
+        // Priced once per block with everything else the valuer prices.
+        let (price, kind, decimals) = self.quote(chain, token)?;
         if !matches!(kind, Kind::Plain) {
             return Err(format!("{token} is a deposit or debt token; pools of it are not priced"));
         }
-        Ok((self.price(chain, config, token)?, self.decimals(chain, token)?))
+        Ok((price, decimals))
     }
 
     /// A Uniswap V3 pool's sqrt price now (`slot0`).
@@ -323,9 +328,18 @@ impl Valuer {
         Ok(log)
     }
 
-    /// The two tokens of a Uniswap V3 pool, read from the chain.
+    /// The two tokens of a Uniswap V3 pool, read from the chain once (they never change).
     pub fn pool_tokens(&self, chain: u64, pool: Address) -> Result<(Address, Address), String> {
-        Ok((self.read(chain, pool, token0Call {})?, self.read(chain, pool, token1Call {})?))
+        if let Some(tokens) = lock(&self.pool_tokens).get(&(chain, pool)) {
+            return Ok(*tokens);
+        }
+        let tokens = (self.read(chain, pool, token0Call {})?, self.read(chain, pool, token1Call {})?);
+        let mut known = lock(&self.pool_tokens);
+        if known.len() >= 4_096 {
+            known.clear();
+        }
+        known.insert((chain, pool), tokens);
+        Ok(tokens)
     }
 
     /// What `token` is to the wallet's exposure, for phase gating: a dollar token, a share (an
