@@ -160,7 +160,7 @@ fn refused(path: &WritePath, kind: &str, params: &Value, hook: &str, hints: &[&s
 #[test]
 fn a_token_pooled_at_a_price_nobody_trusts_is_not_bought() {
     let e = env();
-    let (usdc, weth) = (e.token("USDC"), e.token("WETH"));
+    let usdc = e.token("USDC");
     let worthless = e.attacker_token();
     // Its only pool: WRTH/USDC at 0.3 %, "worth" $1, with 10,000 of each in full range.
     let (factory, npm) = (e.d.uniswap_v3["factory"], e.d.uniswap_v3["position_manager"]);
@@ -213,7 +213,6 @@ fn a_token_pooled_at_a_price_nobody_trusts_is_not_bought() {
     let fine = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
     e.path("open2", None).preview("swap", &fine).expect("an honest swap");
     assert_eq!(e.holdings(&[usdc, worthless]), before, "the wallet and the attacker hold what they held");
-    let _ = weth;
 }
 
 #[test]
