@@ -284,8 +284,9 @@ impl SafetyHook for UniswapCrossCheck {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let Some(sim) = &found.simulation else {
-            return reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated");
+        let sim = match found.simulated() {
+            Ok(sim) => sim,
+            Err(refused) => return refused,
         };
         let Some(book) = self.books.get(&p.chain_id) else { return Decision::Allow };
         let logs: Vec<alloy::primitives::Log> =

@@ -68,8 +68,9 @@ impl SafetyHook for HealthFloor {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let Some(sim) = &found.simulation else {
-            return Decision::Reject { code: ErrorCode::Internal, reason: "runs after the simulator".into() };
+        let sim = match found.simulated() {
+            Ok(sim) => sim,
+            Err(refused) => return refused,
         };
         let pools = self.pools.get(&p.chain_id);
         for (probe, probed) in &sim.probes {

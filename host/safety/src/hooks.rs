@@ -70,6 +70,16 @@ pub struct Findings {
     pub probes: Vec<Probe>,
 }
 
+impl Findings {
+    /// The plan's simulation, for a hook after the simulator; a refusal (`internal`) when the
+    /// chain put the hook before it.
+    pub fn simulated(&self) -> Result<&Simulation, Decision> {
+        self.simulation.as_ref().ok_or_else(|| {
+            reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated")
+        })
+    }
+}
+
 /// One check of the chain.
 pub trait SafetyHook: Send + Sync {
     /// Its name in decisions and the audit log.
@@ -498,8 +508,9 @@ impl SafetyHook for HallucinationDetector {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let Some(sim) = &found.simulation else {
-            return reject(ErrorCode::Internal, "runs after the simulator; the plan was not simulated");
+        let sim = match found.simulated() {
+            Ok(sim) => sim,
+            Err(refused) => return refused,
         };
         let declared = match p.declared {
             Ok(Some(declared)) => declared,

@@ -4,7 +4,7 @@
 //! the reference price of each: what the operator's trusted prices say the pool's price should
 //! be. A pool anyone can create at any price is judged by that reference, never by itself.
 
-use super::valuation::Valuer;
+use super::valuation::{Valuer, pow10};
 use alloy::primitives::{Address, B256, I256, Log, U256, U512, b256, keccak256};
 use alloy::sol_types::SolValue;
 use std::collections::BTreeSet;
@@ -183,10 +183,6 @@ impl Reference {
         let bps = pool.abs_diff(reference).saturating_mul(U512::from(10_000u32)).checked_div(reference);
         bps.map_or(u64::MAX, |b| u64::try_from(b).unwrap_or(u64::MAX))
     }
-}
-
-fn pow10(n: u8) -> U512 {
-    U512::from(10u8).pow(U512::from(n))
 }
 
 #[cfg(test)]

@@ -147,8 +147,9 @@ impl SafetyHook for StrandedValue {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let Some(sim) = &found.simulation else {
-            return Decision::Reject { code: ErrorCode::Internal, reason: "runs after the simulator".into() };
+        let sim = match found.simulated() {
+            Ok(sim) => sim,
+            Err(refused) => return refused,
         };
         let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
         let pools = pools(&logs);

@@ -612,7 +612,7 @@ impl Valuer {
 }
 
 /// 10^`n` (n ≤ 36 by the callers' checks; 10^77 would still fit).
-fn pow10(n: u8) -> U512 {
+pub(crate) fn pow10(n: u8) -> U512 {
     U512::from(10u8).pow(U512::from(n))
 }
 

@@ -217,8 +217,9 @@ impl SafetyHook for ValueGuard {
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
-        let Some(sim) = &found.simulation else {
-            return Decision::Reject { code: ErrorCode::Internal, reason: "runs after the simulator".into() };
+        let sim = match found.simulated() {
+            Ok(sim) => sim,
+            Err(refused) => return refused,
         };
         let (mut gained, mut given) = (0i128, 0i128);
         let mut add = |v: i128| {
