@@ -22,9 +22,11 @@
 
 mod bridge;
 mod events;
+mod seal;
 pub mod settings;
 
 pub use events::{EventFeed, FleetMessage, StreamGap};
+pub use seal::{Sealer, Tampered};
 pub use settings::{ClusterSettings, default_host};
 
 use async_nats::jetstream::{self, stream};
@@ -79,6 +81,9 @@ pub enum ClusterError {
     /// A change kept conflicting with other hosts' changes.
     #[error("`{0}` kept changing under this host (too much contention); retry")]
     Contended(String),
+    /// A state document without the fleet's seal for where it is (see [`Sealer`]).
+    #[error(transparent)]
+    Tampered(#[from] Tampered),
 }
 
 impl ClusterError {
@@ -90,6 +95,9 @@ impl ClusterError {
 
 /// A document's bytes; None when it was never written or was deleted.
 pub type Doc = Option<Vec<u8>>;
+
+/// A document as read: its bytes, or why its seal does not hold.
+pub type Checked = Result<Doc, Tampered>;
 
 /// Another host changed the document or chain first: re-read and retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +115,7 @@ struct Inner {
     audit: stream::Stream,
     events: stream::Stream,
     context: jetstream::Context,
+    sealer: std::sync::Arc<dyn Sealer>,
     prefix: String,
     servers: String,
     timeout: Duration,
@@ -125,8 +134,9 @@ impl std::fmt::Debug for Cluster {
 const MAX_TRIES: usize = 200;
 
 impl Cluster {
-    /// Connect and make sure the fleet's streams exist (created with `replicas` copies).
-    pub fn connect(config: &ClusterConfig) -> Result<Self, ClusterError> {
+    /// Connect and make sure the fleet's streams exist (created with `replicas` copies); every
+    /// state document is sealed and checked with `sealer` (the key every host of the fleet holds).
+    pub fn connect(config: &ClusterConfig, sealer: std::sync::Arc<dyn Sealer>) -> Result<Self, ClusterError> {
         let name = &config.name;
         if !is_token(name) {
             return Err(ClusterError::Config(format!(
@@ -209,6 +219,7 @@ impl Cluster {
                 audit,
                 events,
                 context,
+                sealer,
                 prefix,
                 servers,
                 timeout,
@@ -239,26 +250,40 @@ impl Cluster {
         Ok(format!("{}.state.{key}", self.inner.prefix))
     }
 
-    /// Document `key` and the version of the state it was read at (see [`Self::read_docs`]).
+    /// Document `key` and the version of the state it was read at (see [`Self::read_docs`]);
+    /// a document without the fleet's seal is an error.
     pub fn read(&self, key: &str) -> Result<(u64, Option<Vec<u8>>), ClusterError> {
         let (version, mut docs) = self.read_docs(&[key])?;
-        Ok((version, docs.pop().flatten()))
+        Ok((version, docs.pop().transpose()?.flatten()))
     }
 
     /// Documents `keys` as of one version of the state: the stream's last sequence, noted
     /// before they are read (a change after it makes a write at it conflict), and each
-    /// document's bytes (None: never written, or deleted). Read from the stream's leader, so a
-    /// change acknowledged to any host is seen.
-    pub fn read_docs(&self, keys: &[&str]) -> Result<(u64, Vec<Doc>), ClusterError> {
+    /// document's bytes (None: never written, or deleted) or why its seal does not hold. Read
+    /// from the stream's leader, so a change acknowledged to any host is seen.
+    pub fn read_docs(&self, keys: &[&str]) -> Result<(u64, Vec<Checked>), ClusterError> {
         let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let mut state = self.inner.state.clone();
-        self.run(async move {
+        let fetched = subjects.clone();
+        let (version, raw) = self.run(async move {
             let version = state.info().await.map_err(|e| e.to_string())?.state.last_sequence;
             // Read at once, after the version was noted.
-            let docs =
-                futures_util::future::try_join_all(subjects.iter().map(|s| last_doc(&state, s))).await?;
-            Ok((version, docs))
-        })
+            let raw = futures_util::future::try_join_all(fetched.iter().map(|s| last_raw(&state, s))).await?;
+            Ok((version, raw))
+        })?;
+        Ok((version, self.open_all(keys, &subjects, raw)))
+    }
+
+    /// Each raw message checked against the fleet's seal for its subject and sequence.
+    fn open_all(&self, keys: &[&str], subjects: &[String], raw: Vec<Option<(u64, Vec<u8>)>>) -> Vec<Checked> {
+        keys.iter()
+            .zip(subjects)
+            .zip(raw)
+            .map(|((key, subject), raw)| match raw {
+                None => Ok(None),
+                Some((seq, payload)) => seal::open(&*self.inner.sealer, key, subject, seq, &payload),
+            })
+            .collect()
     }
 
     /// Write document `key` (None deletes it) if the state is still at `version` (from
@@ -271,7 +296,9 @@ impl Cluster {
         value: Option<Vec<u8>>,
     ) -> Result<Result<u64, Conflict>, ClusterError> {
         let subject = self.doc_subject(key)?;
-        self.publish(subject, version, value.unwrap_or_default())
+        // Published at `version`, the message lands at `version + 1`: sealed for that place.
+        let payload = seal::seal(&*self.inner.sealer, &subject, version + 1, &value.unwrap_or_default());
+        self.publish(subject, version, payload)
     }
 
     /// Publish at the stream's expected last sequence (see the module's note on why not the
@@ -298,39 +325,62 @@ impl Cluster {
         })
     }
 
-    /// Documents `keys` (None: absent or deleted), read from the stream's leader at once — one
-    /// round trip's latency — without a version (to change one, [`Self::update_json`]).
-    pub fn read_many(&self, keys: &[&str]) -> Result<Vec<Doc>, ClusterError> {
+    /// Documents `keys` (None: absent or deleted; or why a seal does not hold), read from the
+    /// stream's leader at once — one round trip's latency — without a version (to change one,
+    /// [`Self::update_json`]).
+    pub fn read_many(&self, keys: &[&str]) -> Result<Vec<Checked>, ClusterError> {
         let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let state = self.inner.state.clone();
-        self.run(async move {
-            futures_util::future::try_join_all(subjects.iter().map(|s| last_doc(&state, s))).await
-        })
+        let fetched = subjects.clone();
+        let raw = self.run(async move {
+            futures_util::future::try_join_all(fetched.iter().map(|s| last_raw(&state, s))).await
+        })?;
+        Ok(self.open_all(keys, &subjects, raw))
     }
 
-    /// Document `key` as JSON (None when absent), see [`Self::read_many`].
+    /// Document `key` as JSON (None when absent), see [`Self::read_many`]; a document without the
+    /// fleet's seal is an error.
     pub fn read_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ClusterError> {
-        let bytes = self.read_many(&[key])?.pop().flatten();
+        let bytes = self.read_many(&[key])?.pop().transpose()?.flatten();
         bytes.map(|b| parse(key, &b)).transpose()
     }
 
     /// Change document `key` with `f` (which may set it to None to delete it) by compare-and-set:
     /// read, apply, write at the sequence read; when another host wrote first, re-read and apply
-    /// `f` again. Nothing is written when `f` leaves it as it was. Returns `f`'s last result.
-    pub fn update_json<T, R>(
+    /// `f` again. Nothing is written when `f` leaves it as it was. Returns `f`'s last result. A
+    /// document without the fleet's seal is an error, and stays as it is.
+    pub fn update_json<T, R>(&self, key: &str, f: impl FnMut(&mut Option<T>) -> R) -> Result<R, ClusterError>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        self.update_json_or(key, Err, f)
+    }
+
+    /// [`Self::update_json`], where a document without the fleet's seal is read as what
+    /// `tampered` makes of it (fail closed: a halt, the most careful phase), then sealed again
+    /// with `f`'s result.
+    pub fn update_json_or<T, R>(
         &self,
         key: &str,
+        mut tampered: impl FnMut(Tampered) -> Result<Option<T>, Tampered>,
         mut f: impl FnMut(&mut Option<T>) -> R,
     ) -> Result<R, ClusterError>
     where
         T: Serialize + DeserializeOwned,
     {
         for _ in 0..MAX_TRIES {
-            let (seq, bytes) = self.read(key)?;
-            let mut value: Option<T> = bytes.as_deref().map(|b| parse(key, b)).transpose()?;
+            let (seq, mut docs) = self.read_docs(&[key])?;
+            let (before, mut value) = match docs.pop().unwrap_or(Ok(None)) {
+                Ok(bytes) => {
+                    let value = bytes.as_deref().map(|b| parse(key, b)).transpose()?;
+                    (Some(bytes), value)
+                }
+                // Always rewritten: whatever `f` makes of it, sealed.
+                Err(t) => (None, tampered(t)?),
+            };
             let out = f(&mut value);
             let after = value.as_ref().map(serde_json::to_vec).transpose().map_err(|e| corrupt(key, e))?;
-            if after == bytes {
+            if before.as_ref() == Some(&after) {
                 return Ok(out);
             }
             if self.write(key, seq, after)?.is_ok() {
@@ -411,11 +461,10 @@ pub(crate) fn is_token(t: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// The document on `subject`: its last message, None if there is none or it is a deletion.
-async fn last_doc(state: &stream::Stream, subject: &str) -> Result<Doc, String> {
+/// The last message on `subject` (its stream sequence and payload), None if there is none.
+async fn last_raw(state: &stream::Stream, subject: &str) -> Result<Option<(u64, Vec<u8>)>, String> {
     match state.get_last_raw_message_by_subject(subject).await {
-        Ok(m) if m.payload.is_empty() => Ok(None),
-        Ok(m) => Ok(Some(m.payload.to_vec())),
+        Ok(m) => Ok(Some((m.sequence, m.payload.to_vec()))),
         Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
         Err(e) => Err(e.to_string()),
     }

@@ -10,14 +10,17 @@ fn connect(servers: Vec<String>) -> Result<Cluster, ClusterError> {
 }
 
 fn connect_with(servers: Vec<String>, replicas: usize) -> Result<Cluster, ClusterError> {
-    Cluster::connect(&ClusterConfig {
-        servers,
-        name: "unit".into(),
-        creds: None,
-        token: None,
-        replicas,
-        timeout: Duration::from_secs(3),
-    })
+    Cluster::connect(
+        &ClusterConfig {
+            servers,
+            name: "unit".into(),
+            creds: None,
+            token: None,
+            replicas,
+            timeout: Duration::from_secs(3),
+        },
+        std::sync::Arc::new(bardo_test_support::nats::TestFleetKey),
+    )
 }
 
 /// Three hosts on three nodes adding to one counter and to their own documents at once, on a

@@ -99,6 +99,20 @@ impl HostKey {
     }
 }
 
+/// What the host MACs a fleet's shared documents under (kept apart from its other MACs).
+const FLEET_STATE_DOMAIN: &str = "bardo-fleet-state";
+
+/// The fleet's state documents are sealed with the host key every host of the fleet holds.
+impl bardo_cluster::Sealer for HostKey {
+    fn mac(&self, message: &[u8]) -> [u8; 32] {
+        HostKey::mac(self, FLEET_STATE_DOMAIN, message).0
+    }
+
+    fn verify(&self, message: &[u8], tag: &[u8; 32]) -> bool {
+        HostKey::verify(self, FLEET_STATE_DOMAIN, message, &B256::from(*tag))
+    }
+}
+
 /// Unpredictable ids: sha256 of time, a counter and the process id (no extra RNG dependency).
 pub(crate) fn rand_bytes(out: &mut [u8; 16]) {
     use sha2::{Digest, Sha256};

@@ -147,6 +147,10 @@ pub enum PermitError {
     /// The fleet's shared store (`[cluster]`) did not answer: nothing changed; retry.
     #[error("{0}")]
     Unavailable(String),
+    /// A shared document does not carry the fleet's seal for where it is (`[cluster]`): written
+    /// by something without the fleet's key, or an older copy written back. Left as it is.
+    #[error("{0}")]
+    Tampered(String),
 }
 
 /// An emergency halt in force: in every process sharing the store, no permit is issued or
@@ -162,7 +166,8 @@ pub struct Halt {
 impl Halt {
     /// When it was halted, as UTC text (`2000-02-29 01:02:03 UTC`).
     pub fn since(&self) -> String {
-        utc(self.at_ms)
+        // 0: read from a fleet halt document that lost its seal (see `cluster`).
+        if self.at_ms == 0 { "a time its tampered document cannot tell".into() } else { utc(self.at_ms) }
     }
 
     /// The refusal of a write while it is in force.

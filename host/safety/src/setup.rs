@@ -46,10 +46,12 @@ pub enum SetupError {
     Cluster(#[from] ClusterError),
 }
 
-/// The fleet's cluster `[cluster]` names, connected; none without `[cluster]`.
+/// The fleet's cluster `[cluster]` names, connected, its state sealed with the host key (every
+/// host of the fleet holds the same); none without `[cluster]`.
 pub fn cluster(config: &Config) -> Result<Option<Cluster>, SetupError> {
-    let settings: Option<ClusterSettings> = config.optional()?;
-    Ok(settings.map(|c| Cluster::connect(&c.client_config(config.base()))).transpose()?)
+    let Some(settings) = config.optional::<ClusterSettings>()? else { return Ok(None) };
+    let key = Arc::new(host_key(config)?);
+    Ok(Some(Cluster::connect(&settings.client_config(config.base()), key)?))
 }
 
 /// The host key `[safety] host_key` names (created 0600 on first use).

@@ -131,7 +131,12 @@ impl SpendingLimiter {
             LedgerStore::Cluster(cluster) => cluster
                 .update_json("spending", |ledger: &mut Option<Ledger>| f(ledger.get_or_insert_default()))
                 .map_err(|e| {
-                    let code = if e.retryable() { ErrorCode::Unavailable } else { ErrorCode::Internal };
+                    let code = match &e {
+                        // Someone without the fleet's key changed it: nothing can be counted on it.
+                        bardo_cluster::ClusterError::Tampered(_) => ErrorCode::Denied,
+                        e if e.retryable() => ErrorCode::Unavailable,
+                        _ => ErrorCode::Internal,
+                    };
                     (code, e.to_string())
                 }),
         }

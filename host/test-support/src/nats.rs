@@ -1,12 +1,44 @@
 //! A fleet's shared state on a real NATS JetStream cluster started for the test.
 
-use bardo_cluster::{Cluster, ClusterConfig};
+use bardo_cluster::{Cluster, ClusterConfig, Sealer};
 use bardo_devnet::nats::NatsCluster;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::sync::Arc;
 use std::time::Duration;
 
-/// A connection to fleet `name` on `nats` with `replicas` copies of each stream, once the new
-/// cluster has elected its streams' leaders (at most 20 s).
+/// The seal of a test fleet whose hosts hold no write path's host key: HMAC-SHA256 under a
+/// fixed key (a real MAC, so a document without it is refused as a fleet's would be).
+pub struct TestFleetKey;
+
+impl TestFleetKey {
+    fn hmac() -> Hmac<Sha256> {
+        Hmac::<Sha256>::new_from_slice(b"bardo test fleet").expect("HMAC takes any key length")
+    }
+}
+
+impl Sealer for TestFleetKey {
+    fn mac(&self, message: &[u8]) -> [u8; 32] {
+        let mut mac = Self::hmac();
+        mac.update(message);
+        mac.finalize().into_bytes().into()
+    }
+
+    fn verify(&self, message: &[u8], tag: &[u8; 32]) -> bool {
+        let mut mac = Self::hmac();
+        mac.update(message);
+        mac.verify_slice(tag).is_ok()
+    }
+}
+
+/// A connection to fleet `name` on `nats` with `replicas` copies of each stream, sealed with
+/// [`TestFleetKey`], once the new cluster has elected its streams' leaders (at most 20 s).
 pub fn connect(nats: &NatsCluster, name: &str, replicas: usize) -> Cluster {
+    connect_sealed(nats, name, replicas, Arc::new(TestFleetKey))
+}
+
+/// [`connect`] with the fleet's own key (the hosts' `[safety] host_key`).
+pub fn connect_sealed(nats: &NatsCluster, name: &str, replicas: usize, key: Arc<dyn Sealer>) -> Cluster {
     let config = ClusterConfig {
         servers: nats.urls(),
         name: name.to_owned(),
@@ -17,10 +49,53 @@ pub fn connect(nats: &NatsCluster, name: &str, replicas: usize) -> Cluster {
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
-        match Cluster::connect(&config) {
+        match Cluster::connect(&config, key.clone()) {
             Ok(c) => return c,
             Err(e) if std::time::Instant::now() > deadline => panic!("{e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
+    }
+}
+
+/// Someone with publish rights on the fleet's subjects and no key: what they can do to a
+/// fleet's stored state (a fault no host produces, injected through the real server).
+pub struct Intruder {
+    js: async_nats::jetstream::Context,
+    /// The client's connection runs here.
+    rt: tokio::runtime::Runtime,
+}
+
+impl Intruder {
+    /// Connected to `nats`.
+    pub fn connect(nats: &NatsCluster) -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let addrs: Vec<async_nats::ServerAddr> =
+            nats.urls().iter().map(|u| u.parse().expect("a server url")).collect();
+        let client = rt.block_on(async_nats::connect(addrs)).expect("a raw client");
+        let js = rt.block_on(async move { async_nats::jetstream::new(client) });
+        Self { js, rt }
+    }
+
+    /// Publish `payload` on `subject` and wait for the stream's ack.
+    pub fn publish(&self, subject: &str, payload: &[u8]) {
+        let js = self.js.clone();
+        let (subject, payload) = (subject.to_owned(), payload.to_vec());
+        self.rt.block_on(async move {
+            js.publish(subject, payload.into()).await.expect("publish").await.expect("stored")
+        });
+    }
+
+    /// The last message stored on `subject` in `stream`, as it is.
+    pub fn last(&self, stream: &str, subject: &str) -> Vec<u8> {
+        let js = self.js.clone();
+        let (stream, subject) = (stream.to_owned(), subject.to_owned());
+        self.rt.block_on(async move {
+            let stream = js.get_stream(stream).await.expect("stream");
+            stream.get_last_raw_message_by_subject(&subject).await.expect("a message").payload.to_vec()
+        })
     }
 }

@@ -58,6 +58,9 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
     let jar = f.d.accounts[7];
     let params = format!(r#"{{"chain_id":31337,"jar":"{}","tokens":["USDC"]}}"#, jar.to_checksum(None));
     let nats: Vec<String> = f.nats.urls().iter().map(|u| format!("{u:?}")).collect();
+    // The fleet's key, which seals its shared state: every host holds the same one.
+    let key_path = dir.path().join("fleet.key");
+    let key = bardo_safety::host_key::HostKey::load_or_create(&key_path).expect("the fleet's key");
     let dirs = ["a", "b"].map(|host| {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
@@ -65,8 +68,10 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
         std::fs::write(dir.path().join("streaming.json"), f.d.streaming_settings().to_string()).expect("settings");
         let config = format!(
             "profile = \"data\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"{}\"\n[settings]\nstreaming = \"streaming.json\"\n\
+             [safety]\nhost_key = {:?}\n\
              [cluster]\nnats = [{}]\nname = \"fleet\"\nreplicas = 3\nhost = \"{host}\"\nlease_ms = 1500\n",
             f.node.url(),
+            key_path,
             nats.join(", ")
         );
         std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
@@ -105,7 +110,7 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
             .with_input(call.abi_encode());
         rt.block_on(bardo_test_support::send(&provider, tx));
     };
-    let cluster = bardo_test_support::nats::connect(&f.nats, "fleet", 3);
+    let cluster = bardo_test_support::nats::connect_sealed(&f.nats, "fleet", 3, std::sync::Arc::new(key));
     let updates = |events: &[FleetEnvelope]| -> Vec<(String, String)> {
         events
             .iter()

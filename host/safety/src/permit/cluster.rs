@@ -3,10 +3,15 @@
 //! touches at one version of the state and writes at that version (compare-and-set), so of two
 //! hosts taking one permit exactly one succeeds and the other re-reads it consumed, and no
 //! permit is issued or taken past a halt another host set meanwhile.
+//!
+//! Every document carries the fleet's seal (see `bardo_cluster::Sealer`). One without it fails
+//! closed: a halt document reads as a halt in force (until `bardo resume` seals a new one), the
+//! fleet's phase as `terminal`, a permit as forged (never taken, and skipped by fleet-wide
+//! changes such as a halt).
 
 use super::valid_id;
 use super::{Entry, Halt, Map, PermitError, keep};
-use bardo_cluster::{Cluster, ClusterError};
+use bardo_cluster::{Checked, Cluster, ClusterError, Tampered};
 use bardo_core::tool::Phase;
 use std::time::SystemTime;
 
@@ -36,33 +41,36 @@ impl Shared {
     }
 
     pub(super) fn halted(&self) -> Result<Option<Halt>, ClusterError> {
-        self.cluster.read_json(HALT)
+        halt_of(self.cluster.read_many(&[HALT])?.swap_remove(0))
     }
 
     /// The halt and the fleet's lowered phase, read at once.
     pub(super) fn controls(&self) -> Result<(Option<Halt>, Option<Phase>), ClusterError> {
-        let docs = self.cluster.read_many(&[HALT, PHASE])?;
-        let halt = docs[0].as_deref().map(|b| parse(HALT, b)).transpose()?;
-        let phase = docs[1].as_deref().map(|b| parse(PHASE, b)).transpose()?;
-        Ok((halt, phase))
+        let mut docs = self.cluster.read_many(&[HALT, PHASE])?;
+        let phase = match docs.swap_remove(1) {
+            Ok(doc) => doc.as_deref().map(|b| parse(PHASE, b)).transpose()?,
+            Err(t) => tampered_phase(t)?,
+        };
+        Ok((halt_of(docs.swap_remove(0))?, phase))
     }
 
     pub(super) fn change_fleet_phase<R>(
         &self,
         f: impl FnMut(&mut Option<Phase>) -> R,
     ) -> Result<R, ClusterError> {
-        self.cluster.update_json(PHASE, f)
+        self.cluster.update_json_or(PHASE, tampered_phase, f)
     }
 
     /// Store a new open permit unless a halt is in force.
     pub(super) fn insert(&self, id: &str, entry: &Entry) -> Result<(), PermitError> {
         let bytes = json(entry)?;
         for _ in 0..MAX_TRIES {
-            let (version, docs) = self.cluster.read_docs(&[HALT, &key(id)])?;
-            if let Some(halt) = docs[0].as_deref().map(|b| parse::<Halt>(HALT, b)).transpose()? {
+            let (version, mut docs) = self.cluster.read_docs(&[HALT, &key(id)])?;
+            let taken = !matches!(docs.swap_remove(1), Ok(None));
+            if let Some(halt) = halt_of(docs.swap_remove(0))? {
                 return Err(halt.refusal());
             }
-            if docs[1].is_some() {
+            if taken {
                 return Err(PermitError::Store(format!("a permit `{id}` exists already")));
             }
             if self.cluster.write(&key(id), version, Some(bytes.clone()))?.is_ok() {
@@ -84,12 +92,14 @@ impl Shared {
         }
         let k = key(id);
         for _ in 0..MAX_TRIES {
-            let (version, docs) = self.cluster.read_docs(&[HALT, &k])?;
-            let halt: Option<Halt> = docs[0].as_deref().map(|b| parse(HALT, b)).transpose()?;
-            let mut entry: Option<Entry> = docs[1].as_deref().map(|b| parse(&k, b)).transpose()?;
+            let (version, mut docs) = self.cluster.read_docs(&[HALT, &k])?;
+            // A permit document without the seal is refused and left as it is.
+            let before = docs.swap_remove(1)?;
+            let halt = halt_of(docs.swap_remove(0))?;
+            let mut entry: Option<Entry> = before.as_deref().map(|b| parse(&k, b)).transpose()?;
             let out = f(halt.as_ref(), &mut entry);
             let after = entry.as_ref().map(json).transpose()?;
-            if after == docs[1] || self.cluster.write(&k, version, after)?.is_ok() {
+            if after == before || self.cluster.write(&k, version, after)?.is_ok() {
                 return Ok(out);
             }
         }
@@ -107,24 +117,38 @@ impl Shared {
             let keys: Vec<String> = self.cluster.keys("permit")?;
             let mut names: Vec<&str> = vec![HALT];
             names.extend(keys.iter().map(String::as_str));
-            let (mut version, docs) = self.cluster.read_docs(&names)?;
-            let mut halt: Option<Halt> = docs[0].as_deref().map(|b| parse(HALT, b)).transpose()?;
+            let (mut version, mut docs) = self.cluster.read_docs(&names)?;
+            let permit_docs = docs.split_off(1);
+            let halt_doc = docs.swap_remove(0);
+            // A halt document without the seal reads as a halt in force, and is sealed anew by
+            // whatever `f` makes of it (a `bardo resume` lifts it; a halt keeps it).
+            let resealed = halt_doc.is_err();
+            let mut halt = halt_of(halt_doc)?;
             let mut permits = Map::new();
-            for (k, bytes) in keys.iter().zip(&docs[1..]) {
-                if let (Some(id), Some(bytes)) = (k.strip_prefix("permit."), bytes) {
-                    permits.insert(id.to_owned(), parse(k, bytes)?);
+            let mut sealed: Vec<(&String, Vec<u8>)> = Vec::new();
+            for (k, doc) in keys.iter().zip(permit_docs) {
+                match doc {
+                    Ok(Some(bytes)) => {
+                        if let Some(id) = k.strip_prefix("permit.") {
+                            permits.insert(id.to_owned(), parse(k, &bytes)?);
+                            sealed.push((k, bytes));
+                        }
+                    }
+                    Ok(None) => {}
+                    // Not the fleet's: never taken, never changed by a fleet-wide step.
+                    Err(t) => tracing::warn!("{t}; skipped"),
                 }
             }
             let halt_before = halt.clone();
             let out = f(&mut halt, &mut permits);
             let mut changes: Vec<(String, Option<Vec<u8>>)> = Vec::new();
-            if halt != halt_before {
+            if halt != halt_before || resealed {
                 changes.push((HALT.into(), halt.as_ref().map(json).transpose()?));
             }
-            for (k, before) in keys.iter().zip(&docs[1..]) {
+            for (k, before) in sealed {
                 let Some(entry) = k.strip_prefix("permit.").and_then(|id| permits.get(id)) else { continue };
                 let bytes = json(entry)?;
-                if before.as_ref() != Some(&bytes) {
+                if before != bytes {
                     changes.push((k.clone(), Some(bytes)));
                 }
             }
@@ -142,13 +166,31 @@ impl Shared {
     /// Remove the permits [`keep`] lets go.
     pub(super) fn sweep(&self, now: SystemTime) -> Result<(), ClusterError> {
         for k in self.cluster.keys("permit")? {
-            let entry: Option<Entry> = self.cluster.read_json(&k)?;
+            // Not the fleet's (tampered): nothing any host will take; removed with the rest.
+            let entry: Option<Entry> = self.cluster.read_json(&k).unwrap_or(None);
             if entry.is_none_or(|e| !keep(&e, now)) {
                 self.cluster.purge(&k)?;
             }
         }
         Ok(())
     }
+}
+
+/// The halt a document holds; one without the fleet's seal is a halt in force (fail closed).
+fn halt_of(doc: Checked) -> Result<Option<Halt>, ClusterError> {
+    match doc {
+        Ok(doc) => doc.as_deref().map(|b| parse(HALT, b)).transpose(),
+        Err(t) => Ok(Some(Halt {
+            reason: format!("{t}; check the fleet's NATS rights, then `bardo resume` seals a new one"),
+            at_ms: 0,
+        })),
+    }
+}
+
+/// The fleet's phase when its document lost its seal: the most careful one (fail closed).
+fn tampered_phase(t: Tampered) -> Result<Option<Phase>, Tampered> {
+    tracing::error!("{t}; the fleet is held at `terminal` until an operator raises it");
+    Ok(Some(Phase::Terminal))
 }
 
 fn parse<T: serde::de::DeserializeOwned>(what: &str, bytes: &[u8]) -> Result<T, ClusterError> {
@@ -163,6 +205,9 @@ fn json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ClusterError> {
 
 impl From<ClusterError> for PermitError {
     fn from(e: ClusterError) -> Self {
+        if let ClusterError::Tampered(t) = e {
+            return PermitError::Tampered(t.to_string());
+        }
         if e.retryable() {
             PermitError::Unavailable(e.to_string())
         } else {

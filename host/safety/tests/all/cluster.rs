@@ -24,6 +24,7 @@ use bardo_safety::spending::{SpendingLimiter, SpendingLimits};
 use bardo_test_artifacts::UNISWAP;
 use bardo_test_support::devnet;
 use bardo_test_support::devnet_host;
+use bardo_test_support::nats::Intruder;
 use bardo_test_support::writes::valuer;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -48,14 +49,17 @@ fn fleet() -> Fleet {
 
 impl Fleet {
     fn connect(&self, servers: Vec<String>) -> Result<Cluster, bardo_cluster::ClusterError> {
-        Cluster::connect(&ClusterConfig {
-            servers,
-            name: "fleet".into(),
-            creds: None,
-            token: None,
-            replicas: 3,
-            timeout: Duration::from_secs(3),
-        })
+        Cluster::connect(
+            &ClusterConfig {
+                servers,
+                name: "fleet".into(),
+                creds: None,
+                token: None,
+                replicas: 3,
+                timeout: Duration::from_secs(3),
+            },
+            Arc::new(self.key.clone()),
+        )
     }
 
     /// A host on the cluster through `servers`: its own plugins and memory; permits, halt, the
@@ -109,6 +113,53 @@ fn refused(r: Result<impl std::fmt::Debug, ToolError>, code: ErrorCode, hint: &s
     assert_eq!(e.code, code, "{e}");
     assert!(e.message.contains(hint), "{:?} should mention {hint:?}", e.message);
     e
+}
+
+/// Someone with NATS publish rights but without the fleet's key cannot bring a used permit
+/// back, lift a halt, raise the phase or reset the day's spend: a document without the fleet's
+/// seal, or an older sealed copy written back, is refused as tampered, failing closed.
+#[test]
+fn fleet_documents_without_the_fleets_seal_or_written_back_are_refused_as_tampered() {
+    let f = fleet();
+    let host = f.host(f.nats.urls(), 50);
+    let intruder = Intruder::connect(&f.nats);
+    let state = |doc: &str| format!("bardo.fleet.state.{doc}");
+    const STATE: &str = "BARDO_fleet_STATE";
+
+    // A used permit written back as it was while open: executed once only.
+    let permit = host.preview("swap", &swap("10")).expect("preview");
+    let subject = state(&format!("permit.{}", permit.permit_id));
+    let open_copy = intruder.last(STATE, &subject);
+    let ledger_copy = intruder.last(STATE, &state("spending"));
+    let before = f.usdc();
+    host.commit(&permit.permit_id).expect("commit");
+    intruder.publish(&subject, &open_copy);
+    refused(host.commit(&permit.permit_id), ErrorCode::Denied, "older copy");
+    assert_eq!(before - f.usdc(), U256::from(10_000_000u64), "executed once");
+
+    // An empty message where the halt is (how a deletion reads): the fleet stays halted, until
+    // the operator's resume seals a new document.
+    host.halt("the operator pressed the button").expect("halt");
+    intruder.publish(&state("halt"), b"");
+    refused(host.preview("swap", &swap("10")), ErrorCode::Denied, "tampered");
+    assert!(host.resume().expect("the operator resumes"), "the tampered halt was in force");
+    host.preview("swap", &swap("10")).expect("running again");
+
+    // The phase an agent lowered, raised by an unsealed document: held at `terminal`.
+    host.lower_phase(Phase::Survival).expect("lowered");
+    intruder.publish(&state("phase"), br#""thriving""#);
+    assert_eq!(host.phase(), Phase::Terminal, "fail closed");
+    refused(host.preview("swap", &swap("10")), ErrorCode::Denied, "");
+    assert!(host.resume().expect("the operator resumes"));
+    host.preview("swap", &swap("10")).expect("running again");
+
+    // The day's ledger emptied, then an older sealed copy of it written back: nothing is
+    // counted on either.
+    intruder.publish(&state("spending"), b"{}");
+    refused(host.preview("swap", &swap("10")), ErrorCode::Denied, "tampered");
+    intruder.publish(&state("spending"), &ledger_copy);
+    refused(host.preview("swap", &swap("10")), ErrorCode::Denied, "older copy");
+    assert_eq!(before - f.usdc(), U256::from(10_000_000u64), "nothing more left the wallet");
 }
 
 #[test]
