@@ -225,6 +225,17 @@ struct Entry {
     /// (a crash mid-broadcast leaves this; the next start reconciles it from the chain).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     sending_from_nonce: Option<u64>,
+    /// Who is sending it (a write path's instance) and until when that holds, Unix ms, renewed
+    /// while it sends: no other process settles a permit whose sender's lease is live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sending_lease: Option<Lease>,
+}
+
+/// A sender's claim on a permit it is broadcasting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Lease {
+    holder: String,
+    until_ms: u64,
 }
 
 type Map = BTreeMap<String, Entry>;
@@ -361,7 +372,13 @@ impl Permits {
         let (id, now) = (permit.permit_id.clone(), permit.created_at);
         let open = |halted: Option<&Halt>| match halted {
             Some(halt) => Err(halt.refusal()),
-            None => Ok(Entry { permit, state: State::Open, seal: Some(seal), sending_from_nonce: None }),
+            None => Ok(Entry {
+                permit,
+                state: State::Open,
+                seal: Some(seal),
+                sending_from_nonce: None,
+                sending_lease: None,
+            }),
         };
         match &self.store {
             Store::Files(files) => files.insert(&id, now, open).map_err(PermitError::Store)?,
@@ -437,22 +454,55 @@ impl Permits {
         })?
     }
 
-    /// Record that permit `id` is being executed, the wallet's pending nonce being `nonce`.
-    pub fn mark_sending(&self, id: &str, nonce: u64) -> Result<(), PermitError> {
-        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = Some(nonce)))
+    /// Record that permit `id` is being executed by `holder` (a write path's instance), the
+    /// wallet's pending nonce being `nonce`, its claim holding until `until` unless renewed.
+    pub fn mark_sending(
+        &self,
+        id: &str,
+        nonce: u64,
+        holder: &str,
+        until: SystemTime,
+    ) -> Result<(), PermitError> {
+        let lease = Lease { holder: holder.to_owned(), until_ms: millis_since_epoch(until) };
+        self.with_entry(id, |_, entry| {
+            entry.iter_mut().for_each(|e| {
+                e.sending_from_nonce = Some(nonce);
+                e.sending_lease = Some(lease.clone());
+            })
+        })
+    }
+
+    /// Extend `holder`'s claim on permit `id` to `until`, if it still holds it.
+    pub fn renew_sending(&self, id: &str, holder: &str, until: SystemTime) -> Result<(), PermitError> {
+        let until_ms = millis_since_epoch(until);
+        self.with_entry(id, |_, entry| {
+            if let Some(lease) =
+                entry.as_mut().and_then(|e| e.sending_lease.as_mut()).filter(|l| l.holder == holder)
+            {
+                lease.until_ms = until_ms;
+            }
+        })
     }
 
     /// Record that permit `id`'s execution finished (whatever its outcome).
     pub fn mark_finished(&self, id: &str) -> Result<(), PermitError> {
-        self.with_entry(id, |_, entry| entry.iter_mut().for_each(|e| e.sending_from_nonce = None))
+        self.with_entry(id, |_, entry| {
+            entry.iter_mut().for_each(|e| {
+                e.sending_from_nonce = None;
+                e.sending_lease = None;
+            })
+        })
     }
 
-    /// Permits whose execution never finished (a crash mid-broadcast): id, chain, wallet and the
-    /// wallet's pending nonce when they were taken.
-    pub fn unfinished(&self) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
+    /// Permits whose execution never finished and whose sender's claim lapsed by `now` (it
+    /// crashed mid-broadcast, or stopped renewing): id, chain, wallet and the wallet's pending
+    /// nonce when they were taken. A permit another process is still sending is not listed.
+    pub fn unfinished(&self, now: SystemTime) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
+        let now_ms = millis_since_epoch(now);
         self.with_all(|_, permits| {
             permits
                 .iter()
+                .filter(|(_, e)| e.sending_lease.as_ref().is_none_or(|l| l.until_ms <= now_ms))
                 .filter_map(|(id, e)| {
                     e.sending_from_nonce.map(|n| (id.clone(), e.permit.chain_id, e.permit.sender, n))
                 })

@@ -21,6 +21,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long a sender's claim on a permit it broadcasts holds without renewal (renewed every
+/// third of it): the longest a crashed sender's permit stays unreconciled.
+const SENDING_LEASE: Duration = Duration::from_secs(30);
+
 impl WritePath {
     /// Execute a permit once: check that this host sealed it, that this host's wallet signs it
     /// and that today's policy still allows it; re-simulate on the current block and refuse if
@@ -142,25 +146,44 @@ impl WritePath {
             .filter_map(|(asset, _)| asset)
             .chain(permit.plan.calls.iter().map(|c| c.to))
             .collect();
-        // Where the wallet's nonce stood: if this process dies mid-broadcast, the next start
-        // tells from the chain whether anything was sent (see `reconcile`).
-        match self.pending_nonce(&generation, permit.chain_id, permit.sender) {
-            Ok(nonce) => {
-                if let Err(e) = self.permits.mark_sending(permit_id, nonce) {
-                    tracing::warn!(
-                        "{permit_id}: cannot record the broadcast's start ({e}); a crash now stays spent"
-                    );
-                }
-            }
-            Err(e) => {
-                tracing::warn!("{permit_id}: cannot read the wallet's nonce ({e}); a crash now stays spent")
-            }
+        // Where the wallet's nonce stood, and that this process is sending it: if it dies
+        // mid-broadcast, a later start tells from the chain whether anything was sent (see
+        // `reconcile`) once this claim lapses. Nothing is sent without the claim recorded.
+        let nonce = match self.pending_nonce(&generation, permit.chain_id, permit.sender) {
+            Ok(nonce) => nonce,
+            Err(e) => return refuse(e.code, format!("{}; nothing was sent, preview again", e.message)),
+        };
+        let until = || (self.clock)() + SENDING_LEASE;
+        if let Err(e) = self.permits.mark_sending(permit_id, nonce, &self.instance, until()) {
+            let e = permit_error(e);
+            return refuse(
+                e.code,
+                format!(
+                    "cannot record the broadcast's start ({}); nothing was sent, preview again",
+                    e.message
+                ),
+            );
         }
         let capability = Capability::mint(Approved { permit, gas });
-        let sent = broadcast(capability, generation.services(), &|e| self.log(e));
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let sent = std::thread::scope(|s| {
+            // The claim is renewed while the broadcast runs, however long the receipts take.
+            s.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(SENDING_LEASE / 3)
+                {
+                    if let Err(e) = self.permits.renew_sending(permit_id, &self.instance, until()) {
+                        tracing::warn!("{permit_id}: cannot renew the claim on its broadcast ({e})");
+                    }
+                }
+            });
+            let sent = broadcast(capability, generation.services(), &|e| self.log(e));
+            drop(stop);
+            sent
+        });
         if let Err(e) = self.permits.mark_finished(permit_id) {
             tracing::warn!(
-                "{permit_id}: cannot record the broadcast's end ({e}); the next start re-checks it"
+                "{permit_id}: cannot record the broadcast's end ({e}); its claim lapses and a later start re-checks it"
             );
         }
         let (permit, receipts) = sent?;
@@ -255,13 +278,14 @@ impl WritePath {
             .map_err(|e| ToolError::retryable(ErrorCode::Rpc, format!("reading the wallet's nonce: {e}")))
     }
 
-    /// Reconcile executions a crash interrupted (run at start): a permit taken for execution
-    /// whose wallet nonce has not moved since sent nothing, so its spend is released; any other
+    /// Reconcile executions a crash interrupted (run at start): a permit taken for execution,
+    /// whose sender's claim lapsed (a live one is another process sending it: left alone) and
+    /// whose wallet nonce has not moved since, sent nothing, so its spend is released; any other
     /// stays spent, since something left the wallet. Returns the released permits.
     pub fn reconcile(&self) -> Result<Vec<String>, ToolError> {
         let mut released = Vec::new();
         let generation = self.generation();
-        for (id, chain, wallet, nonce) in self.permits.unfinished().map_err(permit_error)? {
+        for (id, chain, wallet, nonce) in self.permits.unfinished((self.clock)()).map_err(permit_error)? {
             if self.pending_nonce(&generation, chain, wallet)? == nonce {
                 self.settle(&id, false);
                 self.log(AuditEvent::PermitRefused {

@@ -162,6 +162,34 @@ fn fleet_documents_without_the_fleets_seal_or_written_back_are_refused_as_tamper
     assert_eq!(before - f.usdc(), U256::from(10_000_000u64), "nothing more left the wallet");
 }
 
+/// Every `bardo` command runs `reconcile` at its start: a permit another host is sending is
+/// never settled by it. Its spend stays counted while the sender's claim is live; once the claim
+/// lapses (the sender died) with nothing sent, the next start releases it.
+#[test]
+fn a_permit_another_host_is_sending_is_not_released_by_a_host_starting_meanwhile() {
+    use alloy::providers::{Provider, ProviderBuilder};
+    use std::time::SystemTime;
+    let f = fleet();
+    let (a, b) = (f.host(f.nats.urls(), 50), f.host(f.nats.urls(), 50));
+    let permit = a.preview("swap", &swap("10")).expect("preview on a");
+    // Host a mid-broadcast, as the store shows it: taken, marked as sending from the wallet's
+    // nonce, its claim live for 3 s more.
+    let store = Permits::shared(f.connect(f.nats.urls()).expect("connect"), f.key.clone());
+    let provider = ProviderBuilder::new().connect_http(f.node.url().parse().expect("url"));
+    let nonce = bardo_test_support::runtime()
+        .block_on(provider.get_transaction_count(f.d.deployer).pending().into_future())
+        .expect("nonce");
+    store.take(&permit.permit_id, SystemTime::now()).expect("taken");
+    let live_until = SystemTime::now() + Duration::from_secs(3);
+    store.mark_sending(&permit.permit_id, nonce, "host-a", live_until).expect("marked");
+    assert!(b.reconcile().expect("reconcile on b").is_empty(), "a's live claim is left alone");
+    refused(b.preview("swap", &swap("45")), ErrorCode::LimitExceeded, "daily");
+    // The claim lapses with nothing sent: the next start releases the spend.
+    std::thread::sleep(live_until.duration_since(SystemTime::now()).unwrap_or_default());
+    assert_eq!(b.reconcile().expect("reconcile on b"), vec![permit.permit_id.clone()]);
+    b.preview("swap", &swap("45")).expect("the $10 is free again");
+}
+
 #[test]
 fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain() {
     let f = fleet();

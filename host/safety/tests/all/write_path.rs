@@ -896,7 +896,8 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
         .expect("nonce");
     for p in [&quiet, &busy] {
         store.take(&p.permit_id, SystemTime::now()).expect("taken");
-        store.mark_sending(&p.permit_id, nonce).expect("marked");
+        // Its claim lapsed with it (its holder stopped renewing).
+        store.mark_sending(&p.permit_id, nonce, "a", SystemTime::now()).expect("marked");
     }
     drop(a);
     let sent = TransactionRequest::default().from(e.d.deployer).to(e.d.deployer);
@@ -905,7 +906,7 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
     let moved = runtime()
         .block_on(provider.get_transaction_count(e.d.deployer).pending().into_future())
         .expect("nonce");
-    store.mark_sending(&quiet.permit_id, moved).expect("marked");
+    store.mark_sending(&quiet.permit_id, moved, "a", SystemTime::now()).expect("marked");
     assert_eq!(ledger_ids().len(), 2, "both reserved");
     // The next start: `quiet` sent nothing and is released; `busy` stays counted.
     let b = process("b");
@@ -915,5 +916,5 @@ fn a_crash_mid_broadcast_stays_spent_and_the_next_start_releases_only_what_sent_
     // A commit that runs to its end leaves nothing to reconcile.
     let done = b.preview("swap", &swap("30")).expect("preview");
     b.commit(&done.permit_id).expect("commit");
-    assert!(store.unfinished().expect("store").is_empty());
+    assert!(store.unfinished(SystemTime::now() + Duration::from_secs(3600)).expect("store").is_empty());
 }
