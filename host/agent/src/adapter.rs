@@ -397,6 +397,7 @@ mod tests {
             gas_used: 0,
             changes: None,
             outcome_mismatch: vec!["WETH: declared +1, executed +0.9".into()],
+            unrecorded: vec![],
         };
         let value = serde_json::to_value(&result).expect("json");
         let episode = episode(&result, &value);

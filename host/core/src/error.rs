@@ -33,6 +33,9 @@ pub enum ErrorCode {
     /// The fleet's shared state (NATS, with `[cluster]`) cannot be reached: nothing was done;
     /// retry when it is back (host-only, like `cancelled`).
     Unavailable,
+    /// A write's later transaction failed after earlier ones were mined: the message names
+    /// every hash; the plan is half done and must not be retried as it is (host-only).
+    PartiallyExecuted,
 }
 
 impl ErrorCode {
@@ -51,6 +54,7 @@ impl ErrorCode {
             Self::Internal => "internal",
             Self::Cancelled => "cancelled",
             Self::Unavailable => "unavailable",
+            Self::PartiallyExecuted => "partially-executed",
         }
     }
 }

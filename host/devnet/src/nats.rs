@@ -164,6 +164,23 @@ impl NatsCluster {
         }
     }
 
+    /// Stall node `i` (SIGSTOP): it holds its connections and answers nothing, as a node stuck
+    /// on its disk or scheduler does, until [`Self::unstall`].
+    pub fn stall(&self, i: usize) {
+        self.signal(i, "-STOP");
+    }
+
+    /// Let a stalled node `i` run again (SIGCONT).
+    pub fn unstall(&self, i: usize) {
+        self.signal(i, "-CONT");
+    }
+
+    fn signal(&self, i: usize, signal: &str) {
+        if let Some(child) = &self.nodes[i].child {
+            let _ = Command::new("kill").args([signal, &child.id().to_string()]).status();
+        }
+    }
+
     /// Start node `i` again on its ports and storage; returns once it has caught up (healthy).
     pub fn restart(&mut self, i: usize) -> std::io::Result<()> {
         self.kill(i);

@@ -758,7 +758,7 @@ mod tests {
         assert!(!path("permit-01").exists(), "an open permit is a line, not a file");
         permits.take("permit-01", day_ago).expect("consumed");
         permits.take("permit-03", day_ago).expect("taken");
-        permits.mark_sending("permit-03", 5).expect("sending, never finished");
+        permits.mark_sending("permit-03", 5, "a", SystemTime::UNIX_EPOCH).expect("sending, never finished");
         assert!(path("permit-01").exists() && path("permit-03").exists(), "taken: their own files");
         for f in [path("permit-01"), path("permit-03")].into_iter().chain(journals()) {
             let f = std::fs::File::options().append(true).open(f).expect("open");
@@ -776,7 +776,7 @@ mod tests {
             later.take("permit-03", now).expect_err("kept"),
             PermitError::Consumed("permit-03".into())
         );
-        assert_eq!(later.unfinished().expect("read").len(), 1);
+        assert_eq!(later.unfinished(SystemTime::now()).expect("read").len(), 1);
         assert_eq!(later.take("permit-04", now).expect("in the new journal").permit_id, "permit-04");
         assert_eq!(journals().len(), 1, "the old journal went, the new one stays");
         // An id is never a path.

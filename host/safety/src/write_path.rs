@@ -64,6 +64,10 @@ pub struct WriteResult {
     pub changes: Option<ChangeSet>,
     /// How the executed change set differs from the plan's declaration (empty: it matches).
     pub outcome_mismatch: Vec<String>,
+    /// Records of this execution the audit log could not take in time (its store unreachable
+    /// after the transactions were sent): the receipts above stand; empty when all were written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded: Vec<String>,
 }
 
 /// A plan that passed every check and its fresh re-simulation: what a capability authorizes.

@@ -11,13 +11,18 @@ use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_runtime::Services;
 
+/// What was sent: the permit, a receipt per transaction, and the records the audit log could
+/// not take meanwhile (sending goes on: a half-sent plan is worse than a missing record).
+pub(super) type Sent = (ActionPermit, Vec<TransactionReceipt>, Vec<String>);
+
 /// Sign and send the permitted calls in order, waiting for each receipt; stop at a revert. The
-/// only way to reach the chain with a write: it needs the capability, and consumes it.
+/// only way to reach the chain with a write: it needs the capability, and consumes it. A call
+/// that fails after earlier ones were mined is `partially-executed`, naming every hash.
 pub(super) fn broadcast(
     capability: Capability<Approved>,
     services: &Services,
     record: &dyn Fn(AuditEvent) -> Result<(), ToolError>,
-) -> Result<(ActionPermit, Vec<TransactionReceipt>), ToolError> {
+) -> Result<Sent, ToolError> {
     let Approved { permit, gas } = capability.into_inner();
     let no_wallet =
         || ToolError::new(ErrorCode::WalletNotConfigured, "no wallet is configured; nothing was sent");
@@ -30,7 +35,24 @@ pub(super) fn broadcast(
         client.rpc_url().parse().map_err(|e| ToolError::new(ErrorCode::Internal, format!("rpc url: {e}")))?;
     let provider = ProviderBuilder::new().wallet(wallet.transaction_signer()).connect_http(url);
     let sender: Address = wallet.address();
-    let mut receipts = Vec::with_capacity(permit.plan.calls.len());
+    let mut receipts: Vec<TransactionReceipt> = Vec::with_capacity(permit.plan.calls.len());
+    let mut unrecorded = Vec::new();
+    // The error of a call after others were mined says what is on chain.
+    let failed = |receipts: &[TransactionReceipt], code: ErrorCode, message: String| {
+        if receipts.is_empty() {
+            return ToolError::new(code, message);
+        }
+        let mined: Vec<String> = receipts.iter().map(|r| r.transaction_hash.to_string()).collect();
+        ToolError::new(
+            ErrorCode::PartiallyExecuted,
+            format!(
+                "{message}, after {} of {} transactions were mined ({}); the plan is half done: read the wallet's state before planning again",
+                receipts.len(),
+                permit.plan.calls.len(),
+                mined.join(", ")
+            ),
+        )
+    };
     for (i, call) in permit.plan.calls.iter().enumerate() {
         // The simulated gas plus a quarter: storage writes that depend on the block timestamp
         // (a V3 oracle observation, interest accrual) can cost more one second later.
@@ -44,25 +66,30 @@ pub(super) fn broadcast(
             .with_chain_id(permit.chain_id);
         let receipt = chains
             .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
-            .map_err(|e| ToolError {
-                code: ErrorCode::Rpc,
-                message: format!("sending `{}`: {e}", call.description),
-                retryable: false,
-            })?;
-        record(AuditEvent::ActionExecuted {
+            .map_err(|e| failed(&receipts, ErrorCode::Rpc, format!("sending `{}`: {e}", call.description)))?;
+        let executed = AuditEvent::ActionExecuted {
             permit_id: permit.permit_id.clone(),
             tx_hash: receipt.transaction_hash.to_string(),
             gas_used: receipt.gas_used,
             success: receipt.status(),
-        })?;
+        };
+        if let Err(e) = record(executed) {
+            tracing::error!(
+                "{}: transaction {} was not recorded: {e}",
+                permit.permit_id,
+                receipt.transaction_hash
+            );
+            unrecorded.push(format!("ActionExecuted {}: {}", receipt.transaction_hash, e.message));
+        }
         let ok = receipt.status();
-        receipts.push(receipt);
         if !ok {
-            return Err(ToolError::new(
+            return Err(failed(
+                &receipts,
                 ErrorCode::Reverted,
                 format!("`{}` reverted on chain", call.description),
             ));
         }
+        receipts.push(receipt);
     }
-    Ok((permit, receipts))
+    Ok((permit, receipts, unrecorded))
 }

@@ -25,6 +25,15 @@ use std::time::Duration;
 /// third of it): the longest a crashed sender's permit stays unreconciled.
 const SENDING_LEASE: Duration = Duration::from_secs(30);
 
+/// How long an executed commit's records are retried while their store is unavailable before
+/// the result is returned without them (`WriteResult::unrecorded`).
+const RECORD_AFTER_BROADCAST: Duration = Duration::from_secs(15);
+
+/// An audit event's type, as its record names it.
+fn event_kind(event: &AuditEvent) -> String {
+    serde_json::to_value(event).ok().and_then(|v| v["type"].as_str().map(str::to_owned)).unwrap_or_default()
+}
+
 impl WritePath {
     /// Execute a permit once: check that this host sealed it, that this host's wallet signs it
     /// and that today's policy still allows it; re-simulate on the current block and refuse if
@@ -186,20 +195,27 @@ impl WritePath {
                 "{permit_id}: cannot record the broadcast's end ({e}); its claim lapses and a later start re-checks it"
             );
         }
-        let (permit, receipts) = sent?;
+        let (permit, receipts, mut unrecorded) = sent?;
+        // From here on the transactions are on chain: a store that fails now costs a record,
+        // never the caller's receipts (each record is retried while its store is unavailable).
+        let deadline = std::time::Instant::now() + RECORD_AFTER_BROADCAST;
+        let mut record = |event: AuditEvent| self.record_executed(event, deadline, &mut unrecorded);
         let planner = generation.planner();
         let report = planner.verify(&permit.tool, &permit.params.to_string(), permit.chain_id, &receipts);
         self.publish_end(&permit.tool, report.result.is_ok(), &report.stats);
-        self.log(AuditEvent::ToolCall {
+        record(AuditEvent::ToolCall {
             tool: permit.tool.clone(),
             phase: "verify".into(),
             ok: report.result.is_ok(),
             generation: Some(generation.number()),
-        })?;
-        let actual = report.result?;
-        let checked = self.check_receipts(&generation, &permit, &receipts, &assets)?;
+        });
+        let actual = match report.result {
+            Ok(actual) => actual,
+            Err(e) => serde_json::json!({"verify_failed": e.to_string()}),
+        };
+        let checked = self.check_receipts(&generation, &permit, &receipts, &assets, &mut record);
         let schema_version = planner.write_tool_named(&permit.tool).map_or(0, |t| t.def.schema_version);
-        let result = WriteResult {
+        let mut result = WriteResult {
             schema_version,
             permit_id: permit.permit_id,
             tool: permit.tool,
@@ -210,10 +226,31 @@ impl WritePath {
             outcome_mismatch: checked.mismatch,
             tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
             gas_used: receipts.iter().map(|r| r.gas_used).sum(),
+            unrecorded: Vec::new(),
         };
         let valuer = generation.hooks().valuer.as_ref();
-        self.log(outcome_event(valuer, permit.chain_id, &result, &receipts))?;
+        record(outcome_event(valuer, permit.chain_id, &result, &receipts));
+        result.unrecorded = unrecorded;
         Ok(result)
+    }
+
+    /// Audit `event` of a commit whose transactions were sent: retried while the store is
+    /// unavailable until `deadline`; what could not be written is added to `unrecorded` (the
+    /// caller still gets its receipts, and the operator a log line).
+    fn record_executed(&self, event: AuditEvent, deadline: std::time::Instant, unrecorded: &mut Vec<String>) {
+        loop {
+            match self.log(event.clone()) {
+                Ok(()) => return,
+                Err(e) if e.retryable && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                Err(e) => {
+                    tracing::error!("an executed commit's record was not written: {e}: {event:?}");
+                    unrecorded.push(format!("{}: {}", event_kind(&event), e.message));
+                    return;
+                }
+            }
+        }
     }
 
     /// Derive the wallet's change set from the receipts, as a simulation's is derived, and hold
@@ -226,7 +263,8 @@ impl WritePath {
         permit: &ActionPermit,
         receipts: &[TransactionReceipt],
         assets: &BTreeSet<Address>,
-    ) -> Result<Checked, ToolError> {
+        record: &mut dyn FnMut(AuditEvent),
+    ) -> Checked {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let chains = &generation.services().evm.chains;
         let derived = bardo_evm::executed::executed_changes(
@@ -241,11 +279,11 @@ impl WritePath {
             Ok(changes) => changes,
             Err(e) => {
                 let reason = format!("the host could not read what the transactions changed: {e}");
-                self.log(AuditEvent::OutcomeMismatch {
+                record(AuditEvent::OutcomeMismatch {
                     permit_id: permit.permit_id.clone(),
                     differences: vec![reason.clone()],
-                })?;
-                return Ok(Checked { changes: None, mismatch: vec![reason] });
+                });
+                return Checked { changes: None, mismatch: vec![reason] };
             }
         };
         let mismatch = match declared::Declared::parse(&permit.expected_outcome) {
@@ -254,10 +292,10 @@ impl WritePath {
             Err(reason) => vec![reason],
         };
         if !mismatch.is_empty() {
-            self.log(AuditEvent::OutcomeMismatch {
+            record(AuditEvent::OutcomeMismatch {
                 permit_id: permit.permit_id.clone(),
                 differences: mismatch.clone(),
-            })?;
+            });
             // Lowering only: a halted or already more careful host stays as it is.
             let current = self.phase_as_set();
             let to =
@@ -265,7 +303,7 @@ impl WritePath {
             // Lowering only; a halt refuses it and already stops every write.
             let _ = self.lower_phase(to);
         }
-        Ok(Checked { changes: Some(changes), mismatch })
+        Checked { changes: Some(changes), mismatch }
     }
 
     /// The wallet's nonce counting transactions the node holds but has not mined.

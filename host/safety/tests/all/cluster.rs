@@ -190,6 +190,48 @@ fn a_permit_another_host_is_sending_is_not_released_by_a_host_starting_meanwhile
     b.preview("swap", &swap("45")).expect("the $10 is free again");
 }
 
+/// A commit whose transactions were sent reports them however its store fails afterwards: the
+/// whole cluster stalls (SIGSTOP) while the commit waits for its receipts. The records it could
+/// not write are named; nothing is reported as retryable.
+#[test]
+fn an_executed_commit_reports_its_receipts_when_the_cluster_stalls_mid_broadcast() {
+    use alloy::providers::{Provider, ProviderBuilder};
+    use std::time::SystemTime;
+    let f = fleet();
+    let host = f.host(f.nats.urls(), 4_000);
+    let permit = host.preview("swap", &swap("100")).expect("preview");
+    let store = Permits::shared(f.connect(f.nats.urls()).expect("connect"), f.key.clone());
+    // A block every second from now: the broadcast waits for each receipt.
+    let provider = ProviderBuilder::new().connect_http(f.node.url().parse().expect("url"));
+    let rt = bardo_test_support::runtime();
+    rt.block_on(provider.raw_request::<_, ()>("evm_setAutomine".into(), (false,))).expect("automine off");
+    rt.block_on(provider.raw_request::<_, ()>("evm_setIntervalMining".into(), (1,))).expect("interval");
+    let before = f.usdc();
+    let result = std::thread::scope(|s| {
+        let commit = s.spawn(|| host.commit(&permit.permit_id));
+        // Once the broadcast has started (the store shows the permit as being sent), every node
+        // stalls.
+        let far = SystemTime::now() + Duration::from_secs(3600);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while store.unfinished(far).map(|u| u.is_empty()).unwrap_or(true) {
+            assert!(std::time::Instant::now() < deadline, "the broadcast never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (0..3).for_each(|i| f.nats.stall(i));
+        let result = commit.join().expect("commit thread");
+        (0..3).for_each(|i| f.nats.unstall(i));
+        result
+    });
+    let result = result.expect("an executed commit returns its receipts");
+    assert_eq!(result.tx_hashes.len(), 3, "approval, Permit2, swap: {result:?}");
+    assert!(
+        result.unrecorded.iter().any(|r| r.starts_with("OutcomeRecorded")),
+        "the outcome could not be recorded, and says so: {:?}",
+        result.unrecorded
+    );
+    assert_eq!(before - f.usdc(), U256::from(100_000_000u64), "sent once");
+}
+
 #[test]
 fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain() {
     let f = fleet();
