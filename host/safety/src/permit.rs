@@ -166,8 +166,7 @@ pub struct Halt {
 impl Halt {
     /// When it was halted, as UTC text (`2000-02-29 01:02:03 UTC`).
     pub fn since(&self) -> String {
-        // 0: read from a fleet halt document that lost its seal (see `cluster`).
-        if self.at_ms == 0 { "a time its tampered document cannot tell".into() } else { utc(self.at_ms) }
+        utc(self.at_ms)
     }
 
     /// The refusal of a write while it is in force.

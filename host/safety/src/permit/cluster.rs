@@ -180,9 +180,10 @@ impl Shared {
 fn halt_of(doc: Checked) -> Result<Option<Halt>, ClusterError> {
     match doc {
         Ok(doc) => doc.as_deref().map(|b| parse(HALT, b)).transpose(),
+        // When is unknown: it reads as halted since it was found.
         Err(t) => Ok(Some(Halt {
             reason: format!("{t}; check the fleet's NATS rights, then `bardo resume` seals a new one"),
-            at_ms: 0,
+            at_ms: super::millis_since_epoch(std::time::SystemTime::now()),
         })),
     }
 }
