@@ -6,6 +6,9 @@
 mod cluster;
 mod files;
 mod journal;
+mod wallet;
+
+pub use wallet::WalletLease;
 
 use super::audit_log::RecordAt;
 use super::host_key::HostKey;
@@ -279,6 +282,8 @@ pub struct Permits {
     key: HostKey,
     /// When this process last removed settled permits, Unix ms (0: not yet).
     swept_ms: AtomicU64,
+    /// The wallets this process's commits are sending for (see [`WalletLease`]).
+    busy: wallet::Busy,
 }
 
 /// Where the book lives.
@@ -308,21 +313,36 @@ fn keep(entry: &Entry, now: SystemTime) -> bool {
 impl Permits {
     /// Permits kept in this process only, sealed with `key`.
     pub fn in_memory(key: HostKey) -> Self {
-        Self { store: Store::Memory(Mutex::default()), key, swept_ms: AtomicU64::new(0) }
+        Self {
+            store: Store::Memory(Mutex::default()),
+            key,
+            swept_ms: AtomicU64::new(0),
+            busy: wallet::Busy::default(),
+        }
     }
 
     /// Permits kept with `path` (its halt in it, each permit in `<path>.d/`, created on first
     /// use), sealed with `key`: every process sharing them must hold the same key
     /// (`[safety] host_key`), or it refuses the others' permits.
     pub fn open(path: &Path, key: HostKey) -> Self {
-        Self { store: Store::Files(files::Files::new(path)), key, swept_ms: AtomicU64::new(0) }
+        Self {
+            store: Store::Files(files::Files::new(path)),
+            key,
+            swept_ms: AtomicU64::new(0),
+            busy: wallet::Busy::default(),
+        }
     }
 
     /// Permits kept in the fleet's NATS cluster, sealed with `key`, which every host of the
     /// fleet must hold. When the cluster does not answer, every operation fails with
     /// [`PermitError::Unavailable`]: nothing falls back to local files.
     pub fn shared(cluster: bardo_cluster::Cluster, key: HostKey) -> Self {
-        Self { store: Store::Cluster(cluster::Shared::new(cluster)), key, swept_ms: AtomicU64::new(0) }
+        Self {
+            store: Store::Cluster(cluster::Shared::new(cluster)),
+            key,
+            swept_ms: AtomicU64::new(0),
+            busy: wallet::Busy::default(),
+        }
     }
 
     /// Apply `f` to the halt in force and permit `id` (None when there is none; set it to store

@@ -10,6 +10,7 @@
 //! changes such as a halt).
 
 use super::valid_id;
+use super::wallet::Holder;
 use super::{Entry, Halt, Map, PermitError, keep};
 use bardo_cluster::{Checked, Cluster, ClusterError, Tampered};
 use bardo_core::tool::Phase;
@@ -161,6 +162,36 @@ impl Shared {
             return Ok(out);
         }
         Err(contended("the permit book"))
+    }
+
+    /// Name `claim`'s holder as wallet `name`'s sender if nobody holds it, its holder's lease
+    /// lapsed by `now_ms`, or it is the holder already; false when another holds it.
+    pub(super) fn claim_wallet(&self, name: &str, claim: &Holder, now_ms: u64) -> Result<bool, ClusterError> {
+        self.cluster.update_json(&format!("wallet.{name}"), |doc: &mut Option<Holder>| match doc {
+            Some(h) if h.holder != claim.holder && h.until_ms > now_ms => false,
+            _ => {
+                *doc = Some(claim.clone());
+                true
+            }
+        })
+    }
+
+    /// Extend the lease on wallet `name` if `claim`'s holder still holds it.
+    pub(super) fn renew_wallet(&self, name: &str, claim: &Holder) -> Result<(), ClusterError> {
+        self.cluster.update_json(&format!("wallet.{name}"), |doc: &mut Option<Holder>| {
+            if let Some(h) = doc.as_mut().filter(|h| h.holder == claim.holder) {
+                h.until_ms = claim.until_ms;
+            }
+        })
+    }
+
+    /// Give up wallet `name` if `holder` holds it.
+    pub(super) fn release_wallet(&self, name: &str, holder: &str) -> Result<(), ClusterError> {
+        self.cluster.update_json(&format!("wallet.{name}"), |doc: &mut Option<Holder>| {
+            if doc.as_ref().is_some_and(|h| h.holder == holder) {
+                *doc = None;
+            }
+        })
     }
 
     /// Remove the permits [`keep`] lets go.

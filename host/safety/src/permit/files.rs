@@ -53,6 +53,14 @@ impl Files {
         Self { book: book.to_owned(), dir, inner: Mutex::new(Inner { lock: None, journals }) }
     }
 
+    /// The lock file of wallet `name`'s sender (see `wallet`), opened; its directory created.
+    pub(super) fn wallet_lock(&self, name: &str) -> Result<File, String> {
+        let path = self.dir.join(format!("wallet-{name}.lock"));
+        let io = |e: std::io::Error| format!("{}: {e}", path.display());
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)
+    }
+
     fn entry_path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.json"))
     }

@@ -19,11 +19,14 @@ use bardo_evm::changes::ChangeSet;
 use bardo_runtime::plugin::CallControl;
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// How long a sender's claim on a permit it broadcasts holds without renewal (renewed every
 /// third of it): the longest a crashed sender's permit stays unreconciled.
 const SENDING_LEASE: Duration = Duration::from_secs(30);
+
+/// How long a commit waits for another commit sending for the same wallet to finish.
+const WALLET_WAIT: Duration = Duration::from_secs(60);
 
 /// How long an executed commit's records are retried while their store is unavailable before
 /// the result is returned without them (`WriteResult::unrecorded`).
@@ -158,6 +161,22 @@ impl WritePath {
         // Where the wallet's nonce stood, and that this process is sending it: if it dies
         // mid-broadcast, a later start tells from the chain whether anything was sent (see
         // `reconcile`) once this claim lapses. Nothing is sent without the claim recorded.
+        // One sender per wallet (in the fleet, with `[cluster]`): this commit's transactions take
+        // consecutive nonces, none of them taken by another commit meanwhile.
+        let wallet_until = || SystemTime::now() + SENDING_LEASE;
+        let wallet = match self.permits.wallet_lease(
+            permit.chain_id,
+            permit.sender,
+            &self.instance,
+            wallet_until,
+            WALLET_WAIT,
+        ) {
+            Ok(lease) => lease,
+            Err(e) => {
+                let e = permit_error(e);
+                return refuse(e.code, e.message);
+            }
+        };
         let nonce = match self.pending_nonce(&generation, permit.chain_id, permit.sender) {
             Ok(nonce) => nonce,
             Err(e) => return refuse(e.code, format!("{}; nothing was sent, preview again", e.message)),
@@ -175,6 +194,7 @@ impl WritePath {
         }
         let capability = Capability::mint(Approved { permit, gas });
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let held = &wallet;
         let sent = std::thread::scope(|s| {
             // The claim is renewed while the broadcast runs, however long the receipts take.
             s.spawn(move || {
@@ -183,6 +203,9 @@ impl WritePath {
                 {
                     if let Err(e) = self.permits.renew_sending(permit_id, &self.instance, until()) {
                         tracing::warn!("{permit_id}: cannot renew the claim on its broadcast ({e})");
+                    }
+                    if let Err(e) = held.renew(wallet_until()) {
+                        tracing::warn!("{permit_id}: cannot renew its wallet's lease ({e})");
                     }
                 }
             });
@@ -195,7 +218,20 @@ impl WritePath {
                 "{permit_id}: cannot record the broadcast's end ({e}); its claim lapses and a later start re-checks it"
             );
         }
-        let (permit, receipts, mut unrecorded) = sent?;
+        drop(wallet);
+        let (permit, receipts, mut unrecorded) = match sent {
+            Ok(sent) => sent,
+            Err(e) if e.code == ErrorCode::PartiallyExecuted => {
+                // Half a plan is on chain: audited as a divergence, and the host more careful.
+                let _ = self.log(AuditEvent::OutcomeMismatch {
+                    permit_id: permit_id.to_owned(),
+                    differences: vec![e.message.clone()],
+                });
+                self.lower_after_divergence();
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         // From here on the transactions are on chain: a store that fails now costs a record,
         // never the caller's receipts (each record is retried while its store is unavailable).
         let deadline = std::time::Instant::now() + RECORD_AFTER_BROADCAST;
@@ -296,14 +332,19 @@ impl WritePath {
                 permit_id: permit.permit_id.clone(),
                 differences: mismatch.clone(),
             });
-            // Lowering only: a halted or already more careful host stays as it is.
-            let current = self.phase_as_set();
-            let to =
-                if severity(self.mismatch_phase) > severity(current) { self.mismatch_phase } else { current };
-            // Lowering only; a halt refuses it and already stops every write.
-            let _ = self.lower_phase(to);
+            self.lower_after_divergence();
         }
         Checked { changes: Some(changes), mismatch }
+    }
+
+    /// Lower the phase to `[safety] mismatch_phase` after an execution diverged from its plan.
+    fn lower_after_divergence(&self) {
+        // Lowering only: a halted or already more careful host stays as it is.
+        let current = self.phase_as_set();
+        let to =
+            if severity(self.mismatch_phase) > severity(current) { self.mismatch_phase } else { current };
+        // Lowering only; a halt refuses it and already stops every write.
+        let _ = self.lower_phase(to);
     }
 
     /// The wallet's nonce counting transactions the node holds but has not mined.

@@ -232,6 +232,61 @@ fn an_executed_commit_reports_its_receipts_when_the_cluster_stalls_mid_broadcast
     assert_eq!(before - f.usdc(), U256::from(100_000_000u64), "sent once");
 }
 
+/// Two hosts commit four permits for one wallet at once (swaps in four different pools, so no
+/// plan changes another's simulation): the wallet's lease makes one commit at a time its
+/// sender, so every plan executes whole and each plan's transactions have consecutive nonces.
+#[test]
+fn commits_for_one_wallet_on_two_hosts_at_once_each_execute_whole_with_consecutive_nonces() {
+    use alloy::consensus::Transaction as _;
+    use alloy::providers::{Provider, ProviderBuilder};
+    let f = fleet();
+    let hosts = [f.host(f.nats.urls(), 4_000), f.host(f.nats.urls(), 4_000)];
+    let swaps =
+        [("USDC", "WETH", "20"), ("WBTC", "WETH", "0.0005"), ("WETH", "DAI", "0.01"), ("DAI", "USDC", "20")];
+    let permits: Vec<_> = swaps
+        .iter()
+        .enumerate()
+        .map(|(i, (token_in, token_out, amount))| {
+            let params =
+                json!({"chain_id": CHAIN_ID, "token_in": token_in, "token_out": token_out, "amount": amount});
+            hosts[i % 2].preview("swap", &params).expect("preview")
+        })
+        .collect();
+    let results: Vec<Result<_, ToolError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = permits
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let host = &hosts[(i + 1) % 2];
+                s.spawn(move || host.commit(&p.permit_id))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    let provider = ProviderBuilder::new().connect_http(f.node.url().parse().expect("url"));
+    let rt = bardo_test_support::runtime();
+    let mut every = Vec::new();
+    for (result, permit) in results.iter().zip(&permits) {
+        let result = result.as_ref().unwrap_or_else(|e| panic!("{}: {e}", permit.permit_id));
+        assert_eq!(result.tx_hashes.len(), permit.plan.calls.len(), "executed whole: {result:?}");
+        let nonces: Vec<u64> = result
+            .tx_hashes
+            .iter()
+            .map(|h| {
+                let tx =
+                    rt.block_on(provider.get_transaction_by_hash(h.parse().expect("hash"))).expect("rpc");
+                tx.expect("mined").nonce()
+            })
+            .collect();
+        assert!(nonces.windows(2).all(|w| w[1] == w[0] + 1), "consecutive: {nonces:?}");
+        every.extend(nonces);
+    }
+    let sent = every.len();
+    every.sort_unstable();
+    every.dedup();
+    assert_eq!(every.len(), sent, "no nonce used twice");
+}
+
 #[test]
 fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain() {
     let f = fleet();
