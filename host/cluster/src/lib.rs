@@ -133,6 +133,9 @@ impl std::fmt::Debug for Cluster {
 /// Most tries of one compare-and-set change before giving up as contended.
 const MAX_TRIES: usize = 200;
 
+/// The state document saying the fleet made its audit stream (see [`Cluster::connect`]).
+const AUDIT_MARKER: &str = "audit-stream";
+
 impl Cluster {
     /// Connect and make sure the fleet's streams exist (created with `replicas` copies); every
     /// state document is sealed and checked with `sealer` (the key every host of the fleet holds).
@@ -163,6 +166,7 @@ impl Cluster {
         let (state_subjects, audit_subject) = (format!("{prefix}.state.>"), format!("{prefix}.audit"));
         let events_config = events::stream_config(name, &prefix, replicas);
         let timeout = config.timeout;
+        let (marker_sealer, state_subjects_prefix) = (sealer.clone(), format!("{prefix}.state"));
         let opened = bridge.run(timeout.max(Duration::from_secs(10)), async move {
             let mut options = async_nats::ConnectOptions::new()
                 .name("bardo")
@@ -192,27 +196,46 @@ impl Cluster {
                 })
                 .await
                 .map_err(|e| format!("the state stream: {e}"))?;
-            let audit = context
-                .get_or_create_stream(stream::Config {
-                    name: audit_name,
-                    subjects: vec![audit_subject],
-                    num_replicas: replicas,
-                    storage: stream::StorageType::File,
-                    deny_delete: true,
-                    deny_purge: true,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| format!("the audit stream: {e}"))?;
+            // A fleet's audit stream is made once: once its sealed marker is in the state, a
+            // missing stream was deleted, and is refused as tampered rather than made again empty.
+            let marker_subject = format!("{state_subjects_prefix}.{AUDIT_MARKER}");
+            let audit = match context.get_stream(&audit_name).await {
+                Ok(audit) => audit,
+                Err(e) if matches!(e.kind(), jetstream::context::GetStreamErrorKind::JetStream(j)
+                    if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND) =>
+                {
+                    if let Some((seq, payload)) = last_raw(&state, &marker_subject).await?
+                        && seal::open(&*marker_sealer, AUDIT_MARKER, &marker_subject, seq, &payload).is_ok()
+                    {
+                        return Ok(Err(Tampered {
+                            key: audit_name.clone(),
+                            reason: "the fleet's audit stream is gone though the fleet made it: deleted by someone with JetStream admin rights; restore it from a backup, it is not made again empty".into(),
+                        }));
+                    }
+                    context
+                        .get_or_create_stream(stream::Config {
+                            name: audit_name,
+                            subjects: vec![audit_subject],
+                            num_replicas: replicas,
+                            storage: stream::StorageType::File,
+                            deny_delete: true,
+                            deny_purge: true,
+                            ..Default::default()
+                        })
+                        .await
+                        .map_err(|e| format!("the audit stream: {e}"))?
+                }
+                Err(e) => return Err(format!("the audit stream: {e}")),
+            };
             let events = context
                 .get_or_create_stream(events_config)
                 .await
                 .map_err(|e| format!("the events stream: {e}"))?;
-            Ok::<_, String>((context, state, audit, events))
+            Ok::<_, String>(Ok((context, state, audit, events)))
         });
         let (context, state, audit, events) =
-            opened.map_err(|_| unavailable("no answer in time".into()))?.map_err(unavailable)?;
-        Ok(Self {
+            opened.map_err(|_| unavailable("no answer in time".into()))?.map_err(unavailable)??;
+        let cluster = Self {
             inner: std::sync::Arc::new(Inner {
                 bridge,
                 state,
@@ -224,7 +247,11 @@ impl Cluster {
                 servers,
                 timeout,
             }),
-        })
+        };
+        cluster.update_json(AUDIT_MARKER, |marker: &mut Option<String>| {
+            marker.get_or_insert_with(|| "the fleet's audit stream was made".into());
+        })?;
+        Ok(cluster)
     }
 
     fn unavailable(&self, reason: impl std::fmt::Display) -> ClusterError {

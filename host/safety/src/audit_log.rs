@@ -259,6 +259,8 @@ pub struct AuditLog {
     flusher: Arc<Flusher>,
     /// The fleet's stream, which holds the chain instead of the file (`[cluster]`).
     shared: Option<bardo_cluster::Cluster>,
+    /// The fleet chain's head as this host last saw it (see [`shared`]).
+    seen: shared::Seen,
 }
 
 /// A file's identity: (device, inode).
@@ -343,6 +345,7 @@ impl AuditLog {
             appender: Mutex::new(None),
             flusher: Arc::default(),
             shared: None,
+            seen: shared::Seen::default(),
         })
     }
 
@@ -358,7 +361,15 @@ impl AuditLog {
             appender: Mutex::new(None),
             flusher: Arc::default(),
             shared: Some(cluster),
+            seen: shared::Seen::default(),
         }
+    }
+
+    /// Keep the fleet chain's head this host saw in `file` as well, so that after a restart too
+    /// a stream shorter than it is refused (see [`shared`]).
+    pub fn with_checkpoint(mut self, file: &Path) -> Result<Self, AuditError> {
+        self.seen = shared::Seen::with_file(file)?;
+        Ok(self)
     }
 
     /// Whether the record written `at`, naming `needle`, is kept: on disk (see [`on_disk`]) or,
@@ -407,7 +418,7 @@ impl AuditLog {
         }
         if let Some(cluster) = &self.shared {
             // Acknowledged by a quorum of the stream's nodes: as durable as the fleet's storage.
-            return shared::append(cluster, &self.path, &self.key, events).map(Some);
+            return shared::append(cluster, &self.path, &self.key, &self.seen, events).map(Some);
         }
         let mut slot = self.appender.lock().unwrap_or_else(PoisonError::into_inner);
         let appender = match slot.as_mut() {

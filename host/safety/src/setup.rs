@@ -67,7 +67,9 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
     let key = host_key(config)?;
     let cluster = cluster(config)?;
     let audit = match &cluster {
-        Some(cluster) => AuditLog::shared(cluster.clone(), &cluster.audit_label(), key.clone()),
+        // The fleet chain's head this host saw, kept beside where its file log would be.
+        Some(cluster) => AuditLog::shared(cluster.clone(), &cluster.audit_label(), key.clone())
+            .with_checkpoint(&config.resolve(&safety.audit_log).with_extension("fleet-head"))?,
         None => AuditLog::open(&config.resolve(&safety.audit_log), key.clone())?,
     };
     let ttl = Duration::from_secs(safety.ttl_secs);

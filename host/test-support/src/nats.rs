@@ -98,4 +98,21 @@ impl Intruder {
             stream.get_last_raw_message_by_subject(&subject).await.expect("a message").payload.to_vec()
         })
     }
+
+    /// Message `seq` of `stream`, as it is.
+    pub fn message(&self, stream: &str, seq: u64) -> Vec<u8> {
+        let js = self.js.clone();
+        let stream = stream.to_owned();
+        self.rt.block_on(async move {
+            let stream = js.get_stream(stream).await.expect("stream");
+            stream.get_raw_message(seq).await.expect("a message").payload.to_vec()
+        })
+    }
+
+    /// Delete `stream` (JetStream admin rights, which a fleet's operator may not be alone in holding).
+    pub fn delete_stream(&self, stream: &str) {
+        let js = self.js.clone();
+        let stream = stream.to_owned();
+        self.rt.block_on(async move { js.delete_stream(stream).await.expect("deleted") });
+    }
 }

@@ -4,15 +4,75 @@
 //! another host appended first it re-reads the tail and chains again, so every host extends one
 //! linear chain. The stream denies deletes and purges; JetStream keeps it on a quorum of nodes.
 //!
-//! No checkpoint file: with deletes and purges denied, records leave the stream only with the
-//! whole stream (JetStream admin rights), and a commit checks its preview's record by its
-//! stream sequence.
+//! Hosts check the sequence as well as the seal: an append chains on only from a tail that
+//! links to what this host saw last (each message since, record by record: numbered on, each
+//! `prev` the hash of the line before, sealed), so a sealed message copied back to the tail is
+//! refused, not chained from; a stream shorter than the head this host saw (deleted and made
+//! again) is refused too. The head seen is kept in memory and, with a checkpoint file, across
+//! restarts; `bardo_cluster` does not recreate a fleet's audit stream that was deleted.
 
 use super::{AuditError, AuditEvent, RecordAt, Tail, broken, genesis, lines, next, seal_ok};
 use crate::host_key::HostKey;
 use bardo_cluster::{Cluster, ClusterError};
+use bardo_core::sync::lock;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The chain's head as this host last saw it: the stream's last message and the record it
+/// ends with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Head {
+    message: u64,
+    record: u64,
+    hash: String,
+}
+
+/// The head seen, in memory and (optionally) in a checkpoint file that outlives the process.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    head: Mutex<Option<Head>>,
+    file: Option<PathBuf>,
+}
+
+impl Seen {
+    /// Kept in `file` too: read now (a missing file is a host that saw nothing yet).
+    pub(super) fn with_file(file: &Path) -> Result<Self, AuditError> {
+        let head = match std::fs::read(file) {
+            Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| AuditError::Io {
+                path: file.to_owned(),
+                message: format!("the fleet chain's checkpoint is unreadable: {e}"),
+            })?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(AuditError::Io { path: file.to_owned(), message: e.to_string() }),
+        };
+        Ok(Self { head: Mutex::new(head), file: Some(file.to_owned()) })
+    }
+
+    fn get(&self) -> Option<Head> {
+        lock(&self.head).clone()
+    }
+
+    fn set(&self, head: Head) {
+        let mut seen = lock(&self.head);
+        // Never backwards: another thread may have appended further meanwhile.
+        if seen.as_ref().is_some_and(|s| s.message >= head.message) {
+            return;
+        }
+        if let Some(file) = &self.file {
+            let tmp = file.with_extension("tmp");
+            let written = serde_json::to_vec(&head)
+                .map_err(std::io::Error::other)
+                .and_then(|json| std::fs::write(&tmp, json))
+                .and_then(|()| std::fs::rename(&tmp, file));
+            if let Err(e) = written {
+                tracing::warn!("{}: cannot keep the fleet chain's checkpoint: {e}", file.display());
+            }
+        }
+        *seen = Some(head);
+    }
+}
 
 fn unavailable(label: &Path, e: ClusterError) -> AuditError {
     match e {
@@ -26,18 +86,32 @@ pub(super) fn append(
     cluster: &Cluster,
     label: &Path,
     key: &HostKey,
+    seen: &Seen,
     events: &[AuditEvent],
 ) -> Result<RecordAt, AuditError> {
     const MAX_TRIES: usize = 200;
     for _ in 0..MAX_TRIES {
-        let (expected, tail) = match cluster.chain_last().map_err(|e| unavailable(label, e))? {
+        let last = cluster.chain_last().map_err(|e| unavailable(label, e))?;
+        let at = last.as_ref().map_or(0, |(seq, _)| *seq);
+        if let Some(head) = seen.get().filter(|head| at < head.message) {
+            // A replica behind the stream's leader may answer the read: the leader's count
+            // decides whether the stream is shorter or the read was stale (then read again).
+            let len = cluster.chain_len().map_err(|e| unavailable(label, e))?;
+            if len < head.message {
+                return Err(shorter(label, &head, len));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            continue;
+        }
+        let (expected, tail) = match last {
             None => (0, genesis()),
-            Some((seq, bytes)) => (seq, tail_of(label, key, seq, &bytes)?),
+            Some((seq, bytes)) => (seq, linked_tail(cluster, label, key, seen, seq, &bytes)?),
         };
         let (text, tail) = lines(label, key, tail, events)?;
         let last = text.trim_end_matches('\n').rsplit('\n').next().unwrap_or_default().len() as u64;
         match cluster.chain_append(expected, text.into_bytes()).map_err(|e| unavailable(label, e))? {
             Ok(seq) => {
+                seen.set(Head { message: seq, record: tail.0, hash: tail.1.clone() });
                 return Ok(RecordAt {
                     log: label.to_owned(),
                     offset: 0,
@@ -50,6 +124,71 @@ pub(super) fn append(
         }
     }
     Err(unavailable(label, ClusterError::Contended("the audit chain".into())))
+}
+
+fn shorter(label: &Path, head: &Head, now: u64) -> AuditError {
+    broken(
+        label,
+        head.record,
+        format!(
+            "the fleet's audit stream ends at message {now}, but this host saw it at message {} (record {}): it was deleted or cut, and is refused as tampered",
+            head.message, head.record
+        ),
+    )
+}
+
+/// The tail of the chain at its last message `seq` (`bytes`), once every message since the head
+/// this host saw (or, for a host that saw none, the message before it) links on record by
+/// record: a sealed message copied to the tail does not.
+fn linked_tail(
+    cluster: &Cluster,
+    label: &Path,
+    key: &HostKey,
+    seen: &Seen,
+    seq: u64,
+    bytes: &[u8],
+) -> Result<Tail, AuditError> {
+    let base = match seen.get() {
+        Some(head) if seq < head.message => return Err(shorter(label, &head, seq)),
+        Some(head) => (head.message, (head.record, head.hash)),
+        None if seq == 1 => (0, genesis()),
+        None => {
+            let before = cluster.chain_entry(seq - 1).map_err(|e| unavailable(label, e))?;
+            let before =
+                before.ok_or_else(|| broken(label, 0, format!("stream message {} was removed", seq - 1)))?;
+            (seq - 1, tail_of(label, key, seq - 1, &before)?)
+        }
+    };
+    let (from, mut tail) = base;
+    if from == seq {
+        let last = std::str::from_utf8(bytes).unwrap_or_default().trim_end_matches('\n').rsplit('\n').next();
+        if last.map(|l| hex::encode(Sha256::digest(l.as_bytes()))) != Some(tail.1.clone()) {
+            return Err(broken(
+                label,
+                tail.0,
+                format!("stream message {seq} was replaced since this host wrote it"),
+            ));
+        }
+        return Ok(tail);
+    }
+    for m in from + 1..=seq {
+        let owned;
+        let message = if m == seq {
+            bytes
+        } else {
+            owned = cluster
+                .chain_entry(m)
+                .map_err(|e| unavailable(label, e))?
+                .ok_or_else(|| broken(label, tail.0 + 1, format!("stream message {m} was removed")))?;
+            &owned
+        };
+        let text = std::str::from_utf8(message).map_err(|_| broken(label, tail.0 + 1, "not UTF-8".into()))?;
+        for line in text.lines() {
+            tail = next(label, Some(key), tail, line)?;
+        }
+    }
+    seen.set(Head { message: seq, record: tail.0, hash: tail.1.clone() });
+    Ok(tail)
 }
 
 /// The chain's tail after message `seq`: its last line's seq and hash. The line must carry the

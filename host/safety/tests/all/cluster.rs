@@ -287,6 +287,32 @@ fn commits_for_one_wallet_on_two_hosts_at_once_each_execute_whole_with_consecuti
     assert_eq!(every.len(), sent, "no nonce used twice");
 }
 
+/// A sealed audit message copied back to the tail (publish rights) is refused, not chained on
+/// from, by a host that saw the chain and by one that did not; `verify` says where. A deleted
+/// audit stream (admin rights) is not made again empty.
+#[test]
+fn a_replayed_audit_message_and_a_deleted_audit_stream_are_refused_as_tampered() {
+    let f = fleet();
+    let host = f.host(f.nats.urls(), 4_000);
+    host.preview("swap", &swap("10")).expect("preview");
+    let intruder = Intruder::connect(&f.nats);
+    let first = intruder.message("BARDO_fleet_AUDIT", 1);
+    intruder.publish("bardo.fleet.audit", &first);
+    let e = refused(host.preview("swap", &swap("10")), ErrorCode::Internal, "sequence");
+    assert!(e.message.contains("expected"), "{e}");
+    let fresh = f.host(f.nats.urls(), 4_000);
+    refused(fresh.preview("swap", &swap("10")), ErrorCode::Internal, "sequence");
+    let cluster = f.connect(f.nats.urls()).expect("connect");
+    let label = cluster.audit_label();
+    let broken = shared::verify(&cluster, label.as_ref(), Some(&f.key)).expect_err("verify finds it");
+    assert!(broken.to_string().contains("sequence 1 where"), "{broken}");
+
+    intruder.delete_stream("BARDO_fleet_AUDIT");
+    let e = f.connect(f.nats.urls()).expect_err("the audit stream is not made again");
+    assert!(e.to_string().contains("audit stream is gone"), "{e}");
+    assert!(host.preview("swap", &swap("10")).is_err(), "a host connected before refuses too");
+}
+
 #[test]
 fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain() {
     let f = fleet();
