@@ -281,11 +281,35 @@ fn main() -> ExitCode {
         .init();
     match run(Cli::parse()) {
         Ok(code) => code,
+        // The fleet's store out of reach is the one error shape every command shares, retryable.
+        Err(e) if let Some(message) = store_unavailable(&e) => {
+            let error = bardo_core::ToolError::retryable(bardo_core::ErrorCode::Unavailable, message);
+            println!("{}", serde_json::json!({ "error": error }));
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Why the fleet's NATS store could not be reached, if that is what `e` comes to.
+fn store_unavailable(e: &anyhow::Error) -> Option<String> {
+    use bardo_cluster::ClusterError;
+    use bardo_safety::audit_log::AuditError;
+    use bardo_safety::setup::SetupError;
+    e.chain().find_map(|cause| {
+        let cluster = cause.downcast_ref::<ClusterError>().or(match cause.downcast_ref::<SetupError>() {
+            Some(SetupError::Cluster(c)) => Some(c),
+            _ => None,
+        });
+        match (cluster, cause.downcast_ref::<AuditError>()) {
+            (Some(c), _) if c.retryable() => Some(c.to_string()),
+            (_, Some(a @ AuditError::Unavailable(_))) => Some(a.to_string()),
+            _ => None,
+        }
+    })
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {

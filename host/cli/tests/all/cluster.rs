@@ -165,3 +165,32 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
     children[alive].kill().expect("stop");
     children[alive].wait().expect("reaped");
 }
+
+/// A fleet's NATS out of reach is one error shape from every command: `unavailable`, retryable,
+/// as JSON on stdout (exit 1), never a bare message.
+#[test]
+fn every_command_reports_an_unreachable_fleet_as_unavailable_json() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let closed =
+        std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("addr").port();
+    std::fs::write(
+        dir.path().join("bardo.toml"),
+        format!(
+            "profile = \"trader\"\nplugins = []\n[cluster]\nnats = [\"nats://127.0.0.1:{closed}\"]\ntimeout_ms = 500\n"
+        ),
+    )
+    .expect("config");
+    for args in [&["cancel", "permit-00"][..], &["audit-log", "verify"], &["resume"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .expect("bardo");
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
+        let out: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {o:?}"));
+        assert_eq!(out["error"]["code"], "unavailable", "{args:?}: {out}");
+        assert_eq!(out["error"]["retryable"], true, "{args:?}: {out}");
+    }
+}
