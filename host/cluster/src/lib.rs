@@ -133,6 +133,10 @@ impl std::fmt::Debug for Cluster {
 /// Most tries of one compare-and-set change before giving up as contended.
 const MAX_TRIES: usize = 200;
 
+/// How long connecting may wait for a new fleet's streams (made by this host or by others
+/// starting at the same time) to be made and elect their leaders.
+const CONNECT_WAIT: Duration = Duration::from_secs(20);
+
 /// The state document saying the fleet made its audit stream (see [`Cluster::connect`]).
 const AUDIT_MARKER: &str = "audit-stream";
 
@@ -167,7 +171,7 @@ impl Cluster {
         let events_config = events::stream_config(name, &prefix, replicas);
         let timeout = config.timeout;
         let (marker_sealer, state_subjects_prefix) = (sealer.clone(), format!("{prefix}.state"));
-        let opened = bridge.run(timeout.max(Duration::from_secs(10)), async move {
+        let opened = bridge.run(timeout.max(CONNECT_WAIT), async move {
             let mut options = async_nats::ConnectOptions::new()
                 .name("bardo")
                 .connection_timeout(timeout)
@@ -185,52 +189,34 @@ impl Cluster {
                 urls.iter().map(|u| u.parse()).collect::<Result<_, _>>().map_err(|e| format!("{e}"))?;
             let client = options.connect(addrs).await.map_err(|e| e.to_string())?;
             let context = jetstream::new(client);
-            let state = context
-                .get_or_create_stream(stream::Config {
-                    name: state_name,
-                    subjects: vec![state_subjects],
-                    max_messages_per_subject: 1,
-                    num_replicas: replicas,
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| format!("the state stream: {e}"))?;
-            // A fleet's audit stream is made once: once its sealed marker is in the state, a
-            // missing stream was deleted, and is refused as tampered rather than made again empty.
-            let marker_subject = format!("{state_subjects_prefix}.{AUDIT_MARKER}");
-            let audit = match context.get_stream(&audit_name).await {
-                Ok(audit) => audit,
-                Err(e) if matches!(e.kind(), jetstream::context::GetStreamErrorKind::JetStream(j)
-                    if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND) =>
-                {
-                    if let Some((seq, payload)) = last_raw(&state, &marker_subject).await?
-                        && seal::open(&*marker_sealer, AUDIT_MARKER, &marker_subject, seq, &payload).is_ok()
-                    {
-                        return Ok(Err(Tampered {
-                            key: audit_name.clone(),
-                            reason: "the fleet's audit stream is gone though the fleet made it: deleted by someone with JetStream admin rights; restore it from a backup, it is not made again empty".into(),
-                        }));
-                    }
-                    context
-                        .get_or_create_stream(stream::Config {
-                            name: audit_name,
-                            subjects: vec![audit_subject],
-                            num_replicas: replicas,
-                            storage: stream::StorageType::File,
-                            deny_delete: true,
-                            deny_purge: true,
-                            ..Default::default()
-                        })
-                        .await
-                        .map_err(|e| format!("the audit stream: {e}"))?
-                }
-                Err(e) => return Err(format!("the audit stream: {e}")),
+            let state_config = stream::Config {
+                name: state_name,
+                subjects: vec![state_subjects],
+                max_messages_per_subject: 1,
+                num_replicas: replicas,
+                storage: stream::StorageType::File,
+                ..Default::default()
             };
-            let events = context
-                .get_or_create_stream(events_config)
-                .await
-                .map_err(|e| format!("the events stream: {e}"))?;
+            let (state, events) = futures_util::future::try_join(
+                ensure_stream(&context, state_config, "the state stream"),
+                ensure_stream(&context, events_config, "the events stream"),
+            )
+            .await?;
+            let marker_subject = format!("{state_subjects_prefix}.{AUDIT_MARKER}");
+            let audit_config = stream::Config {
+                name: audit_name,
+                subjects: vec![audit_subject],
+                num_replicas: replicas,
+                storage: stream::StorageType::File,
+                deny_delete: true,
+                deny_purge: true,
+                ..Default::default()
+            };
+            let audit =
+                match open_audit(&context, &state, audit_config, &marker_subject, &*marker_sealer).await? {
+                    Ok(audit) => audit,
+                    Err(tampered) => return Ok(Err(tampered)),
+                };
             Ok::<_, String>(Ok((context, state, audit, events)))
         });
         let (context, state, audit, events) =
@@ -248,10 +234,20 @@ impl Cluster {
                 timeout,
             }),
         };
-        cluster.update_json(AUDIT_MARKER, |marker: &mut Option<String>| {
-            marker.get_or_insert_with(|| "the fleet's audit stream was made".into());
-        })?;
-        Ok(cluster)
+        // Streams just made elect their leaders meanwhile: their first reads may time out.
+        let deadline = std::time::Instant::now() + CONNECT_WAIT.max(timeout);
+        loop {
+            let marked = cluster.update_json(AUDIT_MARKER, |marker: &mut Option<String>| {
+                marker.get_or_insert_with(|| "the fleet's audit stream was made".into());
+            });
+            match marked {
+                Ok(()) => return Ok(cluster),
+                Err(e) if e.retryable() && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn unavailable(&self, reason: impl std::fmt::Display) -> ClusterError {
@@ -486,6 +482,75 @@ impl Cluster {
 /// Whether `t` is one subject token this crate builds names from: letters, digits, `_`, `-`.
 pub(crate) fn is_token(t: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The fleet's audit stream, made once: once the fleet's sealed marker is in the state
+/// (`marker_subject`), a missing stream was deleted, and is refused as tampered rather than made
+/// again empty.
+async fn open_audit(
+    context: &jetstream::Context,
+    state: &stream::Stream,
+    config: stream::Config,
+    marker_subject: &str,
+    sealer: &dyn Sealer,
+) -> Result<Result<stream::Stream, Tampered>, String> {
+    let not_found = |e: &jetstream::context::GetStreamError| {
+        matches!(e.kind(), jetstream::context::GetStreamErrorKind::JetStream(j)
+            if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND)
+    };
+    match context.get_stream(&config.name).await {
+        Ok(audit) => return Ok(Ok(audit)),
+        Err(e) if not_found(&e) => {}
+        Err(e) => return Err(format!("the audit stream: {e}")),
+    }
+    // The state stream may be electing its leader (made a moment ago).
+    let marker = loop {
+        match last_raw(state, marker_subject).await {
+            Ok(marker) => break marker,
+            Err(e) if e.contains("timed out") => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) => return Err(e),
+        }
+    };
+    let marked = marker.is_some_and(|(seq, payload)| {
+        seal::open(sealer, AUDIT_MARKER, marker_subject, seq, &payload).is_ok()
+    });
+    if !marked {
+        return ensure_stream(context, config, "the audit stream").await.map(Ok);
+    }
+    // Another host may have made it a moment ago (the marker is written once the stream
+    // exists): looked for again before it is called deleted.
+    for _ in 0..10 {
+        if let Ok(audit) = context.get_stream(&config.name).await {
+            return Ok(Ok(audit));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(Err(Tampered {
+        key: config.name,
+        reason: "the fleet's audit stream is gone though the fleet made it: deleted by someone with JetStream admin rights; restore it from a backup, it is not made again empty".into(),
+    }))
+}
+
+/// Stream `config.name`, made if missing: another host making it at the same moment, or a new
+/// stream without a leader yet, is waited for (the caller's deadline bounds it).
+async fn ensure_stream(
+    context: &jetstream::Context,
+    config: stream::Config,
+    what: &str,
+) -> Result<stream::Stream, String> {
+    loop {
+        match context.get_or_create_stream(config.clone()).await {
+            Ok(stream) => return Ok(stream),
+            Err(e)
+                if e.kind() == jetstream::context::CreateStreamErrorKind::TimedOut
+                    || e.to_string().contains("already in use") =>
+            {
+                tracing::debug!("{what}: {e}; trying again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    }
 }
 
 /// The last message on `subject` (its stream sequence and payload), None if there is none.

@@ -203,3 +203,25 @@ fn fleet_events_the_stream_no_longer_holds_are_reported_as_a_gap() {
     let mut fresh = c.subscribe_events(Some(21)).expect("subscribe");
     assert_eq!(quiet(&mut fresh), None);
 }
+
+/// Twelve hosts starting a new fleet at once on three nodes (replicas 3): each connects, the
+/// streams made once.
+#[test]
+fn twelve_hosts_starting_a_new_fleet_at_once_all_connect() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = NatsCluster::start(dir.path(), 3).expect("three nodes");
+    let results: Vec<Result<Cluster, ClusterError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..12)
+            .map(|i| {
+                let servers = vec![nats.url(i % 3)];
+                s.spawn(move || connect_with(servers, 3))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("thread")).collect()
+    });
+    for r in &results {
+        assert!(r.is_ok(), "{:?}", r.as_ref().err());
+    }
+    let first = results.into_iter().next().expect("twelve").expect("connected");
+    assert_eq!(first.chain_len().expect("the audit stream"), 0, "made once, empty");
+}
