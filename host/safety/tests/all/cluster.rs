@@ -313,6 +313,37 @@ fn a_replayed_audit_message_and_a_deleted_audit_stream_are_refused_as_tampered()
     assert!(host.preview("swap", &swap("10")).is_err(), "a host connected before refuses too");
 }
 
+/// The fault as it was met: one host swaps $10 at a time under a $50 day while another host
+/// starts over and over (each start reconciles). The limit holds on chain and no permit that
+/// sent is called interrupted.
+#[test]
+fn a_swap_loop_on_one_host_and_starts_on_another_stay_within_the_day() {
+    let f = fleet();
+    let (a, b) = (f.host(f.nats.urls(), 50), f.host(f.nats.urls(), 50));
+    let before = f.usdc();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (executed, released) = std::thread::scope(|s| {
+        let starts = s.spawn(|| {
+            let mut released = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                released.extend(b.reconcile().unwrap_or_default());
+            }
+            released
+        });
+        let mut executed = 0u64;
+        for _ in 0..8 {
+            let Ok(permit) = a.preview("swap", &swap("10")) else { break };
+            a.commit(&permit.permit_id).expect("commit");
+            executed += 1;
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (executed, starts.join().expect("starts"))
+    });
+    assert_eq!(executed, 5, "five $10 swaps fit $50");
+    assert!(released.is_empty(), "no permit a was sending was released: {released:?}");
+    assert_eq!(before - f.usdc(), U256::from(50_000_000u64), "$50 spent on chain, no more");
+}
+
 #[test]
 fn three_hosts_share_one_permit_book_one_day_limit_one_halt_and_one_audit_chain() {
     let f = fleet();
