@@ -197,8 +197,13 @@ impl Shared {
     /// Remove the permits [`keep`] lets go.
     pub(super) fn sweep(&self, now: SystemTime) -> Result<(), ClusterError> {
         for k in self.cluster.keys("permit")? {
-            // Not the fleet's (tampered): nothing any host will take; removed with the rest.
-            let entry: Option<Entry> = self.cluster.read_json(&k).unwrap_or(None);
+            // Not the fleet's (tampered): nothing any host will take; removed with the rest. Any
+            // other failure stops the sweep: a permit that could not be read is not removed.
+            let entry: Option<Entry> = match self.cluster.read_json(&k) {
+                Ok(entry) => entry,
+                Err(ClusterError::Tampered(_)) => None,
+                Err(e) => return Err(e),
+            };
             if entry.is_none_or(|e| !keep(&e, now)) {
                 self.cluster.purge(&k)?;
             }
