@@ -39,14 +39,10 @@ pub(super) struct Seen {
 impl Seen {
     /// Kept in `file` too: read now (a missing file is a host that saw nothing yet).
     pub(super) fn with_file(file: &Path) -> Result<Self, AuditError> {
-        let head = match std::fs::read(file) {
-            Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| AuditError::Io {
-                path: file.to_owned(),
-                message: format!("the fleet chain's checkpoint is unreadable: {e}"),
-            })?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(AuditError::Io { path: file.to_owned(), message: e.to_string() }),
-        };
+        let head: Option<Head> = crate::store::read(file).map_err(|message| AuditError::Io {
+            path: file.to_owned(),
+            message: format!("the fleet chain's checkpoint: {message}"),
+        })?;
         Ok(Self { head: Mutex::new(head), file: Some(file.to_owned()) })
     }
 
@@ -60,15 +56,10 @@ impl Seen {
         if seen.as_ref().is_some_and(|s| s.message >= head.message) {
             return;
         }
-        if let Some(file) = &self.file {
-            let tmp = file.with_extension("tmp");
-            let written = serde_json::to_vec(&head)
-                .map_err(std::io::Error::other)
-                .and_then(|json| std::fs::write(&tmp, json))
-                .and_then(|()| std::fs::rename(&tmp, file));
-            if let Err(e) = written {
-                tracing::warn!("{}: cannot keep the fleet chain's checkpoint: {e}", file.display());
-            }
+        if let Some(file) = &self.file
+            && let Err(e) = crate::store::replace(file, &head)
+        {
+            tracing::warn!("cannot keep the fleet chain's checkpoint: {e}");
         }
         *seen = Some(head);
     }
@@ -254,4 +245,24 @@ pub fn lines_of(cluster: &Cluster, label: &Path) -> Result<Vec<String>, AuditErr
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_seen_outlives_the_process_in_its_checkpoint_and_never_goes_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("audit.fleet-head");
+        let seen = Seen::with_file(&file).expect("a missing checkpoint is a host that saw nothing");
+        assert_eq!(seen.get(), None);
+        let head = |message, record| Head { message, record, hash: format!("h{record}") };
+        seen.set(head(3, 7));
+        seen.set(head(2, 5));
+        assert_eq!(seen.get(), Some(head(3, 7)), "never backwards");
+        assert_eq!(Seen::with_file(&file).expect("read").get(), Some(head(3, 7)), "after a restart");
+        std::fs::write(&file, b"not json").expect("write");
+        assert!(Seen::with_file(&file).is_err(), "an unreadable checkpoint is an error, not a fresh host");
+    }
 }
