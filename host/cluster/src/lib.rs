@@ -99,6 +99,9 @@ pub type Doc = Option<Vec<u8>>;
 /// A document as read: its bytes, or why its seal does not hold.
 pub type Checked = Result<Doc, Tampered>;
 
+/// A stored message as it is: its stream sequence and payload.
+type Raw = (u64, Vec<u8>);
+
 /// Another host changed the document or chain first: re-read and retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Conflict;
@@ -137,8 +140,19 @@ const MAX_TRIES: usize = 200;
 /// starting at the same time) to be made and elect their leaders.
 const CONNECT_WAIT: Duration = Duration::from_secs(20);
 
-/// The state document saying the fleet made its audit stream (see [`Cluster::connect`]).
+/// The state document saying the fleet made its audit stream (see [`Cluster::connect`]); written
+/// last when a fleet is made, after its [`FOUNDED`] documents.
 const AUDIT_MARKER: &str = "audit-stream";
+
+/// The fleet-wide emergency halt (a sealed deletion while none is in force).
+pub const HALT_DOC: &str = "halt";
+/// The phase an agent lowered the whole fleet to (a sealed deletion while none is).
+pub const PHASE_DOC: &str = "phase";
+
+/// The fleet's controls, sealed (as deleted) when the fleet is made: from then on each always
+/// has a message, so one found missing was removed outside the fleet (JetStream admin rights) and
+/// reads as tampered — a missing halt is never "running".
+pub const FOUNDED: &[&str] = &[HALT_DOC, PHASE_DOC];
 
 impl Cluster {
     /// Connect and make sure the fleet's streams exist (created with `replicas` copies); every
@@ -237,10 +251,7 @@ impl Cluster {
         // Streams just made elect their leaders meanwhile: their first reads may time out.
         let deadline = std::time::Instant::now() + CONNECT_WAIT.max(timeout);
         loop {
-            let marked = cluster.update_json(AUDIT_MARKER, |marker: &mut Option<String>| {
-                marker.get_or_insert_with(|| "the fleet's audit stream was made".into());
-            });
-            match marked {
+            match cluster.found() {
                 Ok(()) => return Ok(cluster),
                 Err(e) if e.retryable() && std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(100));
@@ -248,6 +259,28 @@ impl Cluster {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Make a new fleet's [`FOUNDED`] documents, then its marker; nothing once the marker is
+    /// there (a founded document missing then is not made again: it reads as tampered).
+    fn found(&self) -> Result<(), ClusterError> {
+        let keys: Vec<&str> = std::iter::once(AUDIT_MARKER).chain(FOUNDED.iter().copied()).collect();
+        let marker = serde_json::to_vec("the fleet and its audit stream were made")
+            .map_err(|e| corrupt(AUDIT_MARKER, e))?;
+        for _ in 0..MAX_TRIES {
+            let (version, raw) = self.read_raw(&keys)?;
+            if raw[0].is_some() {
+                return Ok(());
+            }
+            let missing = keys[1..].iter().zip(&raw[1..]).find(|(_, r)| r.is_none()).map(|(k, _)| *k);
+            let (key, doc) = match missing {
+                Some(key) => (key, None),
+                None => (AUDIT_MARKER, Some(marker.clone())),
+            };
+            // Another host founding the fleet at once wins or loses the same race: read again.
+            let _ = self.write(key, version, doc)?;
+        }
+        Err(ClusterError::Contended("the fleet's founding documents".into()))
     }
 
     fn unavailable(&self, reason: impl std::fmt::Display) -> ClusterError {
@@ -285,26 +318,38 @@ impl Cluster {
     /// document's bytes (None: never written, or deleted) or why its seal does not hold. Read
     /// from the stream's leader, so a change acknowledged to any host is seen.
     pub fn read_docs(&self, keys: &[&str]) -> Result<(u64, Vec<Checked>), ClusterError> {
+        let (version, raw) = self.read_raw(keys)?;
+        Ok((version, self.open_all(keys, raw)))
+    }
+
+    /// [`Self::read_docs`] before the seals are checked: each document's last message.
+    fn read_raw(&self, keys: &[&str]) -> Result<(u64, Vec<Option<Raw>>), ClusterError> {
         let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let mut state = self.inner.state.clone();
-        let fetched = subjects.clone();
-        let (version, raw) = self.run(async move {
+        self.run(async move {
             let version = state.info().await.map_err(|e| e.to_string())?.state.last_sequence;
             // Read at once, after the version was noted.
-            let raw = futures_util::future::try_join_all(fetched.iter().map(|s| last_raw(&state, s))).await?;
+            let raw =
+                futures_util::future::try_join_all(subjects.iter().map(|s| last_raw(&state, s))).await?;
             Ok((version, raw))
-        })?;
-        Ok((version, self.open_all(keys, &subjects, raw)))
+        })
     }
 
     /// Each raw message checked against the fleet's seal for its subject and sequence.
-    fn open_all(&self, keys: &[&str], subjects: &[String], raw: Vec<Option<(u64, Vec<u8>)>>) -> Vec<Checked> {
+    fn open_all(&self, keys: &[&str], raw: Vec<Option<Raw>>) -> Vec<Checked> {
         keys.iter()
-            .zip(subjects)
             .zip(raw)
-            .map(|((key, subject), raw)| match raw {
+            .map(|(key, raw)| match raw {
+                None if FOUNDED.contains(key) => Err(Tampered {
+                    key: (*key).to_owned(),
+                    reason: "it is missing though the fleet sealed it when it was made: removed by someone with JetStream admin rights".into(),
+                }),
                 None => Ok(None),
-                Some((seq, payload)) => seal::open(&*self.inner.sealer, key, subject, seq, &payload),
+                Some((seq, payload)) => {
+                    // The keys were checked as subject tokens when they were read.
+                    let subject = format!("{}.state.{key}", self.inner.prefix);
+                    seal::open(&*self.inner.sealer, key, &subject, seq, &payload)
+                }
             })
             .collect()
     }
@@ -354,11 +399,10 @@ impl Cluster {
     pub fn read_many(&self, keys: &[&str]) -> Result<Vec<Checked>, ClusterError> {
         let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let state = self.inner.state.clone();
-        let fetched = subjects.clone();
         let raw = self.run(async move {
-            futures_util::future::try_join_all(fetched.iter().map(|s| last_raw(&state, s))).await
+            futures_util::future::try_join_all(subjects.iter().map(|s| last_raw(&state, s))).await
         })?;
-        Ok(self.open_all(keys, &subjects, raw))
+        Ok(self.open_all(keys, raw))
     }
 
     /// Document `key` as JSON (None when absent), see [`Self::read_many`]; a document without the
@@ -554,7 +598,7 @@ async fn ensure_stream(
 }
 
 /// The last message on `subject` (its stream sequence and payload), None if there is none.
-async fn last_raw(state: &stream::Stream, subject: &str) -> Result<Option<(u64, Vec<u8>)>, String> {
+async fn last_raw(state: &stream::Stream, subject: &str) -> Result<Option<Raw>, String> {
     match state.get_last_raw_message_by_subject(subject).await {
         Ok(m) => Ok(Some((m.sequence, m.payload.to_vec()))),
         Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),

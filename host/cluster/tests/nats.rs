@@ -69,10 +69,11 @@ fn a_document_changes_only_at_the_sequence_read_and_a_chain_only_at_its_tail() {
     let dir = tempfile::tempdir().expect("tempdir");
     let nats = NatsCluster::start(dir.path(), 1).expect("nats-server");
     let (a, b) = (connect(nats.urls()).expect("a"), connect(nats.urls()).expect("b"));
-    // The state holds one document from the start: the marker of the fleet's audit stream.
-    assert_eq!(a.read("doc").expect("read"), (1, None));
-    let first = a.write("doc", 1, Some(b"1".to_vec())).expect("write").expect("created");
-    assert_eq!(b.write("doc", 1, Some(b"2".to_vec())).expect("write"), Err(Conflict), "exists already");
+    // The state holds three documents from the start: the fleet's halt and phase (sealed as
+    // none) and the marker that the fleet was made.
+    assert_eq!(a.read("doc").expect("read"), (3, None));
+    let first = a.write("doc", 3, Some(b"1".to_vec())).expect("write").expect("created");
+    assert_eq!(b.write("doc", 3, Some(b"2".to_vec())).expect("write"), Err(Conflict), "exists already");
     assert_eq!(b.read("doc").expect("read"), (first, Some(b"1".to_vec())));
     let second = b.write("doc", first, Some(b"2".to_vec())).expect("write").expect("at the sequence read");
     assert_eq!(a.write("doc", first, Some(b"3".to_vec())).expect("write"), Err(Conflict), "stale");

@@ -114,7 +114,7 @@ fn audit_error(e: audit_log::AuditError) -> ToolError {
 /// A hook's refusal; one for want of the fleet's shared state may pass on retry.
 fn refusal(code: ErrorCode, message: String) -> ToolError {
     match code {
-        ErrorCode::Unavailable => ToolError::retryable(code, message),
+        ErrorCode::Unavailable | ErrorCode::Timeout => ToolError::retryable(code, message),
         code => ToolError::new(code, message),
     }
 }

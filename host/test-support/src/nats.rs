@@ -109,6 +109,16 @@ impl Intruder {
         })
     }
 
+    /// Remove every message on `subject` from `stream` (JetStream admin rights).
+    pub fn purge(&self, stream: &str, subject: &str) {
+        let js = self.js.clone();
+        let (stream, subject) = (stream.to_owned(), subject.to_owned());
+        self.rt.block_on(async move {
+            let stream = js.get_stream(stream).await.expect("stream");
+            stream.purge().filter(subject).await.expect("purged")
+        });
+    }
+
     /// Delete `stream` (JetStream admin rights, which a fleet's operator may not be alone in holding).
     pub fn delete_stream(&self, stream: &str) {
         let js = self.js.clone();

@@ -7,7 +7,8 @@
 //! Every document carries the fleet's seal (see `bardo_cluster::Sealer`). One without it fails
 //! closed: a halt document reads as a halt in force (until `bardo resume` seals a new one), the
 //! fleet's phase as `terminal`, a permit as forged (never taken, and skipped by fleet-wide
-//! changes such as a halt).
+//! changes such as a halt). The halt and the phase are sealed when the fleet is made, so either
+//! found missing later reads the same way: a missing halt is not "running".
 
 use super::valid_id;
 use super::wallet::Holder;
@@ -16,9 +17,7 @@ use bardo_cluster::{Checked, Cluster, ClusterError, Tampered};
 use bardo_core::tool::Phase;
 use std::time::SystemTime;
 
-const HALT: &str = "halt";
-/// The phase an agent lowered the whole fleet to.
-const PHASE: &str = "phase";
+use bardo_cluster::{HALT_DOC as HALT, PHASE_DOC as PHASE};
 
 fn key(id: &str) -> String {
     format!("permit.{id}")

@@ -86,7 +86,10 @@ pub(super) fn broadcast(
             return Err(failed(
                 &receipts,
                 ErrorCode::Reverted,
-                format!("`{}` reverted on chain", call.description),
+                format!(
+                    "`{}` reverted on chain (transaction {})",
+                    call.description, receipt.transaction_hash
+                ),
             ));
         }
         receipts.push(receipt);

@@ -93,7 +93,8 @@ impl WritePath {
                 code: code.as_str().into(),
                 reason: reason.clone(),
             })?;
-            Err(ToolError::new(code, reason))
+            // Nothing was sent: an unavailable store may answer a fresh preview later.
+            Err(refusal(code, reason))
         };
         let tool = match self.recheck(&generation, &permit) {
             Ok(tool) => tool,

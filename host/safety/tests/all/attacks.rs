@@ -484,3 +484,60 @@ fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_
         "{changes:?}"
     );
 }
+
+/// A plan of three transactions whose last one reverts after the first two were mined (the
+/// router's code replaced while it waits in the mempool: a state change no simulation saw) is
+/// `partially-executed`, naming every hash, audited as a divergence, and the host made cautious.
+#[test]
+fn a_plan_whose_last_call_reverts_after_the_others_were_mined_is_partially_executed_and_lowers_the_phase() {
+    let e = env();
+    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
+    let rt = runtime();
+    let weth = e.token("WETH");
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "2"});
+    let permit = e.scoped.preview("swap", &params).expect("preview");
+    assert_eq!(permit.plan.calls.len(), 3, "WETH → Permit2, Permit2 → router, execute");
+    let router = e.d.uniswap_v4["universal_router"];
+    let before = e.view(weth, balanceOfCall { account: e.d.deployer });
+    let raw = |method: &'static str, params: Value| {
+        rt.block_on(provider.raw_request::<_, Value>(method.into(), params)).expect(method)
+    };
+    raw("evm_setAutomine", json!([false]));
+    let result = std::thread::scope(|s| {
+        let miner = s.spawn(|| {
+            // Each of the commit's transactions mined on its own block once it waits; the
+            // router's code becomes a bare revert just before the last one is mined.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            for i in 0..3 {
+                while raw("txpool_status", json!([]))["pending"].as_str().unwrap_or("0x0") == "0x0" {
+                    if std::time::Instant::now() > deadline {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                if i == 2 {
+                    raw("anvil_setCode", json!([router, "0x60006000fd"]));
+                }
+                raw("evm_mine", json!([]));
+            }
+        });
+        let result = e.scoped.commit(&permit.permit_id);
+        miner.join().expect("miner thread");
+        raw("evm_setAutomine", json!([true]));
+        result
+    });
+    let err = result.expect_err("the last call reverted");
+    assert_eq!(err.code, ErrorCode::PartiallyExecuted, "{err}");
+    assert!(err.message.contains("after 2 of 3 transactions were mined"), "{err}");
+    let hashes = err.message.matches("0x").count();
+    assert!(hashes >= 3, "the two mined and the reverted transaction are named: {err}");
+    assert_eq!(e.view(weth, balanceOfCall { account: e.d.deployer }), before, "the swap itself did not run");
+    assert_eq!(
+        e.scoped.phase(),
+        bardo_core::tool::Phase::Cautious,
+        "a half-done plan makes the host cautious"
+    );
+    let log = std::fs::read_to_string(e._dir.path().join("scoped.jsonl")).expect("audit log");
+    let mismatch = log.lines().find(|l| l.contains("\"OutcomeMismatch\"")).expect("audited as a divergence");
+    assert!(mismatch.contains(&permit.permit_id) && mismatch.contains("2 of 3"), "{mismatch}");
+}

@@ -145,11 +145,23 @@ fn fleet_documents_without_the_fleets_seal_or_written_back_are_refused_as_tamper
     assert!(host.resume().expect("the operator resumes"), "the tampered halt was in force");
     host.preview("swap", &swap("10")).expect("running again");
 
+    // A halt in force removed altogether (admin rights): missing is not "running".
+    host.halt("the operator pressed the button again").expect("halt");
+    intruder.purge(STATE, &state("halt"));
+    refused(host.preview("swap", &swap("10")), ErrorCode::Denied, "missing");
+    assert!(host.resume().expect("the operator resumes"), "the missing halt was in force");
+    host.preview("swap", &swap("10")).expect("running again");
+
     // The phase an agent lowered, raised by an unsealed document: held at `terminal`.
     host.lower_phase(Phase::Survival).expect("lowered");
     intruder.publish(&state("phase"), br#""thriving""#);
     assert_eq!(host.phase(), Phase::Terminal, "fail closed");
     refused(host.preview("swap", &swap("10")), ErrorCode::Denied, "");
+    assert!(host.resume().expect("the operator resumes"));
+    host.preview("swap", &swap("10")).expect("running again");
+    host.lower_phase(Phase::Survival).expect("lowered");
+    intruder.purge(STATE, &state("phase"));
+    assert_eq!(host.phase(), Phase::Terminal, "a missing phase is not the full one");
     assert!(host.resume().expect("the operator resumes"));
     host.preview("swap", &swap("10")).expect("running again");
 
