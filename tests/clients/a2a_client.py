@@ -119,7 +119,17 @@ async def errors(args):
     result = {}
     async with http(args.token) as h:
         endpoint = args.url + "/a2a"
-        result["malformed"] = (await h.post(endpoint, content=b"{not json")).json()
+        as_json = {"Content-Type": "application/json"}
+        result["malformed"] = (await h.post(endpoint, content=b"{not json", headers=as_json)).json()
+        plain = await h.post(endpoint, content=json.dumps({"jsonrpc": "2.0", "id": 6, "method": "GetTask", "params": {"id": "x"}}),
+                             headers={"Content-Type": "text/plain"})
+        result["text_plain"] = {"status": plain.status_code, "body": plain.json()}
+        foreign = await h.post(endpoint, json={"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "x"}},
+                               headers={"Host": "evil.example"})
+        result["foreign_host"] = {"status": foreign.status_code, "body": foreign.text}
+        result["list_negative"] = (await h.post(endpoint, json={"jsonrpc": "2.0", "id": 8, "method": "ListTasks", "params": {"pageSize": -5}})).json()
+        result["list_garbage"] = (await h.post(endpoint, json={"jsonrpc": "2.0", "id": 9, "method": "ListTasks", "params": {"pageToken": "garbage"}})).json()
+        result["list_ok"] = (await h.post(endpoint, json={"jsonrpc": "2.0", "id": 10, "method": "ListTasks", "params": {"pageSize": 5.0}})).json()
         result["batch"] = (await h.post(endpoint, json=[{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}])).json()
         result["unknown_method"] = (await h.post(endpoint, json={"jsonrpc": "2.0", "id": 2, "method": "NoSuchMethod"})).json()
         result["old_name"] = (await h.post(endpoint, json={"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {}})).json()

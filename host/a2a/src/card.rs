@@ -78,10 +78,17 @@ pub(crate) fn card(adapter: &Adapter, profile: &str, url: &str, bearer: bool) ->
             "inputModes": modes(), "outputModes": modes(),
         }));
     }
+    // The agent tools this door offers (a door without a token: no directives, no halt).
+    let agent_tools: Vec<&str> = adapter
+        .tools()
+        .iter()
+        .map(|t| t.name)
+        .filter(|n| !n.ends_with("_action") && *n != "query_state")
+        .collect();
     skills.push(json!({
         "id": "agent-tools",
         "name": "context, memory and directives",
-        "description": "search_context, query_grimoire, update_directive and emergency_halt, by name with their args.",
+        "description": format!("{}, by name with their args.", agent_tools.join(", ")),
         "tags": ["agent"],
         "examples": [json!({"tool": "search_context", "args": {"query": "swap"}}).to_string()],
         "inputModes": modes(), "outputModes": modes(),
@@ -103,7 +110,7 @@ pub(crate) fn card(adapter: &Adapter, profile: &str, url: &str, bearer: bool) ->
     if bearer {
         card["securitySchemes"] = json!({"bearer": {"httpAuthSecurityScheme": {
             "scheme": "Bearer",
-            "description": "A token from the operator ([mcp] tokens_env or token_file)."}}});
+            "description": "A token from the operator: [mcp] tokens_env or token_file, or the host's own (.bardo/http.token)."}}});
         card["securityRequirements"] = json!([{"schemes": {"bearer": {"list": []}}}]);
     }
     card

@@ -158,6 +158,16 @@ fn history_length(params: &Value) -> Option<usize> {
 
 /// Handle one POST to `/a2a`.
 pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes) -> Response {
+    let content_type =
+        headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if !media.eq_ignore_ascii_case("application/json") {
+        let shown: String = content_type.chars().take(80).collect();
+        let e = err(INVALID_REQUEST, format!("send `Content-Type: application/json` (got `{shown}`)"));
+        let mut response = json_response(reply(&Value::Null, Err(e)));
+        *response.status_mut() = axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        return response;
+    }
     let request: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => return json_response(reply(&Value::Null, Err(err(PARSE_ERROR, format!("not JSON: {e}"))))),
@@ -329,8 +339,25 @@ fn list(a2a: &A2a, params: &Value) -> Result<Value, RpcError> {
         }
     };
     let all: Vec<Record> = a2a.runner.tasks.list(params["contextId"].as_str(), state);
-    let size = params["pageSize"].as_u64().unwrap_or(50).clamp(1, 100) as usize;
-    let start: usize = params["pageToken"].as_str().and_then(|t| t.parse().ok()).unwrap_or(0);
+    let size = match &params["pageSize"] {
+        Value::Null => 50,
+        // Integers may arrive as protobuf doubles (`5.0`).
+        v => v
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && (1.0..=100.0).contains(n))
+            .map(|n| n as usize)
+            .ok_or_else(|| err(INVALID_PARAMS, format!("pageSize {v}: an integer from 1 to 100")))?,
+    };
+    let start: usize = match params["pageToken"].as_str() {
+        None | Some("") => 0,
+        Some(token) => token.parse().ok().filter(|n| *n <= all.len()).ok_or_else(|| {
+            let shown: String = token.chars().take(40).collect();
+            err(
+                INVALID_PARAMS,
+                format!("pageToken `{shown}` is not one this server gave; list from the start without it"),
+            )
+        })?,
+    };
     let page: Vec<Value> =
         all.iter().skip(start).take(size).map(|r| r.task(history_length(params))).collect();
     let next = if start + size < all.len() { (start + size).to_string() } else { String::new() };

@@ -47,7 +47,14 @@ pub struct Adapter {
     redact: filter::Redact,
     /// Reads go through it when set (`[agent] speculation`).
     speculator: Option<Arc<Speculator>>,
+    /// Only the tools that change nothing (a door without a token: `--no-auth`).
+    reads_only: bool,
 }
+
+/// The agent tools that change something (the chain, the host's permits, directives or phase):
+/// an unauthenticated door never offers them.
+const CHANGING: [&str; 5] =
+    ["preview_action", "commit_action", "cancel_action", "update_directive", "emergency_halt"];
 
 /// The grimoire episode of an executed write: the result, a link to its action and outcome
 /// records, and the `outcome-divergence` tag when what executed differs from the declaration
@@ -96,7 +103,7 @@ impl Adapter {
             secrets: evm.secret().into_iter().cloned().collect(),
             endpoints: evm.chains.endpoints(),
         };
-        Ok(Self { path, host, grimoire, context, redact, speculator: None })
+        Ok(Self { path, host, grimoire, context, redact, speculator: None, reads_only: false })
     }
 
     /// Read calls go through `speculator`: learned, and the likely next ones prefetched.
@@ -110,12 +117,38 @@ impl Adapter {
         self.speculator.as_ref()
     }
 
+    /// Offer only the tools that change nothing: no preview/commit/cancel, no directive change,
+    /// no halt (for a door anyone on the machine can reach).
+    pub fn reads_only(mut self) -> Self {
+        self.reads_only = true;
+        self
+    }
+
+    /// The profile's write tools (by name): what only an authenticated door may plan.
+    pub fn write_tools(&self) -> Vec<String> {
+        let catalog = self.host.catalog();
+        catalog
+            .values()
+            .filter(|e| e.def.capability_tier == CapabilityTier::Write)
+            .map(|e| e.def.name.clone())
+            .collect()
+    }
+
     fn writes(&self) -> bool {
         self.host.catalog().values().any(|e| e.def.capability_tier == CapabilityTier::Write)
     }
 
-    /// The tools this profile offers: without write tools there is no preview/commit/cancel.
+    /// The tools this profile offers: without write tools there is no preview/commit/cancel;
+    /// [`Self::reads_only`] leaves only the reads.
     pub fn tools(&self) -> Vec<AgentTool> {
+        let mut tools = self.all_tools();
+        if self.reads_only {
+            tools.retain(|t| !CHANGING.contains(&t.name));
+        }
+        tools
+    }
+
+    fn all_tools(&self) -> Vec<AgentTool> {
         let mut tools = Vec::new();
         if self.writes() {
             tools.push(AgentTool {

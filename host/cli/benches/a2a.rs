@@ -23,7 +23,18 @@ fn calls(c: &mut Criterion) {
     let addr = format!("127.0.0.1:{port}");
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_bardo"))
         .current_dir(dir.path())
-        .args(["--config", "bardo.toml", "serve", "--listen", &addr, "--a2a", "--mcp", "--watch-ms", "0"])
+        .args([
+            "--config",
+            "bardo.toml",
+            "serve",
+            "--listen",
+            &addr,
+            "--no-auth",
+            "--a2a",
+            "--mcp",
+            "--watch-ms",
+            "0",
+        ])
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("bardo serve");

@@ -156,7 +156,9 @@ fn calls(c: &mut Criterion) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
     let addr = format!("127.0.0.1:{port}");
     let mut server = rt
-        .block_on(async { mcp_command(dir.path(), &["--http", &addr]).kill_on_drop(true).spawn() })
+        .block_on(async {
+            mcp_command(dir.path(), &["--http", &addr, "--no-auth"]).kill_on_drop(true).spawn()
+        })
         .expect("spawn");
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect(&addr).is_err() {

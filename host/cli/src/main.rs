@@ -205,10 +205,15 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
-        /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio (off loopback it needs
-        /// `[mcp] tokens_env` or `token_file`).
+        /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio. Clients need a bearer
+        /// token: on loopback the host's own (`.bardo/http.token`, made on first start), off
+        /// loopback one of `[mcp] tokens_env` or `token_file`.
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+        /// Serve `--http` on loopback without a token: only for profiles without write tools, and
+        /// then only the tools that change nothing (no halt, no directive changes).
+        #[arg(long, requires = "http")]
+        no_auth: bool,
         /// `concrete`: list the profile's read tools too (write tools are only ever reached
         /// through preview_action/commit_action).
         #[arg(long, value_enum, default_value_t = Expose::Agent)]
@@ -224,9 +229,15 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
-        /// The address to listen on (off loopback it needs `[mcp] tokens_env` or `token_file`).
+        /// The address to listen on. Clients need a bearer token: on loopback the host's own
+        /// (`.bardo/http.token`, made on first start), off loopback one of `[mcp] tokens_env` or
+        /// `token_file`.
         #[arg(long, value_name = "ADDR")]
         listen: std::net::SocketAddr,
+        /// Serve loopback without a token: only for profiles without write tools, and then only
+        /// the tools that change nothing (no halt, no directive changes).
+        #[arg(long)]
+        no_auth: bool,
         /// Serve A2A.
         #[arg(long)]
         a2a: bool,
@@ -457,12 +468,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json, rt),
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
-        Command::Mcp { profile, http, expose, watch_ms } => {
-            mcp(&cli.config, profile.as_deref(), http, expose, watch_ms, rt)
+        Command::Mcp { profile, http, no_auth, expose, watch_ms } => {
+            mcp(&cli.config, profile.as_deref(), http, auth(no_auth), expose, watch_ms, rt)
         }
-        Command::Serve { profile, listen, a2a, mcp, expose, watch_ms } => {
+        Command::Serve { profile, listen, no_auth, a2a, mcp, expose, watch_ms } => {
             let protocols = serve::Protocols { a2a: a2a || !mcp, mcp: mcp || !a2a };
-            serve::run(&cli.config, profile.as_deref(), listen, protocols, exposure(expose), watch_ms, rt)
+            let door = serve::Door { listen, auth: auth(no_auth), protocols };
+            serve::run(&cli.config, profile.as_deref(), door, exposure(expose), watch_ms, rt)
         }
         Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
         // A new plugin needs no configuration.
@@ -480,6 +492,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+fn auth(no_auth: bool) -> bardo_mcp::http::Auth {
+    if no_auth { bardo_mcp::http::Auth::None } else { bardo_mcp::http::Auth::Token }
+}
+
 fn exposure(expose: Expose) -> bardo_mcp::Exposure {
     match expose {
         Expose::Agent => bardo_mcp::Exposure::Agent,
@@ -492,6 +508,7 @@ fn mcp(
     config_path: &Path,
     profile: Option<&str>,
     http: Option<std::net::SocketAddr>,
+    auth: bardo_mcp::http::Auth,
     expose: Expose,
     watch_ms: u64,
     rt: &Runtime,
@@ -499,11 +516,14 @@ fn mcp(
     let exposure = exposure(expose);
     let config = load_config(config_path, config_path != Path::new("bardo.toml"))?;
     // Refuse an unsafe HTTP setup before opening anything.
-    let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr)).transpose()?;
+    let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr, auth)).transpose()?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
     // The write path's steps (previews, hooks, permits, commits) journaled, for `bardo tui`.
     let (fabric, journaling) = events_cli::journaled_fabric(&config, fleet_chain(&config)?, rt)?;
     let served = bardo_mcp::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
+    if auth == bardo_mcp::http::Auth::None {
+        served.reads_only()?;
+    }
     match (http, access) {
         (Some(addr), Some(access)) => {
             bardo_mcp::session_runtime()?.block_on(bardo_mcp::http::serve(served, addr, access, async {

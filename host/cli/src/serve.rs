@@ -12,23 +12,33 @@ pub(crate) struct Protocols {
     pub mcp: bool,
 }
 
+/// Where and to whom: the listener, how callers are admitted, the protocols.
+pub(crate) struct Door {
+    pub listen: std::net::SocketAddr,
+    pub auth: bardo_mcp::http::Auth,
+    pub protocols: Protocols,
+}
+
 /// Serve until Ctrl-C.
 pub(crate) fn run(
     config_path: &Path,
     profile: Option<&str>,
-    listen: std::net::SocketAddr,
-    protocols: Protocols,
+    door: Door,
     exposure: bardo_mcp::Exposure,
     watch_ms: u64,
     rt: &Runtime,
 ) -> Result<ExitCode> {
+    let Door { listen, auth, protocols } = door;
     let config = crate::load_config(config_path, config_path != Path::new("bardo.toml"))?;
     // Refuse an unsafe setup before opening anything.
-    let access = bardo_mcp::http::Access::from_config(&config, listen)?;
+    let access = bardo_mcp::http::Access::from_config(&config, listen, auth)?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
     // One profile, one write path: MCP and A2A call through the same adapter.
     // The A2A server journals its own tasks' events (one journal writer per process).
     let served = bardo_mcp::open(config_path, profile, exposure, watch, None, rt)?;
+    if auth == bardo_mcp::http::Auth::None {
+        served.reads_only()?;
+    }
     let server = bardo_mcp::session_runtime()?;
     server.block_on(async {
         let mut router = axum::Router::new();
@@ -61,6 +71,7 @@ pub(crate) fn run(
         if protocols.mcp {
             eprintln!("bardo serve: MCP at http://{bound}{}", bardo_mcp::http::PATH);
         }
+        eprintln!("bardo serve: {}", access.how_to_connect());
         axum::serve(listener, router)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;

@@ -1,10 +1,13 @@
 //! `bardo mcp --http ADDR`: streamable HTTP (SSE for server messages) at `/mcp`.
 //!
-//! Who may connect: on an address that is not loopback the server refuses to start without
-//! bearer tokens (`[mcp] tokens_env` or `token_file`; never in `bardo.toml` itself), and when
-//! tokens are configured every request must carry one, whatever the address. `Origin` and
-//! `Host` are checked against loopback and the configured lists (DNS-rebinding protection, as
-//! the MCP specification asks); a foreign one is refused with 403.
+//! Who may connect: every request carries a bearer token. The tokens are the operator's
+//! (`[mcp] tokens_env` or `token_file`; never in `bardo.toml` itself) or, on loopback when none
+//! is configured, the host's own: made on first start beside the host key (`http.token`, mode
+//! 0600), so only who can read this host's files can commit or halt through a door. Off loopback
+//! the server refuses to start without the operator's tokens. `--no-auth` ([`Auth::None`]) serves
+//! loopback without a token, and then only tools that change nothing (`Served::reads_only`).
+//! `Origin` and `Host` are checked against loopback and the configured lists (DNS-rebinding
+//! protection, as the MCP specification asks); a foreign one is refused with 403.
 
 use crate::McpError;
 use crate::server::{Served, Session};
@@ -17,11 +20,21 @@ use bardo_runtime::config::Config;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
 /// The path the MCP endpoint is served at.
 pub const PATH: &str = "/mcp";
+
+/// How a door admits its callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// A bearer token: the operator's, or the host's own (see the module's note).
+    Token,
+    /// No token (`--no-auth`): loopback only, and only tools that change nothing.
+    None,
+}
 
 /// Who may reach the endpoint.
 #[derive(Clone)]
@@ -29,6 +42,8 @@ pub struct Access {
     tokens: Arc<Vec<TaintedString>>,
     origins: Vec<String>,
     hosts: Vec<String>,
+    /// The host's own token file, when that is the token.
+    own: Option<(PathBuf, bool)>,
 }
 
 impl std::fmt::Debug for Access {
@@ -38,14 +53,15 @@ impl std::fmt::Debug for Access {
             .field("tokens", &self.tokens.len())
             .field("origins", &self.origins)
             .field("hosts", &self.hosts)
+            .field("own", &self.own)
             .finish()
     }
 }
 
 impl Access {
-    /// The access rules for serving on `addr` under `config`'s `[mcp]`; an error if `addr` is
-    /// not loopback and no token is configured, or a token source cannot be read.
-    pub fn from_config(config: &Config, addr: SocketAddr) -> Result<Self, McpError> {
+    /// The access rules for serving on `addr` under `config`'s `[mcp]` with `auth`; an error if
+    /// `addr` is not loopback and no token is configured, or a token source cannot be read.
+    pub fn from_config(config: &Config, addr: SocketAddr, auth: Auth) -> Result<Self, McpError> {
         let mcp: crate::config::McpConfig = config.section()?;
         let mcp = &mcp;
         let mut tokens: Vec<TaintedString> = Vec::new();
@@ -78,9 +94,26 @@ impl Access {
         }
         if tokens.is_empty() && !addr.ip().is_loopback() {
             return Err(McpError::Http(format!(
-                "refusing to serve MCP on {addr} (not loopback) without bearer tokens: set [mcp] tokens_env = \"VAR\" \
+                "refusing to serve on {addr} (not loopback) without bearer tokens: set [mcp] tokens_env = \"VAR\" \
                  (tokens in that environment variable, comma-separated) or [mcp] token_file in bardo.toml"
             )));
+        }
+        let mut own = None;
+        match auth {
+            Auth::None if !tokens.is_empty() => {
+                return Err(McpError::Http(
+                    "--no-auth, yet [mcp] configures tokens: drop one of them".into(),
+                ));
+            }
+            Auth::None => {}
+            Auth::Token if tokens.is_empty() => {
+                let safety: bardo_safety::SafetyConfig = config.section()?;
+                let path = config.resolve(&safety.host_key).with_file_name(OWN_TOKEN);
+                let (token, made) = own_token(&path).map_err(McpError::Http)?;
+                tokens.push(TaintedString::new(token, &[TaintLabel::OwnerSecret]));
+                own = Some((path, made));
+            }
+            Auth::Token => {}
         }
         let mut origins: Vec<String> =
             ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).to_vec();
@@ -90,7 +123,7 @@ impl Access {
             hosts.push(addr.ip().to_string());
         }
         hosts.extend(mcp.allowed_hosts.iter().cloned());
-        Ok(Self { tokens: Arc::new(tokens), origins, hosts })
+        Ok(Self { tokens: Arc::new(tokens), origins, hosts, own })
     }
 
     /// Whether requests need a bearer token.
@@ -98,11 +131,31 @@ impl Access {
         !self.tokens.is_empty()
     }
 
+    /// How a client gets in, for the operator starting the server (never the token itself).
+    pub fn how_to_connect(&self) -> String {
+        match &self.own {
+            Some((path, made)) => format!(
+                "clients send `Authorization: Bearer <token>`; the token is in {} (mode 0600{}), e.g. \
+                 curl -H \"Authorization: Bearer $(cat {})\" …",
+                path.display(),
+                if *made { ", made now" } else { "" },
+                path.display()
+            ),
+            None if self.requires_token() => {
+                "clients send `Authorization: Bearer <token>` with a token of [mcp] tokens_env or token_file"
+                    .into()
+            }
+            None => "no token (--no-auth): loopback only, and only tools that change nothing".into(),
+        }
+    }
+
     fn admits(&self, authorization: Option<&HeaderValue>) -> bool {
+        // The scheme is case-insensitive (RFC 9110 §11.1).
         let Some(presented) = authorization
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
+            .and_then(|v| v.trim_start().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
         else {
             return false;
         };
@@ -110,6 +163,19 @@ impl Access {
         self.tokens
             .iter()
             .fold(false, |ok, t| ok | constant_time_eq(t.expose_secret().as_bytes(), presented.as_bytes()))
+    }
+
+    /// Whether `host` (a `Host` header, port and all) is loopback, the listen address or
+    /// configured.
+    fn admits_host(&self, host: &str) -> bool {
+        let name = match host.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => host
+                .rsplit_once(':')
+                .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))
+                .map_or(host, |(n, _)| n),
+        };
+        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
     }
 
     /// Whether `origin` (a browser's `Origin` header) may call: loopback or configured.
@@ -124,6 +190,59 @@ impl Access {
             }
             None => origin == allowed,
         })
+    }
+}
+
+/// The host's own token's file name, beside the host key.
+const OWN_TOKEN: &str = "http.token";
+
+/// The host's own token in `path`: read, or made on first start (32 random bytes as hex, mode
+/// 0600, put in place whole so a concurrent start reads the same one); true when made now.
+fn own_token(path: &Path) -> Result<(Zeroizing<String>, bool), String> {
+    let io = |e: std::io::Error| format!("the host's HTTP token {}: {e}", path.display());
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let text = Zeroizing::new(text);
+            let token = text.trim();
+            if token.len() < 16 {
+                return Err(format!(
+                    "the host's HTTP token {} is {} characters, fewer than 16: delete it and a new one is made on the next start",
+                    path.display(),
+                    token.len()
+                ));
+            }
+            Ok((Zeroizing::new(token.to_owned()), false))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(io)?;
+            }
+            let mut bytes = Zeroizing::new([0u8; 32]);
+            getrandom::getrandom(&mut bytes[..])
+                .map_err(|e| format!("no randomness for the HTTP token: {e}"))?;
+            let token: Zeroizing<String> = Zeroizing::new(bytes.iter().map(|b| format!("{b:02x}")).collect());
+            // A random name: no other start writes it.
+            let mut nonce = [0u8; 8];
+            getrandom::getrandom(&mut nonce).map_err(|e| format!("no randomness for the HTTP token: {e}"))?;
+            let draft = path.with_file_name(format!(".{OWN_TOKEN}.{}", u64::from_le_bytes(nonce)));
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let written = options.open(&draft).and_then(|mut f| {
+                std::io::Write::write_all(&mut f, format!("{}\n", token.as_str()).as_bytes())?;
+                f.sync_all()
+            });
+            // A link fails if another start put its token there first: that one is used.
+            let placed = written.and_then(|()| std::fs::hard_link(&draft, path));
+            let _ = std::fs::remove_file(&draft);
+            match placed {
+                Ok(()) => Ok((token, true)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => own_token(path),
+                Err(e) => Err(io(e)),
+            }
+        }
+        Err(e) => Err(io(e)),
     }
 }
 
@@ -161,11 +280,24 @@ async fn check_origin(State(access): State<Access>, request: Request, next: Next
     next.run(request).await
 }
 
+/// A `Host` that is not loopback, the listen address or configured is refused (DNS-rebinding
+/// protection) on the routes rmcp does not check itself.
+async fn check_host(State(access): State<Access>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).map(|h| h.to_str().unwrap_or("<not text>"));
+    if let Some(host) = host.filter(|h| !access.admits_host(h)) {
+        let shown: String = host.chars().take(80).collect();
+        let message = format!("host {shown} is not allowed: add it to [mcp] allowed_hosts");
+        return (StatusCode::FORBIDDEN, message).into_response();
+    }
+    next.run(request).await
+}
+
 /// `router` behind the access rules: a bearer token when tokens are configured, and a
-/// loopback or configured `Origin` if the request has one.
+/// loopback or configured `Host`, and `Origin` if the request has one.
 pub fn guard(router: axum::Router, access: Access) -> axum::Router {
     router
         .layer(axum::middleware::from_fn_with_state(access.clone(), check_origin))
+        .layer(axum::middleware::from_fn_with_state(access.clone(), check_host))
         .layer(axum::middleware::from_fn_with_state(access, authorize))
 }
 
@@ -199,7 +331,7 @@ pub async fn serve(
         "MCP over streamable HTTP at http://{bound}{PATH} (tokens required: {})",
         access.requires_token()
     );
-    eprintln!("bardo mcp: serving http://{bound}{PATH}");
+    eprintln!("bardo mcp: serving http://{bound}{PATH}; {}", access.how_to_connect());
     axum::serve(listener, router(served, access))
         .with_graceful_shutdown(shutdown)
         .await
@@ -222,18 +354,27 @@ mod tests {
     fn off_loopback_needs_tokens_and_tokens_are_checked() {
         let open = config("");
         let public: SocketAddr = "0.0.0.0:9000".parse().expect("addr");
-        let e = Access::from_config(&open, public).expect_err("no tokens off loopback");
+        let e = Access::from_config(&open, public, Auth::Token).expect_err("no tokens off loopback");
         assert!(e.to_string().contains("tokens_env"), "{e}");
-        let local = Access::from_config(&open, "127.0.0.1:9000".parse().expect("addr")).expect("loopback");
+        assert!(Access::from_config(&open, public, Auth::None).is_err(), "--no-auth is loopback only");
+        let loopback: SocketAddr = "127.0.0.1:9000".parse().expect("addr");
+        let local = Access::from_config(&open, loopback, Auth::None).expect("loopback, --no-auth");
         assert!(!local.requires_token());
 
         // SAFETY of the test: a variable name only this test uses.
         unsafe { std::env::set_var("BARDO_MCP_TEST_TOKENS", "0123456789abcdef0123, fedcba9876543210fedc") };
         let with = config("[mcp]\ntokens_env = \"BARDO_MCP_TEST_TOKENS\"\n");
-        let access = Access::from_config(&with, public).expect("tokens");
+        let access = Access::from_config(&with, public, Auth::Token).expect("tokens");
         assert!(access.requires_token());
+        assert!(Access::from_config(&with, loopback, Auth::None).is_err(), "tokens and --no-auth");
         let bearer = |t: &str| HeaderValue::from_str(&format!("Bearer {t}")).expect("header");
         assert!(access.admits(Some(&bearer("fedcba9876543210fedc"))));
+        for scheme in ["bearer", "BEARER", "bEaReR"] {
+            let header = HeaderValue::from_str(&format!("{scheme} fedcba9876543210fedc")).expect("header");
+            assert!(access.admits(Some(&header)), "{scheme}: the scheme is case-insensitive");
+        }
+        let basic = HeaderValue::from_static("Basic fedcba9876543210fedc");
+        assert!(!access.admits(Some(&basic)));
         assert!(!access.admits(Some(&bearer("fedcba9876543210fedX"))));
         assert!(!access.admits(Some(&bearer(""))));
         assert!(!access.admits(None));
@@ -244,5 +385,33 @@ mod tests {
                 && !access.admits_origin("http://localhost:80x")
         );
         assert!(!access.admits_origin("https://evil.example"));
+        assert!(access.admits_host("127.0.0.1:8766") && access.admits_host("[::1]:80"));
+        assert!(access.admits_host("LOCALHOST") && access.admits_host("localhost:1"));
+        assert!(!access.admits_host("evil.example:8766") && !access.admits_host("127.0.0.1.evil.example"));
+    }
+
+    #[test]
+    fn the_hosts_own_token_is_made_once_unreadable_to_others_and_then_reused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(".bardo").join(OWN_TOKEN);
+        let (first, made) = own_token(&path).expect("made");
+        assert!(made && first.len() == 64, "32 random bytes as hex");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).expect("file").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "only the owner reads it");
+        }
+        let (again, made) = own_token(&path).expect("read");
+        assert!(!made && again == first, "the same token on the next start");
+        // Starts at once all end up with the one token in the file.
+        let other = dir.path().join("other").join(OWN_TOKEN);
+        let tokens: Vec<_> = std::thread::scope(|s| {
+            let starts: Vec<_> = (0..8).map(|_| s.spawn(|| own_token(&other).expect("token").0)).collect();
+            starts.into_iter().map(|h| h.join().expect("start")).collect()
+        });
+        assert!(tokens.windows(2).all(|w| w[0] == w[1]), "one token");
+        std::fs::write(&path, "short\n").expect("write");
+        assert!(own_token(&path).expect_err("too short").contains("delete it"));
     }
 }

@@ -50,6 +50,8 @@ pub struct Served {
     exposure: Exposure,
     current: RwLock<Arc<Current>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
+    /// Serving a door without a token (`--no-auth`): only tools that change nothing.
+    reads_only: std::sync::atomic::AtomicBool,
     _watcher: Option<Watcher>,
 }
 
@@ -89,9 +91,30 @@ impl Served {
             exposure,
             current: RwLock::new(Arc::new(Current { adapter, listing })),
             sessions: Mutex::default(),
+            reads_only: false.into(),
             _watcher: watcher,
         });
         Ok(served)
+    }
+
+    /// Serve only the tools that change nothing (a door anyone on this machine may reach:
+    /// `--no-auth`), for as long as the process runs, reloads included. Refused when the profile
+    /// has write tools: those are served only behind a token.
+    pub fn reads_only(&self) -> Result<(), crate::McpError> {
+        let writes = self.adapter().write_tools();
+        if !writes.is_empty() {
+            return Err(crate::McpError::Http(format!(
+                "--no-auth serves only profiles without write tools; profile `{}` has {} ({}): drop --no-auth and give clients the token",
+                self.profile,
+                writes.len(),
+                writes.join(", ")
+            )));
+        }
+        self.reads_only.store(true, std::sync::atomic::Ordering::SeqCst);
+        let adapter = Arc::new(bardo_agent::setup::adapter(&self.config, self.path.clone())?.reads_only());
+        let listing = listing::listing(&adapter, self.exposure);
+        *write(&self.current) = Arc::new(Current { adapter, listing });
+        Ok(())
     }
 
     /// The profile served.
@@ -124,7 +147,11 @@ impl Served {
         }
         let services = host.services().clone();
         self.path.reload(host, services)?;
-        let adapter = Arc::new(bardo_agent::setup::adapter(&self.config, self.path.clone())?);
+        let mut adapter = bardo_agent::setup::adapter(&self.config, self.path.clone())?;
+        if self.reads_only.load(std::sync::atomic::Ordering::SeqCst) {
+            adapter = adapter.reads_only();
+        }
+        let adapter = Arc::new(adapter);
         let listing = listing::listing(&adapter, self.exposure);
         let changed = listing != self.current().listing;
         *write(&self.current) = Arc::new(Current { adapter, listing });

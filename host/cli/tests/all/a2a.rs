@@ -14,10 +14,16 @@ use std::time::{Duration, Instant};
 struct Server {
     child: Child,
     url: String,
+    /// The host's own token (`.bardo/http.token`), when the door made one.
+    token: Option<String>,
 }
 
 impl Server {
     fn start(w: &Workspace, listen: &str, env: &[(&str, &str)]) -> Self {
+        Self::start_with(w, listen, env, &[])
+    }
+
+    fn start_with(w: &Workspace, listen: &str, env: &[(&str, &str)], extra: &[&str]) -> Self {
         let port =
             std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
         let listen = format!("{listen}:{port}");
@@ -25,6 +31,7 @@ impl Server {
             .arg("--config")
             .arg(w.path().join("bardo.toml"))
             .args(["serve", "--listen", &listen, "--a2a", "--watch-ms", "0"])
+            .args(extra)
             .env("BARDO_PRIVATE_KEY", DEV_KEY)
             .envs(env.iter().copied())
             .stdout(Stdio::null())
@@ -36,7 +43,8 @@ impl Server {
             assert!(started.elapsed() < Duration::from_secs(60), "bardo serve did not start");
             std::thread::sleep(Duration::from_millis(20));
         }
-        Self { child, url }
+        let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).ok();
+        Self { child, url, token: token.map(|t| t.trim().to_owned()) }
     }
 }
 
@@ -47,12 +55,15 @@ impl Drop for Server {
     }
 }
 
-/// Run a client scenario; its last JSON line.
+/// Run a client scenario (with the server's own token unless `args` name one); its last JSON
+/// line.
 fn a2a(server: &Server, args: &[&str]) -> Value {
+    let token = server.token.as_deref().filter(|_| !args.contains(&"--token"));
     let out = Command::new(python())
         .arg(clients().join("a2a_client.py"))
         .args(args)
         .args(["--url", &server.url])
+        .args(token.map(|t| ["--token", t]).into_iter().flatten())
         .output()
         .expect("run the A2A Python client");
     assert!(
@@ -114,7 +125,24 @@ fn a2a_card_read_and_a_swap_confirmed_declined_and_cancelled() {
     assert_eq!(c["capabilities"]["streaming"], true, "{c}");
     assert_eq!(c["name"], "Bardo Tools (trader)");
     assert_eq!(c["defaultInputModes"], json!(["application/json"]));
-    assert!(c.get("securitySchemes").is_none(), "loopback without tokens: no auth {c}");
+    assert_eq!(c["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"], "Bearer", "{c}");
+    // On loopback too, the door needs the host's own token (made on first start, 0600).
+    let own = server.token.clone().expect("the host's own token");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(w.path().join(".bardo/http.token")).expect("file").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let seen = a2a(&server, &["auth", "--token", &own]);
+    for who in ["none", "wrong"] {
+        assert_eq!(seen[who]["rpc"], 401, "{seen}");
+    }
+    assert_eq!(seen["right"]["rpc"], 200, "{seen}");
+    // Without a token a profile that writes is not served at all.
+    let open = w.bardo(&["serve", "--listen", "127.0.0.1:0", "--no-auth"]);
+    assert!(!open.status.success(), "{open:?}");
+    assert!(String::from_utf8_lossy(&open.stderr).contains("without write tools"), "{open:?}");
     let skills: Vec<&str> =
         c["skills"].as_array().expect("skills").iter().filter_map(|s| s["id"].as_str()).collect();
     assert!(skills.contains(&"action-swap"), "{skills:?}");
@@ -124,7 +152,10 @@ fn a2a_card_read_and_a_swap_confirmed_declined_and_cancelled() {
     let example: Value =
         serde_json::from_str(swap_skill["examples"][0].as_str().expect("example")).expect("JSON");
     assert_eq!(example["action"], "swap", "{example}");
-    assert_eq!(card["spec_path"], *c, "the same card at /.well-known/agent.json");
+    // The same card at /.well-known/agent.json (the SDK's parse drops empty lists).
+    for part in ["supportedInterfaces", "skills", "securitySchemes", "name"] {
+        assert_eq!(card["spec_path"][part], c[part], "{part}: the same card at /.well-known/agent.json");
+    }
 
     // A read: completed, the tool's answer as an artifact.
     let pool = json!({"kind": "uniswap_get_pool_info",
@@ -220,6 +251,12 @@ fn a2a_errors_expiry_and_a_task_confirmed_after_a_restart() {
     assert_eq!(e["malformed"]["error"]["code"], -32700, "{e}");
     assert_eq!(e["batch"]["error"]["code"], -32600, "{e}");
     assert_eq!(e["unknown_method"]["error"]["code"], -32601, "{e}");
+    assert_eq!(e["text_plain"]["status"], 415, "{e}");
+    assert_eq!(e["text_plain"]["body"]["error"]["code"], -32600, "{e}");
+    assert_eq!(e["foreign_host"]["status"], 403, "DNS rebinding: {e}");
+    assert_eq!(e["list_negative"]["error"]["code"], -32602, "{e}");
+    assert_eq!(e["list_garbage"]["error"]["code"], -32602, "{e}");
+    assert_eq!(e["list_ok"]["result"]["pageSize"], 5, "{e}");
     assert!(e["old_name"]["error"]["message"].as_str().expect("message").contains("SendMessage"), "{e}");
     assert_eq!(e["push"]["error"]["code"], -32003, "{e}");
     assert_eq!(e["version"]["error"]["code"], -32009, "{e}");
@@ -279,4 +316,29 @@ fn a2a_off_loopback_needs_a_token_and_the_card_says_so() {
     assert_eq!(seen["right"]["rpc"], 200, "{seen}");
     assert_eq!(seen["right"]["body"]["error"]["code"], -32001, "an unknown task, past the door: {seen}");
     assert_eq!(seen["scheme"]["bearer"]["httpAuthSecurityScheme"]["scheme"], "Bearer", "{seen}");
+}
+
+/// `--no-auth`: loopback only, a profile without write tools, and then only the tools that
+/// change nothing — an anonymous local caller reads, but cannot halt the host or change its
+/// directives.
+#[test]
+fn a2a_without_a_token_serves_only_reads() {
+    let w = Workspace::new("data", &[], "");
+    let refused = w.bardo(&["serve", "--listen", "0.0.0.0:0", "--no-auth"]);
+    assert!(!refused.status.success(), "{refused:?}");
+    let server = Server::start_with(&w, "127.0.0.1", &[], &["--no-auth"]);
+    assert!(server.token.is_none(), "no token made for an open door");
+    let seen = a2a(&server, &["auth", "--token", "unused-token-0123456789abcdef"]);
+    assert_eq!(seen["none"]["rpc"], 200, "past the door without a token: {seen}");
+    assert!(seen["scheme"].is_null(), "the card asks for no token: {seen}");
+    let card = a2a(&server, &["card"]);
+    let skills = card["card"]["skills"].to_string();
+    assert!(skills.contains("search_context") && !skills.contains("emergency_halt"), "{skills}");
+    let halt = a2a(&server, &["read", "--tool", "emergency_halt", "--args", r#"{"reason":"anyone"}"#]);
+    let status = &halt["events"].as_array().and_then(|e| e.last()).expect("an event")["task"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_FAILED", "{halt}");
+    assert!(status.to_string().contains("not-found"), "no halt offered: {halt}");
+    let search = a2a(&server, &["read", "--tool", "search_context", "--args", r#"{"query":"swap"}"#]);
+    let last = &search["events"].as_array().and_then(|e| e.last()).expect("an event")["task"]["status"];
+    assert_eq!(last["state"], "TASK_STATE_COMPLETED", "reads are served: {search}");
 }

@@ -373,7 +373,13 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(w: &Workspace, addr: &str, env: &[(&str, &str)]) -> Self {
-        let server = w.server(&["--expose", "concrete", "--http", addr]);
+        Self::start_with(w, addr, env, &[])
+    }
+
+    fn start_with(w: &Workspace, addr: &str, env: &[(&str, &str)], extra: &[&str]) -> Self {
+        let mut args = vec!["--expose", "concrete", "--http", addr];
+        args.extend(extra);
+        let server = w.server(&args);
         let mut cmd = Command::new(&server[0]);
         cmd.args(&server[1..]).stdout(Stdio::null()).stderr(Stdio::null());
         for (k, v) in env {
@@ -455,6 +461,35 @@ fn python_over_http_needs_the_bearer_token_and_a_local_origin() {
     let out = open.bardo(&["mcp", "--http", &format!("0.0.0.0:{}", free_port())]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("tokens_env"), "{out:?}");
+
+    // On loopback with no tokens configured: the host's own token, made on first start.
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = HttpServer::start(&open, &addr, &[]);
+    let own = std::fs::read_to_string(open.path().join(".bardo/http.token")).expect("the host's own token");
+    let own = own.trim();
+    let raw = |extra: &[&str]| {
+        let mut args = vec!["raw-http", "--http", &server.url];
+        args.extend(extra);
+        one(&args, &[])
+    };
+    assert_eq!(raw(&[])["status"], 401, "loopback needs the token too");
+    assert_eq!(raw(&["--token", own])["status"], 200);
+    let listed = one(&["list", "--http", &server.url, "--token", own], &[]);
+    let names: Vec<&str> =
+        listed["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"emergency_halt"), "{names:?}");
+    drop(server);
+
+    // `--no-auth`: no token, and only what changes nothing is listed.
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = HttpServer::start_with(&open, &addr, &[], &["--no-auth"]);
+    let listed = one(&["list", "--http", &server.url], &[]);
+    let names: Vec<&str> =
+        listed["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"query_state") && names.contains(&"hostile_echo"), "{names:?}");
+    for changing in ["emergency_halt", "update_directive", "preview_action", "commit_action"] {
+        assert!(!names.contains(&changing), "{changing} offered without a token: {names:?}");
+    }
 }
 
 #[test]
