@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// `[mcp]`: who may reach `bardo mcp --http`. Tokens never live in this file: they come from
 /// an environment variable or a token file.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
     /// An environment variable holding bearer tokens, comma-separated.
@@ -18,6 +18,24 @@ pub struct McpConfig {
     pub allowed_origins: Vec<String>,
     /// `Host` header values allowed besides loopback and the listen address's host.
     pub allowed_hosts: Vec<String>,
+    /// Most MCP HTTP sessions open at once; a new one past it is refused (503) until one is
+    /// closed or expires.
+    pub max_sessions: usize,
+    /// Seconds a session may sit idle before it is closed.
+    pub session_idle_secs: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            tokens_env: None,
+            token_file: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_sessions: 100,
+            session_idle_secs: 300,
+        }
+    }
 }
 
 impl Section for McpConfig {

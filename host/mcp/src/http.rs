@@ -44,6 +44,9 @@ pub struct Access {
     hosts: Vec<String>,
     /// The host's own token file, when that is the token.
     own: Option<(PathBuf, bool)>,
+    /// Most sessions at once, and how long one may idle.
+    max_sessions: usize,
+    idle: std::time::Duration,
 }
 
 impl std::fmt::Debug for Access {
@@ -123,7 +126,11 @@ impl Access {
             hosts.push(addr.ip().to_string());
         }
         hosts.extend(mcp.allowed_hosts.iter().cloned());
-        Ok(Self { tokens: Arc::new(tokens), origins, hosts, own })
+        if mcp.max_sessions == 0 || mcp.session_idle_secs == 0 {
+            return Err(McpError::Http("[mcp] max_sessions and session_idle_secs must be at least 1".into()));
+        }
+        let (max_sessions, idle) = (mcp.max_sessions, std::time::Duration::from_secs(mcp.session_idle_secs));
+        Ok(Self { tokens: Arc::new(tokens), origins, hosts, own, max_sessions, idle })
     }
 
     /// Whether requests need a bearer token.
@@ -301,19 +308,101 @@ pub fn guard(router: axum::Router, access: Access) -> axum::Router {
         .layer(axum::middleware::from_fn_with_state(access, authorize))
 }
 
-/// The router: the MCP endpoint at [`PATH`], behind the access rules.
+/// The router: the MCP endpoint at [`PATH`], behind the access rules and the protocol's edges.
 pub fn router(served: Arc<Served>, access: Access) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(access.hosts.clone())
-        .with_allowed_origins(access.origins.clone());
-    let service = StreamableHttpService::new(
-        move || Ok(Session::new(served.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+        .with_allowed_origins(access.origins.clone())
+        .with_max_request_body_bytes(MAX_BODY);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(access.idle);
+    let sessions = Arc::new(sessions);
+    let service =
+        StreamableHttpService::new(move || Ok(Session::new(served.clone())), sessions.clone(), config);
+    let edges = Edges { sessions, max_sessions: access.max_sessions };
     axum::Router::new()
         .nest_service(PATH, service)
+        .layer(axum::middleware::from_fn_with_state(edges, protocol_edges))
         .layer(axum::middleware::from_fn_with_state(access, authorize))
+}
+
+/// The largest request body read (rmcp's own default).
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// What the protocol's edges need: the open sessions and how many may be.
+#[derive(Clone)]
+struct Edges {
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
+}
+
+fn json_rpc(status: StatusCode, body: serde_json::Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// Where rmcp's own answers differ from the specifications: a POST's body screened (see
+/// [`crate::screen`]; errors are JSON-RPC with 400), a new session past the cap refused (503),
+/// and `DELETE` answering 200 for a session it ends and 404 for one that is not there.
+async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next) -> Response {
+    use rmcp::transport::streamable_http_server::session::SessionManager;
+    let session: Option<rmcp::transport::streamable_http_server::session::SessionId> =
+        request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(Into::into);
+    match *request.method() {
+        axum::http::Method::DELETE => {
+            let Some(id) = session else { return next.run(request).await };
+            if !edges.sessions.has_session(&id).await.unwrap_or(false) {
+                let shown: String = id.chars().take(80).collect();
+                return (
+                    StatusCode::NOT_FOUND,
+                    format!("no session {shown}: it ended, expired or never was"),
+                )
+                    .into_response();
+            }
+            let mut response = next.run(request).await;
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::OK;
+            }
+            response
+        }
+        axum::http::Method::POST => {
+            // A wrong Content-Type or Accept is rmcp's to answer (415, 406).
+            let json =
+                request.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+                    v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json")
+                });
+            if !json {
+                return next.run(request).await;
+            }
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+                let e = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+                    "message": format!("the body is larger than {MAX_BODY} bytes, or was cut off")}});
+                return json_rpc(StatusCode::PAYLOAD_TOO_LARGE, e);
+            };
+            let mut initialize = false;
+            let screened = crate::screen::screen(&bytes, |m| {
+                initialize = m.method == Some("initialize");
+                session.as_ref().and_then(|_| crate::screen::initialize_again(m))
+            });
+            match screened {
+                crate::screen::Screened::Reply(error) => json_rpc(StatusCode::BAD_REQUEST, error),
+                crate::screen::Screened::Drop => StatusCode::ACCEPTED.into_response(),
+                crate::screen::Screened::Pass => {
+                    let open = edges.sessions.sessions.read().await.len();
+                    if initialize && session.is_none() && open >= edges.max_sessions {
+                        let e = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+                            "message": format!("{open} sessions are open, the most [mcp] max_sessions allows: close one (DELETE) or wait for an idle one to expire"),
+                            "data": {"retryable": true}}});
+                        let mut response = json_rpc(StatusCode::SERVICE_UNAVAILABLE, e);
+                        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                        return response;
+                    }
+                    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+                }
+            }
+        }
+        _ => next.run(request).await,
+    }
 }
 
 /// Serve `served` on `addr` until `shutdown` resolves.

@@ -15,6 +15,7 @@ pub mod http;
 mod inline;
 mod listing;
 mod reload;
+mod screen;
 mod server;
 mod streams;
 
@@ -98,11 +99,64 @@ pub async fn serve_stdio(served: std::sync::Arc<Served>) -> Result<(), McpError>
     serve_on(Session::new(served)).await
 }
 
+/// One session on stdin/stdout, each incoming line [`screen`]ed first: rmcp reads what passes
+/// through a pipe, and its answers and the screen's errors go out line by line, never interleaved.
 async fn serve_on(session: Session) -> Result<(), McpError> {
-    let running = session
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| McpError::Transport(e.to_string()))?;
-    running.waiting().await.map_err(|e| McpError::Transport(e.to_string()))?;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (server_in, mut feed) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    let (errors, mut screened_out) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    // The pipes are served before the handshake: rmcp's `serve` waits for `initialize` itself.
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        let (mut line, mut handshake) = (Vec::new(), screen::Handshake::default());
+        while stdin.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+            let body = line.trim_ascii();
+            if !body.is_empty() {
+                match screen::screen(body, |m| handshake.check(m)) {
+                    screen::Screened::Pass => {
+                        let fed = feed.write_all(body).await.and(feed.write_all(b"\n").await);
+                        if fed.is_err() {
+                            break;
+                        }
+                    }
+                    screen::Screened::Reply(reply) => {
+                        let _ = errors.send(format!("{reply}\n").into_bytes());
+                    }
+                    screen::Screened::Drop => {}
+                }
+            }
+            line.clear();
+        }
+        // Dropping `feed` ends rmcp's input: the session closes as the client's did.
+    });
+    let writer = tokio::spawn(async move {
+        let (mut out, mut answers, mut line) =
+            (tokio::io::stdout(), tokio::io::BufReader::new(from_server), Vec::new());
+        loop {
+            tokio::select! {
+                // A line partly read stays in `line` until it is whole (read_until appends).
+                read = answers.read_until(b'\n', &mut line) => {
+                    if !read.is_ok_and(|n| n > 0) {
+                        break;
+                    }
+                    if out.write_all(&line).await.and(out.flush().await).is_err() {
+                        break;
+                    }
+                    line.clear();
+                }
+                Some(reply) = screened_out.recv() => {
+                    if out.write_all(&reply).await.and(out.flush().await).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let running =
+        session.serve((server_in, server_out)).await.map_err(|e| McpError::Transport(e.to_string()));
+    running?.waiting().await.map_err(|e| McpError::Transport(e.to_string()))?;
+    // Everything rmcp answered is written before the process ends.
+    let _ = writer.await;
     Ok(())
 }

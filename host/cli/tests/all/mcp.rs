@@ -74,7 +74,7 @@ impl Workspace {
     }
 
     /// `bardo --config <dir>/bardo.toml mcp <extra>`.
-    fn server(&self, extra: &[&str]) -> Vec<String> {
+    pub(super) fn server(&self, extra: &[&str]) -> Vec<String> {
         let mut cmd = vec![
             env!("CARGO_BIN_EXE_bardo").to_owned(),
             "--config".into(),
@@ -366,9 +366,9 @@ fn python_cancels_a_call_stuck_in_a_hostile_loop_and_the_server_keeps_serving() 
 }
 
 /// `bardo mcp --http` as a child, killed on drop.
-struct HttpServer {
+pub(super) struct HttpServer {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl HttpServer {
@@ -376,7 +376,7 @@ impl HttpServer {
         Self::start_with(w, addr, env, &[])
     }
 
-    fn start_with(w: &Workspace, addr: &str, env: &[(&str, &str)], extra: &[&str]) -> Self {
+    pub(super) fn start_with(w: &Workspace, addr: &str, env: &[(&str, &str)], extra: &[&str]) -> Self {
         let mut args = vec!["--expose", "concrete", "--http", addr];
         args.extend(extra);
         let server = w.server(&args);
@@ -402,7 +402,7 @@ impl Drop for HttpServer {
     }
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
 }
 

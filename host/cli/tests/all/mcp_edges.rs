@@ -1,0 +1,146 @@
+//! The protocol's edges, as only raw bytes can send them (no SDK sends a malformed message):
+//! over stdio and streamable HTTP, each malformed or out-of-order message gets the JSON-RPC
+//! error the specifications name, with its `id` or `null`; HTTP sessions are capped and end
+//! with `DELETE` (200, then 404).
+
+use super::mcp::{HttpServer, Workspace, free_port};
+use bardo_test_artifacts::HOSTILE;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+#[test]
+fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+    let server = w.server(&[]);
+    let mut child = Command::new(&server[0])
+        .args(&server[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bardo mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut ask = |line: &[u8]| -> Value {
+        stdin
+            .write_all(line)
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
+            .expect("write");
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("read");
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
+    };
+    let error = |v: &Value| (v["error"]["code"].as_i64(), v["id"].clone());
+    let init = json!({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+
+    assert_eq!(error(&ask(b"{not json")), (Some(-32700), Value::Null));
+    assert_eq!(error(&ask(b"\xff\xfe\"\xc3\x28\"")), (Some(-32700), Value::Null), "invalid UTF-8");
+    let deep = format!("{}{}", "[".repeat(5_000), "]".repeat(5_000));
+    assert_eq!(error(&ask(deep.as_bytes())), (Some(-32700), Value::Null), "nesting past the limit");
+    assert_eq!(error(&ask(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)).0, Some(-32600), "a batch");
+    assert_eq!(error(&ask(br#"{"id":2,"method":"ping"}"#)), (Some(-32600), json!(2)), "no jsonrpc: its id");
+    let early = ask(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert_eq!(error(&early), (Some(-32600), json!(3)), "{early}");
+    assert!(early["error"]["message"].as_str().is_some_and(|m| m.contains("initialize")), "{early}");
+
+    let first = ask(init.to_string().as_bytes());
+    assert_eq!(first["result"]["serverInfo"]["name"], "bardo", "{first}");
+    // `notifications/initialized` has no answer: it and a ping in one write, only the ping's.
+    let pong = ask(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"ping\"}");
+    assert_eq!(pong["id"], 99, "{pong}");
+    let again = ask(init.to_string().as_bytes());
+    assert_eq!(error(&again), (Some(-32600), json!(10)), "initialize once: {again}");
+    let no_params = ask(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call"}"#);
+    assert_eq!(error(&no_params), (Some(-32602), json!(4)), "{no_params}");
+    let long = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"{}"}}"#, "m".repeat(100_000));
+    let unknown = ask(long.as_bytes());
+    assert_eq!(error(&unknown), (Some(-32601), json!(5)));
+    assert!(unknown.to_string().len() < 300, "not echoed whole: {} bytes", unknown.to_string().len());
+    // The session still works.
+    let listed = ask(br#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "[mcp]\nmax_sessions = 2\n");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = HttpServer::start_with(&w, &addr, &[], &[]);
+    let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("token");
+    let rt = bardo_test_support::runtime();
+    let client = reqwest::Client::new();
+    let post = |body: Vec<u8>, session: Option<&str>| {
+        let mut request = client
+            .post(&server.url)
+            .bearer_auth(token.trim())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        rt.block_on(async {
+            let r = request.send().await.expect("POST");
+            let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            (r.status().as_u16(), session, r.text().await.expect("body"))
+        })
+    };
+    let error = |(status, _, body): (u16, Option<String>, String)| {
+        let v: Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status}: not JSON ({e}): {body}"));
+        (status, v["error"]["code"].as_i64(), v["id"].clone())
+    };
+    assert_eq!(error(post(b"{not json".to_vec(), None)), (400, Some(-32700), Value::Null));
+    assert_eq!(error(post(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(), None)).1, Some(-32600));
+    assert_eq!(error(post(br#"{"foo":1}"#.to_vec(), None)), (400, Some(-32600), Value::Null));
+
+    let init = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        .to_string()
+        .into_bytes()
+    };
+    let (status, session, _) = post(init(1), None);
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    let notified =
+        post(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(), Some(&session));
+    assert_eq!(notified.0, 202, "{notified:?}");
+    let no_params = post(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#.to_vec(), Some(&session));
+    assert_eq!(error(no_params), (400, Some(-32602), json!(2)));
+    assert_eq!(error(post(init(3), Some(&session))), (400, Some(-32600), json!(3)), "initialize once");
+
+    // Two sessions at most ([mcp] max_sessions = 2): the third is refused, retryable.
+    let (status, second, _) = post(init(4), None);
+    assert_eq!(status, 200);
+    let (status, _, body) = post(init(5), None);
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("max_sessions"), "{body}");
+
+    // DELETE ends a session (200), then it is gone (404); a freed place takes a new session.
+    let delete = |s: &str| {
+        rt.block_on(async {
+            let r = client
+                .delete(&server.url)
+                .bearer_auth(token.trim())
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-11-25")
+                .send()
+                .await
+                .expect("DELETE");
+            r.status().as_u16()
+        })
+    };
+    assert_eq!(delete(&session), 200);
+    assert_eq!(delete(&session), 404);
+    assert_eq!(delete("no-such-session"), 404);
+    let (status, _, _) = post(init(6), None);
+    assert_eq!(status, 200, "the place a DELETE freed");
+    drop(second);
+}
