@@ -106,6 +106,30 @@ async def swap(args):
     out(result)
 
 
+async def follow(args):
+    """A swap waits; another client follows it with SubscribeToTask while a third confirms it."""
+    c = await client(args.url, args.token)
+    first = await collect(c.send_message(ask({"action": "swap", "params": json.loads(args.args)})))
+    task = first[0]["task"]
+    seen = []
+
+    async def subscribe():
+        follower = await client(args.url, args.token)
+        async for event in follower.subscribe(SubscribeToTaskRequest(id=task["id"])):
+            seen.append(as_dict(event))
+
+    following = asyncio.create_task(subscribe())
+    await asyncio.sleep(1.0)
+    confirmer = await client(args.url, args.token, streaming=False)
+    await collect(confirmer.send_message(ask({"confirm": True}, task_id=task["id"], context_id=task["contextId"])))
+    try:
+        await asyncio.wait_for(following, 60)
+        ended = True
+    except asyncio.TimeoutError:
+        ended = False
+    out({"states": states(seen), "ended": ended, "seen": len(seen)})
+
+
 async def confirm(args):
     """Confirm task `--task` (e.g. after the server restarted)."""
     c = await client(args.url, args.token, streaming=False)
@@ -168,7 +192,7 @@ async def auth(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("scenario", choices=["card", "read", "swap", "confirm", "errors", "auth"])
+    p.add_argument("scenario", choices=["card", "read", "swap", "follow", "confirm", "errors", "auth"])
     p.add_argument("--url", required=True)
     p.add_argument("--token")
     p.add_argument("--tool", default="query_state")

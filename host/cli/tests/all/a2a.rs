@@ -236,6 +236,16 @@ fn a2a_card_read_and_a_swap_confirmed_declined_and_cancelled() {
     let verified = w.bardo(&["audit-log", "verify"]);
     assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stdout));
     assert!(String::from_utf8_lossy(&verified.stdout).contains("intact"));
+
+    // A waiting task followed with SubscribeToTask by another client while a third confirms it:
+    // the follower sees it work and complete, and its stream ends.
+    let followed = a2a(&server, &["follow", "--args", &swap]);
+    assert_eq!(followed["ended"], true, "{followed}");
+    assert_eq!(
+        followed["states"],
+        json!(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]),
+        "{followed}"
+    );
 }
 
 #[test]
