@@ -57,8 +57,8 @@ pub struct A2a {
     adapter: AdapterSource,
     profile: String,
     bearer: bool,
-    /// Journals the task events for as long as the server lives.
-    _journal: JournalTask,
+    /// Journals the task events for as long as the server lives (none: another process does).
+    _journal: Option<JournalTask>,
 }
 
 impl A2a {
@@ -78,10 +78,23 @@ impl A2a {
             path: journal.display().to_string(),
             message: e.to_string(),
         };
-        let (writer, first) = Journal::open(journal).map_err(|e| journal_error(&e))?;
-        let fabric = Arc::new(Fabric::starting_at(first));
-        let journal =
-            JournalTask::spawn(&fabric, writer, journal.to_owned(), &tokio::runtime::Handle::current());
+        // Another `bardo` process on this configuration (`bardo mcp --http`, `stream`, `tui`)
+        // may write the journal: this server then runs without journaling its task events, which
+        // stay in the task store and the audit log.
+        let (fabric, journal) = match Journal::open(journal) {
+            Ok((writer, first)) => {
+                let fabric = Arc::new(Fabric::starting_at(first));
+                let handle = tokio::runtime::Handle::current();
+                (fabric.clone(), Some(JournalTask::spawn(&fabric, writer, journal.to_owned(), &handle)))
+            }
+            Err(e @ bardo_core::journal::JournalError::Busy(_)) => {
+                eprintln!(
+                    "warning: {e}: this server's task events are not journaled (the task store and the audit log keep them)"
+                );
+                (Arc::new(Fabric::new()), None)
+            }
+            Err(e) => return Err(journal_error(&e)),
+        };
         let runner = run::Runner::new(store, adapter.clone(), fabric);
         runner.recover();
         Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer, _journal: journal }))

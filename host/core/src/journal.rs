@@ -20,7 +20,9 @@ pub enum JournalError {
         source: std::io::Error,
     },
     /// Another writer holds the journal's lock.
-    #[error("events journal {0} is being written by another `bardo stream`; stop it first")]
+    #[error(
+        "events journal {0} is being written by another bardo process on this configuration (`bardo stream`, `mcp`, `serve` or `tui`)"
+    )]
     Busy(PathBuf),
     /// A line that is not an envelope with a sequence number (or an envelope that would not encode).
     #[error("events journal {path} line {line} is not an event: {reason}")]

@@ -336,6 +336,10 @@ fn a2a_without_a_token_serves_only_reads() {
     let w = Workspace::new("data", &[], "");
     let refused = w.bardo(&["serve", "--listen", "0.0.0.0:0", "--no-auth"]);
     assert!(!refused.status.success(), "{refused:?}");
+    // `bardo mcp --http` on the same configuration first: it writes the events journal, and
+    // `bardo serve` still starts beside it (its task events then stay in its task store).
+    let mcp_addr = format!("127.0.0.1:{}", super::mcp::free_port());
+    let _mcp = super::mcp::HttpServer::start_with(&w, &mcp_addr, &[], &["--no-auth"]);
     let server = Server::start_with(&w, "127.0.0.1", &[], &["--no-auth"]);
     assert!(server.token.is_none(), "no token made for an open door");
     let seen = a2a(&server, &["auth", "--token", "unused-token-0123456789abcdef"]);
