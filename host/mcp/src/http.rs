@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use bardo_core::secret::{TaintLabel, TaintedString};
 use bardo_runtime::config::Config;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -319,7 +320,8 @@ pub fn router(served: Arc<Served>, access: Access) -> axum::Router {
     let sessions = Arc::new(sessions);
     let service =
         StreamableHttpService::new(move || Ok(Session::new(served.clone())), sessions.clone(), config);
-    let edges = Edges { sessions, max_sessions: access.max_sessions };
+    let edges =
+        Edges { sessions, max_sessions: access.max_sessions, idle: access.idle, seen: Arc::default() };
     axum::Router::new()
         .nest_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(edges, protocol_edges))
@@ -329,11 +331,44 @@ pub fn router(served: Arc<Served>, access: Access) -> axum::Router {
 /// The largest request body read (rmcp's own default).
 const MAX_BODY: usize = 4 * 1024 * 1024;
 
-/// What the protocol's edges need: the open sessions and how many may be.
+/// What the protocol's edges need: the open sessions, how many may be, and when each was last
+/// used.
 #[derive(Clone)]
 struct Edges {
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
+    idle: std::time::Duration,
+    seen: Arc<std::sync::Mutex<std::collections::HashMap<SessionId, std::time::Instant>>>,
+}
+
+impl Edges {
+    fn touch(&self, id: &SessionId) {
+        bardo_core::sync::lock(&self.seen).insert(id.clone(), std::time::Instant::now());
+    }
+
+    /// The sessions open, once those idle longer than [`Access`]'s limit are closed: rmcp stops
+    /// an idle session's worker but keeps its entry until a `DELETE` that may never come.
+    async fn open_sessions(&self) -> usize {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        let ids: Vec<SessionId> = self.sessions.sessions.read().await.keys().cloned().collect();
+        let now = std::time::Instant::now();
+        let idle: Vec<SessionId> = {
+            let mut seen = bardo_core::sync::lock(&self.seen);
+            // One never seen here (its initialize in flight) counts as used now.
+            let idle = ids
+                .iter()
+                .filter(|id| now.duration_since(*seen.entry((*id).clone()).or_insert(now)) > self.idle)
+                .cloned()
+                .collect();
+            seen.retain(|id, _| ids.contains(id));
+            idle
+        };
+        for id in &idle {
+            let _ = self.sessions.close_session(id).await;
+            bardo_core::sync::lock(&self.seen).remove(id);
+        }
+        ids.len() - idle.len()
+    }
 }
 
 fn json_rpc(status: StatusCode, body: serde_json::Value) -> Response {
@@ -344,9 +379,13 @@ fn json_rpc(status: StatusCode, body: serde_json::Value) -> Response {
 /// [`crate::screen`]; errors are JSON-RPC with 400), a new session past the cap refused (503),
 /// and `DELETE` answering 200 for a session it ends and 404 for one that is not there.
 async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next) -> Response {
-    use rmcp::transport::streamable_http_server::session::SessionManager;
-    let session: Option<rmcp::transport::streamable_http_server::session::SessionId> =
+    let session: Option<SessionId> =
         request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(Into::into);
+    if let Some(id) = &session
+        && edges.sessions.has_session(id).await.unwrap_or(false)
+    {
+        edges.touch(id);
+    }
     match *request.method() {
         axum::http::Method::DELETE => {
             let Some(id) = session else { return next.run(request).await };
@@ -388,8 +427,9 @@ async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next
                 crate::screen::Screened::Reply(error) => json_rpc(StatusCode::BAD_REQUEST, error),
                 crate::screen::Screened::Drop => StatusCode::ACCEPTED.into_response(),
                 crate::screen::Screened::Pass => {
-                    let open = edges.sessions.sessions.read().await.len();
-                    if initialize && session.is_none() && open >= edges.max_sessions {
+                    let new_session = initialize && session.is_none();
+                    let open = if new_session { edges.open_sessions().await } else { 0 };
+                    if new_session && open >= edges.max_sessions {
                         let e = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
                             "message": format!("{open} sessions are open, the most [mcp] max_sessions allows: close one (DELETE) or wait for an idle one to expire"),
                             "data": {"retryable": true}}});
@@ -397,7 +437,12 @@ async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next
                         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
                         return response;
                     }
-                    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+                    let response = next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
+                    let made = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok());
+                    if let Some(id) = made.filter(|_| new_session) {
+                        edges.touch(&id.into());
+                    }
+                    response
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! The protocol's edges, as only raw bytes can send them (no SDK sends a malformed message):
 //! over stdio and streamable HTTP, each malformed or out-of-order message gets the JSON-RPC
-//! error the specifications name, with its `id` or `null`; HTTP sessions are capped and end
-//! with `DELETE` (200, then 404).
+//! error the specifications name, with its `id` or `null`; HTTP sessions are capped, expire when
+//! idle, and end with `DELETE` (200, then 404).
 
 use super::mcp::{HttpServer, Workspace, free_port};
 use bardo_test_artifacts::HOSTILE;
@@ -68,7 +68,11 @@ fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
 
 #[test]
 fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
-    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "[mcp]\nmax_sessions = 2\n");
+    let w = Workspace::new(
+        "dev",
+        &[("hostile.wasm", HOSTILE)],
+        "[mcp]\nmax_sessions = 2\nsession_idle_secs = 3\n",
+    );
     let addr = format!("127.0.0.1:{}", free_port());
     let server = HttpServer::start_with(&w, &addr, &[], &[]);
     let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("token");
@@ -143,4 +147,11 @@ fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
     let (status, _, _) = post(init(6), None);
     assert_eq!(status, 200, "the place a DELETE freed");
     drop(second);
+
+    // Sessions idle past [mcp] session_idle_secs are closed: their places go to new ones.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    for id in [7, 8] {
+        assert_eq!(post(init(id), None).0, 200, "an idle session's place");
+    }
+    assert_eq!(post(init(9), None).0, 503, "two fresh sessions fill it again");
 }
