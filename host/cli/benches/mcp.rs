@@ -12,6 +12,11 @@
 //! (d) `stdio_1kb_raw_client`: the same from a minimal blocking JSON-lines client (one write a
 //!     message, no progress token): the server's own latency, without a client runtime's.
 //! (e) `http_1kb`: the same over streamable HTTP on loopback, from rmcp's client.
+//! (f) `python_sdk_stdio/bardo` and `python_sdk_stdio/noop_python_server` (issue floor: p50
+//!     within 1.2× of the baseline): the official MCP Python SDK's client
+//!     (`tests/clients/mcp_bench.py`) calling the same tool with the same params, against
+//!     `bardo mcp` and against a Python MCP server doing no work (`tests/clients/noop_server.py`,
+//!     the SDK's MCPServer, once FastMCP), in the same run. Timed inside the client.
 
 use bardo_core::Runtime;
 use bardo_runtime::config::Config;
@@ -182,5 +187,71 @@ fn calls(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, calls);
+/// A long-lived `mcp_bench.py` client of one server: each request makes N calls and answers how
+/// long they took.
+struct PythonClient {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl PythonClient {
+    fn start(dir: &Path, args: &str, server: &[&str]) -> Self {
+        use std::io::BufRead;
+        let clients = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients");
+        let mut child = std::process::Command::new(clients.join(".venv/bin/python"))
+            .arg(clients.join("mcp_bench.py"))
+            .args(["bench_summarize", args, "--"])
+            .args(server)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the Python client (run `make setup`)");
+        let input = child.stdin.take().expect("stdin");
+        let mut output = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut ready = String::new();
+        output.read_line(&mut ready).expect("read");
+        assert_eq!(ready.trim(), "ready", "the client's first call failed");
+        Self { child, input, output }
+    }
+
+    fn time(&mut self, calls: u64) -> Duration {
+        use std::io::{BufRead, Write};
+        writeln!(self.input, "{calls}").and_then(|()| self.input.flush()).expect("write");
+        let mut took = String::new();
+        self.output.read_line(&mut took).expect("read");
+        Duration::from_nanos(took.trim().parse().expect("nanoseconds"))
+    }
+}
+
+impl Drop for PythonClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python_sdk(c: &mut Criterion) {
+    let dir = workdir();
+    let args = serde_json::Value::Object(params_1kb()).to_string();
+    let clients = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients");
+    let python = clients.join(".venv/bin/python").display().to_string();
+    let noop = clients.join("noop_server.py").display().to_string();
+    let bardo = env!("CARGO_BIN_EXE_bardo");
+    let mut g = c.benchmark_group("python_sdk_stdio");
+    let mut client = PythonClient::start(
+        dir.path(),
+        &args,
+        &[bardo, "--config", "bardo.toml", "mcp", "--expose", "concrete", "--watch-ms", "0"],
+    );
+    g.bench_function("bardo", |b| b.iter_custom(|n| client.time(n)));
+    drop(client);
+    let mut client = PythonClient::start(dir.path(), &args, &[&python, &noop]);
+    g.bench_function("noop_python_server", |b| b.iter_custom(|n| client.time(n)));
+    g.finish();
+}
+
+criterion_group!(benches, calls, python_sdk);
 criterion_main!(benches);
