@@ -36,6 +36,9 @@ pub enum ErrorCode {
     /// A write's later transaction failed after earlier ones were mined: the message names
     /// every hash; the plan is half done and must not be retried as it is (host-only).
     PartiallyExecuted,
+    /// The configured confirmation policy (`[safety] confirm`) holds this commit until a human
+    /// confirms it; nothing was sent; commit again once confirmed (host-only).
+    ConfirmationRequired,
 }
 
 impl ErrorCode {
@@ -55,6 +58,7 @@ impl ErrorCode {
             Self::Cancelled => "cancelled",
             Self::Unavailable => "unavailable",
             Self::PartiallyExecuted => "partially-executed",
+            Self::ConfirmationRequired => "confirmation-required",
         }
     }
 }

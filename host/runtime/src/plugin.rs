@@ -496,6 +496,11 @@ impl Host {
         &self.plugins
     }
 
+    /// The profile the host serves.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
     /// The limits every call runs under.
     pub fn limits(&self) -> &Limits {
         &self.limits

@@ -123,6 +123,23 @@ pub enum AuditEvent {
         /// The permit.
         permit_id: String,
     },
+    /// A human confirmed a permit the confirmation policy holds (`[safety] confirm`).
+    PermitConfirmed {
+        /// The permit.
+        permit_id: String,
+        /// Who: the front end and how (`mcp elicitation`, `a2a operator`, `tui`, `cli`).
+        by: String,
+    },
+    /// A human declined a permit the confirmation policy holds, or no one answered in time
+    /// (`timed_out`: the permit stays open for another front end to confirm).
+    ConfirmationDeclined {
+        /// The permit.
+        permit_id: String,
+        /// Where it was asked.
+        by: String,
+        /// No answer came in time (rather than a decline).
+        timed_out: bool,
+    },
     /// An A2A task changed state; a write's task names its permit.
     TaskStatus {
         /// The task.

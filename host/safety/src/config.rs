@@ -84,6 +84,9 @@ pub struct SafetyConfig {
     /// checkpoint and seals permits, so a permit written into `permits` by anyone else is
     /// refused. Keep it out of the repository, beside the signer's secrets.
     pub host_key: PathBuf,
+    /// Which commits wait for a human (`"never"`, `"always"`, `"above_usd = N"`), for every
+    /// profile or per profile (see [`crate::confirm`]); default never.
+    pub confirm: crate::confirm::ConfirmSetting,
 }
 
 impl Default for SafetyConfig {
@@ -108,6 +111,7 @@ impl Default for SafetyConfig {
             max_price_deviation_bps: crate::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
             spending_ledger: PathBuf::from(".bardo/spending.json"),
             host_key: PathBuf::from(".bardo/host.key"),
+            confirm: crate::confirm::ConfirmSetting::default(),
         }
     }
 }

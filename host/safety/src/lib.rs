@@ -11,6 +11,7 @@
 
 pub mod audit_log;
 pub mod config;
+pub mod confirm;
 pub mod cross_check;
 pub mod declared;
 pub mod generation;
@@ -35,4 +36,6 @@ pub use config::SafetyConfig;
 pub use generation::Generation;
 pub use planner::{Planner, PluginId};
 pub use write_path::capability;
-pub use write_path::{Approved, Clock, DEFAULT_TTL, MAX_PLAN_BYTES, MAX_PLAN_CALLS, WritePath, WriteResult};
+pub use write_path::{
+    Approved, Clock, DEFAULT_TTL, MAX_PLAN_BYTES, MAX_PLAN_CALLS, Pending, WritePath, WriteResult,
+};

@@ -72,6 +72,26 @@ pub struct ActionPermit {
     /// elsewhere only if the same component serves the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_on: Option<PlannedOn>,
+    /// What the plan spends in USD at the host's trusted prices (outflows and allowances left),
+    /// from the preview's simulation; None when it could not be valued (or no prices are
+    /// configured). The confirmation policy's `above_usd` reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend_usd: Option<f64>,
+    /// The wallet's balance changes the preview's simulation showed, each valued where the host
+    /// can: what a person confirming it is shown, never the plugin's own account of it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub balance_changes: Vec<BalanceChange>,
+}
+
+/// One change of the wallet's balance in a preview's simulation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BalanceChange {
+    /// The token; None for the native coin.
+    pub asset: Option<Address>,
+    /// Signed, in the token's base units (decimal).
+    pub delta: String,
+    /// Its USD value at the host's prices, signed; None when it cannot be valued.
+    pub usd: Option<f64>,
 }
 
 /// Where a permit was planned.
@@ -144,6 +164,16 @@ pub enum PermitError {
         "permit `{0}` has no audit record of its preview in the log (lost in a crash, or the log was replaced); preview again"
     )]
     Unrecorded(String),
+    /// The confirmation policy holds it until a person confirms it; nothing changed.
+    #[error(
+        "permit `{id}` waits for a person to confirm it ({policy} in [safety]): confirm it in `bardo tui` (y) or with `bardo confirm {id}`, or commit through a client that can ask its user (MCP elicitation; A2A with the operator's token), then commit again before it expires"
+    )]
+    Unconfirmed {
+        /// The permit.
+        id: String,
+        /// The policy that holds it, as configured.
+        policy: String,
+    },
     /// The shared permit file could not be read or written.
     #[error("permit store {0}")]
     Store(String),
@@ -231,6 +261,26 @@ struct Entry {
     /// while it sends: no other process settles a permit whose sender's lease is live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     sending_lease: Option<Lease>,
+    /// A person confirmed it (see [`crate::confirm`]), sealed with the host key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    confirmed: Option<Confirmed>,
+}
+
+/// Who confirmed a permit and when, MACed with the host key over the permit's id, so a
+/// confirmation written into the store by anyone else (or copied from another permit) does
+/// not count.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Confirmed {
+    by: String,
+    at_ms: u64,
+    mac: B256,
+}
+
+/// What the host MACs a confirmation under.
+const CONFIRM_DOMAIN: &str = "bardo-permit-confirmed";
+
+fn confirmation_bytes(id: &str, by: &str, at_ms: u64) -> Vec<u8> {
+    format!("{id}\n{by}\n{at_ms}").into_bytes()
 }
 
 /// A sender's claim on a permit it is broadcasting.
@@ -397,6 +447,7 @@ impl Permits {
                 seal: Some(seal),
                 sending_from_nonce: None,
                 sending_lease: None,
+                confirmed: None,
             }),
         };
         match &self.store {
@@ -436,18 +487,21 @@ impl Permits {
     /// does not verify under this host's key; otherwise its state changes to consumed under the
     /// lock, so of two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.take_then(id, now, |_| Ok(true), |_| {})
+        self.take_then(id, now, |_| Ok(true), |_| None, |_| {})
     }
 
     /// [`Self::take`], first asking `recorded` whether the sealed permit's audit record is on
     /// disk where it was written (a permit whose record is not is refused and left as it is), then
     /// running `then` on it in the same locked step (commit counts the spend there: no process
-    /// can see the permit taken and its spend not yet counted).
+    /// can see the permit taken and its spend not yet counted). A permit for which
+    /// `unconfirmed` names a policy (the confirmation policy holds it) is taken only once a
+    /// person confirmed it ([`Self::confirm`]); before, it is refused and stays open.
     pub fn take_then(
         &self,
         id: &str,
         now: SystemTime,
         recorded: impl FnOnce(&RecordAt) -> Result<bool, String>,
+        unconfirmed: impl Fn(&ActionPermit) -> Option<String>,
         then: impl FnOnce(&ActionPermit),
     ) -> Result<ActionPermit, PermitError> {
         // Run at most once each, though a cluster store may run this step again after another
@@ -464,6 +518,13 @@ impl Permits {
                 && !recorded(at).map_err(PermitError::Store)?
             {
                 return Err(PermitError::Unrecorded(id.to_owned()));
+            }
+            if let Some(policy) = unconfirmed(&permit)
+                && self.confirmation(id, entry.confirmed.as_ref()).is_none()
+            {
+                // Not consumed: it waits, open, for a person (or its expiry).
+                check_open(id, &entry.state, &permit, now)?;
+                return Err(PermitError::Unconfirmed { id: id.to_owned(), policy });
             }
             settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
             if let Some(then) = then.take() {
@@ -541,6 +602,46 @@ impl Permits {
         })?;
         open.sort_by_key(|p| p.created_at);
         Ok(open)
+    }
+
+    /// Permit `id` as sealed, if it is open and unexpired, and who confirmed it (if anyone did).
+    pub fn open_permit(
+        &self,
+        id: &str,
+        now: SystemTime,
+    ) -> Result<(ActionPermit, Option<String>), PermitError> {
+        self.with_entry(id, |_, entry| {
+            let entry = entry.as_ref().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            let permit = self.unseal(id, entry.seal.as_ref())?;
+            check_open(id, &entry.state, &permit, now)?;
+            Ok((permit, self.confirmation(id, entry.confirmed.as_ref())))
+        })?
+    }
+
+    /// Record that a person (`by`: the front end and how) confirmed open permit `id`; a second
+    /// confirmation changes nothing. Refused while halted.
+    pub fn confirm(&self, id: &str, by: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
+        let at_ms = millis_since_epoch(now);
+        self.with_entry(id, |halted, entry| {
+            if let Some(halt) = halted {
+                return Err(halt.refusal());
+            }
+            let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
+            let permit = self.unseal(id, entry.seal.as_ref())?;
+            check_open(id, &entry.state, &permit, now)?;
+            if self.confirmation(id, entry.confirmed.as_ref()).is_none() {
+                let mac = self.key.mac(CONFIRM_DOMAIN, &confirmation_bytes(id, by, at_ms));
+                entry.confirmed = Some(Confirmed { by: by.to_owned(), at_ms, mac });
+            }
+            Ok(permit)
+        })?
+    }
+
+    /// Who confirmed permit `id`, if `confirmed` verifies under the host key for it.
+    fn confirmation(&self, id: &str, confirmed: Option<&Confirmed>) -> Option<String> {
+        confirmed
+            .filter(|c| self.key.verify(CONFIRM_DOMAIN, &confirmation_bytes(id, &c.by, c.at_ms), &c.mac))
+            .map(|c| c.by.clone())
     }
 
     /// Cancel an open permit.
@@ -645,6 +746,12 @@ fn settle_open(
         State::Expired => Err(PermitError::Expired(id.to_owned())),
         State::Revoked => Err(PermitError::Revoked(id.to_owned())),
     }
+}
+
+/// Whether a permit in `state` is still open and unexpired, changing nothing.
+fn check_open(id: &str, state: &State, permit: &ActionPermit, now: SystemTime) -> Result<(), PermitError> {
+    let mut state = *state;
+    settle_open(id, &mut state, permit, now, State::Open)
 }
 
 fn expired(p: &ActionPermit, now: SystemTime) -> bool {

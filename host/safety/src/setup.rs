@@ -76,13 +76,15 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
     let clock: Clock = Arc::new(SystemTime::now);
     let policy = Arc::new(Policy::read(config, &safety, cluster.clone(), ttl, clock.clone())?);
     let services = host.services().clone();
+    let profile = host.profile().name().to_owned();
     let first = policy.hooks(&services);
     let factory: HookFactory = Arc::new(move |services: &Arc<Services>| Ok(policy.hooks(services)));
     let mut path = WritePath::over(host, services, first, audit)
         .with_hook_factory(factory)
         .with_ttl(ttl)
         .with_clock(clock)
-        .with_mismatch_phase(safety.mismatch_phase);
+        .with_mismatch_phase(safety.mismatch_phase)
+        .with_confirm_policy(safety.confirm.for_profile(&profile));
     path = match cluster {
         Some(cluster) => path.with_permits(Permits::shared(cluster, key)),
         None => path.with_permit_file(&config.resolve(&safety.permits), key),

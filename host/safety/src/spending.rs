@@ -145,7 +145,7 @@ impl SpendingLimiter {
     /// What the plan spends per token, from the simulation's change set: what leaves the
     /// wallet, plus every allowance left behind (a spender can pull it later). The native coin
     /// is keyed by `None`.
-    fn spend(found: &Findings) -> BTreeMap<Option<Address>, U256> {
+    pub(crate) fn spend(found: &Findings) -> BTreeMap<Option<Address>, U256> {
         let mut spend: BTreeMap<Option<Address>, U256> = BTreeMap::new();
         let Some(sim) = &found.simulation else { return spend };
         for change in &sim.changes.changes {
@@ -175,6 +175,21 @@ impl SpendingLimiter {
     }
 }
 
+/// What a simulated plan spends in USD at the host's prices (see [`SpendingLimiter::spend`]);
+/// why not, when a token (or the native coin) cannot be valued.
+pub(crate) fn valued_spend(valuer: &Valuer, chain_id: u64, found: &Findings) -> Result<MicroUsd, String> {
+    let mut total: MicroUsd = 0;
+    for (asset, amount) in SpendingLimiter::spend(found) {
+        let Some(token) = asset else {
+            return Err(format!(
+                "the plan spends {amount} wei of the native coin, which the limiter cannot value"
+            ));
+        };
+        total = total.saturating_add(valuer.usd(chain_id, token, amount)?);
+    }
+    Ok(total)
+}
+
 impl SafetyHook for SpendingLimiter {
     fn name(&self) -> &'static str {
         "spending-limiter"
@@ -182,21 +197,10 @@ impl SafetyHook for SpendingLimiter {
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
         let over = |reason: String| Decision::Reject { code: ErrorCode::LimitExceeded, reason };
-        let mut total: MicroUsd = 0;
-        for (asset, amount) in Self::spend(found) {
-            let Some(token) = asset else {
-                return Decision::Reject {
-                    code: ErrorCode::Denied,
-                    reason: format!(
-                        "the plan spends {amount} wei of the native coin, which the limiter cannot value"
-                    ),
-                };
-            };
-            match self.valuer.usd(p.chain_id, token, amount) {
-                Ok(v) => total = total.saturating_add(v),
-                Err(reason) => return Decision::Reject { code: ErrorCode::Denied, reason },
-            }
-        }
+        let total = match valued_spend(&self.valuer, p.chain_id, found) {
+            Ok(total) => total,
+            Err(reason) => return Decision::Reject { code: ErrorCode::Denied, reason },
+        };
         let per_tx = MicroUsd::from(self.limits.per_tx_usd) * 1_000_000;
         if total > per_tx {
             return over(format!("spends {} but the per-transaction limit is {}", usd(total), usd(per_tx)));

@@ -5,12 +5,15 @@
 mod broadcast;
 pub mod capability;
 mod commit;
+mod confirmation;
+pub use confirmation::Pending;
 mod phase;
 mod preview;
 #[cfg(test)]
 mod tests;
 
 use crate::audit_log::{self, AuditEvent, AuditLog};
+use crate::confirm::ConfirmPolicy;
 use crate::generation::{Generation, HookFactory, Hooks};
 use crate::hooks::SafetyHook;
 use crate::host_key::{self, rand_bytes};
@@ -98,6 +101,8 @@ pub struct WritePath {
     ttl: Duration,
     clock: Clock,
     fabric: Option<Arc<Fabric>>,
+    /// Which commits wait for a person (`[safety] confirm`, for this host's profile).
+    confirm: ConfirmPolicy,
 }
 
 fn denied(message: impl Into<String>) -> ToolError {
@@ -122,6 +127,9 @@ fn refusal(code: ErrorCode, message: String) -> ToolError {
 fn permit_error(e: PermitError) -> ToolError {
     if let PermitError::Unavailable(message) = e {
         return ToolError::retryable(ErrorCode::Unavailable, message);
+    }
+    if let PermitError::Unconfirmed { .. } = e {
+        return ToolError::retryable(ErrorCode::ConfirmationRequired, e.to_string());
     }
     let code = match e {
         PermitError::Unknown(_) => ErrorCode::NotFound,
@@ -163,6 +171,7 @@ impl WritePath {
             mismatch_phase: Phase::Cautious,
             ttl: DEFAULT_TTL,
             clock: Arc::new(SystemTime::now),
+            confirm: ConfirmPolicy::Never,
             fabric: None,
         }
     }
@@ -430,5 +439,7 @@ fn fabric_event(e: &AuditEvent) -> Option<GolemEvent> {
             GolemEvent::PermitRefused { permit_id: id(permit_id), code: code.clone() }
         }
         AuditEvent::OutcomeRecorded { .. } => return None,
+        // A decline cancels the permit, which is published as such.
+        AuditEvent::PermitConfirmed { .. } | AuditEvent::ConfirmationDeclined { .. } => return None,
     })
 }

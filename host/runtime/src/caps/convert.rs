@@ -21,9 +21,10 @@ pub(crate) fn wit_error(e: ToolError) -> WitError {
         ErrorCode::WalletNotConfigured => WitErrorCode::WalletNotConfigured,
         ErrorCode::Internal => WitErrorCode::Internal,
         // A host import is never cancelled on its own: the whole call is, outside the guest.
-        ErrorCode::Cancelled | ErrorCode::Unavailable | ErrorCode::PartiallyExecuted => {
-            WitErrorCode::Internal
-        }
+        ErrorCode::Cancelled
+        | ErrorCode::Unavailable
+        | ErrorCode::PartiallyExecuted
+        | ErrorCode::ConfirmationRequired => WitErrorCode::Internal,
     };
     WitError { code, message: e.message, retryable: e.retryable }
 }

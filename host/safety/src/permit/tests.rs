@@ -17,6 +17,8 @@ fn permit(id: &str) -> ActionPermit {
         ttl: Duration::from_secs(60),
         audit_record: None,
         planned_on: None,
+        spend_usd: None,
+        balance_changes: Vec::new(),
     }
 }
 
@@ -182,12 +184,12 @@ fn a_permit_whose_audit_record_is_not_on_disk_is_refused_and_left_open() {
     let now = SystemTime::now();
     // As after a crash that kept the permit file and lost the record (a fault a real disk
     // does not produce on demand): the check answers no.
-    let lost = permits.take_then("permit-0a", now, |seen| Ok(seen != &at), |_| {});
+    let lost = permits.take_then("permit-0a", now, |seen| Ok(seen != &at), |_| None, |_| {});
     assert_eq!(lost.expect_err("no record"), PermitError::Unrecorded("permit-0a".into()));
     assert!(PermitError::Unrecorded("x".into()).to_string().contains("preview again"));
-    let broken = permits.take_then("permit-0a", now, |_| Err("log unreadable".into()), |_| {});
+    let broken = permits.take_then("permit-0a", now, |_| Err("log unreadable".into()), |_| None, |_| {});
     assert!(matches!(broken, Err(PermitError::Store(e)) if e == "log unreadable"));
-    let taken = permits.take_then("permit-0a", now, |seen| Ok(seen == &at), |_| {});
+    let taken = permits.take_then("permit-0a", now, |seen| Ok(seen == &at), |_| None, |_| {});
     assert_eq!(taken.expect("recorded").permit_id, "permit-0a", "still open after the refusals");
 }
 
@@ -231,4 +233,33 @@ fn halt_times_read_as_utc() {
     assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
     assert_eq!(utc(951_782_400_000 + 3_723_000), "2000-02-29 01:02:03 UTC");
     assert_eq!(utc(1_735_689_599_999), "2024-12-31 23:59:59 UTC");
+}
+
+#[test]
+fn a_permit_the_policy_holds_is_taken_only_once_a_person_confirmed_it_with_this_hosts_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("permits.json");
+    let permits = Permits::open(&file, HostKey::ephemeral());
+    let now = SystemTime::now();
+    permits.insert(permit("permit-0b")).expect("insert");
+    let held = |_: &ActionPermit| Some("confirm = \"always\"".to_owned());
+    let take = |p: &Permits| p.take_then("permit-0b", now, |_| Ok(true), held, |_| {});
+    let refused = take(&permits).expect_err("unconfirmed");
+    assert!(
+        matches!(&refused, PermitError::Unconfirmed { id, policy } if id == "permit-0b" && policy.contains("always"))
+    );
+    assert!(refused.to_string().contains("bardo confirm permit-0b"), "{refused}");
+    assert_eq!(permits.open_permit("permit-0b", now).expect("still open").1, None);
+    // A confirmation written into the file by anyone without the host key does not count.
+    let entry = dir.path().join("permits.json.d/permit-0b.json");
+    let mut raw = stored(&file, "permit-0b");
+    raw["confirmed"] = serde_json::json!({"by": "forger", "at_ms": 1, "mac": B256::repeat_byte(7)});
+    std::fs::write(&entry, raw.to_string()).expect("write");
+    assert!(matches!(take(&permits), Err(PermitError::Unconfirmed { .. })));
+    // Another host's key confirms nothing here either.
+    Permits::open(&file, HostKey::ephemeral()).confirm("permit-0b", "elsewhere", now).expect_err("other key");
+    permits.confirm("permit-0b", "tui", now).expect("confirm");
+    assert_eq!(permits.open_permit("permit-0b", now).expect("open").1.as_deref(), Some("tui"));
+    assert_eq!(take(&permits).expect("confirmed").permit_id, "permit-0b");
+    assert!(matches!(permits.confirm("permit-0b", "tui", now), Err(PermitError::Consumed(_))));
 }

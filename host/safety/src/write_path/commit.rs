@@ -58,11 +58,16 @@ impl WritePath {
         let recorded = |at: &audit_log::RecordAt| {
             self.audit.recorded(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
         };
-        let permit = match self
-            .permits
-            .take_then(permit_id, (self.clock)(), recorded, |_| self.settle(permit_id, true))
-        {
+        let permit = match self.permits.take_then(
+            permit_id,
+            (self.clock)(),
+            recorded,
+            |p| self.holds(p),
+            |_| self.settle(permit_id, true),
+        ) {
             Ok(p) => p,
+            // Still open, waiting for a person: nothing to record yet.
+            Err(e @ PermitError::Unconfirmed { .. }) => return Err(permit_error(e)),
             Err(e) => {
                 let error = permit_error(e.clone());
                 if matches!(e, PermitError::Expired(_)) {

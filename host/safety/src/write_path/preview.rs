@@ -6,12 +6,14 @@ use crate::audit_log::AuditEvent;
 use crate::generation::Generation;
 use crate::hooks::{Decision, Findings, HallucinationDetector, Proposal, SafetyHook, simulation_hash};
 use crate::host_key::rand_bytes;
-use crate::permit::{ActionPermit, PlannedOn};
+use crate::permit::{ActionPermit, BalanceChange, PlannedOn};
 use crate::planner::{Planner, WriteTool};
+use crate::valuation::Valuer;
 use crate::{declared, scope};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::fabric::GolemEvent;
 use bardo_core::tool::{Phase, RiskTier, WritePlan};
+use bardo_evm::changes::{Change, ChangeSet};
 use bardo_runtime::plugin::CallControl;
 use std::sync::Arc;
 
@@ -182,9 +184,16 @@ impl WritePath {
                 return Err(refusal(code, format!("{}: {reason}", hook.name())));
             }
         }
+        // Valued at the host's prices, for the confirmation policy and the person it asks.
+        let spend_usd = hooks
+            .valuer
+            .as_ref()
+            .and_then(|v| crate::spending::valued_spend(v, chain_id, &found).ok())
+            .map(|micro| micro as f64 / 1e6);
         let sim = found
             .simulation
             .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
+        let balance_changes = balance_changes(hooks.valuer.as_ref(), chain_id, &sim.changes);
         let permit = ActionPermit {
             permit_id: permit_id.to_owned(),
             kind: kind.to_owned(),
@@ -205,6 +214,8 @@ impl WritePath {
                 generation: generation.number(),
                 plugin: entry.plugin.to_owned_id(),
             }),
+            spend_usd,
+            balance_changes,
         };
         trail.push(AuditEvent::PermitCreated {
             permit_id: permit.permit_id.clone(),
@@ -216,6 +227,28 @@ impl WritePath {
         });
         Ok(permit)
     }
+}
+
+/// The wallet's balance changes in `changes`, each valued where `valuer` can.
+fn balance_changes(valuer: Option<&Valuer>, chain_id: u64, changes: &ChangeSet) -> Vec<BalanceChange> {
+    changes
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Balance { asset, delta } => Some((*asset, *delta)),
+            _ => None,
+        })
+        .map(|(asset, delta)| {
+            let usd = valuer.and_then(|v| {
+                match asset {
+                    Some(token) => v.signed_usd(chain_id, token, delta),
+                    None => v.signed_native_usd(chain_id, delta),
+                }
+                .ok()
+            });
+            BalanceChange { asset, delta: delta.to_string(), usd: usd.map(|micro| micro as f64 / 1e6) }
+        })
+        .collect()
 }
 
 fn new_permit_id() -> String {

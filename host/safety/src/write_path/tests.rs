@@ -212,6 +212,8 @@ impl Bench {
             ttl: DEFAULT_TTL,
             audit_record: None,
             planned_on: on,
+            spend_usd: None,
+            balance_changes: Vec::new(),
         };
         self.path.permits.insert(permit).expect("insert");
         id

@@ -4,6 +4,7 @@
 mod aave;
 mod attacks;
 mod cluster;
+mod confirmation;
 mod cross_check;
 mod economic;
 mod generations;

@@ -1,0 +1,138 @@
+//! Confirmation by policy (`[safety] confirm`): which open permits wait for a person, what that
+//! person is shown, and their answer — recorded in the permit store (so `y` in one process's
+//! `bardo tui` releases a commit another process's door waits on) and audited. The commit itself
+//! refuses an unconfirmed permit (`confirmation-required`), whichever door asks.
+
+use super::{WritePath, permit_error};
+use crate::audit_log::AuditEvent;
+use crate::confirm::ConfirmPolicy;
+use crate::permit::ActionPermit;
+use bardo_core::error::{ErrorCode, ToolError};
+use std::time::Duration;
+
+/// An open permit the policy holds until a person confirms it.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The permit, as sealed.
+    pub permit: ActionPermit,
+    /// The policy that holds it.
+    pub policy: ConfirmPolicy,
+    /// How long it stays valid.
+    pub expires_in: Duration,
+}
+
+impl Pending {
+    /// What a person is asked, from the host's own simulation and prices (not the plugin's
+    /// account): kind, what leaves and reaches the wallet with USD values, the contracts the
+    /// plan calls, risk and expiry.
+    pub fn summary(&self) -> String {
+        let p = &self.permit;
+        let mut lines = vec![format!(
+            "Confirm `{}` on chain {} (permit {}), planned by `{}`, risk {}:",
+            p.kind,
+            p.chain_id,
+            p.permit_id,
+            p.tool,
+            serde_json::to_value(p.risk_tier)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        )];
+        for change in &p.balance_changes {
+            let asset = change.asset.map_or_else(|| "native coin".to_owned(), |a| a.to_checksum(None));
+            let usd = change.usd.map_or_else(|| "no trusted price".to_owned(), |u| format!("{u:+.2} USD"));
+            let way = if change.delta.starts_with('-') { "out" } else { "in" };
+            lines.push(format!("  {way}: {} of {asset} ({usd})", change.delta));
+        }
+        lines.push(match p.spend_usd {
+            Some(usd) => {
+                format!("  spends {usd:.2} USD (outflows and allowances left, at the host's prices)")
+            }
+            None => "  its spend could not be valued at the host's prices".to_owned(),
+        });
+        let mut targets: Vec<String> = p.plan.calls.iter().map(|c| c.to.to_checksum(None)).collect();
+        targets.dedup();
+        lines.push(format!("  calls: {}", targets.join(", ")));
+        lines.push(format!(
+            "  expires in {} s; held by {} in [safety]",
+            self.expires_in.as_secs(),
+            self.policy
+        ));
+        lines.join("\n")
+    }
+}
+
+impl WritePath {
+    /// Hold commits to `policy` (the configured `[safety] confirm` for this host's profile).
+    pub fn with_confirm_policy(mut self, policy: ConfirmPolicy) -> Self {
+        self.confirm = policy;
+        self
+    }
+
+    /// The confirmation policy in force.
+    pub fn confirm_policy(&self) -> ConfirmPolicy {
+        self.confirm
+    }
+
+    /// The policy that holds `permit`, as configured, if it does.
+    pub(super) fn holds(&self, permit: &ActionPermit) -> Option<String> {
+        self.confirm.requires(permit.spend_usd).then(|| self.confirm.to_string())
+    }
+
+    /// Whether open permit `permit_id` waits for a person: None when the policy does not hold
+    /// it or someone confirmed it already; an error when it is not open.
+    pub fn pending_confirmation(&self, permit_id: &str) -> Result<Option<Pending>, ToolError> {
+        let now = (self.clock)();
+        let (permit, confirmed_by) = self.permits.open_permit(permit_id, now).map_err(permit_error)?;
+        if confirmed_by.is_some() || self.holds(&permit).is_none() {
+            return Ok(None);
+        }
+        let expires_in = (permit.created_at + permit.ttl).duration_since(now).unwrap_or_default();
+        Ok(Some(Pending { permit, policy: self.confirm, expires_in }))
+    }
+
+    /// Who confirmed open permit `permit_id`, if anyone has.
+    pub fn confirmed_by(&self, permit_id: &str) -> Result<Option<String>, ToolError> {
+        let (_, by) = self.permits.open_permit(permit_id, (self.clock)()).map_err(permit_error)?;
+        Ok(by)
+    }
+
+    /// A person (`by`: the front end and how) confirmed open permit `permit_id`: any commit of
+    /// it may now proceed. Audited.
+    pub fn confirm(&self, permit_id: &str, by: &str) -> Result<(), ToolError> {
+        self.permits.confirm(permit_id, by, (self.clock)()).map_err(permit_error)?;
+        self.log(AuditEvent::PermitConfirmed { permit_id: permit_id.to_owned(), by: by.to_owned() })
+    }
+
+    /// The person asked through `by` declined permit `permit_id` (it is cancelled: nothing is
+    /// sent, its spend released), or no answer came in time (`timed_out`: it stays open for
+    /// another front end). Audited; the error is what the caller of the commit is told.
+    pub fn declined(&self, permit_id: &str, by: &str, timed_out: bool) -> ToolError {
+        if let Err(e) = self.log(AuditEvent::ConfirmationDeclined {
+            permit_id: permit_id.to_owned(),
+            by: by.to_owned(),
+            timed_out,
+        }) {
+            return e;
+        }
+        if timed_out {
+            return ToolError::retryable(
+                ErrorCode::ConfirmationRequired,
+                format!(
+                    "no one confirmed permit `{permit_id}` through {by} in time; nothing was sent. It stays open \
+                     until it expires: confirm it in `bardo tui` (y) or with `bardo confirm {permit_id}`, then \
+                     commit again"
+                ),
+            );
+        }
+        if let Err(e) = self.cancel(permit_id) {
+            tracing::warn!("cancelling declined permit {permit_id}: {e}");
+        }
+        ToolError::new(
+            ErrorCode::Denied,
+            format!(
+                "the person asked through {by} declined permit `{permit_id}`; it is cancelled and nothing was sent"
+            ),
+        )
+    }
+}
