@@ -80,7 +80,29 @@ class Seen:
                 await self.event.wait()
 
 
-def client(args, seen):
+class Asked:
+    """The elicitation callback: records what the server asked and answers as told
+    (`--answer accept|decline|confirm-false`); with `--answer none` the client declares no
+    elicitation capability at all."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.asked = []
+
+    async def __call__(self, context, params):
+        import mcp.types as types
+
+        self.asked.append({
+            "message": params.message,
+            "schema": params.requested_schema.model_dump(mode="json", exclude_none=True, by_alias=True)
+            if hasattr(params.requested_schema, "model_dump") else params.requested_schema,
+        })
+        if self.answer == "decline":
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"confirm": self.answer == "accept"})
+
+
+def client(args, seen, asked=None):
     if args.http:
         headers = {}
         if args.token:
@@ -91,7 +113,10 @@ def client(args, seen):
         # The SDK passes the server only a safe subset of the environment: hand on the wallet.
         env = {k: os.environ[k] for k in ("BARDO_PRIVATE_KEY", "BARDO_LOG") if k in os.environ}
         server = StdioServerParameters(command=args.server[0], args=args.server[1:], env=env)
-    return Client(server, message_handler=seen.on_message, logging_callback=seen.on_log, read_timeout_seconds=120)
+    extra = {"elicitation_callback": asked} if asked is not None and asked.answer != "none" else {}
+    return Client(
+        server, message_handler=seen.on_message, logging_callback=seen.on_log, read_timeout_seconds=120, **extra
+    )
 
 
 async def swap(c, params):
@@ -105,7 +130,8 @@ async def swap(c, params):
 
 async def run(args):
     seen = Seen()
-    async with client(args, seen) as c:
+    asked = Asked(args.answer)
+    async with client(args, seen, asked) as c:
         s = args.scenario
         if s == "list":
             tools = await c.list_tools()
@@ -123,6 +149,10 @@ async def run(args):
             permit, commit = await swap(c, json.loads(args.args))
             second = await c.call_tool("commit_action", {"permit_id": permit["permit_id"]})
             emit({"preview": permit, "commit": outcome(commit), "second": outcome(second)})
+        elif s == "confirm":
+            # A write under a confirmation policy: the commit asks this client's user first.
+            permit, commit = await swap(c, json.loads(args.args))
+            emit({"preview": permit, "commit": outcome(commit), "asked": asked.asked})
         elif s == "progress":
             steps = []
 
@@ -206,6 +236,7 @@ def main():
     p.add_argument("--after-ms", type=int, default=150)
     p.add_argument("--then-tool")
     p.add_argument("--then-args", default="{}")
+    p.add_argument("--answer", default="none", choices=["none", "accept", "decline", "confirm-false"])
     p.add_argument("--stdio", action="store_true")
     argv = sys.argv[1:]
     # Everything after `--` is the server's command line.

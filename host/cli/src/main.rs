@@ -134,6 +134,12 @@ enum Command {
         /// The permit id.
         permit_id: String,
     },
+    /// Confirm, as the operator, an open permit `[safety] confirm` holds for a person: any
+    /// commit of it (an agent's over MCP or A2A, `bardo commit`) may then proceed.
+    Confirm {
+        /// The permit id.
+        permit_id: String,
+    },
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
     /// process): previews and commits work again; revoked permits stay revoked.
     Resume,
@@ -403,6 +409,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Cancel { permit_id } => {
             let path = open_write_path(&config()?, None, rt)?;
             print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+        }
+        Command::Confirm { permit_id } => {
+            let path = open_write_path(&config()?, None, rt)?;
+            print_write(
+                path.confirm(&permit_id, "operator (bardo confirm)")
+                    .map(|()| serde_json::json!({"confirmed": permit_id})),
+            )
         }
         Command::Resume => {
             let path = open_write_path(&config()?, None, rt)?;

@@ -23,6 +23,9 @@ pub struct McpConfig {
     pub max_sessions: usize,
     /// Seconds a session may sit idle before it is closed.
     pub session_idle_secs: u64,
+    /// Seconds a commit held by the confirmation policy (`[safety] confirm`) waits for the
+    /// client's user to answer the elicitation (at most until the permit expires).
+    pub confirm_timeout_secs: u64,
 }
 
 impl Default for McpConfig {
@@ -34,6 +37,7 @@ impl Default for McpConfig {
             allowed_hosts: Vec::new(),
             max_sessions: 100,
             session_idle_secs: 300,
+            confirm_timeout_secs: 120,
         }
     }
 }

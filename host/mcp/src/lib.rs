@@ -11,6 +11,7 @@
 //! stateless 2026-07-28 revision first (`server/discover`) falls back to the handshake.
 
 pub mod config;
+mod confirm;
 pub mod http;
 mod inline;
 mod listing;

@@ -52,6 +52,8 @@ pub struct Served {
     sessions: Mutex<Vec<Weak<SessionState>>>,
     /// Serving a door without a token (`--no-auth`): only tools that change nothing.
     reads_only: std::sync::atomic::AtomicBool,
+    /// How long a commit waits for its client's user to confirm it (`[mcp] confirm_timeout_secs`).
+    confirm_timeout: Duration,
     _watcher: Option<Watcher>,
 }
 
@@ -83,6 +85,8 @@ impl Served {
         let adapter = Arc::new(bardo_agent::setup::adapter(&config, path.clone())?);
         let listing = listing::listing(&adapter, exposure);
         let watcher = watch.map(|every| live.watch(every));
+        let confirm_timeout =
+            Duration::from_secs(config.section::<crate::config::McpConfig>()?.confirm_timeout_secs);
         let served = Arc::new(Self {
             profile,
             config,
@@ -92,6 +96,7 @@ impl Served {
             current: RwLock::new(Arc::new(Current { adapter, listing })),
             sessions: Mutex::default(),
             reads_only: false.into(),
+            confirm_timeout,
             _watcher: watcher,
         });
         Ok(served)
@@ -323,6 +328,17 @@ impl Session {
             })
         };
         let started = Instant::now();
+        // A commit the confirmation policy holds waits for a person first (see `confirm`).
+        if name == "commit_action"
+            && let Route::Agent = route
+            && let Some(permit_id) = args.get("permit_id").and_then(Value::as_str)
+            && let Err(e) =
+                crate::confirm::confirm(adapter.write_path(), permit_id, context, self.served.confirm_timeout)
+                    .await
+        {
+            cancel.abort();
+            return Err(e);
+        }
         let result = match self.try_inline(&adapter, &name, &route, &args, &control).await {
             Some(result) => result,
             None => {

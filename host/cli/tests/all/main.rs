@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod devnet;
 mod mcp;
+mod mcp_confirm;
 mod mcp_edges;
 mod registry;
 mod scaffold;

@@ -53,11 +53,20 @@ impl Workspace {
     /// A trader workspace on `node`: Uniswap and the streams, the devnet's settings, pricing
     /// and allowlist.
     pub(super) fn trader(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) -> Self {
+        Self::trader_with(node, d, "")
+    }
+
+    /// [`Self::trader`] with more `[safety]` lines (`confirm = "always"`).
+    pub(super) fn trader_with(
+        node: &bardo_devnet::Anvil,
+        d: &bardo_devnet::deploy::Deployments,
+        safety: &str,
+    ) -> Self {
         let allow: Vec<String> =
             d.write_targets().iter().map(|(a, role)| format!("\"{a}\" = \"{role}\"")).collect();
         let extra = format!(
             "[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n[settings]\nuniswap = \"uniswap.json\"\n\
-             streaming = \"streaming.json\"\n[safety]\npricing_file = \"pricing.json\"\n[safety.allowlist.31337]\n{}\n",
+             streaming = \"streaming.json\"\n[safety]\npricing_file = \"pricing.json\"\n{safety}\n[safety.allowlist.31337]\n{}\n",
             node.url(),
             allow.join("\n")
         );
@@ -104,7 +113,7 @@ fn python_client(args: &[&str]) -> Command {
 }
 
 /// Run a scenario to its end; the JSON lines it printed.
-fn scenario(args: &[&str], server: &[String]) -> Vec<Value> {
+pub(super) fn scenario(args: &[&str], server: &[String]) -> Vec<Value> {
     let mut cmd = python_client(args);
     if !server.is_empty() {
         cmd.arg("--stdio").arg("--").args(server);
@@ -122,12 +131,12 @@ fn scenario(args: &[&str], server: &[String]) -> Vec<Value> {
         .collect()
 }
 
-fn one(args: &[&str], server: &[String]) -> Value {
+pub(super) fn one(args: &[&str], server: &[String]) -> Value {
     scenario(args, server).pop().expect("the scenario printed nothing")
 }
 
 /// The typed error a tool result carries.
-fn tool_error(outcome: &Value) -> Value {
+pub(super) fn tool_error(outcome: &Value) -> Value {
     assert_eq!(outcome["isError"], true, "{outcome}");
     serde_json::from_str(outcome["text"].as_str().expect("text")).expect("error JSON")
 }

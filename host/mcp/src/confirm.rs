@@ -1,0 +1,108 @@
+//! `commit_action` under a confirmation policy (`[safety] confirm`): before the commit, the
+//! client's user is asked through MCP elicitation (`elicitation/create`, a form with one
+//! boolean, the message the host's own summary of the permit). Accept records the confirmation
+//! in the permit store; decline cancels the permit; no answer within `[mcp]
+//! confirm_timeout_secs` (or the permit's expiry) leaves it open. Meanwhile a confirmation from
+//! anywhere else (`bardo tui`, `bardo confirm`) releases the commit too. A client that declared
+//! no elicitation capability is told what to do instead; the write path refuses the commit
+//! unconfirmed whatever happens here.
+
+use bardo_core::error::{ErrorCode, ToolError};
+use bardo_safety::WritePath;
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::{RoleServer, ServiceError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a waiting commit looks for a confirmation given elsewhere.
+const POLL: Duration = Duration::from_millis(250);
+
+/// Where the person is asked, in the audit log.
+const BY: &str = "mcp elicitation";
+
+/// Ask the client's user to confirm permit `permit_id` if the policy holds it; Ok once it is
+/// confirmed (or the policy does not hold it), else the error the commit answers with.
+pub(crate) async fn confirm(
+    path: &Arc<WritePath>,
+    permit_id: &str,
+    context: &RequestContext<RoleServer>,
+    timeout: Duration,
+) -> Result<(), ToolError> {
+    let peer = &context.peer;
+    let pending = blocking(path, permit_id, |p, id| p.pending_confirmation(id)).await?;
+    let Some(pending) = pending else { return Ok(()) };
+    if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+        return Err(ToolError::retryable(
+            ErrorCode::ConfirmationRequired,
+            format!(
+                "permit `{permit_id}` waits for a person to confirm it ({} in [safety]) and this MCP client \
+                 cannot ask its user (it declared no `elicitation` capability): confirm it in `bardo tui` (y) \
+                 or with `bardo confirm {permit_id}`, then call commit_action again before it expires",
+                pending.policy
+            ),
+        ));
+    }
+    let schema = ElicitationSchema::builder()
+        .required_bool("confirm")
+        .description("true to sign and send this write; false to cancel it")
+        .build()
+        .map_err(|e| ToolError::new(ErrorCode::Internal, format!("the confirmation form: {e}")))?;
+    let ask = peer.create_elicitation_with_timeout(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: pending.summary(),
+            requested_schema: schema,
+        },
+        Some(timeout.min(pending.expires_in)),
+    );
+    let elsewhere = async {
+        loop {
+            tokio::time::sleep(POLL).await;
+            if let Ok(Some(_)) = blocking(path, permit_id, |p, id| p.confirmed_by(id)).await {
+                return;
+            }
+        }
+    };
+    let answer = tokio::select! {
+        answer = ask => answer,
+        () = elsewhere => return Ok(()),
+        () = context.ct.cancelled() => {
+            return Err(ToolError::new(ErrorCode::Cancelled, "the client cancelled the commit while its user was asked; nothing was sent"));
+        }
+    };
+    match answer {
+        Ok(result) => {
+            let yes = result.action == ElicitationAction::Accept
+                && result.content.as_ref().and_then(|c| c.get("confirm")).and_then(|v| v.as_bool())
+                    == Some(true);
+            if yes {
+                blocking(path, permit_id, |p, id| p.confirm(id, BY)).await
+            } else {
+                Err(blocking(path, permit_id, |p, id| Ok(p.declined(id, BY, false))).await?)
+            }
+        }
+        Err(ServiceError::Timeout { .. }) => {
+            Err(blocking(path, permit_id, |p, id| Ok(p.declined(id, BY, true))).await?)
+        }
+        Err(e) => Err(ToolError::retryable(
+            ErrorCode::ConfirmationRequired,
+            format!(
+                "asking the client's user to confirm permit `{permit_id}` failed ({e}); nothing was sent: confirm \
+                 it in `bardo tui` (y) or with `bardo confirm {permit_id}`, then call commit_action again"
+            ),
+        )),
+    }
+}
+
+/// `f` on the write path off the async threads (the permit store is files or NATS).
+async fn blocking<T: Send + 'static>(
+    path: &Arc<WritePath>,
+    permit_id: &str,
+    f: impl FnOnce(&WritePath, &str) -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let (path, id) = (path.clone(), permit_id.to_owned());
+    tokio::task::spawn_blocking(move || f(&path, &id)).await.unwrap_or_else(|e| {
+        Err(ToolError::new(ErrorCode::Internal, format!("the permit store call failed: {e}")))
+    })
+}
