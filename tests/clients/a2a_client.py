@@ -134,7 +134,11 @@ async def confirm(args):
     """Confirm task `--task` (e.g. after the server restarted)."""
     c = await client(args.url, args.token, streaming=False)
     before = as_dict(await c.get_task(GetTaskRequest(id=args.task)))
-    events = await collect(c.send_message(ask({"confirm": True}, task_id=args.task, context_id=before["contextId"])))
+    try:
+        events = await collect(c.send_message(ask({"confirm": True}, task_id=args.task, context_id=before["contextId"])))
+    except Exception as e:  # refused: e.g. an agent's token where the operator's is needed
+        out({"before": before, "error": error(e), "after": as_dict(await c.get_task(GetTaskRequest(id=args.task)))})
+        return
     out({"before": before, "events": events})
 
 

@@ -127,8 +127,9 @@ async fn card_route(Extract(a2a): Extract<Arc<A2a>>, headers: HeaderMap) -> axum
 
 async fn rpc_route(
     Extract(a2a): Extract<Arc<A2a>>,
+    operator: Option<axum::Extension<bardo_agent::OperatorCredential>>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> axum::response::Response {
-    rpc::handle(a2a, headers, body).await
+    rpc::handle(a2a, headers, body, operator.is_some()).await
 }

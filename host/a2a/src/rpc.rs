@@ -157,7 +157,9 @@ fn history_length(params: &Value) -> Option<usize> {
 }
 
 /// Handle one POST to `/a2a`.
-pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes) -> Response {
+/// `operator`: the request carries the operator's token (only it confirms a permit the
+/// confirmation policy holds for a person).
+pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes, operator: bool) -> Response {
     let content_type =
         headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
@@ -197,8 +199,8 @@ pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes) -> Re
     }
     let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
     let result = match method {
-        "SendMessage" => send(&a2a, &params, false).await.map(|(task, _)| json!({"task": task})),
-        "SendStreamingMessage" => match send(&a2a, &params, true).await {
+        "SendMessage" => send(&a2a, &params, false, operator).await.map(|(task, _)| json!({"task": task})),
+        "SendStreamingMessage" => match send(&a2a, &params, true, operator).await {
             Ok((task, Some(rx))) => return stream_response(a2a, id, task, rx),
             Ok((task, None)) => Ok(json!({"task": task})),
             Err(e) => Err(e),
@@ -241,6 +243,7 @@ async fn send(
     a2a: &Arc<A2a>,
     params: &Value,
     streaming: bool,
+    operator: bool,
 ) -> Result<(Value, Option<broadcast::Receiver<Value>>), RpcError> {
     let message = params
         .get("message")
@@ -266,6 +269,10 @@ async fn send(
                     UNSUPPORTED_OPERATION,
                     format!("task {task} is {}, not waiting for a confirmation", r.state.name()),
                 ));
+            }
+            if commit {
+                let permit_id = r.permit_id.clone().unwrap_or_default();
+                confirm_held(a2a, task, &permit_id, operator).await?;
             }
             tasks.add_message(task, message.clone()).map_err(store)?;
             let (_, rx) = tasks.watch(task).ok_or_else(|| not_found(task))?;
@@ -294,6 +301,37 @@ async fn send(
     let (_, rx) = tasks.watch(&id).ok_or_else(|| not_found(&id))?;
     a2a.runner.start(&id, ask);
     settle(a2a, &id, rx, streaming, params).await
+}
+
+/// A `{"confirm": true}` on task `task`, whose permit `permit_id` the confirmation policy may
+/// hold for a person: with the operator's token it is that person's confirmation (recorded and
+/// audited); with an agent's, refused (the task keeps waiting) unless the operator confirmed it
+/// already (`bardo tui`, `bardo confirm`).
+async fn confirm_held(a2a: &Arc<A2a>, task: &str, permit_id: &str, operator: bool) -> Result<(), RpcError> {
+    let path = (a2a.adapter)().write_path().clone();
+    let id = permit_id.to_owned();
+    let held = tokio::task::spawn_blocking(move || match path.pending_confirmation(&id) {
+        Ok(Some(_)) if operator => path.confirm(&id, "a2a operator").map(|()| None),
+        Ok(Some(pending)) => Ok(Some(pending.policy)),
+        Ok(None) => Ok(None),
+        // Not open any more: the commit itself says why (expired, cancelled, …).
+        Err(_) => Ok(None),
+    })
+    .await
+    .map_err(|e| err(INTERNAL, format!("checking the permit's confirmation failed: {e}")))?;
+    match held {
+        Ok(None) => Ok(()),
+        Ok(Some(policy)) => Err(RpcError {
+            code: UNSUPPORTED_OPERATION,
+            message: format!(
+                "task {task}'s permit `{permit_id}` waits for a person to confirm it ({policy} in [safety]); an agent's \
+                 token cannot confirm it: the operator replies {{\"confirm\": true}} with the operator's token \
+                 (operator.token beside the host key), or confirms it in `bardo tui` (y) or with `bardo confirm \
+                 {permit_id}`; the task keeps waiting until the permit expires"
+            ),
+        }),
+        Err(e) => Err(err(INTERNAL, e.to_string())),
+    }
 }
 
 /// Streaming: the task now and its receiver. Otherwise: the task once it settles (terminal or

@@ -155,13 +155,18 @@ impl Runner {
                 .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
         );
         self.artifact(id, "permit", "the simulated plan: expected outcome, risk tier, expiry", shown.clone());
-        self.set(
-            id,
-            State::InputRequired,
-            "simulated and permitted; nothing is sent until you confirm: reply on this task with a data part \
-             {\"confirm\": true} to commit, or {\"confirm\": false} to cancel, before the permit expires",
-            Some(shown),
-        );
+        let mut text = "simulated and permitted; nothing is sent until you confirm: reply on this task with a data part \
+             {\"confirm\": true} to commit, or {\"confirm\": false} to cancel, before the permit expires"
+            .to_owned();
+        if let Ok(Some(held)) = adapter.write_path().pending_confirmation(&permit_id) {
+            text = format!(
+                "{text}. The permit is held for a person ({} in [safety]): only the operator's token confirms it (or \
+                 `bardo tui`, `bardo confirm`)\n{}",
+                held.policy,
+                held.summary()
+            );
+        }
+        self.set(id, State::InputRequired, &text, Some(shown));
         self.watch_expiry(id, &permit_id, expires_at_ms);
     }
 

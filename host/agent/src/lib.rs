@@ -10,4 +10,10 @@ pub mod setup;
 pub mod speculation;
 
 pub use adapter::Adapter;
+
+/// Set on an HTTP request by the host's access rules when it carries the operator's token (not
+/// an agent's): the A2A door lets only such a request confirm a permit the confirmation policy
+/// holds for a person.
+#[derive(Debug, Clone, Copy)]
+pub struct OperatorCredential;
 pub use config::AgentConfig;

@@ -45,6 +45,9 @@ pub struct Access {
     hosts: Vec<String>,
     /// The host's own token file, when that is the token.
     own: Option<(PathBuf, bool)>,
+    /// The operator's token and its file (beside the host key): it gets in like any token and
+    /// also confirms permits held for a person ([`bardo_agent::OperatorCredential`]).
+    operator: Option<(Arc<TaintedString>, PathBuf)>,
     /// Most sessions at once, and how long one may idle.
     max_sessions: usize,
     idle: std::time::Duration,
@@ -58,6 +61,7 @@ impl std::fmt::Debug for Access {
             .field("origins", &self.origins)
             .field("hosts", &self.hosts)
             .field("own", &self.own)
+            .field("operator", &self.operator.as_ref().map(|(_, path)| path))
             .finish()
     }
 }
@@ -103,6 +107,13 @@ impl Access {
             )));
         }
         let mut own = None;
+        let mut operator = None;
+        if auth == Auth::Token {
+            let safety: bardo_safety::SafetyConfig = config.section()?;
+            let path = config.resolve(&safety.host_key).with_file_name(OPERATOR_TOKEN);
+            let (token, _) = own_token(&path).map_err(McpError::Http)?;
+            operator = Some((Arc::new(TaintedString::new(token, &[TaintLabel::OwnerSecret])), path));
+        }
         match auth {
             Auth::None if !tokens.is_empty() => {
                 return Err(McpError::Http(
@@ -131,7 +142,7 @@ impl Access {
             return Err(McpError::Http("[mcp] max_sessions and session_idle_secs must be at least 1".into()));
         }
         let (max_sessions, idle) = (mcp.max_sessions, std::time::Duration::from_secs(mcp.session_idle_secs));
-        Ok(Self { tokens: Arc::new(tokens), origins, hosts, own, max_sessions, idle })
+        Ok(Self { tokens: Arc::new(tokens), origins, hosts, own, operator, max_sessions, idle })
     }
 
     /// Whether requests need a bearer token.
@@ -141,7 +152,7 @@ impl Access {
 
     /// How a client gets in, for the operator starting the server (never the token itself).
     pub fn how_to_connect(&self) -> String {
-        match &self.own {
+        let how = match &self.own {
             Some((path, made)) => format!(
                 "clients send `Authorization: Bearer <token>`; the token is in {} (mode 0600{}), e.g. \
                  curl -H \"Authorization: Bearer $(cat {})\" …",
@@ -154,23 +165,31 @@ impl Access {
                     .into()
             }
             None => "no token (--no-auth): loopback only, and only tools that change nothing".into(),
+        };
+        match &self.operator {
+            Some((_, path)) => format!(
+                "{how}; the operator's own token (it confirms permits [safety] confirm holds, over A2A) is in {}",
+                path.display()
+            ),
+            None => how,
         }
     }
 
     fn admits(&self, authorization: Option<&HeaderValue>) -> bool {
-        // The scheme is case-insensitive (RFC 9110 §11.1).
-        let Some(presented) = authorization
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim_start().split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim())
-        else {
-            return false;
-        };
+        let Some(presented) = presented(authorization) else { return false };
         // Every token compared in full: the time taken does not tell which bytes matched.
         self.tokens
             .iter()
+            .chain(self.operator.as_ref().map(|(t, _)| t.as_ref()))
             .fold(false, |ok, t| ok | constant_time_eq(t.expose_secret().as_bytes(), presented.as_bytes()))
+    }
+
+    /// Whether `authorization` carries the operator's token.
+    fn is_operator(&self, authorization: Option<&HeaderValue>) -> bool {
+        let (Some(presented), Some((token, _))) = (presented(authorization), &self.operator) else {
+            return false;
+        };
+        constant_time_eq(token.expose_secret().as_bytes(), presented.as_bytes())
     }
 
     /// Whether `host` (a `Host` header, port and all) is loopback, the listen address or
@@ -203,6 +222,8 @@ impl Access {
 
 /// The host's own token's file name, beside the host key.
 const OWN_TOKEN: &str = "http.token";
+/// The operator's token's file name, beside the host key.
+const OPERATOR_TOKEN: &str = "operator.token";
 
 /// The host's own token in `path`: read, or made on first start (32 random bytes as hex, mode
 /// 0600, put in place whole so a concurrent start reads the same one); true when made now.
@@ -254,6 +275,16 @@ fn own_token(path: &Path) -> Result<(Zeroizing<String>, bool), String> {
     }
 }
 
+/// The bearer token in an `Authorization` header; the scheme is case-insensitive (RFC 9110
+/// §11.1).
+fn presented(authorization: Option<&HeaderValue>) -> Option<&str> {
+    authorization
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim_start().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -261,7 +292,10 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn authorize(State(access): State<Access>, request: Request, next: Next) -> Response {
+async fn authorize(State(access): State<Access>, mut request: Request, next: Next) -> Response {
+    if access.is_operator(request.headers().get(header::AUTHORIZATION)) {
+        request.extensions_mut().insert(bardo_agent::OperatorCredential);
+    }
     if access.requires_token() && !access.admits(request.headers().get(header::AUTHORIZATION)) {
         let mut response = (
             StatusCode::UNAUTHORIZED,

@@ -356,3 +356,46 @@ fn a2a_without_a_token_serves_only_reads() {
     let last = &search["events"].as_array().and_then(|e| e.last()).expect("an event")["task"]["status"];
     assert_eq!(last["state"], "TASK_STATE_COMPLETED", "reads are served: {search}");
 }
+
+#[test]
+fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_operators_commits() {
+    let (node, d) = devnet();
+    let w = Workspace::trader_with(&node, &d, "confirm = \"always\"");
+    let server = Server::start(&w, "127.0.0.1", &[]);
+    let operator = std::fs::read_to_string(w.path().join(".bardo/operator.token")).expect("operator token");
+    let operator = operator.trim();
+    assert_ne!(Some(operator), server.token.as_deref(), "the operator's token is not the agents'");
+    let usdc = || view(&node.url(), d.tokens["USDC"].address, balanceOfCall { account: d.deployer });
+    let before = usdc();
+    let swap =
+        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "250"}).to_string();
+    let waiting = a2a(&server, &["swap", "--args", &swap, "--decision", "none"]);
+    let task_id = waiting["mid"]["id"].as_str().expect("id").to_owned();
+    let said =
+        waiting["mid"]["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(said.contains("held for a person") && said.contains("operator's token"), "{waiting}");
+
+    // The agent answers its own input-required: refused, the task keeps waiting, nothing sent.
+    let own = a2a(&server, &["confirm", "--task", &task_id]);
+    assert_eq!(own["error"]["type"], "UnsupportedOperationError", "{own}");
+    let message = own["error"]["message"].as_str().expect("message");
+    assert!(message.contains("confirm = \"always\"") && message.contains("operator.token"), "{own}");
+    assert_eq!(own["after"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{own}");
+    assert_eq!(usdc(), before, "nothing was sent");
+
+    // The operator's token confirms it: committed, verified, audited as the operator's.
+    let confirmed = a2a(&server, &["confirm", "--task", &task_id, "--token", operator]);
+    let task = &confirmed["events"][0]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{confirmed}");
+    assert_eq!(before - usdc(), U256::from(250_000_000u64), "250 USDC paid");
+    let permit = artifact(task, "receipt")["permit_id"].as_str().expect("permit id").to_owned();
+    let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
+    assert!(
+        audit.lines().map(|l| serde_json::from_str::<Value>(l).expect("json")["event"].clone()).any(
+            |e| e["type"] == "PermitConfirmed"
+                && e["permit_id"] == permit.as_str()
+                && e["by"] == "a2a operator"
+        ),
+        "{audit}"
+    );
+}
