@@ -82,8 +82,8 @@ class Seen:
 
 class Asked:
     """The elicitation callback: records what the server asked and answers as told
-    (`--answer accept|decline|confirm-false`); with `--answer none` the client declares no
-    elicitation capability at all."""
+    (`--answer accept|decline|confirm-false`, or `hang`: never); with `--answer none` the client
+    declares no elicitation capability at all."""
 
     def __init__(self, answer):
         self.answer = answer
@@ -99,6 +99,8 @@ class Asked:
         })
         if self.answer == "decline":
             return types.ElicitResult(action="decline")
+        if self.answer == "hang":  # a user who never answers (someone else confirms elsewhere)
+            await anyio.sleep(3600)
         return types.ElicitResult(action="accept", content={"confirm": self.answer == "accept"})
 
 
@@ -236,7 +238,7 @@ def main():
     p.add_argument("--after-ms", type=int, default=150)
     p.add_argument("--then-tool")
     p.add_argument("--then-args", default="{}")
-    p.add_argument("--answer", default="none", choices=["none", "accept", "decline", "confirm-false"])
+    p.add_argument("--answer", default="none", choices=["none", "accept", "decline", "confirm-false", "hang"])
     p.add_argument("--stdio", action="store_true")
     argv = sys.argv[1:]
     # Everything after `--` is the server's command line.

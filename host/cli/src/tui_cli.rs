@@ -33,6 +33,7 @@ impl Operator for Writes {
             .into_iter()
             .map(|p| {
                 let created = p.created_at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                let held = self.0.pending_confirmation(&p.permit_id).ok().flatten();
                 PermitRow {
                     permit_id: p.permit_id,
                     kind: p.kind,
@@ -44,18 +45,27 @@ impl Operator for Writes {
                         .and_then(|v| v.as_str().map(str::to_owned))
                         .unwrap_or_default(),
                     expires_at_ms: (created + p.ttl).as_millis() as u64,
+                    held_by: held.map(|held| held.policy.to_string()),
                 }
             })
             .collect())
     }
 
     fn commit(&self, permit_id: &str) -> Result<String, String> {
+        // The person at the dashboard said yes to this commit: that is the confirmation.
+        if self.0.pending_confirmation(permit_id).map_err(|e| e.to_string())?.is_some() {
+            self.confirm(permit_id)?;
+        }
         let done = self.0.commit(permit_id).map_err(|e| e.to_string())?;
         Ok(format!("{} transaction(s), {}", done.tx_hashes.len(), done.ground_truth))
     }
 
     fn cancel(&self, permit_id: &str) -> Result<(), String> {
         self.0.cancel(permit_id).map_err(|e| e.to_string())
+    }
+
+    fn confirm(&self, permit_id: &str) -> Result<(), String> {
+        self.0.confirm(permit_id, "tui").map_err(|e| e.to_string())
     }
 }
 

@@ -89,6 +89,8 @@ pub enum Action {
     Commit(String),
     /// Cancel this permit.
     Cancel(String),
+    /// Confirm this permit for whoever waits on it (the confirmation policy).
+    Confirm(String),
 }
 
 /// The dashboard.
@@ -219,12 +221,23 @@ impl App {
                     self.filter.clear();
                     self.status = None;
                 }
-                KeyCode::Char('c') | KeyCode::Char('x') if self.focus != Pane::Permits => {
+                KeyCode::Char('c') | KeyCode::Char('x') | KeyCode::Char('y')
+                    if self.focus != Pane::Permits =>
+                {
                     self.status = Some("select a permit first: tab to the Permits pane".into());
                 }
                 KeyCode::Char('c') => match self.selected_permit() {
                     Some(p) => self.mode = Mode::Confirm(p.permit_id.clone()),
                     None => self.status = Some("no open permit to commit".into()),
+                },
+                KeyCode::Char('y') => match self.selected_permit() {
+                    Some(p) if p.held_by.is_some() => {
+                        let id = p.permit_id.clone();
+                        self.status = Some(format!("confirming {id}…"));
+                        return Action::Confirm(id);
+                    }
+                    Some(p) => self.status = Some(format!("{} is not held for confirmation", p.permit_id)),
+                    None => self.status = Some("no open permit to confirm".into()),
                 },
                 KeyCode::Char('x') => match self.selected_permit() {
                     Some(p) => {
@@ -258,6 +271,7 @@ mod tests {
             expected: String::new(),
             risk_tier: "medium".into(),
             expires_at_ms: 0,
+            held_by: None,
         }
     }
 
@@ -304,5 +318,20 @@ mod tests {
         press(&mut app, KeyCode::Enter);
         assert_eq!((app.filter.as_str(), app.focus), ("swa", Pane::Events));
         assert_eq!(press(&mut app, KeyCode::Char('q')), Action::Quit);
+    }
+
+    #[test]
+    fn y_confirms_only_a_held_permit_and_only_in_the_permits_pane() {
+        let mut app = App::new("test");
+        app.model.permits = vec![
+            permit("permit-a"),
+            PermitRow { held_by: Some("confirm = \"always\"".into()), ..permit("permit-b") },
+        ];
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Action::None, "not in the Permits pane");
+        app.focus = Pane::Permits;
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Action::None);
+        assert!(app.status.as_deref().is_some_and(|s| s.contains("not held")), "{:?}", app.status);
+        press(&mut app, KeyCode::Down);
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Action::Confirm("permit-b".into()));
     }
 }

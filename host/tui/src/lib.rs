@@ -30,6 +30,9 @@ pub trait Operator: Send + Sync {
     fn commit(&self, permit_id: &str) -> Result<String, String>;
     /// Cancel a permit.
     fn cancel(&self, permit_id: &str) -> Result<(), String>;
+    /// Confirm, as the person at this dashboard, a permit the confirmation policy holds: any
+    /// front end waiting on it (an MCP client, an A2A task, `bardo commit`) may then commit it.
+    fn confirm(&self, permit_id: &str) -> Result<(), String>;
 }
 
 /// Events applied per frame at most: a burst is spread over frames so keys stay responsive.
@@ -146,6 +149,10 @@ pub fn run(
                     Action::Cancel(id) => match op.cancel(&id) {
                         Ok(()) => format!("{id} cancelled"),
                         Err(e) => format!("{id} NOT cancelled: {e}"),
+                    },
+                    Action::Confirm(id) => match op.confirm(&id) {
+                        Ok(()) => format!("{id} confirmed: whoever waits on it may commit it now"),
+                        Err(e) => format!("{id} NOT confirmed: {e}"),
                     },
                     Action::Quit | Action::None => return,
                 };

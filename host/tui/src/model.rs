@@ -169,6 +169,9 @@ pub struct PermitRow {
     pub risk_tier: String,
     /// When it expires, Unix ms.
     pub expires_at_ms: u64,
+    /// The confirmation policy that holds it for a person (`confirm = "always"`), until someone
+    /// confirms it; None when it is not held.
+    pub held_by: Option<String>,
 }
 
 /// The dashboard's state.

@@ -23,6 +23,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("/", "filter the events log (enter keeps, esc clears)"),
     ("c", "commit the selected permit (asks y/n first)"),
     ("x", "cancel the selected permit"),
+    ("y", "confirm the selected permit for whoever waits on it"),
     ("esc", "clear the filter and the status line"),
     ("?", "this help"),
     ("q", "quit"),
@@ -144,7 +145,9 @@ fn footer_line(app: &App) -> Line<'static> {
             let filter =
                 if app.filter.is_empty() { String::new() } else { format!("   filter: \"{}\"", app.filter) };
             Line::from(Span::styled(
-                format!(" tab pane · ↑↓ select · / filter · c commit · x cancel · ? help · q quit{filter}"),
+                format!(
+                    " tab/↑↓ move · / filter · c commit · x cancel · y confirm · ? help · q quit{filter}"
+                ),
                 DIM,
             ))
         }
@@ -344,8 +347,11 @@ pub fn countdown(at_ms: u64, now_ms: u64) -> String {
 
 fn permits(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
     let m = &app.model;
-    let mut block =
-        pane_block(app, Pane::Permits, format!(" ({} open) c commit · x cancel", m.permits.len()));
+    let mut block = pane_block(
+        app,
+        Pane::Permits,
+        format!(" ({} open) c commit · x cancel · y confirm", m.permits.len()),
+    );
     if let Some(e) = &m.permits_error {
         block = block.title_bottom(Span::styled(format!(" store: {e} "), RED));
     }
@@ -358,7 +364,11 @@ fn permits(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
         let urgent = p.expires_at_ms.saturating_sub(now_ms) < 30_000;
         let row = Row::new([
             Cell::from(short(&p.permit_id)),
-            Cell::from(p.kind.clone()),
+            Cell::from(match p.held_by {
+                // Held for a person: `y` releases it to whoever waits on it.
+                Some(_) => Span::styled(format!("⏸ {}", p.kind), RED),
+                None => Span::raw(p.kind.clone()),
+            }),
             Cell::from(p.risk_tier.clone()),
             Cell::from(Span::styled(left, if urgent { RED } else { GREEN })),
             Cell::from(p.expected.clone()),
@@ -367,7 +377,7 @@ fn permits(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
     });
     let widths = [
         Constraint::Length(15),
-        Constraint::Length(13),
+        Constraint::Length(16),
         Constraint::Length(6),
         Constraint::Length(7),
         Constraint::Min(10),
@@ -492,6 +502,9 @@ fn draw_confirm(frame: &mut Frame, app: &App, id: &str, area: Rect, now_ms: u64)
         lines.push(Line::raw(format!("{} by {}, risk {}", p.kind, p.tool, p.risk_tier)));
         lines.push(Line::raw(format!("expected: {}", p.expected)));
         lines.push(Line::raw(format!("expires in {}", countdown(p.expires_at_ms, now_ms))));
+        if let Some(policy) = &p.held_by {
+            lines.push(Line::raw(format!("held for a person by {policy}: y confirms it as you")));
+        }
     }
     lines.push(Line::raw("It is signed and sent after a fresh simulation. [y]es / [n]o"));
     let rect = centred(area, 76, lines.len() as u16 + 2);

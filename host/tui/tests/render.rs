@@ -118,6 +118,7 @@ fn session() -> App {
             expected: "{\"amount_in\":\"1000 USDC\",\"amount_out\":\"0.496 WETH\"}".into(),
             risk_tier: "medium".into(),
             expires_at_ms: NOW + 272_000,
+            held_by: None,
         },
         PermitRow {
             permit_id: "permit-aa00bb11cc22dd33ee44ff5566778899".into(),
@@ -126,6 +127,7 @@ fn session() -> App {
             expected: "{\"liquidity\":\"1200\"}".into(),
             risk_tier: "high".into(),
             expires_at_ms: NOW + 12_000,
+            held_by: Some("confirm = \"always\"".into()),
         },
     ];
     app
@@ -170,6 +172,7 @@ fn the_main_screen_at_120_by_40_shows_every_pane() {
         "Position Monitor",
         "OUT OF RANGE",
         "Permits (2 open)",
+        "⏸ add-liquidity",
         "4:32",
         "0:12",
         "Tool Activity",

@@ -106,7 +106,7 @@ impl Workspace {
 }
 
 /// A Python client scenario against `server` (a command line, over stdio) or an HTTP URL.
-fn python_client(args: &[&str]) -> Command {
+pub(super) fn python_client(args: &[&str]) -> Command {
     let mut cmd = Command::new(python());
     cmd.arg(clients().join("mcp_client.py")).args(args).env("BARDO_PRIVATE_KEY", DEV_KEY);
     cmd

@@ -359,3 +359,44 @@ fn without_a_terminal_it_says_what_to_use_instead() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("stdout is not one") && err.contains("bardo events"), "{err}");
 }
+
+/// `[safety] confirm = "always"`: an MCP client's commit waits on its user, who never answers;
+/// the dashboard (another process) shows the permit held, and `y` there releases the commit.
+#[test]
+fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
+    use super::mcp::{Workspace, balanceOfCall, python_client, view};
+    let (node, d) = bardo_test_support::devnet();
+    let w = Workspace::trader_with(&node, &d, "confirm = \"always\"");
+    let usdc = || view(&node.url(), d.tokens["USDC"].address, balanceOfCall { account: d.deployer });
+    let before = usdc();
+    let bardo = env!("CARGO_BIN_EXE_bardo");
+    let tmux = Tmux::start(w.path(), &format!("{bardo} tui; echo $? > exit-code"), (120, 40));
+    tmux.wait("the dashboard", Duration::from_secs(120), |s| s.contains("Permits (0 open)"));
+
+    let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#;
+    let client = python_client(&["confirm", "--answer", "hang", "--args", swap, "--stdio", "--"])
+        .args(w.server(&[]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the Python MCP client");
+    let screen = tmux.wait("the held permit", Duration::from_secs(60), |s| s.contains("⏸ swap"));
+    assert!(screen.contains("Permits (1 open)"), "{screen}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(usdc(), before, "nothing is sent while the client's user is asked");
+
+    tmux.keys(&["Tab", "Tab", "Tab"]);
+    tmux.keys(&["y"]);
+    tmux.wait("the confirmation", Duration::from_secs(10), |s| s.contains("confirmed: whoever waits on it"));
+    let out = client.wait_with_output().expect("client");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().expect("output"))
+            .expect("json");
+    assert_eq!(seen["commit"]["isError"], false, "{seen}");
+    assert_eq!(seen["asked"].as_array().map(Vec::len), Some(1), "the client's user was asked: {seen}");
+    assert_eq!(before - usdc(), alloy::primitives::U256::from(100_000_000u64), "committed");
+    let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
+    assert!(audit.contains("\"PermitConfirmed\"") && audit.contains("\"by\":\"tui\""), "{audit}");
+    tmux.keys(&["q"]);
+}

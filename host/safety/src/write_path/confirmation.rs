@@ -80,8 +80,12 @@ impl WritePath {
     }
 
     /// Whether open permit `permit_id` waits for a person: None when the policy does not hold
-    /// it or someone confirmed it already; an error when it is not open.
+    /// it or someone confirmed it already; an error when it is not open (None, unread, when the
+    /// policy is `never`).
     pub fn pending_confirmation(&self, permit_id: &str) -> Result<Option<Pending>, ToolError> {
+        if self.confirm == ConfirmPolicy::Never {
+            return Ok(None);
+        }
         let now = (self.clock)();
         let (permit, confirmed_by) = self.permits.open_permit(permit_id, now).map_err(permit_error)?;
         if confirmed_by.is_some() || self.holds(&permit).is_none() {
