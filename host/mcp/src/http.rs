@@ -354,8 +354,14 @@ pub fn router(served: Arc<Served>, access: Access) -> axum::Router {
     let sessions = Arc::new(sessions);
     let service =
         StreamableHttpService::new(move || Ok(Session::new(served.clone())), sessions.clone(), config);
-    let edges =
-        Edges { sessions, max_sessions: access.max_sessions, idle: access.idle, seen: Arc::default() };
+    let edges = Edges {
+        sessions,
+        max_sessions: access.max_sessions,
+        idle: access.idle,
+        seen: Arc::default(),
+        batching: Arc::default(),
+        inner: service.clone(),
+    };
     axum::Router::new()
         .nest_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(edges, protocol_edges))
@@ -373,6 +379,10 @@ struct Edges {
     max_sessions: usize,
     idle: std::time::Duration,
     seen: Arc<std::sync::Mutex<std::collections::HashMap<SessionId, std::time::Instant>>>,
+    /// Sessions negotiated at 2025-03-26, which may send batches ([`crate::batch`]).
+    batching: Arc<std::sync::Mutex<std::collections::HashSet<SessionId>>>,
+    /// rmcp's service, for the messages of a batch.
+    inner: crate::batch::Inner,
 }
 
 impl Edges {
@@ -400,6 +410,7 @@ impl Edges {
         for id in &idle {
             let _ = self.sessions.close_session(id).await;
             bardo_core::sync::lock(&self.seen).remove(id);
+            bardo_core::sync::lock(&self.batching).remove(id);
         }
         ids.len() - idle.len()
     }
@@ -452,6 +463,14 @@ async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next
                     "message": format!("the body is larger than {MAX_BODY} bytes, or was cut off")}});
                 return json_rpc(StatusCode::PAYLOAD_TOO_LARGE, e);
             };
+            // A batch, on a session whose revision allows them.
+            if bytes.trim_ascii_start().starts_with(b"[")
+                && let Some(id) = &session
+                && bardo_core::sync::lock(&edges.batching).contains(id)
+                && let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(&bytes)
+            {
+                return crate::batch::serve(edges.inner.clone(), &parts, items).await;
+            }
             let mut initialize = false;
             let screened = crate::screen::screen(&bytes, |m| {
                 initialize = m.method == Some("initialize");
@@ -471,10 +490,19 @@ async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next
                         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
                         return response;
                     }
-                    let response = next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
+                    let response =
+                        next.run(Request::from_parts(parts, axum::body::Body::from(bytes.clone()))).await;
                     let made = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok());
                     if let Some(id) = made.filter(|_| new_session) {
-                        edges.touch(&id.into());
+                        let id: SessionId = id.into();
+                        edges.touch(&id);
+                        // rmcp agrees to a revision it serves, which 2025-03-26 is.
+                        let asked = serde_json::from_slice::<serde_json::Value>(&bytes)
+                            .ok()
+                            .and_then(|m| m["params"]["protocolVersion"].as_str().map(str::to_owned));
+                        if asked.as_deref() == Some(crate::batch::BATCH_REVISION) {
+                            bardo_core::sync::lock(&edges.batching).insert(id);
+                        }
                     }
                     response
                 }

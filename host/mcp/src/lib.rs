@@ -10,6 +10,7 @@
 //! 2025-11-25): sessions, `resources/subscribe`, `notifications/*`. A client that probes the
 //! stateless 2026-07-28 revision first (`server/discover`) falls back to the handshake.
 
+mod batch;
 pub mod config;
 mod confirm;
 pub mod http;

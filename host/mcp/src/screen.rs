@@ -1,6 +1,7 @@
 //! Each incoming JSON-RPC message screened before rmcp reads it, on both transports: what rmcp
 //! would drop without a word or answer oddly — malformed JSON, invalid UTF-8, nesting deeper than
-//! the parser's limit, a batch, a body that is no request, `tools/call` without params, an
+//! the parser's limit, a batch (except on an HTTP session at 2025-03-26: `crate::batch`), a body
+//! that is no request, `tools/call` without params, an
 //! unknown method of any length, `initialize` twice — gets the JSON-RPC 2.0 error the
 //! specifications name, with the request's `id` (or `null` when there is none to tell).
 
@@ -50,7 +51,7 @@ pub(crate) fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, S
     };
     let Value::Object(message) = &value else {
         let what = if value.is_array() {
-            "a batch: send one request per message (this server answers no batches)"
+            "a batch: send one request per message (batches are served only on HTTP sessions negotiated at 2025-03-26, the revision that allows them)"
         } else {
             "not a JSON-RPC request: send one JSON object"
         };

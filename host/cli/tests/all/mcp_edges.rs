@@ -155,3 +155,92 @@ fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
     }
     assert_eq!(post(init(9), None).0, 503, "two fresh sessions fill it again");
 }
+
+#[test]
+fn http_serves_a_batch_only_on_a_session_negotiated_at_2025_03_26() {
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let server = HttpServer::start_with(&w, &addr, &[], &[]);
+    let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("token");
+    let rt = bardo_test_support::runtime();
+    let client = reqwest::Client::new();
+    let post = |body: String, session: Option<&str>| {
+        let mut request = client
+            .post(&server.url)
+            .bearer_auth(token.trim())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        rt.block_on(async {
+            let r = request.send().await.expect("POST");
+            let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            (r.status().as_u16(), session, r.text().await.expect("body"))
+        })
+    };
+    // The JSON-RPC messages of an SSE body (or of a JSON one).
+    let messages = |body: &str| -> Vec<Value> {
+        let data: Vec<Value> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect();
+        if data.is_empty() { serde_json::from_str(body).into_iter().collect() } else { data }
+    };
+    let session_at = |version: &str| {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        let (status, session, body) = post(init.to_string(), None);
+        assert_eq!(status, 200, "{body}");
+        let answer = messages(&body);
+        assert_eq!(answer[0]["result"]["protocolVersion"], version, "{body}");
+        let session = session.expect("a session id");
+        let done = post(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            Some(&session),
+        );
+        assert_eq!(done.0, 202);
+        session
+    };
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": "c", "method": "tools/call"},
+        {"jsonrpc": "2.0", "id": "d", "method": "initialize", "params": {}},
+    ])
+    .to_string();
+
+    // At 2025-03-26: one answer per request, each by its id; the notification answered by none.
+    let old = session_at("2025-03-26");
+    let (status, _, body) = post(batch.clone(), Some(&old));
+    assert_eq!(status, 200, "{body}");
+    let answers = messages(&body);
+    let by_id = |id: &str| {
+        answers
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id} in {body}"))
+            .clone()
+    };
+    assert_eq!(answers.len(), 4, "{body}");
+    assert_eq!(by_id("a")["result"], json!({}), "{body}");
+    assert!(by_id("b")["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{body}");
+    assert_eq!(by_id("c")["error"]["code"], -32602, "tools/call without params: {body}");
+    assert_eq!(by_id("d")["error"]["code"], -32600, "initialize in a batch: {body}");
+    // Only notifications: accepted, nothing to answer. An empty batch: invalid.
+    let quiet = json!([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]).to_string();
+    assert_eq!(post(quiet, Some(&old)).0, 202);
+    let (status, _, body) = post("[]".into(), Some(&old));
+    assert_eq!((status, messages(&body)[0]["error"]["code"].as_i64()), (400, Some(-32600)), "{body}");
+
+    // At 2025-11-25 (and without a session) batches are not served: -32600 naming why.
+    let new = session_at("2025-11-25");
+    let (status, _, body) = post(batch, Some(&new));
+    assert_eq!(status, 400, "{body}");
+    let refused = &messages(&body)[0];
+    assert_eq!(refused["error"]["code"], -32600, "{body}");
+    assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("2025-03-26")), "{body}");
+}

@@ -1,0 +1,134 @@
+//! JSON-RPC batches on MCP HTTP sessions negotiated at 2025-03-26, the one revision that allows
+//! them (later ones removed them; rmcp serves none). Each message of the batch is screened like
+//! a message of its own and handed to rmcp as its own POST on the same session; the answer is one
+//! SSE stream carrying every response (and whatever the server sends meanwhile: progress, an
+//! elicitation), as that revision lets a server answer a batch — or `202` when the batch holds
+//! no request.
+
+use crate::screen::{self, Screened};
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::{Value, json};
+use tower_service::Service;
+
+/// rmcp's streamable HTTP service, called once per message of a batch.
+pub(crate) type Inner = StreamableHttpService<crate::server::Session, LocalSessionManager>;
+
+/// The one revision whose sessions may send batches.
+pub(crate) const BATCH_REVISION: &str = "2025-03-26";
+
+/// The most messages one batch may hold.
+const MAX_ITEMS: usize = 64;
+
+fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// One SSE event carrying `message`.
+fn event(message: &Value) -> bytes::Bytes {
+    bytes::Bytes::from(format!("data: {message}\n\n"))
+}
+
+/// Answer the batch `items` that arrived with `parts` on a 2025-03-26 session.
+pub(crate) async fn serve(inner: Inner, parts: &Parts, items: Vec<Value>) -> Response {
+    if items.is_empty() || items.len() > MAX_ITEMS {
+        let e = error(&Value::Null, -32600, &format!("a batch holds 1 to {MAX_ITEMS} messages"));
+        return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], e.to_string())
+            .into_response();
+    }
+    let mut answered = Vec::new();
+    let mut streams = Vec::new();
+    let mut requests = 0;
+    for item in items {
+        let bytes = serde_json::to_vec(&item).unwrap_or_default();
+        let mut is_request = false;
+        // `initialize` may not be part of a batch (2025-03-26, "Lifecycle").
+        let screened = screen::screen(&bytes, |m| {
+            is_request = m.is_request && m.method.is_some();
+            (m.method == Some("initialize")).then(|| (-32600, "initialize may not be part of a batch".into()))
+        });
+        match screened {
+            Screened::Reply(e) => answered.push(event(&e)),
+            Screened::Drop => {}
+            Screened::Pass => {
+                requests += usize::from(is_request);
+                let response = one(inner.clone(), parts, bytes).await;
+                if response.status() == StatusCode::ACCEPTED {
+                    continue;
+                }
+                let sse = response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.starts_with("text/event-stream"));
+                let status = response.status();
+                let body = response.into_body();
+                if sse {
+                    streams.push(events(body).boxed());
+                } else {
+                    // rmcp answered with a JSON body (an error): forwarded as one event.
+                    let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+                    let message = serde_json::from_slice::<Value>(&bytes).unwrap_or_else(|_| {
+                        error(&item["id"], -32603, &format!("{status}: {}", String::from_utf8_lossy(&bytes)))
+                    });
+                    answered.push(event(&message));
+                }
+            }
+        }
+    }
+    if requests == 0 && answered.is_empty() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let first = futures_util::stream::iter(answered.into_iter().map(Ok::<_, std::convert::Infallible>));
+    let merged = futures_util::stream::select_all(streams).map(Ok);
+    let mut response = Body::from_stream(first.chain(merged)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// One message of the batch as its own POST, with the batch's headers.
+async fn one(mut inner: Inner, parts: &Parts, bytes: Vec<u8>) -> Response {
+    let mut request = axum::http::Request::builder().method(parts.method.clone()).uri(parts.uri.clone());
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_LENGTH {
+            request = request.header(name, value);
+        }
+    }
+    let Ok(request) = request.body(Body::from(bytes)) else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    match inner.call(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(never) => match never {},
+    }
+}
+
+/// A response body's SSE events, whole (`…\n\n` each), whatever chunks they arrive in.
+fn events(body: Body) -> impl futures_util::Stream<Item = bytes::Bytes> + Send {
+    let chunks = body.into_data_stream();
+    futures_util::stream::unfold(
+        (chunks, Vec::<u8>::new(), false),
+        |(mut chunks, mut buffer, mut done)| async move {
+            loop {
+                if let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
+                    let rest = buffer.split_off(end + 2);
+                    let whole = std::mem::replace(&mut buffer, rest);
+                    return Some((bytes::Bytes::from(whole), (chunks, buffer, done)));
+                }
+                if done {
+                    return None;
+                }
+                match chunks.next().await {
+                    Some(Ok(chunk)) => buffer.extend_from_slice(&chunk),
+                    _ => done = true,
+                }
+            }
+        },
+    )
+}
