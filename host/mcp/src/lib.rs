@@ -108,13 +108,38 @@ async fn serve_on(session: Session) -> Result<(), McpError> {
     let (server_in, mut feed) = tokio::io::duplex(1 << 16);
     let (server_out, from_server) = tokio::io::duplex(1 << 16);
     let (errors, mut screened_out) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let pending = std::sync::Arc::new(batch::Pending::default());
+    let batches = pending.clone();
     // The pipes are served before the handshake: rmcp's `serve` waits for `initialize` itself.
     tokio::spawn(async move {
         let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
         let (mut line, mut handshake) = (Vec::new(), screen::Handshake::default());
         while stdin.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
             let body = line.trim_ascii();
-            if !body.is_empty() {
+            // A batch, on a session whose revision allows them: each message on its own.
+            if body.starts_with(b"[")
+                && handshake.batching()
+                && let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(body)
+            {
+                let split = match batch::split(items, &batches, |m| handshake.check(m)) {
+                    Ok(split) => split,
+                    Err(e) => {
+                        let _ = errors.send(format!("{e}\n").into_bytes());
+                        line.clear();
+                        continue;
+                    }
+                };
+                let mut fed = Ok(());
+                for message in &split.feed {
+                    fed = fed.and(feed.write_all(message).await).and(feed.write_all(b"\n").await);
+                }
+                if let Some(now) = batches.open(split.ids, split.answered) {
+                    let _ = errors.send(now);
+                }
+                if fed.is_err() {
+                    break;
+                }
+            } else if !body.is_empty() {
                 match screen::screen(body, |m| handshake.check(m)) {
                     screen::Screened::Pass => {
                         let fed = feed.write_all(body).await.and(feed.write_all(b"\n").await);
@@ -142,7 +167,12 @@ async fn serve_on(session: Session) -> Result<(), McpError> {
                     if !read.is_ok_and(|n| n > 0) {
                         break;
                     }
-                    if out.write_all(&line).await.and(out.flush().await).is_err() {
+                    let written = match pending.answer(&line) {
+                        None => out.write_all(&line).await,
+                        Some(None) => Ok(()),
+                        Some(Some(answers)) => out.write_all(&answers).await,
+                    };
+                    if written.and(out.flush().await).is_err() {
                         break;
                     }
                     line.clear();

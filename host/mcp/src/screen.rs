@@ -33,6 +33,8 @@ pub(crate) struct Message<'a> {
     pub method: Option<&'a str>,
     /// Whether it has an `id` (a request; a response has one too).
     pub is_request: bool,
+    /// The revision an `initialize` asks for.
+    pub protocol_version: Option<&'a str>,
 }
 
 fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
@@ -94,7 +96,9 @@ pub(crate) fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, S
             );
         }
     }
-    match seen(&Message { method, is_request }) {
+    let protocol_version =
+        message.get("params").and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
+    match seen(&Message { method, is_request, protocol_version }) {
         Some((code, text)) => refuse(code, text),
         None => Screened::Pass,
     }
@@ -105,6 +109,8 @@ pub(crate) fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, S
 #[derive(Debug, Default)]
 pub(crate) struct Handshake {
     initialized: bool,
+    /// Initialized at 2025-03-26, the revision that allows batches.
+    batching: bool,
 }
 
 impl Handshake {
@@ -116,10 +122,19 @@ impl Handshake {
                 return Some((INVALID_REQUEST, "the session is initialized already: initialize once".into()));
             }
             self.initialized = true;
+            // rmcp agrees to a revision it serves, which 2025-03-26 is.
+            self.batching = message.protocol_version == Some(crate::batch::BATCH_REVISION);
             return None;
         }
         let early = !self.initialized && message.is_request && !matches!(method, "ping" | "server/discover");
         early.then(|| (INVALID_REQUEST, format!("send initialize before `{method}`")))
+    }
+}
+
+impl Handshake {
+    /// Whether the session may send batches.
+    pub(crate) fn batching(&self) -> bool {
+        self.batching
     }
 }
 

@@ -244,3 +244,52 @@ fn http_serves_a_batch_only_on_a_session_negotiated_at_2025_03_26() {
     assert_eq!(refused["error"]["code"], -32600, "{body}");
     assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("2025-03-26")), "{body}");
 }
+
+#[test]
+fn stdio_serves_a_batch_on_a_session_at_2025_03_26_as_one_array_of_answers() {
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+    let server = w.server(&[]);
+    let mut child = Command::new(&server[0])
+        .args(&server[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bardo mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut ask = |line: &str| -> Value {
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush())
+            .expect("write");
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("read");
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    assert_eq!(ask(&init.to_string())["result"]["protocolVersion"], "2025-03-26");
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "c", "method": "tools/call"},
+        {"jsonrpc": "2.0", "id": "d", "method": "initialize", "params": {}},
+    ]);
+    let answers = ask(&batch.to_string());
+    let answers = answers.as_array().unwrap_or_else(|| panic!("one array: {answers}"));
+    let by_id =
+        |id: &str| answers.iter().find(|m| m["id"] == id).unwrap_or_else(|| panic!("{id}: {answers:?}"));
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    assert_eq!(by_id("a")["result"], json!({}));
+    assert!(by_id("b")["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    assert_eq!(by_id("c")["error"]["code"], -32602);
+    assert_eq!(by_id("d")["error"]["code"], -32600);
+    // An empty batch is one error (not an array); a single message still gets a single answer.
+    assert_eq!(ask("[]")["error"]["code"], -32600);
+    assert_eq!(ask(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#)["id"], 7);
+    let _ = child.kill();
+    let _ = child.wait();
+}
