@@ -9,9 +9,8 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-#[test]
-fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
-    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+/// `bardo mcp` over stdio in `w`, and a way to send it one line and read one line back.
+fn stdio(w: &Workspace) -> (std::process::Child, impl FnMut(&[u8]) -> Value) {
     let server = w.server(&[]);
     let mut child = Command::new(&server[0])
         .args(&server[1..])
@@ -22,7 +21,7 @@ fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
         .expect("bardo mcp");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut ask = |line: &[u8]| -> Value {
+    let ask = move |line: &[u8]| -> Value {
         stdin
             .write_all(line)
             .and_then(|()| stdin.write_all(b"\n"))
@@ -32,6 +31,13 @@ fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
         stdout.read_line(&mut answer).expect("read");
         serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
     };
+    (child, ask)
+}
+
+#[test]
+fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
+    let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
+    let (mut child, mut ask) = stdio(&w);
     let error = |v: &Value| (v["error"]["code"].as_i64(), v["id"].clone());
     let init = json!({"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
@@ -248,26 +254,8 @@ fn http_serves_a_batch_only_on_a_session_negotiated_at_2025_03_26() {
 #[test]
 fn stdio_serves_a_batch_on_a_session_at_2025_03_26_as_one_array_of_answers() {
     let w = Workspace::new("dev", &[("hostile.wasm", HOSTILE)], "");
-    let server = w.server(&[]);
-    let mut child = Command::new(&server[0])
-        .args(&server[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("bardo mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut ask = |line: &str| -> Value {
-        stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .expect("write");
-        let mut answer = String::new();
-        stdout.read_line(&mut answer).expect("read");
-        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
-    };
+    let (mut child, mut ask) = stdio(&w);
+    let mut ask = |line: &str| ask(line.as_bytes());
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
     assert_eq!(ask(&init.to_string())["result"]["protocolVersion"], "2025-03-26");
