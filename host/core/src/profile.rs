@@ -255,9 +255,10 @@ impl Profile {
         self.parts.iter().all(|p| p.writes == Writes::None)
     }
 
-    /// Whether the operator disabled `tool` (`[tools] disable`).
-    pub fn disables(&self, tool: &str) -> bool {
-        self.disable.contains(tool)
+    /// Whether the operator disabled `tool` of plugin `plugin` (`[tools] disable`: the tool's
+    /// name, for every plugin that declares it, or `plugin:tool` for one plugin's).
+    pub fn disables(&self, plugin: &str, tool: &str) -> bool {
+        self.disable.contains(tool) || self.disable.contains(&format!("{plugin}:{tool}"))
     }
 
     /// Whether a capability counts: `memory` only with the `learning` profile.
@@ -265,9 +266,9 @@ impl Profile {
         self.capabilities.contains(&key(c)) && (c != RequiredCapability::Memory || self.learning)
     }
 
-    /// Whether the profile runs `tool`.
-    pub fn select(&self, tool: &ToolDef) -> Selection {
-        if self.disable.contains(&tool.name) {
+    /// Whether the profile runs `tool` of plugin `plugin`.
+    pub fn select(&self, plugin: &str, tool: &ToolDef) -> Selection {
+        if self.disables(plugin, &tool.name) {
             return Selection::Excluded;
         }
         let write = tool.capability_tier != CapabilityTier::Read;
@@ -426,13 +427,17 @@ mod tests {
             risk_tier: RiskTier::High,
             ..tool("uniswap_get_position", Lp, CapabilityTier::Read, &[])
         };
-        assert_eq!(p.select(&swap), Selection::Included);
-        assert_eq!(p.select(&mint), Selection::Excluded);
-        assert_eq!(p.select(&quote), Selection::Included, "the restriction is on writes");
+        assert_eq!(p.select("p", &swap), Selection::Included);
+        assert_eq!(p.select("p", &mint), Selection::Excluded);
+        assert_eq!(p.select("p", &quote), Selection::Included, "the restriction is on writes");
         let both = Profile::parse("conservative,lp")
             .expect("composed")
             .with_capabilities([RequiredCapability::Wallet]);
-        assert_eq!(both.select(&mint), Selection::Included, "composition is the union of what parts run");
+        assert_eq!(
+            both.select("p", &mint),
+            Selection::Included,
+            "composition is the union of what parts run"
+        );
     }
 
     #[test]
@@ -440,14 +445,17 @@ mod tests {
         let store = tool("memory_store_episode", Memory, CapabilityTier::Read, &[]);
         let golem = Profile::parse("golem").expect("golem").with_capabilities([RequiredCapability::Memory]);
         assert!(
-            matches!(golem.select(&store), Selection::Skipped { reason, .. } if reason.contains("learning"))
+            matches!(golem.select("p", &store), Selection::Skipped { reason, .. } if reason.contains("learning"))
         );
         let learning = Profile::parse("golem,learning")
             .expect("composed")
             .with_capabilities([RequiredCapability::Memory]);
-        assert_eq!(learning.select(&store), Selection::Included);
+        assert_eq!(learning.select("p", &store), Selection::Included);
         let off = Profile::parse("learning").expect("learning");
-        assert!(matches!(off.select(&store), Selection::Skipped { missing: RequiredCapability::Memory, .. }));
+        assert!(matches!(
+            off.select("p", &store),
+            Selection::Skipped { missing: RequiredCapability::Memory, .. }
+        ));
     }
 
     #[test]
@@ -463,7 +471,7 @@ mod tests {
         let mixed = Profile::parse("observatory,trader")
             .expect("mixed")
             .with_capabilities([RequiredCapability::Wallet]);
-        assert_eq!(mixed.select(&swap), Selection::Included, "trader's part runs the swap");
+        assert_eq!(mixed.select("p", &swap), Selection::Included, "trader's part runs the swap");
     }
 
     #[test]
@@ -479,12 +487,22 @@ mod tests {
         let pool = tool("uniswap_get_pool_info", Data, CapabilityTier::Read, &[]);
         let lp = tool("uniswap_get_position", Lp, CapabilityTier::Read, &[]);
         let data = Profile::parse("data").expect("data");
-        assert_eq!(data.select(&pool), Selection::Included);
-        assert_eq!(data.select(&lp), Selection::Excluded);
-        assert_eq!(data.select(&swap), Selection::Excluded, "read-only profiles run no writes");
+        assert_eq!(data.select("p", &pool), Selection::Included);
+        assert_eq!(data.select("p", &lp), Selection::Excluded);
+        assert_eq!(data.select("p", &swap), Selection::Excluded, "read-only profiles run no writes");
         let data = data.with_overrides(&["uniswap_get_position".into()], &["uniswap_get_pool_info".into()]);
-        assert_eq!(data.select(&lp), Selection::Included, "enabled by override");
-        assert_eq!(data.select(&pool), Selection::Excluded, "disabled by override");
+        assert_eq!(data.select("p", &lp), Selection::Included, "enabled by override");
+        assert_eq!(data.select("p", &pool), Selection::Excluded, "disabled by override");
+        // `plugin:tool` disables one plugin's tool of that name, not another's.
+        let one = Profile::parse("data")
+            .expect("data")
+            .with_overrides(&[], &["wallet:uniswap_get_pool_info".into()]);
+        assert_eq!(one.select("wallet", &pool), Selection::Excluded);
+        assert_eq!(one.select("uniswap", &pool), Selection::Included);
+        assert!(
+            one.disables("wallet", "uniswap_get_pool_info")
+                && !one.disables("uniswap", "uniswap_get_pool_info")
+        );
     }
 
     #[test]
@@ -493,17 +511,17 @@ mod tests {
         let routed = tool("uniswap_get_route", Data, CapabilityTier::Read, &[RequiredCapability::UniswapApi]);
         let trader = Profile::parse("trader").expect("trader");
         assert_eq!(
-            trader.select(&swap),
+            trader.select("p", &swap),
             Selection::Skipped {
                 missing: RequiredCapability::Wallet,
                 reason: "needs the `wallet` capability, which is not configured".into()
             }
         );
         assert!(
-            matches!(trader.select(&routed), Selection::Skipped { reason, .. } if reason.contains("uniswap_api"))
+            matches!(trader.select("p", &routed), Selection::Skipped { reason, .. } if reason.contains("uniswap_api"))
         );
         let equipped = trader.with_capabilities([RequiredCapability::Wallet, RequiredCapability::UniswapApi]);
-        assert_eq!(equipped.select(&swap), Selection::Included);
-        assert_eq!(equipped.select(&routed), Selection::Included);
+        assert_eq!(equipped.select("p", &swap), Selection::Included);
+        assert_eq!(equipped.select("p", &routed), Selection::Included);
     }
 }

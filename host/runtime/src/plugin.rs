@@ -73,9 +73,9 @@ pub enum LoadError {
         /// The copy being loaded and the one loaded already, each `file (version v)`.
         copies: Box<(String, String)>,
     },
-    /// It declares a tool another loaded plugin already provides.
+    /// It declares a tool another loaded plugin already provides (neither of the two disabled).
     #[error(
-        "plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of them"
+        "plugin `{plugin}` declares tool `{tool}`, which plugin `{other}` already provides; disable one of the two in bardo.toml: [tools] disable = [\"{plugin}:{tool}\"] (or \"{other}:{tool}\")"
     )]
     DuplicateTool {
         /// The plugin being loaded.
@@ -88,7 +88,7 @@ pub enum LoadError {
     /// One of its write tools claims an action kind another loaded write tool serves: the
     /// agent's `preview KIND` must reach one tool, never whichever plugin loaded first.
     #[error(
-        "plugin `{plugin}`'s tool `{tool}` claims action kind `{kind}`, which `{other_tool}` of plugin `{other_plugin}` already serves; one tool serves each kind: disable one of them in bardo.toml ([tools] disable)"
+        "plugin `{plugin}`'s tool `{tool}` claims action kind `{kind}`, which `{other_tool}` of plugin `{other_plugin}` already serves; one tool serves each kind: disable one of the two in bardo.toml: [tools] disable = [\"{plugin}:{tool}\"] (or \"{other_plugin}:{other_tool}\")"
     )]
     ActionKindTaken {
         /// The plugin being loaded.
@@ -268,15 +268,13 @@ impl Host {
                 copies: Box::new((copy(&plugin), copy(other))),
             });
         }
-        for def in &plugin.manifest.tools {
-            if let Some(other) =
-                self.catalog.get(&def.name).map(|e| e.plugin.name.to_string()).or_else(|| {
-                    self.plugins
-                        .iter()
-                        .find(|p| p.manifest.tools.iter().any(|t| t.name == def.name))
-                        .map(|p| p.name.to_string())
-                })
-            {
+        // A name two plugins declare clashes unless the operator disabled one of the two.
+        for def in plugin.manifest.tools.iter().filter(|t| !self.profile.disables(&plugin.name, &t.name)) {
+            let other = self.plugins.iter().find(|p| {
+                !self.profile.disables(&p.name, &def.name)
+                    && p.manifest.tools.iter().any(|t| t.name == def.name)
+            });
+            if let Some(other) = other.map(|p| p.name.to_string()) {
                 return Err(LoadError::DuplicateTool {
                     plugin: plugin.name.to_string(),
                     tool: def.name.clone(),
@@ -288,7 +286,7 @@ impl Host {
             return Err(taken);
         }
         for def in &plugin.manifest.tools {
-            match self.profile.select(def) {
+            match self.profile.select(&plugin.name, def) {
                 Selection::Included => match ParamsSchema::compile(&def.input_schema) {
                     Ok(params) => {
                         let entry = CatalogEntry {
@@ -337,7 +335,9 @@ impl Host {
             p.manifest
                 .tools
                 .iter()
-                .filter(|t| t.capability_tier == CapabilityTier::Write && !self.profile.disables(&t.name))
+                .filter(|t| {
+                    t.capability_tier == CapabilityTier::Write && !self.profile.disables(&p.name, &t.name)
+                })
                 .flat_map(|t| t.action_kinds.iter().map(move |k| (action_kind(k), t.name.clone())))
                 .collect::<Vec<_>>()
         };

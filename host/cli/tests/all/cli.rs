@@ -1,6 +1,6 @@
 //! The `bardo` binary, as an operator runs it.
 
-use bardo_test_artifacts::{FS_IMPORT, HELLO};
+use bardo_test_artifacts::{FS_IMPORT, HELLO, KIND_THIEF, UNISWAP};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -465,4 +465,47 @@ fn a_key_no_part_of_the_host_knows_is_refused_with_the_file_and_the_key() {
     std::fs::write(&file, format!("{base}{good}")).expect("config");
     let o = bardo(dir.path(), &["tools"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_tool_name_two_plugins_declare_is_resolved_by_the_line_the_refusal_suggests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
+    std::fs::copy(UNISWAP, dir.path().join("plugins/a-uniswap.wasm")).expect("copy");
+    std::fs::copy(KIND_THIEF, dir.path().join("plugins/b-thief.wasm")).expect("copy");
+    let config = |disable: &str| {
+        let text = format!("profile = \"data\"\nplugins = [\"plugins\"]\n[tools]\ndisable = [{disable}]\n");
+        std::fs::write(dir.path().join("bardo.toml"), text).expect("config");
+    };
+    // The thief's `swap` claim is out of the way; its read tool shares Uniswap's name.
+    config(r#""kind-thief:thief_plan_swap""#);
+    let o = bardo(dir.path(), &["tools", "--json"]);
+    let refused = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(refused.contains("[tools] disable = [\"kind-thief:uniswap_get_pool_info\"]"), "{refused}");
+    let plugins = |o: &Output| -> Vec<String> {
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let mut names: Vec<String> = json["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| {
+                format!("{}:{}", t["plugin"].as_str().unwrap_or(""), t["tool"]["name"].as_str().unwrap_or(""))
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(plugins(&o).iter().all(|t| !t.starts_with("kind-thief:")), "the thief was not loaded");
+    // The suggested line: both load; the name is Uniswap's.
+    config(r#""kind-thief:thief_plan_swap", "kind-thief:uniswap_get_pool_info""#);
+    let o = bardo(dir.path(), &["tools", "--json"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("refused"), "{o:?}");
+    let served = plugins(&o);
+    assert!(served.contains(&"uniswap:uniswap_get_pool_info".to_owned()), "{served:?}");
+    assert!(!served.iter().any(|t| t.starts_with("kind-thief:")), "{served:?}");
+    // The bare name disables it in both plugins, which then load side by side.
+    config(r#""kind-thief:thief_plan_swap", "uniswap_get_pool_info""#);
+    let o = bardo(dir.path(), &["tools", "--json"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("refused"), "{o:?}");
+    assert!(!plugins(&o).iter().any(|t| t.ends_with(":uniswap_get_pool_info")), "{o:?}");
 }

@@ -215,26 +215,40 @@ fn profile_selects_tools_and_limits_per_profile() {
 fn one_tool_serves_each_action_kind() {
     // A second writer claiming `swap` would take the agent's swaps over: refused at load,
     // naming both tools and how to choose.
-    let mut h = host(&[UNISWAP]);
+    // (Its read tool named like Uniswap's is disabled here: that clash has a test of its own.)
+    let profile = |disable: &[&str]| {
+        Profile::parse("trader")
+            .expect("profile")
+            .with_overrides(&[], &disable.iter().map(|d| (*d).to_owned()).collect::<Vec<_>>())
+            .with_capabilities([RequiredCapability::Wallet])
+    };
+    let host = |disable: &[&str], first: &str| {
+        let mut h = Host::new(
+            engine(),
+            super::no_services(),
+            profile(disable),
+            Limits::default(),
+            WasiPolicy::default(),
+        )
+        .expect("host");
+        h.load_file(Path::new(first)).expect("the first plugin");
+        h
+    };
+    let shadow = "kind-thief:uniswap_get_pool_info";
+    let mut h = host(&[shadow], UNISWAP);
     let e = h.load_file(Path::new(KIND_THIEF)).err().expect("a second `swap` is refused");
     assert!(
         matches!(&e, LoadError::ActionKindTaken { tool, kind, other_tool, .. }
             if tool == "thief_plan_swap" && kind == "swap" && other_tool == "uniswap_execute_swap"),
         "{e}"
     );
-    assert!(e.to_string().contains("[tools] disable"), "{e}");
+    assert!(e.to_string().contains("[tools] disable = [\"kind-thief:thief_plan_swap\"]"), "{e}");
     assert_eq!(h.plugins().len(), 1, "nothing of the refused plugin was loaded");
     // Whichever loads first, the second is refused: no load order silently decides.
-    let mut h = host(&[KIND_THIEF]);
+    let mut h = host(&[shadow], KIND_THIEF);
     assert!(matches!(h.load_file(Path::new(UNISWAP)), Err(LoadError::ActionKindTaken { .. })));
     // The operator picks one: with the thief's tool disabled, both load and `swap` has one tool.
-    let profile = Profile::parse("trader")
-        .expect("profile")
-        .with_overrides(&[], &["thief_plan_swap".into()])
-        .with_capabilities([RequiredCapability::Wallet]);
-    let mut h = Host::new(engine(), super::no_services(), profile, Limits::default(), WasiPolicy::default())
-        .expect("host");
-    h.load_file(Path::new(UNISWAP)).expect("uniswap");
+    let mut h = host(&[shadow, "kind-thief:thief_plan_swap"], UNISWAP);
     h.load_file(Path::new(KIND_THIEF)).expect("loads once its claim is disabled");
     let swaps: Vec<&str> = h
         .catalog()
@@ -243,6 +257,43 @@ fn one_tool_serves_each_action_kind() {
         .map(|e| e.def.name.as_str())
         .collect();
     assert_eq!(swaps, ["uniswap_execute_swap"]);
+}
+
+#[test]
+fn a_tool_name_two_plugins_declare_is_refused_until_one_plugins_is_disabled_by_its_qualified_name() {
+    let open = |disable: &[&str]| {
+        let profile = Profile::parse("trader")
+            .expect("profile")
+            .with_overrides(&[], &disable.iter().map(|d| (*d).to_owned()).collect::<Vec<_>>())
+            .with_capabilities([RequiredCapability::Wallet]);
+        let mut h =
+            Host::new(engine(), super::no_services(), profile, Limits::default(), WasiPolicy::default())
+                .expect("host");
+        h.load_file(Path::new(UNISWAP)).expect("uniswap");
+        let thief = h.load_file(Path::new(KIND_THIEF));
+        (h, thief)
+    };
+    let (h, refused) = open(&["kind-thief:thief_plan_swap"]);
+    let e = refused.err().expect("the name clash is refused");
+    assert!(
+        matches!(&e, LoadError::DuplicateTool { tool, other, .. } if tool == "uniswap_get_pool_info" && other == "uniswap"),
+        "{e}"
+    );
+    // The refusal names the exact line that resolves it.
+    assert!(e.to_string().contains("[tools] disable = [\"kind-thief:uniswap_get_pool_info\"]"), "{e}");
+    assert_eq!(h.plugins().len(), 1);
+    // That line: both load; the name is Uniswap's.
+    let (h, loaded) = open(&["kind-thief:thief_plan_swap", "kind-thief:uniswap_get_pool_info"]);
+    loaded.expect("loads once its tool is disabled");
+    assert_eq!(&*h.catalog()["uniswap_get_pool_info"].plugin.name, "uniswap");
+    // The other plugin's instead: the name is the thief's.
+    let (h, loaded) = open(&["kind-thief:thief_plan_swap", "uniswap:uniswap_get_pool_info"]);
+    loaded.expect("loads once Uniswap's tool is disabled");
+    assert_eq!(&*h.catalog()["uniswap_get_pool_info"].plugin.name, "kind-thief");
+    // The bare name disables both: no clash, neither serves it.
+    let (h, loaded) = open(&["kind-thief:thief_plan_swap", "uniswap_get_pool_info"]);
+    loaded.expect("loads: the name is disabled in both");
+    assert!(!h.catalog().contains_key("uniswap_get_pool_info"));
 }
 
 #[test]
