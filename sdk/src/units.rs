@@ -14,6 +14,11 @@ pub fn parse_units(field: &str, text: &str, decimals: u8) -> Result<U256, Error>
         ))
     };
     let t = text.trim();
+    if t.starts_with('-') {
+        return Err(bad(
+            "is negative: amounts are positive token units (which token leaves is the params' to say)",
+        ));
+    }
     let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
     if whole.is_empty() && frac.is_empty() {
         return Err(bad("is empty"));
@@ -72,7 +77,12 @@ mod tests {
         assert_eq!(parse_units("a", ".5", 1).ok(), Some(U256::from(5)));
         assert!(parse_units("a", "0.0000001", 6).is_err(), "more decimals than the token has");
         assert!(parse_units("a", "1e6", 6).is_err());
-        assert!(parse_units("a", "-1", 6).is_err());
+        let negative = parse_units("amount", "-1", 6).expect_err("negative");
+        assert!(
+            negative.message.contains("is negative") && !negative.message.contains("plain decimal"),
+            "{}",
+            negative.message
+        );
         assert!(parse_units("a", "", 6).is_err());
         assert!(parse_units("a", "1".repeat(90).as_str(), 6).is_err(), "overflows 256 bits");
         assert_eq!(format_units(U256::from(1_500_000), 6), "1.5");

@@ -128,6 +128,15 @@ pub fn table(json: bool) -> String {
     out + "data is in every profile; compose with commas (trader,vault); [tools] enable/disable override"
 }
 
+/// The profiles of the table that run `tool` by its category and risk, in the table's order.
+pub fn profiles_running(tool: &ToolDef) -> Vec<&'static str> {
+    PROFILES
+        .iter()
+        .filter(|p| Profile::parse(p.name).is_ok_and(|profile| profile.runs_by_category(tool)))
+        .map(|p| p.name)
+        .collect()
+}
+
 /// The table's row for `name`.
 pub fn profile_def(name: &str) -> Option<&'static ProfileDef> {
     PROFILES.iter().find(|p| p.name == name)
@@ -266,21 +275,26 @@ impl Profile {
         self.capabilities.contains(&key(c)) && (c != RequiredCapability::Memory || self.learning)
     }
 
-    /// Whether the profile runs `tool` of plugin `plugin`.
-    pub fn select(&self, plugin: &str, tool: &ToolDef) -> Selection {
-        if self.disables(plugin, &tool.name) {
-            return Selection::Excluded;
-        }
+    /// Whether one of the profile's parts runs `tool` by its category and risk (overrides and
+    /// capabilities aside).
+    fn runs_by_category(&self, tool: &ToolDef) -> bool {
         let write = tool.capability_tier != CapabilityTier::Read;
-        let in_part = |p: &Part| {
+        self.parts.iter().any(|p| {
             p.categories.contains(&tool.category)
                 && match p.writes {
                     Writes::All => true,
                     Writes::None => !write,
                     Writes::NotHighRisk => !write || tool.risk_tier < RiskTier::High,
                 }
-        };
-        if !self.enable.contains(&tool.name) && !self.parts.iter().any(in_part) {
+        })
+    }
+
+    /// Whether the profile runs `tool` of plugin `plugin`.
+    pub fn select(&self, plugin: &str, tool: &ToolDef) -> Selection {
+        if self.disables(plugin, &tool.name) {
+            return Selection::Excluded;
+        }
+        if !self.enable.contains(&tool.name) && !self.runs_by_category(tool) {
             return Selection::Excluded;
         }
         let mut needs: Vec<RequiredCapability> = tool.requires.clone();

@@ -71,6 +71,12 @@ pub trait Planner: std::any::Any + Send + Sync {
     fn write_tool(&self, kind: &str) -> Option<WriteTool<'_>>;
     /// Write tool `name`, if it is loaded and serves writes.
     fn write_tool_named(&self, name: &str) -> Option<WriteTool<'_>>;
+    /// Why no write tool serves `kind` here though a loaded plugin declares one (another
+    /// profile runs it, it was skipped or disabled), and what to do; None when none declares it.
+    fn unserved(&self, kind: &str) -> Option<String> {
+        let _ = kind;
+        None
+    }
     /// Ask write tool `tool` for a plan for `params_json`; `control` watches and can cancel it.
     fn plan(&self, tool: &str, params_json: &str, control: &Arc<CallControl>) -> CallReport<WritePlan>;
     /// Let write tool `tool` read what its executed plan did from `receipts`.
@@ -106,6 +112,34 @@ impl Planner for Host {
 
     fn write_tool_named(&self, name: &str) -> Option<WriteTool<'_>> {
         self.catalog().get(name).and_then(write_tool)
+    }
+
+    fn unserved(&self, kind: &str) -> Option<String> {
+        let kind = action_kind(kind);
+        let (plugin, def) = self.plugins().iter().find_map(|p| {
+            p.manifest
+                .tools
+                .iter()
+                .find(|t| {
+                    t.capability_tier == CapabilityTier::Write
+                        && t.action_kinds.iter().any(|k| action_kind(k) == kind)
+                })
+                .map(|t| (p, t))
+        })?;
+        let served_by = format!("`{}` of plugin `{}` serves it", def.name, plugin.name);
+        if let Some(skipped) = self.skipped().iter().find(|s| s.tool == def.name) {
+            return Some(format!("{served_by} but was not loaded: {}", skipped.reason));
+        }
+        let profile = self.profile().name();
+        if self.profile().disables(&plugin.name, &def.name) {
+            return Some(format!("{served_by} but [tools] disable turns it off in bardo.toml"));
+        }
+        let running = bardo_core::profile::profiles_running(def);
+        let first = running.first()?;
+        Some(format!(
+            "{served_by} in profiles {}, not in `{profile}`: run with --profile {first} (or compose: --profile {profile},{first})",
+            running.join(", ")
+        ))
     }
 
     fn plan(&self, tool: &str, params_json: &str, control: &Arc<CallControl>) -> CallReport<WritePlan> {

@@ -132,6 +132,39 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(json["error"]["code"], "wallet-not-configured", "{json}");
 
+    // A swap previewed in a profile that does not run it: the error names the profiles that do.
+    let swap = r#"{"chain_id":1,"token_in":"WETH","token_out":"USDC","amount":"1"}"#;
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .env("BARDO_PRIVATE_KEY", key)
+        .args(["preview", "swap", "--profile", "data", "--params", swap])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let message = json["error"]["message"].as_str().expect("message");
+    assert_eq!(json["error"]["code"], "not-found", "{json}");
+    for hint in [
+        "uniswap_execute_swap",
+        "in profiles ",
+        " trader,",
+        "not in `data`",
+        "run with --profile ",
+        "--profile data,",
+    ] {
+        assert!(message.contains(hint), "{hint} in {message}");
+    }
+    // Without a wallet the trader profile skips it, and says why.
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir.path())
+        .env_remove("BARDO_PRIVATE_KEY")
+        .args(["preview", "swap", "--params", swap])
+        .output()
+        .expect("run");
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let message = json["error"]["message"].as_str().expect("message");
+    assert!(message.contains("was not loaded") && message.contains("wallet"), "{json}");
+
     let o = bardo(dir.path(), &["audit", "plugins/uniswap.wasm"]);
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);

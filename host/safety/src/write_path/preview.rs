@@ -21,13 +21,14 @@ impl WritePath {
     /// The write tool that implements action `kind` (`swap`, `add-liquidity`, …) in the profile.
     fn route<'g>(&self, planner: &'g dyn Planner, kind: &str) -> Result<WriteTool<'g>, ToolError> {
         planner.write_tool(kind).ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "no write tool implements `{}` in this profile; see `bardo tools`",
-                    kind.replace('-', "_")
+            let kind = kind.replace('-', "_");
+            let message = match planner.unserved(&kind) {
+                Some(why) => format!("no write tool implements `{kind}` in this profile: {why}"),
+                None => format!(
+                    "no write tool implements `{kind}` in this profile, and no loaded plugin declares one; see `bardo tools`"
                 ),
-            )
+            };
+            ToolError::new(ErrorCode::NotFound, message)
         })
     }
 
