@@ -143,6 +143,8 @@ enum Command {
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
     /// process): previews and commits work again; revoked permits stay revoked.
     Resume,
+    /// Write a commented `bardo.toml` here (or at `--config`); an existing one is left as it is.
+    Init,
     /// The hash-linked audit log.
     AuditLog {
         #[command(subcommand)]
@@ -388,7 +390,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Preview { kind, params, profile } => {
             let config = config()?;
-            let params: serde_json::Value = serde_json::from_str(&params).context("--params must be JSON")?;
+            // Answered like `call`'s bad params: a typed error on stdout, exit 1.
+            let params: serde_json::Value = match serde_json::from_str(&params) {
+                Ok(params) => params,
+                Err(e) => {
+                    let message = format!("params of `{kind}` are not JSON: {e}");
+                    let e = bardo_core::ToolError::new(bardo_core::ErrorCode::InvalidParams, message);
+                    return print_write::<()>(Err(e));
+                }
+            };
             let path = open_write_path(&config, profile.as_deref(), rt)?;
             print_write(path.preview(&kind, &params).map(|p| {
                 serde_json::json!({
@@ -417,6 +427,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .map(|()| serde_json::json!({"confirmed": permit_id})),
             )
         }
+        Command::Init => init(&cli.config),
         Command::Resume => {
             let path = open_write_path(&config()?, None, rt)?;
             // `false`: there was no halt to lift.
@@ -553,6 +564,13 @@ fn mcp(
 /// no part owns, or one its section does not know, is refused with the file and the key named.
 pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
     use bardo_runtime::config::Section;
+    if !required && !path.exists() {
+        eprintln!(
+            "note: no {} here: running on the defaults (profile `data`, plugins from ./plugins, no chains); \
+             `bardo init` writes a commented one",
+            path.display()
+        );
+    }
     let config = Config::load(path, required)?;
     let sections = config.sections();
     sections.get::<bardo_safety::SafetyConfig>()?;
@@ -570,6 +588,24 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
         bardo_tui::config::TuiSettings::NAME,
     ])?;
     Ok(config)
+}
+
+/// `bardo init`: a commented `bardo.toml` at `path`, never over an existing one.
+fn init(path: &Path) -> Result<ExitCode> {
+    let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            eprintln!("{} exists already: left as it is (remove it first to start over)", path.display());
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(anyhow::anyhow!("cannot write {}: {e}", path.display())),
+    };
+    std::io::Write::write_all(&mut file, include_str!("init.toml").as_bytes())?;
+    eprintln!(
+        "wrote {}: `bardo tools` lists what it loads; `bardo devnet up` starts a local chain",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `[safety]`, checked when the file was loaded.

@@ -542,3 +542,37 @@ fn a_tool_name_two_plugins_declare_is_resolved_by_the_line_the_refusal_suggests(
     assert!(!String::from_utf8_lossy(&o.stderr).contains("refused"), "{o:?}");
     assert!(!plugins(&o).iter().any(|t| t.ends_with(":uniswap_get_pool_info")), "{o:?}");
 }
+
+#[test]
+fn without_a_configuration_bardo_says_so_and_init_writes_one_that_loads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = bardo(dir.path(), &["tools"]);
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(said.contains("no bardo.toml here") && said.contains("bardo init"), "{said}");
+    let o = bardo(dir.path(), &["init"]);
+    assert!(o.status.success(), "{o:?}");
+    let written = std::fs::read_to_string(dir.path().join("bardo.toml")).expect("written");
+    assert!(written.contains("profile = \"data\"") && written.contains("# confirm = \"never\""), "{written}");
+    // It loads, and says nothing about a missing file any more.
+    let o = bardo(dir.path(), &["tools", "--json"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("no bardo.toml"), "{o:?}");
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("tools as JSON");
+    // A second init leaves the file as it is.
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"lp\"\n").expect("edit");
+    let o = bardo(dir.path(), &["init"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("bardo.toml")).expect("kept"), "profile = \"lp\"\n");
+}
+
+#[test]
+fn call_and_preview_answer_params_that_are_not_json_alike() {
+    let dir = setup();
+    let call = bardo(dir.path(), &["call", "hello_greet", "--params", "{bad"]);
+    let preview = bardo(dir.path(), &["preview", "swap", "--params", "{bad"]);
+    for o in [&call, &preview] {
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON error");
+        assert_eq!(json["error"]["code"], "invalid-params", "{json}");
+        assert!(json["error"]["message"].as_str().is_some_and(|m| m.contains("are not JSON")), "{json}");
+    }
+}

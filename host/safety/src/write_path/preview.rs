@@ -104,9 +104,13 @@ impl WritePath {
     ) -> Result<ActionPermit, ToolError> {
         let entry = self.route(generation.planner().as_ref(), kind)?;
         let tool = entry.def.name.clone();
-        let chain_id = params["chain_id"]
-            .as_u64()
-            .ok_or_else(|| ToolError::new(ErrorCode::InvalidParams, "`chain_id` is required for a write"))?;
+        let chain_id = params["chain_id"].as_u64().ok_or_else(|| {
+            let message = match params.get("chain_id") {
+                None => "`chain_id` is required for a write".to_owned(),
+                Some(v) => format!("`chain_id` must be a chain id, a whole number such as 31337 (got {v})"),
+            };
+            ToolError::new(ErrorCode::InvalidParams, message)
+        })?;
         let sender = generation.services().address(chain_id).ok_or_else(|| {
             ToolError::new(
                 ErrorCode::WalletNotConfigured,
