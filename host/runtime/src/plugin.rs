@@ -632,7 +632,10 @@ impl Host {
                 run,
             )),
         };
-        report.map(|r| CallReport { schema_version: entry.def.schema_version, ..r })
+        report.map(|r| {
+            CallReport { schema_version: entry.def.schema_version, ..r }
+                .host_chain_first(&self.services, params_json)
+        })
     }
 }
 

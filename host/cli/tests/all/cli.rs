@@ -132,6 +132,21 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(json["error"]["code"], "wallet-not-configured", "{json}");
 
+    // A chain the host has no node for: the host's configuration is named, not the plugin's.
+    let o = bardo(
+        dir.path(),
+        &[
+            "call",
+            "uniswap_get_pool_info",
+            "--params",
+            r#"{"chain_id":999,"token_a":"WETH","token_b":"USDC","fee":3000}"#,
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(json["error"]["code"], "chain-not-supported", "{json}");
+    let message = json["error"]["message"].as_str().expect("message");
+    assert!(message.contains("[chains.999]") && !message.contains("plugin's"), "{message}");
+
     // A swap previewed in a profile that does not run it: the error names the profiles that do.
     let swap = r#"{"chain_id":1,"token_in":"WETH","token_out":"USDC","amount":"1"}"#;
     let o = Command::new(env!("CARGO_BIN_EXE_bardo"))

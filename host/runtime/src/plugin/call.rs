@@ -50,6 +50,22 @@ pub struct CallReport<T = String> {
 }
 
 impl<T> CallReport<T> {
+    /// A plugin's `chain-not-supported` for a chain the host itself has no node for names the
+    /// host's configuration (`[chains.N]`), not the plugin's settings: the operator fixes the
+    /// host first.
+    pub(crate) fn host_chain_first(mut self, services: &crate::Services, params_json: &str) -> Self {
+        if let Err(e) = &self.result
+            && e.code == ErrorCode::ChainNotSupported
+            && let Some(chain) = serde_json::from_str::<serde_json::Value>(params_json)
+                .ok()
+                .and_then(|p| p.get("chain_id").and_then(serde_json::Value::as_u64))
+            && let Err(missing) = services.evm.chains.get(chain)
+        {
+            self.result = Err(ToolError::new(ErrorCode::ChainNotSupported, missing.to_string()));
+        }
+        self
+    }
+
     /// A call refused before any plugin code ran.
     pub fn refused(error: ToolError) -> Self {
         Self {

@@ -54,7 +54,7 @@ impl Host {
         };
         let plugin = &entry.plugin;
         let control = control.map(|c| (c, entry.def.progress_steps.as_slice()));
-        call::run_with(
+        let report = call::run_with(
             &self.env(),
             &plugin.instances,
             &plugin.name,
@@ -87,7 +87,8 @@ impl Host {
                     })
                 }))
             },
-        )
+        );
+        report.host_chain_first(self.services(), params_json)
     }
 
     /// The actual outcome of an executed plan of `tool`, as the plugin reads it from the
