@@ -519,7 +519,8 @@ fn bad_input_is_a_typed_error_that_says_what_to_do() {
             "uniswap_get_pool_info",
             json!({"chain_id": 999, "token_a": "WETH", "token_b": "USDC"}),
             ErrorCode::ChainNotSupported,
-            "settings",
+            // The host has no node for it: its own configuration is named, not the plugin's.
+            "[chains.999]",
         ),
         (
             "uniswap_get_quote",
