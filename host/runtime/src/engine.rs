@@ -173,9 +173,12 @@ impl Engine {
     }
 }
 
-/// Epoch ticks for a tick budget.
+/// Epoch ticks for a tick budget: one more than it spans, because the first tick comes at any
+/// point of the ticker's period — without it the interrupt could land up to a tick before the
+/// wall-clock deadline that chain reads observe, and a plugin stopped while its reads spent the
+/// budget would be told "timeout" instead of its own limit.
 pub fn deadline_ticks(budget: TickBudget) -> u64 {
-    budget.millis().div_ceil(TICK.as_millis() as u64)
+    budget.millis().div_ceil(TICK.as_millis() as u64) + 1
 }
 
 /// Advances the engine's epoch every [`TICK`]; stops when the engine is dropped.
