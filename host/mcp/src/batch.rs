@@ -37,51 +37,41 @@ fn event(message: &Value) -> bytes::Bytes {
 
 /// Answer the batch `items` that arrived with `parts` on a 2025-03-26 session.
 pub(crate) async fn serve(inner: Inner, parts: &Parts, items: Vec<Value>) -> Response {
-    if items.is_empty() || items.len() > MAX_ITEMS {
-        let e = error(&Value::Null, -32600, &format!("a batch holds 1 to {MAX_ITEMS} messages"));
-        return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], e.to_string())
-            .into_response();
-    }
-    let mut answered = Vec::new();
+    // Screened as over stdio; an HTTP batch's answers are one stream, so nothing waits here.
+    let split = match split(items, &Pending::default(), |_| None) {
+        Ok(split) => split,
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], e.to_string())
+                .into_response();
+        }
+    };
+    let mut answered: Vec<bytes::Bytes> = split.answered.iter().map(event).collect();
     let mut streams = Vec::new();
-    let mut requests = 0;
-    for item in items {
-        let bytes = serde_json::to_vec(&item).unwrap_or_default();
-        let mut is_request = false;
-        // `initialize` may not be part of a batch (2025-03-26, "Lifecycle").
-        let screened = screen::screen(&bytes, |m| {
-            is_request = m.is_request && m.method.is_some();
-            (m.method == Some("initialize")).then(|| (-32600, "initialize may not be part of a batch".into()))
-        });
-        match screened {
-            Screened::Reply(e) => answered.push(event(&e)),
-            Screened::Drop => {}
-            Screened::Pass => {
-                requests += usize::from(is_request);
-                let response = one(inner.clone(), parts, bytes).await;
-                if response.status() == StatusCode::ACCEPTED {
-                    continue;
-                }
-                let sse = response
-                    .headers()
-                    .get(header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| v.starts_with("text/event-stream"));
-                let status = response.status();
-                let body = response.into_body();
-                if sse {
-                    streams.push(events(body).boxed());
-                } else {
-                    // rmcp answered with a JSON body (an error): forwarded as one event.
-                    let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
-                    let message = serde_json::from_slice::<Value>(&bytes).unwrap_or_else(|_| {
-                        error(&item["id"], -32603, &format!("{status}: {}", String::from_utf8_lossy(&bytes)))
-                    });
-                    answered.push(event(&message));
-                }
-            }
+    for bytes in split.feed {
+        let response = one(inner.clone(), parts, bytes.clone()).await;
+        if response.status() == StatusCode::ACCEPTED {
+            continue;
+        }
+        let sse = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let status = response.status();
+        let body = response.into_body();
+        if sse {
+            streams.push(events(body).boxed());
+        } else {
+            // rmcp answered with a JSON body (an error): forwarded as one event.
+            let answer = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+            let message = serde_json::from_slice::<Value>(&answer).unwrap_or_else(|_| {
+                let id = serde_json::from_slice::<Value>(&bytes).map(|m| m["id"].clone()).unwrap_or_default();
+                error(&id, -32603, &format!("{status}: {}", String::from_utf8_lossy(&answer)))
+            });
+            answered.push(event(&message));
         }
     }
+    let requests = split.ids.len();
     if requests == 0 && answered.is_empty() {
         return StatusCode::ACCEPTED.into_response();
     }
@@ -135,7 +125,7 @@ fn events(body: Body) -> impl futures_util::Stream<Item = bytes::Bytes> + Send {
     )
 }
 
-/// A stdio batch split: the messages to hand to rmcp, the ids it must answer, and the answers
+/// A batch split: the messages to hand to rmcp, the ids it must answer, and the answers
 /// the screen gave already.
 pub(crate) struct Split {
     /// Each message that passed, as bytes.
@@ -146,7 +136,7 @@ pub(crate) struct Split {
     pub answered: Vec<Value>,
 }
 
-/// Split a stdio batch, screening each message with `check` (the session's handshake); the one
+/// Split a batch, screening each message with `check` (the session's handshake); the one
 /// error that answers it whole when it is empty or too long.
 pub(crate) fn split(
     items: Vec<Value>,

@@ -72,6 +72,33 @@ fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
     let _ = child.wait();
 }
 
+/// One POST to the MCP endpoint at `url` with the host's `token`, on `session` if given, at
+/// protocol `version` if given: status, the session id it answers with, and the body.
+fn post(
+    url: &str,
+    token: &str,
+    body: Vec<u8>,
+    session: Option<&str>,
+    version: Option<&str>,
+) -> (u16, Option<String>, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token.trim())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (name, value) in [("mcp-session-id", session), ("mcp-protocol-version", version)] {
+        if let Some(value) = value {
+            request = request.header(name, value);
+        }
+    }
+    bardo_test_support::runtime().block_on(async {
+        let r = request.send().await.expect("POST");
+        let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        (r.status().as_u16(), session, r.text().await.expect("body"))
+    })
+}
+
 #[test]
 fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
     let w = Workspace::new(
@@ -84,23 +111,8 @@ fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
     let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("token");
     let rt = bardo_test_support::runtime();
     let client = reqwest::Client::new();
-    let post = |body: Vec<u8>, session: Option<&str>| {
-        let mut request = client
-            .post(&server.url)
-            .bearer_auth(token.trim())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body);
-        if let Some(s) = session {
-            request = request.header("mcp-session-id", s);
-        }
-        rt.block_on(async {
-            let r = request.send().await.expect("POST");
-            let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-            (r.status().as_u16(), session, r.text().await.expect("body"))
-        })
-    };
+    let post =
+        |body: Vec<u8>, session: Option<&str>| post(&server.url, &token, body, session, Some("2025-11-25"));
     let error = |(status, _, body): (u16, Option<String>, String)| {
         let v: Value =
             serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status}: not JSON ({e}): {body}"));
@@ -168,24 +180,9 @@ fn http_serves_a_batch_only_on_a_session_negotiated_at_2025_03_26() {
     let addr = format!("127.0.0.1:{}", free_port());
     let server = HttpServer::start_with(&w, &addr, &[], &[]);
     let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("token");
-    let rt = bardo_test_support::runtime();
-    let client = reqwest::Client::new();
-    let post = |body: String, session: Option<&str>| {
-        let mut request = client
-            .post(&server.url)
-            .bearer_auth(token.trim())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body);
-        if let Some(s) = session {
-            request = request.header("mcp-session-id", s);
-        }
-        rt.block_on(async {
-            let r = request.send().await.expect("POST");
-            let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-            (r.status().as_u16(), session, r.text().await.expect("body"))
-        })
-    };
+    // Without MCP-Protocol-Version: 2025-03-26 clients do not send it.
+    let post =
+        |body: String, session: Option<&str>| post(&server.url, &token, body.into_bytes(), session, None);
     // The JSON-RPC messages of an SSE body (or of a JSON one).
     let messages = |body: &str| -> Vec<Value> {
         let data: Vec<Value> = body
