@@ -19,21 +19,34 @@ fn watched() -> (Arc<CallControl>, Arc<Mutex<Vec<u32>>>) {
     (Arc::new(control), heard)
 }
 
+/// An inline attempt that only computes, tried up to five times: a 2 ms slice can be lost to
+/// the scheduler on a loaded machine, and an attempt given up leaves no trace.
+fn stands(
+    h: &bardo_runtime::Host,
+    tool: &str,
+    params: &str,
+    control: &Arc<CallControl>,
+) -> Option<bardo_runtime::plugin::CallReport> {
+    (0..5).find_map(|_| h.try_call_inline(tool, params, control))
+}
+
 #[test]
 fn a_call_that_only_computes_answers_inline_as_on_a_thread_with_its_progress() {
     let h = host(&[HELLO, HOSTILE]);
     let (control, heard) = watched();
     let params = r#"{"name":"golem"}"#;
-    let inline = h.try_call_inline("hello_greet", params, &control).expect("computes only: stands inline");
+    let inline = stands(&h, "hello_greet", params, &control).expect("computes only: stands inline");
     assert_eq!(inline.result, h.call("hello_greet", params).result);
     assert_eq!(inline.result.as_deref(), Ok(r#"{"greeting":"hello, golem","block_number":null}"#));
     assert_eq!(*heard.lock().expect("heard"), [0], "the progress of an attempt that stands is told");
     assert!(inline.stats.fuel_consumed > 0);
 
     // Refusals and limits are answers too, the same as on a thread.
-    let bad = h.try_call_inline("hello_greet", r#"{"name":5}"#, &control).expect("refused inline");
+    let bad = stands(&h, "hello_greet", r#"{"name":5}"#, &control).expect("refused inline");
     assert_eq!(bad.result.expect_err("bad params").code, ErrorCode::InvalidParams);
-    let spin = h.try_call_inline("hostile_spin", "{}", &control).expect("fuel runs out inline");
+    // Little fuel, so it runs out well inside the slice even on a loaded machine.
+    let lean = host_with("dev", Limits { fuel: 100_000, ..Limits::default() }, &[HOSTILE]);
+    let spin = stands(&lean, "hostile_spin", "{}", &control).expect("fuel runs out inline");
     assert_eq!(spin.result.expect_err("out of fuel").code, ErrorCode::LimitExceeded);
 }
 
@@ -68,6 +81,6 @@ fn an_attempt_that_runs_on_gives_up_after_its_slice_not_its_budget() {
         "gave up after {took:?}"
     );
     // The host keeps serving, inline too.
-    let echo = h.try_call_inline("hostile_echo", r#"{"text":"still serving"}"#, &control).expect("inline");
+    let echo = stands(&h, "hostile_echo", r#"{"text":"still serving"}"#, &control).expect("inline");
     assert_eq!(echo.result.as_deref(), Ok(r#""still serving""#));
 }
