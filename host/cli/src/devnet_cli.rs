@@ -15,9 +15,9 @@ pub(crate) enum DevnetAction {
         /// Start in the background and return; stop it with `bardo devnet down`.
         #[arg(long)]
         detach: bool,
-        /// Port to listen on.
-        #[arg(long, default_value_t = 18545)]
-        port: u16,
+        /// Port to listen on (default: the port of `[chains.31337] rpc`, else 18545).
+        #[arg(long)]
+        port: Option<u16>,
     },
     /// Stop a devnet started with `--detach`.
     Down,
@@ -40,6 +40,37 @@ fn devnet_dir(base: &Path) -> Result<PathBuf> {
     })
 }
 
+/// The port the devnet listens on, and why: `--port`, else the port of the configured devnet
+/// chain's RPC URL on this machine (so `bardo` reaches what it starts), else 18545.
+fn port_for(config: &bardo_runtime::config::Config, flag: Option<u16>) -> (u16, String) {
+    const DEFAULT: u16 = 18545;
+    if let Some(port) = flag {
+        return (port, "--port".into());
+    }
+    let id = devnet::CHAIN_ID.to_string();
+    let Some(chain) = config.chains.get(&id) else {
+        return (DEFAULT, format!("the default: {} configures no [chains.{id}]", config.file().display()));
+    };
+    let url = url::Url::parse(&chain.rpc).ok();
+    let local = url.as_ref().and_then(|u| match u.host() {
+        Some(url::Host::Domain("localhost")) => u.port_or_known_default(),
+        Some(url::Host::Ipv4(ip)) if ip.is_loopback() => u.port_or_known_default(),
+        Some(url::Host::Ipv6(ip)) if ip.is_loopback() => u.port_or_known_default(),
+        _ => None,
+    });
+    match local {
+        Some(port) => (port, format!("[chains.{id}] rpc = \"{}\"", chain.rpc)),
+        None => (
+            DEFAULT,
+            format!(
+                "the default: [chains.{id}] rpc = \"{}\" is not on this machine, so bardo will not reach this \
+                 devnet; point it at http://127.0.0.1:{DEFAULT} or pass --port",
+                chain.rpc
+            ),
+        ),
+    }
+}
+
 pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Result<ExitCode> {
     let base = config_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let state_dir = base.join(".bardo");
@@ -47,6 +78,9 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
     let pid_file = state_dir.join("devnet.json");
     match action {
         DevnetAction::Up { detach, port } => {
+            let config = crate::load_config(config_path, false)?;
+            let (port, why) = port_for(&config, port);
+            eprintln!("devnet: port {port} ({why})");
             let devnet_dir = devnet_dir(base)?;
             let binary = devnet::ensure_installed(&devnet_dir)?;
             let snapshot = devnet::snapshot::Snapshot::ensure(
@@ -120,5 +154,28 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             println!("devnet down");
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_for;
+    use bardo_runtime::config::Config;
+    use std::path::Path;
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, Path::new("bardo.toml")).expect("config")
+    }
+
+    #[test]
+    fn the_port_comes_from_the_flag_then_the_configured_local_rpc_then_the_default() {
+        let local = config("[chains.31337]\nrpc = \"http://localhost:8545\"\n");
+        assert_eq!(port_for(&local, Some(9000)), (9000, "--port".into()));
+        assert_eq!(port_for(&local, None).0, 8545);
+        assert_eq!(port_for(&config("[chains.31337]\nrpc = \"http://[::1]:7545/\"\n"), None).0, 7545);
+        let (port, why) = port_for(&config(""), None);
+        assert_eq!((port, why.contains("configures no [chains.31337]")), (18545, true), "{why}");
+        let (port, why) = port_for(&config("[chains.31337]\nrpc = \"https://rpc.example.org\"\n"), None);
+        assert_eq!((port, why.contains("is not on this machine")), (18545, true), "{why}");
     }
 }

@@ -292,12 +292,18 @@ fn built_from(rel: &str) -> PathBuf {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
-        )
+    use tracing_subscriber::{Layer, filter, layer::SubscriberExt, util::SubscriberInitExt};
+    // Progress a person waits on, as plain lines; everything else by `BARDO_LOG` (default warn).
+    let progress = tracing_subscriber::fmt::layer()
+        .without_time()
+        .with_level(false)
+        .with_target(false)
         .with_writer(std::io::stderr)
-        .init();
+        .with_filter(filter::Targets::new().with_target(bardo_runtime::PROGRESS, tracing::Level::INFO));
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(
+        tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
+    );
+    tracing_subscriber::registry().with(progress).with(logs).init();
     match run(Cli::parse()) {
         Ok(code) => code,
         // The fleet's store out of reach is the one error shape every command shares, retryable.

@@ -134,10 +134,9 @@ impl Engine {
     /// Compile `bytes`, or load them from the compiled-artifact cache, keyed by their sha256
     /// and this engine's compatibility hash.
     pub fn compile(&self, bytes: &[u8]) -> Result<(Component, CacheOutcome), EngineError> {
-        let Some(dir) = &self.cache_dir else {
+        let Some((dir, path)) = self.cache_dir.as_ref().zip(self.cache_path(bytes)) else {
             return Ok((self.compile_now(bytes)?, CacheOutcome::Compiled));
         };
-        let path = dir.join(format!("{}-{}.cwasm", hex::encode(Sha256::digest(bytes)), self.compat));
         if let Some(component) = self.load_cached(&path) {
             return Ok((component, CacheOutcome::Hit));
         }
@@ -148,6 +147,17 @@ impl Engine {
             tracing::warn!(path = %path.display(), "cannot write the compiled-artifact cache: {e}");
         }
         Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// Whether [`Self::compile`] would load `bytes` from the cache rather than compile them
+    /// (seconds per plugin on a first start, which a front end says before it waits).
+    pub fn is_cached(&self, bytes: &[u8]) -> bool {
+        self.cache_path(bytes).is_some_and(|path| path.exists())
+    }
+
+    fn cache_path(&self, bytes: &[u8]) -> Option<PathBuf> {
+        let dir = self.cache_dir.as_ref()?;
+        Some(dir.join(format!("{}-{}.cwasm", hex::encode(Sha256::digest(bytes)), self.compat)))
     }
 
     fn compile_now(&self, bytes: &[u8]) -> Result<Component, EngineError> {

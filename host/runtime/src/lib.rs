@@ -21,6 +21,10 @@ pub mod surface_audit;
 pub mod world;
 
 pub use config::Config;
+
+/// The tracing target of progress a person waits on (a plugin's first compile): front ends show
+/// it plainly, whatever their log filter.
+pub const PROGRESS: &str = "bardo::progress";
 pub use engine::{Engine, Limits};
 pub use plugin::{CallReport, CallStats, Host, LoadError};
 pub use services::Services;

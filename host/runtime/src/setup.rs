@@ -185,11 +185,21 @@ pub fn open_with(
     let mut lock = Lockfile::read(&lock_path)?;
     let mut pinned_new = false;
     let mut refused = Vec::new();
-    for file in config.plugin_files()? {
-        let loaded = std::fs::read(&file)
+    let files = config.plugin_files()?;
+    for (n, file) in files.iter().enumerate() {
+        let loaded = std::fs::read(file)
             .map_err(|source| Refused::Load(LoadError::Io { path: file.clone(), source }))
             .and_then(|bytes| {
                 let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                if !host.engine().is_cached(&bytes) {
+                    let mib = bytes.len() as f64 / (1 << 20) as f64;
+                    tracing::info!(
+                        target: crate::PROGRESS,
+                        "compiling {name} ({}/{}, {mib:.1} MiB): seconds, once; later starts load it from the cache",
+                        n + 1,
+                        files.len()
+                    );
+                }
                 let digest = hex::encode(Sha256::digest(&bytes));
                 pinned_new |= lock.verify(&name, &digest, &lock_path)? == Pin::Added;
                 Ok(host.load_bytes(&name, &bytes)?)

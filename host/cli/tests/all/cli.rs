@@ -28,7 +28,11 @@ fn tools_lists_the_profile() {
     assert!(o.status.success(), "{o:?}");
     let out = stdout(&o);
     assert!(out.contains("hello_greet") && out.contains("hello@0.1.0") && out.contains("1000 ms"), "{out}");
+    // A first start says what it compiles, and that it compiles once.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("compiling hello.wasm (1/1, ") && err.contains("once"), "{err}");
     let o = bardo(dir.path(), &["tools", "--json", "--profile", "trader,vault"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("compiling"), "cached: {o:?}");
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(json["tools"][0]["tool"]["name"], "hello_greet");
     assert_eq!(json["tools"][0]["tool"]["category"], "data");
@@ -401,9 +405,15 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     std::fs::write(&config, format!("[chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\ndevnet = true\n"))
         .expect("config");
     let config = config.to_str().expect("utf-8");
-    let port_arg = port.to_string();
-    let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach", "--port", &port_arg]);
-    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    // No --port: the devnet listens where the configured chain's RPC points, and says so.
+    let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach"]);
+    let err = String::from_utf8_lossy(&up.stderr);
+    assert!(up.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("devnet: port {port} ([chains.31337] rpc = \"http://127.0.0.1:{port}\")")),
+        "{err}"
+    );
+    assert!(stdout(&up).contains(&format!("at http://127.0.0.1:{port}")), "{}", stdout(&up));
     let settings = home.path().join(".bardo/settings");
     for name in ["uniswap", "aave", "wallet", "vault", "allowlist", "pricing"] {
         assert!(settings.join(format!("{name}.json")).is_file(), "{name}.json");
