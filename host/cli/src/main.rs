@@ -18,6 +18,7 @@ mod plugin_cli;
 mod records_cli;
 mod scaffold;
 mod serve;
+mod tools_cli;
 mod tui_cli;
 
 // mimalloc, not glibc's malloc: a served call allocates on one thread and frees on another,
@@ -59,6 +60,22 @@ enum AuditLogAction {
 }
 
 #[derive(Subcommand)]
+enum ToolsAction {
+    /// One tool: its params (types, required, defaults), action kinds, tier, risk, budget, the
+    /// profiles that run it, and a command that calls it.
+    Describe {
+        /// Tool name (as `bardo tools` lists it).
+        tool: String,
+        /// Profile, or a composition such as `trader,vault` (default: the configuration's).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// The action and outcome records of writes (from the audit log): executed, blocked,
     /// deferred, with gas and P&L in USD and expected against actual outcomes.
@@ -78,6 +95,8 @@ enum Command {
     },
     /// List the tools a profile loads.
     Tools {
+        #[command(subcommand)]
+        action: Option<ToolsAction>,
         /// Profile, or a composition such as `trader,vault` (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
@@ -374,7 +393,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", bardo_core::profile::table(json));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Tools { profile, json, .. } => tools(&config()?, profile.as_deref(), json, rt),
+        Command::Tools { action: Some(ToolsAction::Describe { tool, profile, json }), .. } => {
+            tools_cli::describe(&config()?, &tool, profile.as_deref(), json, rt)
+        }
+        Command::Tools { profile, json, .. } => tools_cli::list(&config()?, profile.as_deref(), json, rt),
         Command::Stream { tool, params, profile } => {
             events_cli::stream(&config()?, &tool, &params, profile.as_deref(), rt)
         }
@@ -654,45 +676,6 @@ pub(crate) fn report_refused(refused: &[setup::Refused]) {
     for e in refused {
         eprintln!("refused: {e}");
     }
-}
-
-fn tools(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Result<ExitCode> {
-    let opened = setup::open(config, profile, rt)?;
-    report_refused(&opened.refused);
-    let host = &opened.host;
-    if json {
-        let tools: Vec<_> = host
-            .catalog()
-            .values()
-            .map(|e| serde_json::json!({"plugin": &*e.plugin.name, "version": e.plugin.manifest.version, "tool": e.def}))
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"tools": tools, "skipped": host.skipped()}))?
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("{:<32} {:<20} {:<10} {:<12} {:<7} budget", "tool", "plugin", "tier", "category", "risk");
-    for (name, e) in host.catalog() {
-        let d = &e.def;
-        println!(
-            "{:<32} {:<20} {:<10} {:<12} {:<7} {} ms",
-            name,
-            format!("{}@{}", e.plugin.name, e.plugin.manifest.version),
-            format!("{:?}", d.capability_tier).to_lowercase(),
-            d.category.name(),
-            format!("{:?}", d.risk_tier).to_lowercase(),
-            d.tick_budget.millis()
-        );
-    }
-    for s in host.skipped() {
-        println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
-    }
-    println!("{} tools in profile `{}`", host.catalog().len(), profile.unwrap_or(&config.profile));
-    if let Some(delegations) = archetypes_cli::delegations(config, profile.unwrap_or(&config.profile))? {
-        println!("{delegations}");
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn open_write_path(config: &Config, profile: Option<&str>, rt: &Runtime) -> Result<bardo_safety::WritePath> {

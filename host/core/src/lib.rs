@@ -16,6 +16,7 @@ pub mod schema_compat;
 pub mod scope;
 pub mod secret;
 pub mod speculation;
+pub mod suggest;
 pub mod sync;
 pub mod tool;
 

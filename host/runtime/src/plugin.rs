@@ -506,25 +506,55 @@ impl Host {
         &self.limits
     }
 
-    /// The catalog entry for `tool` if it has `tier`; else the error the caller should see.
-    fn entry(&self, tool: &str, tier: CapabilityTier) -> Result<&CatalogEntry, ToolError> {
-        let Some(entry) = self.catalog.get(tool) else {
-            if self.skipped.iter().any(|s| s.tool == tool && s.needs_wallet) {
-                return Err(ToolError::new(
+    /// Why `tool` is not served, pointing the right way: no wallet for a write tool, the reason
+    /// it was skipped, the `[tools] disable` line, the profiles that run it when a loaded plugin
+    /// declares it, else the closest name served.
+    pub fn not_found(&self, tool: &str) -> ToolError {
+        let profile = self.profile.name();
+        let declared = self
+            .plugins
+            .iter()
+            .find_map(|p| p.manifest.tools.iter().find(|d| d.name == tool).map(|d| (&p.name, d)));
+        if let Some(skipped) = self.skipped.iter().find(|s| s.tool == tool) {
+            if skipped.needs_wallet {
+                return ToolError::new(
                     ErrorCode::WalletNotConfigured,
                     format!(
                         "`{tool}` plans writes and no wallet is configured; set BARDO_PRIVATE_KEY or \
                          [signer] keystore in bardo.toml"
                     ),
-                ));
+                );
             }
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "no tool `{tool}` in profile `{}`; list the tools with `bardo tools`",
-                    self.profile.name()
-                ),
-            ));
+            let message = format!("`{tool}` ({}) was not loaded: {}", skipped.plugin, skipped.reason);
+            return ToolError::new(ErrorCode::NotFound, message);
+        }
+        let message = match declared {
+            Some((plugin, _)) if self.profile.disables(plugin, tool) => {
+                format!("`{tool}` ({plugin}) is disabled by `[tools] disable` in bardo.toml")
+            }
+            Some((_, def)) => {
+                let running = bardo_core::profile::profiles_running(def);
+                let which = match running.first() {
+                    Some(first) => {
+                        format!("profiles that run it: {}; e.g. `--profile {first}`", running.join(", "))
+                    }
+                    None => "no profile of the table runs it; [tools] enable it in bardo.toml".into(),
+                };
+                format!("`{tool}` is not in profile `{profile}`; {which}")
+            }
+            None => {
+                let served = self.catalog.keys().map(String::as_str);
+                let hint = bardo_core::suggest::hint(tool, served);
+                format!("no tool `{tool}` in profile `{profile}`{hint}; list the tools with `bardo tools`")
+            }
+        };
+        ToolError::new(ErrorCode::NotFound, message)
+    }
+
+    /// The catalog entry for `tool` if it has `tier`; else the error the caller should see.
+    fn entry(&self, tool: &str, tier: CapabilityTier) -> Result<&CatalogEntry, ToolError> {
+        let Some(entry) = self.catalog.get(tool) else {
+            return Err(self.not_found(tool));
         };
         if let Some(path) = self.services.settings.missing(&entry.plugin.name) {
             return Err(ToolError::new(

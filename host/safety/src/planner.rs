@@ -116,16 +116,23 @@ impl Planner for Host {
 
     fn unserved(&self, kind: &str) -> Option<String> {
         let kind = action_kind(kind);
-        let (plugin, def) = self.plugins().iter().find_map(|p| {
-            p.manifest
-                .tools
-                .iter()
-                .find(|t| {
-                    t.capability_tier == CapabilityTier::Write
-                        && t.action_kinds.iter().any(|k| action_kind(k) == kind)
-                })
-                .map(|t| (p, t))
-        })?;
+        let writes = || {
+            self.plugins().iter().flat_map(|p| {
+                p.manifest
+                    .tools
+                    .iter()
+                    .filter(|t| t.capability_tier == CapabilityTier::Write)
+                    .map(move |t| (p, t))
+            })
+        };
+        let Some((plugin, def)) =
+            writes().find(|(_, t)| t.action_kinds.iter().any(|k| action_kind(k) == kind))
+        else {
+            let kinds: Vec<String> =
+                writes().flat_map(|(_, t)| t.action_kinds.iter().map(|k| action_kind(k))).collect();
+            let meant = bardo_core::suggest::closest(&kind, kinds.iter().map(String::as_str))?;
+            return Some(format!("no loaded plugin declares `{kind}`; did you mean `{meant}`?"));
+        };
         let served_by = format!("`{}` of plugin `{}` serves it", def.name, plugin.name);
         if let Some(skipped) = self.skipped().iter().find(|s| s.tool == def.name) {
             return Some(format!("{served_by} but was not loaded: {}", skipped.reason));

@@ -601,3 +601,66 @@ fn call_and_preview_answer_params_that_are_not_json_alike() {
         assert!(json["error"]["message"].as_str().is_some_and(|m| m.contains("are not JSON")), "{json}");
     }
 }
+
+#[test]
+fn tools_describe_shows_what_a_tool_takes_and_errors_name_what_was_meant() {
+    let dir = setup();
+    std::fs::copy(UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
+    let with_key = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .args(args)
+            .env("BARDO_PRIVATE_KEY", "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
+            .output()
+            .expect("run bardo")
+    };
+    let error = |o: &Output| -> serde_json::Value {
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json")["error"].clone()
+    };
+    // `bardo tools` shows the action kinds a write tool serves.
+    let out = stdout(&with_key(&["tools", "--profile", "trader"]));
+    let swap = out.lines().find(|l| l.starts_with("uniswap_execute_swap ")).expect("listed");
+    assert!(swap.trim_end().ends_with(" swap"), "{swap}");
+
+    // Params with types, required marks and defaults, and a command to start from.
+    let o = bardo(dir.path(), &["tools", "describe", "uniswap_get_quote"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{o:?}");
+    for part in ["amount*", "token_in*", "exact_in|exact_out", "(default \"exact_in\")", "v2|v3|v4?"] {
+        assert!(out.contains(part), "{part} in {out}");
+    }
+    assert!(out.contains(r#"bardo call uniswap_get_quote --params '{"amount":"<string>","#), "{out}");
+    // A write tool without a wallet is described (not callable), with its kind and profiles.
+    let o =
+        bardo(dir.path(), &["tools", "describe", "uniswap_execute_swap", "--profile", "trader", "--json"]);
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (d["action_kinds"].clone(), d["callable"].clone()),
+        (serde_json::json!(["swap"]), false.into())
+    );
+    assert!(d["example"].as_str().is_some_and(|e| e.starts_with("bardo preview swap --params")), "{d}");
+    let slippage = d["params"].as_array().and_then(|ps| ps.iter().find(|p| p["name"] == "slippage_bps"));
+    assert_eq!(
+        slippage.map(|p| (p["required"].clone(), p["default"].clone())),
+        Some((false.into(), 50.into()))
+    );
+    assert!(d["profiles"].as_array().is_some_and(|ps| ps.contains(&"trader".into())), "{d}");
+
+    // Did you mean: a tool, a param, an action kind; and the profiles that run a tool.
+    let e = error(&bardo(dir.path(), &["tools", "describe", "uniswap_get_qoute"]));
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("did you mean `uniswap_get_quote`?")), "{e}");
+    let params = r#"{"chain_id":31337,"tokenIn":"WETH","token_out":"USDC","amount":"1"}"#;
+    let e = error(&bardo(dir.path(), &["call", "uniswap_get_quote", "--params", params]));
+    assert_eq!(e["code"], "invalid-params");
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("`tokenIn`: did you mean `token_in`?")), "{e}");
+    let e = error(&with_key(&["call", "uniswap_execute_swap", "--params", "{}"]));
+    assert_eq!(e["code"], "not-found");
+    let m = e["message"].as_str().unwrap_or_default();
+    assert!(
+        m.contains("not in profile `data`") && m.contains("profiles that run it:") && m.contains("trader"),
+        "{m}"
+    );
+    let e = error(&with_key(&["preview", "swapp", "--profile", "trader", "--params", "{}"]));
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("did you mean `swap`?")), "{e}");
+}

@@ -10,8 +10,8 @@ const MAX_NAMED: usize = 3;
 /// The longest description of one error (they quote the offending value).
 const MAX_ERROR_CHARS: usize = 200;
 
-/// A tool's compiled input schema.
-pub struct ParamsSchema(jsonschema::Validator);
+/// A tool's compiled input schema, and its top-level property names (for "did you mean").
+pub struct ParamsSchema(jsonschema::Validator, Vec<String>);
 
 impl std::fmt::Debug for ParamsSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -23,7 +23,10 @@ impl ParamsSchema {
     /// Compile `schema`; the error says why it is not a usable JSON Schema. References are
     /// resolved only inside the schema: nothing is fetched.
     pub fn compile(schema: &Value) -> Result<Self, String> {
-        jsonschema::options().with_retriever(NoRetrieval).build(schema).map(Self).map_err(|e| e.to_string())
+        let names = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+        let validator =
+            jsonschema::options().with_retriever(NoRetrieval).build(schema).map_err(|e| e.to_string())?;
+        Ok(Self(validator, names))
     }
 
     /// `params_json` parsed and checked; an `invalid-params` error naming what is wrong where.
@@ -53,6 +56,12 @@ impl ParamsSchema {
             format!("params of `{tool}` are invalid {}", errors[..errors.len().min(MAX_NAMED)].join("; "));
         if more > 0 {
             message.push_str(&format!(" (and {more} more)"));
+        }
+        // A misspelt name is the likeliest cause: say which was meant.
+        for key in params.as_object().into_iter().flat_map(|o| o.keys()).filter(|k| !self.1.contains(k)) {
+            if let Some(meant) = bardo_core::suggest::closest(key, self.1.iter().map(String::as_str)) {
+                message.push_str(&format!("; `{key}`: did you mean `{meant}`?"));
+            }
         }
         Err(ToolError::new(ErrorCode::InvalidParams, message))
     }
@@ -96,6 +105,9 @@ mod tests {
         let e = s.check("t", r#"{"chain_id":0}"#).expect_err("missing and out of range");
         assert!(e.message.contains("at /:") && e.message.contains("amount"), "{}", e.message);
         assert!(e.message.contains("at /chain_id"), "{}", e.message);
+        let e = s.check("t", r#"{"amout":"5","chainId":1}"#).expect_err("misspelt");
+        assert!(e.message.contains("`amout`: did you mean `amount`?"), "{}", e.message);
+        assert!(e.message.contains("`chainId`: did you mean `chain_id`?"), "{}", e.message);
         let e = s.check("t", "not json").expect_err("not json");
         assert!(e.message.contains("not JSON"), "{}", e.message);
     }

@@ -1,0 +1,257 @@
+//! `bardo tools` (the profile's tools, with the action kinds each write tool serves) and
+//! `bardo tools describe TOOL` (one tool's params, kinds, tier, risk and budget, and how to
+//! call it): what a newcomer needs without reading `--json`.
+
+use anyhow::Result;
+use bardo_core::Runtime;
+use bardo_core::tool::{CapabilityTier, ToolDef};
+use bardo_runtime::{Config, setup};
+use serde_json::{Value, json};
+use std::process::ExitCode;
+
+/// `bardo tools`: one line per tool of the profile.
+pub(crate) fn list(config: &Config, profile: Option<&str>, json: bool, rt: &Runtime) -> Result<ExitCode> {
+    let opened = setup::open(config, profile, rt)?;
+    crate::report_refused(&opened.refused);
+    let host = &opened.host;
+    if json {
+        let tools: Vec<_> = host
+            .catalog()
+            .values()
+            .map(|e| json!({"plugin": &*e.plugin.name, "version": e.plugin.manifest.version, "tool": e.def}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json!({"tools": tools, "skipped": host.skipped()}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<32} {:<20} {:<10} {:<12} {:<7} {:<9} kinds",
+        "tool", "plugin", "tier", "category", "risk", "budget"
+    );
+    for (name, e) in host.catalog() {
+        let d = &e.def;
+        println!(
+            "{:<32} {:<20} {:<10} {:<12} {:<7} {:<9} {}",
+            name,
+            format!("{}@{}", e.plugin.name, e.plugin.manifest.version),
+            tier(d),
+            d.category.name(),
+            format!("{:?}", d.risk_tier).to_lowercase(),
+            format!("{} ms", d.tick_budget.millis()),
+            kinds(d),
+        );
+    }
+    for s in host.skipped() {
+        println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
+    }
+    let name = profile.unwrap_or(&config.profile);
+    println!(
+        "{} tools in profile `{name}`; `bardo tools describe TOOL` shows one's params",
+        host.catalog().len()
+    );
+    if let Some(delegations) = crate::archetypes_cli::delegations(config, name)? {
+        println!("{delegations}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bardo tools describe TOOL`: exit 1 with the profiles that run it, or the closest name, when
+/// the profile does not serve it.
+pub(crate) fn describe(
+    config: &Config,
+    tool: &str,
+    profile: Option<&str>,
+    json: bool,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    let opened = setup::open(config, profile, rt)?;
+    crate::report_refused(&opened.refused);
+    let host = &opened.host;
+    let served = host.catalog().get(tool).map(|e| (&e.plugin, &e.def));
+    // A write tool without a wallet is not served, but what it takes is still worth knowing.
+    let unserved = || {
+        host.skipped().iter().find(|s| s.tool == tool && s.needs_wallet)?;
+        host.plugins().iter().find_map(|p| p.manifest.tools.iter().find(|d| d.name == tool).map(|d| (p, d)))
+    };
+    let Some((plugin, d)) = served.or_else(unserved) else {
+        println!("{}", json!({ "error": host.not_found(tool) }));
+        return Ok(ExitCode::from(1));
+    };
+    let callable = served.is_some();
+    let params = params(&d.input_schema);
+    let example = example_command(d, &params);
+    if json {
+        let out = json!({
+            "tool": d.name,
+            "plugin": &*plugin.name,
+            "version": plugin.manifest.version,
+            "callable": callable,
+            "description": d.description,
+            "tier": tier(d),
+            "category": d.category.name(),
+            "risk": format!("{:?}", d.risk_tier).to_lowercase(),
+            "budget_ms": d.tick_budget.millis(),
+            "action_kinds": d.action_kinds,
+            "profiles": bardo_core::profile::profiles_running(d),
+            "params": params,
+            "example": example,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{} — {}@{}", d.name, plugin.name, plugin.manifest.version);
+    if !callable {
+        println!("  (not callable now: {})", host.not_found(tool).message);
+    }
+    println!("  {}", d.description.replace('\n', "\n  "));
+    println!(
+        "tier {} · category {} · risk {} · budget {} ms",
+        tier(d),
+        d.category.name(),
+        format!("{:?}", d.risk_tier).to_lowercase(),
+        d.tick_budget.millis()
+    );
+    if !d.action_kinds.is_empty() {
+        println!("action kinds: {} (bardo preview KIND)", d.action_kinds.join(", "));
+    }
+    println!("profiles: {}", bardo_core::profile::profiles_running(d).join(", "));
+    println!("params (* required):");
+    let widest = |key: &str| params.iter().filter_map(|p| p[key].as_str()).map(str::len).max().unwrap_or(0);
+    let (width, type_width) = (widest("name") + 1, widest("type"));
+    for p in &params {
+        let name =
+            format!("{}{}", p["name"].as_str().unwrap_or(""), if p["required"] == true { "*" } else { "" });
+        let mut line = format!(
+            "  {name:<width$}  {:<type_width$}  {}",
+            p["type"].as_str().unwrap_or(""),
+            p["description"].as_str().unwrap_or("")
+        );
+        if !p["default"].is_null() {
+            line.push_str(&format!(" (default {})", p["default"]));
+        }
+        println!("{line}");
+    }
+    println!("example:\n  {example}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tier(d: &ToolDef) -> String {
+    format!("{:?}", d.capability_tier).to_lowercase()
+}
+
+fn kinds(d: &ToolDef) -> String {
+    if d.action_kinds.is_empty() { "—".into() } else { d.action_kinds.join(",") }
+}
+
+/// The top-level params of an input schema: name, type, required, description, default, example.
+fn params(schema: &Value) -> Vec<Value> {
+    let required: Vec<&str> =
+        schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let Some(properties) = schema["properties"].as_object() else { return Vec::new() };
+    let mut out: Vec<Value> = properties
+        .iter()
+        .map(|(name, p)| {
+            let description = p["description"].as_str().unwrap_or("").split("\n\n").next().unwrap_or("");
+            json!({
+                "name": name,
+                "type": type_of(schema, p),
+                "required": required.contains(&name.as_str()),
+                "description": description.replace('\n', " "),
+                "default": p.get("default").cloned().unwrap_or(Value::Null),
+                "example": p["examples"].get(0).cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect();
+    // Required first, each group in the schema's (alphabetical) order.
+    out.sort_by_key(|p| p["required"] != true);
+    out
+}
+
+/// A param's type as a person reads it: `string`, `integer?` (may be null), `exact_in|exact_out`.
+fn type_of(root: &Value, p: &Value) -> String {
+    let resolve = |p: &Value| -> Value {
+        match p["$ref"].as_str().and_then(|r| r.strip_prefix("#/")) {
+            Some(path) => path.split('/').fold(root.clone(), |v, key| v[key].clone()),
+            None => p.clone(),
+        }
+    };
+    let p = resolve(p);
+    let variants: Vec<Value> = match (p["anyOf"].as_array(), p["oneOf"].as_array()) {
+        (Some(v), _) | (None, Some(v)) => v.iter().map(&resolve).collect(),
+        _ => vec![p.clone()],
+    };
+    let mut nullable = false;
+    let mut names = Vec::new();
+    for v in &variants {
+        if let Some(c) = v["const"].as_str() {
+            names.push(c.to_owned());
+        } else if let Some(values) = v["enum"].as_array() {
+            names.extend(values.iter().map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_owned)));
+        } else if let Some(nested) = v.get("anyOf").or(v.get("oneOf")).filter(|_| v != &p) {
+            names.push(type_of(root, &json!({ "anyOf": nested })));
+        } else {
+            let types: Vec<&str> = match &v["type"] {
+                Value::String(t) => vec![t.as_str()],
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => vec!["any"],
+            };
+            for t in types {
+                if t == "null" {
+                    nullable = true;
+                } else {
+                    names.push(t.to_owned());
+                }
+            }
+        }
+    }
+    names.dedup();
+    format!("{}{}", names.join("|"), if nullable { "?" } else { "" })
+}
+
+/// How to run the tool with its required params: examples where the schema gives them, else a
+/// placeholder naming the type.
+fn example_command(d: &ToolDef, params: &[Value]) -> String {
+    let mut args = serde_json::Map::new();
+    for p in params.iter().filter(|p| p["required"] == true) {
+        let value = match &p["example"] {
+            Value::Null => json!(format!("<{}>", p["type"].as_str().unwrap_or("value"))),
+            example => example.clone(),
+        };
+        args.insert(p["name"].as_str().unwrap_or("").to_owned(), value);
+    }
+    let params = Value::Object(args).to_string();
+    match (d.capability_tier, d.action_kinds.first()) {
+        (CapabilityTier::Write, Some(kind)) => format!("bardo preview {kind} --params '{params}'"),
+        (CapabilityTier::Write, None) => format!("bardo plan {} --params '{params}'", d.name),
+        _ => format!("bardo call {} --params '{params}'", d.name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schemars_schema_reads_as_types_a_person_knows() {
+        let schema = json!({
+            "$defs": {"Side": {"oneOf": [{"const": "exact_in", "type": "string"}, {"const": "exact_out", "type": "string"}]},
+                      "Version": {"oneOf": [{"const": "v2"}, {"const": "v3"}]}},
+            "properties": {
+                "amount": {"type": "string", "description": "Amount in token units.\n\nMore detail."},
+                "chain_id": {"type": "integer", "examples": [31337]},
+                "fee": {"type": ["integer", "null"], "default": null},
+                "side": {"$ref": "#/$defs/Side", "default": "exact_in"},
+                "version": {"anyOf": [{"$ref": "#/$defs/Version"}, {"type": "null"}]}
+            },
+            "required": ["chain_id", "amount"]
+        });
+        let ps = params(&schema);
+        let by = |n: &str| ps.iter().find(|p| p["name"] == n).expect(n).clone();
+        assert_eq!((ps[0]["name"].as_str(), ps[1]["name"].as_str()), (Some("amount"), Some("chain_id")));
+        assert_eq!(by("amount")["description"], "Amount in token units.");
+        assert_eq!(by("fee")["type"], "integer?");
+        assert_eq!(by("side")["type"], "exact_in|exact_out");
+        assert_eq!(by("side")["default"], "exact_in");
+        assert_eq!(by("version")["type"], "v2|v3?");
+        assert_eq!(by("chain_id")["example"], 31337);
+    }
+}
