@@ -142,7 +142,8 @@ enum Command {
     },
     /// Execute a permit once: re-simulate, sign, broadcast, wait for receipts, verify.
     Commit {
-        /// The permit id `bardo preview` printed.
+        /// The permit id `bardo preview` printed, or `-`: read from its JSON on stdin
+        /// (`bardo commit - < permit.json`).
         permit_id: String,
         /// Profile (default: the configuration's).
         #[arg(long)]
@@ -150,13 +151,13 @@ enum Command {
     },
     /// Cancel an open permit.
     Cancel {
-        /// The permit id.
+        /// The permit id, or `-`: read from a preview's JSON on stdin.
         permit_id: String,
     },
     /// Confirm, as the operator, an open permit `[safety] confirm` holds for a person: any
     /// commit of it (an agent's over MCP or A2A, `bardo commit`) may then proceed.
     Confirm {
-        /// The permit id.
+        /// The permit id, or `-`: read from a preview's JSON on stdin.
         permit_id: String,
     },
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
@@ -164,6 +165,11 @@ enum Command {
     Resume,
     /// Write a commented `bardo.toml` here (or at `--config`); an existing one is left as it is.
     Init,
+    /// Print a shell completion script (`bardo completions bash > ~/.local/share/bash-completion/completions/bardo`).
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// The hash-linked audit log.
     AuditLog {
         #[command(subcommand)]
@@ -441,14 +447,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }))
         }
         Command::Commit { permit_id, profile } => {
+            let permit_id = permit_arg(permit_id)?;
             let path = open_write_path(&config()?, profile.as_deref(), rt)?;
             print_write(path.commit(&permit_id))
         }
         Command::Cancel { permit_id } => {
+            let permit_id = permit_arg(permit_id)?;
             let path = open_write_path(&config()?, None, rt)?;
             print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
         }
         Command::Confirm { permit_id } => {
+            let permit_id = permit_arg(permit_id)?;
             let path = open_write_path(&config()?, None, rt)?;
             print_write(
                 path.confirm(&permit_id, "operator (bardo confirm)")
@@ -456,6 +465,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )
         }
         Command::Init => init(&cli.config),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "bardo",
+                &mut script,
+            );
+            match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+                // `| head`: the reader had enough.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                _ => Ok(ExitCode::SUCCESS),
+            }
+        }
         Command::Resume => {
             let path = open_write_path(&config()?, None, rt)?;
             // `false`: there was no halt to lift.
@@ -675,6 +698,25 @@ fn host_key_if_present(config: &Config) -> Result<Option<bardo_safety::host_key:
 pub(crate) fn report_refused(refused: &[setup::Refused]) {
     for e in refused {
         eprintln!("refused: {e}");
+    }
+}
+
+/// A permit id argument: as given, or with `-` the `permit_id` of the preview JSON on stdin
+/// (so `bardo preview … > permit.json` then `bardo commit - < permit.json`).
+fn permit_arg(arg: String) -> Result<String> {
+    if arg != "-" {
+        return Ok(arg);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).context("reading stdin")?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("`-` reads a preview's JSON from stdin, and stdin is not JSON: {e}"))?;
+    if let Some(id) = json["permit_id"].as_str() {
+        return Ok(id.to_owned());
+    }
+    match json["error"]["message"].as_str() {
+        Some(refused) => anyhow::bail!("stdin holds no permit: the preview was refused: {refused}"),
+        None => anyhow::bail!("stdin holds no `permit_id`: give a preview's JSON or the permit id itself"),
     }
 }
 

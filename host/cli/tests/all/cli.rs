@@ -664,3 +664,45 @@ fn tools_describe_shows_what_a_tool_takes_and_errors_name_what_was_meant() {
     let e = error(&with_key(&["preview", "swapp", "--profile", "trader", "--params", "{}"]));
     assert!(e["message"].as_str().is_some_and(|m| m.contains("did you mean `swap`?")), "{e}");
 }
+
+#[test]
+fn completions_load_in_bash_and_commit_reads_a_preview_from_stdin() {
+    let dir = setup();
+    let script = stdout(&bardo(dir.path(), &["completions", "bash"]));
+    assert!(script.contains("describe"), "subcommands are completed");
+    let loaded = Command::new("bash")
+        .args(["-c", "source /dev/stdin; complete -p bardo"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().expect("stdin").write_all(script.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("bash");
+    assert!(stdout(&loaded).contains("-F _bardo"), "{loaded:?}");
+
+    // `bardo commit -` takes the permit id from a preview's JSON, and says so when there is none.
+    let piped = |stdin: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .args(["commit", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("bardo");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), stdin.as_bytes()).expect("write");
+        child.wait_with_output().expect("bardo")
+    };
+    let refused = piped(r#"{"error":{"code":"denied","message":"over the daily limit"}}"#);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("the preview was refused: over the daily limit"),
+        "{err}"
+    );
+    let unknown = piped(r#"{"permit_id": "permit-00ff"}"#);
+    let out = stdout(&unknown);
+    assert!(out.contains("permit-00ff"), "the id read from stdin is the one committed: {out}");
+}
