@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 /// The smallest terminal that shows every pane at once.
 pub const FULL: (u16, u16) = (100, 30);
 
-/// The keys, as `?` shows them (and the README lists them).
+/// The keys, as `?` shows them (and docs/operators.md lists them).
 pub const KEYS: &[(&str, &str)] = &[
     ("tab / shift-tab", "next / previous pane"),
     ("↑ ↓ (k j)", "select a row; in Events, scroll"),

@@ -5,6 +5,7 @@ mod a2a;
 mod cli;
 mod cluster;
 mod devnet;
+mod docs;
 mod mcp;
 mod mcp_confirm;
 mod mcp_edges;
