@@ -207,3 +207,32 @@ pub fn host_over(services: Services, guests: &[&str]) -> Host {
     }
     host
 }
+
+/// A TCP proxy to `upstream` that holds every chunk the client sends for `delay`: a slow node.
+/// (A fault injection: anvil itself cannot be made slow.)
+pub fn slow_proxy(upstream: std::net::SocketAddr, delay: std::time::Duration) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(upstream) else { continue };
+            let (mut c_read, mut s_write) =
+                (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16 << 10];
+                while let Ok(n @ 1..) = c_read.read(&mut buf) {
+                    std::thread::sleep(delay);
+                    if s_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut s_read, mut c_write) = (server, client);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s_read, &mut c_write);
+            });
+        }
+    });
+    addr
+}

@@ -3,7 +3,7 @@
 //! the pools from the operator's Uniswap book and reads them all at one block; the plugin gives
 //! only the trade.
 
-use super::chain::{chain_error, parse_address, parse_u256};
+use super::chain::{parse_address, parse_u256};
 use super::view::{CallCtx, CapsView};
 use crate::bindings::bardo::host::types::Error;
 use crate::bindings::bardo::host::uniswap_sdk::{
@@ -13,11 +13,12 @@ use crate::caps::convert::wit_error;
 use crate::services::UniswapSdk;
 use alloy::primitives::{Address, U256};
 use bardo_core::error::{ErrorCode, ToolError};
-use bardo_evm::Evm;
+use bardo_evm::{ChainError, Evm};
 use bardo_sidecar::discover::Discovery;
 use bardo_sidecar::pool_read::PoolReader;
 use bardo_sidecar::route::{RoutePool, RouteRequest as SdkRequest, SwapTerms, TradeType};
 use bardo_sidecar::{SidecarError, SwapError};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use wasmtime::component::{HasData, Linker};
 
@@ -127,15 +128,23 @@ impl UniswapSdkView<'_> {
             return Err(super::view::would_block());
         }
         let chains = &self.evm.chains;
-        let client = chains.get(r.chain).map_err(chain_error)?;
+        let typed = |e| wit_error(self.call.chain_error(e));
+        let client = chains.get(r.chain).map_err(typed)?;
         let deadline = self.call.deadline;
-        let block = chains.block_on(client.block_number(deadline)).map_err(chain_error)?;
+        let block = chains.block_on(client.block_number(deadline)).map_err(typed)?;
+        // The readers below speak in strings; the chain's own error is kept to answer with its
+        // code (a budget spent is the tool's limit, a node timing out is retryable).
+        let failure: RefCell<Option<ChainError>> = RefCell::new(None);
         // Every read at one block: the route is the SDK's answer about that block's pools.
         let call = |to: Address, data: Vec<u8>| {
             chains
                 .block_on(client.call(to, data.into(), U256::ZERO, Some(block), deadline))
                 .map(|b| b.to_vec())
-                .map_err(|e| format!("reading {to} at block {block}: {e}"))
+                .map_err(|e| {
+                    let message = format!("reading {to} at block {block}: {e}");
+                    *failure.borrow_mut() = Some(e);
+                    message
+                })
         };
         let mut tokens = vec![token_in, token_out];
         for t in via.into_iter().chain(book.weth) {
@@ -143,7 +152,11 @@ impl UniswapSdkView<'_> {
                 tokens.push(t);
             }
         }
-        let rpc = |m: String| error(ErrorCode::Rpc, m);
+        let rpc = |m: String| match failure.borrow_mut().take().map(|e| self.call.chain_error(e)) {
+            Some(e) if e.code == ErrorCode::LimitExceeded => wit_error(e),
+            Some(e) => wit_error(ToolError { message: m, ..e }),
+            None => error(ErrorCode::Rpc, m),
+        };
         let mut discovery = Discovery::new(call);
         let mut pools = discovery.pools(book, &tokens).map_err(rpc)?;
         if pools.is_empty() {

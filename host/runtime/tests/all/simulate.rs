@@ -14,7 +14,7 @@ use alloy::sol_types::SolCall;
 use bardo_devnet::CHAIN_ID;
 use bardo_evm::chain::{ChainConfig, Chains};
 use bardo_evm::simulate::{SimCall, Simulator};
-use bardo_test_support::{devnet, runtime};
+use bardo_test_support::{devnet, runtime, slow_proxy};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -89,35 +89,6 @@ fn v3_swap_simulation_matches_anvil_execution() {
     let (real, simulated) = (receipt.gas_used as f64, sim.outcomes[1].gas_used as f64);
     eprintln!("V3 swap gas: anvil {real}, revm {simulated}; amount out {received}");
     assert!((real - simulated).abs() / real < 0.01, "gas: anvil {real}, revm {simulated}");
-}
-
-/// A TCP proxy to `upstream` that holds every chunk the client sends for `delay`: a slow node.
-/// (A fault injection: anvil itself cannot be made slow.)
-fn slow_proxy(upstream: std::net::SocketAddr, delay: Duration) -> std::net::SocketAddr {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let Ok(server) = std::net::TcpStream::connect(upstream) else { continue };
-            let (mut c_read, mut s_write) =
-                (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 16 << 10];
-                while let Ok(n @ 1..) = c_read.read(&mut buf) {
-                    std::thread::sleep(delay);
-                    if s_write.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-            let (mut s_read, mut c_write) = (server, client);
-            std::thread::spawn(move || {
-                let _ = std::io::copy(&mut s_read, &mut c_write);
-            });
-        }
-    });
-    addr
 }
 
 #[test]

@@ -36,7 +36,19 @@ struct Routed {
 /// The devnet with a host whose sidecar is granted to `grants`, and a write path that
 /// cross-checks every Uniswap swap with the same sidecar.
 fn routed(grants: &[&str]) -> Routed {
+    routed_through(grants, None)
+}
+
+/// [`routed`] with every request to the node held for `delay` (a slow node).
+fn routed_through(grants: &[&str], delay: Option<std::time::Duration>) -> Routed {
     let (node, d) = devnet();
+    let url = match delay {
+        Some(delay) => {
+            let upstream = node.url().trim_start_matches("http://").parse().expect("anvil's address");
+            format!("http://{}", bardo_test_support::slow_proxy(upstream, delay))
+        }
+        None => node.url(),
+    };
     let settings = d.uniswap_settings();
     let (audit, state) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let sidecar = Sidecar::new(Config::new(
@@ -44,13 +56,12 @@ fn routed(grants: &[&str]) -> Routed {
         state.path(),
     ));
     let books = UniswapBook::from_settings(&settings).expect("books");
-    let services =
-        devnet_services(&node.url(), BTreeMap::from([("uniswap".to_owned(), settings)]), Some(DEV_KEY))
-            .with_uniswap_sdk(Some(UniswapSdk {
-                sidecar: sidecar.clone(),
-                books: books.clone(),
-                grants: grants.iter().map(|g| g.to_string()).collect(),
-            }));
+    let services = devnet_services(&url, BTreeMap::from([("uniswap".to_owned(), settings)]), Some(DEV_KEY))
+        .with_uniswap_sdk(Some(UniswapSdk {
+            sidecar: sidecar.clone(),
+            books: books.clone(),
+            grants: grants.iter().map(|g| g.to_string()).collect(),
+        }));
     let host = Arc::new(host_over(services, &[UNISWAP]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
@@ -176,4 +187,14 @@ fn routes_are_for_granted_plugins_and_held_to_the_params() {
     // ETH is not an ERC-20: typed, with the fix.
     let err = e.route(json!({"chain_id": CHAIN_ID, "token_in": "ETH", "token_out": "USDC", "amount": "1"}));
     assert_eq!(err.expect_err("ether").code, ErrorCode::InvalidParams);
+}
+
+#[test]
+fn a_route_that_runs_out_of_its_time_budget_says_so_not_that_the_node_failed() {
+    // Every request held 250 ms: the route's pool reads outlast the tool's budget.
+    let r = routed_through(&["uniswap"], Some(std::time::Duration::from_millis(250)));
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "250000"});
+    let e = r.route(params).expect_err("out of time");
+    assert_eq!(e.code, bardo_core::error::ErrorCode::LimitExceeded, "{e:?}");
+    assert!(e.message.contains("time budget") && !e.message.contains("within 0 ms"), "{}", e.message);
 }
