@@ -302,7 +302,14 @@ pub(super) fn stream_tokenjar(
         .expect("bardo stream");
     let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
     let mut line = String::new();
-    stderr.read_line(&mut line).expect("stderr line");
+    // A first start says what it compiles before it subscribes.
+    loop {
+        line.clear();
+        let read = stderr.read_line(&mut line).expect("stderr line");
+        if read == 0 || !line.starts_with("compiling ") {
+            break;
+        }
+    }
     assert!(line.contains("subscribed sub-1 to stream_tokenjar"), "{line}");
     // The rest of stderr is read too: a closed pipe would fail its last line at exit.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
