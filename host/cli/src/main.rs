@@ -433,36 +433,38 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     return print_write::<()>(Err(e));
                 }
             };
-            let path = open_write_path(&config, profile.as_deref(), rt)?;
-            print_write(path.preview(&kind, &params).map(|p| {
-                serde_json::json!({
-                    "permit_id": p.permit_id,
-                    "tool": p.tool,
-                    "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
-                    "expected_outcome": p.expected_outcome,
-                    "simulation_hash": p.simulation_hash,
-                    "risk_tier": p.risk_tier,
-                    "expires_in_s": p.ttl.as_secs(),
-                })
-            }))
+            with_write_path(&config, profile.as_deref(), rt, |path| {
+                print_write(path.preview(&kind, &params).map(|p| {
+                    serde_json::json!({
+                        "permit_id": p.permit_id,
+                        "tool": p.tool,
+                        "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
+                        "expected_outcome": p.expected_outcome,
+                        "simulation_hash": p.simulation_hash,
+                        "risk_tier": p.risk_tier,
+                        "expires_in_s": p.ttl.as_secs(),
+                    })
+                }))
+            })
         }
         Command::Commit { permit_id, profile } => {
             let permit_id = permit_arg(permit_id)?;
-            let path = open_write_path(&config()?, profile.as_deref(), rt)?;
-            print_write(path.commit(&permit_id))
+            with_write_path(&config()?, profile.as_deref(), rt, |path| print_write(path.commit(&permit_id)))
         }
         Command::Cancel { permit_id } => {
             let permit_id = permit_arg(permit_id)?;
-            let path = open_write_path(&config()?, None, rt)?;
-            print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+            with_write_path(&config()?, None, rt, |path| {
+                print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+            })
         }
         Command::Confirm { permit_id } => {
             let permit_id = permit_arg(permit_id)?;
-            let path = open_write_path(&config()?, None, rt)?;
-            print_write(
-                path.confirm(&permit_id, "operator (bardo confirm)")
-                    .map(|()| serde_json::json!({"confirmed": permit_id})),
-            )
+            with_write_path(&config()?, None, rt, |path| {
+                print_write(
+                    path.confirm(&permit_id, "operator (bardo confirm)")
+                        .map(|()| serde_json::json!({"confirmed": permit_id})),
+                )
+            })
         }
         Command::Init => init(&cli.config),
         Command::Completions { shell } => {
@@ -480,9 +482,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Resume => {
-            let path = open_write_path(&config()?, None, rt)?;
             // `false`: there was no halt to lift.
-            print_write(path.resume().map(|was_halted| serde_json::json!({"resumed": was_halted})))
+            with_write_path(&config()?, None, rt, |path| {
+                print_write(path.resume().map(|was_halted| serde_json::json!({"resumed": was_halted})))
+            })
         }
         Command::Records { permit, status, json, file } => {
             let config = config()?;
@@ -720,10 +723,23 @@ fn permit_arg(arg: String) -> Result<String> {
     }
 }
 
-fn open_write_path(config: &Config, profile: Option<&str>, rt: &Runtime) -> Result<bardo_safety::WritePath> {
+/// Run `f` on the write path, its steps (previews, hooks, permits, commits, cancels) journaled
+/// like a serving process's — to the events file or the fleet's stream — so a `bardo tui` or
+/// `bardo events` elsewhere shows what this command did. All of it is written before returning.
+fn with_write_path(
+    config: &Config,
+    profile: Option<&str>,
+    rt: &Runtime,
+    f: impl FnOnce(&bardo_safety::WritePath) -> Result<ExitCode>,
+) -> Result<ExitCode> {
     let opened = setup::open(config, profile, rt)?;
     report_refused(&opened.refused);
-    Ok(bardo_safety::setup::write_path(config, Arc::new(opened.host))?)
+    let path = bardo_safety::setup::write_path(config, Arc::new(opened.host))?;
+    let (fabric, journaling) = events_cli::journaled_fabric(config, fleet_chain(config)?, rt)?;
+    let path = path.with_fabric(fabric.clone());
+    let done = f(&path);
+    journaling.finish(rt, &fabric);
+    done
 }
 
 /// Print a write-path answer, or `{"error": ...}` with exit 1.

@@ -400,3 +400,33 @@ fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
     assert!(audit.contains("\"PermitConfirmed\"") && audit.contains("\"by\":\"tui\""), "{audit}");
     tmux.keys(&["q"]);
 }
+
+#[test]
+fn a_commit_from_the_cli_shows_in_a_dashboard_following_the_journal() {
+    use super::mcp::Workspace;
+    let (node, d) = bardo_test_support::devnet();
+    let w = Workspace::trader(&node, &d);
+    let bardo = env!("CARGO_BIN_EXE_bardo");
+    let tmux = Tmux::start(w.path(), &format!("{bardo} tui; echo $? > exit-code"), (120, 40));
+    tmux.wait("the dashboard", Duration::from_secs(120), |s| s.contains("Permits (0 open)"));
+
+    // Another terminal: preview and commit with the CLI, which journals its write path's steps.
+    let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#;
+    let preview = w.bardo(&["preview", "swap", "--params", swap]);
+    assert!(preview.status.success(), "{preview:?}");
+    let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
+    let id = permit["permit_id"].as_str().expect("id");
+    let commit = w.bardo(&["commit", id]);
+    assert!(commit.status.success(), "{commit:?}");
+    let screen = tmux.wait("the CLI's commit", Duration::from_secs(30), |s| s.contains("ActionExecuted"));
+    assert!(screen.contains("PermitIssued") || screen.contains("permit"), "{screen}");
+    let events = Command::new(bardo)
+        .current_dir(w.path())
+        .args(["events", "--resume-from", "1", "--no-follow"])
+        .output()
+        .expect("bardo events");
+    let text = String::from_utf8_lossy(&events.stdout);
+    assert!(text.contains("ActionExecuted") && text.contains(id), "the journal holds the commit: {text}");
+    tmux.keys(&["q"]);
+    assert_eq!(exit_code(w.path(), &tmux), "0");
+}
