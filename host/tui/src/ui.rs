@@ -183,14 +183,22 @@ fn price_text(p: f64) -> String {
 }
 
 fn empty(frame: &mut Frame, block: Block<'static>, area: Rect, text: &str) {
-    frame.render_widget(Paragraph::new(Span::styled(text.to_owned(), DIM)).block(block), area);
+    frame.render_widget(
+        Paragraph::new(Span::styled(text.to_owned(), DIM)).wrap(Wrap { trim: true }).block(block),
+        area,
+    );
 }
 
 fn pools(frame: &mut Frame, app: &App, area: Rect) {
     let m = &app.model;
     let block = pane_block(app, Pane::Pools, String::new());
     if m.pools.is_empty() {
-        return empty(frame, block, area, "no pool yet: follow stream_pool_state / stream_pool_events");
+        return empty(
+            frame,
+            block,
+            area,
+            "no pool yet — stream_pool_state / stream_pool_events fill it: a [[tui.follow]] entry in bardo.toml, or `bardo stream` in another terminal",
+        );
     }
     let chosen = app.selection(Pane::Pools).min(m.pools.len() - 1);
     let inner = block.inner(area);
@@ -248,7 +256,12 @@ fn prices(frame: &mut Frame, app: &App, area: Rect) {
     let m = &app.model;
     if m.prices.is_empty() {
         let block = pane_block(app, Pane::Prices, String::new());
-        return empty(frame, block, area, "no price yet: follow stream_price_feed");
+        return empty(
+            frame,
+            block,
+            area,
+            "no price yet — stream_price_feed fills it: a [[tui.follow]] entry in bardo.toml, or `bardo stream` in another terminal",
+        );
     }
     let chosen = app.selection(Pane::Prices).min(m.prices.len() - 1);
     let (pair, series) = m.prices.iter().nth(chosen).expect("chosen < len");
@@ -308,7 +321,12 @@ fn positions(frame: &mut Frame, app: &App, area: Rect) {
     let m = &app.model;
     let block = pane_block(app, Pane::Positions, String::new());
     if m.positions.is_empty() {
-        return empty(frame, block, area, "no position yet: follow stream_position_alerts");
+        return empty(
+            frame,
+            block,
+            area,
+            "no position yet — stream_position_alerts fills it: a [[tui.follow]] entry in bardo.toml, or `bardo stream` in another terminal",
+        );
     }
     let width = block.inner(area).width as usize;
     let chosen = app.selection(Pane::Positions);
@@ -356,7 +374,12 @@ fn permits(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
         block = block.title_bottom(Span::styled(format!(" store: {e} "), RED));
     }
     if m.permits.is_empty() {
-        return empty(frame, block, area, "no open permit: `bardo preview` (or an agent) issues them");
+        return empty(
+            frame,
+            block,
+            area,
+            "no open permit — `bardo preview KIND --params …` in another terminal, or an agent over MCP or A2A, issues them",
+        );
     }
     let chosen = app.selection(Pane::Permits).min(m.permits.len() - 1);
     let rows = m.permits.iter().enumerate().map(|(i, p)| {
@@ -444,9 +467,14 @@ fn tools(frame: &mut Frame, app: &App, area: Rect, now_ms: u64) {
 
 fn alerts(frame: &mut Frame, app: &App, area: Rect) {
     let block = pane_block(app, Pane::Alerts, String::new());
-    newest_first(frame, block, area, &app.model.alerts, "no alert", |a| {
-        Line::styled(format!("#{} {}", a.seq, a.text), if a.severe { ALARM } else { GREEN })
-    });
+    newest_first(
+        frame,
+        block,
+        area,
+        &app.model.alerts,
+        "no alert — stream_position_alerts raises them: a [[tui.follow]] entry in bardo.toml",
+        |a| Line::styled(format!("#{} {}", a.seq, a.text), if a.severe { ALARM } else { GREEN }),
+    );
 }
 
 /// `HH:MM:SS` (UTC) of a Unix ms time.

@@ -253,3 +253,24 @@ fn tiny_and_odd_sizes_draw_without_panicking() {
         render(&app, w, h);
     }
 }
+
+#[test]
+fn an_empty_dashboard_says_what_fills_each_pane() {
+    let app = App::new("following .bardo/events.jsonl");
+    let (text, _) = render(&app, 160, 48);
+    // Words wrap inside a pane: join the screen into one line of words.
+    let words = text
+        .split(|c: char| c.is_whitespace() || c == '│')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for hint in [
+        "stream_pool_state / stream_pool_events fill it",
+        "stream_price_feed fills it",
+        "stream_position_alerts fills it",
+        "[[tui.follow]] entry in bardo.toml",
+        "`bardo preview KIND --params …` in another terminal",
+    ] {
+        assert!(words.contains(hint), "{hint}:\n{text}");
+    }
+}
