@@ -38,8 +38,10 @@ impl Operator for Writes {
                     permit_id: p.permit_id,
                     kind: p.kind,
                     tool: p.tool,
-                    // The plugin wrote the expected outcome: control characters are not let through.
-                    expected: clean(p.expected_outcome).to_string(),
+                    // What the simulation showed, as amounts; else the plugin's own account of it
+                    // (control characters are not let through).
+                    expected: bardo_safety::permit::outcome_line(&p.balance_changes)
+                        .unwrap_or_else(|| clean(p.expected_outcome).to_string()),
                     risk_tier: serde_json::to_value(p.risk_tier)
                         .ok()
                         .and_then(|v| v.as_str().map(str::to_owned))

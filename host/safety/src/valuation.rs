@@ -26,6 +26,7 @@ use std::time::Duration;
 
 alloy::sol! {
     function decimals() external view returns (uint8);
+    function symbol() external view returns (string);
     function balanceOf(address owner) external view returns (uint256);
     function UNDERLYING_ASSET_ADDRESS() external view returns (address);
     function borrowAllowance(address fromUser, address toUser) external view returns (uint256);
@@ -414,6 +415,19 @@ impl Valuer {
     }
 
     /// `token`'s `decimals()`, at most 36 (beyond that the integer math would overflow).
+    /// How a person reads an amount of `token`: its symbol (the token's own, so only letters,
+    /// digits and a few marks, at most 12, else none — a symbol is chain data anyone writes)
+    /// and its decimals; the native coin is `ETH`, 18. None for what cannot be read.
+    pub(crate) fn label(&self, chain: u64, token: Option<Address>) -> (Option<String>, Option<u8>) {
+        let Some(token) = token else { return (Some("ETH".into()), Some(18)) };
+        let decimals =
+            self.quote(chain, token).map(|(_, _, d)| d).or_else(|_| self.decimals(chain, token)).ok();
+        let symbol = self.read(chain, token, symbolCall {}).ok().filter(|s| {
+            (1..=12).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
+        });
+        (symbol, decimals)
+    }
+
     fn decimals(&self, chain: u64, token: Address) -> Result<u8, String> {
         let decimals = self.read(chain, token, decimalsCall {})?;
         if decimals > 36 {

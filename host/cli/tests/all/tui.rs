@@ -416,6 +416,8 @@ fn a_commit_from_the_cli_shows_in_a_dashboard_following_the_journal() {
     assert!(preview.status.success(), "{preview:?}");
     let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
     let id = permit["permit_id"].as_str().expect("id");
+    // The permit's outcome as the simulation showed it, in amounts a person reads.
+    tmux.wait("the permit's outcome", Duration::from_secs(10), |s| s.contains("100 USDC →"));
     let commit = w.bardo(&["commit", id]);
     assert!(commit.status.success(), "{commit:?}");
     let screen = tmux.wait("the CLI's commit", Duration::from_secs(30), |s| s.contains("ActionExecuted"));

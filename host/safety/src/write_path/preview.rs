@@ -251,7 +251,9 @@ fn balance_changes(valuer: Option<&Valuer>, chain_id: u64, changes: &ChangeSet) 
                 }
                 .ok()
             });
-            BalanceChange { asset, delta: delta.to_string(), usd: usd.map(|micro| micro as f64 / 1e6) }
+            let (symbol, decimals) = valuer.map(|v| v.label(chain_id, asset)).unwrap_or_default();
+            let usd = usd.map(|micro| micro as f64 / 1e6);
+            BalanceChange { asset, delta: delta.to_string(), usd, symbol, decimals }
         })
         .collect()
 }
