@@ -50,6 +50,9 @@ enum AuditLogAction {
     Show {
         /// The log (default: `[safety] audit_log`).
         file: Option<PathBuf>,
+        /// Print the records as stored: one JSON object per line.
+        #[arg(long)]
+        json: bool,
     },
     /// Check every record's link to the one before and the checkpoint of the last one (its MAC
     /// too when the host key is present); exit 1 at the first broken one.
@@ -492,7 +495,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
             records_cli::records(&file, permit.as_deref(), status.as_deref(), json)
         }
-        Command::AuditLog { action: AuditLogAction::Show { file } } => {
+        Command::AuditLog { action: AuditLogAction::Show { file, json } } => {
             let config = config()?;
             let lines = match (&file, fleet_chain(&config)?) {
                 (None, Some(cluster)) => {
@@ -507,6 +510,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             for line in &lines {
                 let v: serde_json::Value = serde_json::from_str(line)?;
+                if json {
+                    println!("{v}");
+                    continue;
+                }
                 let mut event = v["event"].clone();
                 let kind = event["type"].as_str().unwrap_or("?").to_owned();
                 if let Some(o) = event.as_object_mut() {

@@ -45,6 +45,9 @@ pub(crate) enum PluginAction {
     List {
         #[arg(long)]
         remote: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Create a P-256 signing key (PATH) and its public key (PATH.pub).
     Keygen { path: PathBuf },
@@ -119,16 +122,26 @@ pub(crate) fn run(config: &Config, action: PluginAction, rt: &Runtime) -> Result
             println!("approved {name} {} ({}); a running `bardo run` loads it now", pin.version, pin.digest);
             Ok(ExitCode::SUCCESS)
         }
-        PluginAction::List { remote } => {
+        PluginAction::List { remote, json } => {
             if let Some(r) = remote {
                 let reference = bardo_registry::parse_reference(&r)?;
                 let versions = rt.block_on(Puller::new(config, rt).registry().versions(&reference))?;
+                if json {
+                    println!("{}", serde_json::json!({ "versions": versions }));
+                    return Ok(ExitCode::SUCCESS);
+                }
                 for v in versions {
                     println!("{v}");
                 }
                 return Ok(ExitCode::SUCCESS);
             }
             let lock = Lockfile::read(&lock_path)?;
+            if json {
+                let out =
+                    serde_json::json!({ "active": lock.oci, "held": lock.pending, "files": lock.entries() });
+                println!("{}", serde_json::to_string_pretty(&out)?);
+                return Ok(ExitCode::SUCCESS);
+            }
             for p in &lock.oci {
                 let routed = config.oci.get(&p.name).map(|s| s.profiles().join(",")).unwrap_or_default();
                 let routed = if routed.is_empty() { "all profiles".into() } else { routed };

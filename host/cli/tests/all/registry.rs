@@ -77,6 +77,12 @@ fn cli_publishes_signed_pulls_holds_approves_and_bardo_run_reloads() {
     let list = String::from_utf8_lossy(&bardo(d, &["plugin", "list"]).stdout).into_owned();
     assert!(list.contains("active   echo") && list.contains("0.1.0"), "{list}");
     assert!(list.contains("HELD     echo") && list.contains("0.3.0"), "{list}");
+    let listed: serde_json::Value =
+        serde_json::from_slice(&bardo(d, &["plugin", "list", "--json"]).stdout).expect("json");
+    assert_eq!(
+        (listed["active"][0]["version"].as_str(), listed["held"][0]["version"].as_str()),
+        (Some("0.1.0"), Some("0.3.0"))
+    );
     assert_eq!(ask(2)["ok"]["version"], "0.1.0");
 
     // Approved: the running host picks it up.
@@ -103,6 +109,11 @@ fn cli_publishes_signed_pulls_holds_approves_and_bardo_run_reloads() {
 
     let o = bardo(d, &["plugin", "list", "--remote", &repo]);
     assert_eq!(String::from_utf8_lossy(&o.stdout), "0.1.0\n0.3.0\n");
+    let o = bardo(d, &["plugin", "list", "--remote", &repo, "--json"]);
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json"),
+        serde_json::json!({"versions": ["0.1.0", "0.3.0"]})
+    );
 }
 
 #[test]

@@ -125,6 +125,14 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
     assert!(commit.status.success(), "{}", String::from_utf8_lossy(&commit.stderr));
     assert!(!run(&["commit", &permit]).status.success(), "a permit is used once");
     assert!(run(&["audit-log", "show"]).status.success());
+    let records = run(&["audit-log", "show", "--json"]);
+    let kinds: Vec<String> = String::from_utf8_lossy(&records.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("a JSON record")["event"]["type"].to_string()
+        })
+        .collect();
+    assert!(kinds.iter().any(|k| k.contains("ActionExecuted")), "{kinds:?}");
     assert!(run(&["devnet", "down"]).status.success());
 
     files(&d.join(".bardo"), &mut outputs);
