@@ -2,7 +2,8 @@
 //! followed from a sequence number. The journal is the events file, or with `[cluster]` the
 //! fleet's NATS stream (every host's events in one order; `--resume-from` is its sequence).
 
-use crate::{fleet_chain, print_write, report_refused};
+use crate::write_cli::print_write;
+use crate::{fleet_chain, report_refused};
 use anyhow::Result;
 use bardo_cluster::Cluster;
 use bardo_core::Runtime;

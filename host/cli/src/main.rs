@@ -9,7 +9,6 @@ use bardo_runtime::surface_audit::{self, SurfaceDiff, SurfaceReport};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 mod archetypes_cli;
 mod devnet_cli;
@@ -20,6 +19,7 @@ mod scaffold;
 mod serve;
 mod tools_cli;
 mod tui_cli;
+mod write_cli;
 
 // mimalloc, not glibc's malloc: a served call allocates on one thread and frees on another,
 // which glibc answered with arena consolidation (~10% of a small MCP call's time).
@@ -426,48 +426,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print_call(opened.host.plan(&tool, &params))
         }
         Command::Preview { kind, params, profile } => {
-            let config = config()?;
-            // Answered like `call`'s bad params: a typed error on stdout, exit 1.
-            let params: serde_json::Value = match serde_json::from_str(&params) {
-                Ok(params) => params,
-                Err(e) => {
-                    let message = format!("params of `{kind}` are not JSON: {e}");
-                    let e = bardo_core::ToolError::new(bardo_core::ErrorCode::InvalidParams, message);
-                    return print_write::<()>(Err(e));
-                }
-            };
-            with_write_path(&config, profile.as_deref(), rt, |path| {
-                print_write(path.preview(&kind, &params).map(|p| {
-                    serde_json::json!({
-                        "permit_id": p.permit_id,
-                        "tool": p.tool,
-                        "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
-                        "expected_outcome": p.expected_outcome,
-                        "simulation_hash": p.simulation_hash,
-                        "risk_tier": p.risk_tier,
-                        "expires_in_s": p.ttl.as_secs(),
-                    })
-                }))
-            })
+            write_cli::preview(&config()?, &kind, &params, profile.as_deref(), rt)
         }
         Command::Commit { permit_id, profile } => {
-            let permit_id = permit_arg(permit_id)?;
-            with_write_path(&config()?, profile.as_deref(), rt, |path| print_write(path.commit(&permit_id)))
+            let permit_id = write_cli::permit_arg(permit_id)?;
+            write_cli::commit(&config()?, &permit_id, profile.as_deref(), rt)
         }
         Command::Cancel { permit_id } => {
-            let permit_id = permit_arg(permit_id)?;
-            with_write_path(&config()?, None, rt, |path| {
-                print_write(path.cancel(&permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
-            })
+            write_cli::cancel(&config()?, &write_cli::permit_arg(permit_id)?, rt)
         }
         Command::Confirm { permit_id } => {
-            let permit_id = permit_arg(permit_id)?;
-            with_write_path(&config()?, None, rt, |path| {
-                print_write(
-                    path.confirm(&permit_id, "operator (bardo confirm)")
-                        .map(|()| serde_json::json!({"confirmed": permit_id})),
-                )
-            })
+            write_cli::confirm(&config()?, &write_cli::permit_arg(permit_id)?, rt)
         }
         Command::Init => init(&cli.config),
         Command::Completions { shell } => {
@@ -484,12 +453,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 _ => Ok(ExitCode::SUCCESS),
             }
         }
-        Command::Resume => {
-            // `false`: there was no halt to lift.
-            with_write_path(&config()?, None, rt, |path| {
-                print_write(path.resume().map(|was_halted| serde_json::json!({"resumed": was_halted})))
-            })
-        }
+        Command::Resume => write_cli::resume(&config()?, rt),
         Command::Records { permit, status, json, file } => {
             let config = config()?;
             let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
@@ -708,58 +672,6 @@ fn host_key_if_present(config: &Config) -> Result<Option<bardo_safety::host_key:
 pub(crate) fn report_refused(refused: &[setup::Refused]) {
     for e in refused {
         eprintln!("refused: {e}");
-    }
-}
-
-/// A permit id argument: as given, or with `-` the `permit_id` of the preview JSON on stdin
-/// (so `bardo preview … > permit.json` then `bardo commit - < permit.json`).
-fn permit_arg(arg: String) -> Result<String> {
-    if arg != "-" {
-        return Ok(arg);
-    }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).context("reading stdin")?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("`-` reads a preview's JSON from stdin, and stdin is not JSON: {e}"))?;
-    if let Some(id) = json["permit_id"].as_str() {
-        return Ok(id.to_owned());
-    }
-    match json["error"]["message"].as_str() {
-        Some(refused) => anyhow::bail!("stdin holds no permit: the preview was refused: {refused}"),
-        None => anyhow::bail!("stdin holds no `permit_id`: give a preview's JSON or the permit id itself"),
-    }
-}
-
-/// Run `f` on the write path, its steps (previews, hooks, permits, commits, cancels) journaled
-/// like a serving process's — to the events file or the fleet's stream — so a `bardo tui` or
-/// `bardo events` elsewhere shows what this command did. All of it is written before returning.
-fn with_write_path(
-    config: &Config,
-    profile: Option<&str>,
-    rt: &Runtime,
-    f: impl FnOnce(&bardo_safety::WritePath) -> Result<ExitCode>,
-) -> Result<ExitCode> {
-    let opened = setup::open(config, profile, rt)?;
-    report_refused(&opened.refused);
-    let path = bardo_safety::setup::write_path(config, Arc::new(opened.host))?;
-    let (fabric, journaling) = events_cli::journaled_fabric(config, fleet_chain(config)?, rt)?;
-    let path = path.with_fabric(fabric.clone());
-    let done = f(&path);
-    journaling.finish(rt, &fabric);
-    done
-}
-
-/// Print a write-path answer, or `{"error": ...}` with exit 1.
-pub(crate) fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::ToolError>) -> Result<ExitCode> {
-    match result {
-        Ok(v) => {
-            println!("{}", serde_json::to_string_pretty(&v)?);
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
-            Ok(ExitCode::from(1))
-        }
     }
 }
 

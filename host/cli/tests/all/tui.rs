@@ -265,6 +265,16 @@ fn exit_code(dir: &Path, tmux: &Tmux) -> String {
 /// Without `[tui] follow` the dashboard follows the journal `bardo stream` writes (replayed from
 /// `--resume-from`, then live); with `[cluster]` it follows the fleet's stream, its own
 /// `[tui] follow` subscriptions being fleet subscriptions.
+/// Every event journaled in `dir` (`bardo events` from the start, not following).
+fn journaled(dir: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dir)
+        .args(["events", "--resume-from", "1", "--no-follow"])
+        .output()
+        .expect("bardo events");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 #[test]
 fn the_dashboard_follows_another_processs_journal_and_the_fleets_stream() {
     use alloy::sol_types::SolCall;
@@ -328,12 +338,7 @@ fn the_dashboard_follows_another_processs_journal_and_the_fleets_stream() {
     assert!(!screen.contains("gaps:"), "{screen}");
     tmux.keys(&["q"]);
     assert_eq!(exit_code(dir.path(), &tmux), "0");
-    let o = Command::new(bardo)
-        .current_dir(dir.path())
-        .args(["events", "--resume-from", "1", "--no-follow"])
-        .output()
-        .expect("bardo events");
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = journaled(dir.path());
     let deposits: Vec<serde_json::Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -422,12 +427,7 @@ fn a_commit_from_the_cli_shows_in_a_dashboard_following_the_journal() {
     assert!(commit.status.success(), "{commit:?}");
     let screen = tmux.wait("the CLI's commit", Duration::from_secs(30), |s| s.contains("ActionExecuted"));
     assert!(screen.contains("PermitIssued") || screen.contains("permit"), "{screen}");
-    let events = Command::new(bardo)
-        .current_dir(w.path())
-        .args(["events", "--resume-from", "1", "--no-follow"])
-        .output()
-        .expect("bardo events");
-    let text = String::from_utf8_lossy(&events.stdout);
+    let text = journaled(w.path());
     assert!(text.contains("ActionExecuted") && text.contains(id), "the journal holds the commit: {text}");
     tmux.keys(&["q"]);
     assert_eq!(exit_code(w.path(), &tmux), "0");

@@ -263,24 +263,3 @@ fn a_permit_the_policy_holds_is_taken_only_once_a_person_confirmed_it_with_this_
     assert_eq!(take(&permits).expect("confirmed").permit_id, "permit-0b");
     assert!(matches!(permits.confirm("permit-0b", "tui", now), Err(PermitError::Consumed(_))));
 }
-
-#[test]
-fn an_outcome_reads_as_amounts_of_symbols_and_what_leaves_is_worth() {
-    let change = |delta: &str, symbol: Option<&str>, decimals: Option<u8>, usd: Option<f64>| BalanceChange {
-        asset: Some(Address::repeat_byte(0xab)),
-        delta: delta.into(),
-        usd,
-        symbol: symbol.map(str::to_owned),
-        decimals,
-    };
-    let swap = [
-        change("-500000000", Some("USDC"), Some(6), Some(-500.0)),
-        change("249812345678901234", Some("WETH"), Some(18), Some(499.8)),
-    ];
-    assert_eq!(outcome_line(&swap).as_deref(), Some("500 USDC → 0.2498 WETH ($500.00)"));
-    let dust = [change("-1500", Some("WETH"), Some(18), None)];
-    assert_eq!(outcome_line(&dust).as_deref(), Some("0.0000000000000015 WETH out (not valued)"));
-    let unknown = [change("42", None, None, Some(0.0))];
-    assert_eq!(outcome_line(&unknown).as_deref(), Some("42 base units of 0xABaB…ABaB in"));
-    assert_eq!(outcome_line(&[]), None);
-}

@@ -1,0 +1,128 @@
+//! The write path from the command line: `bardo preview`, `commit`, `cancel`, `confirm` and
+//! `resume`. Each opens the host's write path for one step, journals what it did (so a `bardo
+//! tui` or `bardo events` elsewhere shows it) and prints the answer as JSON.
+
+use crate::{events_cli, fleet_chain, report_refused};
+use anyhow::{Context, Result};
+use bardo_core::Runtime;
+use bardo_runtime::{Config, setup};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// `bardo preview KIND --params JSON`: a permit, or the refusal.
+pub(crate) fn preview(
+    config: &Config,
+    kind: &str,
+    params: &str,
+    profile: Option<&str>,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    // Answered like `call`'s bad params: a typed error on stdout, exit 1.
+    let params: serde_json::Value = match serde_json::from_str(params) {
+        Ok(params) => params,
+        Err(e) => {
+            let message = format!("params of `{kind}` are not JSON: {e}");
+            let e = bardo_core::ToolError::new(bardo_core::ErrorCode::InvalidParams, message);
+            return print_write::<()>(Err(e));
+        }
+    };
+    with_write_path(config, profile, rt, |path| {
+        print_write(path.preview(kind, &params).map(|p| {
+            serde_json::json!({
+                "permit_id": p.permit_id,
+                "tool": p.tool,
+                "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
+                "expected_outcome": p.expected_outcome,
+                "simulation_hash": p.simulation_hash,
+                "risk_tier": p.risk_tier,
+                "expires_in_s": p.ttl.as_secs(),
+            })
+        }))
+    })
+}
+
+/// `bardo commit PERMIT_ID`.
+pub(crate) fn commit(
+    config: &Config,
+    permit_id: &str,
+    profile: Option<&str>,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    with_write_path(config, profile, rt, |path| print_write(path.commit(permit_id)))
+}
+
+/// `bardo cancel PERMIT_ID`.
+pub(crate) fn cancel(config: &Config, permit_id: &str, rt: &Runtime) -> Result<ExitCode> {
+    with_write_path(config, None, rt, |path| {
+        print_write(path.cancel(permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+    })
+}
+
+/// `bardo confirm PERMIT_ID`: the operator's confirmation.
+pub(crate) fn confirm(config: &Config, permit_id: &str, rt: &Runtime) -> Result<ExitCode> {
+    with_write_path(config, None, rt, |path| {
+        print_write(
+            path.confirm(permit_id, "operator (bardo confirm)")
+                .map(|()| serde_json::json!({"confirmed": permit_id})),
+        )
+    })
+}
+
+/// `bardo resume`; `false` when there was no halt to lift.
+pub(crate) fn resume(config: &Config, rt: &Runtime) -> Result<ExitCode> {
+    with_write_path(config, None, rt, |path| {
+        print_write(path.resume().map(|was_halted| serde_json::json!({"resumed": was_halted})))
+    })
+}
+
+/// A permit id argument: as given, or with `-` the `permit_id` of the preview JSON on stdin
+/// (so `bardo preview … > permit.json` then `bardo commit - < permit.json`).
+pub(crate) fn permit_arg(arg: String) -> Result<String> {
+    if arg != "-" {
+        return Ok(arg);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).context("reading stdin")?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("`-` reads a preview's JSON from stdin, and stdin is not JSON: {e}"))?;
+    if let Some(id) = json["permit_id"].as_str() {
+        return Ok(id.to_owned());
+    }
+    match json["error"]["message"].as_str() {
+        Some(refused) => anyhow::bail!("stdin holds no permit: the preview was refused: {refused}"),
+        None => anyhow::bail!("stdin holds no `permit_id`: give a preview's JSON or the permit id itself"),
+    }
+}
+
+/// Run `f` on the write path, its steps (previews, hooks, permits, commits, cancels) journaled
+/// like a serving process's — to the events file or the fleet's stream — so a `bardo tui` or
+/// `bardo events` elsewhere shows what this command did. All of it is written before returning.
+fn with_write_path(
+    config: &Config,
+    profile: Option<&str>,
+    rt: &Runtime,
+    f: impl FnOnce(&bardo_safety::WritePath) -> Result<ExitCode>,
+) -> Result<ExitCode> {
+    let opened = setup::open(config, profile, rt)?;
+    report_refused(&opened.refused);
+    let path = bardo_safety::setup::write_path(config, Arc::new(opened.host))?;
+    let (fabric, journaling) = events_cli::journaled_fabric(config, fleet_chain(config)?, rt)?;
+    let path = path.with_fabric(fabric.clone());
+    let done = f(&path);
+    journaling.finish(rt, &fabric);
+    done
+}
+
+/// Print a write-path answer, or `{"error": ...}` with exit 1.
+pub(crate) fn print_write<T: serde::Serialize>(result: Result<T, bardo_core::ToolError>) -> Result<ExitCode> {
+    match result {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
+            Ok(ExitCode::from(1))
+        }
+    }
+}
