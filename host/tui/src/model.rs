@@ -369,14 +369,15 @@ impl Model {
             amount1: str_of(data, "amount1"),
             block: data["block_number"].as_u64(),
         };
+        let tick = data["tick"].as_i64();
+        let pool = self.pool_mut(data);
+        describe(pool, data);
         let text = format!(
             "{kind} {} amount0 {} amount1 {}",
-            short(&str_of(data, "pool")),
+            pool.pair.clone().unwrap_or_else(|| short(&str_of(data, "pool"))),
             event.amount0,
             event.amount1
         );
-        let tick = data["tick"].as_i64();
-        let pool = self.pool_mut(data);
         if let (Some(sqrt), Some(d)) = (data["sqrt_price_x96"].as_str(), pool.decimals)
             && let Some(price) = price_from_sqrt(sqrt, d)
         {
@@ -398,19 +399,7 @@ impl Model {
 
     fn snapshot(&mut self, data: &Value) -> String {
         let pool = self.pool_mut(data);
-        let (t0, t1) = (&data["token0"], &data["token1"]);
-        if let (Some(a), Some(b)) = (t0["symbol"].as_str(), t1["symbol"].as_str()) {
-            pool.pair = Some(format!("{a}/{b}"));
-        }
-        if let (Some(a), Some(b)) = (t0["decimals"].as_u64(), t1["decimals"].as_u64()) {
-            pool.decimals = Some((a as u32, b as u32));
-        }
-        if let Some(fee) = data["fee"].as_u64() {
-            pool.fee = Some(fee);
-        }
-        if let Some(v) = data["version"].as_str() {
-            pool.version = if v == "v4" { "v4" } else { "v3" };
-        }
+        describe(pool, data);
         if let Some(p) = number(&data["price_token1_per_token0"]) {
             set_price(pool, p);
         }
@@ -558,6 +547,24 @@ pub fn clean_in_place(v: &mut Value) {
     }
 }
 
+/// What a snapshot or pool event says about the pool itself: its tokens (the pair and their
+/// decimals), fee tier and version.
+fn describe(pool: &mut Pool, data: &Value) {
+    let (t0, t1) = (&data["token0"], &data["token1"]);
+    if let (Some(a), Some(b)) = (t0["symbol"].as_str(), t1["symbol"].as_str()) {
+        pool.pair = Some(format!("{a}/{b}"));
+    }
+    if let (Some(a), Some(b)) = (t0["decimals"].as_u64(), t1["decimals"].as_u64()) {
+        pool.decimals = Some((a as u32, b as u32));
+    }
+    if let Some(fee) = data["fee"].as_u64() {
+        pool.fee = Some(fee);
+    }
+    if let Some(v) = data["version"].as_str() {
+        pool.version = if v == "v4" { "v4" } else { "v3" };
+    }
+}
+
 fn set_price(pool: &mut Pool, price: f64) {
     if pool.price != Some(price) {
         pool.previous_price = pool.price;
@@ -620,6 +627,25 @@ mod tests {
         assert!(m.positions["7"].in_range(), "the swap's tick moved the position back into range");
         assert_eq!(m.sprite, ("thinking", 3_500), "a swap thinks for 500 ms");
         assert!(m.alerts[0].severe);
+    }
+
+    #[test]
+    fn a_pool_known_only_from_its_events_is_named_and_priced_by_them() {
+        let mut m = Model::default();
+        let pool = "0x2222222222222222222222222222222222222222";
+        // sqrtPriceX96 of 2,000 USDC (6 decimals) per WETH (18): sqrt(2000e-12) * 2^96.
+        let sqrt = format!("{:.0}", (2000e-12f64).sqrt() * 2f64.powi(96));
+        m.apply(env(
+            1,
+            json!({"type": "PoolEventReceived", "sprite_trigger": "thinking", "data": {
+            "type": "swap", "pool": pool, "amount0": "1", "amount1": "-2000", "sqrt_price_x96": sqrt,
+            "token0": {"symbol": "WETH", "decimals": 18}, "token1": {"symbol": "USDC", "decimals": 6},
+            "fee": 500, "version": "v3"}}),
+        ));
+        let p = &m.pools[pool];
+        assert_eq!((p.pair.as_deref(), p.fee, p.decimals), (Some("WETH/USDC"), Some(500), Some((18, 6))));
+        assert!((p.price.expect("priced by the swap") - 2000.0).abs() < 1e-6, "{:?}", p.price);
+        assert!(m.log[0].text.starts_with("swap WETH/USDC amount0 1"), "{}", m.log[0].text);
     }
 
     #[test]

@@ -179,7 +179,22 @@ fn price_text(p: f64) -> String {
         return "0".into();
     }
     let digits = (5 - p.abs().log10().floor() as i32).clamp(0, 12) as usize;
-    format!("{p:.digits$}")
+    let text = format!("{:.digits$}", p.abs());
+    let (whole, fraction) = text.split_at(text.find('.').unwrap_or(text.len()));
+    // Thousands grouped as people read them: 2,000.10.
+    let mut grouped = String::from(if p < 0.0 { "-" } else { "" });
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    grouped + fraction
+}
+
+/// A fee tier (hundredths of a basis point) as a percentage: `0.05 %`.
+fn fee_text(fee: u64) -> String {
+    format!("{:.2} %", fee as f64 / 10_000.0)
 }
 
 fn empty(frame: &mut Frame, block: Block<'static>, area: Rect, text: &str) {
@@ -215,7 +230,7 @@ fn pools(frame: &mut Frame, app: &App, area: Rect) {
         let row = Row::new([
             Cell::from(p.pair.clone().unwrap_or_else(|| short(&p.address))),
             Cell::from(p.version),
-            Cell::from(p.fee.map(|f| format!("{:.2}%", f as f64 / 10_000.0)).unwrap_or_else(|| "—".into())),
+            Cell::from(p.fee.map(fee_text).unwrap_or_else(|| "—".into())),
             Cell::from(Line::from(vec![
                 Span::raw(p.price.map(price_text).unwrap_or_else(|| "—".into())),
                 Span::styled(arrow, style),
@@ -228,7 +243,7 @@ fn pools(frame: &mut Frame, app: &App, area: Rect) {
     let widths = [
         Constraint::Length(13),
         Constraint::Length(3),
-        Constraint::Length(6),
+        Constraint::Length(7),
         Constraint::Length(16),
         Constraint::Length(8),
         Constraint::Min(6),

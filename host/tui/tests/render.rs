@@ -168,7 +168,7 @@ fn the_main_screen_at_120_by_40_shows_every_pane() {
     for want in [
         "Pool Explorer",
         "WETH/USDC",
-        "2015.1",
+        "WETH/USDC     v3  0.05 %  2,015.10▲",
         "Position Monitor",
         "OUT OF RANGE",
         "Permits (2 open)",

@@ -30,6 +30,7 @@ pub fn pool_tokens(chain_id: ChainId, text: &str) -> Result<PoolTokens, Error> {
         pool_id: None,
         token0: erc20::token(chain_id, t0)?.into(),
         token1: erc20::token(chain_id, t1)?.into(),
+        fee: Some(eth_call(chain_id, pool, &feeCall {}).map_err(not_v3)?.to::<u32>()),
     })
 }
 
@@ -89,6 +90,13 @@ struct PoolEvent {
     tick_upper: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_checksummed")]
     owner: Option<Address>,
+    /// The pool's tokens, fee tier and version, so an event is readable on its own (the TUI's
+    /// pool explorer names the pool and prices its swaps from them).
+    token0: TokenState,
+    token1: TokenState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fee: Option<u32>,
+    version: &'static str,
 }
 
 fn opt_checksummed<S: serde::Serializer>(a: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
@@ -179,6 +187,10 @@ impl StreamTool for PoolEvents {
                 tick_lower: None,
                 tick_upper: None,
                 owner: None,
+                token0: s.token0.clone(),
+                token1: s.token1.clone(),
+                fee: s.fee,
+                version: if s.pool_id.is_some() { "v4" } else { "v3" },
             };
             let units = |a, d| Some(format_units(a, d));
             let e = if let Some(e) = decode_log::<Swap>(log) {
@@ -318,7 +330,10 @@ impl StreamTool for PoolState {
             .0,
             token0: s.token0.clone(),
             token1: s.token1.clone(),
-            fee: eth_call(c, s.pool, &feeCall {})?.to::<u32>(),
+            fee: match s.fee {
+                Some(fee) => fee,
+                None => eth_call(c, s.pool, &feeCall {})?.to::<u32>(),
+            },
             version: "v3",
         };
         Ok((vec![event("pool-state-snapshot", &snapshot)?], s))

@@ -13,6 +13,10 @@ pub struct PoolTokens {
     pub pool_id: Option<B256>,
     pub token0: TokenState,
     pub token1: TokenState,
+    /// Fee tier, hundredths of a basis point; none for a V4 pool with a dynamic fee (and in
+    /// state kept before streams recorded it).
+    #[serde(default)]
+    pub fee: Option<u32>,
 }
 
 /// A token as kept in stream state.

@@ -11,6 +11,9 @@ use bardo_sdk::uniswap::Book;
 use bardo_sdk::uniswap::v4::{PoolKey, TIERS, getLiquidityCall, getSlot0Call, key_by_id, pool_id};
 use bardo_sdk::{ChainId, Error};
 
+/// A key's fee with this bit set is dynamic: the hook sets it per swap (v4-core's LPFeeLibrary).
+const DYNAMIC_FEE_FLAG: u32 = 0x80_0000;
+
 /// The PoolManager on `chain_id`.
 pub fn pool_manager(chain_id: ChainId, book: &Book) -> Result<Address, Error> {
     book.v4_pool_manager.ok_or_else(|| {
@@ -43,6 +46,7 @@ pub fn pool(chain_id: ChainId, book: &Book, id: B256) -> Result<PoolTokens, Erro
         pool_id: Some(id),
         token0: TokenState::from(currency(chain_id, key.currency0)?),
         token1: TokenState::from(currency(chain_id, key.currency1)?),
+        fee: Some(key.fee.to::<u32>()).filter(|f| f & DYNAMIC_FEE_FLAG == 0),
     })
 }
 

@@ -112,6 +112,13 @@ fn pool_events_trades_and_prices_arrive_exactly_in_chain_order() {
             (*a0, *a1),
             "{kind} amounts"
         );
+        // Readable on its own: the pool's tokens, fee tier and version ride with every event.
+        let (t0, t1) = if weth_is_0 { ("WETH", "USDC") } else { ("USDC", "WETH") };
+        assert_eq!(
+            (&d.data["token0"]["symbol"], &d.data["token1"]["symbol"], &d.data["fee"], &d.data["version"]),
+            (&json!(t0), &json!(t1), &json!(3000), &json!("v3"))
+        );
+        assert_eq!(d.data["token0"]["decimals"], json!(d0));
     }
     assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "in sequence order");
 
@@ -472,6 +479,7 @@ fn v4_pool_events_trades_prices_and_position_alerts_follow_the_pool_manager_in_c
             (Some(*kind), Some(tx.as_str()), Some(*index))
         );
         assert_eq!(d.data["liquidity"], json!(liquidity.to_string()), "{kind}");
+        assert_eq!((&d.data["fee"], &d.data["version"]), (&json!(3000), &json!("v4")));
         if *kind == "swap" {
             assert_eq!(
                 (signed_base(&d.data["amount0"], d0), signed_base(&d.data["amount1"], d1)),
