@@ -28,7 +28,6 @@ use axum::extract::State as Extract;
 use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};
 use bardo_core::fabric::Fabric;
-use bardo_core::journal::{Journal, JournalTask};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -41,14 +40,6 @@ pub enum A2aError {
     /// The task store could not be opened.
     #[error(transparent)]
     Store(#[from] tasks::StoreError),
-    /// The event journal could not be opened.
-    #[error("the event journal {path}: {message}")]
-    Journal {
-        /// The journal.
-        path: String,
-        /// Why.
-        message: String,
-    },
 }
 
 /// The A2A server's state.
@@ -57,47 +48,25 @@ pub struct A2a {
     adapter: AdapterSource,
     profile: String,
     bearer: bool,
-    /// Journals the task events for as long as the server lives (none: another process does).
-    _journal: Option<JournalTask>,
 }
 
 impl A2a {
     /// Open the task store in `tasks_dir` (tasks left working by a previous process fail,
-    /// waiting ones keep their expiry), journal task events to `journal`, and call tools through
-    /// `adapter`. `bearer`: the endpoint requires a token (the card says so). Call inside a
-    /// Tokio runtime: expiry watches and the journal run on it.
+    /// waiting ones keep their expiry), publish task events on `fabric` (the caller journals
+    /// it, with the write path's steps), and call tools through `adapter`. `bearer`: the
+    /// endpoint requires a token (the card says so). Call inside a Tokio runtime: expiry
+    /// watches run on it.
     pub fn open(
         tasks_dir: &Path,
-        journal: &Path,
+        fabric: Arc<Fabric>,
         adapter: AdapterSource,
         profile: &str,
         bearer: bool,
     ) -> Result<Arc<Self>, A2aError> {
         let store = Arc::new(tasks::Tasks::open(tasks_dir)?);
-        let journal_error = |e: &dyn std::fmt::Display| A2aError::Journal {
-            path: journal.display().to_string(),
-            message: e.to_string(),
-        };
-        // Another `bardo` process on this configuration (`bardo mcp --http`, `stream`, `tui`)
-        // may write the journal: this server then runs without journaling its task events, which
-        // stay in the task store and the audit log.
-        let (fabric, journal) = match Journal::open(journal) {
-            Ok((writer, first)) => {
-                let fabric = Arc::new(Fabric::starting_at(first));
-                let handle = tokio::runtime::Handle::current();
-                (fabric.clone(), Some(JournalTask::spawn(&fabric, writer, journal.to_owned(), &handle)))
-            }
-            Err(e @ bardo_core::journal::JournalError::Busy(_)) => {
-                eprintln!(
-                    "warning: {e}: this server's task events are not journaled (the task store and the audit log keep them)"
-                );
-                (Arc::new(Fabric::new()), None)
-            }
-            Err(e) => return Err(journal_error(&e)),
-        };
         let runner = run::Runner::new(store, adapter.clone(), fabric);
         runner.recover();
-        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer, _journal: journal }))
+        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer }))
     }
 
     /// Task `id` as A2A shows it.

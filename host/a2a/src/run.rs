@@ -72,18 +72,22 @@ impl Runner {
         match self.tasks.set_state(id, state, Some(message)) {
             Ok(r) => {
                 let permit_id = r.permit_id.clone();
-                self.fabric.emit(GolemEvent::TaskStatusChanged {
-                    task_id: id.to_owned(),
-                    state: state.name(),
-                    permit_id: permit_id.clone(),
-                });
                 // The audit log is the write path's record: a write's task is audited in every
                 // state once its permit exists (the preview itself, or its refusal, is audited
-                // by the write path). A read's task is a fabric event (journaled) only.
+                // by the write path), and a write path with a fabric publishes what it audits.
+                // A read's task is a fabric event (journaled) only.
+                let path = (self.adapter)().write_path().clone();
+                if permit_id.is_none() || !path.publishes() {
+                    self.fabric.emit(GolemEvent::TaskStatusChanged {
+                        task_id: id.to_owned(),
+                        state: state.name(),
+                        permit_id: permit_id.clone(),
+                    });
+                }
                 if permit_id.is_some() {
                     let event =
                         AuditEvent::TaskStatus { task_id: id.to_owned(), state: state.name(), permit_id };
-                    if let Err(e) = (self.adapter)().write_path().log(event) {
+                    if let Err(e) = path.log(event) {
                         tracing::error!("cannot audit task {id} {}: {}", state.name(), e.message);
                     }
                 }

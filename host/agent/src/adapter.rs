@@ -11,6 +11,7 @@ use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::tool::{CapabilityTier, Phase};
 use bardo_runtime::Host;
+use bardo_runtime::plugin::CallReport;
 use bardo_safety::{WritePath, WriteResult};
 use context::Context;
 use grimoire::Grimoire;
@@ -251,7 +252,7 @@ impl Adapter {
             return None;
         }
         let report = self.host.try_call_inline(tool, &args.to_string(), control)?;
-        Some(self.screen(answer(report.result)))
+        Some(self.screen(self.answered(tool, report)))
     }
 
     /// [`Self::call_with`] on a thread that must not block: only `query_state` is tried there
@@ -273,7 +274,7 @@ impl Adapter {
         };
         let params = args.get("params").unwrap_or(&Value::Null).to_string();
         let report = self.host.try_call_inline(&tool, &params, control)?;
-        Some(self.screen(answer(report.result)))
+        Some(self.screen(self.answered(&tool, report)))
     }
 
     /// `answer` as an agent may see it: chain strings neutralized, secrets and node URLs
@@ -401,10 +402,17 @@ impl Adapter {
 
     fn read(&self, tool: &str, params: &Value, control: &Arc<CallControl>) -> Result<Value, ToolError> {
         let host = &self.host;
-        match (&self.speculator, params.as_object()) {
-            (Some(s), Some(params)) => answer(s.call(host, tool, params, control).result),
-            _ => answer(host.call_with(tool, &params.to_string(), control).result),
-        }
+        let report = match (&self.speculator, params.as_object()) {
+            (Some(s), Some(params)) => s.call(host, tool, params, control),
+            _ => host.call_with(tool, &params.to_string(), control),
+        };
+        self.answered(tool, report)
+    }
+
+    /// A read's answer, its call published on the write path's fabric (for `bardo tui`).
+    fn answered(&self, tool: &str, report: CallReport) -> Result<Value, ToolError> {
+        self.path.publish_read(tool, self.host.catalog().get(tool).map(|e| &e.def), &report);
+        answer(report.result)
     }
 }
 

@@ -319,6 +319,9 @@ pub(crate) fn serve(
 ) -> Result<ExitCode> {
     let live = Arc::new(Live::open(config_path, profiles, rt)?);
     let _watcher = live.watch(std::time::Duration::from_millis(watch_ms.max(10)));
+    // Each call journaled, so a `bardo tui` elsewhere shows it in its tool activity.
+    let config = crate::load_config(config_path, true)?;
+    let (fabric, journaling) = crate::events_cli::reads_fabric(&config, rt);
     let default_profile = live.profiles()[0].clone();
     eprintln!("serving profiles {:?}; one JSON request per line on stdin", live.profiles());
     let stdout = std::io::stdout();
@@ -341,6 +344,11 @@ pub(crate) fn serve(
                     Some(tool) => {
                         let params = req.get("params").cloned().unwrap_or_else(|| serde_json::json!({}));
                         let report = live.call(profile, tool, &params.to_string());
+                        let def =
+                            live.host(profile).and_then(|h| h.catalog().get(tool).map(|e| e.def.clone()));
+                        for event in report.lifecycle(tool, def.as_ref()) {
+                            fabric.emit(event);
+                        }
                         match report.result {
                             Ok(text) => {
                                 let value: serde_json::Value =
@@ -359,5 +367,6 @@ pub(crate) fn serve(
         writeln!(out, "{answer}")?;
         out.flush()?;
     }
+    journaling.finish(rt, &fabric);
     Ok(ExitCode::SUCCESS)
 }

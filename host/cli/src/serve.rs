@@ -33,9 +33,11 @@ pub(crate) fn run(
     // Refuse an unsafe setup before opening anything.
     let access = bardo_mcp::http::Access::from_config(&config, listen, auth)?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
-    // One profile, one write path: MCP and A2A call through the same adapter.
-    // The A2A server journals its own tasks' events (one journal writer per process).
-    let served = bardo_mcp::open(config_path, profile, exposure, watch, None, rt)?;
+    // One profile, one write path: MCP and A2A call through the same adapter, and one fabric
+    // carries the write path's steps and A2A's task events to the journal (for `bardo tui`).
+    let (fabric, journaling) =
+        crate::events_cli::journaled_fabric(&config, crate::fleet_chain(&config)?, rt)?;
+    let served = bardo_mcp::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
     if auth == bardo_mcp::http::Auth::None {
         served.reads_only()?;
     }
@@ -50,7 +52,7 @@ pub(crate) fn run(
             let adapter: bardo_a2a::AdapterSource = Arc::new(move || source.adapter());
             let a2a = bardo_a2a::A2a::open(
                 &config.resolve(&config.section::<bardo_agent::AgentConfig>()?.a2a_tasks),
-                &config.resolve(&config.events_journal),
+                fabric.clone(),
                 adapter,
                 served.profile(),
                 access.requires_token(),
@@ -79,5 +81,6 @@ pub(crate) fn run(
             .await?;
         Ok::<_, anyhow::Error>(())
     })?;
+    journaling.finish(rt, &fabric);
     Ok(ExitCode::SUCCESS)
 }

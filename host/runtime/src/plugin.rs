@@ -10,7 +10,7 @@ pub mod surface;
 
 pub use crate::caps::{Preopen, WasiPolicy};
 pub use bardo_core::control::{CallControl, Progress};
-pub use call::{CallReport, CallStats, INLINE_SLICE};
+pub use call::{CallReport, CallStats, INLINE_SLICE, step_name};
 pub use instances::InstanceStats;
 pub use params::ParamsSchema;
 pub use surface::{Surface, World};

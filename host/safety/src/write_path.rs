@@ -360,6 +360,27 @@ impl WritePath {
         });
     }
 
+    /// Publish a read tool's call (see [`CallReport::lifecycle`]), if there is a fabric.
+    ///
+    /// [`CallReport::lifecycle`]: bardo_runtime::plugin::CallReport::lifecycle
+    pub fn publish_read<T>(
+        &self,
+        tool: &str,
+        def: Option<&bardo_core::tool::ToolDef>,
+        report: &bardo_runtime::plugin::CallReport<T>,
+    ) {
+        if let Some(fabric) = &self.fabric {
+            for event in report.lifecycle(tool, def) {
+                fabric.emit(event);
+            }
+        }
+    }
+
+    /// Whether it publishes its steps on a fabric (see [`Self::with_fabric`]).
+    pub fn publishes(&self) -> bool {
+        self.fabric.is_some()
+    }
+
     /// Publish every step on `fabric` too.
     pub fn with_fabric(mut self, fabric: Arc<Fabric>) -> Self {
         self.fabric = Some(fabric);

@@ -226,6 +226,17 @@ fn a2a_card_read_and_a_swap_confirmed_declined_and_cancelled() {
     );
     let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit");
     let permit_id = permit["permit_id"].as_str().expect("permit");
+    // And the write path's own steps beside them, for `bardo tui`: the permit, its execution.
+    let steps: Vec<Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("line"))
+        .filter(|e| e["event"]["permit_id"] == permit_id)
+        .map(|e| e["event"]["type"].clone())
+        .collect();
+    assert!(
+        steps.contains(&json!("PermitCreated")) && steps.contains(&json!("ActionExecuted")),
+        "the A2A write's steps are journaled: {steps:?}"
+    );
     assert!(
         audit.lines().any(|l| l.contains("\"TaskStatus\"")
             && l.contains(task_id)

@@ -257,6 +257,17 @@ fn python_over_stdio_lists_reads_previews_commits_once_and_reports_progress_and_
         "{journal}"
     );
     assert!(journal.contains("\"ToolExecutionEnd\""), "{journal}");
+    // The read is there too, step by step, with what it cost.
+    let read_life: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["event"]["tool"] == "uniswap_get_pool_info")
+        .map(|l| l["event"]["type"].as_str().expect("type"))
+        .collect();
+    assert_eq!(
+        read_life,
+        ["ToolExecutionStart", "ToolExecutionUpdate", "ToolExecutionUpdate", "ToolExecutionEnd"],
+        "{journal}"
+    );
 
     // Params that break the tool's schema are refused by the host, naming the path; an unknown
     // tool is a JSON-RPC error.

@@ -68,6 +68,14 @@ fn cli_publishes_signed_pulls_holds_approves_and_bardo_run_reloads() {
     };
     let a = ask(1);
     assert_eq!((a["id"].as_u64(), a["ok"]["version"].as_str()), (Some(1), Some("0.1.0")), "{a}");
+    // Each call is journaled, for a `bardo tui` elsewhere.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(d.join(".bardo/events.jsonl"))
+        .is_ok_and(|j| j.contains("ToolExecutionEnd") && j.contains("echo_get_version"))
+    {
+        assert!(Instant::now() < deadline, "bardo run's call is not in the events journal");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // v3 grew: held, exit 3, the diff shown; v1 keeps serving.
     let o = bardo(d, &["plugin", "pull", &format!("{repo}:0.3.0")]);

@@ -87,7 +87,7 @@ impl Drop for Tmux {
 
 /// The 0.30 % WETH/USDC pool's row in the Pool Explorer, after its name.
 fn pool_row(screen: &str) -> Option<&str> {
-    let line = screen.lines().find(|l| l.contains("WETH/USDC") && l.contains("0.30%"))?;
+    let line = screen.lines().find(|l| l.contains("WETH/USDC") && l.contains("0.30 %"))?;
     cell_after(line, "WETH/USDC")
 }
 
@@ -136,7 +136,7 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
 
     // The first snapshot: the pool's price, fee tier and version.
     let screen = tmux.wait("the pool's first snapshot", Duration::from_secs(180), |s| {
-        pool_row(s).is_some_and(|c| c.starts_with("v3  0.30%"))
+        pool_row(s).is_some_and(|c| c.starts_with("v3  0.30 %"))
     });
     let before = pool_row(&screen).expect("row").to_owned();
     assert!(screen.contains("Position Monitor") && screen.contains("Tool Activity"), "{screen}");
@@ -154,7 +154,7 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
         pool_row(s).is_some_and(|c| c != before)
             && s.contains("Price Dashboard: WETH/USDC")
             && s.contains("PoolEventReceived")
-            && s.contains("swap 0x")
+            && s.contains("swap WETH/USDC amount0")
             && s.contains("OUT OF RANGE")
             && s.contains("out_of_range")
     });
@@ -406,6 +406,8 @@ fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
     tmux.keys(&["q"]);
 }
 
+const POOL_INFO: &str = r#"{"chain_id":31337,"token_a":"WETH","token_b":"USDC","fee":3000}"#;
+
 #[test]
 fn a_commit_from_the_cli_shows_in_a_dashboard_following_the_journal() {
     use super::mcp::Workspace;
@@ -429,6 +431,17 @@ fn a_commit_from_the_cli_shows_in_a_dashboard_following_the_journal() {
     assert!(screen.contains("PermitIssued") || screen.contains("permit"), "{screen}");
     let text = journaled(w.path());
     assert!(text.contains("ActionExecuted") && text.contains(id), "the journal holds the commit: {text}");
+    // A read from the CLI shows in the tool activity too, with what it cost.
+    let read = w.bardo(&["call", "uniswap_get_pool_info", "--params", POOL_INFO]);
+    assert!(read.status.success(), "{read:?}");
+    tmux.wait("the CLI's read", Duration::from_secs(10), |s| s.contains("uniswap_get_pool_info"));
+    let text = journaled(w.path());
+    let end = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("line"))
+        .find(|e| e["event"]["type"] == "ToolExecutionEnd" && e["event"]["tool"] == "uniswap_get_pool_info")
+        .expect("the read's end is journaled");
+    assert!(end["event"]["ok"] == true && end["event"]["fuel"].as_u64() > Some(0), "{end}");
     tmux.keys(&["q"]);
     assert_eq!(exit_code(w.path(), &tmux), "0");
 }

@@ -7,6 +7,7 @@ use crate::caps::{CallCtx, InlineAttempt};
 use crate::engine::Limits;
 use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_core::fabric::GolemEvent;
 use bardo_core::tool::CallEvents;
 use bardo_core::tool::TickBudget;
 use serde::Serialize;
@@ -14,6 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Instance;
 use wasmtime::{Store, Trap, UpdateDeadline};
+
+/// Progress step `index` by its name in `steps` (its number if the tool names none there).
+pub fn step_name(steps: &[String], index: u32) -> String {
+    steps.get(index as usize).cloned().unwrap_or_else(|| index.to_string())
+}
 
 /// What a call cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -50,6 +56,32 @@ pub struct CallReport<T = String> {
 }
 
 impl<T> CallReport<T> {
+    /// The call as the Event Fabric tells a tool's life, after the fact: its start, each
+    /// progress step it reached (named from `def`'s `progress_steps`), its end with what it
+    /// cost. A read has no audit record; a front end publishes these so `bardo tui` shows
+    /// reads beside writes.
+    pub fn lifecycle(&self, tool: &str, def: Option<&bardo_core::tool::ToolDef>) -> Vec<GolemEvent> {
+        let steps = def.map(|d| d.progress_steps.as_slice()).unwrap_or_default();
+        let mut events = vec![GolemEvent::ToolExecutionStart {
+            tool: tool.to_owned(),
+            total_steps: steps.len() as u32,
+            tick_budget_ms: def.map(|d| d.tick_budget.millis()).unwrap_or_default(),
+        }];
+        events.extend(self.events.events.iter().filter_map(|e| match e {
+            bardo_core::tool::ToolEvent::Progress { step, .. } => {
+                Some(GolemEvent::ToolExecutionUpdate { tool: tool.to_owned(), step: step_name(steps, *step) })
+            }
+            _ => None,
+        }));
+        events.push(GolemEvent::ToolExecutionEnd {
+            tool: tool.to_owned(),
+            ok: self.result.is_ok(),
+            fuel: self.stats.fuel_consumed,
+            duration_ms: self.stats.wall.as_millis() as u64,
+        });
+        events
+    }
+
     /// A plugin's `chain-not-supported` for a chain the host itself has no node for names the
     /// host's configuration (`[chains.N]`), not the plugin's settings: the operator fixes the
     /// host first.

@@ -126,8 +126,7 @@ impl WritePath {
         // The plugin's progress steps, named from its ToolDef.
         for e in &report.events.events {
             if let bardo_core::tool::ToolEvent::Progress { step, .. } = e {
-                let name =
-                    entry.def.progress_steps.get(*step as usize).cloned().unwrap_or_else(|| step.to_string());
+                let name = bardo_runtime::plugin::step_name(&entry.def.progress_steps, *step);
                 self.publish(|| GolemEvent::ToolExecutionUpdate { tool: tool.clone(), step: name.clone() });
             }
         }
