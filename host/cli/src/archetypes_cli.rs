@@ -22,6 +22,10 @@ pub(crate) enum ArchetypesAction {
     List {
         #[arg(long)]
         file: Option<PathBuf>,
+        /// Print JSON: each archetype with its level, profile, role and delegates (or the
+        /// violations, exit 1).
+        #[arg(long)]
+        json: bool,
     },
     /// Print the built-in set (the specification's hierarchy) as TOML, to copy and edit.
     Defaults,
@@ -37,14 +41,18 @@ fn load(config: &Config, file: Option<PathBuf>) -> Result<Result<Archetypes, Vec
     Ok(Archetypes::parse(&text).map_err(|errors| errors.iter().map(ToString::to_string).collect()))
 }
 
-fn line(depth: usize, a: &Archetype) -> String {
-    let role = if a.terminal {
+fn role(a: &Archetype) -> &'static str {
+    if a.terminal {
         "terminal"
     } else if a.writes {
         "writes"
     } else {
         "reads"
-    };
+    }
+}
+
+fn line(depth: usize, a: &Archetype) -> String {
+    let role = role(a);
     let delegates =
         if a.delegates_to.is_empty() { String::new() } else { format!(" -> {}", a.delegates_to.join(", ")) };
     format!("{}{} ({role}; {}){delegates}", "  ".repeat(depth), a.name, a.profile.name())
@@ -56,7 +64,33 @@ pub(crate) fn run(config: &Config, action: ArchetypesAction) -> Result<ExitCode>
             print!("{}", Archetypes::defaults_toml());
             Ok(ExitCode::SUCCESS)
         }
-        ArchetypesAction::Check { file } | ArchetypesAction::List { file } => match load(config, file)? {
+        ArchetypesAction::List { file, json: true } => {
+            let (value, code) = match load(config, file)? {
+                Ok(set) => {
+                    let list: Vec<_> = set
+                        .levels()
+                        .into_iter()
+                        .map(|(level, a)| {
+                            serde_json::json!({
+                                "name": a.name,
+                                "description": a.description,
+                                "level": level,
+                                "profile": a.profile.name(),
+                                "role": role(a),
+                                "writes": a.writes,
+                                "terminal": a.terminal,
+                                "delegates_to": a.delegates_to,
+                            })
+                        })
+                        .collect();
+                    (serde_json::json!({ "archetypes": list }), ExitCode::SUCCESS)
+                }
+                Err(errors) => (serde_json::json!({ "violations": errors }), ExitCode::from(1)),
+            };
+            println!("{}", serde_json::to_string_pretty(&value)?);
+            Ok(code)
+        }
+        ArchetypesAction::Check { file } | ArchetypesAction::List { file, .. } => match load(config, file)? {
             Ok(set) => {
                 for (depth, a) in set.levels() {
                     println!("{}", line(depth, a));

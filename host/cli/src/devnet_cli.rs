@@ -18,6 +18,10 @@ pub(crate) enum DevnetAction {
         /// Port to listen on (default: the port of `[chains.31337] rpc`, else 18545).
         #[arg(long)]
         port: Option<u16>,
+        /// Print what started as one JSON object (chain_id, rpc, deployments; pid and log when
+        /// detached); progress stays on stderr.
+        #[arg(long)]
+        json: bool,
     },
     /// Stop a devnet started with `--detach`.
     Down,
@@ -77,7 +81,7 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
     std::fs::create_dir_all(&state_dir).context("creating .bardo")?;
     let pid_file = state_dir.join("devnet.json");
     match action {
-        DevnetAction::Up { detach, port } => {
+        DevnetAction::Up { detach, port, json } => {
             let config = crate::load_config(config_path, false)?;
             let (port, why) = port_for(&config, port);
             eprintln!("devnet: port {port} ({why})");
@@ -124,19 +128,34 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 let d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
                 devnet::snapshot::mine_now(rt, &d.rpc)?;
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
-                println!(
-                    "devnet up: chain {} at {} (pid {}, log {})",
-                    d.chain_id,
-                    d.rpc,
-                    d.pid,
-                    d.log.display()
-                );
-                println!("deployments: {}", deployments_file.display());
+                if json {
+                    let mut value = serde_json::to_value(&d)?;
+                    value["deployments"] = deployments_file.display().to_string().into();
+                    println!("{value}");
+                } else {
+                    println!(
+                        "devnet up: chain {} at {} (pid {}, log {})",
+                        d.chain_id,
+                        d.rpc,
+                        d.pid,
+                        d.log.display()
+                    );
+                    println!("deployments: {}", deployments_file.display());
+                }
                 return Ok(ExitCode::SUCCESS);
             }
             let anvil = snapshot.spawn_on(rt, &binary, port)?;
-            println!("devnet up: chain {} at {} — Ctrl-C to stop", devnet::CHAIN_ID, anvil.url());
-            println!("deployments: {}", deployments_file.display());
+            if json {
+                let value = serde_json::json!({
+                    "chain_id": devnet::CHAIN_ID,
+                    "rpc": anvil.url(),
+                    "deployments": deployments_file.display().to_string(),
+                });
+                println!("{value}");
+            } else {
+                println!("devnet up: chain {} at {} — Ctrl-C to stop", devnet::CHAIN_ID, anvil.url());
+                println!("deployments: {}", deployments_file.display());
+            }
             rt.block_on(tokio::signal::ctrl_c())?;
             drop(anvil);
             println!("devnet stopped");

@@ -107,7 +107,8 @@ pub fn events(config: &Config, resume_from: Option<u64>, no_follow: bool, rt: &R
     }
     let path = config.resolve(&config.events_journal);
     let mut out = std::io::stdout().lock();
-    if let Some(from) = resume_from {
+    // `--no-follow` alone: everything the journal holds.
+    if let Some(from) = resume_from.or(no_follow.then_some(0)) {
         let (gap, lines) = journal::read(&path, from)?;
         if let Some(gap) = gap {
             eprintln!("warning: {gap}: the journal starts at {}", gap.to + 1);
@@ -142,7 +143,9 @@ pub fn events(config: &Config, resume_from: Option<u64>, no_follow: bool, rt: &R
 
 /// `bardo events` with `[cluster]`: the fleet's stream from `resume_from` (its sequence) on.
 fn fleet(cluster: Cluster, resume_from: Option<u64>, no_follow: bool, rt: &Runtime) -> Result<ExitCode> {
-    let (_, last) = cluster.events_bounds()?;
+    let (first, last) = cluster.events_bounds()?;
+    // `--no-follow` alone: everything the stream holds.
+    let resume_from = resume_from.or(no_follow.then_some(first));
     if no_follow && resume_from.is_none_or(|from| from > last) {
         return Ok(ExitCode::SUCCESS);
     }
@@ -233,5 +236,17 @@ pub(crate) fn journaled_fabric(
             Ok((Arc::new(Fabric::new()), Journaling::Off))
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// [`journaled_fabric`] for a command that only reads: journaling is best effort, so a fleet
+/// out of reach leaves the read unjournaled (stderr says so) instead of failing it.
+pub(crate) fn reads_fabric(config: &Config, rt: &Runtime) -> (Arc<Fabric>, Journaling) {
+    match crate::fleet_chain(config).and_then(|fleet| journaled_fabric(config, fleet, rt)) {
+        Ok(journaled) => journaled,
+        Err(e) => {
+            eprintln!("warning: {e:#}: this read is not journaled");
+            (Arc::new(Fabric::new()), Journaling::Off)
+        }
     }
 }

@@ -36,10 +36,6 @@ struct Cli {
     /// Configuration file.
     #[arg(long, global = true, default_value = "bardo.toml")]
     config: PathBuf,
-    /// Scope the command to an archetype: its profile's tools, its delegations (instead of
-    /// `--profile`; see `bardo archetypes list`).
-    #[arg(long, global = true)]
-    archetype: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -103,6 +99,10 @@ enum Command {
         /// Profile, or a composition such as `trader,vault` (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
         /// Print JSON (every ToolDef field).
         #[arg(long)]
         json: bool,
@@ -120,6 +120,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
     },
     /// Ask a write tool for its plan (calls + expected outcome); nothing is signed or sent.
     Plan {
@@ -131,6 +135,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
     },
     /// Preview an action (`swap`, `add-liquidity`, …): plan, safety hooks, simulation → a permit.
     Preview {
@@ -142,6 +150,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
     },
     /// Execute a permit once: re-simulate, sign, broadcast, wait for receipts, verify.
     Commit {
@@ -151,6 +163,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
     },
     /// Cancel an open permit.
     Cancel {
@@ -201,9 +217,13 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
     },
     /// Print the journaled events from `--resume-from N` on (none: only new ones) and follow
-    /// them until Ctrl-C.
+    /// them until Ctrl-C; with `--no-follow` alone, all the journal holds.
     Events {
         /// First sequence number to print.
         #[arg(long)]
@@ -219,6 +239,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
         /// Replay the journal from this sequence number first (none: only new events).
         #[arg(long)]
         resume_from: Option<u64>,
@@ -230,6 +254,10 @@ enum Command {
         /// Profiles to serve (repeatable; default: the configuration's); a request picks one.
         #[arg(long)]
         profile: Vec<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
         /// How often to check the configuration and lock for changes, milliseconds.
         #[arg(long, default_value_t = 250)]
         watch_ms: u64,
@@ -241,6 +269,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
         /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio. Clients need a bearer
         /// token: on loopback the host's own (`.bardo/http.token`, made on first start), off
         /// loopback one of `[mcp] tokens_env` or `token_file`.
@@ -265,6 +297,10 @@ enum Command {
         /// Profile (default: the configuration's).
         #[arg(long)]
         profile: Option<String>,
+        /// An archetype instead of a profile: its profile's tools, its delegations (see
+        /// `bardo archetypes list`).
+        #[arg(long, conflicts_with = "profile")]
+        archetype: Option<String>,
         /// The address to listen on. Clients need a bearer token: on loopback the host's own
         /// (`.bardo/http.token`, made on first start), off loopback one of `[mcp] tokens_env` or
         /// `token_file`.
@@ -372,29 +408,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let explicit = cli.config != Path::new("bardo.toml");
     let config = || load_config(&cli.config, explicit).context("loading configuration");
     let mut command = cli.command;
-    if cli.archetype.is_some() {
-        match &mut command {
-            Command::Tools { profile, .. }
-            | Command::Stream { profile, .. }
-            | Command::Tui { profile, .. }
-            | Command::Call { profile, .. }
-            | Command::Plan { profile, .. }
-            | Command::Preview { profile, .. }
-            | Command::Commit { profile, .. }
-            | Command::Mcp { profile, .. }
-            | Command::Serve { profile, .. } => archetypes_cli::spec(profile, &cli.archetype)?,
-            Command::Run { profile, .. } => {
-                let mut one = None;
-                archetypes_cli::spec(&mut one, &cli.archetype)?;
-                if !profile.is_empty() {
-                    anyhow::bail!("give --profile or --archetype, not both");
-                }
-                profile.extend(one);
-            }
-            _ => anyhow::bail!(
-                "--archetype scopes tools, call, plan, preview, commit, stream, run, mcp and serve"
-            ),
+    // `--archetype NAME` runs the command with that archetype's profile.
+    match &mut command {
+        Command::Tools { profile, archetype, .. }
+        | Command::Stream { profile, archetype, .. }
+        | Command::Tui { profile, archetype, .. }
+        | Command::Call { profile, archetype, .. }
+        | Command::Plan { profile, archetype, .. }
+        | Command::Preview { profile, archetype, .. }
+        | Command::Commit { profile, archetype, .. }
+        | Command::Mcp { profile, archetype, .. }
+        | Command::Serve { profile, archetype, .. } => archetypes_cli::spec(profile, archetype)?,
+        Command::Run { profile, archetype, .. } => {
+            let mut one = None;
+            archetypes_cli::spec(&mut one, archetype)?;
+            profile.extend(one);
         }
+        _ => {}
     }
     match command {
         Command::Archetypes { action } => archetypes_cli::run(&config()?, action),
@@ -406,29 +436,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools_cli::describe(&config()?, &tool, profile.as_deref(), json, rt)
         }
         Command::Tools { profile, json, .. } => tools_cli::list(&config()?, profile.as_deref(), json, rt),
-        Command::Stream { tool, params, profile } => {
+        Command::Stream { tool, params, profile, .. } => {
             events_cli::stream(&config()?, &tool, &params, profile.as_deref(), rt)
         }
-        Command::Tui { profile, resume_from } => {
+        Command::Tui { profile, resume_from, .. } => {
             tui_cli::tui(&config()?, profile.as_deref(), resume_from, rt)
         }
         Command::Events { resume_from, no_follow } => {
             events_cli::events(&config()?, resume_from, no_follow, rt)
         }
-        Command::Call { tool, params, profile } => {
-            let opened = setup::open(&config()?, profile.as_deref(), rt)?;
+        Command::Call { tool, params, profile, .. } => {
+            let config = config()?;
+            let opened = setup::open(&config, profile.as_deref(), rt)?;
             report_refused(&opened.refused);
-            print_call(opened.host.call(&tool, &params))
+            let report = opened.host.call(&tool, &params);
+            // Journaled, so a `bardo tui` elsewhere shows the read in its tool activity.
+            let (fabric, journaling) = events_cli::reads_fabric(&config, rt);
+            for event in report.lifecycle(&tool, opened.host.catalog().get(&tool).map(|e| &e.def)) {
+                fabric.emit(event);
+            }
+            journaling.finish(rt, &fabric);
+            print_call(report)
         }
-        Command::Plan { tool, params, profile } => {
+        Command::Plan { tool, params, profile, .. } => {
             let opened = setup::open(&config()?, profile.as_deref(), rt)?;
             report_refused(&opened.refused);
             print_call(opened.host.plan(&tool, &params))
         }
-        Command::Preview { kind, params, profile } => {
+        Command::Preview { kind, params, profile, .. } => {
             write_cli::preview(&config()?, &kind, &params, profile.as_deref(), rt)
         }
-        Command::Commit { permit_id, profile } => {
+        Command::Commit { permit_id, profile, .. } => {
             let permit_id = write_cli::permit_arg(permit_id)?;
             write_cli::commit(&config()?, &permit_id, profile.as_deref(), rt)
         }
@@ -517,15 +555,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json, rt),
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
-        Command::Mcp { profile, http, no_auth, expose, watch_ms } => {
+        Command::Mcp { profile, http, no_auth, expose, watch_ms, .. } => {
             mcp(&cli.config, profile.as_deref(), http, auth(no_auth), expose, watch_ms, rt)
         }
-        Command::Serve { profile, listen, no_auth, a2a, mcp, expose, watch_ms } => {
+        Command::Serve { profile, listen, no_auth, a2a, mcp, expose, watch_ms, .. } => {
             let protocols = serve::Protocols { a2a: a2a || !mcp, mcp: mcp || !a2a };
             let door = serve::Door { listen, auth: auth(no_auth), protocols };
             serve::run(&cli.config, profile.as_deref(), door, exposure(expose), watch_ms, rt)
         }
-        Command::Run { profile, watch_ms } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
+        Command::Run { profile, watch_ms, .. } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
         // A new plugin needs no configuration.
         Command::Plugin { action: plugin_cli::PluginAction::New { name, write, stream, dir, sdk } } => {
             plugin_cli::new(&name, write, stream, &dir, sdk.as_deref())

@@ -374,6 +374,9 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
     );
     let o = bardo(dir.path(), &["events", "--resume-from", "2", "--no-follow"]);
     assert_eq!(stdout(&o).lines().count(), lines.len() - 1);
+    // `--no-follow` alone prints all the journal holds.
+    let o = bardo(dir.path(), &["events", "--no-follow"]);
+    assert_eq!(stdout(&o).lines().count(), lines.len(), "{o:?}");
 }
 
 #[test]
@@ -413,14 +416,19 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
         .expect("config");
     let config = config.to_str().expect("utf-8");
     // No --port: the devnet listens where the configured chain's RPC points, and says so.
-    let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach"]);
+    let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach", "--json"]);
     let err = String::from_utf8_lossy(&up.stderr);
     assert!(up.status.success(), "{err}");
     assert!(
         err.contains(&format!("devnet: port {port} ([chains.31337] rpc = \"http://127.0.0.1:{port}\")")),
         "{err}"
     );
-    assert!(stdout(&up).contains(&format!("at http://127.0.0.1:{port}")), "{}", stdout(&up));
+    let started: serde_json::Value = serde_json::from_str(&stdout(&up)).expect("--json: one object");
+    assert_eq!(
+        (&started["rpc"], &started["chain_id"]),
+        (&format!("http://127.0.0.1:{port}").into(), &31337.into())
+    );
+    assert!(started["pid"].as_u64().is_some() && started["deployments"].as_str().is_some(), "{started}");
     let settings = home.path().join(".bardo/settings");
     for name in ["uniswap", "aave", "wallet", "vault", "allowlist", "pricing"] {
         assert!(settings.join(format!("{name}.json")).is_file(), "{name}.json");
@@ -459,6 +467,28 @@ fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("delegation cycle a -> b -> a"), "{err}");
     assert!(err.contains("`a` can write (trading) but does not delegate to `safety-guardian`"), "{err}");
+    // The same as JSON: the graph, or the violations.
+    let o = bardo(dir.path(), &["archetypes", "list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let executor = listed["archetypes"]
+        .as_array()
+        .expect("archetypes")
+        .iter()
+        .find(|a| a["name"] == "trade-executor")
+        .expect("trade-executor");
+    assert_eq!(
+        (&executor["role"], &executor["writes"]),
+        (&serde_json::json!("writes"), &serde_json::json!(true))
+    );
+    assert!(executor["delegates_to"].as_array().expect("delegates").contains(&"safety-guardian".into()));
+    let o = bardo(dir.path(), &["archetypes", "list", "--json", "--file", "bad.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let violations: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let violations = violations["violations"].as_array().expect("violations");
+    assert!(
+        violations.iter().any(|v| v.as_str().is_some_and(|v| v.contains("delegation cycle"))),
+        "{violations:?}"
+    );
 
     // A session scoped to an archetype: its categories' tools, its delegations.
     let o = bardo(dir.path(), &["tools", "--archetype", "pool-researcher"]);
@@ -474,7 +504,7 @@ fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown archetype `nobody`"));
     let o = bardo(dir.path(), &["tools", "--archetype", "trade-executor", "--profile", "data"]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not both"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"), "{o:?}");
 }
 
 /// `bardo audit OLD NEW` on a breaking params change: shown, and exit 1 unless it comes with a
@@ -689,6 +719,21 @@ fn completions_load_in_bash_and_commit_reads_a_preview_from_stdin() {
         })
         .expect("bash");
     assert!(stdout(&loaded).contains("-F _bardo"), "{loaded:?}");
+
+    // Flags show only where they act: `--archetype` on the commands a profile scopes.
+    let help = |args: &[&str]| stdout(&bardo(dir.path(), args));
+    assert!(help(&["tools", "--help"]).contains("--archetype"));
+    for command in [
+        &["devnet", "up", "--help"][..],
+        &["cancel", "--help"],
+        &["audit", "--help"],
+        &["plugin", "new", "--help"],
+    ] {
+        assert!(!help(command).contains("--archetype"), "{command:?} shows --archetype");
+    }
+    let plugin = help(&["plugin", "--help"]);
+    assert!(plugin.contains("new") && plugin.contains("keygen"), "{plugin}");
+    assert_eq!(bardo(dir.path(), &["cancel", "x", "--archetype", "trade-executor"]).status.code(), Some(2));
 
     // `bardo commit -` takes the permit id from a preview's JSON, and says so when there is none.
     let piped = |stdin: &str| {

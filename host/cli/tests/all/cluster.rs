@@ -160,6 +160,15 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
     assert_eq!(printed.first().map(|e| e.seq), Some(fourth));
     let printed_amounts: Vec<(String, String)> = updates(&printed);
     assert_eq!(printed_amounts, all[3..], "the same events, from the fleet's sequence {fourth}");
+    // `--no-follow` alone: the whole stream, every deposit in it.
+    let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+        .current_dir(dirs[1].path())
+        .args(["events", "--no-follow"])
+        .output()
+        .expect("bardo events");
+    let printed: Vec<FleetEnvelope> =
+        String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(updates(&printed), all, "{o:?}");
 
     let alive = 1 - dead;
     children[alive].kill().expect("stop");
