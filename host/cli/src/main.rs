@@ -13,6 +13,7 @@ use std::process::ExitCode;
 mod archetypes_cli;
 mod devnet_cli;
 mod events_cli;
+mod init_cli;
 mod plugin_cli;
 mod records_cli;
 mod scaffold;
@@ -182,8 +183,28 @@ enum Command {
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
     /// process): previews and commits work again; revoked permits stay revoked.
     Resume,
-    /// Write a commented `bardo.toml` here (or at `--config`); an existing one is left as it is.
-    Init,
+    /// Write a commented `bardo.toml` here (or at `--config`) for a profile; an existing one is
+    /// left as it is. A profile that writes gets an encrypted keystore (Web3 Secret Storage,
+    /// scrypt) instead of a plain key in the environment.
+    Init {
+        /// The profile (`bardo tools --profiles` lists them).
+        #[arg(long, default_value = "data")]
+        profile: String,
+        /// The keystore to create (default for a profile that writes: .bardo/keystore.json).
+        #[arg(long)]
+        keystore: Option<PathBuf>,
+        /// Create no keystore (the wallet comes from BARDO_PRIVATE_KEY or BARDO_KEYSTORE).
+        #[arg(long, conflicts_with = "keystore")]
+        no_keystore: bool,
+        /// Encrypt the hex key in this environment variable (e.g. BARDO_PRIVATE_KEY on a
+        /// devnet) instead of a new random key.
+        #[arg(long)]
+        import_key_env: Option<String>,
+        /// The keystore's password, from this file (recorded as `[signer] password_file`);
+        /// else $BARDO_KEYSTORE_PASSWORD, else asked twice on a terminal.
+        #[arg(long)]
+        password_file: Option<PathBuf>,
+    },
     /// Print a shell completion script (`bardo completions bash > ~/.local/share/bash-completion/completions/bardo`).
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
@@ -476,7 +497,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Confirm { permit_id } => {
             write_cli::confirm(&config()?, &write_cli::permit_arg(permit_id)?, rt)
         }
-        Command::Init => init(&cli.config),
+        Command::Init { profile, keystore, no_keystore, import_key_env, password_file } => init_cli::init(
+            &cli.config,
+            &init_cli::Init { profile, keystore, no_keystore, import_key_env, password_file },
+        ),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(
@@ -654,23 +678,6 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
 }
 
 /// `bardo init`: a commented `bardo.toml` at `path`, never over an existing one.
-fn init(path: &Path) -> Result<ExitCode> {
-    let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            eprintln!("{} exists already: left as it is (remove it first to start over)", path.display());
-            return Ok(ExitCode::from(1));
-        }
-        Err(e) => return Err(anyhow::anyhow!("cannot write {}: {e}", path.display())),
-    };
-    std::io::Write::write_all(&mut file, include_str!("init.toml").as_bytes())?;
-    eprintln!(
-        "wrote {}: `bardo tools` lists what it loads; `bardo devnet up` starts a local chain",
-        path.display()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
 /// `[safety]`, checked when the file was loaded.
 pub(crate) fn safety_of(config: &Config) -> bardo_safety::SafetyConfig {
     config.section().unwrap_or_default()

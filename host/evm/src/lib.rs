@@ -13,5 +13,5 @@ pub mod simulate;
 
 pub use chain::{ChainClient, ChainConfig, ChainError, Chains, GasPrice};
 pub use evm::Evm;
-pub use signer::{SignerConfig, Wallet};
+pub use signer::{KEYSTORE_ENV, SignerConfig, Wallet, create_keystore};
 pub use simulate::{SimCall, Simulation, Simulator};

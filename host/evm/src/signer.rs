@@ -5,7 +5,7 @@ use alloy::primitives::Address;
 use alloy::signers::local::PrivateKeySigner;
 use bardo_core::secret::{TaintLabel, TaintedString};
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 /// `[signer]` in bardo.toml.
@@ -18,7 +18,12 @@ pub struct SignerConfig {
     pub keystore: Option<PathBuf>,
     /// Environment variable holding the keystore's password.
     pub password_env: String,
+    /// A file holding the keystore's password (mode 0600), when the variable is unset.
+    pub password_file: Option<PathBuf>,
 }
+
+/// Environment variable naming a keystore file; it wins over `[signer] keystore`.
+pub const KEYSTORE_ENV: &str = "BARDO_KEYSTORE";
 
 impl Default for SignerConfig {
     fn default() -> Self {
@@ -26,6 +31,7 @@ impl Default for SignerConfig {
             key_env: "BARDO_PRIVATE_KEY".into(),
             keystore: None,
             password_env: "BARDO_KEYSTORE_PASSWORD".into(),
+            password_file: None,
         }
     }
 }
@@ -70,17 +76,11 @@ impl Wallet {
                 .map_err(|_| SignerError::BadKey(config.key_env.clone()))?;
             return Ok(Some(Self::from_signer(signer)));
         }
-        let Some(path) = &config.keystore else {
+        let Some(path) = std::env::var_os(KEYSTORE_ENV).map(PathBuf::from).or(config.keystore.clone()) else {
             return Ok(None);
         };
-        let password =
-            TaintedString::from_env(&config.password_env, &[TaintLabel::OwnerSecret]).ok_or_else(|| {
-                SignerError::Keystore {
-                    path: path.clone(),
-                    message: format!("set ${} to its password", config.password_env),
-                }
-            })?;
-        let signer = PrivateKeySigner::decrypt_keystore(path, password.expose_secret())
+        let password = password(config, &path)?;
+        let signer = PrivateKeySigner::decrypt_keystore(&path, password.expose_secret())
             .map_err(|e| SignerError::Keystore { path: path.clone(), message: e.to_string() })?;
         Ok(Some(Self::from_signer(signer)))
     }
@@ -111,6 +111,59 @@ impl Wallet {
     }
 }
 
+/// The keystore's password: the variable, else the file, else asked for on a terminal.
+fn password(config: &SignerConfig, path: &Path) -> Result<TaintedString, SignerError> {
+    let failed = |message: String| SignerError::Keystore { path: path.to_owned(), message };
+    if let Some(p) = TaintedString::from_env(&config.password_env, &[TaintLabel::OwnerSecret]) {
+        return Ok(p);
+    }
+    if let Some(file) = &config.password_file {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| failed(format!("cannot read the password file {}: {e}", file.display())))?;
+        let text = Zeroizing::new(text.trim_end_matches(['\r', '\n']).to_owned());
+        return Ok(TaintedString::new(text, &[TaintLabel::OwnerSecret]));
+    }
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        let typed = rpassword::prompt_password(format!("password of keystore {}: ", path.display()))
+            .map_err(|e| failed(format!("cannot read the password: {e}")))?;
+        return Ok(TaintedString::new(Zeroizing::new(typed), &[TaintLabel::OwnerSecret]));
+    }
+    Err(failed(format!(
+        "no password: set ${}, or [signer] password_file, or run on a terminal to be asked",
+        config.password_env
+    )))
+}
+
+/// Encrypt `key` (a new random key if none) into a Web3 Secret Storage keystore at `path`
+/// (scrypt; the file is created, never overwritten, mode 0600); its address.
+pub fn create_keystore(path: &Path, key: Option<&str>, password: &str) -> Result<Address, SignerError> {
+    let failed = |message: String| SignerError::Keystore { path: path.to_owned(), message };
+    if path.exists() {
+        return Err(failed("exists already; remove it first or choose another path".into()));
+    }
+    let signer = match key {
+        Some(hex) => hex
+            .trim()
+            .parse::<PrivateKeySigner>()
+            .map_err(|_| failed("the key is not a hex private key".into()))?,
+        None => PrivateKeySigner::random(),
+    };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
+    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| failed("no file name".into()))?;
+    let bytes = Zeroizing::new(signer.to_bytes().0);
+    PrivateKeySigner::encrypt_keystore(dir, &mut rand::thread_rng(), *bytes, password, Some(name))
+        .map_err(|e| failed(e.to_string()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| failed(e.to_string()))?;
+    }
+    Ok(signer.address())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,7 +172,12 @@ mod tests {
     const ADDRESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 
     fn config(key_env: &str, keystore: Option<PathBuf>, password_env: &str) -> SignerConfig {
-        SignerConfig { key_env: key_env.into(), keystore, password_env: password_env.into() }
+        SignerConfig {
+            key_env: key_env.into(),
+            keystore,
+            password_env: password_env.into(),
+            password_file: None,
+        }
     }
 
     #[test]

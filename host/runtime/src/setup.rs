@@ -98,7 +98,11 @@ pub fn services(
         Some(previous) => previous.evm.clone(),
         None => {
             let chains = Chains::new(&config.chain_configs()?, runtime)?;
-            Arc::new(Evm::new(chains, Wallet::open(&config.signer)?))
+            // Files named in bardo.toml are relative to it, wherever bardo runs.
+            let mut signer = config.signer.clone();
+            signer.keystore = signer.keystore.map(|k| config.resolve(&k));
+            signer.password_file = signer.password_file.map(|f| config.resolve(&f));
+            Arc::new(Evm::new(chains, Wallet::open(&signer)?))
         }
     };
     let settings = config.plugin_settings()?;

@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod devnet;
 mod docs;
+mod keystore;
 mod mcp;
 mod mcp_confirm;
 mod mcp_edges;
