@@ -16,6 +16,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("INTELLIGENCE", "bardo-plugin-intelligence", "bardo_plugin_intelligence"),
     ("SAFETY", "bardo-plugin-safety", "bardo_plugin_safety"),
     ("VAULT", "bardo-plugin-vault", "bardo_plugin_vault"),
+    ("BOOTSTRAP", "bardo-plugin-bootstrap", "bardo_plugin_bootstrap"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

@@ -111,6 +111,7 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 ("testnet", d.testnet_settings()),
                 ("intelligence", d.uniswap_settings()),
                 ("vault", d.vault_settings()),
+                ("bootstrap", d.bootstrap_settings()),
             ] {
                 std::fs::write(settings.join(format!("{name}.json")), serde_json::to_string_pretty(&value)?)?;
             }

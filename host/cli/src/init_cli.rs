@@ -48,7 +48,11 @@ pub(crate) fn init(config_path: &Path, ask: &Init) -> Result<ExitCode> {
         eprintln!(
             "wrote keystore {} for {address} ({})",
             file.display(),
-            if key.is_some() { "the imported key" } else { "a new key: fund it before a write" }
+            if key.is_some() {
+                "the imported key"
+            } else {
+                "a new key: `bardo call bootstrap_check_setup` says what it lacks before a write"
+            }
         );
         text.push_str(&signer_section(relative, ask.password_file.as_deref(), &address.to_checksum(None)));
     }

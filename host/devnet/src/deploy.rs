@@ -182,6 +182,24 @@ impl Deployments {
         serde_json::json!({"chains": {self.chain_id.to_string(): {"tokens": self.token_list()}}})
     }
 
+    /// The bootstrap plugin's settings for this devnet (`[settings] bootstrap`): the token list,
+    /// a gas floor, and what `bootstrap_fund_wallet` tops a wallet up to: ether, and the dollar
+    /// tokens and WBTC at demo-sized amounts (not WETH: minted WETH would have no ether behind
+    /// it, so unwrapping it would fail — fund ether and wrap it).
+    pub fn bootstrap_settings(&self) -> serde_json::Value {
+        let mut fund = serde_json::Map::from_iter([("ETH".to_owned(), "10".into())]);
+        for (symbol, amount) in [("USDC", "10000"), ("DAI", "10000"), ("WBTC", "0.5")] {
+            if self.tokens.contains_key(symbol) {
+                fund.insert(symbol.to_owned(), amount.into());
+            }
+        }
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "tokens": self.token_list(),
+            "gas_floor": "0.01",
+            "fund": fund,
+        }}})
+    }
+
     /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
     /// bardo-runtime's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
     /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the

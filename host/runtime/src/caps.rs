@@ -19,7 +19,7 @@ pub mod view;
 use crate::services::Services;
 use crate::world::World;
 use bardo_core::profile::Profile;
-use bardo_core::tool::Category;
+use bardo_core::tool::{Category, Manifest};
 use state::CallState;
 use wasmtime::component::{HasSelf, Linker};
 
@@ -36,9 +36,9 @@ pub enum Grant {
     /// accepts — decided once, when the plugin is loaded — may use it; the others are answered
     /// `denied`, saying how to grant it.
     Operator {
-        /// Whether the operator granted it to plugin `name`, given the host's services (built
-        /// from bardo.toml) and its profile.
-        granted: fn(services: &Services, profile: &Profile, name: &str) -> bool,
+        /// Whether the operator granted it to the plugin of `manifest`, given the host's
+        /// services (built from bardo.toml) and its profile.
+        granted: fn(services: &Services, profile: &Profile, manifest: &Manifest) -> bool,
         /// How the operator grants it to plugin `name`, for `bardo audit`.
         how: fn(name: &str) -> String,
     },
@@ -104,7 +104,7 @@ pub const CAPABILITIES: &[Capability] = &[
     },
     Capability {
         interface: testnet::INTERFACE,
-        grant: Grant::Operator { granted: dev_profile, how: |_| "run with `--profile dev`".into() },
+        grant: Grant::Operator { granted: devnet_grant, how: testnet::how_to_grant },
         summary: "a devnet's cheat codes, on chains marked `devnet = true`",
         link: testnet::add_to_linker::<CallState>,
     },
@@ -116,27 +116,37 @@ pub fn capability(interface: &str) -> Option<&'static Capability> {
     CAPABILITIES.iter().find(|c| c.interface == name)
 }
 
-/// The operator-granted interfaces plugin `name` may use, decided by each one's grant.
+/// The operator-granted interfaces the plugin of `manifest` may use, decided by each one's grant.
 pub(crate) fn operator_grants(
     services: &Services,
     profile: &Profile,
-    name: &str,
+    manifest: &Manifest,
 ) -> std::collections::BTreeSet<&'static str> {
     CAPABILITIES
         .iter()
-        .filter(|c| matches!(c.grant, Grant::Operator { granted, .. } if granted(services, profile, name)))
+        .filter(
+            |c| matches!(c.grant, Grant::Operator { granted, .. } if granted(services, profile, manifest)),
+        )
         .map(|c| c.interface)
         .collect()
 }
 
 /// Routes go to the plugins listed in `[sidecar] grant` of a host running a sidecar.
-fn sidecar_grant(services: &Services, _: &Profile, name: &str) -> bool {
-    services.uniswap_sdk.as_ref().is_some_and(|sdk| sdk.grants_to(name))
+fn sidecar_grant(services: &Services, _: &Profile, manifest: &Manifest) -> bool {
+    services.uniswap_sdk.as_ref().is_some_and(|sdk| sdk.grants_to(&manifest.name))
 }
 
-/// Cheat codes go to every plugin of a host whose profile selects the `dev` category.
-fn dev_profile(_: &Services, profile: &Profile, _: &str) -> bool {
-    profile.categories().contains(&Category::Testnet)
+/// Cheat codes go to every plugin of a host whose profile selects the `testnet` category (the
+/// `dev` profile), and to a plugin made only of `bootstrap` tools where the profile selects
+/// that category — funding the wallet on a devnet is first-run setup. Either way they change
+/// only chains marked `devnet = true`, so a plugin that calls itself a bootstrap plugin gains
+/// nothing outside a devnet.
+fn devnet_grant(_: &Services, profile: &Profile, manifest: &Manifest) -> bool {
+    let categories = profile.categories();
+    categories.contains(&Category::Testnet)
+        || (categories.contains(&Category::Bootstrap)
+            && !manifest.tools.is_empty()
+            && manifest.tools.iter().all(|t| t.category == Category::Bootstrap))
 }
 
 fn link_types(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {

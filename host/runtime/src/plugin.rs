@@ -431,7 +431,7 @@ impl Host {
         let manifest = report.result.map_err(|e| bad(e.message))?;
         let manifest = convert::manifest(manifest).map_err(bad)?;
         validate(&manifest, world).map_err(bad)?;
-        instances.grant(caps::operator_grants(&self.services, &self.profile, &manifest.name));
+        instances.grant(caps::operator_grants(&self.services, &self.profile, &manifest));
         Ok(LoadedPlugin {
             name: Arc::from(manifest.name.as_str()),
             source: label.to_owned(),

@@ -65,6 +65,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
         ("intelligence", a::INTELLIGENCE),
         ("safety", a::SAFETY),
         ("vault", a::VAULT),
+        ("bootstrap", a::BOOTSTRAP),
     ] {
         std::fs::copy(file, plugins.join(format!("{name}.wasm"))).expect("copy plugin");
     }

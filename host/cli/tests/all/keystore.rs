@@ -119,3 +119,55 @@ fn init_writes_an_encrypted_keystore_and_a_swap_commits_with_it() {
         !std::fs::read_to_string(fresh.path().join("data.toml")).expect("data.toml").contains("\n[signer]\n")
     );
 }
+
+/// A newcomer's first run on the devnet: `bardo init` makes a new key, the bootstrap tools find
+/// it without gas, fund it and then report it ready, and a swap commits from it.
+#[test]
+fn a_new_keystore_is_checked_funded_on_the_devnet_and_swaps() {
+    let (node, d) = bardo_test_support::devnet();
+    let w = Workspace::trader(&node, &d);
+    let dir = w.path();
+    std::fs::copy(bardo_test_artifacts::BOOTSTRAP, dir.join("plugins/bootstrap.wasm")).expect("plugin");
+    std::fs::write(dir.join("bootstrap.json"), d.bootstrap_settings().to_string()).expect("settings");
+    std::fs::write(dir.join("pw"), "a first-run password").expect("password");
+    let o =
+        bardo(dir, &["--config", "init.toml", "init", "--profile", "active", "--password-file", "pw"], &[]);
+    assert!(o.status.success(), "{o:?}");
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("bootstrap_check_setup"), "init says what to run next: {said}");
+    let at = said.find(" for 0x").expect("the new key's address is said") + 5;
+    let who: alloy::primitives::Address = said[at..at + 42].parse().expect("address");
+    // The workspace's chain marked a devnet, the bootstrap settings and the new [signer].
+    let config = std::fs::read_to_string(dir.join("bardo.toml")).expect("config");
+    let init = std::fs::read_to_string(dir.join("init.toml")).expect("init.toml");
+    let signer = &init[init.find("\n[signer]\n").expect("a [signer] section")..];
+    let config = config
+        .replace("head_ttl_ms = 0\n", "head_ttl_ms = 0\ndevnet = true\n")
+        .replace("[settings]\n", "[settings]\nbootstrap = \"bootstrap.json\"\n");
+    std::fs::write(dir.join("bardo.toml"), format!("{config}\n{signer}")).expect("config");
+
+    let call = |tool: &str| -> serde_json::Value {
+        let params = r#"{"chain_id":31337}"#;
+        let o = bardo(dir, &["call", tool, "--profile", "active", "--params", params], &[]);
+        assert!(o.status.success(), "{tool}: {o:?}");
+        serde_json::from_slice(&o.stdout).expect("json")
+    };
+    let setup = call("bootstrap_check_setup");
+    assert_eq!(setup["ready"], false, "{setup}");
+    assert_eq!(setup["wallet"]["address"], who.to_checksum(None), "the keystore's wallet: {setup}");
+    assert_eq!(setup["missing"][0]["item"], "funds", "{setup}");
+    let funded = call("bootstrap_fund_wallet");
+    assert!(funded["assets"].as_array().expect("assets").iter().all(|a| a["funded"] == true), "{funded}");
+    let setup = call("bootstrap_check_setup");
+    assert_eq!(setup["ready"], true, "{setup}");
+
+    let usdc = || view(&node.url(), d.tokens["USDC"].address, balanceOfCall { account: who });
+    assert_eq!(usdc(), alloy::primitives::U256::from(10_000_000_000u64), "funded 10,000 USDC");
+    let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"100"}"#;
+    let preview = bardo(dir, &["preview", "swap", "--params", swap], &[]);
+    assert!(preview.status.success(), "{preview:?}");
+    let permit: serde_json::Value = serde_json::from_slice(&preview.stdout).expect("json");
+    let commit = bardo(dir, &["commit", permit["permit_id"].as_str().expect("id")], &[]);
+    assert!(commit.status.success(), "{commit:?}");
+    assert_eq!(usdc(), alloy::primitives::U256::from(9_900_000_000u64), "100 USDC paid from the new wallet");
+}

@@ -1,5 +1,5 @@
-//! `bardo:host/testnet`: a devnet's cheat codes for the `dev` profile. Refused unless the plugin
-//! was granted it at load (the host's profile selects the `dev` category: see `caps::CAPABILITIES`)
+//! `bardo:host/testnet`: a devnet's cheat codes for the `dev` profile (and a bootstrap plugin).
+//! Refused unless the plugin was granted it at load (see `caps::devnet_grant`)
 //! and, below that, on any chain not marked `devnet = true` (`bardo_evm::cheats` checks it
 //! again). Each change also drops the simulator's warm fork of the chain, whose state it made
 //! stale.
@@ -39,6 +39,11 @@ pub(crate) fn add_to_linker<T: CapsView>(linker: &mut Linker<T>) -> wasmtime::Re
     })
 }
 
+/// How an operator grants the cheat codes (for the refusal and `bardo audit`).
+pub(crate) fn how_to_grant(_plugin: &str) -> String {
+    "run with the dev profile (`--profile dev`); a plugin of `bootstrap` tools only also gets them under a profile that selects `bootstrap`".into()
+}
+
 fn denied(message: String) -> Error {
     wit_error(ToolError::new(ErrorCode::Denied, message))
 }
@@ -49,8 +54,9 @@ impl<'a> TestnetView<'a> {
         let evm: &'a Evm = self.evm;
         if !self.call.granted.contains(INTERFACE) {
             return Err(denied(format!(
-                "plugin `{}`: cheat codes (`bardo:host/testnet`) are granted only to the dev profile; run with `--profile dev`",
-                self.call.plugin
+                "plugin `{}`: cheat codes (`bardo:host/testnet`) are not granted to it; {}",
+                self.call.plugin,
+                how_to_grant(&self.call.plugin)
             )));
         }
         let client = evm.chains.get(chain).map_err(chain_error)?;

@@ -2,6 +2,7 @@
 //! a real devnet (anvil with the published contracts), a real OCI registry and real NATS.
 
 mod audit;
+mod bootstrap;
 mod catalog;
 mod chain;
 mod hostile;

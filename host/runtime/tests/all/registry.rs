@@ -555,7 +555,7 @@ fn a_registry_behind_a_login_is_reached_only_with_it() {
 
 #[test]
 fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
-    use bardo_test_artifacts::{INTELLIGENCE, SAFETY, TESTNET, VAULT, WALLET};
+    use bardo_test_artifacts::{BOOTSTRAP, INTELLIGENCE, SAFETY, TESTNET, VAULT, WALLET};
     let server = RegistryServer::start();
     let plugins = [
         ("wallet", WALLET),
@@ -563,6 +563,7 @@ fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
         ("intelligence", INTELLIGENCE),
         ("testnet", TESTNET),
         ("vault", VAULT),
+        ("bootstrap", BOOTSTRAP),
     ];
     let mut oci = String::from("\n[oci]\n");
     for (name, file) in plugins {
@@ -588,9 +589,14 @@ fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
         let loaded = opened.host.plugins().iter().find(|p| &*p.name == name).expect("loaded");
         assert_eq!(lock.oci_pin(name).expect("pinned").version, loaded.manifest.version, "{name}");
     }
-    for tool in
-        ["wallet_get_balances", "safety_check_token", "intel_compute_lvr", "testnet_mine", "vault_get_info"]
-    {
+    for tool in [
+        "wallet_get_balances",
+        "safety_check_token",
+        "intel_compute_lvr",
+        "testnet_mine",
+        "vault_get_info",
+        "bootstrap_check_setup",
+    ] {
         assert!(opened.host.catalog().contains_key(tool), "{tool}");
     }
     let lvr =
