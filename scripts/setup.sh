@@ -55,6 +55,15 @@ if [ ! -f "$stamp" ] || [ "$clients/requirements.txt" -nt "$stamp" ]; then
     "$clients/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$clients/requirements.txt"
     touch "$stamp"
 fi
+# agent0-sdk, the ERC-8004 client the identity tests check the devnet's registries with: its own
+# environment, since its web3 dependencies are pinned apart from the MCP and A2A SDKs'.
+stamp="$clients/.venv-erc8004/.bardo-installed"
+if [ ! -f "$stamp" ] || [ "$clients/erc8004-requirements.txt" -nt "$stamp" ]; then
+    echo "setup: installing agent0-sdk (ERC-8004) into tests/clients/.venv-erc8004"
+    python3 -m venv "$clients/.venv-erc8004"
+    "$clients/.venv-erc8004/bin/pip" install --quiet --disable-pip-version-check -r "$clients/erc8004-requirements.txt"
+    touch "$stamp"
+fi
 stamp="$clients/node_modules/.bardo-installed"
 if [ ! -f "$stamp" ] || [ "$clients/package-lock.json" -nt "$stamp" ]; then
     echo "setup: installing the MCP TypeScript SDK into tests/clients/node_modules"

@@ -5,6 +5,7 @@ use super::DEV_ACCOUNT;
 use super::artifacts::{Artifact, ArtifactError};
 use super::deployer::Deployer;
 pub use super::deployer::{DeployError, Token};
+pub use super::erc8004::Erc8004;
 pub use super::vaults::Vault;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
@@ -111,6 +112,8 @@ pub struct Deployments {
     /// Chainlink-style USD feeds by token symbol (8 decimals; see [`crate::feeds`]).
     #[serde(default)]
     pub feeds: BTreeMap<String, Address>,
+    /// The ERC-8004 Identity, Reputation and Validation registries.
+    pub erc8004: Erc8004,
 }
 
 impl Deployments {
@@ -534,6 +537,7 @@ pub async fn deploy_all(
     super::vaults::compile(&d)?;
     let vaults = super::vaults::deploy_vaults(&d, &tokens).await?;
     let feeds = super::feeds::deploy_feeds(&d, &tokens).await?;
+    let erc8004 = super::erc8004::deploy_registries(&d).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
 
     Ok(Deployments {
@@ -543,6 +547,7 @@ pub async fn deploy_all(
         aave_v3,
         vaults,
         feeds,
+        erc8004,
         deployer: from,
         accounts,
         tokens,

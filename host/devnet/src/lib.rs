@@ -5,6 +5,7 @@ mod aave;
 pub mod artifacts;
 pub mod deploy;
 mod deployer;
+mod erc8004;
 pub mod feeds;
 pub mod nats;
 pub mod registry;

@@ -19,7 +19,7 @@ sol! {
 }
 
 /// The devnet's own Solidity sources (under `devnet/contracts/`), compiled at deploy time.
-pub(crate) const SOURCES: &[&str] = &["BardoVault.sol", "PriceFeed.sol"];
+pub(crate) const SOURCES: &[&str] = &["BardoVault.sol", "PriceFeed.sol", "Erc8004.sol"];
 
 /// A seeded ERC-4626 vault.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,7 +37,7 @@ pub(super) fn compile(d: &Deployer) -> Result<(), DeployError> {
     let err = |message: String| DeployError::Tx { step: "compile the devnet's contracts".into(), message };
     let devnet = d.modules.parent().ok_or_else(|| err("node_modules has no parent".into()))?;
     (d.progress)(
-        "compiling BardoVault (OpenZeppelin 4.9.6 ERC4626) and BardoPriceFeed (Chainlink's MockV3Aggregator) with solc-js",
+        "compiling BardoVault (OpenZeppelin 4.9.6 ERC4626), BardoPriceFeed (Chainlink's MockV3Aggregator) and the ERC-8004 registries with solc-js",
     );
     let mut node = std::process::Command::new("node");
     bardo_core::secret::scrub_env(&mut node);

@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod devnet;
 mod docs;
+mod erc8004;
 mod keystore;
 mod mcp;
 mod mcp_confirm;

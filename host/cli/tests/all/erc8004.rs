@@ -1,0 +1,204 @@
+//! The devnet's ERC-8004 registries against agent0-sdk, an ERC-8004 client nobody here wrote:
+//! it registers an agent, moves its verified wallet, gives, reads and revokes feedback, and
+//! requests and answers a validation; every value it reads back is held against the chain read
+//! here with the ERC's own ABI, and the registries' refusals are checked on the contracts
+//! themselves, not through the SDK's checks.
+
+use super::mcp::{clients, view};
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, B256, address};
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol;
+use alloy::sol_types::SolCall;
+use bardo_test_support::{devnet, runtime};
+use serde_json::Value;
+
+sol! {
+    function ownerOf(uint256 tokenId) external view returns (address);
+    function tokenURI(uint256 tokenId) external view returns (string);
+    function getAgentWallet(uint256 agentId) external view returns (address);
+    function getMetadata(uint256 agentId, string metadataKey) external view returns (bytes);
+    function setMetadata(uint256 agentId, string metadataKey, bytes metadataValue) external;
+    function getIdentityRegistry() external view returns (address);
+    function readFeedback(uint256 agentId, address clientAddress, uint64 feedbackIndex) external view
+        returns (int128 value, uint8 valueDecimals, string tag1, string tag2, bool isRevoked);
+    function getLastIndex(uint256 agentId, address clientAddress) external view returns (uint64);
+    function getClients(uint256 agentId) external view returns (address[]);
+    function getSummary(uint256 agentId, address[] clientAddresses, string tag1, string tag2) external view
+        returns (uint64 count, int128 summaryValue, uint8 summaryValueDecimals);
+    function giveFeedback(uint256 agentId, int128 value, uint8 valueDecimals, string tag1, string tag2,
+        string endpoint, string feedbackURI, bytes32 feedbackHash) external;
+    function getValidationStatus(bytes32 requestHash) external view returns (address validatorAddress,
+        uint256 agentId, uint8 response, bytes32 responseHash, string tag, uint256 lastUpdate);
+    function validationResponse(bytes32 requestHash, uint8 response, string responseURI, bytes32 responseHash,
+        string tag) external;
+}
+
+/// anvil's dev accounts 1-4: the agent's owner, a client, a validator, the agent's new wallet.
+const OWNER: (&str, Address) = (
+    "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+    address!("0x70997970C51812dc3A010C7d01b50e0d17dc79C8"),
+);
+const CLIENT: (&str, Address) = (
+    "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+    address!("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"),
+);
+const VALIDATOR: (&str, Address) = (
+    "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+    address!("0x90F79bf6EB2c4f870365E785982E1f101E93b906"),
+);
+const WALLET: (&str, Address) = (
+    "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
+    address!("0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65"),
+);
+
+/// agent0-sdk's environment; its absence fails the test (never a silent skip).
+fn python() -> std::path::PathBuf {
+    let p = clients().join(".venv-erc8004/bin/python");
+    assert!(p.exists(), "{} is missing: run scripts/setup.sh (or `make setup`)", p.display());
+    p
+}
+
+/// The revert reason of `call` sent by `from`, simulated on the node (an eth_call).
+fn refused<C: SolCall>(url: &str, from: Address, to: Address, call: C) -> String {
+    let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
+    let tx = TransactionRequest::default().from(from).to(to).with_input(call.abi_encode());
+    match runtime().block_on(provider.call(tx).into_future()) {
+        Ok(out) => panic!("the registry accepted it: {out}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn agent0_sdk_registers_rates_and_validates_on_the_devnets_registries() {
+    let (node, d) = devnet();
+    let r = d.erc8004;
+    let url = node.url();
+    assert_eq!(view(&url, r.reputation, getIdentityRegistryCall {}), r.identity);
+    assert_eq!(view(&url, r.validation, getIdentityRegistryCall {}), r.identity);
+    let card = "http://127.0.0.1:8080/.well-known/agent-card.json";
+    let out = std::process::Command::new(python())
+        .arg(clients().join("erc8004_client.py"))
+        .args(["--rpc", &url, "--card", card])
+        .args(["--identity", &r.identity.to_string(), "--reputation", &r.reputation.to_string()])
+        .args(["--validation", &r.validation.to_string()])
+        .args(["--owner-key", OWNER.0, "--client-key", CLIENT.0])
+        .args(["--validator-key", VALIDATOR.0, "--wallet-key", WALLET.0])
+        .output()
+        .expect("run agent0-sdk");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+
+    // Identity: the SDK's agent is the chain's token 1, owned by its signer, its registration
+    // file on-chain naming the A2A card; the wallet verified by the new wallet's signature.
+    assert_eq!(read["agent_id"], "31337:1", "{read}");
+    let id = alloy::primitives::U256::from(1u8);
+    assert_eq!(view(&url, r.identity, ownerOfCall { tokenId: id }), OWNER.1);
+    assert_eq!(read["loaded"]["owner"], OWNER.1.to_checksum(None), "{read}");
+    assert_eq!(read["loaded"]["a2a"], card, "{read}");
+    assert_eq!(read["loaded"]["uri_is_data"], true, "{read}");
+    let uri = view(&url, r.identity, tokenURICall { tokenId: id });
+    assert!(uri.starts_with("data:application/json;base64,"), "{uri}");
+    assert_eq!(read["loaded"]["wallet"], OWNER.1.to_checksum(None), "the wallet starts as the owner");
+    assert_eq!(view(&url, r.identity, getAgentWalletCall { agentId: id }), WALLET.1);
+    assert_eq!(read["wallet_after_set"], WALLET.1.to_checksum(None), "{read}");
+    let stored = view(&url, r.identity, getMetadataCall { agentId: id, metadataKey: "agentWallet".into() });
+    assert_eq!(stored.as_ref(), WALLET.1.as_slice(), "agentWallet is the reserved metadata key");
+
+    // Reputation: what the SDK read is what the registry stores.
+    assert_eq!(read["feedback"][0]["value"], 87.0, "{read}");
+    assert_eq!(read["feedback"][0]["tags"], serde_json::json!(["starred", "week"]), "{read}");
+    assert_eq!(read["feedback"][1]["value"], 99.77, "{read}");
+    let second =
+        view(&url, r.reputation, readFeedbackCall { agentId: id, clientAddress: CLIENT.1, feedbackIndex: 2 });
+    assert_eq!((second.value, second.valueDecimals, second.tag1.as_str()), (9977, 2, "uptime"));
+    assert!(!second.isRevoked);
+    assert_eq!(read["revoked_first"], true, "{read}");
+    let first =
+        view(&url, r.reputation, readFeedbackCall { agentId: id, clientAddress: CLIENT.1, feedbackIndex: 1 });
+    assert!(first.isRevoked && first.value == 87, "revoked, and still readable");
+    assert_eq!(view(&url, r.reputation, getLastIndexCall { agentId: id, clientAddress: CLIENT.1 }), 2);
+    assert_eq!(
+        view(&url, r.reputation, getClientsCall { agentId: id }),
+        vec![CLIENT.1],
+        "the owner's feedback did not land"
+    );
+    assert!(read["owner_feedback"].as_str().expect("said").starts_with("refused"), "{read}");
+    // The unrevoked 99.77, with 18 decimals.
+    let summary = view(
+        &url,
+        r.reputation,
+        getSummaryCall {
+            agentId: id,
+            clientAddresses: vec![CLIENT.1],
+            tag1: String::new(),
+            tag2: String::new(),
+        },
+    );
+    assert_eq!((summary.count, summary.summaryValueDecimals), (1, 18));
+    assert_eq!(summary.summaryValue, 99_770_000_000_000_000_000i128);
+
+    // Validation: the request and the validator's answer, as the ERC's getValidationStatus has them.
+    let hash: B256 = read["validation"]["request_hash"].as_str().expect("hash").parse().expect("hash");
+    assert_eq!(read["validation"]["hashes"], serde_json::json!([hash.to_string()]), "{read}");
+    assert_eq!(
+        (read["validation"]["count"].as_u64(), read["validation"]["average"].as_u64()),
+        (Some(1), Some(100))
+    );
+    let status = view(&url, r.validation, getValidationStatusCall { requestHash: hash });
+    assert_eq!((status.validatorAddress, status.agentId, status.response), (VALIDATOR.1, id, 100));
+    assert_eq!(status.tag, "soft");
+    assert!(status.lastUpdate > alloy::primitives::U256::ZERO);
+
+    // The registries' own refusals, whatever a client checks first.
+    let e = refused(
+        &url,
+        OWNER.1,
+        r.reputation,
+        giveFeedbackCall {
+            agentId: id,
+            value: 100,
+            valueDecimals: 0,
+            tag1: String::new(),
+            tag2: String::new(),
+            endpoint: String::new(),
+            feedbackURI: String::new(),
+            feedbackHash: B256::ZERO,
+        },
+    );
+    assert!(e.contains("owner cannot rate"), "{e}");
+    let e = refused(
+        &url,
+        CLIENT.1,
+        r.reputation,
+        giveFeedbackCall {
+            agentId: id,
+            value: 1,
+            valueDecimals: 19,
+            tag1: String::new(),
+            tag2: String::new(),
+            endpoint: String::new(),
+            feedbackURI: String::new(),
+            feedbackHash: B256::ZERO,
+        },
+    );
+    assert!(e.contains("valueDecimals"), "{e}");
+    let reserved = setMetadataCall {
+        agentId: id,
+        metadataKey: "agentWallet".into(),
+        metadataValue: CLIENT.1.to_vec().into(),
+    };
+    assert!(refused(&url, OWNER.1, r.identity, reserved).contains("reserved"));
+    let not_owner =
+        setMetadataCall { agentId: id, metadataKey: "agentName".into(), metadataValue: b"x".to_vec().into() };
+    assert!(refused(&url, CLIENT.1, r.identity, not_owner).contains("not the agent's owner"));
+    let answer = validationResponseCall {
+        requestHash: hash,
+        response: 0,
+        responseURI: String::new(),
+        responseHash: B256::ZERO,
+        tag: String::new(),
+    };
+    assert!(refused(&url, CLIENT.1, r.validation, answer).contains("not the request's validator"));
+}
