@@ -203,6 +203,17 @@ impl Deployments {
         }}})
     }
 
+    /// The identity plugin's settings for this devnet (`[settings] identity`): the ERC-8004
+    /// registries.
+    pub fn identity_settings(&self) -> serde_json::Value {
+        let r = &self.erc8004;
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "identity": r.identity,
+            "reputation": r.reputation,
+            "validation": r.validation,
+        }}})
+    }
+
     /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
     /// bardo-runtime's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
     /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the

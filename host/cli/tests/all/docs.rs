@@ -66,6 +66,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
         ("safety", a::SAFETY),
         ("vault", a::VAULT),
         ("bootstrap", a::BOOTSTRAP),
+        ("identity", a::IDENTITY),
     ] {
         std::fs::copy(file, plugins.join(format!("{name}.wasm"))).expect("copy plugin");
     }

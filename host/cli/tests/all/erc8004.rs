@@ -2,9 +2,10 @@
 //! it registers an agent, moves its verified wallet, gives, reads and revokes feedback, and
 //! requests and answers a validation; every value it reads back is held against the chain read
 //! here with the ERC's own ABI, and the registries' refusals are checked on the contracts
-//! themselves, not through the SDK's checks.
+//! themselves, not through the SDK's checks. Then the identity plugin reads the same agent:
+//! identity → agentURI → registration file → services → card.
 
-use super::mcp::{clients, view};
+use super::mcp::{Workspace, clients, view};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, B256, address};
 use alloy::providers::{Provider, ProviderBuilder};
@@ -201,4 +202,109 @@ fn agent0_sdk_registers_rates_and_validates_on_the_devnets_registries() {
         tag: String::new(),
     };
     assert!(refused(&url, CLIENT.1, r.validation, answer).contains("not the request's validator"));
+
+    identity_plugin_reads_what_agent0_wrote(&node, &d, card, hash);
+}
+
+/// The identity plugin, under the `erc8004` profile, over the agent agent0-sdk registered.
+fn identity_plugin_reads_what_agent0_wrote(
+    node: &bardo_devnet::Anvil,
+    d: &bardo_devnet::deploy::Deployments,
+    card: &str,
+    hash: B256,
+) {
+    let extra = format!(
+        "[chains.31337]\nrpc = \"{}\"\nhead_ttl_ms = 0\n[settings]\nidentity = \"identity.json\"\n",
+        node.url()
+    );
+    let w = Workspace::new("erc8004", &[("identity.wasm", bardo_test_artifacts::IDENTITY)], &extra);
+    std::fs::write(w.path().join("identity.json"), d.identity_settings().to_string()).expect("settings");
+    let call = |tool: &str, params: serde_json::Value| -> Value {
+        let o = w.bardo(&["call", tool, "--params", &params.to_string()]);
+        assert!(o.status.success(), "{tool}: {o:?}");
+        serde_json::from_slice(&o.stdout).expect("json")
+    };
+    let tools = w.bardo(&["tools", "--json"]);
+    let listed: Value = serde_json::from_slice(&tools.stdout).expect("json");
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["tool"]["name"].as_str())
+        .collect();
+    for tool in [
+        "identity_get_agent",
+        "identity_search_agents",
+        "identity_verify_agent",
+        "identity_get_reputation",
+        "identity_get_validations",
+    ] {
+        assert!(names.contains(&tool), "the erc8004 profile lists {tool}: {names:?}");
+    }
+
+    let agent = call(
+        "identity_get_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "metadata_keys": ["agentWallet"]}),
+    );
+    assert_eq!(agent["owner"], OWNER.1.to_checksum(None), "{agent}");
+    assert_eq!(agent["agent_wallet"], WALLET.1.to_checksum(None), "{agent}");
+    assert_eq!(
+        agent["metadata"][0]["hex"],
+        format!("0x{}", alloy::primitives::hex::encode(WALLET.1)),
+        "{agent}"
+    );
+    assert_eq!(agent["registration"]["name"], "bardo-devnet", "{agent}");
+    assert_eq!(agent["registration"]["type"], "https://eips.ethereum.org/EIPS/eip-8004#registration-v1");
+    let a2a = agent["services"].as_array().expect("services").iter().find(|s| s["name"] == "A2A").cloned();
+    assert_eq!(a2a.expect("an A2A service")["endpoint"], card, "{agent}");
+
+    let verified = call(
+        "identity_verify_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "card_url": card}),
+    );
+    assert_eq!(verified["verified"], true, "{verified}");
+    assert_eq!(
+        verified["path"].as_array().expect("path").len(),
+        5,
+        "identity, URI, file, services, card: {verified}"
+    );
+    let other = "https://elsewhere.example/.well-known/agent-card.json";
+    let refused = call(
+        "identity_verify_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "card_url": other}),
+    );
+    assert_eq!(refused["verified"], false, "{refused}");
+    assert!(refused["reason"].as_str().expect("reason").contains(card), "names the card it has: {refused}");
+    let o = w.bardo(&["call", "identity_get_agent", "--params", r#"{"chain_id":31337,"agent_id":99}"#]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stdout).contains("not registered"), "{o:?}");
+
+    let found = call(
+        "identity_search_agents",
+        serde_json::json!({"chain_id": 31337, "service": "a2a", "name": "BARDO"}),
+    );
+    assert_eq!(found["agents"][0]["agent_id"], 1, "{found}");
+    assert_eq!(found["scanned"], 1, "{found}");
+    let none = call("identity_search_agents", serde_json::json!({"chain_id": 31337, "name": "nobody"}));
+    assert_eq!(none["agents"], serde_json::json!([]), "{none}");
+
+    let client = CLIENT.1.to_checksum(None);
+    let rep = call(
+        "identity_get_reputation",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "clients": [client]}),
+    );
+    assert_eq!((rep["count"].as_u64(), rep["mean"].as_str()), (Some(1), Some("99.77")), "{rep}");
+    assert_eq!(rep["feedback"].as_array().expect("feedback").len(), 1, "the revoked one is left out: {rep}");
+    let all = call(
+        "identity_get_reputation",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "include_revoked": true}),
+    );
+    assert_eq!(all["feedback"][0]["value"], "87", "{all}");
+    assert_eq!(all["feedback"][0]["revoked"], true, "{all}");
+    assert_eq!(all["clients_named"], false, "{all}");
+
+    let v = call("identity_get_validations", serde_json::json!({"chain_id": 31337, "agent_id": 1}));
+    assert_eq!((v["answered"].as_u64(), v["mean_response"].as_u64()), (Some(1), Some(100)), "{v}");
+    assert_eq!(v["validations"][0]["request_hash"], hash.to_string(), "{v}");
+    assert_eq!(v["validations"][0]["validator"], VALIDATOR.1.to_checksum(None), "{v}");
+    assert_eq!(v["validations"][0]["tag"], "soft", "{v}");
 }

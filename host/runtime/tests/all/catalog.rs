@@ -7,12 +7,12 @@ use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
 use bardo_runtime::engine::Limits;
 use bardo_runtime::plugin::{Host, WasiPolicy};
 use bardo_test_artifacts::{
-    AAVE, BOOTSTRAP, HELLO, INTELLIGENCE, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT, WALLET,
+    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT, WALLET,
 };
 use std::collections::BTreeSet;
 
-const PLUGINS: [&str; 10] =
-    [HELLO, UNISWAP, AAVE, STREAMING, WALLET, TESTNET, INTELLIGENCE, SAFETY, VAULT, BOOTSTRAP];
+const PLUGINS: [&str; 11] =
+    [HELLO, UNISWAP, AAVE, STREAMING, WALLET, TESTNET, INTELLIGENCE, SAFETY, VAULT, BOOTSTRAP, IDENTITY];
 
 fn host(profile: &str) -> Host {
     let profile = Profile::parse(profile).expect("profile").with_capabilities([RequiredCapability::Wallet]);
@@ -30,7 +30,7 @@ fn every_tool_has_a_complete_definition() {
     let h = host("dev");
     let names: BTreeSet<&String> = h.catalog().keys().collect();
     // hello 1, uniswap 10 + data 1, aave 8, streaming 7, wallet 11 + erc20 1, testnet 6, intelligence 6,
-    // safety 4, vault 11, bootstrap 2: 68.
+    // safety 4, vault 11, bootstrap 2, identity 5: 73.
     assert!(names.len() >= 60, "{} tools: {names:?}", names.len());
     for (name, e) in h.catalog() {
         let d = &e.def;
@@ -53,6 +53,7 @@ fn every_tool_has_a_complete_definition() {
             Category::Safety => Some("safety"),
             Category::Testnet => Some("testnet"),
             Category::Bootstrap => Some("bootstrap"),
+            Category::Identity => Some("identity"),
             _ => None,
         };
         if let Some(want) = expected_prefix {
