@@ -8,6 +8,9 @@ the chain.
 
 Usage: erc8004_client.py --rpc URL --identity A --reputation A --validation A
        --owner-key K --client-key K --validator-key K --wallet-key K [--card URL]
+   or: erc8004_client.py --rpc URL --identity A --reputation A --validation A
+       --read-agent ID [--feedback-agent ID --feedback-client ADDRESS --feedback-index N]
+       (reads only: what another client wrote, as agent0-sdk reads it)
 """
 
 import argparse
@@ -26,12 +29,35 @@ def sdk(args, key):
     return SDK(chainId=CHAIN, rpcUrl=args.rpc, signer=key, registryOverrides=overrides)
 
 
+def read(args):
+    reader = sdk(args, None)
+    agent = reader.loadAgent(args.read_agent)
+    out = {
+        "agent": {
+            "name": agent.name,
+            "description": agent.description,
+            "a2a": agent.a2aEndpoint,
+            "owner": reader.getAgentOwner(args.read_agent),
+            "wallet": agent.getWallet(),
+        }
+    }
+    if args.feedback_agent:
+        f = reader.getFeedback(args.feedback_agent, args.feedback_client, args.feedback_index)
+        out["feedback"] = {"value": f.value, "tags": f.tags, "revoked": f.isRevoked}
+    print(json.dumps(out))
+
+
 def main():
     p = argparse.ArgumentParser()
-    for name in ["rpc", "identity", "reputation", "validation", "owner-key", "client-key", "validator-key", "wallet-key"]:
+    for name in ["rpc", "identity", "reputation", "validation"]:
         p.add_argument(f"--{name}", required=True)
+    for name in ["owner-key", "client-key", "validator-key", "wallet-key", "read-agent", "feedback-agent", "feedback-client"]:
+        p.add_argument(f"--{name}")
+    p.add_argument("--feedback-index", type=int, default=1)
     p.add_argument("--card", default="http://127.0.0.1:8080/.well-known/agent-card.json")
     args = p.parse_args()
+    if args.read_agent:
+        return read(args)
     out = {}
 
     owner = sdk(args, args.owner_key)

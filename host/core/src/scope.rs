@@ -33,6 +33,14 @@ pub enum Role {
     Erc4626Vault,
     /// Permit2: `approve` to an allowlisted spender.
     Permit2,
+    /// An ERC-8004 Identity Registry: register an agent (minted to the caller, the wallet),
+    /// update its agentURI and metadata, move its verified wallet only to the wallet itself —
+    /// never transfer or approve an agent.
+    Erc8004IdentityRegistry,
+    /// An ERC-8004 Reputation Registry: give and revoke feedback, append responses.
+    Erc8004ReputationRegistry,
+    /// An ERC-8004 Validation Registry: request a validation, answer one.
+    Erc8004ValidationRegistry,
     /// Uniswap's UniversalRouter: `execute` of V2 / V3 / V4 swaps, wraps, unwraps and sweeps whose
     /// every recipient is the wallet (or the router itself between steps).
     UniversalRouter,
@@ -58,6 +66,9 @@ impl std::fmt::Display for Role {
             Self::AaveV3Pool => "aave-v3-pool",
             Self::Erc4626Vault => "erc4626-vault",
             Self::Permit2 => "permit2",
+            Self::Erc8004IdentityRegistry => "erc8004-identity-registry",
+            Self::Erc8004ReputationRegistry => "erc8004-reputation-registry",
+            Self::Erc8004ValidationRegistry => "erc8004-validation-registry",
             Self::UniversalRouter => "universal-router",
             Self::V4Hook => "v4-hook",
             Self::Recipient => "recipient",

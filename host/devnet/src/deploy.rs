@@ -138,6 +138,9 @@ impl Deployments {
         add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
         add(&self.uniswap_v4, "position_manager", Role::UniswapV4PositionManager);
         add(&self.aave_v3, "pool", Role::AaveV3Pool);
+        roles.insert(self.erc8004.identity, Role::Erc8004IdentityRegistry);
+        roles.insert(self.erc8004.reputation, Role::Erc8004ReputationRegistry);
+        roles.insert(self.erc8004.validation, Role::Erc8004ValidationRegistry);
         for v in self.vaults.values() {
             roles.insert(v.address, Role::Erc4626Vault);
         }

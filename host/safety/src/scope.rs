@@ -75,6 +75,29 @@ mod erc4626 {
     }
 }
 
+/// ERC-8004's registries' write functions.
+mod erc8004 {
+    alloy::sol! {
+        struct MetadataEntry { string metadataKey; bytes metadataValue; }
+        function register() external returns (uint256);
+        function register(string agentURI) external returns (uint256);
+        function register(string agentURI, MetadataEntry[] metadata) external returns (uint256);
+        function setAgentURI(uint256 agentId, string newURI) external;
+        function setMetadata(uint256 agentId, string metadataKey, bytes metadataValue) external;
+        function setAgentWallet(uint256 agentId, address newWallet, uint256 deadline, bytes signature) external;
+        function unsetAgentWallet(uint256 agentId) external;
+        function giveFeedback(uint256 agentId, int128 value, uint8 valueDecimals, string tag1, string tag2,
+            string endpoint, string feedbackURI, bytes32 feedbackHash) external;
+        function revokeFeedback(uint256 agentId, uint64 feedbackIndex) external;
+        function appendResponse(uint256 agentId, address clientAddress, uint64 feedbackIndex, string responseURI,
+            bytes32 responseHash) external;
+        function validationRequest(address validatorAddress, uint256 agentId, string requestURI, bytes32 requestHash)
+            external;
+        function validationResponse(bytes32 requestHash, uint8 response, string responseURI, bytes32 responseHash,
+            string tag) external;
+    }
+}
+
 /// How one function's parameters are checked.
 enum Party {
     /// No address parameter moves value elsewhere.
@@ -168,6 +191,31 @@ fn vault(data: &[u8]) -> Option<(&'static str, Party)> {
         .or_else(|| erc20(data))
 }
 
+/// An agent is minted to the caller (the wallet) and its registry enforces that only its owner
+/// or operator updates it; the verified wallet, where the agent is paid, may only become the
+/// wallet. Transfers and approvals of an agent are not in scope.
+fn identity_registry(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<erc8004::register_0Call>(data, |_| Party::None)
+        .or_else(|| party::<erc8004::register_1Call>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::register_2Call>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::setAgentURICall>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::setMetadataCall>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::setAgentWalletCall>(data, |c| Party::Wallet("newWallet", c.newWallet)))
+        .or_else(|| party::<erc8004::unsetAgentWalletCall>(data, |_| Party::None))
+}
+
+/// Feedback moves no value; the registry checks who may give, revoke and respond.
+fn reputation_registry(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<erc8004::giveFeedbackCall>(data, |_| Party::None)
+        .or_else(|| party::<erc8004::revokeFeedbackCall>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::appendResponseCall>(data, |_| Party::None))
+}
+
+fn validation_registry(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<erc8004::validationRequestCall>(data, |_| Party::None)
+        .or_else(|| party::<erc8004::validationResponseCall>(data, |_| Party::None))
+}
+
 fn permit2(data: &[u8]) -> Option<(&'static str, Party)> {
     party::<permit2::approveCall>(data, |c| Party::Allowlisted("spender", c.spender))
 }
@@ -196,6 +244,9 @@ pub fn check(
         Role::AaveV3Pool => aave_pool(data),
         Role::Erc4626Vault => vault(data),
         Role::Permit2 => permit2(data),
+        Role::Erc8004IdentityRegistry => identity_registry(data),
+        Role::Erc8004ReputationRegistry => reputation_registry(data),
+        Role::Erc8004ValidationRegistry => validation_registry(data),
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
                 refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, allowlisted)?;

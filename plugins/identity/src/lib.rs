@@ -1,7 +1,9 @@
 //! ERC-8004 identity tools for Bardo (category `identity`): an agent (owner, agentURI, verified
 //! wallet, on-chain metadata) and its registration file, its reputation and validations, a
 //! search over the registry's agents, and whether an agent's registration names a given A2A
-//! card — the chain identity → agentURI → registration file → services → card. Reads only.
+//! card — the chain identity → agentURI → registration file → services → card; and write plans to
+//! register the wallet as an agent, update its registration file, give feedback, and request and
+//! answer validations.
 //!
 //! A registration file is read when the agentURI holds it (`data:application/json;base64,…`,
 //! as the ERC recommends for an on-chain file); a plugin has no network, so an `https://` or
@@ -14,6 +16,7 @@ mod agents;
 mod registration;
 mod registries;
 mod reputation;
+mod write;
 
 bardo_sdk::plugin! {
     name: "identity",
@@ -23,5 +26,12 @@ bardo_sdk::plugin! {
         agents::VerifyAgent,
         reputation::GetReputation,
         reputation::GetValidations,
+    ],
+    write: [
+        write::Register,
+        write::SetUri,
+        write::GiveFeedback,
+        write::RequestValidation,
+        write::RespondValidation,
     ],
 }

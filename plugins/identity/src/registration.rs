@@ -82,6 +82,58 @@ pub fn services(file: &Value) -> Vec<Service> {
         .collect()
 }
 
+/// What a registration file says about an agent, as a write tool's params give it.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Describe {
+    /// The agent's name.
+    pub name: String,
+    /// What it does, how it works, how to reach it.
+    pub description: String,
+    /// Its A2A agent card URL (`https://…/.well-known/agent-card.json`).
+    #[serde(default)]
+    pub a2a_card: Option<String>,
+    /// Its MCP endpoint.
+    #[serde(default)]
+    pub mcp: Option<String>,
+    /// An image URL.
+    #[serde(default)]
+    pub image: Option<String>,
+}
+
+/// The ERC's registration file for `d`, naming `registration` (agentId, agentRegistry) when the
+/// agent exists already, as a `data:application/json;base64,…` URI: the file on-chain.
+pub fn build(d: &Describe, registration: Option<(u64, &str)>) -> Result<String, bardo_sdk::Error> {
+    if d.name.trim().is_empty() || d.description.trim().is_empty() {
+        return Err(bardo_sdk::errors::invalid_params("a registration needs a `name` and a `description`"));
+    }
+    let mut services = Vec::new();
+    if let Some(card) = &d.a2a_card {
+        services.push(serde_json::json!({"name": "A2A", "endpoint": card, "version": "0.3.0"}));
+    }
+    if let Some(mcp) = &d.mcp {
+        services.push(serde_json::json!({"name": "MCP", "endpoint": mcp, "version": "2025-06-18"}));
+    }
+    let registrations: Vec<Value> = registration
+        .map(|(id, registry)| serde_json::json!({"agentId": id, "agentRegistry": registry}))
+        .into_iter()
+        .collect();
+    let mut file = serde_json::json!({
+        "type": REGISTRATION_V1,
+        "name": d.name,
+        "description": d.description,
+        "services": services,
+        "active": true,
+        "registrations": registrations,
+        "supportedTrust": ["reputation"],
+    });
+    if let Some(image) = &d.image {
+        file["image"] = image.clone().into();
+    }
+    let text = serde_json::to_string(&file).map_err(|e| bardo_sdk::errors::internal(e.to_string()))?;
+    Ok(format!("data:application/json;base64,{}", base64::engine::general_purpose::STANDARD.encode(text)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +154,22 @@ mod tests {
         let s = services(r.file.as_ref().expect("file"));
         assert_eq!(s.len(), 1, "a service without an endpoint is skipped");
         assert_eq!((s[0].name.as_str(), s[0].version.as_deref()), ("A2A", Some("0.3.0")));
+    }
+
+    #[test]
+    fn a_built_file_reads_back() {
+        let d = Describe {
+            name: "bardo".into(),
+            description: "tools".into(),
+            a2a_card: Some("http://h/.well-known/agent-card.json".into()),
+            ..Describe::default()
+        };
+        let r = read(&build(&d, Some((7, "eip155:1:0xabc"))).expect("built"));
+        assert!(r.note.is_none(), "{:?}", r.note);
+        let file = r.file.expect("file");
+        assert_eq!(file["registrations"][0]["agentId"], 7);
+        assert_eq!(services(&file)[0].endpoint, "http://h/.well-known/agent-card.json");
+        assert!(build(&Describe::default(), None).is_err(), "a name and a description are required");
     }
 
     #[test]

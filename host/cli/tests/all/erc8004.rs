@@ -204,6 +204,7 @@ fn agent0_sdk_registers_rates_and_validates_on_the_devnets_registries() {
     assert!(refused(&url, CLIENT.1, r.validation, answer).contains("not the request's validator"));
 
     identity_plugin_reads_what_agent0_wrote(&node, &d, card, hash);
+    host_writes_what_agent0_reads(&node, &d);
 }
 
 /// The identity plugin, under the `erc8004` profile, over the agent agent0-sdk registered.
@@ -307,4 +308,124 @@ fn identity_plugin_reads_what_agent0_wrote(
     assert_eq!(v["validations"][0]["request_hash"], hash.to_string(), "{v}");
     assert_eq!(v["validations"][0]["validator"], VALIDATOR.1.to_checksum(None), "{v}");
     assert_eq!(v["validations"][0]["tag"], "soft", "{v}");
+}
+
+/// agent0-sdk reading what the host wrote (`--read-agent` mode).
+fn agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments, args: &[&str]) -> Value {
+    let r = d.erc8004;
+    let out = std::process::Command::new(python())
+        .arg(clients().join("erc8004_client.py"))
+        .args(["--rpc", &node.url()])
+        .args(["--identity", &r.identity.to_string(), "--reputation", &r.reputation.to_string()])
+        .args(["--validation", &r.validation.to_string()])
+        .args(args)
+        .output()
+        .expect("run agent0-sdk");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// The identity plugin's writes through the host's write path (the wallet: the devnet's
+/// deployer), each read back by agent0-sdk or the chain: register, replace the registration
+/// file, rate another's agent (not its own), request and answer a validation.
+fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) {
+    let w = Workspace::trader(node, d);
+    std::fs::copy(bardo_test_artifacts::IDENTITY, w.path().join("plugins/identity.wasm")).expect("plugin");
+    std::fs::write(w.path().join("identity.json"), d.identity_settings().to_string()).expect("settings");
+    let config = std::fs::read_to_string(w.path().join("bardo.toml")).expect("config");
+    let config = config.replace("[settings]\n", "[settings]\nidentity = \"identity.json\"\n");
+    std::fs::write(w.path().join("bardo.toml"), config).expect("config");
+    let commit = |kind: &str, params: Value| -> Value {
+        let o = w.bardo(&["preview", kind, "--profile", "erc8004", "--params", &params.to_string()]);
+        assert!(o.status.success(), "{kind}: {o:?}");
+        let permit: Value = serde_json::from_slice(&o.stdout).expect("permit");
+        let id = permit["permit_id"].as_str().expect("permit id");
+        let o = w.bardo(&["commit", id, "--profile", "erc8004"]);
+        assert!(o.status.success(), "{kind}: {o:?}");
+        serde_json::from_slice(&o.stdout).expect("outcome")
+    };
+    let call = |tool: &str, params: Value| -> Value {
+        let o = w.bardo(&["call", tool, "--profile", "erc8004", "--params", &params.to_string()]);
+        assert!(o.status.success(), "{tool}: {o:?}");
+        serde_json::from_slice(&o.stdout).expect("json")
+    };
+    let me = d.deployer;
+    let card = "http://127.0.0.1:9090/.well-known/agent-card.json";
+    let done = commit(
+        "identity-register",
+        serde_json::json!({"chain_id": 31337, "registration": {"name": "bardo-host", "description": "Bardo over A2A",
+            "a2a_card": card}, "metadata": {"agentName": "bardo.eth"}}),
+    );
+    let text = done.to_string();
+    assert!(text.contains("\"agent_id\":\"2\""), "agent0's was 1, the host's is 2: {text}");
+    assert_eq!(
+        view(&node.url(), d.erc8004.identity, ownerOfCall { tokenId: alloy::primitives::U256::from(2) }),
+        me
+    );
+    let read = agent0_reads(node, d, &["--read-agent", "2"]);
+    assert_eq!(read["agent"]["name"], "bardo-host", "{read}");
+    assert_eq!(read["agent"]["a2a"], card, "{read}");
+    assert_eq!(read["agent"]["owner"], me.to_checksum(None), "{read}");
+    assert_eq!(read["agent"]["wallet"], me.to_checksum(None), "the wallet verified from the start: {read}");
+
+    // A new registration file, naming its own registration this time.
+    let moved = "http://127.0.0.1:9091/.well-known/agent-card.json";
+    commit(
+        "identity-set-uri",
+        serde_json::json!({"chain_id": 31337, "agent_id": 2, "registration": {"name": "bardo-host",
+            "description": "Bardo over A2A, moved", "a2a_card": moved}}),
+    );
+    assert_eq!(agent0_reads(node, d, &["--read-agent", "2"])["agent"]["a2a"], moved);
+    let v = call(
+        "identity_verify_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 2, "card_url": moved}),
+    );
+    assert_eq!(v["verified"], true, "{v}");
+    let old = call(
+        "identity_verify_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 2, "card_url": card}),
+    );
+    assert_eq!(old["verified"], false, "{old}");
+
+    // Feedback on agent0's agent, read back by agent0; the host's own agent it may not rate.
+    commit(
+        "identity-feedback",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "value": "4.5", "tag1": "starred"}),
+    );
+    let me_text = me.to_checksum(None);
+    let read = agent0_reads(
+        node,
+        d,
+        &[
+            "--read-agent",
+            "1",
+            "--feedback-agent",
+            "1",
+            "--feedback-client",
+            &me_text,
+            "--feedback-index",
+            "1",
+        ],
+    );
+    assert_eq!(read["feedback"]["value"], 4.5, "{read}");
+    assert_eq!(read["feedback"]["tags"], serde_json::json!(["starred"]), "{read}");
+    let own = serde_json::json!({"chain_id": 31337, "agent_id": 2, "value": "100"}).to_string();
+    let o = w.bardo(&["preview", "identity-feedback", "--profile", "erc8004", "--params", &own]);
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && said.contains("cannot rate"), "{said}");
+
+    // A validation of the host's agent that the wallet answers itself.
+    let asked = commit(
+        "identity-validation-request",
+        serde_json::json!({"chain_id": 31337, "agent_id": 2, "validator": me_text, "request_uri": "data:,swap 42"}),
+    );
+    let hash = asked.to_string();
+    let hash = &hash[hash.find("\"request_hash\":\"").expect("hash") + 16..][..66];
+    commit(
+        "identity-validation-response",
+        serde_json::json!({"chain_id": 31337, "request_hash": hash, "response": 90, "tag": "hard"}),
+    );
+    let v = call("identity_get_validations", serde_json::json!({"chain_id": 31337, "agent_id": 2}));
+    assert_eq!((v["answered"].as_u64(), v["mean_response"].as_u64()), (Some(1), Some(90)), "{v}");
+    assert_eq!(v["validations"][0]["tag"], "hard", "{v}");
 }

@@ -541,3 +541,81 @@ fn a_plan_whose_last_call_reverts_after_the_others_were_mined_is_partially_execu
     let mismatch = log.lines().find(|l| l.contains("\"OutcomeMismatch\"")).expect("audited as a divergence");
     assert!(mismatch.contains(&permit.permit_id) && mismatch.contains("2 of 3"), "{mismatch}");
 }
+
+mod erc8004 {
+    alloy::sol! {
+        function register(string agentURI) external returns (uint256);
+        function setAgentWallet(uint256 agentId, address newWallet, uint256 deadline, bytes signature) external;
+        function transferFrom(address from, address to, uint256 tokenId) external;
+        function approve(address to, uint256 tokenId) external;
+        function setApprovalForAll(address operator, bool approved) external;
+        function giveFeedback(uint256 agentId, int128 value, uint8 valueDecimals, string tag1, string tag2,
+            string endpoint, string feedbackURI, bytes32 feedbackHash) external;
+        function validationResponse(bytes32 requestHash, uint8 response, string responseURI, bytes32 responseHash,
+            string tag) external;
+    }
+}
+
+/// The ERC-8004 registries' scopes: an agent is registered and updated, never given away, and
+/// its verified wallet (where it is paid) may only become the wallet; feedback and validation
+/// calls go to their own registry only, and none takes ether.
+#[test]
+fn an_agent_is_never_given_away_and_is_paid_only_to_the_wallet() {
+    use erc8004::*;
+    let (wallet, thief) = (
+        address!("0x00000000000000000000000000000000000a11ce"),
+        address!("0x0000000000000000000000000000000000000bad"),
+    );
+    let check = |role: Role, call: Vec<u8>, value: u64| {
+        bardo_safety::scope::check(role, &call, U256::from(value), wallet, &|_| None)
+    };
+    let identity = Role::Erc8004IdentityRegistry;
+    assert!(check(identity, registerCall { agentURI: "data:,{}".into() }.abi_encode(), 0).is_ok());
+    let to = |new_wallet| setAgentWalletCall {
+        agentId: U256::from(1),
+        newWallet: new_wallet,
+        deadline: U256::MAX,
+        signature: vec![1].into(),
+    };
+    assert!(check(identity, to(wallet).abi_encode(), 0).is_ok());
+    let e = check(identity, to(thief).abi_encode(), 0).expect_err("paid elsewhere");
+    assert!(e.contains("newWallet") && e.contains("must be the wallet"), "{e}");
+    for call in [
+        transferFromCall { from: wallet, to: thief, tokenId: U256::from(1) }.abi_encode(),
+        approveCall { to: thief, tokenId: U256::from(1) }.abi_encode(),
+        setApprovalForAllCall { operator: thief, approved: true }.abi_encode(),
+    ] {
+        let e = check(identity, call, 0).expect_err("an agent given away");
+        assert!(e.contains("not in the scope of a erc8004-identity-registry"), "{e}");
+    }
+    assert!(
+        check(identity, registerCall { agentURI: String::new() }.abi_encode(), 1)
+            .expect_err("ether")
+            .contains("wei")
+    );
+    let feedback = giveFeedbackCall {
+        agentId: U256::from(1),
+        value: 87,
+        valueDecimals: 0,
+        tag1: "starred".into(),
+        tag2: String::new(),
+        endpoint: String::new(),
+        feedbackURI: String::new(),
+        feedbackHash: Default::default(),
+    }
+    .abi_encode();
+    assert!(check(Role::Erc8004ReputationRegistry, feedback.clone(), 0).is_ok());
+    assert!(
+        check(Role::Erc8004ValidationRegistry, feedback.clone(), 0).is_err(),
+        "each call to its own registry"
+    );
+    assert!(check(identity, feedback, 0).is_err());
+    let answer = validationResponseCall {
+        requestHash: Default::default(),
+        response: 100,
+        responseURI: String::new(),
+        responseHash: Default::default(),
+        tag: String::new(),
+    };
+    assert!(check(Role::Erc8004ValidationRegistry, answer.abi_encode(), 0).is_ok());
+}
