@@ -14,11 +14,13 @@
 //! same bearer-token rule as `/mcp` (applied by the caller of [`A2a::routers`]).
 
 mod card;
+mod identity;
 mod rpc;
 mod run;
 mod tasks;
 
 pub use card::PROTOCOL_VERSION;
+pub use identity::{EXTENSION_URI, IdentityConfig};
 pub use rpc::RpcError;
 pub use run::{AdapterSource, Ask};
 pub use tasks::State;
@@ -48,25 +50,27 @@ pub struct A2a {
     adapter: AdapterSource,
     profile: String,
     bearer: bool,
+    identity: Option<IdentityConfig>,
 }
 
 impl A2a {
     /// Open the task store in `tasks_dir` (tasks left working by a previous process fail,
     /// waiting ones keep their expiry), publish task events on `fabric` (the caller journals
     /// it, with the write path's steps), and call tools through `adapter`. `bearer`: the
-    /// endpoint requires a token (the card says so). Call inside a Tokio runtime: expiry
-    /// watches run on it.
+    /// endpoint requires a token (the card says so); `identity`: the host's ERC-8004
+    /// registration, which the card names. Call inside a Tokio runtime: expiry watches run on it.
     pub fn open(
         tasks_dir: &Path,
         fabric: Arc<Fabric>,
         adapter: AdapterSource,
         profile: &str,
         bearer: bool,
+        identity: Option<IdentityConfig>,
     ) -> Result<Arc<Self>, A2aError> {
         let store = Arc::new(tasks::Tasks::open(tasks_dir)?);
         let runner = run::Runner::new(store, adapter.clone(), fabric);
         runner.recover();
-        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer }))
+        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer, identity }))
     }
 
     /// Task `id` as A2A shows it.
@@ -91,7 +95,11 @@ async fn card_route(Extract(a2a): Extract<Arc<A2a>>, headers: HeaderMap) -> axum
     // the allowed hosts by the access rules of the endpoint itself).
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
     let url = format!("http://{host}{PATH}");
-    axum::Json(card::card(&(a2a.adapter)(), &a2a.profile, &url, a2a.bearer))
+    let mut card = card::card(&(a2a.adapter)(), &a2a.profile, &url, a2a.bearer);
+    if let Some(identity) = &a2a.identity {
+        card["capabilities"]["extensions"] = serde_json::json!([identity.extension()]);
+    }
+    axum::Json(card)
 }
 
 async fn rpc_route(

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 mod archetypes_cli;
 mod devnet_cli;
 mod events_cli;
+mod identity_cli;
 mod init_cli;
 mod plugin_cli;
 mod records_cli;
@@ -349,6 +350,11 @@ enum Command {
         #[command(subcommand)]
         action: plugin_cli::PluginAction,
     },
+    /// This host's ERC-8004 identity: register it with a registration file naming its A2A card.
+    Identity {
+        #[command(subcommand)]
+        action: identity_cli::IdentityAction,
+    },
     /// The local devnet (anvil from the pinned npm package).
     Devnet {
         #[command(subcommand)]
@@ -579,6 +585,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json, rt),
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
+        Command::Identity { action } => identity_cli::run(&config()?, action, rt),
         Command::Mcp { profile, http, no_auth, expose, watch_ms, .. } => {
             mcp(&cli.config, profile.as_deref(), http, auth(no_auth), expose, watch_ms, rt)
         }
@@ -666,6 +673,7 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
     sections.get::<bardo_sidecar::SidecarSettings>()?;
     sections.get::<bardo_mcp::config::McpConfig>()?;
     sections.get::<bardo_tui::config::TuiSettings>()?;
+    sections.optional::<bardo_a2a::IdentityConfig>()?;
     sections.refuse_unknown(&[
         bardo_safety::SafetyConfig::NAME,
         bardo_agent::AgentConfig::NAME,
@@ -673,6 +681,7 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
         bardo_sidecar::SidecarSettings::NAME,
         bardo_mcp::config::McpConfig::NAME,
         bardo_tui::config::TuiSettings::NAME,
+        bardo_a2a::IdentityConfig::NAME,
     ])?;
     Ok(config)
 }

@@ -56,6 +56,7 @@ pub(crate) fn run(
                 adapter,
                 served.profile(),
                 access.requires_token(),
+                config.optional::<bardo_a2a::IdentityConfig>()?,
             )?;
             let (card, endpoint) = a2a.routers();
             router = router.merge(card).merge(bardo_mcp::http::guard(endpoint, access.clone()));

@@ -97,7 +97,7 @@ pub(crate) fn permit_arg(arg: String) -> Result<String> {
 /// Run `f` on the write path, its steps (previews, hooks, permits, commits, cancels) journaled
 /// like a serving process's — to the events file or the fleet's stream — so a `bardo tui` or
 /// `bardo events` elsewhere shows what this command did. All of it is written before returning.
-fn with_write_path(
+pub(crate) fn with_write_path(
     config: &Config,
     profile: Option<&str>,
     rt: &Runtime,

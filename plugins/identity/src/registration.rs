@@ -99,6 +99,9 @@ pub struct Describe {
     /// An image URL.
     #[serde(default)]
     pub image: Option<String>,
+    /// Its role among agents (`infrastructure` for a host serving tools).
+    #[serde(default)]
+    pub role: Option<String>,
 }
 
 /// The ERC's registration file for `d`, naming `registration` (agentId, agentRegistry) when the
@@ -129,6 +132,9 @@ pub fn build(d: &Describe, registration: Option<(u64, &str)>) -> Result<String, 
     });
     if let Some(image) = &d.image {
         file["image"] = image.clone().into();
+    }
+    if let Some(role) = &d.role {
+        file["role"] = role.clone().into();
     }
     let text = serde_json::to_string(&file).map_err(|e| bardo_sdk::errors::internal(e.to_string()))?;
     Ok(format!("data:application/json;base64,{}", base64::engine::general_purpose::STANDARD.encode(text)))

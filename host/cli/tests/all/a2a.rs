@@ -24,8 +24,10 @@ impl Server {
     }
 
     fn start_with(w: &Workspace, listen: &str, env: &[(&str, &str)], extra: &[&str]) -> Self {
-        let port =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+        Self::start_at(w, listen, free_port(), env, extra)
+    }
+
+    fn start_at(w: &Workspace, listen: &str, port: u16, env: &[(&str, &str)], extra: &[&str]) -> Self {
         let listen = format!("{listen}:{port}");
         let child = Command::new(env!("CARGO_BIN_EXE_bardo"))
             .arg("--config")
@@ -46,6 +48,10 @@ impl Server {
         let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).ok();
         Self { child, url, token: token.map(|t| t.trim().to_owned()) }
     }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
 }
 
 impl Drop for Server {
@@ -409,4 +415,44 @@ fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_opera
         ),
         "{audit}"
     );
+}
+
+/// `bardo identity register` names the card in an on-chain registration file; with the
+/// `[identity]` it prints, the card names the registration back: identity → agentURI →
+/// registration file → services → card → identity, followed by the A2A SDK, the identity
+/// plugin and agent0-sdk.
+#[test]
+fn the_card_and_the_on_chain_identity_name_each_other() {
+    let (node, d) = devnet();
+    let w = super::erc8004::identity_workspace(&node, &d);
+    let port = free_port();
+    let card_url = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
+    let o = w.bardo(&["identity", "register", "--card-url", &card_url]);
+    let said = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{said}\n{}", String::from_utf8_lossy(&o.stdout));
+    let section = &said[said.find("[identity]").expect("the section to add")..];
+    let config = std::fs::read_to_string(w.path().join("bardo.toml")).expect("config");
+    std::fs::write(w.path().join("bardo.toml"), format!("{config}\n{section}")).expect("config");
+    let registry = format!("eip155:31337:{}", d.erc8004.identity.to_checksum(None));
+    assert!(section.contains(&registry) && section.contains("agent_id = 1"), "{section}");
+
+    let server = Server::start_at(&w, "127.0.0.1", port, &[], &[]);
+    let card = a2a(&server, &["card"]);
+    let extensions = &card["card"]["capabilities"]["extensions"];
+    assert_eq!(extensions[0]["uri"], "https://eips.ethereum.org/EIPS/eip-8004", "{card}");
+    assert_eq!(extensions[0]["params"]["agentRegistry"], registry, "{card}");
+    assert_eq!(extensions[0]["params"]["agentId"].as_f64(), Some(1.0), "{card}");
+
+    // And from the chain to this card.
+    let params = json!({"chain_id": CHAIN_ID, "agent_id": 1, "card_url": card_url}).to_string();
+    let o = w.bardo(&["call", "identity_verify_agent", "--profile", "erc8004", "--params", &params]);
+    let verified: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(verified["verified"], true, "{verified}");
+    let params = json!({"chain_id": CHAIN_ID, "agent_id": 1, "metadata_keys": ["role"]}).to_string();
+    let o = w.bardo(&["call", "identity_get_agent", "--profile", "erc8004", "--params", &params]);
+    let agent: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(agent["registration"]["role"], "infrastructure", "{agent}");
+    assert_eq!(agent["metadata"][0]["text"], "infrastructure", "{agent}");
+    let read = super::erc8004::agent0_reads(&node, &d, &["--read-agent", "1"]);
+    assert_eq!(read["agent"]["a2a"], card_url, "agent0-sdk follows the same chain: {read}");
 }

@@ -310,8 +310,27 @@ fn identity_plugin_reads_what_agent0_wrote(
     assert_eq!(v["validations"][0]["tag"], "soft", "{v}");
 }
 
+/// A trader workspace (the devnet's allowlist, which lists the registries by role) with the
+/// identity plugin and its settings.
+pub(super) fn identity_workspace(
+    node: &bardo_devnet::Anvil,
+    d: &bardo_devnet::deploy::Deployments,
+) -> Workspace {
+    let w = Workspace::trader(node, d);
+    std::fs::copy(bardo_test_artifacts::IDENTITY, w.path().join("plugins/identity.wasm")).expect("plugin");
+    std::fs::write(w.path().join("identity.json"), d.identity_settings().to_string()).expect("settings");
+    let config = std::fs::read_to_string(w.path().join("bardo.toml")).expect("config");
+    let config = config.replace("[settings]\n", "[settings]\nidentity = \"identity.json\"\n");
+    std::fs::write(w.path().join("bardo.toml"), config).expect("config");
+    w
+}
+
 /// agent0-sdk reading what the host wrote (`--read-agent` mode).
-fn agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments, args: &[&str]) -> Value {
+pub(super) fn agent0_reads(
+    node: &bardo_devnet::Anvil,
+    d: &bardo_devnet::deploy::Deployments,
+    args: &[&str],
+) -> Value {
     let r = d.erc8004;
     let out = std::process::Command::new(python())
         .arg(clients().join("erc8004_client.py"))
@@ -329,12 +348,7 @@ fn agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployment
 /// deployer), each read back by agent0-sdk or the chain: register, replace the registration
 /// file, rate another's agent (not its own), request and answer a validation.
 fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) {
-    let w = Workspace::trader(node, d);
-    std::fs::copy(bardo_test_artifacts::IDENTITY, w.path().join("plugins/identity.wasm")).expect("plugin");
-    std::fs::write(w.path().join("identity.json"), d.identity_settings().to_string()).expect("settings");
-    let config = std::fs::read_to_string(w.path().join("bardo.toml")).expect("config");
-    let config = config.replace("[settings]\n", "[settings]\nidentity = \"identity.json\"\n");
-    std::fs::write(w.path().join("bardo.toml"), config).expect("config");
+    let w = identity_workspace(node, d);
     let commit = |kind: &str, params: Value| -> Value {
         let o = w.bardo(&["preview", kind, "--profile", "erc8004", "--params", &params.to_string()]);
         assert!(o.status.success(), "{kind}: {o:?}");
