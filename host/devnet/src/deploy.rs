@@ -6,6 +6,7 @@ use super::artifacts::{Artifact, ArtifactError};
 use super::deployer::Deployer;
 pub use super::deployer::{DeployError, Token};
 pub use super::erc8004::Erc8004;
+pub use super::safe::Safe;
 pub use super::vaults::Vault;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
@@ -114,6 +115,8 @@ pub struct Deployments {
     pub feeds: BTreeMap<String, Address>,
     /// The ERC-8004 Identity, Reputation and Validation registries.
     pub erc8004: Erc8004,
+    /// The Safe 1.4.1 contracts and the dev wallet's Safe.
+    pub safe: Safe,
 }
 
 impl Deployments {
@@ -552,6 +555,7 @@ pub async fn deploy_all(
     let vaults = super::vaults::deploy_vaults(&d, &tokens).await?;
     let feeds = super::feeds::deploy_feeds(&d, &tokens).await?;
     let erc8004 = super::erc8004::deploy_registries(&d).await?;
+    let safe = super::safe::deploy_safe(&d).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
 
     Ok(Deployments {
@@ -562,6 +566,7 @@ pub async fn deploy_all(
         vaults,
         feeds,
         erc8004,
+        safe,
         deployer: from,
         accounts,
         tokens,

@@ -9,6 +9,7 @@ mod erc8004;
 pub mod feeds;
 pub mod nats;
 pub mod registry;
+mod safe;
 pub mod snapshot;
 mod vaults;
 

@@ -1,10 +1,11 @@
 //! Wallet tools for Bardo: the wallet's (or any account's) balances over the operator's token
 //! list, allowances and open approvals found from Approval logs, the fee market, transactions
-//! decoded; and write plans to approve exactly, revoke, wrap, unwrap and transfer to an
+//! decoded, a Safe's configuration; and write plans to approve exactly, revoke, wrap, unwrap and transfer to an
 //! allowlisted recipient. Configured by `[settings] wallet` (see `bardo_sdk::operator`).
 
 mod decode;
 mod read;
+mod safe;
 mod write;
 
 use decode::DecodeTransaction;
@@ -13,6 +14,6 @@ use write::{Approve, Revoke, Transfer, Unwrap, Wrap};
 
 bardo_sdk::plugin! {
     name: "wallet",
-    read: [GetBalances, GetTokenBalance, GetAllowance, GetApprovals, GetGasPrice, GetFeeHistory, DecodeTransaction],
+    read: [GetBalances, GetTokenBalance, GetAllowance, GetApprovals, GetGasPrice, GetFeeHistory, DecodeTransaction, safe::GetSafe],
     write: [Approve, Revoke, Wrap, Unwrap, Transfer],
 }

@@ -244,23 +244,29 @@ fn an_executed_commit_reports_its_receipts_when_the_cluster_stalls_mid_broadcast
     assert_eq!(before - f.usdc(), U256::from(100_000_000u64), "sent once");
 }
 
-/// Two hosts commit four permits for one wallet at once (swaps in four different pools, so no
-/// plan changes another's simulation): the wallet's lease makes one commit at a time its
-/// sender, so every plan executes whole and each plan's transactions have consecutive nonces.
+/// Two hosts commit four permits for one wallet at once (swaps pinned to four different pools —
+/// the devnet has no DAI/USDC pool, so an unpinned DAI→USDC went through WETH's pools and, now
+/// and then, changed another plan's simulation first): the wallet's lease makes one commit at
+/// a time its sender, so every plan executes whole and each plan's transactions have
+/// consecutive nonces.
 #[test]
 fn commits_for_one_wallet_on_two_hosts_at_once_each_execute_whole_with_consecutive_nonces() {
     use alloy::consensus::Transaction as _;
     use alloy::providers::{Provider, ProviderBuilder};
     let f = fleet();
     let hosts = [f.host(f.nats.urls(), 4_000), f.host(f.nats.urls(), 4_000)];
-    let swaps =
-        [("USDC", "WETH", "20"), ("WBTC", "WETH", "0.0005"), ("WETH", "DAI", "0.01"), ("DAI", "USDC", "20")];
+    let swaps = [
+        ("USDC", "WETH", "20", "v3", 500),
+        ("WBTC", "WETH", "0.0005", "v3", 3000),
+        ("WETH", "DAI", "0.01", "v4", 500),
+        ("DAI", "WETH", "20", "v3", 3000),
+    ];
     let permits: Vec<_> = swaps
         .iter()
         .enumerate()
-        .map(|(i, (token_in, token_out, amount))| {
-            let params =
-                json!({"chain_id": CHAIN_ID, "token_in": token_in, "token_out": token_out, "amount": amount});
+        .map(|(i, (token_in, token_out, amount, version, fee))| {
+            let params = json!({"chain_id": CHAIN_ID, "token_in": token_in, "token_out": token_out,
+                "amount": amount, "version": version, "fee": fee});
             hosts[i % 2].preview("swap", &params).expect("preview")
         })
         .collect();
