@@ -154,6 +154,14 @@ pub fn checksummed<S: serde::Serializer>(address: &Address, s: S) -> Result<S::O
     s.serialize_str(&address.to_checksum(None))
 }
 
+/// [`checksummed`] for an optional address (none serializes as null).
+pub fn some_checksummed<S: serde::Serializer>(address: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
+    match address {
+        Some(a) => s.serialize_str(&a.to_checksum(None)),
+        None => s.serialize_none(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 
 use crate::abi::{decode_log, wire};
 use crate::erc20::{self, Token};
-use crate::errors::invalid_params;
+use crate::logs::{self, LOG_WINDOW};
 use crate::operator::Book;
 use crate::units::format_units;
 use crate::{ChainId, Error, LogFilter, chain, events};
@@ -17,10 +17,8 @@ alloy_sol_types::sol! {
     event Approval(address indexed owner, address indexed spender, uint256 value);
 }
 
-/// Blocks one `eth_getLogs` may span (the host's limit).
-const LOG_WINDOW: u64 = 10_000;
 /// The most blocks one scan covers.
-pub const MAX_SCAN: u64 = 200_000;
+pub use crate::logs::MAX_SCAN;
 
 /// Anything at or above 2^128 base units is an unlimited approval in practice.
 pub fn unlimited(amount: U256) -> bool {
@@ -107,40 +105,24 @@ pub fn open_approvals(
     from_block: Option<u64>,
 ) -> Result<Approvals, Error> {
     events::progress(0);
-    let to_block = chain::block_number(chain_id)?;
-    let from_block = from_block.unwrap_or_else(|| to_block.saturating_sub(LOG_WINDOW - 1));
-    if from_block > to_block {
-        return Err(invalid_params(format!(
-            "`from_block` {from_block} is after the latest block {to_block}"
-        )));
-    }
-    if to_block - from_block >= MAX_SCAN {
-        return Err(invalid_params(format!(
-            "`from_block` {from_block} is {} blocks back; scan at most {MAX_SCAN} blocks per call",
-            to_block - from_block + 1
-        )));
-    }
+    let (from_block, to_block) = logs::range(chain_id, from_block, LOG_WINDOW)?;
     let mut latest: BTreeMap<(Address, Address), Option<u64>> = BTreeMap::new();
-    let owner_topic = account.into_word().to_string();
-    let mut start = from_block;
-    while !tokens.is_empty() && start <= to_block {
-        let end = (start + LOG_WINDOW - 1).min(to_block);
+    if !tokens.is_empty() {
         let filter = LogFilter {
             chain_id,
             addresses: tokens.iter().map(wire).collect(),
             topics: vec![
                 vec![<Approval as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string()],
-                vec![owner_topic.clone()],
+                vec![account.into_word().to_string()],
             ],
-            from_block: Some(start),
-            to_block: Some(end),
+            from_block: None,
+            to_block: None,
         };
-        for log in chain::logs(&filter)? {
+        for log in logs::scan(filter, from_block, to_block)? {
             let Some(a) = decode_log::<Approval>(&log) else { continue };
             let Ok(token) = log.address.parse::<Address>() else { continue };
             latest.insert((token, a.spender), log.block_number);
         }
-        start = end + 1;
     }
     events::progress(1);
     let mut approvals = Vec::new();

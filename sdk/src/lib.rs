@@ -18,6 +18,7 @@ mod dispatch;
 pub mod erc20;
 pub mod erc4626;
 pub mod errors;
+pub mod logs;
 pub mod operator;
 pub mod permit2;
 pub mod settings;

@@ -31,6 +31,7 @@ pub(crate) fn preview(
             serde_json::json!({
                 "permit_id": p.permit_id,
                 "tool": p.tool,
+                "sender": p.sender,
                 "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
                 "expected_outcome": p.expected_outcome,
                 "simulation_hash": p.simulation_hash,

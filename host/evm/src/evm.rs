@@ -4,8 +4,9 @@
 //! the signer changed.
 
 use crate::chain::Chains;
-use crate::signer::Wallet;
-use crate::simulate::Simulator;
+use crate::safe::SafeWallet;
+use crate::signer::{SignerConfig, SignerError, Wallet};
+use crate::simulate::{SimCall, Simulator};
 use alloy::primitives::Address;
 use bardo_core::Runtime;
 use bardo_core::secret::TaintedString;
@@ -19,12 +20,33 @@ pub struct Evm {
     pub simulator: Simulator,
     /// The operator's signing wallet, if one is configured. Plugins only ever see its address.
     pub wallet: Option<Wallet>,
+    /// The Safe the wallet's key writes through (`[signer] mode = "safe"`): then the Safe is the
+    /// wallet plugins see and plans move, and the key only signs and pays gas.
+    pub safe: Option<SafeWallet>,
 }
 
 impl Evm {
     /// `chains`, a fresh simulator, and `wallet`.
     pub fn new(chains: Chains, wallet: Option<Wallet>) -> Self {
-        Self { chains, simulator: Simulator::default(), wallet }
+        Self { chains, simulator: Simulator::default(), wallet, safe: None }
+    }
+
+    /// `chains` and the wallet `[signer]` configures, through its Safe if it names one.
+    pub fn open(chains: Chains, signer: &SignerConfig) -> Result<Self, SignerError> {
+        let safe = signer.safe_wallet()?;
+        let wallet = Wallet::open(signer)?;
+        if safe.is_some() && wallet.is_none() {
+            return Err(SignerError::Safe(format!(
+                "[signer] mode = \"safe\" needs the key of one of the Safe's owners (${} or a keystore)",
+                signer.key_env
+            )));
+        }
+        Ok(Self { safe, ..Self::new(chains, wallet) })
+    }
+
+    /// Write through `safe` (tests; `[signer]` does it in [`Self::open`]).
+    pub fn through(self, safe: SafeWallet) -> Self {
+        Self { safe: Some(safe), ..self }
     }
 
     /// No chains and no wallet: what a host that only reads manifests needs.
@@ -40,7 +62,32 @@ impl Evm {
     /// The wallet's address on `chain`, if a wallet is configured and the chain is.
     pub fn address(&self, chain: u64) -> Option<Address> {
         let wallet = self.wallet.as_ref()?;
-        self.chains.get(chain).is_ok().then(|| wallet.address())
+        let address = self.safe.map_or_else(|| wallet.address(), |s| s.safe);
+        self.chains.get(chain).is_ok().then_some(address)
+    }
+
+    /// The account that signs (and pays the gas of) `wallet`'s transactions: the key for its
+    /// Safe, else the wallet itself. Nonces and the one-sender-per-wallet lease are its.
+    pub fn signer_of(&self, wallet: Address) -> Address {
+        match (&self.wallet, self.safe) {
+            (Some(key), Some(safe)) if safe.safe == wallet => key.address(),
+            _ => wallet,
+        }
+    }
+
+    /// The Safe `wallet` is, if this host writes through it.
+    pub fn safe_of(&self, wallet: Address) -> Option<SafeWallet> {
+        self.safe.filter(|s| s.safe == wallet && self.wallet.is_some())
+    }
+
+    /// What is sent for `wallet`'s `calls`, and from whom: the calls themselves from the wallet
+    /// or, for a Safe, one Safe transaction of them all from the key. The simulator and the
+    /// broadcaster both take it from here, so what was simulated is what is sent.
+    pub fn transactions(&self, wallet: Address, calls: &[SimCall]) -> (Address, Vec<SimCall>) {
+        match (self.safe_of(wallet), &self.wallet) {
+            (Some(safe), Some(key)) => (key.address(), vec![safe.wrap(key.address(), calls)]),
+            _ => (wallet, calls.to_vec()),
+        }
     }
 
     /// The signing key as a secret, for a result filter to withhold; never sent anywhere.

@@ -55,8 +55,10 @@ pub fn executed_changes(
     let (before_block, after_block) = (mined(first)?.saturating_sub(1), mined(last)?);
     let client = chains.get(chain)?;
     let native = |block| chains.block_on(client.balance(wallet, Some(block), deadline));
+    // Only what the wallet paid: a Safe's transactions are paid by its owner key.
     let gas: U256 = receipts
         .iter()
+        .filter(|r| r.from == wallet)
         .map(|r| U256::from(r.gas_used) * U256::from(r.effective_gas_price))
         .fold(U256::ZERO, |a, b| a.saturating_add(b));
     let native = (native(before_block)?, native(after_block)?.saturating_add(gas));

@@ -8,10 +8,12 @@ pub mod changes;
 pub mod cheats;
 pub mod evm;
 pub mod executed;
+pub mod safe;
 pub mod signer;
 pub mod simulate;
 
 pub use chain::{ChainClient, ChainConfig, ChainError, Chains, GasPrice};
 pub use evm::Evm;
-pub use signer::{KEYSTORE_ENV, SignerConfig, Wallet, create_keystore};
-pub use simulate::{SimCall, Simulation, Simulator};
+pub use safe::SafeWallet;
+pub use signer::{KEYSTORE_ENV, SignerConfig, SignerMode, Wallet, create_keystore};
+pub use simulate::{Origin, SimCall, Simulation, Simulator};

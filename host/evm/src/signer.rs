@@ -1,6 +1,7 @@
 //! The operator's signing key: an alloy local signer from a hex key in an environment variable
 //! or from an encrypted keystore file. Plugins only ever see its address.
 
+use crate::safe::{MULTI_SEND_CALL_ONLY_1_4_1, SafeWallet};
 use alloy::primitives::Address;
 use alloy::signers::local::PrivateKeySigner;
 use bardo_core::secret::{TaintLabel, TaintedString};
@@ -20,6 +21,24 @@ pub struct SignerConfig {
     pub password_env: String,
     /// A file holding the keystore's password (mode 0600), when the variable is unset.
     pub password_file: Option<PathBuf>,
+    /// Whose assets the host moves: the key's own (`key`, the default) or a Safe's (`safe`),
+    /// which the key owns (threshold 1) and writes through, a whole plan per Safe transaction.
+    pub mode: SignerMode,
+    /// The Safe, with `mode = "safe"`.
+    pub safe: Option<Address>,
+    /// `MultiSendCallOnly` on the Safe's chain (default: its canonical 1.4.1 address).
+    pub multi_send: Option<Address>,
+}
+
+/// `[signer] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignerMode {
+    /// The key's own account.
+    #[default]
+    Key,
+    /// A Safe the key owns.
+    Safe,
 }
 
 /// Environment variable naming a keystore file; it wins over `[signer] keystore`.
@@ -32,6 +51,29 @@ impl Default for SignerConfig {
             keystore: None,
             password_env: "BARDO_KEYSTORE_PASSWORD".into(),
             password_file: None,
+            mode: SignerMode::Key,
+            safe: None,
+            multi_send: None,
+        }
+    }
+}
+
+impl SignerConfig {
+    /// The Safe to write through, if `mode = "safe"`; a Safe without the mode (or the mode
+    /// without a Safe) is a mistake said at start, never guessed.
+    pub fn safe_wallet(&self) -> Result<Option<SafeWallet>, SignerError> {
+        match (self.mode, self.safe) {
+            (SignerMode::Key, None) if self.multi_send.is_none() => Ok(None),
+            (SignerMode::Key, _) => Err(SignerError::Safe(
+                "[signer] names a Safe (safe, multi_send) but mode is \"key\"; set mode = \"safe\" to write through it, or remove them".into(),
+            )),
+            (SignerMode::Safe, None) => {
+                Err(SignerError::Safe("[signer] mode = \"safe\" needs safe = \"0x…\", the Safe's address".into()))
+            }
+            (SignerMode::Safe, Some(safe)) => Ok(Some(SafeWallet {
+                safe,
+                multi_send: self.multi_send.unwrap_or(MULTI_SEND_CALL_ONLY_1_4_1),
+            })),
         }
     }
 }
@@ -50,6 +92,9 @@ pub enum SignerError {
         /// What went wrong.
         message: String,
     },
+    /// `[signer]` names a Safe inconsistently (or without a key to own it).
+    #[error("{0}")]
+    Safe(String),
 }
 
 /// The operator's wallet. Its key never leaves this type; `Debug` prints only the address.
@@ -177,6 +222,7 @@ mod tests {
             keystore,
             password_env: password_env.into(),
             password_file: None,
+            ..SignerConfig::default()
         }
     }
 

@@ -30,6 +30,22 @@ pub struct SimCall {
     pub value: U256,
 }
 
+/// Who a simulation runs as: the account that sends its transactions, and the wallet whose
+/// change set is derived — one and the same, unless the wallet is a Safe its key sends for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    /// The transactions' sender.
+    pub caller: Address,
+    /// Whose assets and authorities the change set follows.
+    pub wallet: Address,
+}
+
+impl From<Address> for Origin {
+    fn from(account: Address) -> Self {
+        Self { caller: account, wallet: account }
+    }
+}
+
 /// What one call did.
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
@@ -52,10 +68,10 @@ pub struct Simulation {
     pub timestamp: u64,
     /// One outcome per call, stopping after the first failure.
     pub outcomes: Vec<CallOutcome>,
-    /// Every change of the sender's assets and authorities (see [`crate::changes`]).
+    /// Every change of the wallet's assets and authorities (see [`crate::changes`]).
     pub changes: ChangeSet,
     /// Every other account whose native balance the calls changed, and by how much: where ether
-    /// the sender sent ended up.
+    /// the wallet sent ended up.
     pub native: Vec<(Address, I256)>,
     /// Each probe asked for ([`Simulator::run_probed`]) with its answers, in order.
     pub probes: Vec<(Probe, Probed)>,
@@ -275,19 +291,19 @@ impl Simulator {
         })
     }
 
-    /// Run `calls` in order from `sender` on a fork of `chain`'s latest block, stamped with the
+    /// Run `calls` in order from `origin` on a fork of `chain`'s latest block, stamped with the
     /// next block's timestamp or, given `at`, with that one (a re-check of an earlier simulation
     /// must differ only where the state changed, not because time passed).
     pub fn run(
         &self,
         chains: &Chains,
         chain: u64,
-        sender: Address,
+        origin: impl Into<Origin>,
         calls: &[SimCall],
         at: Option<u64>,
         deadline: Instant,
     ) -> Result<Simulation, ChainError> {
-        self.run_probed(chains, chain, sender, calls, &[], at, deadline)
+        self.run_probed(chains, chain, origin, calls, &[], at, deadline)
     }
 
     /// [`Self::run`], answering each of `probes` on the state before and after the calls when
@@ -297,12 +313,13 @@ impl Simulator {
         &self,
         chains: &Chains,
         chain: u64,
-        sender: Address,
+        origin: impl Into<Origin>,
         calls: &[SimCall],
         probes: &[Probe],
         at: Option<u64>,
         deadline: Instant,
     ) -> Result<Simulation, ChainError> {
+        let Origin { caller, wallet } = origin.into();
         let client = chains.get(chain)?;
         let cached = lock(&self.heads).get(&chain).copied();
         let next = match cached {
@@ -332,6 +349,8 @@ impl Simulator {
                     c.disable_nonce_check = true;
                     c.disable_base_fee = true;
                     c.disable_balance_check = true;
+                    // A Safe is a wallet with code: plugins simulate its calls as its own.
+                    c.disable_eip3607 = true;
                 })
                 .modify_block_chained(|b| {
                     b.number = U256::from(next.latest + 1);
@@ -346,7 +365,7 @@ impl Simulator {
         let mut evm = build();
         let native_balance = |db: &mut CacheDB<Bounded<'_>>| -> Result<U256, ChainError> {
             let account = db
-                .basic(sender)
+                .basic(wallet)
                 .map_err(|e| fork_error(chain, revm::context::result::EVMError::Database(e)))?;
             Ok(account.map(|a| a.balance).unwrap_or_default())
         };
@@ -357,7 +376,7 @@ impl Simulator {
                 return Err(ChainError::Timeout { chain, waited_ms: 0 });
             }
             let tx = TxEnv {
-                caller: sender,
+                caller,
                 kind: TxKind::Call(call.to),
                 data: call.data.clone(),
                 value: call.value,
@@ -386,7 +405,7 @@ impl Simulator {
                 .cache
                 .accounts
                 .iter()
-                .filter(|(address, _)| **address != sender)
+                .filter(|(address, _)| **address != wallet)
                 .filter_map(|(address, account)| {
                     let was = base.get(address).cloned().flatten().map(|a| a.balance).unwrap_or_default();
                     let delta = I256::from_raw(account.info.balance).wrapping_sub(I256::from_raw(was));
@@ -407,7 +426,7 @@ impl Simulator {
         }
         let loaded: std::collections::BTreeSet<Address> =
             evm.ctx.db().cache.accounts.keys().copied().collect();
-        // Every contract the calls loaded may hold a balance of the sender's.
+        // Every contract the calls loaded may hold a balance of the wallet's.
         let touched = evm
             .ctx
             .db()
@@ -421,7 +440,7 @@ impl Simulator {
         let mut before = EvmReader::new(build(), chain, deadline);
         let mut after = EvmReader::new(evm, chain, deadline);
         let changes = crate::changes::derive(
-            sender,
+            wallet,
             &logs,
             &touched,
             (native_before, native_after),

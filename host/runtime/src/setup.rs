@@ -14,7 +14,7 @@ use bardo_core::Runtime;
 use bardo_core::profile::{Profile, ProfileError};
 use bardo_evm::Evm;
 use bardo_evm::chain::{ChainError, Chains};
-use bardo_evm::signer::{SignerError, Wallet};
+use bardo_evm::signer::SignerError;
 use bardo_sidecar::SidecarSettings;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -102,7 +102,7 @@ pub fn services(
             let mut signer = config.signer.clone();
             signer.keystore = signer.keystore.map(|k| config.resolve(&k));
             signer.password_file = signer.password_file.map(|f| config.resolve(&f));
-            Arc::new(Evm::new(chains, Wallet::open(&signer)?))
+            Arc::new(Evm::open(chains, &signer)?)
         }
     };
     let settings = config.plugin_settings()?;

@@ -8,7 +8,7 @@ use bardo_core::action_class::{ActionClass, Asset, Changes, Move, classify};
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
 use bardo_core::tool::{Phase, ToolDef, WritePlan};
-use bardo_evm::simulate::{Probe, SimCall, Simulation};
+use bardo_evm::simulate::{Origin, Probe, SimCall, Simulation};
 use bardo_runtime::Services;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -324,6 +324,19 @@ impl SafetyHook for AllowlistGuard {
         let listed = |a: Address| allowed.contains_key(&a);
         let roles = |a: Address| allowed.get(&a).copied();
         for (i, call) in p.plan.calls.iter().enumerate() {
+            // The wallet's own settings — a Safe's owners, threshold, modules, guard, fallback
+            // handler — are the operator's: a call from the Safe to itself could hand a plugin
+            // a way around the write path, whatever the allowlist says.
+            if call.to == p.sender {
+                return reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "call {} is to the wallet {} itself: a wallet's own settings (a Safe's owners, modules, guard) are changed by its owners, never through a plan",
+                        i + 1,
+                        call.to
+                    ),
+                );
+            }
             let Some(role) = allowed.get(&call.to) else {
                 return reject(
                     ErrorCode::Denied,
@@ -427,11 +440,13 @@ impl RevmSimulator {
     ) -> Result<Simulation, bardo_evm::chain::ChainError> {
         let calls: Vec<SimCall> =
             plan.calls.iter().map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value }).collect();
+        // What will be sent: the calls, or through a Safe one transaction of them all.
+        let (caller, transactions) = self.services.evm.transactions(sender, &calls);
         self.services.evm.simulator.run_probed(
             &self.services.evm.chains,
             chain_id,
-            sender,
-            &calls,
+            Origin { caller, wallet: sender },
+            &transactions,
             probes,
             at,
             Instant::now() + self.budget,
@@ -452,6 +467,17 @@ impl SafetyHook for RevmSimulator {
         if let Some((i, failed)) = sim.outcomes.iter().enumerate().find(|(_, o)| !o.success) {
             let reason = alloy::sol_types::decode_revert_reason(&failed.output)
                 .unwrap_or_else(|| format!("0x{}", hex::encode(&failed.output)));
+            if let Some(safe) = self.services.evm.safe_of(p.sender) {
+                let why = bardo_evm::safe::explain(&reason).map(|w| format!(" ({w})")).unwrap_or_default();
+                return reject(
+                    ErrorCode::Reverted,
+                    format!(
+                        "the Safe transaction of {} calls (Safe {}) reverts in simulation: {reason}{why}",
+                        p.plan.calls.len(),
+                        safe.safe
+                    ),
+                );
+            }
             return reject(
                 ErrorCode::Reverted,
                 format!(

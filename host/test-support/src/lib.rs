@@ -27,6 +27,7 @@ use std::sync::{Arc, OnceLock};
 
 pub mod nats;
 pub mod registry;
+pub mod safe;
 pub mod streams;
 #[cfg(feature = "safety")]
 pub mod writes;

@@ -38,7 +38,7 @@ struct ChainState {
 #[derive(Serialize)]
 struct WalletState {
     configured: bool,
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_checksummed")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "bardo_sdk::abi::some_checksummed")]
     address: Option<Address>,
 }
 
@@ -229,11 +229,4 @@ fn holdings(
         });
     }
     Ok(out)
-}
-
-fn some_checksummed<S: serde::Serializer>(address: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
-    match address {
-        Some(a) => s.serialize_str(&a.to_checksum(None)),
-        None => s.serialize_none(),
-    }
 }

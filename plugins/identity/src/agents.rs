@@ -7,17 +7,13 @@ use crate::registries::{
 };
 use alloy_primitives::{Address, U256};
 use bardo_sdk::abi::{decode_log, eth_call, wire};
-use bardo_sdk::errors::{invalid_params, not_found};
-use bardo_sdk::{
-    Category, ChainId, Error, LogFilter, ReadTool, TickBudget, ToolDef, chain, described, events,
-};
+use bardo_sdk::errors::not_found;
+use bardo_sdk::logs;
+use bardo_sdk::{Category, ChainId, Error, LogFilter, ReadTool, TickBudget, ToolDef, described, events};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Blocks per log query, and the most a search scans.
-const LOG_WINDOW: u64 = 10_000;
-const MAX_SCAN: u64 = 200_000;
 /// The most agents a search returns.
 const MAX_RESULTS: usize = 50;
 
@@ -192,27 +188,19 @@ impl ReadTool for SearchAgents {
     fn run(p: SearchParams) -> Result<Search, Error> {
         let r = registries::of(p.chain_id)?;
         events::progress(0);
-        let to_block = chain::block_number(p.chain_id)?;
-        let from_block = p.from_block.unwrap_or_else(|| to_block.saturating_sub(MAX_SCAN - 1));
-        if from_block > to_block || to_block - from_block >= MAX_SCAN {
-            return Err(invalid_params(format!(
-                "`from_block` {from_block}: scan from at most {MAX_SCAN} blocks back to the latest block {to_block}"
-            )));
-        }
-        let mut ids = Vec::new();
-        let mut start = from_block;
-        while start <= to_block {
-            let end = (start + LOG_WINDOW - 1).min(to_block);
-            let filter = LogFilter {
-                chain_id: p.chain_id,
-                addresses: vec![wire(&r.identity)],
-                topics: vec![vec![<Registered as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string()]],
-                from_block: Some(start),
-                to_block: Some(end),
-            };
-            ids.extend(chain::logs(&filter)?.iter().filter_map(decode_log::<Registered>).map(|e| e.agentId));
-            start = end + 1;
-        }
+        let (from_block, to_block) = logs::range(p.chain_id, p.from_block, logs::MAX_SCAN)?;
+        let filter = LogFilter {
+            chain_id: p.chain_id,
+            addresses: vec![wire(&r.identity)],
+            topics: vec![vec![<Registered as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string()]],
+            from_block: None,
+            to_block: None,
+        };
+        let ids: Vec<_> = logs::scan(filter, from_block, to_block)?
+            .iter()
+            .filter_map(decode_log::<Registered>)
+            .map(|e| e.agentId)
+            .collect();
         events::progress(1);
         let lower = |s: &Option<String>| s.as_ref().map(|s| s.to_lowercase());
         let (name, service) = (lower(&p.name), lower(&p.service));

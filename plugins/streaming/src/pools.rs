@@ -88,7 +88,7 @@ struct PoolEvent {
     tick_lower: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tick_upper: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_checksummed")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "bardo_sdk::abi::some_checksummed")]
     owner: Option<Address>,
     /// The pool's tokens, fee tier and version, so an event is readable on its own (the TUI's
     /// pool explorer names the pool and prices its swaps from them).
@@ -97,13 +97,6 @@ struct PoolEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     fee: Option<u32>,
     version: &'static str,
-}
-
-fn opt_checksummed<S: serde::Serializer>(a: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
-    match a {
-        Some(a) => s.serialize_str(&a.to_checksum(None)),
-        None => s.serialize_none(),
-    }
 }
 
 pub struct PoolEvents;

@@ -12,6 +12,7 @@ mod mcp;
 mod mcp_confirm;
 mod mcp_edges;
 mod registry;
+mod safe;
 mod scaffold;
 mod secrets;
 mod tui;

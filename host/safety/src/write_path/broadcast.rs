@@ -5,10 +5,10 @@ use super::capability::Capability;
 use crate::audit_log::AuditEvent;
 use crate::permit::ActionPermit;
 use alloy::network::TransactionBuilder;
-use alloy::primitives::Address;
 use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
 use bardo_core::error::{ErrorCode, ToolError};
+use bardo_evm::SimCall;
 use bardo_runtime::Services;
 
 /// What was sent: the permit, a receipt per transaction, and the records the audit log could
@@ -34,8 +34,29 @@ pub(super) fn broadcast(
     let url =
         client.rpc_url().parse().map_err(|e| ToolError::new(ErrorCode::Internal, format!("rpc url: {e}")))?;
     let provider = ProviderBuilder::new().wallet(wallet.transaction_signer()).connect_http(url);
-    let sender: Address = wallet.address();
-    let mut receipts: Vec<TransactionReceipt> = Vec::with_capacity(permit.plan.calls.len());
+    // What the simulation ran: the calls, or through a Safe one transaction of them all.
+    let calls: Vec<SimCall> = permit
+        .plan
+        .calls
+        .iter()
+        .map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value })
+        .collect();
+    let (sender, transactions) = services.evm.transactions(permit.sender, &calls);
+    if sender != wallet.address() {
+        return Err(ToolError::new(
+            ErrorCode::Denied,
+            format!(
+                "permit `{}` is for {}, which this host's key does not sign for; nothing was sent",
+                permit.permit_id, permit.sender
+            ),
+        ));
+    }
+    let through_safe = services.evm.safe_of(permit.sender).is_some();
+    let describe = |i: usize| match through_safe {
+        true => format!("the Safe transaction of {} calls", permit.plan.calls.len()),
+        false => permit.plan.calls[i].description.clone(),
+    };
+    let mut receipts: Vec<TransactionReceipt> = Vec::with_capacity(transactions.len());
     let mut unrecorded = Vec::new();
     // The error of a call after others were mined says what is on chain.
     let failed = |receipts: &[TransactionReceipt], code: ErrorCode, message: String| {
@@ -48,12 +69,12 @@ pub(super) fn broadcast(
             format!(
                 "{message}, after {} of {} transactions were mined ({}); the plan is half done: read the wallet's state before planning again",
                 receipts.len(),
-                permit.plan.calls.len(),
+                transactions.len(),
                 mined.join(", ")
             ),
         )
     };
-    for (i, call) in permit.plan.calls.iter().enumerate() {
+    for (i, call) in transactions.iter().enumerate() {
         // The simulated gas plus a quarter: storage writes that depend on the block timestamp
         // (a V3 oracle observation, interest accrual) can cost more one second later.
         let limit = gas.get(i).map_or(1_000_000, |g| g * 5 / 4 + 20_000);
@@ -66,7 +87,7 @@ pub(super) fn broadcast(
             .with_chain_id(permit.chain_id);
         let receipt = chains
             .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
-            .map_err(|e| failed(&receipts, ErrorCode::Rpc, format!("sending `{}`: {e}", call.description)))?;
+            .map_err(|e| failed(&receipts, ErrorCode::Rpc, format!("sending `{}`: {e}", describe(i))))?;
         let executed = AuditEvent::ActionExecuted {
             permit_id: permit.permit_id.clone(),
             tx_hash: receipt.transaction_hash.to_string(),
@@ -86,10 +107,7 @@ pub(super) fn broadcast(
             return Err(failed(
                 &receipts,
                 ErrorCode::Reverted,
-                format!(
-                    "`{}` reverted on chain (transaction {})",
-                    call.description, receipt.transaction_hash
-                ),
+                format!("`{}` reverted on chain (transaction {})", describe(i), receipt.transaction_hash),
             ));
         }
         receipts.push(receipt);

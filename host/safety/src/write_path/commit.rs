@@ -170,9 +170,11 @@ impl WritePath {
         // One sender per wallet (in the fleet, with `[cluster]`): this commit's transactions take
         // consecutive nonces, none of them taken by another commit meanwhile.
         let wallet_until = || SystemTime::now() + SENDING_LEASE;
+        // The key that sends (for a Safe, its owner's): whose nonces the transactions take.
+        let key = generation.services().evm.signer_of(permit.sender);
         let wallet = match self.permits.wallet_lease(
             permit.chain_id,
-            permit.sender,
+            key,
             &self.instance,
             wallet_until,
             WALLET_WAIT,
@@ -353,8 +355,10 @@ impl WritePath {
         let _ = self.lower_phase(to);
     }
 
-    /// The wallet's nonce counting transactions the node holds but has not mined.
+    /// The nonce of the key that sends for `wallet` (a Safe's owner key, else the wallet),
+    /// counting transactions the node holds but has not mined.
     fn pending_nonce(&self, generation: &Generation, chain: u64, wallet: Address) -> Result<u64, ToolError> {
+        let wallet = generation.services().evm.signer_of(wallet);
         let chains = &generation.services().evm.chains;
         let client =
             chains.get(chain).map_err(|e| ToolError::new(ErrorCode::ChainNotSupported, e.to_string()))?;

@@ -31,6 +31,7 @@ sol! {
     function allowance(address owner, address spender) external view returns (uint256);
     function isApprovedForAll(address owner, address operator) external view returns (bool);
     function ownerOf(uint256 id) external view returns (address);
+    function getModulesPaginated(address start, uint256 pageSize) external view returns (address[] array, address next);
 }
 
 mod permit2 {
@@ -50,12 +51,40 @@ struct Env {
     /// Every contract unscoped: only the change-set derivation stands in the way.
     loose: WritePath,
     host: Arc<Host>,
+    /// The wallet: the dev key's account, or the dev Safe it writes through.
+    wallet: Address,
     _dir: tempfile::TempDir,
 }
 
 fn env() -> Env {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP, ATTACK]));
+    over(node, d, host, |d| d.deployer)
+}
+
+/// The attacks' environment with the dev Safe as the wallet, funded as the dev account is.
+fn env_through_safe() -> Env {
+    let (node, d) = devnet();
+    let settings = BTreeMap::from([("uniswap".to_owned(), d.uniswap_settings())]);
+    let host = Arc::new(bardo_test_support::safe::devnet_safe_host(
+        &node.url(),
+        &d,
+        bardo_devnet::DEV_KEY,
+        settings,
+        &[UNISWAP, ATTACK],
+    ));
+    let units = |n: u64, decimals: u32| U256::from(n) * U256::from(10u64).pow(U256::from(decimals));
+    bardo_test_support::safe::fund_dev_safe(
+        &node.url(),
+        &d,
+        units(10, 18),
+        &[("USDC", units(100_000, 6)), ("WETH", units(10, 18))],
+    );
+    over(node, d, host, |d| d.safe.dev_safe)
+}
+
+fn over(node: Anvil, d: Deployments, host: Arc<Host>, wallet: impl Fn(&Deployments) -> Address) -> Env {
+    let wallet = wallet(&d);
     let dir = tempfile::tempdir().expect("tempdir");
     let scoped = write_path(&host, &d, &dir, "scoped", d.write_targets());
     let loose = write_path(
@@ -65,7 +94,7 @@ fn env() -> Env {
         "loose",
         d.write_targets().into_keys().map(|a| (a, Role::Unscoped)).collect(),
     );
-    Env { node, d, scoped, loose, host, _dir: dir }
+    Env { node, d, scoped, loose, host, wallet, _dir: dir }
 }
 
 /// A write path over `host` allowing `roles`, auditing to `<name>.jsonl` in `dir`.
@@ -115,7 +144,7 @@ impl Env {
     }
 
     fn state(&self, nft: Option<U256>) -> State {
-        let wallet = self.d.deployer;
+        let wallet = self.wallet;
         let tokens = ["WETH", "USDC"].map(|s| self.token(s));
         let npm = self.d.uniswap_v3["position_manager"];
         let permit2 = self.d.uniswap_v4["permit2"];
@@ -165,7 +194,40 @@ fn refused(path: &WritePath, kind: &str, params: &Value, hook: &str, hint: &str)
 
 #[test]
 fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
-    let e = env();
+    every_attack_is_refused(&env());
+}
+
+/// The same attacks with the dev Safe as the wallet: refused the same way, its position minted
+/// through it; and a plan that would make a stranger the Safe's module or guard is refused
+/// whatever the allowlist says.
+#[test]
+fn every_attack_is_refused_as_before_with_a_safe_as_the_wallet() {
+    let e = env_through_safe();
+    every_attack_is_refused(&e);
+    let safe = e.d.safe.dev_safe;
+    let params = e.params(safe, json!({}));
+    refused(&e.scoped, "attack-safe-module", &params, "allowlist-guard", "to the wallet");
+    let with_safe = e.d.write_targets().into_keys().chain([safe]).map(|a| (a, Role::Unscoped)).collect();
+    refused(
+        &e.path_with("safe-unscoped", with_safe),
+        "attack-safe-module",
+        &params,
+        "allowlist-guard",
+        "itself",
+    );
+    let modules: Vec<Address> = e
+        .view(
+            safe,
+            getModulesPaginatedCall {
+                start: address!("0x0000000000000000000000000000000000000001"),
+                pageSize: U256::from(10),
+            },
+        )
+        .array;
+    assert!(modules.is_empty(), "no module was enabled");
+}
+
+fn every_attack_is_refused(e: &Env) {
     // The wallet owns a position (minted through the write path, its NFT declared).
     let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
         "amount_a": "0.5", "amount_b": "1000", "full_range": true});
@@ -173,7 +235,7 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
     let added = e.scoped.commit(&permit.permit_id).expect("commit add");
     let id: U256 = added.actual["position_id"].as_str().expect("id").parse().expect("u256");
     let before = e.state(Some(id));
-    assert_eq!(before.nft_owner, Some(e.d.deployer));
+    assert_eq!(before.nft_owner, Some(e.wallet));
 
     let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
     let (npm, router, permit2) =
@@ -184,7 +246,7 @@ fn every_attack_is_refused_by_scope_and_by_the_derived_change_set() {
         ("attack-allowance", e.params(usdc, json!({"amount": "1000000000"}))),
         ("attack-permit2", e.params(permit2, json!({"token": usdc.to_string()}))),
         ("attack-operator", e.params(npm, json!({}))),
-        ("attack-nft", e.params(npm, json!({"owner": e.d.deployer.to_string(), "amount": id.to_string()}))),
+        ("attack-nft", e.params(npm, json!({"owner": e.wallet.to_string(), "amount": id.to_string()}))),
         (
             "attack-recipient",
             e.params(

@@ -22,7 +22,7 @@ pub struct PoolInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_id: Option<String>,
     /// V4: the pool's hooks contract (the zero address: none).
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "optional_checksummed")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "bardo_sdk::abi::some_checksummed")]
     pub hooks: Option<Address>,
     /// V4: what the hook may do, by name (from its address bits); a `…ReturnDelta` permission
     /// lets it change what a swap pays or delivers, which the host refuses unless the operator
@@ -64,13 +64,6 @@ impl From<V3Pool> for PoolInfo {
             token0: p.token0,
             token1: p.token1,
         }
-    }
-}
-
-fn optional_checksummed<S: serde::Serializer>(a: &Option<Address>, s: S) -> Result<S::Ok, S::Error> {
-    match a {
-        Some(a) => bardo_sdk::abi::checksummed(a, s),
-        None => s.serialize_none(),
     }
 }
 

@@ -23,6 +23,8 @@ sol! {
     function borrow(address asset, uint256 amount, uint256 interestRateMode, uint16 referralCode,
         address onBehalfOf) external;
     function setUserUseReserveAsCollateral(address asset, bool useAsCollateral) external;
+    function enableModule(address module) external;
+    function setGuard(address guard) external;
 }
 
 mod permit2 {
@@ -347,6 +349,17 @@ attack!(
     )]
 );
 
+attack!(
+    SafeModule,
+    "attack_safe_module",
+    "attack-safe-module",
+    "Makes a stranger a module of the Safe at `target` (the wallet) and its guard: the stranger could then move the Safe's assets without the write path.",
+    |p, target, stranger| vec![
+        tx_call(p.chain_id, target, &enableModuleCall { module: stranger }),
+        tx_call(p.chain_id, target, &setGuardCall { guard: stranger }),
+    ]
+);
+
 /// A V3 swap (fee 0.3 %) of `amount` of `token` for `token_out` through the UniversalRouter at
 /// `router`, paying `recipient`.
 fn v3_through_router(p: &Params, router: Address, recipient: Address) -> Result<Vec<TxCall>, Error> {
@@ -408,5 +421,5 @@ bardo_sdk::plugin! {
     name: "attack",
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
-        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap]
+        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule]
 }

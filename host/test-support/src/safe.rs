@@ -1,0 +1,57 @@
+//! The devnet's dev Safe (threshold 1, owned by the dev key) as the wallet: a host whose dev key
+//! writes through it, and the Safe funded from the dev account.
+
+use crate::{devnet_chains, host_over, runtime};
+use alloy::network::TransactionBuilder as _;
+use alloy::primitives::U256;
+use alloy::providers::{Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol_types::SolCall;
+use bardo_devnet::deploy::Deployments;
+use bardo_evm::{Evm, SafeWallet, Wallet};
+use bardo_runtime::Services;
+use bardo_runtime::plugin::Host;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+alloy::sol! {
+    function transfer(address to, uint256 amount) external returns (bool);
+}
+
+/// The devnet's dev Safe and its `MultiSendCallOnly`.
+pub fn dev_safe(d: &Deployments) -> SafeWallet {
+    SafeWallet { safe: d.safe.dev_safe, multi_send: d.safe.multi_send_call_only }
+}
+
+/// A `dev`-profile host on the devnet at `url` whose `key` (the dev key owns it) writes through
+/// the dev Safe: plugins see the Safe as the wallet. Plugin `settings` by plugin name.
+pub fn devnet_safe_host(
+    url: &str,
+    d: &Deployments,
+    key: &str,
+    settings: BTreeMap<String, Value>,
+    guests: &[&str],
+) -> Host {
+    let key = Wallet::from_signer(key.parse().expect("key"));
+    let evm = Evm::new(devnet_chains(url), Some(key)).through(dev_safe(d));
+    host_over(Services::new(evm).with_settings(settings, BTreeMap::new()), guests)
+}
+
+/// Give the dev Safe `eth` wei and, from the dev account, `tokens` (symbol, base units).
+pub fn fund_dev_safe(url: &str, d: &Deployments, eth: U256, tokens: &[(&str, U256)]) {
+    let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
+    let rt = runtime();
+    let safe = d.safe.dev_safe;
+    rt.block_on(provider.raw_request::<_, Value>("anvil_setBalance".into(), (safe, eth)))
+        .expect("set balance");
+    for (symbol, amount) in tokens {
+        let tx = TransactionRequest::default()
+            .from(d.deployer)
+            .to(d.tokens[*symbol].address)
+            .with_input(transferCall { to: safe, amount: *amount }.abi_encode());
+        let receipt = rt
+            .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
+            .unwrap_or_else(|e| panic!("fund the Safe with {symbol}: {e}"));
+        assert!(receipt.status(), "the dev account holds {amount} {symbol}");
+    }
+}
