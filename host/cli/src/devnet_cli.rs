@@ -180,6 +180,14 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
     }
 }
 
+/// How to write through the dev key's Safe on this devnet: the `[signer]` lines.
+fn safe_signer(d: &devnet::deploy::Deployments) -> String {
+    format!(
+        "dev Safe: {} (owner: the dev key, threshold 1); to write through it:\n  [signer]\n  mode = \"safe\"\n  safe = \"{}\"\n  multi_send = \"{}\"",
+        d.safe.dev_safe, d.safe.dev_safe, d.safe.multi_send_call_only
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::port_for;
@@ -201,12 +209,4 @@ mod tests {
         let (port, why) = port_for(&config("[chains.31337]\nrpc = \"https://rpc.example.org\"\n"), None);
         assert_eq!((port, why.contains("is not on this machine")), (18545, true), "{why}");
     }
-}
-
-/// How to write through the dev key's Safe on this devnet: the `[signer]` lines.
-fn safe_signer(d: &devnet::deploy::Deployments) -> String {
-    format!(
-        "dev Safe: {} (owner: the dev key, threshold 1); to write through it:\n  [signer]\n  mode = \"safe\"\n  safe = \"{}\"\n  multi_send = \"{}\"",
-        d.safe.dev_safe, d.safe.dev_safe, d.safe.multi_send_call_only
-    )
 }

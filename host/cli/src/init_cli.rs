@@ -109,5 +109,10 @@ fn signer_section(keystore: &Path, password_file: Option<&Path>, address: &str) 
     if let Some(file) = password_file {
         section.push_str(&format!("password_file = {:?}\n", file.display().to_string()));
     }
+    section.push_str(
+        "# To keep the assets in a Safe this key owns (threshold 1) or is a module of, each plan one\n\
+         # atomic Safe transaction (`bardo devnet up` prints the devnet's):\n\
+         # mode = \"safe\"\n# safe = \"0x…\"\n# safe_key = \"owner\"\n",
+    );
     section
 }

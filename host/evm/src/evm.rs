@@ -3,13 +3,15 @@
 //! there is one RPC cache and one warm fork per process; a reload keeps it unless the chains or
 //! the signer changed.
 
-use crate::chain::Chains;
-use crate::safe::SafeWallet;
+use crate::chain::{ChainError, Chains};
+use crate::safe::{MODULE_BATCH_FAILED, SafeWallet};
 use crate::signer::{SignerConfig, SignerError, Wallet};
-use crate::simulate::{SimCall, Simulator};
+use crate::simulate::{Origin, Probe, SimCall, Simulation, Simulator};
 use alloy::primitives::Address;
+use alloy::sol_types::SolError;
 use bardo_core::Runtime;
 use bardo_core::secret::TaintedString;
+use std::time::Instant;
 
 /// Chains, simulator and wallet.
 #[derive(Debug)]
@@ -88,6 +90,31 @@ impl Evm {
             (Some(safe), Some(key)) => (key.address(), vec![safe.wrap(key.address(), calls)]),
             _ => (wallet, calls.to_vec()),
         }
+    }
+
+    /// Simulate `wallet`'s `calls` on `chain` as they will be sent ([`Self::transactions`]),
+    /// answering `probes`: a Safe batch that a module's execution reports failed is a failed
+    /// outcome, its reason [`MODULE_BATCH_FAILED`].
+    pub fn simulate_sent(
+        &self,
+        chain: u64,
+        wallet: alloy::primitives::Address,
+        calls: &[SimCall],
+        probes: &[Probe],
+        at: Option<u64>,
+        deadline: Instant,
+    ) -> Result<Simulation, ChainError> {
+        let (caller, transactions) = self.transactions(wallet, calls);
+        let origin = Origin { caller, wallet };
+        let mut sim =
+            self.simulator.run_probed(&self.chains, chain, origin, &transactions, probes, at, deadline)?;
+        if let Some(safe) = self.safe_of(wallet) {
+            for o in sim.outcomes.iter_mut().filter(|o| o.success && safe.batch_failed(&o.logs)) {
+                o.success = false;
+                o.output = alloy::sol_types::Revert::from(MODULE_BATCH_FAILED).abi_encode().into();
+            }
+        }
+        Ok(sim)
     }
 
     /// The signing key as a secret, for a result filter to withhold; never sent anywhere.

@@ -14,6 +14,6 @@ pub mod simulate;
 
 pub use chain::{ChainClient, ChainConfig, ChainError, Chains, GasPrice};
 pub use evm::Evm;
-pub use safe::SafeWallet;
+pub use safe::{SafeKey, SafeWallet};
 pub use signer::{KEYSTORE_ENV, SignerConfig, SignerMode, Wallet, create_keystore};
 pub use simulate::{Origin, SimCall, Simulation, Simulator};

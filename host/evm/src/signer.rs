@@ -1,7 +1,7 @@
 //! The operator's signing key: an alloy local signer from a hex key in an environment variable
 //! or from an encrypted keystore file. Plugins only ever see its address.
 
-use crate::safe::{MULTI_SEND_CALL_ONLY_1_4_1, SafeWallet};
+use crate::safe::{MULTI_SEND_CALL_ONLY_1_4_1, SafeKey, SafeWallet};
 use alloy::primitives::Address;
 use alloy::signers::local::PrivateKeySigner;
 use bardo_core::secret::{TaintLabel, TaintedString};
@@ -28,6 +28,8 @@ pub struct SignerConfig {
     pub safe: Option<Address>,
     /// `MultiSendCallOnly` on the Safe's chain (default: its canonical 1.4.1 address).
     pub multi_send: Option<Address>,
+    /// What the key is to the Safe: `owner` (the default; threshold 1) or an enabled `module`.
+    pub safe_key: Option<SafeKey>,
 }
 
 /// `[signer] mode`.
@@ -54,6 +56,7 @@ impl Default for SignerConfig {
             mode: SignerMode::Key,
             safe: None,
             multi_send: None,
+            safe_key: None,
         }
     }
 }
@@ -63,9 +66,9 @@ impl SignerConfig {
     /// without a Safe) is a mistake said at start, never guessed.
     pub fn safe_wallet(&self) -> Result<Option<SafeWallet>, SignerError> {
         match (self.mode, self.safe) {
-            (SignerMode::Key, None) if self.multi_send.is_none() => Ok(None),
+            (SignerMode::Key, None) if self.multi_send.is_none() && self.safe_key.is_none() => Ok(None),
             (SignerMode::Key, _) => Err(SignerError::Safe(
-                "[signer] names a Safe (safe, multi_send) but mode is \"key\"; set mode = \"safe\" to write through it, or remove them".into(),
+                "[signer] names a Safe (safe, multi_send, safe_key) but mode is \"key\"; set mode = \"safe\" to write through it, or remove them".into(),
             )),
             (SignerMode::Safe, None) => {
                 Err(SignerError::Safe("[signer] mode = \"safe\" needs safe = \"0x…\", the Safe's address".into()))
@@ -73,6 +76,7 @@ impl SignerConfig {
             (SignerMode::Safe, Some(safe)) => Ok(Some(SafeWallet {
                 safe,
                 multi_send: self.multi_send.unwrap_or(MULTI_SEND_CALL_ONLY_1_4_1),
+                key: self.safe_key.unwrap_or_default(),
             })),
         }
     }

@@ -8,7 +8,7 @@ use bardo_core::action_class::{ActionClass, Asset, Changes, Move, classify};
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
 use bardo_core::tool::{Phase, ToolDef, WritePlan};
-use bardo_evm::simulate::{Origin, Probe, SimCall, Simulation};
+use bardo_evm::simulate::{Probe, SimCall, Simulation};
 use bardo_runtime::Services;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -441,16 +441,7 @@ impl RevmSimulator {
         let calls: Vec<SimCall> =
             plan.calls.iter().map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value }).collect();
         // What will be sent: the calls, or through a Safe one transaction of them all.
-        let (caller, transactions) = self.services.evm.transactions(sender, &calls);
-        self.services.evm.simulator.run_probed(
-            &self.services.evm.chains,
-            chain_id,
-            Origin { caller, wallet: sender },
-            &transactions,
-            probes,
-            at,
-            Instant::now() + self.budget,
-        )
+        self.services.evm.simulate_sent(chain_id, sender, &calls, probes, at, Instant::now() + self.budget)
     }
 }
 

@@ -56,21 +56,34 @@ pub fn env(
 ) -> Env {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host_with(&node.url(), settings(&d), Some(USER_KEY), guests));
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allowed(&d))]) }),
-        Box::new(ApprovalGuard),
-    ];
-    let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(guards(&host, &d));
+    let (path, audit) = guarded_path(&host, &d, PolicyCage::default(), allowed(&d));
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let user = d.accounts[1];
     Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
 }
 
 pub use crate::u256;
+
+/// The write path of these environments over `host`: `cage`, the allowlist `allowed` on the
+/// devnet's chain, the approval guard and, after simulation, the devnet's value guards
+/// ([`guards`]); auditing into a new temporary directory, which lives as long as the handle.
+pub fn guarded_path(
+    host: &Arc<Host>,
+    d: &Deployments,
+    cage: PolicyCage,
+    allowed: BTreeMap<Address, Role>,
+) -> (WritePath, tempfile::TempDir) {
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(cage),
+        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allowed)]) }),
+        Box::new(ApprovalGuard),
+    ];
+    let audit = tempfile::tempdir().expect("tempdir");
+    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
+    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_after_simulation(guards(host, d));
+    (path, audit)
+}
 
 impl Env {
     /// A view of `to`, read directly from the node.

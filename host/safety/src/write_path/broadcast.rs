@@ -51,10 +51,10 @@ pub(super) fn broadcast(
             ),
         ));
     }
-    let through_safe = services.evm.safe_of(permit.sender).is_some();
-    let describe = |i: usize| match through_safe {
-        true => format!("the Safe transaction of {} calls", permit.plan.calls.len()),
-        false => permit.plan.calls[i].description.clone(),
+    let safe = services.evm.safe_of(permit.sender);
+    let describe = |i: usize| match safe {
+        Some(_) => format!("the Safe transaction of {} calls", permit.plan.calls.len()),
+        None => permit.plan.calls[i].description.clone(),
     };
     let mut receipts: Vec<TransactionReceipt> = Vec::with_capacity(transactions.len());
     let mut unrecorded = Vec::new();
@@ -88,11 +88,14 @@ pub(super) fn broadcast(
         let receipt = chains
             .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
             .map_err(|e| failed(&receipts, ErrorCode::Rpc, format!("sending `{}`: {e}", describe(i))))?;
+        // A module's Safe transaction is mined even when its batch failed (and undone).
+        let batch_failed =
+            safe.is_some_and(|s| s.batch_failed(receipt.inner.logs().iter().map(|l| &l.inner)));
         let executed = AuditEvent::ActionExecuted {
             permit_id: permit.permit_id.clone(),
             tx_hash: receipt.transaction_hash.to_string(),
             gas_used: receipt.gas_used,
-            success: receipt.status(),
+            success: receipt.status() && !batch_failed,
         };
         if let Err(e) = record(executed) {
             tracing::error!(
@@ -101,6 +104,17 @@ pub(super) fn broadcast(
                 receipt.transaction_hash
             );
             unrecorded.push(format!("ActionExecuted {}: {}", receipt.transaction_hash, e.message));
+        }
+        if batch_failed {
+            return Err(failed(
+                &receipts,
+                ErrorCode::Reverted,
+                format!(
+                    "`{}` ran none of its calls on chain: the Safe logged ExecutionFromModuleFailure (transaction {})",
+                    describe(i),
+                    receipt.transaction_hash
+                ),
+            ));
         }
         let ok = receipt.status();
         if !ok {

@@ -15,9 +15,7 @@ use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_runtime::plugin::Host;
 use bardo_runtime::subscriptions::SubscriptionRegistry;
-use bardo_safety::audit_log::AuditLog;
-use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, SafetyHook};
-use bardo_safety::host_key::HostKey;
+use bardo_safety::hooks::{MaxPosition, PolicyCage};
 use bardo_safety::{WritePath, WriteResult};
 use bardo_test_artifacts::{AAVE, ATTACK, STREAMING, UNISWAP};
 use bardo_test_support::devnet_host_with;
@@ -81,15 +79,7 @@ fn env_with(cage: impl FnOnce(&Arc<Host>) -> PolicyCage, guests: &[&str]) -> Env
         ("streaming".to_owned(), d.streaming_settings()),
     ]);
     let host = Arc::new(devnet_host_with(&node.url(), settings, Some(USER_KEY), guests));
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(cage(&host)),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
-        Box::new(ApprovalGuard),
-    ];
-    let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(bardo_test_support::writes::guards(&host, &d));
+    let (path, audit) = bardo_test_support::writes::guarded_path(&host, &d, cage(&host), d.write_targets());
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let user = d.accounts[1];
     Env { node, d, host, path, rt: runtime(), provider, user, _audit: audit }

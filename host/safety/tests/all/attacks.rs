@@ -66,10 +66,11 @@ fn env() -> Env {
 fn env_through_safe() -> Env {
     let (node, d) = devnet();
     let settings = BTreeMap::from([("uniswap".to_owned(), d.uniswap_settings())]);
+    let safe = bardo_test_support::safe::dev_safe(&d, bardo_evm::SafeKey::Owner);
     let host = Arc::new(bardo_test_support::safe::devnet_safe_host(
         &node.url(),
-        &d,
         bardo_devnet::DEV_KEY,
+        safe,
         settings,
         &[UNISWAP, ATTACK],
     ));

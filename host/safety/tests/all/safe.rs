@@ -11,12 +11,11 @@ use alloy::sol_types::SolCall;
 use bardo_core::ErrorCode;
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_evm::SafeKey;
 use bardo_safety::WritePath;
-use bardo_safety::audit_log::AuditLog;
-use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
-use bardo_safety::host_key::HostKey;
+use bardo_safety::hooks::PolicyCage;
 use bardo_test_artifacts::{AAVE, UNISWAP};
-use bardo_test_support::safe::{devnet_safe_host, fund_dev_safe};
+use bardo_test_support::safe::{dev_safe, devnet_safe_host, enable_module, fund_dev_safe};
 use bardo_test_support::{devnet, runtime};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -38,36 +37,30 @@ struct Env {
     rt: tokio::runtime::Runtime,
     /// The Safe: the wallet.
     safe: Address,
-    /// The key that owns it, signs and pays gas.
+    /// The key that executes on it (an owner or a module), signs and pays gas.
     key: Address,
     _audit: tempfile::TempDir,
 }
 
 fn env() -> Env {
-    env_signing_with(bardo_devnet::DEV_KEY)
+    env_as(bardo_devnet::DEV_KEY, SafeKey::Owner)
 }
 
-/// The dev Safe as the wallet, written through by `key`.
-fn env_signing_with(key: &str) -> Env {
+/// The dev Safe as the wallet, written through by `key` as an owner or a module.
+fn env_as(key: &str, role: SafeKey) -> Env {
     let (node, d) = devnet();
     let settings = BTreeMap::from([
         ("aave".to_owned(), d.aave_settings()),
         ("uniswap".to_owned(), d.uniswap_settings()),
     ]);
-    let host = Arc::new(devnet_safe_host(&node.url(), &d, key, settings, &[UNISWAP, AAVE]));
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
-        Box::new(ApprovalGuard),
-    ];
-    let audit = tempfile::tempdir().expect("tempdir");
-    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(bardo_test_support::writes::guards(&host, &d));
+    let host = Arc::new(devnet_safe_host(&node.url(), key, dev_safe(&d, role), settings, &[UNISWAP, AAVE]));
+    let (path, audit) =
+        bardo_test_support::writes::guarded_path(&host, &d, PolicyCage::default(), d.write_targets());
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let units = |n: u64, decimals: u32| U256::from(n) * U256::from(10u64).pow(U256::from(decimals));
     fund_dev_safe(&node.url(), &d, units(1, 18), &[("USDC", units(10_000, 6)), ("WETH", units(5, 18))]);
-    let (safe, key) = (d.safe.dev_safe, d.deployer);
+    let safe = d.safe.dev_safe;
+    let key = key.parse::<alloy::signers::local::PrivateKeySigner>().expect("key").address();
     Env { node, d, path, provider, rt: runtime(), safe, key, _audit: audit }
 }
 
@@ -160,7 +153,11 @@ fn the_demo_swap_and_aave_supply_each_commit_as_one_safe_transaction() {
 /// undone with it, and the error is a revert, not a half-executed plan.
 #[test]
 fn a_safe_plan_whose_last_call_reverts_on_chain_leaves_nothing_changed() {
-    let e = env();
+    last_call_reverting_on_chain_leaves_nothing(&env(), "reverted on chain");
+}
+
+fn last_call_reverting_on_chain_leaves_nothing(e: &Env, said: &str) {
+    let nonce = e.read(e.safe, nonceCall {});
     let weth = e.token("WETH");
     let permit2 = e.d.uniswap_v4["permit2"];
     let params = json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "DAI", "amount": "2"});
@@ -192,14 +189,14 @@ fn a_safe_plan_whose_last_call_reverts_on_chain_leaves_nothing_changed() {
     });
     let err = result.expect_err("the Safe transaction reverted");
     assert_eq!(err.code, ErrorCode::Reverted, "{err}");
-    assert!(err.message.contains("the Safe transaction of 3 calls"), "{err}");
+    assert!(err.message.contains("the Safe transaction of 3 calls") && err.message.contains(said), "{err}");
     let after = (
         e.balance("WETH", e.safe),
         e.balance("DAI", e.safe),
         e.read(weth, allowanceCall { owner: e.safe, spender: permit2 }),
     );
     assert_eq!(after, before, "no approval, no swap: nothing of the plan is on chain");
-    assert_eq!(e.read(e.safe, nonceCall {}), U256::ZERO, "the Safe transaction itself was undone");
+    assert_eq!(e.read(e.safe, nonceCall {}), nonce, "the Safe transaction itself was undone");
     assert_eq!(
         e.path.phase(),
         bardo_core::tool::Phase::Thriving,
@@ -211,7 +208,7 @@ fn a_safe_plan_whose_last_call_reverts_on_chain_leaves_nothing_changed() {
 /// explained: the simulation ran the Safe transaction it would have sent.
 #[test]
 fn a_key_that_does_not_own_the_safe_is_refused_at_preview_with_the_safes_reason() {
-    let e = env_signing_with(bardo_test_support::writes::USER_KEY);
+    let e = env_as(bardo_test_support::writes::USER_KEY, SafeKey::Owner);
     let swap = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "100"});
     let err =
         e.path.preview("swap", &swap).expect_err("anvil's second account owns no share of the dev Safe");
@@ -220,4 +217,20 @@ fn a_key_that_does_not_own_the_safe_is_refused_at_preview_with_the_safes_reason(
     assert!(err.message.contains("not an owner of the Safe"), "{err}");
     assert_eq!(e.read(e.safe, nonceCall {}), U256::ZERO);
     let _ = &e.node;
+}
+
+/// A key that is an enabled module of the Safe (not an owner) writes through it the same way:
+/// refused with the Safe's reason until the owner enables it, then one transaction per plan; a
+/// batch that fails on chain is mined as a module's failure (not a revert) and leaves nothing.
+#[test]
+fn a_module_key_writes_through_the_safe_and_a_failed_batch_leaves_nothing() {
+    let e = env_as(bardo_test_support::writes::USER_KEY, SafeKey::Module);
+    let swap = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "100"});
+    let err = e.path.preview("swap", &swap).expect_err("not a module yet");
+    assert!(err.message.contains("GS104") && err.message.contains("not an enabled module"), "{err}");
+    enable_module(&e.provider, &e.d, e.key);
+    let usdc = e.balance("USDC", e.safe);
+    e.commit_one("swap", swap);
+    assert_eq!(usdc - e.balance("USDC", e.safe), U256::from(100_000_000u64), "100 USDC paid by the Safe");
+    last_call_reverting_on_chain_leaves_nothing(&e, "ExecutionFromModuleFailure");
 }

@@ -263,15 +263,6 @@ fn the_host_refuses_what_is_not_allowlisted_and_bad_inputs_are_typed() {
     assert_eq!(symbol.code, ErrorCode::NotFound);
 }
 
-mod safe_abi {
-    alloy::sol! {
-        function enableModule(address module) external;
-        function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas,
-            uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)
-            external payable returns (bool);
-    }
-}
-
 /// The dev wallet's Safe (the published 1.4.1 contracts on the devnet) as the chain has it;
 /// a module enabled by a Safe transaction shows, with its warning.
 #[test]
@@ -290,25 +281,8 @@ fn a_safe_reads_as_the_chain_has_it_and_a_module_is_a_warning() {
     assert_eq!(read["wallet_is_owner"], json!(e.user == e.d.deployer), "{read}");
     assert_eq!(read["warnings"], json!([]), "{read}");
 
-    // The owner enables a module: one Safe transaction, its signature the owner's own call
-    // (an approved hash: r = the owner, v = 1).
-    let mut signature = vec![0u8; 65];
-    signature[12..32].copy_from_slice(e.d.deployer.as_slice());
-    signature[64] = 1;
-    let exec = safe_abi::execTransactionCall {
-        to: s.dev_safe,
-        value: U256::ZERO,
-        data: safe_abi::enableModuleCall { module: STRANGER }.abi_encode().into(),
-        operation: 0,
-        safeTxGas: U256::ZERO,
-        baseGas: U256::ZERO,
-        gasPrice: U256::ZERO,
-        gasToken: Address::ZERO,
-        refundReceiver: Address::ZERO,
-        signatures: signature.into(),
-    };
-    let tx = TransactionRequest::default().from(e.d.deployer).to(s.dev_safe).with_input(exec.abi_encode());
-    assert!(e.rt.block_on(send(&e.provider, tx)).status(), "the owner's Safe transaction");
+    // The owner enables a module: one Safe transaction, its signature the owner's own call.
+    bardo_test_support::safe::enable_module(&e.provider, &e.d, STRANGER);
     let read = e.tool("wallet_get_safe", params);
     assert_eq!(read["modules"], json!([STRANGER]), "{read}");
     assert_eq!(read["nonce"].as_u64(), Some(1), "{read}");
