@@ -1,22 +1,34 @@
-// Compiles the devnet's own contracts (contracts/*.sol) with the pinned solc-js, resolving
-// imports from node_modules, and writes one artifact per contract ({"contractName", "abi",
-// "bytecode"}, hardhat's shape) into node_modules/.bardo-build/. Run by the devnet deployer.
-// Usage: node compile.js Name.sol [...]
+// Compiles the devnet's own contracts (contracts/*.sol) — or a published package's sources
+// (@scope/package/...sol, from node_modules) — with a pinned solc-js, resolving imports from
+// node_modules, and writes one artifact per contract ({"contractName", "abi", "bytecode"},
+// hardhat's shape) into node_modules/.bardo-build/. Run by the devnet deployer.
+// Usage: node compile.js [--solc PACKAGE] [--via-ir] Name.sol|@scope/package/path.sol [...]
+//   --solc: the solc-js package to compile with (default `solc`; `solc-0.8.19` for sources
+//   pinned to that version, as Morpho Blue's are); --via-ir: the IR pipeline, as a package's own
+//   build configures it.
 const fs = require("fs");
 const path = require("path");
-const solc = require("solc");
 
 const here = __dirname;
+const args = process.argv.slice(2);
+const option = (name) => {
+  const i = args.indexOf(name);
+  return i < 0 ? undefined : args.splice(i, name === "--via-ir" ? 1 : 2)[1] ?? true;
+};
+const solc = require(option("--solc") || "solc");
+const viaIR = option("--via-ir") !== undefined;
 const out = path.join(here, "node_modules", ".bardo-build");
 const sources = {};
-for (const file of process.argv.slice(2)) {
-  sources[file] = { content: fs.readFileSync(path.join(here, "contracts", file), "utf8") };
+for (const file of args) {
+  const from = file.startsWith("@") ? path.join(here, "node_modules", file) : path.join(here, "contracts", file);
+  sources[file] = { content: fs.readFileSync(from, "utf8") };
 }
 const input = {
   language: "Solidity",
   sources,
   settings: {
     optimizer: { enabled: true, runs: 200 },
+    viaIR,
     outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
   },
 };

@@ -6,6 +6,7 @@ use super::artifacts::{Artifact, ArtifactError};
 use super::deployer::Deployer;
 pub use super::deployer::{DeployError, Token};
 pub use super::erc8004::Erc8004;
+pub use super::morpho::{Morpho, MorphoMarket};
 pub use super::safe::Safe;
 pub use super::vaults::Vault;
 use alloy::network::TransactionBuilder;
@@ -117,6 +118,8 @@ pub struct Deployments {
     pub erc8004: Erc8004,
     /// The Safe 1.4.1 contracts and the dev wallet's Safe.
     pub safe: Safe,
+    /// Morpho Blue, its IRM and its markets (`WETH/USDC`, `WBTC/USDC`).
+    pub morpho: Morpho,
 }
 
 impl Deployments {
@@ -557,6 +560,8 @@ pub async fn deploy_all(
     let erc8004 = super::erc8004::deploy_registries(&d).await?;
     let safe = super::safe::deploy_safe(&d).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
+    // Last: every earlier contract keeps the address it had before Morpho came.
+    let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
 
     Ok(Deployments {
         chain_id,
@@ -567,6 +572,7 @@ pub async fn deploy_all(
         feeds,
         erc8004,
         safe,
+        morpho,
         deployer: from,
         accounts,
         tokens,

@@ -7,6 +7,7 @@ pub mod deploy;
 mod deployer;
 mod erc8004;
 pub mod feeds;
+mod morpho;
 pub mod nats;
 pub mod registry;
 mod safe;

@@ -51,6 +51,9 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("vaults.rs"),
         include_str!("feeds.rs"),
         include_str!("artifacts.rs"),
+        include_str!("erc8004.rs"),
+        include_str!("safe.rs"),
+        include_str!("morpho.rs"),
     ] {
         h.update(part.as_bytes());
     }

@@ -19,7 +19,8 @@ sol! {
 }
 
 /// The devnet's own Solidity sources (under `devnet/contracts/`), compiled at deploy time.
-pub(crate) const SOURCES: &[&str] = &["BardoVault.sol", "PriceFeed.sol", "Erc8004.sol"];
+pub(crate) const SOURCES: &[&str] =
+    &["BardoVault.sol", "PriceFeed.sol", "Erc8004.sol", "MorphoFeedOracle.sol"];
 
 /// A seeded ERC-4626 vault.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,18 +33,27 @@ pub struct Vault {
     pub asset: String,
 }
 
-/// Compile the devnet's sources into `node_modules/.bardo-build/` with the pinned solc-js.
+/// Compile the devnet's sources into `node_modules/.bardo-build/` with the pinned solc-js, and
+/// Morpho Blue's with the solc its sources pin.
 pub(super) fn compile(d: &Deployer) -> Result<(), DeployError> {
+    (d.progress)(
+        "compiling BardoVault (OpenZeppelin 4.9.6 ERC4626), BardoPriceFeed (Chainlink's MockV3Aggregator), the ERC-8004 registries and Morpho's feed oracle with solc-js",
+    );
+    node_compile(d, SOURCES)?;
+    (d.progress)("compiling Morpho Blue 1.0.0 and its IrmMock with solc-js 0.8.19 (via IR)");
+    let morpho = [&["--solc", "solc-0.8.19", "--via-ir"], super::morpho::SOURCES].concat();
+    node_compile(d, &morpho)
+}
+
+/// `node compile.js ARGS` in the devnet's directory.
+fn node_compile(d: &Deployer, args: &[&str]) -> Result<(), DeployError> {
     let err = |message: String| DeployError::Tx { step: "compile the devnet's contracts".into(), message };
     let devnet = d.modules.parent().ok_or_else(|| err("node_modules has no parent".into()))?;
-    (d.progress)(
-        "compiling BardoVault (OpenZeppelin 4.9.6 ERC4626), BardoPriceFeed (Chainlink's MockV3Aggregator) and the ERC-8004 registries with solc-js",
-    );
     let mut node = std::process::Command::new("node");
     bardo_core::secret::scrub_env(&mut node);
     let out = node
         .arg("compile.js")
-        .args(SOURCES)
+        .args(args)
         .current_dir(devnet)
         .output()
         .map_err(|e| err(format!("cannot run node: {e}; install Node.js")))?;

@@ -8,6 +8,7 @@ mod confirmation;
 mod cross_check;
 mod economic;
 mod generations;
+mod morpho;
 mod routes;
 mod safe;
 mod v4_liquidity;

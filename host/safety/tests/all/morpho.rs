@@ -1,0 +1,148 @@
+//! Morpho Blue on the devnet as `bardo devnet up` deploys it (the published 1.0.0 sources,
+//! compiled with the solc they pin): each market holds the parameters its id hashes and its
+//! seeded supply, prices its collateral from the devnet's feeds, and lets a borrower borrow up to
+//! the LLTV and no further — Morpho's own checks, read and exercised over RPC.
+
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, Bytes, I256, U256, keccak256};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::TransactionRequest;
+use alloy::sol_types::{SolCall, SolValue};
+use bardo_devnet::deploy::MorphoMarket;
+use bardo_test_support::{devnet, runtime};
+
+alloy::sol! {
+    struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
+    function idToMarketParams(bytes32 id) external view returns (address loanToken, address collateralToken,
+        address oracle, address irm, uint256 lltv);
+    function market(bytes32 id) external view returns (uint128 totalSupplyAssets, uint128 totalSupplyShares,
+        uint128 totalBorrowAssets, uint128 totalBorrowShares, uint128 lastUpdate, uint128 fee);
+    function position(bytes32 id, address user) external view returns (uint256 supplyShares, uint128 borrowShares,
+        uint128 collateral);
+    function isIrmEnabled(address irm) external view returns (bool);
+    function isLltvEnabled(uint256 lltv) external view returns (bool);
+    function price() external view returns (uint256);
+    function supplyCollateral(MarketParams marketParams, uint256 assets, address onBehalf, bytes data) external;
+    function borrow(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, address receiver)
+        external returns (uint256, uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+    function deposit() external payable;
+    function balanceOf(address account) external view returns (uint256);
+    function updateAnswer(int256 answer) external;
+}
+
+fn params(m: &MorphoMarket) -> MarketParams {
+    MarketParams {
+        loanToken: m.loan_token,
+        collateralToken: m.collateral_token,
+        oracle: m.oracle,
+        irm: m.irm,
+        lltv: m.lltv,
+    }
+}
+
+struct Chain {
+    provider: DynProvider,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Chain {
+    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
+        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
+        C::abi_decode_returns(&out).expect("decode")
+    }
+
+    /// `from` (an unlocked anvil account) calls `to`; the revert reason if it would revert.
+    fn send(&self, from: Address, to: Address, data: Vec<u8>, value: U256) -> Result<(), String> {
+        let tx = TransactionRequest::default().from(from).to(to).with_input(Bytes::from(data)).value(value);
+        if let Err(e) = self.rt.block_on(self.provider.call(tx.clone()).into_future()) {
+            return Err(e.to_string());
+        }
+        let receipt = self
+            .rt
+            .block_on(async { self.provider.send_transaction(tx).await?.get_receipt().await })
+            .expect("mined");
+        assert!(receipt.status());
+        Ok(())
+    }
+}
+
+#[test]
+fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
+    let (node, d) = devnet();
+    let chain = Chain {
+        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
+        rt: runtime(),
+    };
+    let m = &d.morpho;
+    assert!(chain.read(m.morpho, isIrmEnabledCall { irm: m.irm }));
+    let lltv = U256::from(860_000_000_000_000_000u128);
+    assert!(chain.read(m.morpho, isLltvEnabledCall { lltv }));
+    let usdc = d.tokens["USDC"].address;
+    assert_eq!(m.markets.keys().collect::<Vec<_>>(), ["WBTC/USDC", "WETH/USDC"]);
+    for (name, market) in &m.markets {
+        assert_eq!(market.id, keccak256(params(market).abi_encode()), "{name}: the id hashes its parameters");
+        let on_chain = chain.read(m.morpho, idToMarketParamsCall { id: market.id });
+        assert_eq!(
+            (on_chain.loanToken, on_chain.collateralToken, on_chain.oracle, on_chain.irm, on_chain.lltv),
+            (usdc, market.collateral_token, market.oracle, m.irm, lltv),
+            "{name}"
+        );
+        let totals = chain.read(m.morpho, marketCall { id: market.id });
+        assert_eq!(totals.totalSupplyAssets, 1_000_000_000_000u128, "{name}: 1,000,000 USDC supplied");
+        assert_eq!(totals.totalBorrowAssets, 0, "{name}");
+        let seeded = chain.read(m.morpho, positionCall { id: market.id, user: d.deployer });
+        assert!(seeded.supplyShares > U256::ZERO, "{name}: the deployer's supply");
+    }
+
+    // One collateral unit in loan units, scaled by 1e36: 2,000 USDC per WETH (6 - 18 decimals).
+    let weth_usdc = &m.markets["WETH/USDC"];
+    let price = chain.read(weth_usdc.oracle, priceCall {});
+    assert_eq!(price, U256::from(2_000u64) * U256::from(10u64).pow(U256::from(24u64)));
+    let wbtc_price = chain.read(m.markets["WBTC/USDC"].oracle, priceCall {});
+    assert_eq!(
+        wbtc_price,
+        U256::from(60_000u64) * U256::from(10u64).pow(U256::from(34u64)),
+        "8 → 6 decimals"
+    );
+
+    // A borrower posts 1 WETH and borrows up to 86 % of its 2,000 USDC: 1,720 USDC, not more.
+    let borrower = d.accounts[2];
+    let weth = d.tokens["WETH"].address;
+    let one = U256::from(10u64).pow(U256::from(18u64));
+    chain.send(borrower, weth, depositCall {}.abi_encode(), one).expect("wrap");
+    chain
+        .send(borrower, weth, approveCall { spender: m.morpho, amount: one }.abi_encode(), U256::ZERO)
+        .expect("approve");
+    let post = supplyCollateralCall {
+        marketParams: params(weth_usdc),
+        assets: one,
+        onBehalf: borrower,
+        data: Bytes::new(),
+    };
+    chain.send(borrower, m.morpho, post.abi_encode(), U256::ZERO).expect("collateral");
+    let max = U256::from(1_720_000_000u64);
+    let borrow = |assets: U256| borrowCall {
+        marketParams: params(weth_usdc),
+        assets,
+        shares: U256::ZERO,
+        onBehalf: borrower,
+        receiver: borrower,
+    };
+    let milli = U256::from(1_000u64);
+    let over = chain.send(borrower, m.morpho, borrow(max + milli).abi_encode(), U256::ZERO);
+    assert!(over.as_ref().is_err_and(|e| e.contains("insufficient collateral")), "{over:?}");
+    let before = chain.read(usdc, balanceOfCall { account: borrower });
+    chain
+        .send(borrower, m.morpho, borrow(max - milli).abi_encode(), U256::ZERO)
+        .expect("borrow under the LLTV");
+    assert_eq!(chain.read(usdc, balanceOfCall { account: borrower }) - before, max - milli);
+
+    // The feed moves, the oracle follows: WETH at 1,000 halves the price.
+    let half = I256::try_from(1_000i64 * 100_000_000).expect("answer");
+    chain
+        .send(d.deployer, d.feeds["WETH"], updateAnswerCall { answer: half }.abi_encode(), U256::ZERO)
+        .expect("feed");
+    assert_eq!(chain.read(weth_usdc.oracle, priceCall {}), price / U256::from(2u8));
+}
