@@ -66,7 +66,7 @@ if [ ! -f "$stamp" ] || [ "$clients/erc8004-requirements.txt" -nt "$stamp" ]; th
 fi
 stamp="$clients/node_modules/.bardo-installed"
 if [ ! -f "$stamp" ] || [ "$clients/package-lock.json" -nt "$stamp" ]; then
-    echo "setup: installing the MCP TypeScript SDK into tests/clients/node_modules"
+    echo "setup: installing the MCP TypeScript SDK and Morpho's blue-sdk into tests/clients/node_modules"
     (cd "$clients" && npm install --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi

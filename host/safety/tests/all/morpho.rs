@@ -1,7 +1,8 @@
 //! Morpho Blue on the devnet as `bardo devnet up` deploys it (the published 1.0.0 sources,
 //! compiled with the solc they pin): each market holds the parameters its id hashes and its
 //! seeded supply, prices its collateral from the devnet's feeds, and lets a borrower borrow up to
-//! the LLTV and no further — Morpho's own checks, read and exercised over RPC.
+//! the LLTV and no further — Morpho's own checks, read and exercised over RPC, and held against
+//! Morpho's own TypeScript SDK (`@morpho-org/blue-sdk`, `tests/clients/morpho_check.mjs`).
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, I256, U256, keccak256};
@@ -122,7 +123,21 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
         data: Bytes::new(),
     };
     chain.send(borrower, m.morpho, post.abi_encode(), U256::ZERO).expect("collateral");
-    let max = U256::from(1_720_000_000u64);
+    // Morpho's SDK on the market as the chain has it: the same id, and the most 1 WETH lets the
+    // borrower owe — exactly where Morpho itself draws the line.
+    let t = chain.read(m.morpho, marketCall { id: weth_usdc.id });
+    let sdk = blue_sdk(&serde_json::json!({
+        "params": {"loanToken": usdc, "collateralToken": weth, "oracle": weth_usdc.oracle, "irm": m.irm,
+            "lltv": lltv.to_string()},
+        "totals": {"totalSupplyAssets": t.totalSupplyAssets.to_string(), "totalSupplyShares": t.totalSupplyShares.to_string(),
+            "totalBorrowAssets": t.totalBorrowAssets.to_string(), "totalBorrowShares": t.totalBorrowShares.to_string(),
+            "lastUpdate": t.lastUpdate.to_string(), "fee": t.fee.to_string()},
+        "price": price.to_string(),
+        "collateral": one.to_string(),
+    }));
+    assert_eq!(sdk["id"], serde_json::json!(weth_usdc.id), "{sdk}");
+    let max: U256 = sdk["max_borrow"].as_str().expect("a maximum").parse().expect("decimal");
+    assert_eq!(max, U256::from(1_720_000_000u64), "86 % of 2,000 USDC: {sdk}");
     let borrow = |assets: U256| borrowCall {
         marketParams: params(weth_usdc),
         assets,
@@ -130,14 +145,11 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
         onBehalf: borrower,
         receiver: borrower,
     };
-    let milli = U256::from(1_000u64);
-    let over = chain.send(borrower, m.morpho, borrow(max + milli).abi_encode(), U256::ZERO);
+    let over = chain.send(borrower, m.morpho, borrow(max + U256::from(1u8)).abi_encode(), U256::ZERO);
     assert!(over.as_ref().is_err_and(|e| e.contains("insufficient collateral")), "{over:?}");
     let before = chain.read(usdc, balanceOfCall { account: borrower });
-    chain
-        .send(borrower, m.morpho, borrow(max - milli).abi_encode(), U256::ZERO)
-        .expect("borrow under the LLTV");
-    assert_eq!(chain.read(usdc, balanceOfCall { account: borrower }) - before, max - milli);
+    chain.send(borrower, m.morpho, borrow(max).abi_encode(), U256::ZERO).expect("borrow up to the LLTV");
+    assert_eq!(chain.read(usdc, balanceOfCall { account: borrower }) - before, max);
 
     // The feed moves, the oracle follows: WETH at 1,000 halves the price.
     let half = I256::try_from(1_000i64 * 100_000_000).expect("answer");
@@ -145,4 +157,20 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
         .send(d.deployer, d.feeds["WETH"], updateAnswerCall { answer: half }.abi_encode(), U256::ZERO)
         .expect("feed");
     assert_eq!(chain.read(weth_usdc.oracle, priceCall {}), price / U256::from(2u8));
+}
+
+/// `tests/clients/morpho_check.mjs` (Morpho's blue-sdk) on `input`; its absence fails the test.
+fn blue_sdk(input: &serde_json::Value) -> serde_json::Value {
+    let clients = bardo_test_support::root().join("tests/clients");
+    assert!(
+        clients.join("node_modules/@morpho-org/blue-sdk").exists(),
+        "tests/clients/node_modules lacks @morpho-org/blue-sdk: run scripts/setup.sh (or `make setup`)"
+    );
+    let out = std::process::Command::new("node")
+        .arg(clients.join("morpho_check.mjs"))
+        .arg(input.to_string())
+        .output()
+        .expect("run node");
+    assert!(out.status.success(), "morpho_check.mjs: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
 }
