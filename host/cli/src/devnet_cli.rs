@@ -124,6 +124,8 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             std::fs::write(settings.join("pricing.json"), pricing)?;
             let approved = serde_json::to_string_pretty(&snapshot.deployments.approved_assets_json())?;
             std::fs::write(settings.join("approved_assets.json"), approved)?;
+            let markets = serde_json::to_string_pretty(&snapshot.deployments.morpho_markets_json())?;
+            std::fs::write(settings.join("morpho_markets.json"), markets)?;
             if detach {
                 let state = snapshot.state.to_string_lossy();
                 let log = state_dir.join("devnet.log");

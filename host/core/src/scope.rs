@@ -41,6 +41,12 @@ pub enum Role {
     Erc8004ReputationRegistry,
     /// An ERC-8004 Validation Registry: request a validation, answer one.
     Erc8004ValidationRegistry,
+    /// Morpho Blue: supply, withdraw, borrow, repay, supply and withdraw collateral — each for
+    /// the wallet and paying it, without a callback, and only in a market the operator trusts
+    /// (`[safety.morpho_markets]`: by id, the hash of its tokens, oracle, IRM and LLTV; anyone
+    /// can create a market with a lying oracle). Never an authorization, a flash loan, a market
+    /// created or a liquidation.
+    MorphoBlue,
     /// Uniswap's UniversalRouter: `execute` of V2 / V3 / V4 swaps, wraps, unwraps and sweeps whose
     /// every recipient is the wallet (or the router itself between steps).
     UniversalRouter,
@@ -69,6 +75,7 @@ impl std::fmt::Display for Role {
             Self::Erc8004IdentityRegistry => "erc8004-identity-registry",
             Self::Erc8004ReputationRegistry => "erc8004-reputation-registry",
             Self::Erc8004ValidationRegistry => "erc8004-validation-registry",
+            Self::MorphoBlue => "morpho-blue",
             Self::UniversalRouter => "universal-router",
             Self::V4Hook => "v4-hook",
             Self::Recipient => "recipient",

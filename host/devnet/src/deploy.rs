@@ -150,10 +150,18 @@ impl Deployments {
         for v in self.vaults.values() {
             roles.insert(v.address, Role::Erc4626Vault);
         }
+        roles.insert(self.morpho.morpho, Role::MorphoBlue);
         if let Some(treasury) = self.treasury() {
             roles.insert(treasury, Role::Recipient);
         }
         roles
+    }
+
+    /// The Morpho markets a write may use on this devnet (`[safety] morpho_markets_file`, by
+    /// chain id: name → id): both of the devnet's.
+    pub fn morpho_markets_json(&self) -> serde_json::Value {
+        let named: BTreeMap<&String, _> = self.morpho.markets.iter().map(|(name, m)| (name, m.id)).collect();
+        serde_json::json!({ self.chain_id.to_string(): named })
     }
 
     /// The account the devnet's allowlist names as the wallet's one `recipient` (anvil's last

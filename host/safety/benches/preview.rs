@@ -84,7 +84,7 @@ fn write_path_with(
     host.load_file(Path::new(bardo_test_artifacts::UNISWAP)).expect("uniswap");
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
         Box::new(ApprovalGuard),
     ];
     let key = HostKey::ephemeral();

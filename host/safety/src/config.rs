@@ -1,7 +1,7 @@
 //! `[safety]`: the write path's policy (allowlist, pricing, limits, phase) and where its state
 //! lives (audit log, permits, spending ledger, host key).
 
-use alloy::primitives::Address;
+use alloy::primitives::{Address, B256};
 use bardo_core::config::{ConfigError, Section};
 use bardo_runtime::Config;
 use serde::Deserialize;
@@ -67,6 +67,11 @@ pub struct SafetyConfig {
     pub approved_assets: BTreeMap<String, Vec<Address>>,
     /// More approved assets from a JSON file of the same shape (`bardo devnet up` writes one).
     pub approved_assets_file: Option<PathBuf>,
+    /// Morpho Blue markets a write may use, per chain id: name → market id (the hash of its
+    /// tokens, oracle, IRM and LLTV). A market not listed is refused by scope.
+    pub morpho_markets: BTreeMap<String, BTreeMap<String, B256>>,
+    /// More Morpho markets from a JSON file of the same shape (`bardo devnet up` writes one).
+    pub morpho_markets_file: Option<PathBuf>,
     /// The most a single token holding may be worth after a write, whole USD; none = no cap.
     pub max_position_usd: Option<u64>,
     /// The most a write may lose in value, basis points of what it gives (fees and price
@@ -105,6 +110,8 @@ impl Default for SafetyConfig {
             previews_per_minute: None,
             approved_assets: BTreeMap::new(),
             approved_assets_file: None,
+            morpho_markets: BTreeMap::new(),
+            morpho_markets_file: None,
             max_position_usd: None,
             max_value_loss_bps: crate::value_guard::DEFAULT_MAX_LOSS_BPS,
             min_health_factor: crate::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
@@ -174,26 +181,46 @@ impl SafetyConfig {
 
     /// `[safety.approved_assets]` plus `approved_assets_file`, by chain id.
     pub fn approved_assets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<Address>>, ConfigError> {
-        let mut entries = self.approved_assets.clone();
-        if let Some(file) = &self.approved_assets_file {
-            let path = config.resolve(file);
-            let text =
-                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
-            let more: BTreeMap<String, Vec<Address>> = serde_json::from_slice(&text)
-                .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
-            for (chain, list) in more {
-                entries.entry(chain).or_default().extend(list);
-            }
-        }
-        entries
-            .iter()
-            .map(|(chain, list)| {
-                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
-                    path: config.file(),
-                    message: format!("[safety.approved_assets] key {chain:?} must be a chain id"),
-                })?;
-                Ok((id, list.iter().copied().collect()))
-            })
-            .collect()
+        let entries = by_chain(config, "approved_assets", &self.approved_assets, &self.approved_assets_file)?;
+        Ok(entries.into_iter().map(|(chain, list)| (chain, list.into_iter().collect())).collect())
     }
+
+    /// `[safety.morpho_markets]` plus `morpho_markets_file`: the trusted market ids by chain id.
+    pub fn morpho_markets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<B256>>, ConfigError> {
+        let entries = by_chain(config, "morpho_markets", &self.morpho_markets, &self.morpho_markets_file)?;
+        Ok(entries.into_iter().map(|(chain, named)| (chain, named.into_values().collect())).collect())
+    }
+}
+
+/// `[safety.<key>]` entries by chain id, with those of `file` (a JSON object of the same shape)
+/// added to each chain's.
+fn by_chain<V>(
+    config: &Config,
+    key: &str,
+    inline: &BTreeMap<String, V>,
+    file: &Option<PathBuf>,
+) -> Result<BTreeMap<u64, V>, ConfigError>
+where
+    V: Clone + Default + Extend<<V as IntoIterator>::Item> + IntoIterator + serde::de::DeserializeOwned,
+{
+    let mut entries = inline.clone();
+    if let Some(file) = file {
+        let path = config.resolve(file);
+        let text = std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+        let more: BTreeMap<String, V> = serde_json::from_slice(&text)
+            .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
+        for (chain, list) in more {
+            entries.entry(chain).or_default().extend(list);
+        }
+    }
+    entries
+        .into_iter()
+        .map(|(chain, list)| {
+            let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
+                path: config.file(),
+                message: format!("[safety.{key}] key {chain:?} must be a chain id"),
+            })?;
+            Ok((id, list))
+        })
+        .collect()
 }

@@ -298,12 +298,29 @@ impl SafetyHook for PolicyCage {
     }
 }
 
+/// No Morpho market trusted.
+static NO_MARKETS: BTreeSet<B256> = BTreeSet::new();
+
 /// Contracts a plan may call, per chain, each with its role: every call must go to an
 /// allowlisted contract and stay within its role's scope (functions, and parameters that must be
-/// the wallet or allowlisted — see [`super::scope`]).
+/// the wallet or allowlisted — see [`super::scope`]); a Morpho call's market must be trusted.
 pub struct AllowlistGuard {
     /// Contracts a plan may call, approve or pay, and their roles, per chain.
     pub allowed: BTreeMap<u64, BTreeMap<Address, Role>>,
+    /// The Morpho Blue markets (by id) a plan may use, per chain.
+    pub morpho_markets: BTreeMap<u64, BTreeSet<B256>>,
+}
+
+impl AllowlistGuard {
+    /// A guard allowing `allowed` and no Morpho market.
+    pub fn new(allowed: BTreeMap<u64, BTreeMap<Address, Role>>) -> Self {
+        Self { allowed, morpho_markets: BTreeMap::new() }
+    }
+
+    /// This guard, allowing the Morpho markets `markets` too.
+    pub fn with_morpho_markets(self, markets: BTreeMap<u64, BTreeSet<B256>>) -> Self {
+        Self { morpho_markets: markets, ..self }
+    }
 }
 
 impl SafetyHook for AllowlistGuard {
@@ -343,7 +360,9 @@ impl SafetyHook for AllowlistGuard {
                     format!("{} is not on the allowlist of chain {}", call.to, p.chain_id),
                 );
             };
-            if let Err(reason) = super::scope::check(*role, &call.data, call.value, p.sender, &roles) {
+            let markets = self.morpho_markets.get(&p.chain_id).unwrap_or(&NO_MARKETS);
+            if let Err(reason) = super::scope::check(*role, &call.data, call.value, p.sender, &roles, markets)
+            {
                 return reject(
                     ErrorCode::Denied,
                     format!("call {} to {} is out of scope: {reason}", i + 1, call.to),
@@ -695,7 +714,7 @@ mod tests {
     #[test]
     fn the_allowlist_guard_scopes_calls_and_authorities() {
         let roles = BTreeMap::from([(TOKEN, Role::Erc20), (ROUTER, Role::UniswapV3SwapRouter)]);
-        let guard = AllowlistGuard { allowed: BTreeMap::from([(1, roles)]) };
+        let guard = AllowlistGuard::new(BTreeMap::from([(1, roles)]));
         let mut found = Findings::default();
         let mut d = |calls, expected| decide(&guard, "swap", Phase::Thriving, calls, expected, &mut found);
         assert_eq!(d(vec![approve(ROUTER, U256::from(5))], json!({})), Decision::Allow);
@@ -708,7 +727,7 @@ mod tests {
         assert_eq!(d(vec![], grant(ROUTER, "10")), Decision::Allow);
         assert!(reason(&d(vec![], grant(STRANGER, "10"))).contains("not on the allowlist"));
         assert!(reason(&d(vec![], grant(ROUTER, &U256::MAX.to_string()))).contains("unlimited"));
-        let unknown_chain = AllowlistGuard { allowed: BTreeMap::new() };
+        let unknown_chain = AllowlistGuard::new(BTreeMap::new());
         let none =
             decide(&unknown_chain, "swap", Phase::Thriving, vec![], json!({}), &mut Findings::default());
         assert!(reason(&none).contains("no allowlist for chain 1"));

@@ -4,12 +4,14 @@
 //! simulation-derived change set is the second line: it holds whatever the scope lets through
 //! to the plan's declaration.
 
+mod morpho;
 mod universal_router;
 mod v4_positions;
 
-use alloy::primitives::Address;
+use alloy::primitives::{Address, B256};
 use alloy::sol_types::SolCall;
 use bardo_core::scope::Role;
+use std::collections::BTreeSet;
 
 alloy::sol! {
     function approve(address spender, uint256 amount) external returns (bool);
@@ -228,6 +230,7 @@ pub fn check(
     value: alloy::primitives::U256,
     wallet: Address,
     roles: &dyn Fn(Address) -> Option<Role>,
+    morpho_markets: &BTreeSet<B256>,
 ) -> Result<(), String> {
     let allowlisted = |a: Address| roles(a).is_some();
     let allowlisted = &allowlisted;
@@ -247,6 +250,7 @@ pub fn check(
         Role::Erc8004IdentityRegistry => identity_registry(data),
         Role::Erc8004ReputationRegistry => reputation_registry(data),
         Role::Erc8004ValidationRegistry => validation_registry(data),
+        Role::MorphoBlue => morpho::parties(data, morpho_markets)?,
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
                 refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, allowlisted)?;
@@ -377,7 +381,7 @@ mod tests {
     }
 
     fn in_scope(role: Role, data: Vec<u8>) -> Result<(), String> {
-        check(role, &data, U256::ZERO, WALLET, &allowed)
+        check(role, &data, U256::ZERO, WALLET, &allowed, &BTreeSet::new())
     }
 
     fn swap(recipient: Address) -> Vec<u8> {
@@ -413,7 +417,7 @@ mod tests {
         let mut increase = approve(ROUTER);
         increase[..4].copy_from_slice(&[0x39, 0x50, 0x93, 0x51]);
         assert!(in_scope(Role::Erc20, increase).expect_err("selector").contains("not in the scope"));
-        let value = check(Role::Erc20, &approve(ROUTER), U256::from(1), WALLET, &allowed);
+        let value = check(Role::Erc20, &approve(ROUTER), U256::from(1), WALLET, &allowed, &BTreeSet::new());
         assert!(value.expect_err("value").contains("wei"));
     }
 
@@ -429,8 +433,11 @@ mod tests {
         assert!(e.contains("not allowlisted as a `recipient`"), "{e}");
         assert!(in_scope(Role::Erc20, transfer(STRANGER)).is_err());
         // A recipient takes plain ether, and is never called.
-        assert_eq!(check(Role::Recipient, &[], U256::from(5), WALLET, &allowed), Ok(()));
-        assert!(check(Role::Recipient, &transfer(WALLET), U256::ZERO, WALLET, &allowed).is_err());
+        assert_eq!(check(Role::Recipient, &[], U256::from(5), WALLET, &allowed, &BTreeSet::new()), Ok(()));
+        assert!(
+            check(Role::Recipient, &transfer(WALLET), U256::ZERO, WALLET, &allowed, &BTreeSet::new())
+                .is_err()
+        );
     }
 
     #[test]
@@ -440,14 +447,17 @@ mod tests {
             |hooks: Address| execute(&[0x10], vec![v4_swap_hooked(universal_router::tests::WALLET, hooks)]);
         let wallet = universal_router::tests::WALLET;
         let skimming = address!("0x00000000000000000000000000000000000000c4");
-        let e =
-            check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &allowed).expect_err("hook");
+        let e = check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &allowed, &BTreeSet::new())
+            .expect_err("hook");
         assert!(e.contains("may change the amounts") && e.contains("allowlist the hook"), "{e}");
         let trusted = |a: Address| (a == skimming).then_some(Role::V4Hook);
-        assert_eq!(check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &trusted), Ok(()));
+        assert_eq!(
+            check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &trusted, &BTreeSet::new()),
+            Ok(())
+        );
         let plain = address!("0x00000000000000000000000000000000000000c0");
         assert_eq!(
-            check(Role::UniversalRouter, &swap(plain), U256::ZERO, wallet, &allowed),
+            check(Role::UniversalRouter, &swap(plain), U256::ZERO, wallet, &allowed, &BTreeSet::new()),
             Ok(()),
             "no return deltas"
         );
@@ -471,7 +481,8 @@ mod tests {
         assert_eq!(v4_hooks(&[call(v4_positions::tests::mint(W, hook))]), [hook]);
         assert!(v4_hooks(&[call(vec![1, 2, 3, 4])]).is_empty(), "not a V4 call");
         let mint = v4_positions::tests::mint(W, address!("0x0000000000000000000000000000000000000044"));
-        let e = check(Role::UniswapV4PositionManager, &mint, U256::ZERO, W, &allowed).expect_err("hook");
+        let e = check(Role::UniswapV4PositionManager, &mint, U256::ZERO, W, &allowed, &BTreeSet::new())
+            .expect_err("hook");
         assert!(e.contains("may change the amounts"), "{e}");
     }
 
@@ -523,7 +534,10 @@ mod tests {
         // The share token: approvals to allowlisted spenders only, no ether.
         let approve = approveCall { spender: STRANGER, amount: one }.abi_encode();
         assert!(in_scope(Role::Erc4626Vault, approve).is_err());
-        assert!(check(Role::Erc4626Vault, &deposit(WALLET), one, WALLET, &allowed).is_err(), "no ether");
+        assert!(
+            check(Role::Erc4626Vault, &deposit(WALLET), one, WALLET, &allowed, &BTreeSet::new()).is_err(),
+            "no ether"
+        );
         assert!(in_scope(Role::Erc20, deposit(WALLET)).is_err(), "a token is no vault");
     }
 }

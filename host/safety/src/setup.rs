@@ -107,6 +107,7 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
 struct Policy {
     pricing: BTreeMap<u64, PricingConfig>,
     allowed: BTreeMap<u64, crate::config::AllowedContracts>,
+    morpho_markets: BTreeMap<u64, BTreeSet<alloy::primitives::B256>>,
     approved_assets: BTreeMap<u64, BTreeSet<Address>>,
     max_position_usd: Option<u64>,
     max_value_loss_bps: u32,
@@ -152,6 +153,7 @@ impl Policy {
         Ok(Self {
             pricing: safety.pricing(config)?,
             allowed: safety.allowlist(config)?,
+            morpho_markets: safety.morpho_markets(config)?,
             approved_assets: safety.approved_assets(config)?,
             max_position_usd: safety.max_position_usd,
             max_value_loss_bps: safety.max_value_loss_bps,
@@ -183,7 +185,9 @@ impl Policy {
                 max_position,
                 valuer: Some(valuer.clone()),
             }),
-            Box::new(AllowlistGuard { allowed: self.allowed.clone() }),
+            Box::new(
+                AllowlistGuard::new(self.allowed.clone()).with_morpho_markets(self.morpho_markets.clone()),
+            ),
         ];
         if let Some(rate) = &self.rate {
             before.push(Box::new(rate.clone()));

@@ -75,7 +75,9 @@ pub fn guarded_path(
 ) -> (WritePath, tempfile::TempDir) {
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(cage),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allowed)]) }),
+        Box::new(
+            AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, allowed)])).with_morpho_markets(morpho_markets(d)),
+        ),
         Box::new(ApprovalGuard),
     ];
     let audit = tempfile::tempdir().expect("tempdir");
@@ -141,6 +143,11 @@ impl Env {
             })
             .sum()
     }
+}
+
+/// The devnet's Morpho markets as the operator's trusted ones (`morpho_markets.json`).
+pub fn morpho_markets(d: &Deployments) -> BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::B256>> {
+    BTreeMap::from([(CHAIN_ID, d.morpho.markets.values().map(|m| m.id).collect())])
 }
 
 /// The devnet's pricing config, as `bardo devnet up` writes it to `pricing.json`.

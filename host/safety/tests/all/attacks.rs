@@ -108,7 +108,7 @@ fn write_path(
 ) -> WritePath {
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, roles)]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, roles)]))),
         Box::new(ApprovalGuard),
     ];
     let log = AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
@@ -429,7 +429,8 @@ fn a_swap_through_a_pool_whose_hook_can_skim_it_needs_the_hook_allowlisted() {
             &[0xde, 0xad, 0xbe, 0xef],
             U256::ZERO,
             e.d.deployer,
-            &|_| Some(Role::Unscoped)
+            &|_| Some(Role::Unscoped),
+            &Default::default()
         )
         .expect_err("no function")
         .contains("not in the scope")
@@ -630,7 +631,7 @@ fn an_agent_is_never_given_away_and_is_paid_only_to_the_wallet() {
         address!("0x0000000000000000000000000000000000000bad"),
     );
     let check = |role: Role, call: Vec<u8>, value: u64| {
-        bardo_safety::scope::check(role, &call, U256::from(value), wallet, &|_| None)
+        bardo_safety::scope::check(role, &call, U256::from(value), wallet, &|_| None, &Default::default())
     };
     let identity = Role::Erc8004IdentityRegistry;
     assert!(check(identity, registerCall { agentURI: "data:,{}".into() }.abi_encode(), 0).is_ok());

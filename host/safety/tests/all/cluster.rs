@@ -70,7 +70,7 @@ impl Fleet {
         let host = Arc::new(devnet_host(&self.node.url(), self.d.uniswap_settings(), true, &[UNISWAP]));
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(PolicyCage::default()),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, self.d.write_targets())]) }),
+            Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, self.d.write_targets())]))),
             Box::new(ApprovalGuard),
         ];
         let log = AuditLog::shared(cluster.clone(), &cluster.audit_label(), self.key.clone());

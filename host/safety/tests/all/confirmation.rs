@@ -41,7 +41,7 @@ fn process(
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
         Box::new(ApprovalGuard),
     ];
     let log = AuditLog::open(&dir.join(format!("audit-{name}.jsonl")), key.clone()).expect("audit log");

@@ -84,7 +84,7 @@ fn checked_with(tamper: Option<fn(&mut Simulation)>, overstated: bool) -> Checke
     let host = Arc::new(devnet_host(&node.url(), settings.clone(), true, &[UNISWAP]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
         Box::new(ApprovalGuard),
     ];
     let (audit, state) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));

@@ -85,7 +85,7 @@ impl Env {
         };
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(cage),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, self.d.write_targets())]) }),
+            Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, self.d.write_targets())]))),
             Box::new(ApprovalGuard),
         ];
         let log = AuditLog::open(&self._dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral())

@@ -46,7 +46,7 @@ fn hooks(d: &Deployments) -> HookFactory {
         let valuer = Valuer::new(services, pricing(&d));
         let before: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(PolicyCage { valuer: Some(valuer.clone()), ..PolicyCage::default() }),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
             Box::new(ApprovalGuard),
         ];
         let after = guards_on(services, &d);

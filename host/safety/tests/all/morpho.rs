@@ -30,6 +30,7 @@ alloy::sol! {
     function deposit() external payable;
     function balanceOf(address account) external view returns (uint256);
     function updateAnswer(int256 answer) external;
+    function createMarket(MarketParams marketParams) external;
 }
 
 fn params(m: &MorphoMarket) -> MarketParams {
@@ -173,4 +174,62 @@ fn blue_sdk(input: &serde_json::Value) -> serde_json::Value {
         .expect("run node");
     assert!(out.status.success(), "morpho_check.mjs: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Morpho through the write path, planned by the attack plugin: a supply credited to a stranger
+/// is refused by scope; so is one for the wallet, declared honestly, into a market anyone created
+/// — WETH priced by the WBTC market's oracle, thirty times too high — however real its contracts
+/// are; in a market the operator trusts, for the wallet, the scope lets it through.
+#[test]
+fn morpho_plans_stay_with_the_wallet_in_the_markets_the_operator_trusts() {
+    use bardo_core::ErrorCode;
+    let (node, d) = devnet();
+    let host = std::sync::Arc::new(bardo_test_support::devnet_host(
+        &node.url(),
+        d.uniswap_settings(),
+        true,
+        &[bardo_test_artifacts::ATTACK],
+    ));
+    let policy = bardo_safety::hooks::PolicyCage::default();
+    let (path, _audit) = bardo_test_support::writes::guarded_path(&host, &d, policy, d.write_targets());
+    let chain = Chain {
+        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
+        rt: runtime(),
+    };
+    let m = &d.morpho;
+    let market = &m.markets["WETH/USDC"];
+    let stranger = d.accounts[3];
+    let plan = |oracle: Address, on_behalf: Address| {
+        serde_json::json!({"chain_id": bardo_devnet::CHAIN_ID, "target": m.morpho, "stranger": on_behalf,
+            "token": market.loan_token, "token_out": market.collateral_token, "hooks": oracle, "owner": m.irm,
+            "amount": "1000000000",
+            "outcome": serde_json::json!({"balance_changes": [{"token": market.loan_token, "delta": "-1000000000"}],
+                "authorities": []}).to_string()})
+    };
+    let refused = |params: serde_json::Value, hint: &str| {
+        let e = path.preview("attack-morpho-supply", &params).expect_err("refused");
+        assert_eq!(e.code, ErrorCode::Denied, "{e}");
+        assert!(e.message.starts_with("allowlist-guard") && e.message.contains(hint), "{e}");
+    };
+    refused(plan(market.oracle, stranger), "`onBehalf`; it must be the wallet");
+
+    // Anyone may create a market: here one whose oracle is real and allowlisted nowhere.
+    let lying = MarketParams {
+        loanToken: market.loan_token,
+        collateralToken: market.collateral_token,
+        oracle: m.markets["WBTC/USDC"].oracle,
+        irm: m.irm,
+        lltv: market.lltv,
+    };
+    let create = createMarketCall { marketParams: lying.clone() }.abi_encode();
+    chain.send(stranger, m.morpho, create, U256::ZERO).expect("anyone creates a market");
+    let id = keccak256(lying.abi_encode());
+    assert!(chain.read(m.morpho, marketCall { id }).lastUpdate > 0, "the market exists on chain");
+    refused(plan(lying.oracle, d.deployer), "not one the operator trusts");
+
+    // The trusted market, for the wallet: past the scope (what the value checks make of a
+    // Morpho position is theirs to say).
+    if let Err(e) = path.preview("attack-morpho-supply", &plan(market.oracle, d.deployer)) {
+        assert!(!e.message.starts_with("allowlist-guard"), "the scope allows it: {e}");
+    }
 }

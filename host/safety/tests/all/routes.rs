@@ -65,7 +65,7 @@ fn routed_through(grants: &[&str], delay: Option<std::time::Duration>) -> Routed
     let host = Arc::new(host_over(services, &[UNISWAP]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
         Box::new(ApprovalGuard),
     ];
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");

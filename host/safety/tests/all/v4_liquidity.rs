@@ -53,7 +53,7 @@ fn lp_losing(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>, max_lo
     let roles = allow(&d);
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, roles.clone())]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, roles.clone())]))),
         Box::new(ApprovalGuard),
     ];
     let audit = tempfile::tempdir().expect("tempdir");

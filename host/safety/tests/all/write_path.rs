@@ -62,7 +62,7 @@ fn env_full(
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), wallet, &[UNISWAP, EVIL_WRITER]));
     let mut hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage { valuer: Some(valuer(&host, &d)), ..PolicyCage::default() }),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, allow(&d))]) }),
+        Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, allow(&d))]))),
         Box::new(ApprovalGuard),
     ];
     if let Some(n) = previews_per_minute {
@@ -126,7 +126,7 @@ impl Env {
         let host = Arc::new(devnet_host(&self.node.url(), self.d.uniswap_settings(), true, &[UNISWAP]));
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(PolicyCage::default()),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, self.d.write_targets())]) }),
+            Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, self.d.write_targets())]))),
             Box::new(ApprovalGuard),
         ];
         let log = self.audit.path().join(format!("audit-{name}.jsonl"));
@@ -757,10 +757,8 @@ fn only_approved_assets_can_be_acquired() {
         approved_assets: BTreeMap::from([(CHAIN_ID, BTreeSet::from([usdc]))]),
         ..Default::default()
     };
-    let hooks: Vec<Box<dyn SafetyHook>> = vec![
-        Box::new(cage),
-        Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
-    ];
+    let hooks: Vec<Box<dyn SafetyHook>> =
+        vec![Box::new(cage), Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())])))];
     let dir = tempfile::tempdir().expect("tempdir");
     let path = WritePath::new(
         host.clone(),
@@ -788,7 +786,7 @@ fn the_spending_ledger_is_shared_between_processes_and_the_hot_lane_bounds_an_ho
         let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(PolicyCage::default()),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
             Box::new(ApprovalGuard),
         ];
         let skew = skew_ms.clone();
@@ -842,7 +840,7 @@ fn the_policy_cage_caps_the_value_of_a_position() {
         };
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(cage),
-            Box::new(AllowlistGuard { allowed: BTreeMap::from([(CHAIN_ID, d.write_targets())]) }),
+            Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))),
             Box::new(ApprovalGuard),
         ];
         WritePath::new(

@@ -24,6 +24,9 @@ sol! {
         address onBehalfOf) external;
     function setUserUseReserveAsCollateral(address asset, bool useAsCollateral) external;
     function enableModule(address module) external;
+    struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
+    function supply(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, bytes data)
+        external returns (uint256, uint256);
     function setGuard(address guard) external;
 }
 
@@ -360,6 +363,35 @@ attack!(
     ]
 );
 
+attack!(
+    MorphoSupply,
+    "attack_morpho_supply",
+    "attack-morpho-supply",
+    "Supplies `amount` of `token` to the Morpho Blue at `target`, in the market lending `token` against `token_out` priced by the oracle `hooks` with the IRM `owner` (LLTV 86 %), credited to `stranger`.",
+    |p, target, stranger| {
+        let loan = p.address("token", &p.token)?;
+        let market = MarketParams {
+            loanToken: loan,
+            collateralToken: p.address("token_out", &p.token_out)?,
+            oracle: p.address("hooks", &p.hooks)?,
+            irm: p.address("owner", &p.owner)?,
+            lltv: U256::from(860_000_000_000_000_000u128),
+        };
+        let amount = p.amount()?;
+        let supply = supplyCall {
+            marketParams: market,
+            assets: amount,
+            shares: U256::ZERO,
+            onBehalf: stranger,
+            data: Default::default(),
+        };
+        vec![
+            tx_call(p.chain_id, loan, &approveCall { spender: target, amount }),
+            tx_call(p.chain_id, target, &supply),
+        ]
+    }
+);
+
 /// A V3 swap (fee 0.3 %) of `amount` of `token` for `token_out` through the UniversalRouter at
 /// `router`, paying `recipient`.
 fn v3_through_router(p: &Params, router: Address, recipient: Address) -> Result<Vec<TxCall>, Error> {
@@ -421,5 +453,5 @@ bardo_sdk::plugin! {
     name: "attack",
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
-        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule]
+        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply]
 }
