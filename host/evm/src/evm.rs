@@ -71,8 +71,8 @@ impl Evm {
     /// The account that signs (and pays the gas of) `wallet`'s transactions: the key for its
     /// Safe, else the wallet itself. Nonces and the one-sender-per-wallet lease are its.
     pub fn signer_of(&self, wallet: Address) -> Address {
-        match (&self.wallet, self.safe) {
-            (Some(key), Some(safe)) if safe.safe == wallet => key.address(),
+        match (self.safe_of(wallet), &self.wallet) {
+            (Some(_), Some(key)) => key.address(),
             _ => wallet,
         }
     }
@@ -86,9 +86,10 @@ impl Evm {
     /// or, for a Safe, one Safe transaction of them all from the key. The simulator and the
     /// broadcaster both take it from here, so what was simulated is what is sent.
     pub fn transactions(&self, wallet: Address, calls: &[SimCall]) -> (Address, Vec<SimCall>) {
-        match (self.safe_of(wallet), &self.wallet) {
-            (Some(safe), Some(key)) => (key.address(), vec![safe.wrap(key.address(), calls)]),
-            _ => (wallet, calls.to_vec()),
+        let sender = self.signer_of(wallet);
+        match self.safe_of(wallet) {
+            Some(safe) => (sender, vec![safe.wrap(sender, calls)]),
+            None => (sender, calls.to_vec()),
         }
     }
 
@@ -98,7 +99,7 @@ impl Evm {
     pub fn simulate_sent(
         &self,
         chain: u64,
-        wallet: alloy::primitives::Address,
+        wallet: Address,
         calls: &[SimCall],
         probes: &[Probe],
         at: Option<u64>,

@@ -30,6 +30,12 @@ pub struct SimCall {
     pub value: U256,
 }
 
+impl From<&bardo_core::tool::PlannedCall> for SimCall {
+    fn from(c: &bardo_core::tool::PlannedCall) -> Self {
+        Self { to: c.to, data: c.data.clone(), value: c.value }
+    }
+}
+
 /// Who a simulation runs as: the account that sends its transactions, and the wallet whose
 /// change set is derived — one and the same, unless the wallet is a Safe its key sends for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

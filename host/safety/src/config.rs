@@ -130,28 +130,9 @@ impl Section for SafetyConfig {
 impl SafetyConfig {
     /// The write allowlist per chain, with roles: `[safety] allowlist` plus `allowlist_file`.
     pub fn allowlist(&self, config: &Config) -> Result<BTreeMap<u64, AllowedContracts>, ConfigError> {
-        let mut entries: BTreeMap<String, AllowedContracts> =
+        let inline =
             self.allowlist.iter().map(|(chain, e)| (chain.clone(), e.clone().into_roles())).collect();
-        if let Some(file) = &self.allowlist_file {
-            let path = config.resolve(file);
-            let text =
-                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
-            let more: BTreeMap<String, AllowEntries> = serde_json::from_slice(&text)
-                .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
-            for (chain, list) in more {
-                entries.entry(chain).or_default().extend(list.into_roles());
-            }
-        }
-        entries
-            .into_iter()
-            .map(|(chain, roles)| {
-                let id = chain.parse::<u64>().map_err(|_| ConfigError::Parse {
-                    path: config.file(),
-                    message: format!("[safety.allowlist] key {chain:?} must be a chain id"),
-                })?;
-                Ok((id, roles))
-            })
-            .collect()
+        by_chain(config, "allowlist", inline, &self.allowlist_file, AllowEntries::into_roles)
     }
 
     /// Where the valuer reads prices, by chain id: `pricing_file`'s entries, each replaced by a
@@ -181,36 +162,40 @@ impl SafetyConfig {
 
     /// `[safety.approved_assets]` plus `approved_assets_file`, by chain id.
     pub fn approved_assets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<Address>>, ConfigError> {
-        let entries = by_chain(config, "approved_assets", &self.approved_assets, &self.approved_assets_file)?;
+        let inline = self.approved_assets.clone();
+        let entries = by_chain(config, "approved_assets", inline, &self.approved_assets_file, |v| v)?;
         Ok(entries.into_iter().map(|(chain, list)| (chain, list.into_iter().collect())).collect())
     }
 
     /// `[safety.morpho_markets]` plus `morpho_markets_file`: the trusted market ids by chain id.
     pub fn morpho_markets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<B256>>, ConfigError> {
-        let entries = by_chain(config, "morpho_markets", &self.morpho_markets, &self.morpho_markets_file)?;
+        let inline = self.morpho_markets.clone();
+        let entries = by_chain(config, "morpho_markets", inline, &self.morpho_markets_file, |v| v)?;
         Ok(entries.into_iter().map(|(chain, named)| (chain, named.into_values().collect())).collect())
     }
 }
 
-/// `[safety.<key>]` entries by chain id, with those of `file` (a JSON object of the same shape)
-/// added to each chain's.
-fn by_chain<V>(
+/// `[safety.<key>]` entries (`inline`) by chain id, with those of `file` (a JSON object of
+/// chain id → `F`, made a `V` by `into`) added to each chain's.
+fn by_chain<F, V>(
     config: &Config,
     key: &str,
-    inline: &BTreeMap<String, V>,
+    inline: BTreeMap<String, V>,
     file: &Option<PathBuf>,
+    into: impl Fn(F) -> V,
 ) -> Result<BTreeMap<u64, V>, ConfigError>
 where
-    V: Clone + Default + Extend<<V as IntoIterator>::Item> + IntoIterator + serde::de::DeserializeOwned,
+    F: serde::de::DeserializeOwned,
+    V: Default + Extend<<V as IntoIterator>::Item> + IntoIterator,
 {
-    let mut entries = inline.clone();
+    let mut entries = inline;
     if let Some(file) = file {
         let path = config.resolve(file);
         let text = std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
-        let more: BTreeMap<String, V> = serde_json::from_slice(&text)
+        let more: BTreeMap<String, F> = serde_json::from_slice(&text)
             .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
         for (chain, list) in more {
-            entries.entry(chain).or_default().extend(list);
+            entries.entry(chain).or_default().extend(into(list));
         }
     }
     entries

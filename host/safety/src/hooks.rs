@@ -457,8 +457,7 @@ impl RevmSimulator {
         probes: &[Probe],
         at: Option<u64>,
     ) -> Result<Simulation, bardo_evm::chain::ChainError> {
-        let calls: Vec<SimCall> =
-            plan.calls.iter().map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value }).collect();
+        let calls: Vec<SimCall> = plan.calls.iter().map(SimCall::from).collect();
         // What will be sent: the calls, or through a Safe one transaction of them all.
         self.services.evm.simulate_sent(chain_id, sender, &calls, probes, at, Instant::now() + self.budget)
     }

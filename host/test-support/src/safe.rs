@@ -3,12 +3,12 @@
 
 use crate::{devnet_chains, host_over, runtime};
 use alloy::network::TransactionBuilder as _;
-use alloy::primitives::{Address, Bytes, U256};
+use alloy::primitives::{Address, U256};
 use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol_types::SolCall;
 use bardo_devnet::deploy::Deployments;
-use bardo_evm::{Evm, SafeKey, SafeWallet, Wallet};
+use bardo_evm::{Evm, SafeKey, SafeWallet, SimCall, Wallet};
 use bardo_runtime::Services;
 use bardo_runtime::plugin::Host;
 use serde_json::Value;
@@ -17,9 +17,6 @@ use std::collections::BTreeMap;
 alloy::sol! {
     function transfer(address to, uint256 amount) external returns (bool);
     function enableModule(address module) external;
-    function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas,
-        uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)
-        external payable returns (bool success);
 }
 
 /// The devnet's dev Safe and its `MultiSendCallOnly`, written through by `key`, an owner or a
@@ -62,24 +59,16 @@ pub fn fund_dev_safe(url: &str, d: &Deployments, eth: U256, tokens: &[(&str, U25
 }
 
 /// The dev key, the dev Safe's owner, enables `module` on it through `provider`: one Safe
-/// transaction, signed by being its sender (an approved hash: r = the owner, v = 1).
+/// transaction of the dev key's (the host's own encoding, [`SafeWallet::wrap`]) whose one call
+/// is the Safe's `enableModule`.
 pub fn enable_module(provider: &impl Provider, d: &Deployments, module: Address) {
-    let mut signature = vec![0u8; 65];
-    signature[12..32].copy_from_slice(d.deployer.as_slice());
-    signature[64] = 1;
-    let exec = execTransactionCall {
+    let call = SimCall {
         to: d.safe.dev_safe,
-        value: U256::ZERO,
         data: enableModuleCall { module }.abi_encode().into(),
-        operation: 0,
-        safeTxGas: U256::ZERO,
-        baseGas: U256::ZERO,
-        gasPrice: U256::ZERO,
-        gasToken: Address::ZERO,
-        refundReceiver: Address::ZERO,
-        signatures: Bytes::from(signature),
+        value: U256::ZERO,
     };
-    let tx = TransactionRequest::default().from(d.deployer).to(d.safe.dev_safe).with_input(exec.abi_encode());
+    let tx = dev_safe(d, SafeKey::Owner).wrap(d.deployer, &[call]);
+    let tx = TransactionRequest::default().from(d.deployer).to(tx.to).with_input(tx.data);
     let receipt = runtime()
         .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
         .expect("enableModule");

@@ -35,12 +35,7 @@ pub(super) fn broadcast(
         client.rpc_url().parse().map_err(|e| ToolError::new(ErrorCode::Internal, format!("rpc url: {e}")))?;
     let provider = ProviderBuilder::new().wallet(wallet.transaction_signer()).connect_http(url);
     // What the simulation ran: the calls, or through a Safe one transaction of them all.
-    let calls: Vec<SimCall> = permit
-        .plan
-        .calls
-        .iter()
-        .map(|c| SimCall { to: c.to, data: c.data.clone(), value: c.value })
-        .collect();
+    let calls: Vec<SimCall> = permit.plan.calls.iter().map(SimCall::from).collect();
     let (sender, transactions) = services.evm.transactions(permit.sender, &calls);
     if sender != wallet.address() {
         return Err(ToolError::new(
