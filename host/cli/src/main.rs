@@ -3,18 +3,18 @@
 use anyhow::{Context, Result};
 use bardo_core::Runtime;
 use bardo_runtime::config::Config;
-use bardo_runtime::engine::Engine;
 use bardo_runtime::setup;
-use bardo_runtime::surface_audit::{self, SurfaceDiff, SurfaceReport};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod archetypes_cli;
+mod audit_cli;
 mod devnet_cli;
 mod events_cli;
 mod identity_cli;
 mod init_cli;
+mod mcp_cli;
 mod plugin_cli;
 mod records_cli;
 mod scaffold;
@@ -583,16 +583,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Audit { file, new, json } => audit_cmd(&file, new.as_deref(), json, rt),
+        Command::Audit { file, new, json } => audit_cli::run(&file, new.as_deref(), json, rt),
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
         Command::Identity { action } => identity_cli::run(&config()?, action, rt),
         Command::Mcp { profile, http, no_auth, expose, watch_ms, .. } => {
-            mcp(&cli.config, profile.as_deref(), http, auth(no_auth), expose, watch_ms, rt)
+            mcp_cli::run(&cli.config, profile.as_deref(), http, mcp_cli::auth(no_auth), expose, watch_ms, rt)
         }
         Command::Serve { profile, listen, no_auth, a2a, mcp, expose, watch_ms, .. } => {
             let protocols = serve::Protocols { a2a: a2a || !mcp, mcp: mcp || !a2a };
-            let door = serve::Door { listen, auth: auth(no_auth), protocols };
-            serve::run(&cli.config, profile.as_deref(), door, exposure(expose), watch_ms, rt)
+            let door = serve::Door { listen, auth: mcp_cli::auth(no_auth), protocols };
+            serve::run(&cli.config, profile.as_deref(), door, mcp_cli::exposure(expose), watch_ms, rt)
         }
         Command::Run { profile, watch_ms, .. } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
         // A new plugin needs no configuration.
@@ -608,50 +608,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn auth(no_auth: bool) -> bardo_mcp::http::Auth {
-    if no_auth { bardo_mcp::http::Auth::None } else { bardo_mcp::http::Auth::Token }
-}
-
-fn exposure(expose: Expose) -> bardo_mcp::Exposure {
-    match expose {
-        Expose::Agent => bardo_mcp::Exposure::Agent,
-        Expose::Concrete => bardo_mcp::Exposure::Concrete,
-    }
-}
-
-/// `bardo mcp`: one stdio session, or an HTTP server until Ctrl-C.
-fn mcp(
-    config_path: &Path,
-    profile: Option<&str>,
-    http: Option<std::net::SocketAddr>,
-    auth: bardo_mcp::http::Auth,
-    expose: Expose,
-    watch_ms: u64,
-    rt: &Runtime,
-) -> Result<ExitCode> {
-    let exposure = exposure(expose);
-    let config = load_config(config_path, config_path != Path::new("bardo.toml"))?;
-    // Refuse an unsafe HTTP setup before opening anything.
-    let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr, auth)).transpose()?;
-    let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
-    // The write path's steps (previews, hooks, permits, commits) journaled, for `bardo tui`.
-    let (fabric, journaling) = events_cli::journaled_fabric(&config, fleet_chain(&config)?, rt)?;
-    let served = bardo_mcp::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
-    if auth == bardo_mcp::http::Auth::None {
-        served.reads_only()?;
-    }
-    match (http, access) {
-        (Some(addr), Some(access)) => {
-            bardo_mcp::session_runtime()?.block_on(bardo_mcp::http::serve(served, addr, access, async {
-                let _ = tokio::signal::ctrl_c().await;
-            }))?
-        }
-        _ => bardo_mcp::serve_stdio_blocking(served)?,
-    }
-    journaling.finish(rt, &fabric);
-    Ok(ExitCode::SUCCESS)
 }
 
 /// bardo.toml with every part's section checked (each is read again where it is used): a key
@@ -755,127 +711,5 @@ fn print_call<T: serde::Serialize>(report: bardo_runtime::plugin::CallReport<T>)
             println!("{}", serde_json::to_string(&serde_json::json!({"error": e}))?);
             Ok(ExitCode::from(1))
         }
-    }
-}
-
-fn load_report(engine: &Engine, rt: &Runtime, file: &Path) -> Result<SurfaceReport> {
-    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    Ok(surface_audit::audit(engine.clone(), rt, &file.display().to_string(), &bytes)?)
-}
-
-fn audit_cmd(file: &Path, new: Option<&Path>, json: bool, rt: &Runtime) -> Result<ExitCode> {
-    let engine = Engine::new(None)?;
-    let old = load_report(&engine, rt, file)?;
-    let Some(new) = new else {
-        if json {
-            println!("{}", serde_json::to_string_pretty(&old)?);
-        } else {
-            print_report(&old);
-        }
-        return Ok(ExitCode::SUCCESS);
-    };
-    let new = load_report(&engine, rt, new)?;
-    let d = surface_audit::diff(&old, &new);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
-    } else {
-        print_diff(&old, &new, &d);
-    }
-    if old.plugin != new.plugin {
-        eprintln!("warning: comparing different plugins, `{}` and `{}`", old.plugin, new.plugin);
-    }
-    Ok(if d.grew || !d.incompatible.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-fn print_report(r: &SurfaceReport) {
-    println!("plugin   {}@{}", r.plugin, r.version);
-    println!("sha256   {}", r.sha256);
-    match r.world {
-        Some(world) => println!("world    {world:?}"),
-        None => println!("world    none (no usable bardo:plugin exports)"),
-    }
-    println!("imports");
-    for i in &r.imports {
-        match i.class {
-            bardo_runtime::surface_audit::ImportClass::GrantedHost => {
-                let how = match bardo_runtime::caps::capability(&i.name).map(|c| c.grant) {
-                    Some(bardo_runtime::caps::Grant::Operator { how, .. }) => how(&r.plugin),
-                    _ => "the operator's grant".into(),
-                };
-                println!("  {:<48} {:?} (only if the operator grants it: {how})", i.name, i.class)
-            }
-            _ => println!("  {:<48} {:?}", i.name, i.class),
-        }
-    }
-    println!("exports");
-    for e in &r.exports {
-        println!("  {e}");
-    }
-    println!("tools");
-    for t in &r.tools {
-        let kinds = if t.action_kinds.is_empty() {
-            String::new()
-        } else {
-            format!("  serves {}", t.action_kinds.join(", "))
-        };
-        println!(
-            "  {:<32} {:<10} {:<12} risk {:<7} {:?}{kinds}",
-            t.name,
-            format!("{:?}", t.capability_tier).to_lowercase(),
-            format!("{:?}", t.category).to_lowercase(),
-            format!("{:?}", t.risk_tier).to_lowercase(),
-            t.tick_budget
-        );
-    }
-    match &r.policy_refusal {
-        None => println!("policy   loads under the default policy"),
-        Some(why) => println!("policy   REFUSED by the default policy: {why}"),
-    }
-}
-
-fn print_diff(old: &SurfaceReport, new: &SurfaceReport, d: &SurfaceDiff) {
-    println!("{}@{} -> {}@{}", old.plugin, old.version, new.plugin, new.version);
-    print_changes(d);
-}
-
-/// The lines of `bardo audit OLD NEW` below its header.
-fn print_changes(d: &SurfaceDiff) {
-    if let Some((o, n)) = d.world {
-        println!("world    {o:?} -> {n:?}");
-    }
-    for i in &d.added_imports {
-        println!("+ import {i}");
-    }
-    for i in &d.removed_imports {
-        println!("- import {i}");
-    }
-    for t in &d.added_tools {
-        println!("+ tool   {} ({:?}, {:?}, risk {:?})", t.name, t.capability_tier, t.category, t.risk_tier);
-    }
-    for t in &d.removed_tools {
-        println!("- tool   {t}");
-    }
-    for c in &d.changed_tools {
-        println!(
-            "~ tool   {} {}: {} -> {}{}",
-            c.name,
-            c.field,
-            c.old,
-            c.new,
-            if c.grew { " (grew)" } else { "" }
-        );
-    }
-    for c in &d.schema_changes {
-        let (o, n) = c.schema_version;
-        for b in &c.changes.breaking {
-            println!("! params {} {b} (schema version {o} -> {n}; breaking)", c.name);
-        }
-        for a in &c.changes.additive {
-            println!("~ params {} {a} (schema version {o} -> {n})", c.name);
-        }
-    }
-    println!("{}", if d.grew { "surface GREW: review before approving" } else { "surface did not grow" });
-    for why in &d.incompatible {
-        println!("INCOMPATIBLE: {why}");
     }
 }

@@ -116,7 +116,7 @@ pub(crate) fn run(config: &Config, action: PluginAction, rt: &Runtime) -> Result
             let mut lock = Lockfile::read(&lock_path)?;
             let (pin, diff) = distribution::approve(&Puller::new(config, rt), &engine, &mut lock, &name)?;
             if let Some(d) = &diff {
-                super::print_changes(d);
+                super::audit_cli::print_changes(d);
             }
             lock.write(&lock_path)?;
             println!("approved {name} {} ({}); a running `bardo run` loads it now", pin.version, pin.digest);
@@ -243,14 +243,14 @@ fn report(name: &str, outcome: Outcome) -> ExitCode {
         Outcome::Pinned { pin, previous, diff } => {
             if let (Some(prev), Some(d)) = (&previous, &diff) {
                 println!("{name} {} -> {}", prev.version, pin.version);
-                super::print_changes(d);
+                super::audit_cli::print_changes(d);
             }
             println!("pinned {name} {} ({}) in the lock", pin.version, pin.digest);
             ExitCode::SUCCESS
         }
         Outcome::Held { pin, active, diff } => {
             println!("{name} {} -> {}", active.version, pin.version);
-            super::print_changes(&diff);
+            super::audit_cli::print_changes(&diff);
             println!(
                 "HELD: {name} {} stays inactive ({} keeps serving) until `bardo plugin approve {name}`",
                 pin.version, active.version
