@@ -47,7 +47,7 @@ enum Checks {
 }
 
 fn write_path(url: &str, snapshot: &Snapshot, head_ttl_ms: u64, audit: &Path, checks: Checks) -> WritePath {
-    write_path_with(url, snapshot, head_ttl_ms, audit, checks, Store::Memory)
+    write_path_with(url, snapshot, head_ttl_ms, audit, checks, Store::Memory, None)
 }
 
 /// Where permits (and, on a cluster, the audit chain) are kept.
@@ -67,13 +67,19 @@ fn write_path_with(
     audit: &Path,
     checks: Checks,
     store: Store<'_>,
+    through: Option<bardo_evm::SafeWallet>,
 ) -> WritePath {
     let config = ChainConfig { head_ttl_ms, ..ChainConfig::new(url) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), bardo_test_support::host_runtime())
         .expect("chains");
     let d = &snapshot.deployments;
+    let evm = Evm::new(chains, Some(Wallet::from_signer(DEV_KEY.parse().expect("key"))));
+    let evm = match through {
+        Some(safe) => evm.through(safe),
+        None => evm,
+    };
     let services = Arc::new(
-        Services::new(Evm::new(chains, Some(Wallet::from_signer(DEV_KEY.parse().expect("key")))))
+        Services::new(evm)
             .with_settings(BTreeMap::from([("uniswap".to_owned(), d.uniswap_settings())]), BTreeMap::new()),
     );
     let engine =
@@ -130,6 +136,26 @@ fn preview(c: &mut Criterion) {
         &dir.path().join("filed.jsonl"),
         Checks::All,
         Store::File(&dir.path().join("permits.json")),
+        None,
+    );
+    // Through the dev Safe (funded for the swap): one Safe transaction of the plan's calls is
+    // simulated instead of the calls.
+    let dev_safe = bardo_test_support::safe::dev_safe(&snapshot.deployments, bardo_evm::SafeKey::Owner);
+    let usdc = alloy::primitives::U256::from(1_000_000_000_000u64);
+    bardo_test_support::safe::fund_dev_safe(
+        &node.url(),
+        &snapshot.deployments,
+        Default::default(),
+        &[("USDC", usdc)],
+    );
+    let safe = write_path_with(
+        &node.url(),
+        snapshot,
+        250,
+        &dir.path().join("safe.jsonl"),
+        Checks::All,
+        Store::Memory,
+        Some(dev_safe),
     );
     let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let one = NatsCluster::start(nats_dirs.0.path(), 1).expect("nats-server (run `make setup`)");
@@ -145,6 +171,7 @@ fn preview(c: &mut Criterion) {
         &dir.path().join("x.jsonl"),
         Checks::All,
         Store::Cluster(&c1),
+        None,
     );
     let fleet3 = write_path_with(
         &node.url(),
@@ -153,6 +180,7 @@ fn preview(c: &mut Criterion) {
         &dir.path().join("x.jsonl"),
         Checks::All,
         Store::Cluster(&c3),
+        None,
     );
     let params =
         serde_json::json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000"});
@@ -166,6 +194,11 @@ fn preview(c: &mut Criterion) {
     });
     g.bench_function("preview_warm", |b| {
         b.iter(|| black_box(warm.preview("swap", &params).expect("preview")))
+    });
+    // `[signer] mode = "safe"`: the same plan as one Safe transaction (execTransaction of a
+    // MultiSendCallOnly batch) from the key, the change set the Safe's.
+    g.bench_function("preview_warm_through_safe", |b| {
+        b.iter(|| black_box(safe.preview("swap", &params).expect("preview through the Safe")))
     });
     // As `bardo` runs it: permits in the store shared between processes (a line appended to
     // this process's journal per preview).
