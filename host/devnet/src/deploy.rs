@@ -158,10 +158,18 @@ impl Deployments {
     }
 
     /// The Morpho markets a write may use on this devnet (`[safety] morpho_markets_file`, by
-    /// chain id: name → id): both of the devnet's.
+    /// chain id: name → tokens, oracle, IRM, LLTV and id): both of the devnet's.
     pub fn morpho_markets_json(&self) -> serde_json::Value {
-        let named: BTreeMap<&String, _> = self.morpho.markets.iter().map(|(name, m)| (name, m.id)).collect();
-        serde_json::json!({ self.chain_id.to_string(): named })
+        serde_json::json!({ self.chain_id.to_string(): self.morpho.markets })
+    }
+
+    /// The morpho plugin's settings for this devnet (`[settings] morpho`): the singleton and its
+    /// markets by name.
+    pub fn morpho_settings(&self) -> serde_json::Value {
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "morpho": self.morpho.morpho,
+            "markets": self.morpho.markets,
+        }}})
     }
 
     /// The account the devnet's allowlist names as the wallet's one `recipient` (anvil's last

@@ -23,6 +23,15 @@ alloy::sol! {
     function borrowAllowance(address fromUser, address toUser) external view returns (uint256);
 }
 
+/// Morpho Blue's views of an account's positions and of who may manage them.
+mod morpho {
+    alloy::sol! {
+        function position(bytes32 id, address user) external view returns (uint256 supplyShares,
+            uint128 borrowShares, uint128 collateral);
+        function isAuthorized(address authorizer, address authorized) external view returns (bool);
+    }
+}
+
 /// Overloads of the names above, each in its own namespace.
 mod permit2 {
     alloy::sol! {
@@ -49,6 +58,21 @@ pub const PERMIT2_APPROVAL: B256 =
 /// Aave's `BorrowAllowanceDelegated(address,address,address,uint256)`.
 pub const BORROW_ALLOWANCE_DELEGATED: B256 =
     b256!("0xda919360433220e13b51e8c211e490d148e61a3bd53de8c097194e458b97f3e1");
+/// Morpho Blue's events that change a position (`Supply`, `Withdraw`, `Borrow`, `Repay`,
+/// `SupplyCollateral`, `WithdrawCollateral`, `Liquidate`): each has the market id as its first
+/// topic and names the account whose position moved in a later one.
+pub const MORPHO_POSITION_EVENTS: [B256; 7] = [
+    b256!("0xedf8870433c83823eb071d3df1caa8d008f12f6440918c20d75a3602cda30fe0"),
+    b256!("0xa56fc0ad5702ec05ce63666221f796fb62437c32db1aa1aa075fc6484cf58fbf"),
+    b256!("0x570954540bed6b1304a87dfe815a5eda4a648f7097a16240dcd85c9b5fd42a43"),
+    b256!("0x52acb05cebbd3cd39715469f22afbf5a17496295ef3bc9bb5944056c63ccaa09"),
+    b256!("0xa3b9472a1399e17e123f3c2e6586c23e504184d504de59cdaa2b375e880c6184"),
+    b256!("0xe80ebd7cc9223d7382aab2e0d1d6155c65651f83d53c8b9b06901d167e321142"),
+    b256!("0xa4946ede45d0c6f06a0f5ce92c9ad3b4751452d2fe0e25010783bcab57a67e41"),
+];
+/// Morpho Blue's `SetAuthorization(address,address,address,bool)`.
+pub const MORPHO_SET_AUTHORIZATION: B256 =
+    b256!("0xd5e969f01efe921d3f766bdebad25f0a05e3f237311f56482bf132d0326309c0");
 /// ERC-1155 `TransferSingle(address,address,address,uint256,uint256)`.
 pub const TRANSFER_SINGLE: B256 = b256!("0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62");
 /// ERC-1155 `TransferBatch(address,address,address,uint256[],uint256[])`.
@@ -124,6 +148,25 @@ pub enum Change {
         /// True: it arrived in the wallet; false: it left.
         gained: bool,
     },
+    /// The wallet's position in Morpho Blue market `market` changed: `part` by `delta`.
+    Position {
+        /// The Morpho Blue singleton.
+        venue: Address,
+        /// The market's id.
+        market: B256,
+        /// Which part of the position.
+        part: PositionPart,
+        /// Signed units (shares, or the collateral token's base units); positive is more.
+        delta: I256,
+    },
+    /// `authorized` may now manage every Morpho Blue position of the wallet (borrow against its
+    /// collateral, withdraw its supply) at `venue`.
+    Authorization {
+        /// The Morpho Blue singleton.
+        venue: Address,
+        /// Who may act for the wallet.
+        authorized: Address,
+    },
     /// The wallet's ERC-1155 balance of `id` in `collection` changed by `delta`.
     MultiToken {
         /// The ERC-1155.
@@ -133,6 +176,28 @@ pub enum Change {
         /// Signed units; positive is more.
         delta: I256,
     },
+}
+
+/// A part of a Morpho Blue position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PositionPart {
+    /// Supply shares: what the wallet lends.
+    SupplyShares,
+    /// Borrow shares: what it owes.
+    BorrowShares,
+    /// Collateral, in the collateral token's base units.
+    Collateral,
+}
+
+impl std::fmt::Display for PositionPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::SupplyShares => "supply shares",
+            Self::BorrowShares => "borrow shares",
+            Self::Collateral => "collateral",
+        })
+    }
 }
 
 impl Change {
@@ -145,6 +210,7 @@ impl Change {
                 | Self::Operator { .. }
                 | Self::TokenApproval { .. }
                 | Self::Delegation { .. }
+                | Self::Authorization { .. }
         )
     }
 }
@@ -173,6 +239,12 @@ impl std::fmt::Display for Change {
             Self::Nft { collection, id, gained: false } => write!(f, "{collection} NFT {id} given away"),
             Self::MultiToken { collection, id, delta } => {
                 write!(f, "ERC-1155 {collection} id {id} {delta:+}")
+            }
+            Self::Position { venue, market, part, delta } => {
+                write!(f, "{part} of Morpho market {market} (at {venue}) {delta:+}")
+            }
+            Self::Authorization { venue, authorized } => {
+                write!(f, "{authorized} authorized to manage the wallet's Morpho positions at {venue}")
             }
         }
     }
@@ -254,6 +326,8 @@ pub fn derive(
     // NFT ids and ERC-1155 ids the logs name for the wallet: (collection, id).
     let mut nfts: BTreeSet<(Address, U256)> = BTreeSet::new();
     let mut multi: BTreeSet<(Address, U256)> = BTreeSet::new();
+    // Morpho markets the logs name for the wallet: (singleton, market id).
+    let mut positions: BTreeSet<(Address, B256)> = BTreeSet::new();
     for log in logs {
         contracts.insert(log.address);
         let t = log.topics();
@@ -317,6 +391,18 @@ pub fn derive(
                     changes.insert(Change::Delegation { debt_token, delegatee, after });
                 }
             }
+            (Some(sig), 2..) if MORPHO_POSITION_EVENTS.contains(sig) && t[2..].contains(&me) => {
+                positions.insert((log.address, t[1]));
+            }
+            (Some(&MORPHO_SET_AUTHORIZATION), 4) if t[2] == me => {
+                let (venue, authorized) = (log.address, topic_address(&t[3]));
+                let call = morpho::isAuthorizedCall { authorizer: wallet, authorized };
+                if let (before, Some(true)) = s.both(venue, call)
+                    && before != Some(true)
+                {
+                    changes.insert(Change::Authorization { venue, authorized });
+                }
+            }
             (Some(&TRANSFER_SINGLE), 4) if t[2] == me || t[3] == me => {
                 if let Ok((id, _)) = <(U256, U256)>::abi_decode_params(data) {
                     multi.insert((log.address, id));
@@ -346,6 +432,21 @@ pub fn derive(
         if was != is {
             let delta = I256::from_raw(is).wrapping_sub(I256::from_raw(was));
             changes.insert(Change::MultiToken { collection, id, delta });
+        }
+    }
+    for (venue, market) in positions {
+        let (was, is) = s.both(venue, morpho::positionCall { id: market, user: wallet });
+        let parts = |p: Option<morpho::positionReturn>| {
+            p.map_or([U256::ZERO; 3], |p| {
+                [p.supplyShares, U256::from(p.borrowShares), U256::from(p.collateral)]
+            })
+        };
+        let parts_of = [PositionPart::SupplyShares, PositionPart::BorrowShares, PositionPart::Collateral];
+        for ((part, was), is) in parts_of.into_iter().zip(parts(was)).zip(parts(is)) {
+            if was != is {
+                let delta = I256::from_raw(is).wrapping_sub(I256::from_raw(was));
+                changes.insert(Change::Position { venue, market, part, delta });
+            }
         }
     }
     for contract in contracts {
@@ -386,6 +487,17 @@ mod tests {
             keccak256("BorrowAllowanceDelegated(address,address,address,uint256)")
         );
         assert_eq!(TRANSFER_SINGLE, keccak256("TransferSingle(address,address,address,uint256,uint256)"));
+        let morpho = [
+            "Supply(bytes32,address,address,uint256,uint256)",
+            "Withdraw(bytes32,address,address,address,uint256,uint256)",
+            "Borrow(bytes32,address,address,address,uint256,uint256)",
+            "Repay(bytes32,address,address,uint256,uint256)",
+            "SupplyCollateral(bytes32,address,address,uint256)",
+            "WithdrawCollateral(bytes32,address,address,address,uint256)",
+            "Liquidate(bytes32,address,address,uint256,uint256,uint256,uint256,uint256)",
+        ];
+        assert_eq!(MORPHO_POSITION_EVENTS, morpho.map(keccak256));
+        assert_eq!(MORPHO_SET_AUTHORIZATION, keccak256("SetAuthorization(address,address,address,bool)"));
         assert_eq!(TRANSFER_BATCH, keccak256("TransferBatch(address,address,address,uint256[],uint256[])"));
         // The sol! names are only for encoding; their selectors must be the real ones.
         assert_eq!(ownerOfCall::SELECTOR, *b"\x63\x52\x21\x1e");

@@ -106,6 +106,7 @@ fn write_path_with(
         recipients: BTreeMap::from([(CHAIN_ID, d.treasury().into_iter().collect())]),
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
         max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+        morpho_markets: bardo_test_support::writes::morpho_markets(d),
     };
     let after: Vec<Box<dyn SafetyHook>> = match checks {
         Checks::None => Vec::new(),

@@ -1,7 +1,7 @@
 //! `[safety]`: the write path's policy (allowlist, pricing, limits, phase) and where its state
 //! lives (audit log, permits, spending ledger, host key).
 
-use alloy::primitives::{Address, B256};
+use alloy::primitives::Address;
 use bardo_core::config::{ConfigError, Section};
 use bardo_runtime::Config;
 use serde::Deserialize;
@@ -67,9 +67,9 @@ pub struct SafetyConfig {
     pub approved_assets: BTreeMap<String, Vec<Address>>,
     /// More approved assets from a JSON file of the same shape (`bardo devnet up` writes one).
     pub approved_assets_file: Option<PathBuf>,
-    /// Morpho Blue markets a write may use, per chain id: name → market id (the hash of its
-    /// tokens, oracle, IRM and LLTV). A market not listed is refused by scope.
-    pub morpho_markets: BTreeMap<String, BTreeMap<String, B256>>,
+    /// Morpho Blue markets a write may use, per chain id: name → its tokens, oracle, IRM and
+    /// LLTV (the id is derived from them). A market not listed is refused by scope.
+    pub morpho_markets: BTreeMap<String, BTreeMap<String, crate::morpho::MorphoMarket>>,
     /// More Morpho markets from a JSON file of the same shape (`bardo devnet up` writes one).
     pub morpho_markets_file: Option<PathBuf>,
     /// The most a single token holding may be worth after a write, whole USD; none = no cap.
@@ -167,11 +167,19 @@ impl SafetyConfig {
         Ok(entries.into_iter().map(|(chain, list)| (chain, list.into_iter().collect())).collect())
     }
 
-    /// `[safety.morpho_markets]` plus `morpho_markets_file`: the trusted market ids by chain id.
-    pub fn morpho_markets(&self, config: &Config) -> Result<BTreeMap<u64, BTreeSet<B256>>, ConfigError> {
+    /// `[safety.morpho_markets]` plus `morpho_markets_file`: the trusted markets by chain id,
+    /// by id. A stated id that is not the hash of its market is an error.
+    pub fn morpho_markets(&self, config: &Config) -> Result<crate::morpho::TrustedMarkets, ConfigError> {
         let inline = self.morpho_markets.clone();
         let entries = by_chain(config, "morpho_markets", inline, &self.morpho_markets_file, |v| v)?;
-        Ok(entries.into_iter().map(|(chain, named)| (chain, named.into_values().collect())).collect())
+        entries
+            .into_iter()
+            .map(|(chain, named)| {
+                let markets = crate::morpho::by_id(named)
+                    .map_err(|message| ConfigError::Parse { path: config.file(), message })?;
+                Ok((chain, markets))
+            })
+            .collect()
     }
 }
 

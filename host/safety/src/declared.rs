@@ -10,12 +10,15 @@
 //!   Permit2 allowance expiring no later than `expiration`). An upper bound, not a claim.
 //! - `nfts`: `[{collection, id?, gained}]` — each NFT that arrives (`id` may be omitted for a
 //!   position minted by the plan) or leaves (with its `id`).
+//! - `positions`: `[{venue, market, part, delta, tolerance?}]` — each part of a Morpho Blue
+//!   position it changes (`supply_shares`, `borrow_shares`, `collateral`), in the same range as
+//!   a balance: `[delta, delta + tolerance]`.
 //!
 //! Anything derived that is not declared is refused; operators and single-NFT approvals,
-//! credit delegation and ERC-1155 moves cannot be declared at all.
+//! credit delegation, Morpho authorizations and ERC-1155 moves cannot be declared at all.
 
-use alloy::primitives::{Address, I256, U256};
-use bardo_evm::changes::{Change, ChangeSet};
+use alloy::primitives::{Address, B256, I256, U256};
+use bardo_evm::changes::{Change, ChangeSet, PositionPart};
 use std::collections::BTreeMap;
 
 /// An authority a plan may leave behind.
@@ -51,6 +54,8 @@ pub struct Declared {
     pub authorities: Vec<Authority>,
     /// NFTs that move.
     pub nfts: Vec<Nft>,
+    /// Per Morpho position part (singleton, market, part): the delta and the tolerance above it.
+    pub positions: BTreeMap<(Address, B256, PositionPart), (I256, I256)>,
 }
 
 fn asset(text: &str) -> Option<Option<Address>> {
@@ -109,6 +114,22 @@ impl Declared {
             let entry = declared.balances.entry(token).or_default();
             *entry = (entry.0.saturating_add(delta), entry.1.saturating_add(tolerance));
         }
+        for item in list(expected, "positions")? {
+            let malformed = || format!("malformed position change {item}");
+            let market: B256 = item["market"].as_str().and_then(|t| t.parse().ok()).ok_or_else(malformed)?;
+            let part: PositionPart = serde_json::from_value(item["part"].clone()).map_err(|_| malformed())?;
+            let delta: I256 = number(item, "delta").map_err(|_| malformed())?;
+            let tolerance: I256 = match item.get("tolerance") {
+                None | Some(serde_json::Value::Null) => I256::ZERO,
+                Some(_) => number(item, "tolerance").map_err(|_| malformed())?,
+            };
+            if tolerance.is_negative() {
+                return Err(format!("{}: a negative tolerance", malformed()));
+            }
+            let key = (address(item, "venue")?, market, part);
+            let entry = declared.positions.entry(key).or_default();
+            *entry = (entry.0.saturating_add(delta), entry.1.saturating_add(tolerance));
+        }
         for item in list(expected, "authorities")? {
             let permit2 = item["permit2"].as_bool().unwrap_or(false);
             declared.authorities.push(Authority {
@@ -158,10 +179,26 @@ impl Declared {
                 off.push(format!("{name}: declared {want}{allowed}, moves {got}"));
             }
         }
+        let mut parts: BTreeMap<(Address, B256, PositionPart), I256> =
+            self.positions.keys().map(|k| (*k, I256::ZERO)).collect();
+        parts.extend(actual.changes.iter().filter_map(|c| match c {
+            Change::Position { venue, market, part, delta } => Some(((*venue, *market, *part), *delta)),
+            _ => None,
+        }));
+        for ((venue, market, part), got) in parts {
+            let (want, extra) = self.positions.get(&(venue, market, part)).copied().unwrap_or_default();
+            if got < want || got - want > extra {
+                let allowed =
+                    if extra.is_zero() { String::new() } else { format!(" (up to {extra} more allowed)") };
+                off.push(format!(
+                    "{part} of Morpho market {market} (at {venue}): declared {want}{allowed}, moves {got}"
+                ));
+            }
+        }
         let mut nfts = self.nfts.clone();
         for change in &actual.changes {
             match change {
-                Change::Balance { .. } => {}
+                Change::Balance { .. } | Change::Position { .. } => {}
                 Change::Allowance { token, spender, after, .. } => {
                     let bound = self.authorities.iter().find(|a| {
                         a.permit2_expiration.is_none() && a.token == *token && a.spender == *spender
@@ -182,6 +219,7 @@ impl Declared {
                 Change::Operator { .. }
                 | Change::TokenApproval { .. }
                 | Change::Delegation { .. }
+                | Change::Authorization { .. }
                 | Change::MultiToken { .. } => {
                     off.push(format!("{change}: a plan may not do this"));
                 }
@@ -311,5 +349,35 @@ mod tests {
             .is_err()
         );
         assert_eq!(Declared::parse(&json!({"amount": "1"})), Ok(None));
+    }
+
+    #[test]
+    fn morpho_positions_are_declared_per_part_and_authorizations_never() {
+        let market = B256::repeat_byte(7);
+        let d = declared(json!({"balance_changes": [], "positions": [
+            {"venue": ROUTER.to_string(), "market": market.to_string(), "part": "supply_shares",
+             "delta": "1000", "tolerance": "5"},
+        ]}));
+        let part = |part, delta| Change::Position { venue: ROUTER, market, part, delta: i(delta) };
+        let set = |changes| ChangeSet { changes };
+        assert!(d.mismatches(&set(vec![part(PositionPart::SupplyShares, 1004)])).is_empty());
+        assert_eq!(d.mismatches(&set(vec![part(PositionPart::SupplyShares, 999)])).len(), 1);
+        let borrowed = d.mismatches(&set(vec![
+            part(PositionPart::SupplyShares, 1000),
+            part(PositionPart::BorrowShares, 1),
+        ]));
+        assert!(borrowed.len() == 1 && borrowed[0].contains("borrow shares"), "{borrowed:?}");
+        assert!(
+            d.mismatches(&set(vec![]))[0].contains("declared 1000"),
+            "a declared supply that does not happen"
+        );
+        let granted = set(vec![
+            part(PositionPart::SupplyShares, 1000),
+            Change::Authorization { venue: ROUTER, authorized: STRANGER },
+        ]);
+        assert!(d.mismatches(&granted)[0].contains("may not do this"));
+        let bad = json!({"balance_changes": [], "positions": [{"venue": ROUTER.to_string(),
+            "market": market.to_string(), "part": "debt", "delta": "1"}]});
+        assert!(Declared::parse(&bad).is_err());
     }
 }

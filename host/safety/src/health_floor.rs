@@ -1,20 +1,31 @@
 //! The health floor: a plan that touches a lending pool may not leave the wallet's account there
-//! under `[safety] min_health_factor`, whichever plugin planned it. The health factor is the
-//! pool's own (`getUserAccountData`), read on the simulation's state before and after the calls,
-//! so a borrow, a withdrawal of collateral and a collateral switch are judged alike. A plan that
-//! raises a low health factor (a repay, more collateral) is never refused for being still low.
+//! under `[safety] min_health_factor`, whichever plugin planned it. At an Aave pool the health
+//! factor is the pool's own (`getUserAccountData`); in a trusted Morpho Blue market it is the
+//! collateral's value at the market's oracle and LLTV over the debt, computed from Morpho's
+//! `position` and `market` and the oracle's `price` with Morpho's own math. Both are read on the
+//! simulation's state before and after the calls, so a borrow, a withdrawal of collateral and a
+//! collateral switch are judged alike. A plan that raises a low health factor (a repay, more
+//! collateral) is never refused for being still low.
 
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
-use alloy::primitives::{Address, U256};
+use crate::morpho::{MorphoMarket, TrustedMarkets};
+use alloy::primitives::{Address, B256, Bytes, U256};
 use alloy::sol_types::SolCall;
 use bardo_core::error::ErrorCode;
 use bardo_evm::simulate::{Probe, Probed};
+use bardo_morpho_math as morpho_math;
 use std::collections::{BTreeMap, BTreeSet};
 
 alloy::sol! {
     function getUserAccountData(address user) external view returns (uint256 totalCollateralBase,
         uint256 totalDebtBase, uint256 availableBorrowsBase, uint256 currentLiquidationThreshold,
         uint256 ltv, uint256 healthFactor);
+    function position(bytes32 id, address user) external view returns (uint256 supplyShares,
+        uint128 borrowShares, uint128 collateral);
+    function market(bytes32 id) external view returns (uint128 totalSupplyAssets,
+        uint128 totalSupplyShares, uint128 totalBorrowAssets, uint128 totalBorrowShares,
+        uint128 lastUpdate, uint128 fee);
+    function price() external view returns (uint256);
 }
 
 /// Default `[safety] min_health_factor`.
@@ -27,12 +38,133 @@ pub struct HealthFloor {
     pub pools: BTreeMap<u64, BTreeSet<Address>>,
     /// The lowest health factor a plan may leave, 18 decimals as the pool reports it.
     pub min: U256,
+    /// Morpho Blue singletons per chain (the allowlist's `morpho-blue`s).
+    pub morphos: BTreeMap<u64, BTreeSet<Address>>,
+    /// The trusted Morpho markets, whose positions are watched in every singleton a plan calls.
+    pub markets: TrustedMarkets,
 }
 
 impl HealthFloor {
     /// A floor of `min` (such as 1.5) over `pools`.
     pub fn new(pools: BTreeMap<u64, BTreeSet<Address>>, min: f64) -> Self {
-        Self { pools, min: wad(min) }
+        Self { pools, min: wad(min), morphos: BTreeMap::new(), markets: BTreeMap::new() }
+    }
+
+    /// This floor, over the wallet's positions in `markets` at the Morpho singletons `morphos`.
+    pub fn with_morpho(self, morphos: BTreeMap<u64, BTreeSet<Address>>, markets: TrustedMarkets) -> Self {
+        Self { morphos, markets, ..self }
+    }
+
+    /// The Morpho reads for each trusted market in each singleton the plan calls (none when it
+    /// calls none: only a call to Morpho changes a position there).
+    fn morpho_reads<'a>(&'a self, p: &Proposal<'_>) -> Vec<MorphoReads<'a>> {
+        let Some(morphos) = self.morphos.get(&p.chain_id) else { return Vec::new() };
+        let called: BTreeSet<Address> =
+            p.plan.calls.iter().map(|c| c.to).filter(|to| morphos.contains(to)).collect();
+        let markets = self.markets.get(&p.chain_id).into_iter().flatten();
+        let mut reads = Vec::new();
+        for (id, market) in markets {
+            for morpho in &called {
+                let probe = |to, data: Vec<u8>| Probe { to, data: Bytes::from(data) };
+                reads.push(MorphoReads {
+                    morpho: *morpho,
+                    id: *id,
+                    market,
+                    position: probe(*morpho, positionCall { id: *id, user: p.sender }.abi_encode()),
+                    totals: probe(*morpho, marketCall { id: *id }.abi_encode()),
+                    price: probe(market.oracle, priceCall {}.abi_encode()),
+                });
+            }
+        }
+        reads
+    }
+
+    /// The Aave pool's verdict on one probe's answers.
+    fn aave(&self, pool: Address, before: &Option<Bytes>, after: &Option<Bytes>) -> Decision {
+        let decode = |raw: &Option<Bytes>| {
+            raw.as_ref().and_then(|raw| getUserAccountDataCall::abi_decode_returns(raw).ok())
+        };
+        let Some(now) = decode(after) else {
+            return unreadable(&format!("lending pool {pool}"));
+        };
+        let was = decode(before).map(|b| b.healthFactor);
+        self.judge(&format!("lending pool {pool}"), was, now.healthFactor, now.totalDebtBase)
+    }
+
+    /// The verdict on one Morpho market from its probes' answers.
+    fn morpho(&self, r: &MorphoReads<'_>, answers: &[(Probe, Probed)]) -> Decision {
+        let answer = |probe: &Probe| match answers.iter().find(|(asked, _)| asked == probe) {
+            Some((_, Probed::Answered { before, after })) => Some((before.clone(), after.clone())),
+            _ => None,
+        };
+        let place = format!("Morpho market {} (at {})", r.id, r.morpho);
+        // An oracle the run never read: Morpho checked no health (a borrow or a withdrawal of
+        // collateral with debt reads it), so the plan took none of the position's margin.
+        let (Some(position), Some(totals), Some(price)) =
+            (answer(&r.position), answer(&r.totals), answer(&r.price))
+        else {
+            return Decision::Allow;
+        };
+        let health = |state: fn(&(Option<Bytes>, Option<Bytes>)) -> &Option<Bytes>| {
+            let position = positionCall::abi_decode_returns(state(&position).as_ref()?).ok()?;
+            let totals = marketCall::abi_decode_returns(state(&totals).as_ref()?).ok()?;
+            let price = priceCall::abi_decode_returns(state(&price).as_ref()?).ok()?;
+            let position = morpho_math::Position {
+                supply_shares: position.supplyShares,
+                borrow_shares: U256::from(position.borrowShares),
+                collateral: U256::from(position.collateral),
+            };
+            let totals = morpho_math::Totals {
+                supply_assets: U256::from(totals.totalSupplyAssets),
+                supply_shares: U256::from(totals.totalSupplyShares),
+                borrow_assets: U256::from(totals.totalBorrowAssets),
+                borrow_shares: U256::from(totals.totalBorrowShares),
+                last_update: u64::try_from(totals.lastUpdate).unwrap_or(u64::MAX),
+                fee: U256::from(totals.fee),
+            };
+            let hf = morpho_math::health_factor(&position, &totals, price, r.market.lltv);
+            Some((hf, position.borrow_assets(&totals)))
+        };
+        let Some((now, debt)) = health(|s| &s.1) else {
+            return unreadable(&place);
+        };
+        self.judge(&place, health(|s| &s.0).map(|(hf, _)| hf), now, debt)
+    }
+
+    /// Allow unless a plan moving the health factor at `place` from `was` to `now` (with `debt`
+    /// after it) breaks the floor.
+    fn judge(&self, place: &str, was: Option<U256>, now: U256, debt: U256) -> Decision {
+        if !breaks(self.min, was, now, debt) {
+            return Decision::Allow;
+        }
+        Decision::Reject {
+            code: ErrorCode::Denied,
+            reason: format!(
+                "the plan would leave the wallet's health factor at {place} at {} (from {}), under the floor of {} ([safety] min_health_factor); repay debt or add collateral first, or borrow less",
+                text(now),
+                was.map_or_else(|| "unknown".into(), text),
+                text(self.min)
+            ),
+        }
+    }
+}
+
+/// The reads that give the wallet's health in one Morpho market.
+struct MorphoReads<'a> {
+    morpho: Address,
+    id: B256,
+    market: &'a MorphoMarket,
+    position: Probe,
+    totals: Probe,
+    price: Probe,
+}
+
+fn unreadable(place: &str) -> Decision {
+    Decision::Reject {
+        code: ErrorCode::Denied,
+        reason: format!(
+            "the plan touches {place} and the wallet's health factor there cannot be read after it; it is refused"
+        ),
     }
 }
 
@@ -64,7 +196,12 @@ impl SafetyHook for HealthFloor {
     fn probes(&self, p: &Proposal<'_>) -> Vec<Probe> {
         let data = getUserAccountDataCall { user: p.sender }.abi_encode();
         let pools = self.pools.get(&p.chain_id).into_iter().flatten();
-        pools.map(|pool| Probe { to: *pool, data: data.clone().into() }).collect()
+        let mut probes: Vec<Probe> =
+            pools.map(|pool| Probe { to: *pool, data: data.clone().into() }).collect();
+        for r in self.morpho_reads(p) {
+            probes.extend([r.position, r.totals, r.price]);
+        }
+        probes
     }
 
     fn check(&self, p: &Proposal<'_>, found: &mut Findings) -> Decision {
@@ -78,30 +215,13 @@ impl SafetyHook for HealthFloor {
                 continue;
             }
             let Probed::Answered { before, after } = probed else { continue };
-            let decode = |raw: &Option<alloy::primitives::Bytes>| {
-                raw.as_ref().and_then(|raw| getUserAccountDataCall::abi_decode_returns(raw).ok())
-            };
-            let Some(now) = decode(after) else {
-                return Decision::Reject {
-                    code: ErrorCode::Denied,
-                    reason: format!(
-                        "the plan touches lending pool {} and the wallet's health factor there cannot be read after it; it is refused",
-                        probe.to
-                    ),
-                };
-            };
-            let was = decode(before).map(|b| b.healthFactor);
-            if breaks(self.min, was, now.healthFactor, now.totalDebtBase) {
-                return Decision::Reject {
-                    code: ErrorCode::Denied,
-                    reason: format!(
-                        "the plan would leave the wallet's health factor at lending pool {} at {} (from {}), under the floor of {} ([safety] min_health_factor); repay debt or add collateral first, or borrow less",
-                        probe.to,
-                        text(now.healthFactor),
-                        was.map_or_else(|| "unknown".into(), text),
-                        text(self.min)
-                    ),
-                };
+            if let refused @ Decision::Reject { .. } = self.aave(probe.to, before, after) {
+                return refused;
+            }
+        }
+        for r in self.morpho_reads(p) {
+            if let refused @ Decision::Reject { .. } = self.morpho(&r, &sim.probes) {
+                return refused;
             }
         }
         Decision::Allow

@@ -18,6 +18,7 @@ pub mod generation;
 pub mod health_floor;
 pub mod hooks;
 pub mod host_key;
+pub mod morpho;
 pub mod permit;
 pub mod planner;
 mod pools;

@@ -107,7 +107,7 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
 struct Policy {
     pricing: BTreeMap<u64, PricingConfig>,
     allowed: BTreeMap<u64, crate::config::AllowedContracts>,
-    morpho_markets: BTreeMap<u64, BTreeSet<alloy::primitives::B256>>,
+    morpho_markets: crate::morpho::TrustedMarkets,
     approved_assets: BTreeMap<u64, BTreeSet<Address>>,
     max_position_usd: Option<u64>,
     max_value_loss_bps: u32,
@@ -186,7 +186,8 @@ impl Policy {
                 valuer: Some(valuer.clone()),
             }),
             Box::new(
-                AllowlistGuard::new(self.allowed.clone()).with_morpho_markets(self.morpho_markets.clone()),
+                AllowlistGuard::new(self.allowed.clone())
+                    .with_morpho_markets(crate::morpho::ids(&self.morpho_markets)),
             ),
         ];
         if let Some(rate) = &self.rate {
@@ -209,7 +210,11 @@ impl Policy {
             }));
         }
         // Before the value guard: value left behind is named for what it is, not as a loss.
-        after.push(Box::new(StrandedValue { valuer: valuer.clone(), roles: self.allowed.clone() }));
+        after.push(Box::new(StrandedValue {
+            valuer: valuer.clone(),
+            roles: self.allowed.clone(),
+            morpho_markets: self.morpho_markets.clone(),
+        }));
         after.push(Box::new(PriceGuard { valuer: valuer.clone(), max_bps: self.max_price_deviation_bps }));
         after.push(Box::new(ValueGuard {
             valuer: valuer.clone(),
@@ -218,8 +223,11 @@ impl Policy {
             recipients: self.with_role(Role::Recipient),
             max_loss_bps: self.max_value_loss_bps,
             max_price_deviation_bps: self.max_price_deviation_bps,
+            morpho_markets: self.morpho_markets.clone(),
         }));
-        after.push(Box::new(HealthFloor::new(self.with_role(Role::AaveV3Pool), self.min_health_factor)));
+        let floor = HealthFloor::new(self.with_role(Role::AaveV3Pool), self.min_health_factor)
+            .with_morpho(self.with_role(Role::MorphoBlue), self.morpho_markets.clone());
+        after.push(Box::new(floor));
         Hooks { after, valuer: Some(valuer), ..Hooks::new(services, before) }
     }
 }

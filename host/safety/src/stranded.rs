@@ -1,7 +1,8 @@
 //! Nothing left behind: what a plan sends out must reach the wallet or a counterparty that gave
 //! the wallet something for it — a pool that traded or took a deposit, an Aave reserve (its
 //! aToken holds the underlying supplied or repaid), a listed vault taking its asset, WETH taking
-//! ether it wraps, a V4 hook the operator trusts, or an account the operator lists as
+//! ether it wraps, Morpho Blue taking a token of a trusted market in which the wallet's position
+//! changed, a V4 hook the operator trusts, or an account the operator lists as
 //! `recipient`. Value that stays in a
 //! router, a position manager, Permit2 or any other contract is refused, however little: anyone
 //! can sweep it. From the simulation: every ERC-20 `Transfer` (and WETH's `Deposit` and
@@ -15,6 +16,7 @@ use crate::config::AllowedContracts;
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
+use bardo_evm::changes::Change;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`.
@@ -104,6 +106,8 @@ pub struct StrandedValue {
     /// The allowlist with roles, per chain: routers and position managers never keep value;
     /// `recipient`s may be paid.
     pub roles: BTreeMap<u64, AllowedContracts>,
+    /// The trusted Morpho markets: Morpho keeps their tokens for the wallet's positions.
+    pub morpho_markets: crate::morpho::TrustedMarkets,
 }
 
 impl StrandedValue {
@@ -116,8 +120,20 @@ impl StrandedValue {
         holder: Address,
         asset: Option<Address>,
         pools: &BTreeSet<Address>,
+        changes: &[Change],
     ) -> bool {
         let role = self.roles.get(&chain).and_then(|r| r.get(&holder)).copied();
+        if role == Some(Role::MorphoBlue) {
+            // Morpho holds a market's tokens for the wallet's position in it (valued by the
+            // value guard); any other token it is sent is lost.
+            let markets = self.morpho_markets.get(&chain);
+            return changes.iter().any(|c| match c {
+                Change::Position { venue, market, .. } if *venue == holder => markets
+                    .and_then(|m| m.get(market))
+                    .is_some_and(|m| asset.is_some_and(|a| a == m.loan_token || a == m.collateral_token)),
+                _ => false,
+            });
+        }
         if role.is_some_and(|r| PASS_THROUGH.contains(&r)) {
             return false;
         }
@@ -155,7 +171,7 @@ impl SafetyHook for StrandedValue {
         let pools = pools(&logs);
         let weth = self.valuer.weth(p.chain_id);
         for ((holder, asset), amount) in rises(p.sender, &logs, &sim.native, weth) {
-            if self.counterparty(p.chain_id, holder, asset, &pools) {
+            if self.counterparty(p.chain_id, holder, asset, &pools, &sim.changes.changes) {
                 continue;
             }
             let role = self.roles.get(&p.chain_id).and_then(|r| r.get(&holder));

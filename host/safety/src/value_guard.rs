@@ -4,7 +4,9 @@
 //! `-(max_loss_bps × what it gives)`; a swap's (what it gets for what it gives, its effective
 //! price) not below `-(max_price_deviation_bps × what it gives)`. Prices are the operator's
 //! trusted ones (see [`super::valuation`]); a deposit is worth what its liquidity would hold at
-//! the pool's reference price, not what was paid in (see [`super::pools`]). A deposit into a
+//! the pool's reference price, not what was paid in (see [`super::pools`]). A Morpho Blue
+//! position is worth its shares at the market's totals in its loan token (a debt against the
+//! wallet) and its collateral, at trusted prices, never at the market's own oracle. A deposit into a
 //! stranger's position, a trade at a price nobody trusts, a transfer disguised as anything: each
 //! loses what it gives, and is refused.
 
@@ -14,7 +16,7 @@ use super::valuation::{Valuer, usd};
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use alloy::sol_types::SolValue;
 use bardo_core::error::ErrorCode;
-use bardo_evm::changes::Change;
+use bardo_evm::changes::{Change, PositionPart};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1)`.
@@ -45,6 +47,8 @@ pub struct ValueGuard {
     /// The most a swap may lose, basis points of what it gives: its effective price against the
     /// reference (`[safety] max_price_deviation_bps`); the lower of the two bounds a swap.
     pub max_price_deviation_bps: u32,
+    /// The trusted Morpho markets: the wallet's positions in them are value kept.
+    pub morpho_markets: crate::morpho::TrustedMarkets,
 }
 
 /// An indexed `int24` (a tick) from its topic word.
@@ -174,6 +178,46 @@ impl ValueGuard {
 
     /// Payments to the operator's recipients: each ERC-20 `Transfer` from the wallet to one, and
     /// the ether of each call to one (the scope lets such a call carry nothing but ether).
+    /// The wallet's Morpho position changes as token amounts: (token, signed base units) — supply
+    /// shares at the market's totals in its loan token, borrow shares the same but owed, and
+    /// collateral in its collateral token.
+    fn morpho_positions(&self, chain: u64, changes: &[Change]) -> Result<Vec<(Address, I256)>, String> {
+        alloy::sol! {
+            function market(bytes32 id) external view returns (uint128 totalSupplyAssets,
+                uint128 totalSupplyShares, uint128 totalBorrowAssets, uint128 totalBorrowShares,
+                uint128 lastUpdate, uint128 fee);
+        }
+        let mut out = Vec::new();
+        for change in changes {
+            let Change::Position { venue, market: id, part, delta } = change else { continue };
+            let market = self
+                .morpho_markets
+                .get(&chain)
+                .and_then(|m| m.get(id))
+                .ok_or_else(|| format!("Morpho market {id} is not one the operator trusts"))?;
+            let amount = delta.unsigned_abs();
+            let sign = |v: U256| {
+                let v = I256::try_from(v).unwrap_or(I256::MAX);
+                if delta.is_negative() { -v } else { v }
+            };
+            let totals = || self.valuer.read(chain, *venue, marketCall { id: *id });
+            out.push(match part {
+                PositionPart::Collateral => (market.collateral_token, *delta),
+                PositionPart::SupplyShares => {
+                    let t = totals()?;
+                    let (assets, shares) = (U256::from(t.totalSupplyAssets), U256::from(t.totalSupplyShares));
+                    (market.loan_token, sign(bardo_morpho_math::to_assets_down(amount, assets, shares)))
+                }
+                PositionPart::BorrowShares => {
+                    let t = totals()?;
+                    let (assets, shares) = (U256::from(t.totalBorrowAssets), U256::from(t.totalBorrowShares));
+                    (market.loan_token, -sign(bardo_morpho_math::to_assets_up(amount, assets, shares)))
+                }
+            });
+        }
+        Ok(out)
+    }
+
     fn to_recipients(&self, p: &Proposal<'_>, logs: &[&Log]) -> (Vec<(Address, U256)>, U256) {
         let Some(recipients) = self.recipients.get(&p.chain_id) else { return (Vec::new(), U256::ZERO) };
         let tokens = logs
@@ -250,6 +294,17 @@ impl SafetyHook for ValueGuard {
                 }
             }
             Err(reason) => return reject(format!("cannot value a position deposit: {reason}")),
+        }
+        match self.morpho_positions(p.chain_id, &sim.changes.changes) {
+            Ok(positions) => {
+                for (token, amount) in positions {
+                    match self.valuer.signed_usd(p.chain_id, token, amount) {
+                        Ok(v) => add(v),
+                        Err(reason) => return reject(format!("cannot value a Morpho position: {reason}")),
+                    }
+                }
+            }
+            Err(reason) => return reject(format!("cannot value a Morpho position: {reason}")),
         }
         let (tokens, ether) = self.to_recipients(p, &logs);
         let kept = tokens

@@ -76,7 +76,8 @@ pub fn guarded_path(
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(cage),
         Box::new(
-            AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, allowed)])).with_morpho_markets(morpho_markets(d)),
+            AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, allowed)]))
+                .with_morpho_markets(bardo_safety::morpho::ids(&morpho_markets(d))),
         ),
         Box::new(ApprovalGuard),
     ];
@@ -145,9 +146,18 @@ impl Env {
     }
 }
 
-/// The devnet's Morpho markets as the operator's trusted ones (`morpho_markets.json`).
-pub fn morpho_markets(d: &Deployments) -> BTreeMap<u64, std::collections::BTreeSet<alloy::primitives::B256>> {
-    BTreeMap::from([(CHAIN_ID, d.morpho.markets.values().map(|m| m.id).collect())])
+/// The devnet's Morpho markets as the operator's trusted ones, read from what `bardo devnet up`
+/// writes to `morpho_markets.json`.
+pub fn morpho_markets(d: &Deployments) -> bardo_safety::morpho::TrustedMarkets {
+    let file: BTreeMap<String, BTreeMap<String, bardo_safety::morpho::MorphoMarket>> =
+        serde_json::from_value(d.morpho_markets_json()).expect("the devnet's Morpho markets parse");
+    file.into_iter()
+        .map(|(chain, named)| {
+            let markets =
+                bardo_safety::morpho::by_id(named).expect("the devnet's ids are the markets' hashes");
+            (chain.parse().expect("chain id"), markets)
+        })
+        .collect()
 }
 
 /// The devnet's pricing config, as `bardo devnet up` writes it to `pricing.json`.
@@ -186,6 +196,7 @@ pub fn guards_with(
         Box::new(bardo_safety::stranded::StrandedValue {
             valuer: valuer.clone(),
             roles: BTreeMap::from([(d.chain_id, roles.clone())]),
+            morpho_markets: morpho_markets(d),
         }),
         Box::new(bardo_safety::price_guard::PriceGuard {
             valuer: valuer.clone(),
@@ -198,11 +209,15 @@ pub fn guards_with(
             recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
             max_loss_bps,
             max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+            morpho_markets: morpho_markets(d),
         }),
-        Box::new(bardo_safety::health_floor::HealthFloor::new(
-            of_role(bardo_core::scope::Role::AaveV3Pool),
-            bardo_safety::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
-        )),
+        Box::new(
+            bardo_safety::health_floor::HealthFloor::new(
+                of_role(bardo_core::scope::Role::AaveV3Pool),
+                bardo_safety::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
+            )
+            .with_morpho(of_role(bardo_core::scope::Role::MorphoBlue), morpho_markets(d)),
+        ),
     ]
 }
 

@@ -9,6 +9,7 @@ mod cross_check;
 mod economic;
 mod generations;
 mod morpho;
+mod morpho_writes;
 mod routes;
 mod safe;
 mod v4_liquidity;

@@ -36,6 +36,15 @@ mod permit2 {
     }
 }
 
+mod morpho {
+    bardo_sdk::abi::sol! {
+        struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
+        function borrow(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, address receiver)
+            external returns (uint256, uint256);
+        function setAuthorization(address authorized, bool newIsAuthorized) external;
+    }
+}
+
 mod universal_router {
     bardo_sdk::abi::sol! {
         function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
@@ -392,6 +401,42 @@ attack!(
     }
 );
 
+attack!(
+    MorphoBorrow,
+    "attack_morpho_borrow",
+    "attack-morpho-borrow",
+    "Borrows `amount` of `token` from the Morpho Blue at `target` on the wallet's collateral, in the market lending `token` against `token_out` priced by the oracle `hooks` with the IRM `owner` (LLTV 86 %), paid to `stranger` — whatever the position's health.",
+    |p, target, stranger| {
+        let market = morpho::MarketParams {
+            loanToken: p.address("token", &p.token)?,
+            collateralToken: p.address("token_out", &p.token_out)?,
+            oracle: p.address("hooks", &p.hooks)?,
+            irm: p.address("owner", &p.owner)?,
+            lltv: U256::from(860_000_000_000_000_000u128),
+        };
+        let borrow = morpho::borrowCall {
+            marketParams: market,
+            assets: p.amount()?,
+            shares: U256::ZERO,
+            onBehalf: bardo_sdk::abi::wallet(p.chain_id)?,
+            receiver: stranger,
+        };
+        vec![tx_call(p.chain_id, target, &borrow)]
+    }
+);
+
+attack!(
+    MorphoAuthorize,
+    "attack_morpho_authorize",
+    "attack-morpho-authorize",
+    "Authorizes `stranger` to manage every position of the wallet at the Morpho Blue at `target`: it could then borrow against the wallet's collateral and withdraw its supply to itself.",
+    |p, target, stranger| vec![tx_call(
+        p.chain_id,
+        target,
+        &morpho::setAuthorizationCall { authorized: stranger, newIsAuthorized: true }
+    )]
+);
+
 /// A V3 swap (fee 0.3 %) of `amount` of `token` for `token_out` through the UniversalRouter at
 /// `router`, paying `recipient`.
 fn v3_through_router(p: &Params, router: Address, recipient: Address) -> Result<Vec<TxCall>, Error> {
@@ -453,5 +498,6 @@ bardo_sdk::plugin! {
     name: "attack",
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
-        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply]
+        WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply,
+        MorphoBorrow, MorphoAuthorize]
 }
