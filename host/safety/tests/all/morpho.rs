@@ -2,7 +2,9 @@
 //! compiled with the solc they pin): each market holds the parameters its id hashes and its
 //! seeded supply, prices its collateral from the devnet's feeds, and lets a borrower borrow up to
 //! the LLTV and no further — Morpho's own checks, read and exercised over RPC, and held against
-//! Morpho's own TypeScript SDK (`@morpho-org/blue-sdk`, `tests/clients/morpho_check.mjs`).
+//! Morpho's own TypeScript SDK (`@morpho-org/blue-sdk`, `tests/clients/morpho_check.mjs`); and
+//! the host's and the plugin's Morpho math (`bardo-morpho-math`) equal to that SDK's over 1,000
+//! random cases (`tests/clients/morpho_math.mjs`).
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, I256, U256, keccak256};
@@ -160,19 +162,34 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
     assert_eq!(chain.read(weth_usdc.oracle, priceCall {}), price / U256::from(2u8));
 }
 
-/// `tests/clients/morpho_check.mjs` (Morpho's blue-sdk) on `input`; its absence fails the test.
+/// `tests/clients/morpho_check.mjs` (Morpho's blue-sdk) on `input`.
 fn blue_sdk(input: &serde_json::Value) -> serde_json::Value {
+    blue_sdk_script("morpho_check.mjs", &input.to_string())
+}
+
+/// A script of `tests/clients` on Morpho's blue-sdk, `input` on its standard input and as its
+/// argument when short; its answer as JSON. The SDK's absence fails the test.
+fn blue_sdk_script(script: &str, input: &str) -> serde_json::Value {
+    use std::io::Write;
     let clients = bardo_test_support::root().join("tests/clients");
     assert!(
         clients.join("node_modules/@morpho-org/blue-sdk").exists(),
         "tests/clients/node_modules lacks @morpho-org/blue-sdk: run scripts/setup.sh (or `make setup`)"
     );
-    let out = std::process::Command::new("node")
-        .arg(clients.join("morpho_check.mjs"))
-        .arg(input.to_string())
-        .output()
+    let mut node = std::process::Command::new("node");
+    node.arg(clients.join(script));
+    if input.len() < 4096 {
+        node.arg(input);
+    }
+    let mut child = node
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run node");
-    assert!(out.status.success(), "morpho_check.mjs: {}", String::from_utf8_lossy(&out.stderr));
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write the input");
+    let out = child.wait_with_output().expect("node");
+    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("json")
 }
 
@@ -232,4 +249,121 @@ fn morpho_plans_stay_with_the_wallet_in_the_markets_the_operator_trusts() {
     if let Err(e) = path.preview("attack-morpho-supply", &plan(market.oracle, d.deployer)) {
         assert!(!e.message.starts_with("allowlist-guard"), "the scope allows it: {e}");
     }
+}
+
+/// One random market, position and amounts.
+#[derive(Debug, Clone)]
+struct Case {
+    totals: bardo_morpho_math::Totals,
+    rate: U256,
+    elapsed: u64,
+    assets: U256,
+    shares: U256,
+    collateral: U256,
+    borrow_shares: U256,
+    price: U256,
+    lltv: U256,
+}
+
+/// A number of any magnitude up to 10^`max_exp`: small, exact-fraction and huge ones alike.
+fn magnitude(max_exp: u32) -> impl proptest::strategy::Strategy<Value = U256> {
+    use proptest::prelude::*;
+    (0..=max_exp).prop_flat_map(|e| (0..=10u128.pow(e)).prop_map(U256::from))
+}
+
+fn case() -> impl proptest::strategy::Strategy<Value = Case> {
+    use proptest::prelude::*;
+    let totals =
+        (magnitude(30), magnitude(36), 0u64..=1_000_000, magnitude(36), 0u64..=250_000_000_000_000_000);
+    let totals = totals.prop_map(|(supply_assets, supply_shares, used, borrow_shares, fee)| {
+        bardo_morpho_math::Totals {
+            supply_assets,
+            supply_shares,
+            // Borrowed never exceeds supplied: a millionth-exact share of it.
+            borrow_assets: supply_assets * U256::from(used) / U256::from(1_000_000u64),
+            borrow_shares,
+            last_update: 0,
+            fee: U256::from(fee),
+        }
+    });
+    let position = (magnitude(30), magnitude(36), magnitude(30), magnitude(36));
+    let market =
+        (0u64..=1_000_000_000_000, 0u64..=100_000_000, magnitude(38), 0u64..=1_000_000_000_000_000_000);
+    (totals, position, market).prop_map(
+        |(totals, (assets, shares, collateral, borrow_shares), (rate, elapsed, price, lltv))| Case {
+            totals,
+            rate: U256::from(rate),
+            elapsed,
+            assets,
+            shares,
+            collateral,
+            borrow_shares,
+            price,
+            lltv: U256::from(lltv),
+        },
+    )
+}
+
+/// Morpho's math as the plugin and the health floor compute it (`bardo-morpho-math`) against
+/// Morpho's own TypeScript SDK over 1,000 random markets, positions and amounts: every share
+/// conversion (both ways, both roundings), the interest and fee shares an accrual adds, the most
+/// a collateral lets a borrower owe, the health factor and whether Morpho would call the
+/// position healthy — equal to the base unit, every case.
+#[test]
+fn morpho_math_equals_blue_sdks_to_the_base_unit() {
+    use bardo_morpho_math as math;
+    use proptest::strategy::{Strategy, ValueTree};
+    const CASES: usize = 1_000;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let cases: Vec<Case> =
+        (0..CASES).map(|_| case().new_tree(&mut runner).expect("a case").current()).collect();
+    let input: Vec<serde_json::Value> = cases
+        .iter()
+        .map(|c| {
+            let t = &c.totals;
+            serde_json::json!({
+                "totalSupplyAssets": t.supply_assets.to_string(), "totalSupplyShares": t.supply_shares.to_string(),
+                "totalBorrowAssets": t.borrow_assets.to_string(), "totalBorrowShares": t.borrow_shares.to_string(),
+                "fee": t.fee.to_string(), "rate": c.rate.to_string(), "elapsed": c.elapsed.to_string(),
+                "assets": c.assets.to_string(), "shares": c.shares.to_string(),
+                "collateral": c.collateral.to_string(), "borrowShares": c.borrow_shares.to_string(),
+                "price": c.price.to_string(), "lltv": c.lltv.to_string(),
+            })
+        })
+        .collect();
+    let sdk = blue_sdk_script("morpho_math.mjs", &serde_json::Value::from(input).to_string());
+    let answers = sdk.as_array().expect("an answer per case");
+    assert_eq!(answers.len(), CASES);
+    let mut mismatches = Vec::new();
+    for (c, sdk) in cases.iter().zip(answers) {
+        let t = &c.totals;
+        let accrued = t.accrued(c.rate, c.elapsed);
+        let position = math::Position {
+            supply_shares: c.shares,
+            borrow_shares: c.borrow_shares,
+            collateral: c.collateral,
+        };
+        let ours = serde_json::json!({
+            "shares_down": math::to_shares_down(c.assets, t.supply_assets, t.supply_shares).to_string(),
+            "shares_up": math::to_shares_up(c.assets, t.supply_assets, t.supply_shares).to_string(),
+            "assets_down": math::to_assets_down(c.shares, t.supply_assets, t.supply_shares).to_string(),
+            "assets_up": math::to_assets_up(c.shares, t.supply_assets, t.supply_shares).to_string(),
+            "supply_assets": position.supply_assets(t).to_string(),
+            "borrow_assets": position.borrow_assets(t).to_string(),
+            "interest": (accrued.borrow_assets - t.borrow_assets).to_string(),
+            "fee_shares": (accrued.supply_shares - t.supply_shares).to_string(),
+            "max_borrow": math::max_borrow(c.collateral, c.price, c.lltv).to_string(),
+            "health_factor": math::health_factor(&position, t, c.price, c.lltv).to_string(),
+            "healthy": math::is_healthy(&position, t, c.price, c.lltv),
+        });
+        if &ours != sdk {
+            mismatches.push(format!("{c:?}\n  ours {ours}\n  sdk  {sdk}"));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {CASES} cases differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
 }
