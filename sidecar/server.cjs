@@ -12,16 +12,17 @@ const path = require('path');
 const { codes, RpcError, invalid } = require('./lib/params.cjs');
 const math = require('./lib/math.cjs');
 const { route } = require('./lib/route.cjs');
+const { morpho_position } = require('./lib/morpho.cjs');
 
 /** The protocol the host and this program agree on at `hello`; bumped on any breaking change. */
 const PROTOCOL = 1;
 const PACKAGES = [
   '@uniswap/sdk-core', '@uniswap/v2-sdk', '@uniswap/v3-sdk', '@uniswap/v4-sdk', '@uniswap/router-sdk',
-  '@uniswap/universal-router-sdk', '@uniswap/permit2-sdk',
+  '@uniswap/universal-router-sdk', '@uniswap/permit2-sdk', '@morpho-org/blue-sdk',
 ];
 const { PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, SDK_ERROR, NO_HELLO } = codes;
 
-const methods = { ping: () => ({}), ...math, route };
+const methods = { ping: () => ({}), ...math, route, morpho_position };
 
 function versions() {
   const out = {};

@@ -58,6 +58,9 @@ mod v4 {
 }
 
 mod liquidity;
+mod morpho;
+
+pub use morpho::MorphoCrossCheck;
 
 pub use bardo_sidecar::book::UniswapBook;
 
@@ -113,16 +116,27 @@ fn reject(code: ErrorCode, reason: impl Into<String>) -> Decision {
     Decision::Reject { code, reason: reason.into() }
 }
 
+/// `eth_call` of `data` to `to` at `block` on `chain`.
+fn read_at(
+    services: &Services,
+    chain: u64,
+    block: u64,
+    to: Address,
+    data: Vec<u8>,
+) -> Result<Vec<u8>, String> {
+    let chains = &services.evm.chains;
+    let client = chains.get(chain).map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    chains
+        .block_on(client.call(to, data.into(), U256::ZERO, Some(block), deadline))
+        .map(|b| b.to_vec())
+        .map_err(|e| format!("reading {to} at block {block}: {e}"))
+}
+
 impl UniswapCrossCheck {
     /// `eth_call` at `block`.
     fn call(&self, chain: u64, block: u64, to: Address, data: Vec<u8>) -> Result<Vec<u8>, String> {
-        let chains = &self.services.evm.chains;
-        let client = chains.get(chain).map_err(|e| e.to_string())?;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        chains
-            .block_on(client.call(to, data.into(), U256::ZERO, Some(block), deadline))
-            .map(|b| b.to_vec())
-            .map_err(|e| format!("reading {to} at block {block}: {e}"))
+        read_at(&self.services, chain, block, to, data)
     }
 
     fn read<C: SolCall>(&self, chain: u64, block: u64, to: Address, c: C) -> Result<C::Return, String> {
@@ -267,8 +281,8 @@ impl UniswapCrossCheck {
 /// The refusal when the sidecar gave no figure: retryable when it is restarting.
 fn sidecar_refusal(e: SidecarError) -> Decision {
     match e.retryable() {
-        true => reject(ErrorCode::Timeout, format!("Uniswap's SDK is not answering ({e}); try again")),
-        false => reject(e.code(), format!("Uniswap's SDK cannot check this plan: {e}")),
+        true => reject(ErrorCode::Timeout, format!("the SDK sidecar is not answering ({e}); try again")),
+        false => reject(e.code(), format!("the SDK sidecar cannot check this plan: {e}")),
     }
 }
 

@@ -4,7 +4,7 @@
 //! simulation-derived change set is the second line: it holds whatever the scope lets through
 //! to the plan's declaration.
 
-mod morpho;
+pub(crate) mod morpho;
 mod universal_router;
 mod v4_positions;
 

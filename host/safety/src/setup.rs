@@ -7,7 +7,7 @@
 
 use crate::audit_log::{AuditError, AuditLog};
 use crate::config::SafetyConfig;
-use crate::cross_check::UniswapCrossCheck;
+use crate::cross_check::{MorphoCrossCheck, UniswapCrossCheck};
 use crate::generation::{HookFactory, Hooks};
 use crate::health_floor::HealthFloor;
 use crate::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, RateLimiter, SafetyHook};
@@ -207,6 +207,12 @@ impl Policy {
                 services: services.clone(),
                 sidecar: sdk.sidecar.clone(),
                 books: sdk.books.clone(),
+            }));
+            after.push(Box::new(MorphoCrossCheck {
+                services: services.clone(),
+                sidecar: sdk.sidecar.clone(),
+                morphos: self.with_role(Role::MorphoBlue),
+                markets: self.morpho_markets.clone(),
             }));
         }
         // Before the value guard: value left behind is named for what it is, not as a loss.

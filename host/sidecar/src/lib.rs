@@ -17,7 +17,10 @@ pub mod route;
 mod rpc;
 pub mod settings;
 
-pub use methods::{FeeGrowth, PoolState, PositionAmounts, SwapError, SwapResult, TickPrice, Ticks};
+pub use methods::{
+    FeeGrowth, MorphoAction, MorphoDelta, MorphoMarketState, PoolState, PositionAmounts, SwapError,
+    SwapResult, TickPrice, Ticks,
+};
 pub use settings::SidecarSettings;
 
 use bardo_core::sync::lock;

@@ -311,3 +311,82 @@ impl Sidecar {
         Err(SidecarError::Protocol(format!("`swap` walked past {MAX_WORD_READS} bitmap words")).into())
     }
 }
+
+/// A Morpho Blue market as Morpho stores it, with its IRM's rate and how long since it last
+/// accrued interest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MorphoMarketState {
+    /// `totalSupplyAssets`.
+    pub total_supply_assets: U256,
+    /// `totalSupplyShares`.
+    pub total_supply_shares: U256,
+    /// `totalBorrowAssets`.
+    pub total_borrow_assets: U256,
+    /// `totalBorrowShares`.
+    pub total_borrow_shares: U256,
+    /// The protocol's cut of interest, WAD.
+    pub fee: U256,
+    /// The IRM's borrow rate per second, WAD.
+    pub rate: U256,
+    /// Seconds of interest to accrue before the actions.
+    pub elapsed: u64,
+}
+
+/// One position action, as Morpho takes it: `assets` or `shares` (collateral in `assets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MorphoAction {
+    /// `supply`, `withdraw`, `borrow`, `repay`, `supply_collateral` or `withdraw_collateral`.
+    pub kind: &'static str,
+    /// Assets, or zero when by shares.
+    pub assets: U256,
+    /// Shares, or zero when by assets.
+    pub shares: U256,
+}
+
+/// What a run of actions does to a position: signed supply shares, borrow shares, collateral.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MorphoDelta {
+    /// Supply shares.
+    pub supply_shares: I256,
+    /// Borrow shares.
+    pub borrow_shares: I256,
+    /// Collateral, base units.
+    pub collateral: I256,
+}
+
+impl Sidecar {
+    /// What `actions` in one market do to the account's position, by Morpho's SDK: interest
+    /// accrued first, then each action rounded as Morpho rounds it.
+    pub fn morpho_position(
+        &self,
+        market: &MorphoMarketState,
+        actions: &[MorphoAction],
+    ) -> Result<MorphoDelta, SidecarError> {
+        let method = "morpho_position";
+        let m = market;
+        let params = json!({
+            "market": {
+                "total_supply_assets": m.total_supply_assets.to_string(),
+                "total_supply_shares": m.total_supply_shares.to_string(),
+                "total_borrow_assets": m.total_borrow_assets.to_string(),
+                "total_borrow_shares": m.total_borrow_shares.to_string(),
+                "fee": m.fee.to_string(), "rate": m.rate.to_string(), "elapsed": m.elapsed.to_string(),
+            },
+            "actions": actions.iter().map(|a| json!({
+                "kind": a.kind, "assets": a.assets.to_string(), "shares": a.shares.to_string(),
+            })).collect::<Vec<_>>(),
+        });
+        let result = self.call(method, params)?;
+        let signed = |name: &str| {
+            field(method, &result, name)?
+                .as_str()
+                .and_then(|s| s.parse::<I256>().ok())
+                .ok_or_else(|| SidecarError::Protocol(format!("`{method}`'s `{name}` is not an int256")))
+        };
+        Ok(MorphoDelta {
+            supply_shares: signed("supply_shares")?,
+            borrow_shares: signed("borrow_shares")?,
+            collateral: signed("collateral")?,
+        })
+    }
+}

@@ -1,7 +1,9 @@
 //! The Uniswap cross-check in the write path on the devnet: honest swaps through every version
 //! pass it (the SDK's figures equal the simulation's), and a simulation that disagrees with
 //! Uniswap's math — a pool paying 1 % more than its state allows, or the wallet getting 1 % less
-//! than the pools paid — is refused with both figures. The disagreements are injected into the
+//! than the pools paid — is refused with both figures. Likewise Morpho plans against Morpho's
+//! blue-sdk: an honest supply and withdrawal pass, a position 1 % larger than the SDK computes
+//! does not. The disagreements are injected into the
 //! simulation by a test hook, because the real simulator, running the real contracts, cannot
 //! produce them.
 
@@ -13,7 +15,7 @@ use bardo_evm::changes::Change;
 use bardo_evm::simulate::Simulation;
 use bardo_safety::WritePath;
 use bardo_safety::audit_log::AuditLog;
-use bardo_safety::cross_check::{UniswapBook, UniswapCrossCheck};
+use bardo_safety::cross_check::{MorphoCrossCheck, UniswapBook, UniswapCrossCheck};
 use bardo_safety::declared::Declared;
 use bardo_safety::hooks::{
     AllowlistGuard, ApprovalGuard, Decision, Findings, PolicyCage, Proposal, SafetyHook,
@@ -308,4 +310,71 @@ fn v4_mints_and_burns_are_held_to_the_sdks_position_math() {
         e.path.preview("add_liquidity", &mint).expect_err("a mint paying 1 % more than its liquidity costs");
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("V4 mint") && err.message.contains("Uniswap's SDK says"), "{err}");
+}
+
+/// The morpho plugin behind the Morpho cross-check (Morpho's blue-sdk in the sidecar), after an
+/// optional tamper of the simulation; the deployer's wallet.
+fn morpho_checked(tamper: Option<fn(&mut Simulation)>) -> Checked {
+    let (node, d) = devnet();
+    let settings = BTreeMap::from([("morpho".to_owned(), d.morpho_settings())]);
+    let host = Arc::new(bardo_test_support::devnet_host_with(
+        &node.url(),
+        settings,
+        Some(bardo_devnet::DEV_KEY),
+        &[bardo_test_artifacts::MORPHO],
+    ));
+    let markets = bardo_test_support::writes::morpho_markets(&d);
+    let hooks: Vec<Box<dyn SafetyHook>> = vec![
+        Box::new(PolicyCage::default()),
+        Box::new(
+            AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, d.write_targets())]))
+                .with_morpho_markets(bardo_safety::morpho::ids(&markets)),
+        ),
+        Box::new(ApprovalGuard),
+    ];
+    let (audit, state) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
+    let sidecar_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sidecar");
+    let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();
+    if let Some(tamper) = tamper {
+        after.push(Box::new(Tamper(tamper)));
+    }
+    after.push(Box::new(MorphoCrossCheck {
+        services: host.services().clone(),
+        sidecar: Sidecar::new(Config::new(sidecar_dir, state.path())),
+        morphos: BTreeMap::from([(CHAIN_ID, [d.morpho.morpho].into())]),
+        markets,
+    }));
+    let path = WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after);
+    Checked { node, d, path, _dirs: [audit, state] }
+}
+
+/// The wallet's Morpho supply shares in the simulation, made 1 % more.
+fn more_supply_shares(sim: &mut Simulation) {
+    for change in &mut sim.changes.changes {
+        if let Change::Position { delta, .. } = change {
+            *delta += *delta / I256::try_from(100).expect("i256");
+        }
+    }
+}
+
+#[test]
+fn morpho_plans_are_held_to_morphos_own_sdk() {
+    let e = morpho_checked(None);
+    let supply = json!({"chain_id": CHAIN_ID, "market": "WETH/USDC", "amount": "1000"});
+    let permit =
+        e.path.preview("morpho-supply", &supply).unwrap_or_else(|err| panic!("an honest supply: {err}"));
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    assert!(done.outcome_mismatch.is_empty(), "{:?}", done.outcome_mismatch);
+    // The SDK agrees on a withdrawal by assets (shares rounded up) of part of it, too.
+    let withdraw = json!({"chain_id": CHAIN_ID, "market": "WETH/USDC", "amount": "400.123457"});
+    e.path.preview("morpho-withdraw", &withdraw).unwrap_or_else(|err| panic!("an honest withdrawal: {err}"));
+
+    let e = morpho_checked(Some(more_supply_shares));
+    let err = e.path.preview("morpho-supply", &supply).expect_err("a position the SDK does not compute");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(
+        err.message.starts_with("morpho-cross-check") && err.message.contains("by the SDK"),
+        "both figures: {err}"
+    );
 }
