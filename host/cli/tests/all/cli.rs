@@ -758,3 +758,37 @@ fn completions_load_in_bash_and_commit_reads_a_preview_from_stdin() {
     let out = stdout(&unknown);
     assert!(out.contains("permit-00ff"), "the id read from stdin is the one committed: {out}");
 }
+
+/// `bardo audit` of the morpho plugin: a writer that reads the chain and the wallet's address and
+/// nothing more (no simulation, no Uniswap SDK, no testnet cheats), and its ten lending tools —
+/// the borrow the only high-risk one — each write serving its own action kind.
+#[test]
+fn audit_shows_the_morpho_plugins_surface() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(bardo_test_artifacts::MORPHO, dir.path().join("morpho.wasm")).expect("copy");
+    let o = bardo(dir.path(), &["audit", "morpho.wasm"]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    for expected in
+        ["morpho@0.1.0", "world    Writer", "bardo:host/chain", "bardo:host/signer", "bardo:host/config"]
+    {
+        assert!(out.contains(expected), "audit shows {expected}: {out}");
+    }
+    for absent in [
+        "bardo:host/simulate",
+        "bardo:host/uniswap-sdk",
+        "bardo:host/testnet",
+        "wasi:sockets",
+        "wasi:filesystem",
+    ] {
+        assert!(!out.contains(absent), "the plugin does not import {absent}: {out}");
+    }
+    let tools: Vec<&str> = out.lines().filter(|l| l.trim_start().starts_with("morpho_")).collect();
+    assert_eq!(tools.len(), 10, "{out}");
+    assert!(tools.iter().all(|l| l.contains("lending")), "{out}");
+    let high: Vec<&str> = tools.iter().filter(|l| l.contains("risk high")).copied().collect();
+    assert!(
+        high.len() == 1 && high[0].contains("morpho_borrow") && high[0].contains("serves morpho-borrow"),
+        "{out}"
+    );
+}

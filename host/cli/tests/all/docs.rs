@@ -67,6 +67,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
         ("vault", a::VAULT),
         ("bootstrap", a::BOOTSTRAP),
         ("identity", a::IDENTITY),
+        ("morpho", a::MORPHO),
     ] {
         std::fs::copy(file, plugins.join(format!("{name}.wasm"))).expect("copy plugin");
     }

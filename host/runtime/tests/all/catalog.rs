@@ -7,12 +7,25 @@ use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
 use bardo_runtime::engine::Limits;
 use bardo_runtime::plugin::{Host, WasiPolicy};
 use bardo_test_artifacts::{
-    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT, WALLET,
+    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, MORPHO, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT,
+    WALLET,
 };
 use std::collections::BTreeSet;
 
-const PLUGINS: [&str; 11] =
-    [HELLO, UNISWAP, AAVE, STREAMING, WALLET, TESTNET, INTELLIGENCE, SAFETY, VAULT, BOOTSTRAP, IDENTITY];
+const PLUGINS: [&str; 12] = [
+    HELLO,
+    UNISWAP,
+    AAVE,
+    STREAMING,
+    WALLET,
+    TESTNET,
+    INTELLIGENCE,
+    SAFETY,
+    VAULT,
+    BOOTSTRAP,
+    IDENTITY,
+    MORPHO,
+];
 
 fn host(profile: &str) -> Host {
     let profile = Profile::parse(profile).expect("profile").with_capabilities([RequiredCapability::Wallet]);
@@ -30,8 +43,21 @@ fn every_tool_has_a_complete_definition() {
     let h = host("dev");
     let names: BTreeSet<&String> = h.catalog().keys().collect();
     // hello 1, uniswap 10 + data 1, aave 8, streaming 7, wallet 11 + erc20 1, testnet 6, intelligence 6,
-    // safety 4, vault 11, bootstrap 2, identity 5: 73.
-    assert!(names.len() >= 60, "{} tools: {names:?}", names.len());
+    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10: 83.
+    assert!(names.len() >= 80, "{} tools: {names:?}", names.len());
+    // Lending: Morpho's markets beside Aave's reserves, reads and writes alike.
+    let lending: BTreeSet<&str> = h
+        .catalog()
+        .iter()
+        .filter(|(_, e)| e.def.category == Category::Lending)
+        .map(|(n, _)| n.split('_').next().expect("prefix"))
+        .collect();
+    assert_eq!(lending, BTreeSet::from(["aave", "morpho"]));
+    for tool in
+        ["morpho_get_markets", "morpho_get_position", "morpho_preview", "morpho_borrow", "morpho_repay"]
+    {
+        assert!(names.iter().any(|n| *n == tool), "{tool}");
+    }
     for (name, e) in h.catalog() {
         let d = &e.def;
         let prefix = name.split('_').next().expect("prefix");
@@ -91,12 +117,20 @@ fn each_profile_lists_exactly_the_tools_of_its_categories() {
         let no = |tools: &[&str]| tools.iter().for_each(|t| assert!(!has(t), "profile {name} lists {t}"));
         assert!(has("uniswap_get_pool_info") && has("data_get_token_price"), "data is in every profile");
         match name {
-            "dev" => {
-                yes(&["testnet_", "aave_borrow", "vault_deposit", "wallet_transfer", "stream_", "intel_"])
-            }
+            "dev" => yes(&[
+                "testnet_",
+                "aave_borrow",
+                "morpho_borrow",
+                "vault_deposit",
+                "wallet_transfer",
+                "stream_",
+                "intel_",
+            ]),
             "active" | "golem" | "full" => {
                 yes(&[
                     "aave_borrow",
+                    "morpho_borrow",
+                    "morpho_get_position",
                     "uniswap_add_liquidity",
                     "vault_deposit",
                     "wallet_transfer",
@@ -122,19 +156,33 @@ fn each_profile_lists_exactly_the_tools_of_its_categories() {
                     "uniswap_collect_fees",
                     "wallet_approve",
                 ]);
-                no(&["uniswap_add_liquidity", "aave_", "stream_", "wallet_transfer"]);
+                no(&["uniswap_add_liquidity", "aave_", "morpho_", "stream_", "wallet_transfer"]);
             }
             "trader" => {
                 yes(&["uniswap_execute_swap", "uniswap_get_route", "wallet_approve", "safety_", "stream_"]);
-                no(&["uniswap_add_liquidity", "wallet_transfer", "wallet_wrap_eth", "intel_", "aave_"]);
+                no(&[
+                    "uniswap_add_liquidity",
+                    "wallet_transfer",
+                    "wallet_wrap_eth",
+                    "intel_",
+                    "aave_",
+                    "morpho_",
+                ]);
             }
             "lp" => {
                 yes(&["uniswap_add_liquidity", "uniswap_get_position", "safety_", "stream_"]);
-                no(&["uniswap_execute_swap", "aave_"]);
+                no(&["uniswap_execute_swap", "aave_", "morpho_"]);
             }
             "vault" => {
                 yes(&["vault_deposit", "vault_redeem", "safety_"]);
-                no(&["aave_", "wallet_approve", "wallet_transfer", "stream_", "uniswap_execute_swap"]);
+                no(&[
+                    "aave_",
+                    "morpho_",
+                    "wallet_approve",
+                    "wallet_transfer",
+                    "stream_",
+                    "uniswap_execute_swap",
+                ]);
             }
             "learning" => {
                 yes(&["intel_"]);
