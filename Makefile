@@ -23,7 +23,7 @@ BARDO := ./target/debug/bardo
 # Uniswap's own SDK route (the sidecar: split, multi-hop) and a price, the wallet's balances, a
 # token's safety check and a venue comparison, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
 # with anvil's public dev key, broadcast, verified from the receipt), supply to Aave the same
-# way, read an ERC-4626 vault, show and verify the audit trail, audit the Uniswap plugin's surface, stop the chain.
+# way, read a Morpho Blue market and an ERC-4626 vault, show and verify the audit trail, audit the Uniswap plugin's surface, stop the chain.
 DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
 SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
@@ -50,6 +50,7 @@ demo: plugins
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
 	  $(BARDO) commit $$permit --profile active && \
 	  $(BARDO) call aave_get_user_account_data --profile active --params '{"chain_id":31337}' && \
+	  $(BARDO) call morpho_get_market --profile active --params '{"chain_id":31337,"market":"WETH/USDC"}' && \
 	  $(BARDO) call vault_get_info --profile vault --params '{"chain_id":31337,"vault":"bvUSDC"}' && \
 	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \

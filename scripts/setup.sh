@@ -18,11 +18,11 @@ if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
     touch "$stamp"
 fi
 
-# The Uniswap sidecar's SDKs (sidecar/), pinned by its package-lock.json; Node from the machine.
+# The sidecar's SDKs (sidecar/: Uniswap's, Morpho's blue-sdk), pinned by its package-lock.json; Node from the machine.
 sidecar="$(dirname "$0")/../sidecar"
 stamp="$sidecar/node_modules/.bardo-installed"
 if [ ! -f "$stamp" ] || [ "$sidecar/package-lock.json" -nt "$stamp" ]; then
-    echo "setup: installing the Uniswap SDKs for the sidecar into sidecar/node_modules"
+    echo "setup: installing the Uniswap SDKs and Morpho's blue-sdk for the sidecar into sidecar/node_modules"
     (cd "$sidecar" && npm ci --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi
