@@ -312,3 +312,44 @@ fn a_market_the_operator_does_not_trust_is_refused_however_honestly_planned() {
         "{err}"
     );
 }
+
+/// Bad inputs are typed errors that say what to do: an unknown market (naming the listed ones),
+/// both or neither of `amount` and `shares`, shares of collateral, `max` for a supply, more than
+/// the wallet holds or owes, nothing to withdraw or repay.
+#[test]
+fn bad_morpho_inputs_are_typed_errors_that_say_what_to_do() {
+    let e = env();
+    let plan =
+        |kind: &str, params: Value| e.path.preview(kind, &params).expect_err(&format!("{kind} {params}"));
+    let unknown = plan("morpho-supply", json!({"chain_id": CHAIN_ID, "market": "PEPE/USDC", "amount": "1"}));
+    assert_eq!(unknown.code, ErrorCode::NotFound, "{unknown}");
+    assert!(unknown.message.contains("WBTC/USDC, WETH/USDC"), "names the listed markets: {unknown}");
+    let both = plan(
+        "morpho-supply",
+        json!({"chain_id": CHAIN_ID, "market": WETH_USDC, "amount": "1", "shares": "5"}),
+    );
+    assert!(both.code == ErrorCode::InvalidParams && both.message.contains("exactly one"), "{both}");
+    let neither = plan("morpho-borrow", json!({"chain_id": CHAIN_ID, "market": WETH_USDC}));
+    assert_eq!(neither.code, ErrorCode::InvalidParams, "{neither}");
+    let shares = plan(
+        "morpho-supply-collateral",
+        json!({"chain_id": CHAIN_ID, "market": WETH_USDC, "shares": "1000"}),
+    );
+    assert!(shares.message.contains("collateral has no shares"), "{shares}");
+    let max = plan("morpho-supply", lend("max"));
+    assert!(max.code == ErrorCode::InvalidParams && max.message.contains("`max`"), "{max}");
+    let rich = plan("morpho-supply", lend("1000000000"));
+    assert!(rich.message.contains("the wallet holds"), "{rich}");
+    for kind in ["morpho-withdraw", "morpho-repay", "morpho-withdraw-collateral"] {
+        let nothing = plan(kind, lend("max"));
+        assert_eq!(nothing.code, ErrorCode::InvalidParams, "{kind}: {nothing}");
+    }
+    let zero = plan("morpho-supply", lend("0"));
+    assert_eq!(zero.code, ErrorCode::InvalidParams, "{zero}");
+    // Nothing was written: the wallet has no position.
+    let position = e.tool("morpho_get_position", json!({"chain_id": CHAIN_ID, "market": WETH_USDC}));
+    assert_eq!(
+        (position["supplied"].as_str(), position["health_factor"].as_str()),
+        (Some("0"), Some("infinite"))
+    );
+}
