@@ -105,10 +105,14 @@ impl HealthFloor {
         else {
             return Decision::Allow;
         };
-        let health = |state: fn(&(Option<Bytes>, Option<Bytes>)) -> &Option<Bytes>| {
-            let position = positionCall::abi_decode_returns(state(&position).as_ref()?).ok()?;
-            let totals = marketCall::abi_decode_returns(state(&totals).as_ref()?).ok()?;
-            let price = priceCall::abi_decode_returns(state(&price).as_ref()?).ok()?;
+        // The health on the state before (`after` false) or after the calls, and the debt.
+        let health = |after: bool| {
+            let state = |(before, later): &(Option<Bytes>, Option<Bytes>)| {
+                if after { later.clone() } else { before.clone() }
+            };
+            let position = positionCall::abi_decode_returns(&state(&position)?).ok()?;
+            let totals = marketCall::abi_decode_returns(&state(&totals)?).ok()?;
+            let price = priceCall::abi_decode_returns(&state(&price)?).ok()?;
             let position = morpho_math::Position {
                 supply_shares: position.supplyShares,
                 borrow_shares: U256::from(position.borrowShares),
@@ -125,10 +129,10 @@ impl HealthFloor {
             let hf = morpho_math::health_factor(&position, &totals, price, r.market.lltv);
             Some((hf, position.borrow_assets(&totals)))
         };
-        let Some((now, debt)) = health(|s| &s.1) else {
+        let Some((now, debt)) = health(true) else {
             return unreadable(&place);
         };
-        self.judge(&place, health(|s| &s.0).map(|(hf, _)| hf), now, debt)
+        self.judge(&place, health(false).map(|(hf, _)| hf), now, debt)
     }
 
     /// Allow unless a plan moving the health factor at `place` from `was` to `now` (with `debt`
