@@ -1,4 +1,4 @@
-//! Building a [`ToolDef`] with the defaults of a fast, riskless read tool.
+//! Building a [`ToolDef`] with the defaults of a fast, riskless read tool, or of a write tool.
 
 use crate::{CapabilityTier, Category, RiskTier, SpriteTrigger, TickBudget, ToolDef};
 use schemars::JsonSchema;
@@ -40,6 +40,26 @@ pub fn described<P: JsonSchema>(
         prompt_snippet: snippet(name, description),
         progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
         ..tool_def::<P>(name, description, category)
+    }
+}
+
+/// [`tool_def`] for a write tool serving the action kind `kind`: write tier, `risk`, a medium
+/// budget, the `executing` sprite, `steps` as its progress steps and a snippet from the
+/// description (override it with struct update syntax, as any field).
+pub fn write_def<P: JsonSchema>(
+    name: &str,
+    description: &str,
+    category: Category,
+    (kind, risk): (&str, RiskTier),
+    steps: &[&str],
+) -> ToolDef {
+    ToolDef {
+        capability_tier: CapabilityTier::Write,
+        risk_tier: risk,
+        tick_budget: TickBudget::Medium,
+        sprite_trigger: SpriteTrigger::Executing,
+        action_kinds: vec![kind.to_owned()],
+        ..described::<P>(name, description, category, steps)
     }
 }
 

@@ -15,8 +15,8 @@ use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::{error, internal, invalid_params};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
-    CapabilityTier, Category, ChainId, Error, ErrorCode, Phase, PlannedCall, Receipt, RiskTier,
-    SpriteTrigger, TickBudget, ToolDef, WritePlan, WriteTool, guidelines, tool_def,
+    Category, ChainId, Error, ErrorCode, Phase, PlannedCall, Receipt, RiskTier, ToolDef, WritePlan,
+    WriteTool, guidelines, write_def,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -634,22 +634,17 @@ fn verify(action: Action, p: MorphoParams, receipts: Vec<Receipt>) -> Result<ser
 
 fn def(
     name: &str,
-    action: &str,
+    kind: &str,
     risk: RiskTier,
     description: &str,
     snippet: &str,
     phases: &[(Phase, &str)],
 ) -> ToolDef {
+    let steps = ["read the market", "size the action", "build calls"];
     ToolDef {
-        capability_tier: CapabilityTier::Write,
-        risk_tier: risk,
-        tick_budget: TickBudget::Medium,
-        sprite_trigger: SpriteTrigger::Executing,
-        progress_steps: vec!["read the market".into(), "size the action".into(), "build calls".into()],
-        action_kinds: vec![action.into()],
         prompt_snippet: snippet.into(),
         prompt_guidelines: guidelines(phases),
-        ..tool_def::<MorphoParams>(name, description, Category::Lending)
+        ..write_def::<MorphoParams>(name, description, Category::Lending, (kind, risk), &steps)
     }
 }
 

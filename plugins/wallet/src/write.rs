@@ -10,8 +10,7 @@ use bardo_sdk::operator::{Book, book};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
-    CapabilityTier, Category, ChainId, Error, PlannedCall, Receipt, RiskTier, SpriteTrigger, TickBudget,
-    ToolDef, TxCall, WritePlan, WriteTool, tool_def,
+    Category, ChainId, Error, PlannedCall, Receipt, RiskTier, ToolDef, TxCall, WritePlan, WriteTool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -38,16 +37,7 @@ fn write_def<P: JsonSchema>(
     risk: RiskTier,
     description: &str,
 ) -> ToolDef {
-    ToolDef {
-        capability_tier: CapabilityTier::Write,
-        risk_tier: risk,
-        tick_budget: TickBudget::Medium,
-        sprite_trigger: SpriteTrigger::Executing,
-        progress_steps: vec!["read the wallet".into(), "build calls".into()],
-        action_kinds: vec![kind.into()],
-        prompt_snippet: bardo_sdk::snippet(name, description),
-        ..tool_def::<P>(name, description, category)
-    }
+    bardo_sdk::write_def::<P>(name, description, category, (kind, risk), &["read the wallet", "build calls"])
 }
 
 fn plan_of(calls: Vec<PlannedCall>, outcome: Value) -> Result<WritePlan, Error> {
