@@ -14,7 +14,7 @@ use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_evm::SafeKey;
 use bardo_safety::WritePath;
 use bardo_safety::hooks::PolicyCage;
-use bardo_test_artifacts::{AAVE, UNISWAP};
+use bardo_test_artifacts::{AAVE, MORPHO, UNISWAP};
 use bardo_test_support::safe::{dev_safe, devnet_safe_host, enable_module, fund_dev_safe};
 use bardo_test_support::{devnet, runtime};
 use serde_json::{Value, json};
@@ -23,6 +23,8 @@ use std::sync::Arc;
 
 alloy::sol! {
     function balanceOf(address account) external view returns (uint256);
+    function position(bytes32 id, address user) external view returns (uint256 supplyShares, uint128 borrowShares,
+        uint128 collateral);
     function allowance(address owner, address spender) external view returns (uint256);
     function nonce() external view returns (uint256);
     function getReserveTokensAddresses(address asset) external view returns (address aTokenAddress,
@@ -52,8 +54,10 @@ fn env_as(key: &str, role: SafeKey) -> Env {
     let settings = BTreeMap::from([
         ("aave".to_owned(), d.aave_settings()),
         ("uniswap".to_owned(), d.uniswap_settings()),
+        ("morpho".to_owned(), d.morpho_settings()),
     ]);
-    let host = Arc::new(devnet_safe_host(&node.url(), key, dev_safe(&d, role), settings, &[UNISWAP, AAVE]));
+    let guests = [UNISWAP, AAVE, MORPHO];
+    let host = Arc::new(devnet_safe_host(&node.url(), key, dev_safe(&d, role), settings, &guests));
     let (path, audit) =
         bardo_test_support::writes::guarded_path(&host, &d, PolicyCage::default(), d.write_targets());
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
@@ -233,4 +237,30 @@ fn a_module_key_writes_through_the_safe_and_a_failed_batch_leaves_nothing() {
     e.commit_one("swap", swap);
     assert_eq!(usdc - e.balance("USDC", e.safe), U256::from(100_000_000u64), "100 USDC paid by the Safe");
     last_call_reverting_on_chain_leaves_nothing(&e, "ExecutionFromModuleFailure");
+}
+
+/// Morpho through the Safe: the Safe is `onBehalf` and `receiver`, so the position and the
+/// borrowed USDC are the Safe's, the key only sends and pays gas; collateral and its approval go
+/// in one Safe transaction.
+#[test]
+fn a_morpho_position_through_the_safe_is_the_safes() {
+    let e = env();
+    let market = &e.d.morpho.markets["WETH/USDC"];
+    let lend = |amount: &str| json!({"chain_id": CHAIN_ID, "market": "WETH/USDC", "amount": amount});
+    let (weth, usdc) = (e.balance("WETH", e.safe), e.balance("USDC", e.safe));
+    let key_usdc = e.balance("USDC", e.key);
+    e.commit_one("morpho-supply-collateral", lend("1"));
+    let one = U256::from(10u64).pow(U256::from(18u8));
+    assert_eq!(e.balance("WETH", e.safe), weth - one);
+    let permit = e.path.preview("morpho-borrow", &lend("500")).unwrap_or_else(|err| panic!("borrow: {err}"));
+    assert_eq!(permit.sender, e.safe);
+    let done = e.path.commit(&permit.permit_id).expect("commit");
+    assert!(done.outcome_mismatch.is_empty(), "{:?}", done.outcome_mismatch);
+    assert_eq!(e.balance("USDC", e.safe), usdc + U256::from(500_000_000u64), "borrowed into the Safe");
+    assert_eq!(e.balance("USDC", e.key), key_usdc, "the key's own USDC untouched");
+    let safe = e.read(e.d.morpho.morpho, positionCall { id: market.id, user: e.safe });
+    assert_eq!(U256::from(safe.collateral), one);
+    assert!(safe.borrowShares > 0);
+    let key = e.read(e.d.morpho.morpho, positionCall { id: market.id, user: e.key });
+    assert_eq!((key.collateral, key.borrowShares), (0, 0), "the key has no position");
 }
