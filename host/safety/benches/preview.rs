@@ -7,7 +7,7 @@
 //! the simulate bench measures the change-set derivation alone, with and without. With a fleet's
 //! store (`[cluster]`): the same preview with permits and audit chain on a NATS JetStream
 //! cluster (one node; three nodes, three replicas) against the files, and a permit's issue +
-//! take alone on each store.
+//! take alone on each store. And a Morpho Blue supply's preview, with every check.
 
 use bardo_cluster::Cluster;
 use bardo_core::profile::Profile;
@@ -281,6 +281,31 @@ fn preview(c: &mut Criterion) {
         b.iter(|| black_box(warm.preview("swap", &v4).expect("preview")))
     });
     g.bench_function("preview_v3", |b| b.iter(|| black_box(warm.preview("swap", &v3).expect("preview"))));
+    g.finish();
+
+    // Morpho Blue, warm as `preview_warm` (head TTL 250 ms, every check `bardo` runs): a supply
+    // planned by the morpho plugin (the market, the IRM's rate, the oracle, the position), its
+    // scope, the Morpho position in the change set, its value at trusted prices and the health
+    // floor's probes (position, market, price in both states), beside the swap above.
+    let d = &snapshot.deployments;
+    let config = ChainConfig { head_ttl_ms: 250, ..ChainConfig::new(&node.url()) };
+    let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), bardo_test_support::host_runtime())
+        .expect("chains");
+    let services = Services::new(Evm::new(chains, Some(Wallet::from_signer(DEV_KEY.parse().expect("key")))))
+        .with_settings(BTreeMap::from([("morpho".to_owned(), d.morpho_settings())]), BTreeMap::new());
+    let host = Arc::new(bardo_test_support::host_over(services, &[bardo_test_artifacts::MORPHO]));
+    let (morpho, _audit) =
+        bardo_test_support::writes::guarded_path(&host, d, PolicyCage::default(), d.write_targets());
+    let supply = serde_json::json!({"chain_id": CHAIN_ID, "market": "WETH/USDC", "amount": "1000"});
+    assert_eq!(
+        morpho.preview("morpho-supply", &supply).expect("preview").plan.calls.len(),
+        2,
+        "approve, supply"
+    );
+    let mut g = c.benchmark_group("preview_morpho");
+    g.bench_function("preview_warm_morpho_supply", |b| {
+        b.iter(|| black_box(morpho.preview("morpho-supply", &supply).expect("preview")))
+    });
     g.finish();
 }
 
