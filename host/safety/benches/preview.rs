@@ -288,7 +288,7 @@ fn preview(c: &mut Criterion) {
     // scope, the Morpho position in the change set, its value at trusted prices and the health
     // floor's probes (position, market, price in both states), beside the swap above.
     let d = &snapshot.deployments;
-    let config = ChainConfig { head_ttl_ms: 250, ..ChainConfig::new(&node.url()) };
+    let config = ChainConfig { head_ttl_ms: 250, ..ChainConfig::new(node.url()) };
     let chains = Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), bardo_test_support::host_runtime())
         .expect("chains");
     let services = Services::new(Evm::new(chains, Some(Wallet::from_signer(DEV_KEY.parse().expect("key")))))
