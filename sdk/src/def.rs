@@ -75,3 +75,52 @@ pub fn guidelines(items: &[(crate::Phase, &str)]) -> Vec<crate::PhaseGuideline> 
         .map(|(phase, text)| crate::PhaseGuideline { phase: *phase, guideline: (*text).to_owned() })
         .collect()
 }
+
+/// Write tools that share one `plan` and one `verify` function, told apart by a variant of an
+/// action enum: for each `(Type, "name", Variant, "kind", Risk, "description", "snippet",
+/// [Phase: "guideline", ...])`, a unit struct implementing [`crate::WriteTool`] with `params`,
+/// a [`write_def`] in `category` with `steps`, and `plan(Action::Variant, p)` /
+/// `verify(Action::Variant, p, receipts)`.
+#[macro_export]
+macro_rules! action_tools {
+    (
+        params: $params:ty, category: $category:ident, action: $action:ident,
+        plan: $plan:path, verify: $verify:path, steps: $steps:expr;
+        $(($ty:ident, $name:literal, $variant:ident, $kind:literal, $risk:ident, $desc:literal, $snippet:literal,
+            [$($phase:ident: $g:literal),* $(,)?])),+ $(,)?
+    ) => {
+        $(
+            pub struct $ty;
+
+            impl $crate::WriteTool for $ty {
+                const NAME: &'static str = $name;
+                type Params = $params;
+
+                fn def() -> $crate::ToolDef {
+                    $crate::ToolDef {
+                        prompt_snippet: ::std::string::String::from($snippet),
+                        prompt_guidelines: $crate::guidelines(&[$(($crate::Phase::$phase, $g)),*]),
+                        ..$crate::write_def::<$params>(
+                            $name,
+                            $desc,
+                            $crate::Category::$category,
+                            ($kind, $crate::RiskTier::$risk),
+                            $steps,
+                        )
+                    }
+                }
+
+                fn plan(p: $params) -> ::std::result::Result<$crate::WritePlan, $crate::Error> {
+                    $plan($action::$variant, p)
+                }
+
+                fn verify(
+                    p: $params,
+                    receipts: ::std::vec::Vec<$crate::Receipt>,
+                ) -> ::std::result::Result<$crate::serde_json::Value, $crate::Error> {
+                    $verify($action::$variant, p, receipts)
+                }
+            }
+        )+
+    };
+}

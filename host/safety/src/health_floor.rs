@@ -8,6 +8,7 @@
 //! collateral) is never refused for being still low.
 
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use crate::morpho::abi::{marketCall, positionCall, priceCall};
 use crate::morpho::{MorphoMarket, TrustedMarkets};
 use alloy::primitives::{Address, B256, Bytes, U256};
 use alloy::sol_types::SolCall;
@@ -20,12 +21,6 @@ alloy::sol! {
     function getUserAccountData(address user) external view returns (uint256 totalCollateralBase,
         uint256 totalDebtBase, uint256 availableBorrowsBase, uint256 currentLiquidationThreshold,
         uint256 ltv, uint256 healthFactor);
-    function position(bytes32 id, address user) external view returns (uint256 supplyShares,
-        uint128 borrowShares, uint128 collateral);
-    function market(bytes32 id) external view returns (uint128 totalSupplyAssets,
-        uint128 totalSupplyShares, uint128 totalBorrowAssets, uint128 totalBorrowShares,
-        uint128 lastUpdate, uint128 fee);
-    function price() external view returns (uint256);
 }
 
 /// Default `[safety] min_health_factor`.
@@ -110,22 +105,9 @@ impl HealthFloor {
             let state = |(before, later): &(Option<Bytes>, Option<Bytes>)| {
                 if after { later.clone() } else { before.clone() }
             };
-            let position = positionCall::abi_decode_returns(&state(&position)?).ok()?;
-            let totals = marketCall::abi_decode_returns(&state(&totals)?).ok()?;
+            let position = positionCall::abi_decode_returns(&state(&position)?).ok()?.position();
+            let totals = marketCall::abi_decode_returns(&state(&totals)?).ok()?.totals();
             let price = priceCall::abi_decode_returns(&state(&price)?).ok()?;
-            let position = morpho_math::Position {
-                supply_shares: position.supplyShares,
-                borrow_shares: U256::from(position.borrowShares),
-                collateral: U256::from(position.collateral),
-            };
-            let totals = morpho_math::Totals {
-                supply_assets: U256::from(totals.totalSupplyAssets),
-                supply_shares: U256::from(totals.totalSupplyShares),
-                borrow_assets: U256::from(totals.totalBorrowAssets),
-                borrow_shares: U256::from(totals.totalBorrowShares),
-                last_update: u64::try_from(totals.lastUpdate).unwrap_or(u64::MAX),
-                fee: U256::from(totals.fee),
-            };
             let hf = morpho_math::health_factor(&position, &totals, price, r.market.lltv);
             Some((hf, position.borrow_assets(&totals)))
         };

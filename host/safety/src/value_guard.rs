@@ -13,6 +13,7 @@
 use super::hooks::{Decision, Findings, Proposal, SafetyHook};
 use super::pools::{self, PoolRef, Reference};
 use super::valuation::{Valuer, usd};
+use crate::morpho::abi::marketCall;
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use alloy::sol_types::SolValue;
 use bardo_core::error::ErrorCode;
@@ -176,17 +177,10 @@ impl ValueGuard {
         Ok([(state.token0, amount0), (state.token1, amount1)])
     }
 
-    /// Payments to the operator's recipients: each ERC-20 `Transfer` from the wallet to one, and
-    /// the ether of each call to one (the scope lets such a call carry nothing but ether).
     /// The wallet's Morpho position changes as token amounts: (token, signed base units) — supply
     /// shares at the market's totals in its loan token, borrow shares the same but owed, and
     /// collateral in its collateral token.
     fn morpho_positions(&self, chain: u64, changes: &[Change]) -> Result<Vec<(Address, I256)>, String> {
-        alloy::sol! {
-            function market(bytes32 id) external view returns (uint128 totalSupplyAssets,
-                uint128 totalSupplyShares, uint128 totalBorrowAssets, uint128 totalBorrowShares,
-                uint128 lastUpdate, uint128 fee);
-        }
         let mut out = Vec::new();
         for change in changes {
             let Change::Position { venue, market: id, part, delta } = change else { continue };
@@ -200,24 +194,30 @@ impl ValueGuard {
                 let v = I256::try_from(v).unwrap_or(I256::MAX);
                 if delta.is_negative() { -v } else { v }
             };
-            let totals = || self.valuer.read(chain, *venue, marketCall { id: *id });
+            let totals = || self.valuer.read(chain, *venue, marketCall { id: *id }).map(|m| m.totals());
             out.push(match part {
                 PositionPart::Collateral => (market.collateral_token, *delta),
                 PositionPart::SupplyShares => {
                     let t = totals()?;
-                    let (assets, shares) = (U256::from(t.totalSupplyAssets), U256::from(t.totalSupplyShares));
-                    (market.loan_token, sign(bardo_morpho_math::to_assets_down(amount, assets, shares)))
+                    (
+                        market.loan_token,
+                        sign(bardo_morpho_math::to_assets_down(amount, t.supply_assets, t.supply_shares)),
+                    )
                 }
                 PositionPart::BorrowShares => {
                     let t = totals()?;
-                    let (assets, shares) = (U256::from(t.totalBorrowAssets), U256::from(t.totalBorrowShares));
-                    (market.loan_token, -sign(bardo_morpho_math::to_assets_up(amount, assets, shares)))
+                    (
+                        market.loan_token,
+                        -sign(bardo_morpho_math::to_assets_up(amount, t.borrow_assets, t.borrow_shares)),
+                    )
                 }
             });
         }
         Ok(out)
     }
 
+    /// Payments to the operator's recipients: each ERC-20 `Transfer` from the wallet to one, and
+    /// the ether of each call to one (the scope lets such a call carry nothing but ether).
     fn to_recipients(&self, p: &Proposal<'_>, logs: &[&Log]) -> (Vec<(Address, U256)>, U256) {
         let Some(recipients) = self.recipients.get(&p.chain_id) else { return (Vec::new(), U256::ZERO) };
         let tokens = logs

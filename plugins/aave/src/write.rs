@@ -9,10 +9,7 @@ use bardo_sdk::abi::{eth_call, events, simulate_last, tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::{error, internal, invalid_params};
 use bardo_sdk::units::{format_units, parse_units};
-use bardo_sdk::{
-    Category, ChainId, Error, ErrorCode, Phase, PlannedCall, Receipt, RiskTier, ToolDef, WritePlan,
-    WriteTool, guidelines, write_def,
-};
+use bardo_sdk::{ChainId, Error, ErrorCode, PlannedCall, Receipt, WritePlan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -366,78 +363,32 @@ fn verify(action: Action, p: LendParams, receipts: Vec<Receipt>) -> Result<serde
     serde_json::to_value(outcome).map_err(|e| internal(e.to_string()))
 }
 
-fn def(
-    name: &str,
-    kind: &str,
-    risk: RiskTier,
-    description: &str,
-    snippet: &str,
-    phases: &[(Phase, &str)],
-) -> ToolDef {
-    let steps = ["read the market", "build calls", "simulate the health factor"];
-    ToolDef {
-        prompt_snippet: snippet.into(),
-        prompt_guidelines: guidelines(phases),
-        ..write_def::<LendParams>(name, description, Category::Lending, (kind, risk), &steps)
-    }
-}
-
-macro_rules! lending_tool {
-    ($ty:ident, $name:literal, $action:ident, $kind:literal, $risk:ident, $desc:literal, $snippet:literal, [$($phase:ident: $g:literal),*]) => {
-        pub struct $ty;
-
-        impl WriteTool for $ty {
-            const NAME: &'static str = $name;
-            type Params = LendParams;
-
-            fn def() -> ToolDef {
-                def(Self::NAME, $kind, RiskTier::$risk, $desc, $snippet, &[$((Phase::$phase, $g)),*])
-            }
-
-            fn plan(p: LendParams) -> Result<WritePlan, Error> {
-                plan(Action::$action, p)
-            }
-
-            fn verify(p: LendParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
-                verify(Action::$action, p, receipts)
-            }
-        }
-    };
-}
-
-lending_tool!(
-    SupplyTool, "aave_supply", Supply, "supply", Medium,
+bardo_sdk::action_tools! {
+    params: LendParams, category: Lending, action: Action, plan: plan, verify: verify,
+    steps: &["read the market", "build calls", "simulate the health factor"];
+    (SupplyTool, "aave_supply", Supply, "supply", Medium,
     "Plans supplying an asset to Aave V3 from the host's wallet (it earns the supply APY and counts \
      as collateral). Adds an approval of exactly the amount when the allowance is short. Refuses an \
      asset that is not an active, unfrozen reserve, or more than the wallet holds. The host checks, \
      simulates, signs and sends the plan.",
     "aave_supply: plan supplying an asset to Aave to earn interest or back a borrow",
-    [Defensive: "Supply only stable assets.", Survival: "Do not supply; withdraw instead."]
-);
-
-lending_tool!(
-    WithdrawTool, "aave_withdraw", Withdraw, "withdraw", Low,
+    [Defensive: "Supply only stable assets.", Survival: "Do not supply; withdraw instead."]),
+    (WithdrawTool, "aave_withdraw", Withdraw, "withdraw", Low,
     "Plans withdrawing a supplied asset from Aave V3 to the host's wallet: an amount, or `max` for \
      everything with its interest. Refused when it would leave the health factor below the \
      operator's minimum (checked by simulating the withdrawal).",
     "aave_withdraw: plan withdrawing supplied assets from Aave (an amount or max)",
-    [Defensive: "Withdraw only what keeps the health factor well above the minimum."]
-);
-
-lending_tool!(
-    BorrowTool, "aave_borrow", Borrow, "borrow", High,
+    [Defensive: "Withdraw only what keeps the health factor well above the minimum."]),
+    (BorrowTool, "aave_borrow", Borrow, "borrow", High,
     "Plans a variable-rate borrow from Aave V3 against the wallet's collateral. Refused beyond the \
      account's borrowing capacity, on a frozen or non-borrowable reserve, or when the health factor \
      after the borrow (simulated) would fall below the operator's minimum.",
     "aave_borrow: plan a variable-rate Aave borrow within the health-factor floor",
-    [Cautious: "Keep the health factor above 2.", Defensive: "Do not borrow.", Survival: "Do not borrow."]
-);
-
-lending_tool!(
-    RepayTool, "aave_repay", Repay, "repay", Low,
+    [Cautious: "Keep the health factor above 2.", Defensive: "Do not borrow.", Survival: "Do not borrow."]),
+    (RepayTool, "aave_repay", Repay, "repay", Low,
     "Plans repaying variable-rate Aave V3 debt from the host's wallet: an amount, or `max` for the \
      whole debt with its interest (the approval covers a few minutes of interest; the unused rest \
      stays in the wallet). Refused when there is no debt or the amount exceeds it.",
     "aave_repay: plan repaying Aave debt (an amount or max)",
-    [Survival: "Repay debt first to raise the health factor."]
-);
+    [Survival: "Repay debt first to raise the health factor."]),
+}

@@ -14,10 +14,7 @@ use bardo_sdk::abi::{events, landed, tx_call, wallet};
 use bardo_sdk::erc20::{self, Authority, BalanceChange, Token, transfers};
 use bardo_sdk::errors::{error, internal, invalid_params};
 use bardo_sdk::units::{format_units, parse_units};
-use bardo_sdk::{
-    Category, ChainId, Error, ErrorCode, Phase, PlannedCall, Receipt, RiskTier, ToolDef, WritePlan,
-    WriteTool, guidelines, write_def,
-};
+use bardo_sdk::{ChainId, Error, ErrorCode, PlannedCall, Receipt, WritePlan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -632,56 +629,16 @@ fn verify(action: Action, p: MorphoParams, receipts: Vec<Receipt>) -> Result<ser
     serde_json::to_value(outcome).map_err(|e| internal(e.to_string()))
 }
 
-fn def(
-    name: &str,
-    kind: &str,
-    risk: RiskTier,
-    description: &str,
-    snippet: &str,
-    phases: &[(Phase, &str)],
-) -> ToolDef {
-    let steps = ["read the market", "size the action", "build calls"];
-    ToolDef {
-        prompt_snippet: snippet.into(),
-        prompt_guidelines: guidelines(phases),
-        ..write_def::<MorphoParams>(name, description, Category::Lending, (kind, risk), &steps)
-    }
-}
-
-macro_rules! morpho_tool {
-    ($ty:ident, $name:literal, $action:ident, $kind:literal, $risk:ident, $desc:literal, $snippet:literal, [$($phase:ident: $g:literal),*]) => {
-        pub struct $ty;
-
-        impl WriteTool for $ty {
-            const NAME: &'static str = $name;
-            type Params = MorphoParams;
-
-            fn def() -> ToolDef {
-                def(Self::NAME, $kind, RiskTier::$risk, $desc, $snippet, &[$((Phase::$phase, $g)),*])
-            }
-
-            fn plan(p: MorphoParams) -> Result<WritePlan, Error> {
-                plan(Action::$action, p)
-            }
-
-            fn verify(p: MorphoParams, receipts: Vec<Receipt>) -> Result<serde_json::Value, Error> {
-                verify(Action::$action, p, receipts)
-            }
-        }
-    };
-}
-
-morpho_tool!(
-    SupplyTool, "morpho_supply", Supply, "morpho-supply", Medium,
+bardo_sdk::action_tools! {
+    params: MorphoParams, category: Lending, action: Action, plan: plan, verify: verify,
+    steps: &["read the market", "size the action", "build calls"];
+    (SupplyTool, "morpho_supply", Supply, "morpho-supply", Medium,
     "Plans lending the loan token to a Morpho Blue market the operator lists, from the host's \
      wallet and credited to it: `amount` in token units, or `shares`. Adds an approval of exactly \
      what it spends when the allowance is short. The host checks, simulates, signs and sends it.",
     "morpho_supply: plan lending to a Morpho market (amount or shares)",
-    [Defensive: "Supply only to markets with stable collateral.", Survival: "Do not supply; withdraw instead."]
-);
-
-morpho_tool!(
-    WithdrawTool,
+    [Defensive: "Supply only to markets with stable collateral.", Survival: "Do not supply; withdraw instead."]),
+    (WithdrawTool,
     "morpho_withdraw",
     Withdraw,
     "morpho-withdraw",
@@ -690,40 +647,28 @@ morpho_tool!(
      `shares`, or `max` for the whole supply with its interest. Refused beyond what the wallet \
      supplies or what the market can pay out now (the rest is borrowed).",
     "morpho_withdraw: plan withdrawing a Morpho supply (amount, shares or max)",
-    []
-);
-
-morpho_tool!(
-    SupplyCollateralTool, "morpho_supply_collateral", SupplyCollateral, "morpho-supply-collateral", Medium,
+    []),
+    (SupplyCollateralTool, "morpho_supply_collateral", SupplyCollateral, "morpho-supply-collateral", Medium,
     "Plans adding collateral to the wallet's position in a Morpho Blue market (`amount` of the \
      collateral token). Collateral earns nothing; it backs borrows and raises the health factor.",
     "morpho_supply_collateral: plan adding collateral to a Morpho position",
-    [Survival: "Add collateral or repay to raise the health factor."]
-);
-
-morpho_tool!(
-    WithdrawCollateralTool, "morpho_withdraw_collateral", WithdrawCollateral, "morpho-withdraw-collateral", Medium,
+    [Survival: "Add collateral or repay to raise the health factor."]),
+    (WithdrawCollateralTool, "morpho_withdraw_collateral", WithdrawCollateral, "morpho-withdraw-collateral", Medium,
     "Plans taking collateral back from a Morpho Blue position to the host's wallet: `amount` or \
      `max`. Refused when the debt left would exceed the LLTV (it says the most that can leave) or \
      the health factor would fall below the operator's minimum.",
     "morpho_withdraw_collateral: plan taking collateral out of a Morpho position",
-    [Defensive: "Withdraw collateral only with no debt."]
-);
-
-morpho_tool!(
-    BorrowTool, "morpho_borrow", Borrow, "morpho-borrow", High,
+    [Defensive: "Withdraw collateral only with no debt."]),
+    (BorrowTool, "morpho_borrow", Borrow, "morpho-borrow", High,
     "Plans borrowing the loan token from a Morpho Blue market against the wallet's collateral \
      there, paid to the wallet: `amount` or `shares`. Refused beyond the market's LLTV (it says the \
      most it can borrow), beyond the market's liquidity, or below the operator's health floor.",
     "morpho_borrow: plan a Morpho borrow within the LLTV and the health floor",
-    [Cautious: "Keep the health factor above 2.", Defensive: "Do not borrow.", Survival: "Do not borrow."]
-);
-
-morpho_tool!(
-    RepayTool, "morpho_repay", Repay, "morpho-repay", Low,
+    [Cautious: "Keep the health factor above 2.", Defensive: "Do not borrow.", Survival: "Do not borrow."]),
+    (RepayTool, "morpho_repay", Repay, "morpho-repay", Low,
     "Plans repaying the wallet's debt in a Morpho Blue market: `amount`, `shares`, or `max` for \
      the whole debt (repaid by shares, so none is left; the approval covers a few minutes of \
      interest and the rest stays in the wallet).",
     "morpho_repay: plan repaying Morpho debt (amount, shares or max)",
-    [Survival: "Repay debt first to raise the health factor."]
-);
+    [Survival: "Repay debt first to raise the health factor."]),
+}

@@ -8,10 +8,8 @@
 
 use super::super::hooks::{Decision, Findings, Proposal, SafetyHook};
 use super::{differs, reject, sidecar_refusal};
-use crate::morpho::{MorphoMarket, TrustedMarkets};
-use crate::scope::morpho::{
-    borrowCall, repayCall, supplyCall, supplyCollateralCall, withdrawCall, withdrawCollateralCall,
-};
+use crate::morpho::abi::{borrowRateViewCall, marketCall};
+use crate::morpho::{MorphoMarket, TrustedMarkets, decode};
 use alloy::primitives::{Address, B256, I256, U256};
 use alloy::sol_types::SolCall;
 use bardo_core::error::ErrorCode;
@@ -20,15 +18,6 @@ use bardo_runtime::Services;
 use bardo_sidecar::{MorphoAction, MorphoDelta, MorphoMarketState, Sidecar};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-
-alloy::sol! {
-    struct Market { uint128 totalSupplyAssets; uint128 totalSupplyShares; uint128 totalBorrowAssets;
-        uint128 totalBorrowShares; uint128 lastUpdate; uint128 fee; }
-    struct Params { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
-    function market(bytes32 id) external view returns (uint128 totalSupplyAssets, uint128 totalSupplyShares,
-        uint128 totalBorrowAssets, uint128 totalBorrowShares, uint128 lastUpdate, uint128 fee);
-    function borrowRateView(Params marketParams, Market market) external view returns (uint256);
-}
 
 /// The hook.
 pub struct MorphoCrossCheck {
@@ -44,46 +33,8 @@ pub struct MorphoCrossCheck {
 
 /// A call's action for the SDK and the id of its market; none for another function.
 fn action(data: &[u8]) -> Option<(B256, MorphoAction)> {
-    let id = |loan, collateral, oracle, irm, lltv| {
-        MorphoMarket { loan_token: loan, collateral_token: collateral, oracle, irm, lltv, id: None }
-            .derived_id()
-    };
-    macro_rules! by {
-        ($call:ident, $kind:literal, $assets:expr, $shares:expr) => {{
-            let c = $call::abi_decode(data).ok()?;
-            let m = &c.marketParams;
-            let market = id(m.loanToken, m.collateralToken, m.oracle, m.irm, m.lltv);
-            let (assets, shares): (U256, U256) = ($assets(&c), $shares(&c));
-            Some((market, MorphoAction { kind: $kind, assets, shares }))
-        }};
-    }
-    match data.get(..4)? {
-        s if s == supplyCall::SELECTOR => {
-            by!(supplyCall, "supply", |c: &supplyCall| c.assets, |c: &supplyCall| c.shares)
-        }
-        s if s == withdrawCall::SELECTOR => {
-            by!(withdrawCall, "withdraw", |c: &withdrawCall| c.assets, |c: &withdrawCall| c.shares)
-        }
-        s if s == borrowCall::SELECTOR => {
-            by!(borrowCall, "borrow", |c: &borrowCall| c.assets, |c: &borrowCall| c.shares)
-        }
-        s if s == repayCall::SELECTOR => {
-            by!(repayCall, "repay", |c: &repayCall| c.assets, |c: &repayCall| c.shares)
-        }
-        s if s == supplyCollateralCall::SELECTOR => by!(
-            supplyCollateralCall,
-            "supply_collateral",
-            |c: &supplyCollateralCall| c.assets,
-            |_: &supplyCollateralCall| U256::ZERO
-        ),
-        s if s == withdrawCollateralCall::SELECTOR => by!(
-            withdrawCollateralCall,
-            "withdraw_collateral",
-            |c: &withdrawCollateralCall| c.assets,
-            |_: &withdrawCollateralCall| U256::ZERO
-        ),
-        _ => None,
-    }
+    let call = decode(data).ok()??;
+    Some((call.id(), MorphoAction { kind: call.kind, assets: call.assets, shares: call.shares }))
 }
 
 /// The wallet's simulated position change in `market` at `venue`.
@@ -134,35 +85,19 @@ impl MorphoCrossCheck {
         let rate = if m.irm.is_zero() {
             U256::ZERO
         } else {
-            let call = borrowRateViewCall {
-                marketParams: Params {
-                    loanToken: m.loan_token,
-                    collateralToken: m.collateral_token,
-                    oracle: m.oracle,
-                    irm: m.irm,
-                    lltv: m.lltv,
-                },
-                market: Market {
-                    totalSupplyAssets: raw.totalSupplyAssets,
-                    totalSupplyShares: raw.totalSupplyShares,
-                    totalBorrowAssets: raw.totalBorrowAssets,
-                    totalBorrowShares: raw.totalBorrowShares,
-                    lastUpdate: raw.lastUpdate,
-                    fee: raw.fee,
-                },
-            };
+            let call = borrowRateViewCall { marketParams: m.params(), market: raw.clone() };
             borrowRateViewCall::abi_decode_returns(&read(m.irm, call.abi_encode())?)
                 .map_err(|e| format!("the IRM's borrowRateView: {e}"))?
         };
-        let last = u64::try_from(raw.lastUpdate).unwrap_or(u64::MAX);
+        let t = raw.totals();
         Ok(MorphoMarketState {
-            total_supply_assets: U256::from(raw.totalSupplyAssets),
-            total_supply_shares: U256::from(raw.totalSupplyShares),
-            total_borrow_assets: U256::from(raw.totalBorrowAssets),
-            total_borrow_shares: U256::from(raw.totalBorrowShares),
-            fee: U256::from(raw.fee),
+            total_supply_assets: t.supply_assets,
+            total_supply_shares: t.supply_shares,
+            total_borrow_assets: t.borrow_assets,
+            total_borrow_shares: t.borrow_shares,
+            fee: t.fee,
             rate,
-            elapsed: timestamp.saturating_sub(last),
+            elapsed: timestamp.saturating_sub(t.last_update),
         })
     }
 }

@@ -4,24 +4,9 @@
 //! allowlisted oracle paired with another collateral token lies as well as a new one.
 
 use super::Party;
-use alloy::primitives::{B256, Bytes, keccak256};
-use alloy::sol_types::{SolCall, SolValue};
+use crate::morpho::decode;
+use alloy::primitives::B256;
 use std::collections::BTreeSet;
-
-alloy::sol! {
-    struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
-    function supply(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, bytes data)
-        external returns (uint256, uint256);
-    function withdraw(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, address receiver)
-        external returns (uint256, uint256);
-    function borrow(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, address receiver)
-        external returns (uint256, uint256);
-    function repay(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, bytes data)
-        external returns (uint256, uint256);
-    function supplyCollateral(MarketParams marketParams, uint256 assets, address onBehalf, bytes data) external;
-    function withdrawCollateral(MarketParams marketParams, uint256 assets, address onBehalf, address receiver)
-        external;
-}
 
 /// A Morpho call's function and parties, once its market is trusted and it asks no callback;
 /// `Ok(None)` for a function outside the scope.
@@ -29,59 +14,35 @@ pub(super) fn parties(
     data: &[u8],
     trusted: &BTreeSet<B256>,
 ) -> Result<Option<(&'static str, Party)>, String> {
-    let Some(selector) = data.get(..4) else { return Ok(None) };
-    let decoded = |e: alloy::sol_types::Error| format!("Morpho call data does not decode: {e}");
-    let (function, market, callback, party): (_, MarketParams, Option<Bytes>, Party) = match selector {
-        s if s == supplyCall::SELECTOR => {
-            let c = supplyCall::abi_decode(data).map_err(decoded)?;
-            (supplyCall::SIGNATURE, c.marketParams, Some(c.data), Party::Wallet("onBehalf", c.onBehalf))
-        }
-        s if s == repayCall::SELECTOR => {
-            let c = repayCall::abi_decode(data).map_err(decoded)?;
-            (repayCall::SIGNATURE, c.marketParams, Some(c.data), Party::Wallet("onBehalf", c.onBehalf))
-        }
-        s if s == supplyCollateralCall::SELECTOR => {
-            let c = supplyCollateralCall::abi_decode(data).map_err(decoded)?;
-            let party = Party::Wallet("onBehalf", c.onBehalf);
-            (supplyCollateralCall::SIGNATURE, c.marketParams, Some(c.data), party)
-        }
-        s if s == withdrawCall::SELECTOR => {
-            let c = withdrawCall::abi_decode(data).map_err(decoded)?;
-            let party = Party::Wallets([("onBehalf", c.onBehalf), ("receiver", c.receiver)]);
-            (withdrawCall::SIGNATURE, c.marketParams, None, party)
-        }
-        s if s == borrowCall::SELECTOR => {
-            let c = borrowCall::abi_decode(data).map_err(decoded)?;
-            let party = Party::Wallets([("onBehalf", c.onBehalf), ("receiver", c.receiver)]);
-            (borrowCall::SIGNATURE, c.marketParams, None, party)
-        }
-        s if s == withdrawCollateralCall::SELECTOR => {
-            let c = withdrawCollateralCall::abi_decode(data).map_err(decoded)?;
-            let party = Party::Wallets([("onBehalf", c.onBehalf), ("receiver", c.receiver)]);
-            (withdrawCollateralCall::SIGNATURE, c.marketParams, None, party)
-        }
-        _ => return Ok(None),
-    };
+    let Some(call) = decode(data)? else { return Ok(None) };
+    let function = call.function;
     // A callback calls back the sender — the wallet — with Morpho's tokens in flight.
-    if callback.is_some_and(|data| !data.is_empty()) {
+    if call.callback.as_ref().is_some_and(|data| !data.is_empty()) {
         return Err(format!("{function} asks Morpho for a callback (non-empty `data`); plans never do"));
     }
-    let id = keccak256(market.abi_encode());
+    let id = call.id();
     if !trusted.contains(&id) {
+        let m = &call.market;
         return Err(format!(
             "{function} is in Morpho market {id} (loan {}, collateral {}, oracle {}, IRM {}, LLTV {}), \
              which is not one the operator trusts ([safety.morpho_markets])",
-            market.loanToken, market.collateralToken, market.oracle, market.irm, market.lltv
+            m.loanToken, m.collateralToken, m.oracle, m.irm, m.lltv
         ));
     }
+    let party = match call.receiver {
+        Some(receiver) => Party::Wallets([("onBehalf", call.on_behalf), ("receiver", receiver)]),
+        None => Party::Wallet("onBehalf", call.on_behalf),
+    };
     Ok(Some((function, party)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::morpho::abi::{MarketParams, borrowCall, supplyCall, withdrawCollateralCall};
     use crate::scope::check;
-    use alloy::primitives::{Address, U256, address};
+    use alloy::primitives::{Address, Bytes, U256, address, keccak256};
+    use alloy::sol_types::{SolCall, SolValue};
     use bardo_core::scope::Role;
 
     const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");

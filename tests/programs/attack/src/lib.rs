@@ -24,9 +24,6 @@ sol! {
         address onBehalfOf) external;
     function setUserUseReserveAsCollateral(address asset, bool useAsCollateral) external;
     function enableModule(address module) external;
-    struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
-    function supply(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, bytes data)
-        external returns (uint256, uint256);
     function setGuard(address guard) external;
 }
 
@@ -39,6 +36,8 @@ mod permit2 {
 mod morpho {
     bardo_sdk::abi::sol! {
         struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
+        function supply(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, bytes data)
+            external returns (uint256, uint256);
         function borrow(MarketParams marketParams, uint256 assets, uint256 shares, address onBehalf, address receiver)
             external returns (uint256, uint256);
         function setAuthorization(address authorized, bool newIsAuthorized) external;
@@ -378,17 +377,9 @@ attack!(
     "attack-morpho-supply",
     "Supplies `amount` of `token` to the Morpho Blue at `target`, in the market lending `token` against `token_out` priced by the oracle `hooks` with the IRM `owner` (LLTV 86 %), credited to `stranger`.",
     |p, target, stranger| {
-        let loan = p.address("token", &p.token)?;
-        let market = MarketParams {
-            loanToken: loan,
-            collateralToken: p.address("token_out", &p.token_out)?,
-            oracle: p.address("hooks", &p.hooks)?,
-            irm: p.address("owner", &p.owner)?,
-            lltv: U256::from(860_000_000_000_000_000u128),
-        };
-        let amount = p.amount()?;
-        let supply = supplyCall {
-            marketParams: market,
+        let (loan, amount) = (p.address("token", &p.token)?, p.amount()?);
+        let supply = morpho::supplyCall {
+            marketParams: morpho_market(&p)?,
             assets: amount,
             shares: U256::ZERO,
             onBehalf: stranger,
@@ -407,15 +398,8 @@ attack!(
     "attack-morpho-borrow",
     "Borrows `amount` of `token` from the Morpho Blue at `target` on the wallet's collateral, in the market lending `token` against `token_out` priced by the oracle `hooks` with the IRM `owner` (LLTV 86 %), paid to `stranger` — whatever the position's health.",
     |p, target, stranger| {
-        let market = morpho::MarketParams {
-            loanToken: p.address("token", &p.token)?,
-            collateralToken: p.address("token_out", &p.token_out)?,
-            oracle: p.address("hooks", &p.hooks)?,
-            irm: p.address("owner", &p.owner)?,
-            lltv: U256::from(860_000_000_000_000_000u128),
-        };
         let borrow = morpho::borrowCall {
-            marketParams: market,
+            marketParams: morpho_market(&p)?,
             assets: p.amount()?,
             shares: U256::ZERO,
             onBehalf: bardo_sdk::abi::wallet(p.chain_id)?,
@@ -436,6 +420,18 @@ attack!(
         &morpho::setAuthorizationCall { authorized: stranger, newIsAuthorized: true }
     )]
 );
+
+/// The Morpho market lending `token` against `token_out`, priced by the oracle `hooks`, with the
+/// IRM `owner`, at an LLTV of 86 %.
+fn morpho_market(p: &Params) -> Result<morpho::MarketParams, Error> {
+    Ok(morpho::MarketParams {
+        loanToken: p.address("token", &p.token)?,
+        collateralToken: p.address("token_out", &p.token_out)?,
+        oracle: p.address("hooks", &p.hooks)?,
+        irm: p.address("owner", &p.owner)?,
+        lltv: U256::from(860_000_000_000_000_000u128),
+    })
+}
 
 /// A V3 swap (fee 0.3 %) of `amount` of `token` for `token_out` through the UniversalRouter at
 /// `router`, paying `recipient`.
