@@ -51,6 +51,14 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// Params naming only a chain.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChainParams {
+    /// Chain id.
+    pub chain_id: ChainId,
+}
+
 /// A read tool: typed params in, a JSON-serializable value out, no side effects.
 pub trait ReadTool {
     /// The tool's unique name, `<prefix>_<action>_<subject>`.

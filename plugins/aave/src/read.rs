@@ -7,18 +7,10 @@ use bardo_sdk::abi::{eth_call, wallet};
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::format_units;
 use bardo_sdk::{
-    Category, ChainId, Error, Phase, ReadTool, TickBudget, ToolDef, events, guidelines, tool_def,
+    Category, ChainId, ChainParams, Error, Phase, ReadTool, TickBudget, ToolDef, events, guidelines, tool_def,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Params naming only a chain.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ChainParams {
-    /// Chain id.
-    pub chain_id: ChainId,
-}
 
 /// Params naming one reserve.
 #[derive(Deserialize, JsonSchema)]

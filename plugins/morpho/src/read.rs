@@ -8,20 +8,12 @@ use bardo_sdk::abi::account_or_wallet;
 use bardo_sdk::errors::invalid_params;
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{
-    Category, ChainId, Error, Phase, ReadTool, TickBudget, ToolDef, events, guidelines, tool_def,
+    Category, ChainId, ChainParams, Error, Phase, ReadTool, TickBudget, ToolDef, events, guidelines, tool_def,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 const SECONDS_PER_YEAR: u64 = 31_536_000;
-
-/// Params naming only a chain.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ChainParams {
-    /// Chain id.
-    pub chain_id: ChainId,
-}
 
 /// Params naming one market.
 #[derive(Deserialize, JsonSchema)]

@@ -8,7 +8,7 @@ use bardo_sdk::errors::invalid_params;
 use bardo_sdk::operator::{Book, book};
 use bardo_sdk::tokens::lookup;
 use bardo_sdk::units::{Amount, parse_units};
-use bardo_sdk::{Category, ChainId, Error, ReadTool, ToolDef, described};
+use bardo_sdk::{Category, ChainId, ChainParams, Error, ReadTool, ToolDef, described};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -61,14 +61,6 @@ fn state(chain_id: ChainId, b: &Book, v: &Vault) -> Result<VaultState, Error> {
         vault: v.shares.clone(),
         asset: v.asset.clone(),
     })
-}
-
-/// Params naming only a chain.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ChainParams {
-    /// Chain id.
-    pub chain_id: ChainId,
 }
 
 pub struct ListVaults;

@@ -9,7 +9,7 @@ use bardo_sdk::errors::internal;
 use bardo_sdk::operator::book;
 use bardo_sdk::tokens::parse_address;
 use bardo_sdk::units::{Amount, format_units};
-use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, chain, events};
+use bardo_sdk::{Category, ChainId, ChainParams, Error, ReadTool, TickBudget, ToolDef, chain, events};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -225,14 +225,6 @@ impl ReadTool for GetApprovals {
     fn run(p: ApprovalsParams) -> Result<Approvals, Error> {
         scan(&p).map(|(_, found)| found)
     }
-}
-
-/// Params naming only a chain.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ChainParams {
-    /// Chain id.
-    pub chain_id: ChainId,
 }
 
 #[derive(Serialize)]
