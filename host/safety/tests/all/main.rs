@@ -8,6 +8,7 @@ mod confirmation;
 mod cross_check;
 mod economic;
 mod generations;
+mod limits;
 mod morpho;
 mod morpho_writes;
 mod routes;
