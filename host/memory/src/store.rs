@@ -1,0 +1,772 @@
+//! The store: episodes, reflections and insights in SQLite (the grimoire's file), words indexed
+//! by FTS5, embeddings as quantized blobs mirrored in a [`VectorIndex`] in memory.
+
+use crate::decay;
+use crate::embed::{EmbedError, Embedder};
+use crate::episode::{Episode, Exported, NewEpisode, Reflection};
+use crate::index::{Quantized, VectorIndex};
+use crate::insights::{self, Case};
+use bardo_core::sync::lock;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak, mpsc};
+
+/// Memory failures.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The SQLite file.
+    #[error("memory store: {0}")]
+    Store(#[from] rusqlite::Error),
+    /// What was asked for does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// What was given is unusable.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Unix milliseconds now; a test's clock can be simulated.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// Longest text one field of an episode may hold.
+pub const MAX_FIELD: usize = 4_096;
+/// Most episodes one search returns.
+pub const MAX_LIMIT: usize = 100;
+/// The constant of reciprocal-rank fusion (Cormack et al.): ranks from words and from meaning
+/// add as `1 / (K + rank)`.
+const RRF_K: f64 = 60.0;
+
+/// One found episode.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// The episode.
+    pub episode: Episode,
+    /// Its fused score.
+    pub score: f64,
+    /// Its rank by words (1 = best), if the words matched.
+    pub lexical_rank: Option<usize>,
+    /// Its cosine to the query, if it was among the nearest by meaning.
+    pub similarity: Option<f32>,
+}
+
+/// A search's answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    /// `hybrid` (words and meaning) or `lexical` (words only: no model).
+    pub mode: &'static str,
+    /// Why meaning was not searched, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_because: Option<String>,
+    /// The episodes, best first.
+    pub hits: Vec<Hit>,
+}
+
+/// An insight as returned.
+#[derive(Debug, Clone, Serialize)]
+pub struct Insight {
+    /// Its id.
+    pub id: i64,
+    /// `distilled` (from episodes) or `agent` (stated by an agent).
+    pub source: String,
+    /// The kind of episode it is about, if one.
+    pub kind: Option<String>,
+    /// The rule.
+    pub text: String,
+    /// How strongly episodes support it, 0..1 (an agent's own: 0.5).
+    pub confidence: f64,
+    /// The episodes behind it.
+    pub evidence: Vec<i64>,
+    /// Retention now (never under 0.1).
+    pub retention: f64,
+}
+
+/// What the store holds and whether it searches by meaning.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    /// The SQLite file.
+    pub path: PathBuf,
+    /// This host's name in the fleet and in exported episodes.
+    pub origin: String,
+    /// Episodes held.
+    pub episodes: u64,
+    /// Of which embedded.
+    pub embedded: u64,
+    /// Insights held.
+    pub insights: u64,
+    /// The model directory, once loaded.
+    pub model: Option<PathBuf>,
+    /// Why search is by words only, if it is.
+    pub lexical_because: Option<String>,
+}
+
+pub(crate) struct Inner {
+    db: Mutex<Connection>,
+    index: RwLock<VectorIndex>,
+    model_dir: Option<PathBuf>,
+    embedder: OnceLock<Result<Embedder, EmbedError>>,
+    origin: String,
+    path: PathBuf,
+    clock: Clock,
+    /// Episodes recorded without waiting, to embed in the background.
+    pending: Mutex<Option<mpsc::Sender<i64>>>,
+    /// Told of every episode stored here first (the fleet's replication).
+    on_new: OnceLock<Box<dyn Fn(&Exported) + Send + Sync>>,
+}
+
+/// The memory store (cheap to clone: one store).
+#[derive(Clone)]
+pub struct Memory(Arc<Inner>);
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory")
+            .field("path", &self.0.path)
+            .field("origin", &self.0.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The one thing the write path may do with memory: add an episode. It cannot read.
+#[derive(Clone)]
+pub struct Recorder(Weak<Inner>);
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Recorder")
+    }
+}
+
+impl Recorder {
+    /// Record `episode`; it is embedded in the background. Failures are logged, never raised:
+    /// the write it describes has happened whether or not memory keeps it.
+    pub fn record(&self, episode: NewEpisode) {
+        let Some(inner) = self.0.upgrade() else { return };
+        let memory = Memory(inner);
+        match memory.insert(&episode, None, None, &[]) {
+            Ok(id) => memory.embed_later(id),
+            Err(e) => tracing::warn!(error = %e, "memory: an episode of the write path was not kept"),
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, MemoryError> {
+    serde_json::from_str(text).map_err(|e| MemoryError::Invalid(format!("a stored row is not valid: {e}")))
+}
+
+impl Memory {
+    /// Open (or create) the store in the SQLite file `path`, embedding with the model in
+    /// `model` (loaded on first use; `None`: search by words only), as host `origin`.
+    pub fn open(path: &Path, model: Option<PathBuf>, origin: &str) -> Result<Self, MemoryError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| MemoryError::Invalid(format!("{}: {e}", dir.display())))?;
+        }
+        let db = Connection::open(path)?;
+        db.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS memory_episodes (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL UNIQUE, origin TEXT NOT NULL,
+                 at_ms INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
+                 stability REAL NOT NULL, last_ms INTEGER NOT NULL, uses INTEGER NOT NULL DEFAULT 0,
+                 vector BLOB);
+             CREATE VIRTUAL TABLE IF NOT EXISTS memory_words USING fts5(text);
+             CREATE TABLE IF NOT EXISTS memory_reflections (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, episode INTEGER NOT NULL, at_ms INTEGER NOT NULL,
+                 critique TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS memory_insights (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE, source TEXT NOT NULL,
+                 kind TEXT, text TEXT NOT NULL, confidence REAL NOT NULL, evidence TEXT NOT NULL,
+                 stability REAL NOT NULL, last_ms INTEGER NOT NULL);",
+        )?;
+        let mut index = VectorIndex::default();
+        {
+            let mut stmt = db.prepare("SELECT id, vector FROM memory_episodes WHERE vector IS NOT NULL")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+            for row in rows {
+                let (id, blob) = row?;
+                if let Some(v) = Quantized::from_bytes(&blob) {
+                    index.insert(id, &v);
+                }
+            }
+        }
+        let inner = Arc::new(Inner {
+            db: Mutex::new(db),
+            index: RwLock::new(index),
+            model_dir: model,
+            embedder: OnceLock::new(),
+            origin: origin.to_owned(),
+            path: path.to_owned(),
+            clock: Arc::new(now_ms),
+            pending: Mutex::new(None),
+            on_new: OnceLock::new(),
+        });
+        let memory = Self(inner);
+        memory.start_embedding();
+        Ok(memory)
+    }
+
+    /// The same store on a simulated clock (tests of decay).
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let Ok(mut inner) = Arc::try_unwrap(self.0) else {
+            panic!("with_clock is for a store no one else holds yet")
+        };
+        inner.clock = clock;
+        inner.pending = Mutex::new(None);
+        let memory = Self(Arc::new(inner));
+        memory.start_embedding();
+        memory
+    }
+
+    /// Call `f` with every episode first stored here (not imported): the fleet publishes them.
+    pub fn on_new(&self, f: impl Fn(&Exported) + Send + Sync + 'static) {
+        let _ = self.0.on_new.set(Box::new(f));
+    }
+
+    /// The handle the write path records with.
+    pub fn recorder(&self) -> Recorder {
+        Recorder(Arc::downgrade(&self.0))
+    }
+
+    fn now(&self) -> i64 {
+        (self.0.clock)()
+    }
+
+    fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
+        lock(&self.0.db)
+    }
+
+    /// A background thread embeds what [`Recorder`] keeps, so no write waits on the model.
+    fn start_embedding(&self) {
+        let (tx, rx) = mpsc::channel::<i64>();
+        *lock(&self.0.pending) = Some(tx);
+        let weak = Arc::downgrade(&self.0);
+        let spawned = std::thread::Builder::new().name("memory-embed".into()).spawn(move || {
+            while let Ok(id) = rx.recv() {
+                let Some(inner) = weak.upgrade() else { return };
+                if let Err(e) = Memory(inner).embed_stored(id) {
+                    tracing::debug!(error = %e, "memory: episode {id} stays searchable by words only");
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "memory: no embedding thread; recorded episodes are searched by words");
+        }
+    }
+
+    fn embed_later(&self, id: i64) {
+        if let Some(tx) = lock(&self.0.pending).as_ref() {
+            let _ = tx.send(id);
+        }
+    }
+
+    /// The model, loaded on first use; why not, if it cannot be.
+    pub fn embedder(&self) -> Result<&Embedder, EmbedError> {
+        self.0
+            .embedder
+            .get_or_init(|| match &self.0.model_dir {
+                Some(dir) => Embedder::load(dir),
+                None => Err(EmbedError("no model configured ([memory] model)".into())),
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn embed_stored(&self, id: i64) -> Result<(), MemoryError> {
+        let body: Option<String> = self
+            .db()
+            .query_row("SELECT body FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        let Some(body) = body else { return Ok(()) };
+        let episode: NewEpisode = json(&body)?;
+        let vector =
+            self.embedder().and_then(|e| e.embed(&episode.text())).map_err(|e| MemoryError::Invalid(e.0))?;
+        self.set_vector(id, &vector)
+    }
+
+    fn set_vector(&self, id: i64, vector: &[f32]) -> Result<(), MemoryError> {
+        let q = Quantized::of(vector);
+        let changed = self
+            .db()
+            .execute("UPDATE memory_episodes SET vector = ?2 WHERE id = ?1", params![id, q.to_bytes()])?;
+        if changed == 1 {
+            self.0.index.write().unwrap_or_else(|p| p.into_inner()).insert(id, &q);
+        }
+        Ok(())
+    }
+
+    /// Insert an episode (an import keeps its `uid`, origin and time); its id.
+    fn insert(
+        &self,
+        e: &NewEpisode,
+        from: Option<(&str, &str, i64)>,
+        vector: Option<&[f32]>,
+        reflections: &[Reflection],
+    ) -> Result<i64, MemoryError> {
+        check(e)?;
+        let now = self.now();
+        let body = serde_json::to_string(e).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        let id = {
+            let mut db = self.db();
+            let tx = db.transaction()?;
+            let (uid, origin, at) = from.unwrap_or(("", &self.0.origin, now));
+            let fresh = if uid.is_empty() { format!("pending-{now}") } else { uid.to_owned() };
+            let inserted = tx.execute(
+                "INSERT OR IGNORE INTO memory_episodes (uid, origin, at_ms, kind, body, stability, last_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![fresh, origin, at, e.kind, body, decay::initial_stability(&e.tags), now],
+            )?;
+            if inserted == 0 {
+                return Err(MemoryError::Invalid(format!("episode `{uid}` is already held")));
+            }
+            let id = tx.last_insert_rowid();
+            if uid.is_empty() {
+                tx.execute(
+                    "UPDATE memory_episodes SET uid = ?2 WHERE id = ?1",
+                    params![id, format!("{}/{id}", self.0.origin)],
+                )?;
+            }
+            for r in reflections {
+                tx.execute(
+                    "INSERT INTO memory_reflections (episode, at_ms, critique) VALUES (?1, ?2, ?3)",
+                    params![id, r.at_ms, r.critique],
+                )?;
+            }
+            tx.execute(
+                "INSERT INTO memory_words (rowid, text) VALUES (?1, ?2)",
+                params![id, words(e, reflections)],
+            )?;
+            tx.commit()?;
+            id
+        };
+        if let Some(v) = vector {
+            self.set_vector(id, v)?;
+        }
+        if from.is_none()
+            && let Some(f) = self.0.on_new.get()
+        {
+            f(&Exported {
+                uid: format!("{}/{id}", self.0.origin),
+                origin: self.0.origin.clone(),
+                at_ms: now,
+                episode: e.clone(),
+                reflections: Vec::new(),
+            });
+        }
+        Ok(id)
+    }
+
+    /// Store an episode, embedded now when the model loads (else searchable by words only).
+    pub fn store(&self, e: &NewEpisode) -> Result<Episode, MemoryError> {
+        let vector = self.embedder().ok().and_then(|m| m.embed(&e.text()).ok());
+        let id = self.insert(e, None, vector.as_deref(), &[])?;
+        self.episode(id, false)
+    }
+
+    /// Episode `id` (its retrieval reinforces it).
+    pub fn get(&self, id: i64) -> Result<Episode, MemoryError> {
+        self.episode(id, true)
+    }
+
+    fn episode(&self, id: i64, reinforce: bool) -> Result<Episode, MemoryError> {
+        let now = self.now();
+        let db = self.db();
+        let row = db
+            .query_row(
+                "SELECT uid, origin, at_ms, body, stability, last_ms, uses, vector IS NOT NULL
+                 FROM memory_episodes WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, f64>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, u32>(6)?,
+                        r.get::<_, bool>(7)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((uid, origin, at_ms, body, stability, last, uses, embedded)) = row else {
+            return Err(MemoryError::NotFound(format!(
+                "no episode {id}: search memory for the episodes it holds"
+            )));
+        };
+        // The retention it had when retrieved; the retrieval then strengthens it.
+        let retention = decay::retention(now, last, stability);
+        if reinforce {
+            db.execute(
+                "UPDATE memory_episodes SET stability = stability * ?2, last_ms = ?3, uses = uses + 1 WHERE id = ?1",
+                params![id, decay::REINFORCEMENT, now],
+            )?;
+        }
+        let mut stmt = db.prepare_cached(
+            "SELECT at_ms, critique FROM memory_reflections WHERE episode = ?1 ORDER BY id",
+        )?;
+        let reflections = stmt
+            .query_map([id], |r| Ok(Reflection { at_ms: r.get(0)?, critique: r.get(1)? }))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Episode {
+            id,
+            uid,
+            origin,
+            at_ms,
+            body: json(&body)?,
+            reflections,
+            retention,
+            stability_days: if reinforce { decay::reinforced(stability) } else { stability },
+            uses: uses + u32::from(reinforce),
+            embedded,
+        })
+    }
+
+    /// Episodes matching `query` by words and, with the model, by meaning; fused by reciprocal
+    /// rank. Each one returned is reinforced.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
+        let limit = limit.clamp(1, MAX_LIMIT);
+        let depth = (limit * 4).max(40);
+        let lexical = self.lexical(query, depth)?;
+        let (semantic, because) = match self.embedder().and_then(|m| m.embed(query)) {
+            Ok(q) => (self.0.index.read().unwrap_or_else(|p| p.into_inner()).nearest(&q, depth), None),
+            Err(e) => (Vec::new(), Some(e.0)),
+        };
+        let mut fused: std::collections::HashMap<i64, (f64, Option<usize>, Option<f32>)> = Default::default();
+        for (rank, id) in lexical.iter().enumerate() {
+            let e = fused.entry(*id).or_default();
+            e.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            e.1 = Some(rank + 1);
+        }
+        for (rank, (id, sim)) in semantic.iter().enumerate() {
+            let e = fused.entry(*id).or_default();
+            e.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            e.2 = Some(*sim);
+        }
+        let mut ranked: Vec<_> = fused.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(b.0.cmp(&a.0)));
+        let mut hits = Vec::new();
+        for (id, (score, lexical_rank, similarity)) in ranked.into_iter().take(limit) {
+            hits.push(Hit { episode: self.episode(id, true)?, score, lexical_rank, similarity });
+        }
+        Ok(Found {
+            mode: if because.is_none() { "hybrid" } else { "lexical" },
+            lexical_because: because,
+            hits,
+        })
+    }
+
+    /// Episode ids by BM25 over their words, best first.
+    fn lexical(&self, query: &str, depth: usize) -> Result<Vec<i64>, MemoryError> {
+        let terms: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| format!("\"{}\"", w.to_lowercase()))
+            .collect();
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let db = self.db();
+        let mut stmt = db.prepare_cached(
+            "SELECT rowid FROM memory_words WHERE memory_words MATCH ?1 ORDER BY rank LIMIT ?2",
+        )?;
+        let ids = stmt.query_map(params![terms.join(" OR "), depth as i64], |r| r.get(0))?;
+        Ok(ids.collect::<Result<Vec<i64>, _>>()?)
+    }
+
+    /// Attach a critique to episode `id` (Reflexion); the episode as it now is.
+    pub fn reflect(&self, id: i64, critique: &str) -> Result<Episode, MemoryError> {
+        let critique = critique.trim();
+        if critique.is_empty() || critique.len() > MAX_FIELD {
+            return Err(MemoryError::Invalid(format!("a critique is 1 to {MAX_FIELD} bytes")));
+        }
+        let episode = self.episode(id, false)?;
+        {
+            let db = self.db();
+            db.execute(
+                "INSERT INTO memory_reflections (episode, at_ms, critique) VALUES (?1, ?2, ?3)",
+                params![id, self.now(), critique],
+            )?;
+            let mut reflections = episode.reflections.clone();
+            reflections.push(Reflection { at_ms: 0, critique: critique.to_owned() });
+            db.execute(
+                "UPDATE memory_words SET text = ?2 WHERE rowid = ?1",
+                params![id, words(&episode.body, &reflections)],
+            )?;
+        }
+        self.episode(id, true)
+    }
+
+    /// Insights: rules distilled anew from every episode with a known outcome (of `kind`, if
+    /// given), with those agents stated; strongest first. Each one returned is reinforced.
+    pub fn insights(&self, kind: Option<&str>, limit: usize) -> Result<Vec<Insight>, MemoryError> {
+        let now = self.now();
+        let cases = self.cases(kind)?;
+        let rules = insights::distill(&cases);
+        {
+            let mut db = self.db();
+            let tx = db.transaction()?;
+            for r in &rules {
+                let key = format!("distilled/{}/{}/{:?}", r.kind, r.feature, r.polarity);
+                tx.execute(
+                    "INSERT INTO memory_insights (key, source, kind, text, confidence, evidence, stability, last_ms)
+                     VALUES (?1, 'distilled', ?2, ?3, ?4, ?5, ?6, ?7)
+                     ON CONFLICT(key) DO UPDATE SET text = excluded.text, confidence = excluded.confidence,
+                         evidence = excluded.evidence",
+                    params![
+                        key,
+                        r.kind,
+                        r.text,
+                        r.confidence,
+                        serde_json::to_string(&r.evidence).unwrap_or_default(),
+                        decay::BASE_STABILITY_DAYS,
+                        now
+                    ],
+                )?;
+            }
+            tx.commit()?;
+        }
+        let db = self.db();
+        let mut stmt = db.prepare(
+            "SELECT id, source, kind, text, confidence, evidence, stability, last_ms FROM memory_insights
+             WHERE ?1 IS NULL OR kind = ?1",
+        )?;
+        let mut out = stmt
+            .query_map([kind], |r| {
+                let stability: f64 = r.get(6)?;
+                let retention = decay::retention(now, r.get(7)?, stability).max(decay::INSIGHT_FLOOR);
+                Ok(Insight {
+                    id: r.get(0)?,
+                    source: r.get(1)?,
+                    kind: r.get(2)?,
+                    text: r.get(3)?,
+                    confidence: r.get(4)?,
+                    evidence: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
+                    retention,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort_by(|a, b| (b.confidence * b.retention).total_cmp(&(a.confidence * a.retention)));
+        out.truncate(limit.clamp(1, MAX_LIMIT));
+        for i in &out {
+            db.execute(
+                "UPDATE memory_insights SET stability = stability * ?2, last_ms = ?3 WHERE id = ?1",
+                params![i.id, decay::REINFORCEMENT, now],
+            )?;
+        }
+        Ok(out)
+    }
+
+    fn cases(&self, kind: Option<&str>) -> Result<Vec<Case>, MemoryError> {
+        let db = self.db();
+        let mut stmt = db.prepare("SELECT id, body FROM memory_episodes WHERE ?1 IS NULL OR kind = ?1")?;
+        let rows = stmt.query_map([kind], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let mut cases = Vec::new();
+        for row in rows {
+            let (id, body) = row?;
+            let e: NewEpisode = json(&body)?;
+            if let Some(success) = e.outcome.succeeded() {
+                cases.push(Case { id, kind: e.kind.clone(), success, features: e.features() });
+            }
+        }
+        Ok(cases)
+    }
+
+    /// Keep an agent's own insight (ExpeL's "add"), citing the episodes behind it.
+    pub fn add_insight(
+        &self,
+        kind: Option<&str>,
+        text: &str,
+        evidence: &[i64],
+    ) -> Result<Insight, MemoryError> {
+        let text = text.trim();
+        if text.is_empty() || text.len() > MAX_FIELD {
+            return Err(MemoryError::Invalid(format!("an insight is 1 to {MAX_FIELD} bytes")));
+        }
+        for id in evidence {
+            self.episode(*id, false)?;
+        }
+        let now = self.now();
+        let db = self.db();
+        db.execute(
+            "INSERT INTO memory_insights (key, source, kind, text, confidence, evidence, stability, last_ms)
+             VALUES (?1, 'agent', ?2, ?3, 0.5, ?4, ?5, ?6)",
+            params![
+                format!("agent/{now}/{}", text.len()),
+                kind,
+                text,
+                serde_json::to_string(evidence).unwrap_or_default(),
+                decay::BASE_STABILITY_DAYS,
+                now
+            ],
+        )?;
+        let id = db.last_insert_rowid();
+        Ok(Insight {
+            id,
+            source: "agent".into(),
+            kind: kind.map(str::to_owned),
+            text: text.to_owned(),
+            confidence: 0.5,
+            evidence: evidence.to_vec(),
+            retention: 1.0,
+        })
+    }
+
+    /// Forget episodes: those named, and every one whose retention fell under `below`; the
+    /// ids forgotten.
+    pub fn forget(&self, ids: &[i64], below: Option<f64>) -> Result<Vec<i64>, MemoryError> {
+        let now = self.now();
+        let mut gone: Vec<i64> = Vec::new();
+        {
+            let mut db = self.db();
+            let tx = db.transaction()?;
+            if let Some(threshold) = below {
+                let mut stmt = tx.prepare("SELECT id, stability, last_ms FROM memory_episodes")?;
+                let rows = stmt
+                    .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, r.get::<_, i64>(2)?)))?;
+                for row in rows {
+                    let (id, s, last) = row?;
+                    if decay::retention(now, last, s) < threshold {
+                        gone.push(id);
+                    }
+                }
+            }
+            for id in ids {
+                let held: bool =
+                    tx.query_row("SELECT count(*) FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))?;
+                if !held {
+                    return Err(MemoryError::NotFound(format!("no episode {id} to forget")));
+                }
+                gone.push(*id);
+            }
+            gone.sort_unstable();
+            gone.dedup();
+            for id in &gone {
+                tx.execute("DELETE FROM memory_episodes WHERE id = ?1", [id])?;
+                tx.execute("DELETE FROM memory_reflections WHERE episode = ?1", [id])?;
+                tx.execute("DELETE FROM memory_words WHERE rowid = ?1", [id])?;
+            }
+            tx.commit()?;
+        }
+        let set: std::collections::HashSet<i64> = gone.iter().copied().collect();
+        self.0.index.write().unwrap_or_else(|p| p.into_inner()).retain(|id| !set.contains(&id));
+        Ok(gone)
+    }
+
+    /// Up to `limit` episodes after id `after`, oldest first, as another store imports them.
+    pub fn export(&self, after: i64, limit: usize) -> Result<Vec<Exported>, MemoryError> {
+        let ids: Vec<i64> = {
+            let db = self.db();
+            let mut stmt = db.prepare("SELECT id FROM memory_episodes WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+            stmt.query_map(params![after, limit as i64], |r| r.get(0))?.collect::<Result<_, _>>()?
+        };
+        ids.into_iter()
+            .map(|id| {
+                let e = self.episode(id, false)?;
+                Ok(Exported {
+                    uid: e.uid,
+                    origin: e.origin,
+                    at_ms: e.at_ms,
+                    episode: e.body,
+                    reflections: e.reflections,
+                })
+            })
+            .collect()
+    }
+
+    /// Import episodes (an export, or the fleet's); those already held (by uid) are skipped.
+    /// The ids of those added; they are embedded in the background.
+    pub fn import(&self, episodes: &[Exported]) -> Result<Vec<i64>, MemoryError> {
+        let mut added = Vec::new();
+        for x in episodes {
+            if x.uid.is_empty() || x.uid.len() > 256 {
+                return Err(MemoryError::Invalid("an imported episode's `uid` is 1 to 256 bytes".into()));
+            }
+            let held: bool = self.db().query_row(
+                "SELECT count(*) FROM memory_episodes WHERE uid = ?1",
+                [&x.uid],
+                |r| r.get(0),
+            )?;
+            if held {
+                continue;
+            }
+            let id = self.insert(&x.episode, Some((&x.uid, &x.origin, x.at_ms)), None, &x.reflections)?;
+            self.embed_later(id);
+            added.push(id);
+        }
+        Ok(added)
+    }
+
+    /// What the store holds.
+    pub fn status(&self) -> Result<Status, MemoryError> {
+        let lexical_because = self.embedder().err().map(|e| e.0);
+        let db = self.db();
+        let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, u64>(0));
+        Ok(Status {
+            path: self.0.path.clone(),
+            origin: self.0.origin.clone(),
+            episodes: count("SELECT count(*) FROM memory_episodes")?,
+            embedded: count("SELECT count(*) FROM memory_episodes WHERE vector IS NOT NULL")?,
+            insights: count("SELECT count(*) FROM memory_insights")?,
+            model: self.0.embedder.get().and_then(|e| e.as_ref().ok()).map(|e| e.dir().to_owned()),
+            lexical_because,
+        })
+    }
+
+    /// Wait until every episode recorded so far is embedded (or `timeout` passes); whether it
+    /// finished.
+    pub fn settle(&self, timeout: std::time::Duration) -> bool {
+        let until = std::time::Instant::now() + timeout;
+        loop {
+            let waiting: u64 = self
+                .db()
+                .query_row("SELECT count(*) FROM memory_episodes WHERE vector IS NULL", [], |r| r.get(0))
+                .unwrap_or(0);
+            if waiting == 0 || self.embedder().is_err() {
+                return true;
+            }
+            if std::time::Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+fn words(e: &NewEpisode, reflections: &[Reflection]) -> String {
+    let mut text = e.text();
+    for r in reflections {
+        text.push_str(". ");
+        text.push_str(&r.critique);
+    }
+    text
+}
+
+/// An episode's fields are bounded: memory is not a file store.
+fn check(e: &NewEpisode) -> Result<(), MemoryError> {
+    if e.kind.trim().is_empty() || e.kind.len() > 64 {
+        return Err(MemoryError::Invalid("`kind` is 1 to 64 bytes".into()));
+    }
+    for (name, value) in
+        [("observed", &e.observed), ("decided", &e.decided), ("done", &e.done), ("result", &e.result)]
+    {
+        if value.len() > MAX_FIELD {
+            return Err(MemoryError::Invalid(format!(
+                "`{name}` is {} bytes; at most {MAX_FIELD}",
+                value.len()
+            )));
+        }
+    }
+    if e.tags.len() > 32 || e.context.len() > 32 || e.links.to_string().len() > MAX_FIELD {
+        return Err(MemoryError::Invalid("at most 32 tags, 32 context entries and 4 KiB of links".into()));
+    }
+    Ok(())
+}
