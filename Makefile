@@ -4,7 +4,7 @@ GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-so
           -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack \
           -p program-echo-v1 -p program-echo-v2 -p program-echo-v3 \
           -p program-echo-v2-1 -p program-echo-v4
-PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho
+PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho memory
 
 .PHONY: setup plugins demo test lint bench bench-peers
 

@@ -18,6 +18,7 @@ pub(crate) mod imports {
                 import bardo:host/signer@0.1.0;
                 import bardo:host/uniswap-sdk@0.1.0;
                 import bardo:host/testnet@0.1.0;
+                import bardo:host/memory@0.1.0;
                 import bardo:plugin/types@0.2.0;
             }
         ",

@@ -29,7 +29,9 @@ pub mod units;
 pub use bindings::imports::bardo::host::types::{
     Address, B256, ChainId, Error, ErrorCode, Log, LogFilter, Receipt, TxCall, U256,
 };
-pub use bindings::imports::bardo::host::{chain, config, events, signer, simulate, testnet, uniswap_sdk};
+pub use bindings::imports::bardo::host::{
+    chain, config, events, memory, signer, simulate, testnet, uniswap_sdk,
+};
 pub use bindings::imports::bardo::plugin::types::{
     Capability, CapabilityTier, Category, Manifest, Phase, PhaseGuideline, PlannedCall, RiskTier, Source,
     SpriteTrigger, StreamEvent, StreamStep, TickBudget, ToolDef, WritePlan,

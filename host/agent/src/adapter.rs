@@ -43,6 +43,9 @@ pub struct Adapter {
     path: Arc<WritePath>,
     host: Arc<Host>,
     grimoire: Grimoire,
+    /// The agent's memory, when the host keeps one: the write path records every write in it,
+    /// and `query_grimoire` searches it by words and meaning.
+    memory: Option<bardo_memory::Memory>,
     context: Context,
     /// What no answer or error may show (the services do not change under an adapter).
     redact: filter::Redact,
@@ -104,7 +107,8 @@ impl Adapter {
             secrets: evm.secret().into_iter().cloned().collect(),
             endpoints: evm.chains.endpoints(),
         };
-        Ok(Self { path, host, grimoire, context, redact, speculator: None, reads_only: false })
+        let memory = generation.services().memory.clone();
+        Ok(Self { path, host, grimoire, memory, context, redact, speculator: None, reads_only: false })
     }
 
     /// Read calls go through `speculator`: learned, and the likely next ones prefetched.
@@ -191,7 +195,8 @@ impl Adapter {
             },
             AgentTool {
                 name: "query_grimoire",
-                description: "Find past episodes (committed actions and their outcomes) mentioning every word of the query.",
+                description: "Find past episodes (executed and blocked writes, and what agents stored): with memory on, \
+                              by words and by meaning, best first; otherwise those mentioning every word of the query.",
                 input_schema: object(json!({"query": {"type": "string"}}), &["query"]),
             },
             AgentTool {
@@ -321,13 +326,10 @@ impl Adapter {
             "commit_action" => {
                 let result = self.path.commit_with(field(args, "permit_id")?, control)?;
                 let value = serde_json::to_value(&result).map_err(internal)?;
-                // The episode links to its action and outcome records; a divergence tags it for
-                // replay (the specification's Dream replay and heuristic revision).
-                let tags: &[&str] =
-                    if result.outcome_mismatch.is_empty() { &[] } else { &["outcome-divergence"] };
-                let episode = json!({"write": value, "tags": tags,
-                    "records": {"permit_id": result.permit_id, "show": format!("bardo records --permit {}", result.permit_id)}});
-                self.grimoire.record(&result.tool, &episode).map_err(internal)?;
+                // With memory on, the write path itself recorded the episode.
+                if self.memory.is_none() {
+                    self.grimoire.record(&result.tool, &episode(&result, &value)).map_err(internal)?;
+                }
                 Ok(value)
             }
             "cancel_action" => {
@@ -339,7 +341,13 @@ impl Adapter {
                 self.query_state(field(args, "kind")?, args.get("params").unwrap_or(&Value::Null), control)
             }
             "search_context" => Ok(json!(self.context.search(field(args, "query")?, 5))),
-            "query_grimoire" => Ok(json!(self.grimoire.query(field(args, "query")?, 20).map_err(internal)?)),
+            "query_grimoire" => {
+                let query = field(args, "query")?;
+                match &self.memory {
+                    Some(memory) => Ok(json!(memory.search(query, 20).map_err(internal)?)),
+                    None => Ok(json!(self.grimoire.query(query, 20).map_err(internal)?)),
+                }
+            }
             "update_directive" => {
                 let delta = args["delta"].as_object().ok_or_else(|| invalid("`delta` must be an object"))?;
                 if let Some(phase) = delta.get("phase") {

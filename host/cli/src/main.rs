@@ -476,6 +476,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let config = config()?;
             let opened = setup::open(&config, profile.as_deref(), rt)?;
             report_refused(&opened.refused);
+            // A memory tool sees (and adds to) the fleet's memory.
+            bardo_safety::setup::fleet_memory(&config, opened.host.services())?;
             let report = opened.host.call(&tool, &params);
             // Journaled, so a `bardo tui` elsewhere shows the read in its tool activity.
             let (fabric, journaling) = events_cli::reads_fabric(&config, rt);
@@ -630,6 +632,7 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
     sections.get::<bardo_mcp::config::McpConfig>()?;
     sections.get::<bardo_tui::config::TuiSettings>()?;
     sections.optional::<bardo_a2a::IdentityConfig>()?;
+    sections.get::<bardo_memory::MemorySettings>()?;
     sections.refuse_unknown(&[
         bardo_safety::SafetyConfig::NAME,
         bardo_agent::AgentConfig::NAME,
@@ -638,6 +641,7 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
         bardo_mcp::config::McpConfig::NAME,
         bardo_tui::config::TuiSettings::NAME,
         bardo_a2a::IdentityConfig::NAME,
+        bardo_memory::MemorySettings::NAME,
     ])?;
     Ok(config)
 }

@@ -1,6 +1,7 @@
-//! The fleet's Event Fabric: every host's events in one stream, `BARDO_<cluster>_EVENTS`, each
-//! host on its own subject (`bardo.<cluster>.events.<host>`). The stream's sequence numbers are
-//! the fleet's: a subscriber resumes from one, and a range the stream no longer holds (or
+//! The fleet's feeds: every host's Event Fabric in one stream, `BARDO_<cluster>_EVENTS`, and
+//! every host's memory episodes in another, `BARDO_<cluster>_MEMORY`; each host on its own
+//! subject (`bardo.<cluster>.events.<host>`, `….memory.<host>`). The stream's sequence numbers
+//! are the fleet's: a subscriber resumes from one, and a range the stream no longer holds (or
 //! skipped) is reported as missed, never dropped silently.
 
 use crate::{Cluster, ClusterError};
@@ -29,12 +30,32 @@ pub struct StreamGap {
     pub to: u64,
 }
 
-/// The events stream's configuration: a host's subject per host, the newest million kept.
-pub(crate) fn stream_config(name: &str, prefix: &str, replicas: usize) -> stream::Config {
+/// One of the fleet's feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feed {
+    /// Every host's Event Fabric: the newest million events kept.
+    Events,
+    /// Every host's memory episodes: all kept (a fleet's memory is forgotten by its hosts,
+    /// episode by episode, not by the stream).
+    Memory,
+}
+
+impl Feed {
+    fn token(self) -> &'static str {
+        match self {
+            Self::Events => "events",
+            Self::Memory => "memory",
+        }
+    }
+}
+
+/// A feed's stream configuration: a subject per host.
+pub(crate) fn stream_config(feed: Feed, name: &str, prefix: &str, replicas: usize) -> stream::Config {
+    let token = feed.token();
     stream::Config {
-        name: format!("BARDO_{name}_EVENTS"),
-        subjects: vec![format!("{prefix}.events.>")],
-        max_messages: 1_000_000,
+        name: format!("BARDO_{name}_{}", token.to_uppercase()),
+        subjects: vec![format!("{prefix}.{token}.>")],
+        max_messages: if feed == Feed::Events { 1_000_000 } else { -1 },
         discard: stream::DiscardPolicy::Old,
         num_replicas: replicas,
         storage: stream::StorageType::File,
@@ -45,25 +66,52 @@ pub(crate) fn stream_config(name: &str, prefix: &str, replicas: usize) -> stream
 }
 
 impl Cluster {
-    fn events_subject(&self, host: &str) -> Result<String, ClusterError> {
+    fn subject(&self, feed: Feed, host: &str) -> Result<String, ClusterError> {
         if !crate::is_token(host) {
             return Err(ClusterError::Config(format!(
                 "host `{host}`: use letters, digits, `_` and `-` (it names the host's event subject)"
             )));
         }
-        Ok(format!("{}.events.{host}", self.inner.prefix))
+        Ok(format!("{}.{}.{host}", self.inner.prefix, feed.token()))
     }
 
-    /// Publish host `host`'s events `(message id, payload)` in order; returns their fleet
-    /// sequences. Every message is sent before the first acknowledgement is awaited (a batch
-    /// costs one round trip, not one per event); a message id already stored within two minutes
-    /// is not stored again, so retrying a batch whose answer was lost never duplicates.
+    fn stream(&self, feed: Feed) -> stream::Stream {
+        match feed {
+            Feed::Events => self.inner.events.clone(),
+            Feed::Memory => self.inner.memory.clone(),
+        }
+    }
+
+    /// [`Self::publish_to`] the events feed.
     pub fn publish_events(
         &self,
         host: &str,
         batch: Vec<(String, Vec<u8>)>,
     ) -> Result<Vec<u64>, ClusterError> {
-        let subject = self.events_subject(host)?;
+        self.publish_to(Feed::Events, host, batch)
+    }
+
+    /// [`Self::bounds`] of the events feed.
+    pub fn events_bounds(&self) -> Result<(u64, u64), ClusterError> {
+        self.bounds(Feed::Events)
+    }
+
+    /// [`Self::subscribe`] to the events feed.
+    pub fn subscribe_events(&self, from: Option<u64>) -> Result<EventFeed, ClusterError> {
+        self.subscribe(Feed::Events, from)
+    }
+
+    /// Publish host `host`'s messages `(message id, payload)` on `feed` in order; returns their
+    /// fleet sequences. Every message is sent before the first acknowledgement is awaited (a batch
+    /// costs one round trip, not one per event); a message id already stored within two minutes
+    /// is not stored again, so retrying a batch whose answer was lost never duplicates.
+    pub fn publish_to(
+        &self,
+        feed: Feed,
+        host: &str,
+        batch: Vec<(String, Vec<u8>)>,
+    ) -> Result<Vec<u64>, ClusterError> {
+        let subject = self.subject(feed, host)?;
         let context = self.inner.context.clone();
         self.run(async move {
             let mut acks = Vec::with_capacity(batch.len());
@@ -80,9 +128,9 @@ impl Cluster {
         })
     }
 
-    /// The first and last sequence the events stream holds (`(last + 1, last)` when it holds none).
-    pub fn events_bounds(&self) -> Result<(u64, u64), ClusterError> {
-        let mut events = self.inner.events.clone();
+    /// The first and last sequence `feed`'s stream holds (`(last + 1, last)` when it holds none).
+    pub fn bounds(&self, feed: Feed) -> Result<(u64, u64), ClusterError> {
+        let mut events = self.stream(feed);
         self.run(async move {
             let state = &events.info().await.map_err(|e| e.to_string())?.state;
             Ok(if state.messages == 0 {
@@ -93,21 +141,21 @@ impl Cluster {
         })
     }
 
-    /// Follow the fleet's events from sequence `from` on (None: only those published from now).
-    /// If the stream no longer holds `from`, the missed range comes first.
-    pub fn subscribe_events(&self, from: Option<u64>) -> Result<EventFeed, ClusterError> {
+    /// Follow `feed` from sequence `from` on (None: only what is published from now). If the
+    /// stream no longer holds `from`, the missed range comes first.
+    pub fn subscribe(&self, feed: Feed, from: Option<u64>) -> Result<EventFeed, ClusterError> {
         let (policy, gap, next) = match from {
             None => (consumer::DeliverPolicy::New, None, None),
             Some(from) => {
                 let from = from.max(1);
-                let (first, _) = self.events_bounds()?;
+                let (first, _) = self.bounds(feed)?;
                 let gap = (from < first).then(|| StreamGap { from, to: first - 1 });
                 let start = from.max(first);
                 (consumer::DeliverPolicy::ByStartSequence { start_sequence: start }, gap, Some(start))
             }
         };
-        let events = self.inner.events.clone();
-        let strip = format!("{}.events.", self.inner.prefix);
+        let events = self.stream(feed);
+        let strip = format!("{}.{}.", self.inner.prefix, feed.token());
         let messages = self.run(async move {
             let consumer = events
                 .create_consumer(consumer::pull::OrderedConfig {

@@ -8,7 +8,8 @@
 //! - **Chains** (`BARDO_<cluster>_AUDIT`): appends at the expected last sequence, so every host
 //!   extends one linear chain ([`Cluster::chain_append`]); deletes and purges are denied.
 //! - **Events** (`BARDO_<cluster>_EVENTS`): every host's Event Fabric, one subject per host,
-//!   followed by any subscriber from a fleet sequence number ([`Cluster::subscribe_events`]).
+//!   followed by any subscriber from a fleet sequence number ([`Cluster::subscribe_events`]);
+//!   **memory** (`BARDO_<cluster>_MEMORY`) likewise, every host's memory episodes.
 //!
 //! Both check the *stream's* last sequence, not the subject's: nats-server 2.9 (Debian's)
 //! checks an expected per-subject sequence against stored messages only, so two clustered
@@ -25,7 +26,7 @@ mod events;
 mod seal;
 pub mod settings;
 
-pub use events::{EventFeed, FleetMessage, StreamGap};
+pub use events::{EventFeed, Feed, FleetMessage, StreamGap};
 pub use seal::{Sealer, Tampered};
 pub use settings::{ClusterSettings, default_host};
 
@@ -117,6 +118,7 @@ struct Inner {
     state: stream::Stream,
     audit: stream::Stream,
     events: stream::Stream,
+    memory: stream::Stream,
     context: jetstream::Context,
     sealer: std::sync::Arc<dyn Sealer>,
     prefix: String,
@@ -182,7 +184,8 @@ impl Cluster {
         let prefix = format!("bardo.{name}");
         let (state_name, audit_name) = (format!("BARDO_{name}_STATE"), format!("BARDO_{name}_AUDIT"));
         let (state_subjects, audit_subject) = (format!("{prefix}.state.>"), format!("{prefix}.audit"));
-        let events_config = events::stream_config(name, &prefix, replicas);
+        let events_config = events::stream_config(events::Feed::Events, name, &prefix, replicas);
+        let memory_config = events::stream_config(events::Feed::Memory, name, &prefix, replicas);
         let timeout = config.timeout;
         let (marker_sealer, state_subjects_prefix) = (sealer.clone(), format!("{prefix}.state"));
         let opened = bridge.run(timeout.max(CONNECT_WAIT), async move {
@@ -211,9 +214,10 @@ impl Cluster {
                 storage: stream::StorageType::File,
                 ..Default::default()
             };
-            let (state, events) = futures_util::future::try_join(
+            let (state, events, memory) = futures_util::future::try_join3(
                 ensure_stream(&context, state_config, "the state stream"),
                 ensure_stream(&context, events_config, "the events stream"),
+                ensure_stream(&context, memory_config, "the memory stream"),
             )
             .await?;
             let marker_subject = format!("{state_subjects_prefix}.{AUDIT_MARKER}");
@@ -231,9 +235,9 @@ impl Cluster {
                     Ok(audit) => audit,
                     Err(tampered) => return Ok(Err(tampered)),
                 };
-            Ok::<_, String>(Ok((context, state, audit, events)))
+            Ok::<_, String>(Ok((context, state, audit, events, memory)))
         });
-        let (context, state, audit, events) =
+        let (context, state, audit, events, memory) =
             opened.map_err(|_| unavailable("no answer in time".into()))?.map_err(unavailable)??;
         let cluster = Self {
             inner: std::sync::Arc::new(Inner {
@@ -241,6 +245,7 @@ impl Cluster {
                 state,
                 audit,
                 events,
+                memory,
                 context,
                 sealer,
                 prefix,

@@ -271,7 +271,7 @@ impl Profile {
     }
 
     /// Whether a capability counts: `memory` only with the `learning` profile.
-    fn has(&self, c: RequiredCapability) -> bool {
+    pub fn has(&self, c: RequiredCapability) -> bool {
         self.capabilities.contains(&key(c)) && (c != RequiredCapability::Memory || self.learning)
     }
 

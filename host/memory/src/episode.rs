@@ -141,4 +141,7 @@ pub struct Exported {
     /// Critiques reflected on it.
     #[serde(default)]
     pub reflections: Vec<Reflection>,
+    /// Its embedding, when the exporting store had one (recomputed on import otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<Vec<f32>>,
 }

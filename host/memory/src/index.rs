@@ -113,10 +113,7 @@ impl VectorIndex {
             .enumerate()
             .map(|(c, rows)| {
                 let mut top = Top::new(k);
-                for (i, row) in rows.chunks_exact(DIM).enumerate() {
-                    let at = c * CHUNK + i;
-                    top.push(dot(&q.q, row) as f32 * self.scales[at], at);
-                }
+                scan(&q.q, rows, &self.scales[c * CHUNK..], |i, s| top.push(s, c * CHUNK + i));
                 top
             })
             .reduce(|| Top::new(k), Top::merge);
@@ -124,7 +121,32 @@ impl VectorIndex {
     }
 }
 
+/// Score every row of `rows` against `q`: with AVX2 where the CPU has it (twice the lanes of
+/// the x86-64 baseline the build targets), else as the baseline allows.
+fn scan(q: &[i8], rows: &[i8], scales: &[f32], push: impl FnMut(usize, f32)) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { scan_avx2(q, rows, scales, push) };
+    }
+    scan_rows(q, rows, scales, push)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scan_avx2(q: &[i8], rows: &[i8], scales: &[f32], push: impl FnMut(usize, f32)) {
+    scan_rows(q, rows, scales, push)
+}
+
+#[inline(always)]
+fn scan_rows(q: &[i8], rows: &[i8], scales: &[f32], mut push: impl FnMut(usize, f32)) {
+    for (i, row) in rows.chunks_exact(DIM).enumerate() {
+        push(i, dot(q, row) as f32 * scales[i]);
+    }
+}
+
 /// Written so the compiler vectorizes it (16-bit multiplies, 32-bit sums).
+#[inline(always)]
 fn dot(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
 }

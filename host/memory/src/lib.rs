@@ -1,6 +1,6 @@
 //! The Grimoire: an agent's memory. Episodes (what was observed, decided and done, and what came
 //! of it), critiques reflected on them (Reflexion), insights distilled from them (ExpeL), all
-//! decaying with time and strengthened by use (Ebbinghaus). Searched by words (SQLite FTS5, BM25)
+//! decaying with time and strengthened by use (Ebbinghaus). Searched by words (BM25)
 //! and by meaning (all-MiniLM-L6-v2 embeddings, computed in-process), fused by reciprocal rank.
 //!
 //! Memory informs an agent; it never steers the host. Nothing here is read by the safety chain:
@@ -11,8 +11,11 @@ pub mod embed;
 pub mod episode;
 pub mod index;
 pub mod insights;
+mod settings;
 mod store;
+pub mod words;
 
 pub use embed::{EmbedError, Embedder};
 pub use episode::{Episode, Exported, NewEpisode, Outcome, Reflection};
+pub use settings::MemorySettings;
 pub use store::{Clock, Found, Hit, Insight, MAX_FIELD, MAX_LIMIT, Memory, MemoryError, Recorder, Status};

@@ -1,11 +1,12 @@
-//! The store: episodes, reflections and insights in SQLite (the grimoire's file), words indexed
-//! by FTS5, embeddings as quantized blobs mirrored in a [`VectorIndex`] in memory.
+//! The store: episodes, reflections and insights in SQLite (the grimoire's file); their words
+//! ([`WordIndex`]) and embeddings ([`VectorIndex`], kept as quantized blobs) indexed in memory.
 
 use crate::decay;
 use crate::embed::{EmbedError, Embedder};
 use crate::episode::{Episode, Exported, NewEpisode, Reflection};
 use crate::index::{Quantized, VectorIndex};
 use crate::insights::{self, Case};
+use crate::words::WordIndex;
 use bardo_core::sync::lock;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -103,6 +104,7 @@ pub struct Status {
 pub(crate) struct Inner {
     db: Mutex<Connection>,
     index: RwLock<VectorIndex>,
+    words: RwLock<WordIndex>,
     model_dir: Option<PathBuf>,
     embedder: OnceLock<Result<Embedder, EmbedError>>,
     origin: String,
@@ -143,7 +145,7 @@ impl Recorder {
     pub fn record(&self, episode: NewEpisode) {
         let Some(inner) = self.0.upgrade() else { return };
         let memory = Memory(inner);
-        match memory.insert(&episode, None, None, &[]) {
+        match memory.insert(&episode, None) {
             Ok(id) => memory.embed_later(id),
             Err(e) => tracing::warn!(error = %e, "memory: an episode of the write path was not kept"),
         }
@@ -171,35 +173,50 @@ impl Memory {
         }
         let db = Connection::open(path)?;
         db.execute_batch(
-            "PRAGMA journal_mode = WAL;
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
              CREATE TABLE IF NOT EXISTS memory_episodes (
                  id INTEGER PRIMARY KEY AUTOINCREMENT, uid TEXT NOT NULL UNIQUE, origin TEXT NOT NULL,
                  at_ms INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
                  stability REAL NOT NULL, last_ms INTEGER NOT NULL, uses INTEGER NOT NULL DEFAULT 0,
                  vector BLOB);
-             CREATE VIRTUAL TABLE IF NOT EXISTS memory_words USING fts5(text);
              CREATE TABLE IF NOT EXISTS memory_reflections (
                  id INTEGER PRIMARY KEY AUTOINCREMENT, episode INTEGER NOT NULL, at_ms INTEGER NOT NULL,
                  critique TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS memory_cursors (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
              CREATE TABLE IF NOT EXISTS memory_insights (
                  id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE, source TEXT NOT NULL,
                  kind TEXT, text TEXT NOT NULL, confidence REAL NOT NULL, evidence TEXT NOT NULL,
                  stability REAL NOT NULL, last_ms INTEGER NOT NULL);",
         )?;
-        let mut index = VectorIndex::default();
+        let (mut index, mut word_index) = (VectorIndex::default(), WordIndex::default());
         {
-            let mut stmt = db.prepare("SELECT id, vector FROM memory_episodes WHERE vector IS NOT NULL")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+            let mut stmt = db.prepare(
+                "SELECT e.id, e.vector, e.body, group_concat(r.critique, '. ') FROM memory_episodes e
+                 LEFT JOIN memory_reflections r ON r.episode = e.id GROUP BY e.id",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<Vec<u8>>>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            })?;
             for row in rows {
-                let (id, blob) = row?;
-                if let Some(v) = Quantized::from_bytes(&blob) {
+                let (id, blob, body, critiques) = row?;
+                if let Some(v) = blob.as_deref().and_then(Quantized::from_bytes) {
                     index.insert(id, &v);
                 }
+                let episode: NewEpisode = json(&body)?;
+                let reflections: Vec<Reflection> =
+                    critiques.into_iter().map(|critique| Reflection { at_ms: 0, critique }).collect();
+                word_index.insert(id, &words(&episode, &reflections));
             }
         }
         let inner = Arc::new(Inner {
             db: Mutex::new(db),
             index: RwLock::new(index),
+            words: RwLock::new(word_index),
             model_dir: model,
             embedder: OnceLock::new(),
             origin: origin.to_owned(),
@@ -228,6 +245,35 @@ impl Memory {
     /// Call `f` with every episode first stored here (not imported): the fleet publishes them.
     pub fn on_new(&self, f: impl Fn(&Exported) + Send + Sync + 'static) {
         let _ = self.0.on_new.set(Box::new(f));
+    }
+
+    /// The SQLite file.
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+
+    /// This host's name on the episodes it records.
+    pub fn origin(&self) -> &str {
+        &self.0.origin
+    }
+
+    /// A named position kept with the store (the fleet's replication cursors); 0 when unset.
+    pub fn cursor(&self, name: &str) -> Result<i64, MemoryError> {
+        let value = self
+            .db()
+            .query_row("SELECT value FROM memory_cursors WHERE name = ?1", [name], |r| r.get(0))
+            .optional()?;
+        Ok(value.unwrap_or(0))
+    }
+
+    /// Set cursor `name` to `value`.
+    pub fn set_cursor(&self, name: &str, value: i64) -> Result<(), MemoryError> {
+        self.db().execute(
+            "INSERT INTO memory_cursors (name, value) VALUES (?1, ?2)
+             ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            params![name, value],
+        )?;
+        Ok(())
     }
 
     /// The handle the write path records with.
@@ -302,62 +348,29 @@ impl Memory {
         Ok(())
     }
 
-    /// Insert an episode (an import keeps its `uid`, origin and time); its id.
-    fn insert(
-        &self,
-        e: &NewEpisode,
-        from: Option<(&str, &str, i64)>,
-        vector: Option<&[f32]>,
-        reflections: &[Reflection],
-    ) -> Result<i64, MemoryError> {
-        check(e)?;
+    /// Insert an episode first recorded here; its id. `vector`: its embedding, if computed.
+    fn insert(&self, e: &NewEpisode, vector: Option<&[f32]>) -> Result<i64, MemoryError> {
         let now = self.now();
-        let body = serde_json::to_string(e).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        let q = vector.map(Quantized::of);
         let id = {
             let mut db = self.db();
             let tx = db.transaction()?;
-            let (uid, origin, at) = from.unwrap_or(("", &self.0.origin, now));
-            let fresh = if uid.is_empty() { format!("pending-{now}") } else { uid.to_owned() };
-            let inserted = tx.execute(
-                "INSERT OR IGNORE INTO memory_episodes (uid, origin, at_ms, kind, body, stability, last_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![fresh, origin, at, e.kind, body, decay::initial_stability(&e.tags), now],
-            )?;
-            if inserted == 0 {
-                return Err(MemoryError::Invalid(format!("episode `{uid}` is already held")));
-            }
-            let id = tx.last_insert_rowid();
-            if uid.is_empty() {
-                tx.execute(
-                    "UPDATE memory_episodes SET uid = ?2 WHERE id = ?1",
-                    params![id, format!("{}/{id}", self.0.origin)],
-                )?;
-            }
-            for r in reflections {
-                tx.execute(
-                    "INSERT INTO memory_reflections (episode, at_ms, critique) VALUES (?1, ?2, ?3)",
-                    params![id, r.at_ms, r.critique],
-                )?;
-            }
-            tx.execute(
-                "INSERT INTO memory_words (rowid, text) VALUES (?1, ?2)",
-                params![id, words(e, reflections)],
-            )?;
+            let id = insert_row(&tx, e, None, &self.0.origin, now, q.as_ref(), &[])?;
             tx.commit()?;
             id
         };
-        if let Some(v) = vector {
-            self.set_vector(id, v)?;
+        if let Some(q) = &q {
+            self.0.index.write().unwrap_or_else(|p| p.into_inner()).insert(id, q);
         }
-        if from.is_none()
-            && let Some(f) = self.0.on_new.get()
-        {
+        self.0.words.write().unwrap_or_else(|p| p.into_inner()).insert(id, &words(e, &[]));
+        if let Some(f) = self.0.on_new.get() {
             f(&Exported {
                 uid: format!("{}/{id}", self.0.origin),
                 origin: self.0.origin.clone(),
                 at_ms: now,
                 episode: e.clone(),
                 reflections: Vec::new(),
+                vector: vector.map(<[f32]>::to_vec),
             });
         }
         Ok(id)
@@ -366,7 +379,7 @@ impl Memory {
     /// Store an episode, embedded now when the model loads (else searchable by words only).
     pub fn store(&self, e: &NewEpisode) -> Result<Episode, MemoryError> {
         let vector = self.embedder().ok().and_then(|m| m.embed(&e.text()).ok());
-        let id = self.insert(e, None, vector.as_deref(), &[])?;
+        let id = self.insert(e, vector.as_deref())?;
         self.episode(id, false)
     }
 
@@ -433,12 +446,23 @@ impl Memory {
     /// Episodes matching `query` by words and, with the model, by meaning; fused by reciprocal
     /// rank. Each one returned is reinforced.
     pub fn search(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
+        let embedded = self.embedder().and_then(|m| m.embed(query));
+        self.search_embedded(query, embedded.map_err(|e| e.0), limit)
+    }
+
+    /// [`Self::search`] with the query's embedding already computed (or why there is none).
+    pub fn search_embedded(
+        &self,
+        query: &str,
+        embedded: Result<Vec<f32>, String>,
+        limit: usize,
+    ) -> Result<Found, MemoryError> {
         let limit = limit.clamp(1, MAX_LIMIT);
         let depth = (limit * 4).max(40);
         let lexical = self.lexical(query, depth)?;
-        let (semantic, because) = match self.embedder().and_then(|m| m.embed(query)) {
+        let (semantic, because) = match embedded {
             Ok(q) => (self.0.index.read().unwrap_or_else(|p| p.into_inner()).nearest(&q, depth), None),
-            Err(e) => (Vec::new(), Some(e.0)),
+            Err(e) => (Vec::new(), Some(e)),
         };
         let mut fused: std::collections::HashMap<i64, (f64, Option<usize>, Option<f32>)> = Default::default();
         for (rank, id) in lexical.iter().enumerate() {
@@ -466,20 +490,8 @@ impl Memory {
 
     /// Episode ids by BM25 over their words, best first.
     fn lexical(&self, query: &str, depth: usize) -> Result<Vec<i64>, MemoryError> {
-        let terms: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(|w| format!("\"{}\"", w.to_lowercase()))
-            .collect();
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let db = self.db();
-        let mut stmt = db.prepare_cached(
-            "SELECT rowid FROM memory_words WHERE memory_words MATCH ?1 ORDER BY rank LIMIT ?2",
-        )?;
-        let ids = stmt.query_map(params![terms.join(" OR "), depth as i64], |r| r.get(0))?;
-        Ok(ids.collect::<Result<Vec<i64>, _>>()?)
+        let words = self.0.words.read().unwrap_or_else(|p| p.into_inner());
+        Ok(words.search(query, depth).into_iter().map(|(id, _)| id).collect())
     }
 
     /// Attach a critique to episode `id` (Reflexion); the episode as it now is.
@@ -497,10 +509,11 @@ impl Memory {
             )?;
             let mut reflections = episode.reflections.clone();
             reflections.push(Reflection { at_ms: 0, critique: critique.to_owned() });
-            db.execute(
-                "UPDATE memory_words SET text = ?2 WHERE rowid = ?1",
-                params![id, words(&episode.body, &reflections)],
-            )?;
+            self.0
+                .words
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, &words(&episode.body, &reflections));
         }
         self.episode(id, true)
     }
@@ -652,17 +665,23 @@ impl Memory {
             for id in &gone {
                 tx.execute("DELETE FROM memory_episodes WHERE id = ?1", [id])?;
                 tx.execute("DELETE FROM memory_reflections WHERE episode = ?1", [id])?;
-                tx.execute("DELETE FROM memory_words WHERE rowid = ?1", [id])?;
             }
             tx.commit()?;
         }
         let set: std::collections::HashSet<i64> = gone.iter().copied().collect();
         self.0.index.write().unwrap_or_else(|p| p.into_inner()).retain(|id| !set.contains(&id));
+        let mut words = self.0.words.write().unwrap_or_else(|p| p.into_inner());
+        gone.iter().for_each(|id| words.remove(*id));
         Ok(gone)
     }
 
     /// Up to `limit` episodes after id `after`, oldest first, as another store imports them.
     pub fn export(&self, after: i64, limit: usize) -> Result<Vec<Exported>, MemoryError> {
+        Ok(self.export_page(after, limit)?.into_iter().map(|(_, e)| e).collect())
+    }
+
+    /// [`Self::export`] with each episode's id in this store.
+    pub fn export_page(&self, after: i64, limit: usize) -> Result<Vec<(i64, Exported)>, MemoryError> {
         let ids: Vec<i64> = {
             let db = self.db();
             let mut stmt = db.prepare("SELECT id FROM memory_episodes WHERE id > ?1 ORDER BY id LIMIT ?2")?;
@@ -671,38 +690,90 @@ impl Memory {
         ids.into_iter()
             .map(|id| {
                 let e = self.episode(id, false)?;
-                Ok(Exported {
+                let exported = Exported {
                     uid: e.uid,
                     origin: e.origin,
                     at_ms: e.at_ms,
                     episode: e.body,
                     reflections: e.reflections,
-                })
+                    vector: self.vector(id)?,
+                };
+                Ok((id, exported))
             })
             .collect()
     }
 
-    /// Import episodes (an export, or the fleet's); those already held (by uid) are skipped.
-    /// The ids of those added; they are embedded in the background.
+    /// Import episodes (an export, or the fleet's) in one transaction; those already held (by
+    /// uid) are skipped. The ids of those added; those that came without an embedding are
+    /// embedded in the background.
     pub fn import(&self, episodes: &[Exported]) -> Result<Vec<i64>, MemoryError> {
+        let now = self.now();
         let mut added = Vec::new();
-        for x in episodes {
-            if x.uid.is_empty() || x.uid.len() > 256 {
-                return Err(MemoryError::Invalid("an imported episode's `uid` is 1 to 256 bytes".into()));
+        let mut fresh: Vec<&Exported> = Vec::new();
+        let mut later = Vec::new();
+        {
+            let mut db = self.db();
+            let tx = db.transaction()?;
+            for x in episodes {
+                if x.uid.is_empty() || x.uid.len() > 256 || x.origin.len() > 256 {
+                    return Err(MemoryError::Invalid(
+                        "an imported episode's `uid` and `origin` are 1 to 256 bytes".into(),
+                    ));
+                }
+                let held: bool =
+                    tx.query_row("SELECT count(*) FROM memory_episodes WHERE uid = ?1", [&x.uid], |r| {
+                        r.get(0)
+                    })?;
+                if held {
+                    continue;
+                }
+                // A vector that is not a finite one of the model's size is recomputed here.
+                let q = x
+                    .vector
+                    .as_deref()
+                    .filter(|v| v.len() == crate::embed::DIM && v.iter().all(|c| c.is_finite()))
+                    .map(|v| Quantized::of(&crate::embed::normalized(v.to_vec())));
+                let id = insert_row(
+                    &tx,
+                    &x.episode,
+                    Some((&x.uid, x.at_ms)),
+                    &x.origin,
+                    now,
+                    q.as_ref(),
+                    &x.reflections,
+                )?;
+                fresh.push(x);
+                match q {
+                    Some(q) => added.push((id, Some(q))),
+                    None => {
+                        later.push(id);
+                        added.push((id, None));
+                    }
+                }
             }
-            let held: bool = self.db().query_row(
-                "SELECT count(*) FROM memory_episodes WHERE uid = ?1",
-                [&x.uid],
-                |r| r.get(0),
-            )?;
-            if held {
-                continue;
-            }
-            let id = self.insert(&x.episode, Some((&x.uid, &x.origin, x.at_ms)), None, &x.reflections)?;
-            self.embed_later(id);
-            added.push(id);
+            tx.commit()?;
         }
-        Ok(added)
+        {
+            let mut index = self.0.index.write().unwrap_or_else(|p| p.into_inner());
+            let mut word_index = self.0.words.write().unwrap_or_else(|p| p.into_inner());
+            for ((id, q), x) in added.iter().zip(fresh) {
+                if let Some(q) = q {
+                    index.insert(*id, q);
+                }
+                word_index.insert(*id, &words(&x.episode, &x.reflections));
+            }
+        }
+        later.into_iter().for_each(|id| self.embed_later(id));
+        Ok(added.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// Episode `id`'s embedding as stored (quantized), if it has one.
+    fn vector(&self, id: i64) -> Result<Option<Vec<f32>>, MemoryError> {
+        let blob: Option<Vec<u8>> =
+            self.db().query_row("SELECT vector FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))?;
+        Ok(blob
+            .and_then(|b| Quantized::from_bytes(&b))
+            .map(|q| q.q.iter().map(|c| f32::from(*c) * q.scale).collect()))
     }
 
     /// What the store holds.
@@ -739,6 +810,51 @@ impl Memory {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
+}
+
+/// One episode's rows: the episode (a fresh one's uid is `<origin>/<id>`), its reflections and
+/// its words.
+fn insert_row(
+    tx: &rusqlite::Transaction<'_>,
+    e: &NewEpisode,
+    imported: Option<(&str, i64)>,
+    origin: &str,
+    now: i64,
+    vector: Option<&Quantized>,
+    reflections: &[Reflection],
+) -> Result<i64, MemoryError> {
+    check(e)?;
+    let body = serde_json::to_string(e).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+    let (uid, at) = imported.unwrap_or(("", now));
+    let placeholder = if uid.is_empty() { format!("pending-{now}") } else { uid.to_owned() };
+    tx.execute(
+        "INSERT INTO memory_episodes (uid, origin, at_ms, kind, body, stability, last_ms, vector)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            placeholder,
+            origin,
+            at,
+            e.kind,
+            body,
+            decay::initial_stability(&e.tags),
+            now,
+            vector.map(Quantized::to_bytes)
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    if uid.is_empty() {
+        tx.execute(
+            "UPDATE memory_episodes SET uid = ?2 WHERE id = ?1",
+            params![id, format!("{origin}/{id}")],
+        )?;
+    }
+    for r in reflections {
+        tx.execute(
+            "INSERT INTO memory_reflections (episode, at_ms, critique) VALUES (?1, ?2, ?3)",
+            params![id, r.at_ms, r.critique],
+        )?;
+    }
+    Ok(id)
 }
 
 fn words(e: &NewEpisode, reflections: &[Reflection]) -> String {

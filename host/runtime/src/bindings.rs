@@ -14,6 +14,7 @@ wasmtime::component::bindgen!({
             include bardo:plugin/streamer@0.2.0;
             import bardo:host/uniswap-sdk@0.1.0;
             import bardo:host/testnet@0.1.0;
+            import bardo:host/memory@0.1.0;
         }
     ",
     path: ["../../wit/host", "../../wit/plugin"],

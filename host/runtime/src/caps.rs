@@ -9,6 +9,7 @@ pub mod chain;
 pub mod config;
 pub(crate) mod convert;
 pub mod events;
+pub mod memory;
 pub mod signer;
 pub mod simulate;
 pub(crate) mod state;
@@ -108,6 +109,12 @@ pub const CAPABILITIES: &[Capability] = &[
         summary: "a devnet's cheat codes, on chains marked `devnet = true`",
         link: testnet::add_to_linker::<CallState>,
     },
+    Capability {
+        interface: memory::INTERFACE,
+        grant: Grant::Operator { granted: memory_grant, how: memory::how_to_grant },
+        summary: "the agent's memory: episodes, reflections and insights (never read by the safety chain)",
+        link: memory::add_to_linker::<CallState>,
+    },
 ];
 
 /// The capability named `interface` (versioned or not), if this host provides it.
@@ -147,6 +154,15 @@ fn devnet_grant(_: &Services, profile: &Profile, manifest: &Manifest) -> bool {
         || (categories.contains(&Category::Bootstrap)
             && !manifest.tools.is_empty()
             && manifest.tools.iter().all(|t| t.category == Category::Bootstrap))
+}
+
+/// Memory goes to a plugin made only of `memory` tools, when the host keeps memory and the
+/// profile counts the `memory` capability (the `learning` profile with memory on).
+fn memory_grant(services: &Services, profile: &Profile, manifest: &Manifest) -> bool {
+    services.memory.is_some()
+        && profile.has(bardo_core::tool::RequiredCapability::Memory)
+        && !manifest.tools.is_empty()
+        && manifest.tools.iter().all(|t| t.category == Category::Memory)
 }
 
 fn link_types(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {

@@ -12,6 +12,7 @@ pub mod config;
 pub mod distribution;
 pub mod engine;
 pub mod fleet_events;
+pub mod fleet_memory;
 pub mod live;
 pub mod plugin;
 pub mod services;

@@ -27,6 +27,9 @@ pub struct Services {
     pub settings: Arc<Settings>,
     /// Uniswap's SDKs (the sidecar): `uniswap-sdk`, and the write path's cross-check.
     pub uniswap_sdk: Option<Arc<UniswapSdk>>,
+    /// The agent's memory (`[capabilities] memory`): `memory`, and what the write path records
+    /// its writes in.
+    pub memory: Option<bardo_memory::Memory>,
     /// What the EVM and sidecar contexts were built from (the sections' text), so a reload
     /// can tell whether to keep them.
     keys: (String, String),
@@ -45,7 +48,7 @@ impl Services {
 
     /// [`Self::new`] on an EVM context already shared (a reload that kept it).
     pub fn over(evm: Arc<Evm>) -> Self {
-        Self { evm, settings: Arc::default(), uniswap_sdk: None, keys: Default::default() }
+        Self { evm, settings: Arc::default(), uniswap_sdk: None, memory: None, keys: Default::default() }
     }
 
     /// Serve `settings` (plugin name → JSON object) through `bardo:host/config`; `missing`:
@@ -67,6 +70,12 @@ impl Services {
     /// [`Self::with_uniswap_sdk`] with a sidecar already shared (a reload that kept it).
     pub fn with_shared_uniswap_sdk(mut self, sdk: Option<Arc<UniswapSdk>>) -> Self {
         self.uniswap_sdk = sdk;
+        self
+    }
+
+    /// Keep the agent's memory in `memory`.
+    pub fn with_memory(mut self, memory: Option<bardo_memory::Memory>) -> Self {
+        self.memory = memory;
         self
     }
 

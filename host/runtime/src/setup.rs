@@ -47,6 +47,9 @@ pub enum SetupError {
     /// The archetype asked for does not exist.
     #[error("{0}")]
     Archetype(String),
+    /// The agent's memory could not be opened.
+    #[error("[memory]: {0}")]
+    Memory(String),
 }
 
 /// Why one configured plugin was not loaded (the host serves the others).
@@ -111,10 +114,30 @@ pub fn services(
         Some(previous) => previous.uniswap_sdk.clone(),
         None => uniswap_sdk(config, &settings)?.map(Arc::new),
     };
+    let memory = memory(config, previous)?;
     Ok(Services::over(evm)
         .with_settings(settings, config.missing_settings())
         .with_shared_uniswap_sdk(uniswap_sdk)
+        .with_memory(memory)
         .built_from(evm_key, sidecar_key))
+}
+
+/// The agent's memory when `[capabilities] memory` is on: a reload keeps the store it had for
+/// the same file.
+fn memory(config: &Config, previous: Option<&Services>) -> Result<Option<bardo_memory::Memory>, SetupError> {
+    if !config.capabilities.memory {
+        return Ok(None);
+    }
+    let settings: bardo_memory::MemorySettings = config.section()?;
+    let path = config.resolve(&settings.path);
+    if let Some(kept) = previous.and_then(|p| p.memory.as_ref()).filter(|m| m.path() == path) {
+        return Ok(Some(kept.clone()));
+    }
+    // The fleet's name for this host, so episodes say which host of a fleet recorded them.
+    let fleet_host = config.optional::<bardo_cluster::ClusterSettings>()?.map(|c| c.host_name());
+    let origin = settings.origin.or(fleet_host).unwrap_or_else(bardo_cluster::default_host);
+    let model = settings.model.map(|m| config.resolve(&m));
+    bardo_memory::Memory::open(&path, model, &origin).map(Some).map_err(|e| SetupError::Memory(e.to_string()))
 }
 
 /// What the sidecar context is built from: `[sidecar]` and the Uniswap settings it routes over.

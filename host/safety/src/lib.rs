@@ -14,6 +14,7 @@ pub mod config;
 pub mod confirm;
 pub mod cross_check;
 pub mod declared;
+mod episodes;
 pub mod generation;
 pub mod health_floor;
 pub mod hooks;

@@ -54,6 +54,16 @@ pub fn cluster(config: &Config) -> Result<Option<Cluster>, SetupError> {
     Ok(Some(Cluster::connect(&settings.client_config(config.base()), key)?))
 }
 
+/// With `[cluster]` and memory on, replicate the agent's memory through the fleet (see
+/// `bardo_runtime::fleet_memory`): every host then searches the fleet's episodes.
+pub fn fleet_memory(config: &Config, services: &Services) -> Result<(), SetupError> {
+    let Some(memory) = &services.memory else { return Ok(()) };
+    let Some(settings) = config.optional::<ClusterSettings>()? else { return Ok(()) };
+    let Some(cluster) = cluster(config)? else { return Ok(()) };
+    bardo_runtime::fleet_memory::replicate(memory, &cluster, &settings.host_name())?;
+    Ok(())
+}
+
 /// The host key `[safety] host_key` names (created 0600 on first use).
 pub fn host_key(config: &Config) -> Result<HostKey, SetupError> {
     let safety: SafetyConfig = config.section()?;
@@ -76,6 +86,7 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
     let clock: Clock = Arc::new(SystemTime::now);
     let policy = Arc::new(Policy::read(config, &safety, cluster.clone(), ttl, clock.clone())?);
     let services = host.services().clone();
+    let services_memory = services.memory.clone();
     let profile = host.profile().name().to_owned();
     let first = policy.hooks(&services);
     let factory: HookFactory = Arc::new(move |services: &Arc<Services>| Ok(policy.hooks(services)));
@@ -85,10 +96,17 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
         .with_clock(clock)
         .with_mismatch_phase(safety.mismatch_phase)
         .with_confirm_policy(safety.confirm.for_profile(&profile));
+    if let (Some(memory), Some(cluster)) = (&services_memory, &cluster) {
+        let host = config.optional::<ClusterSettings>()?.map(|s| s.host_name()).unwrap_or_default();
+        bardo_runtime::fleet_memory::replicate(memory, cluster, &host)?;
+    }
     path = match cluster {
         Some(cluster) => path.with_permits(Permits::shared(cluster, key)),
         None => path.with_permit_file(&config.resolve(&safety.permits), key),
     };
+    if let Some(memory) = &services_memory {
+        path = path.with_episodes(memory.recorder());
+    }
     path.set_phase(safety.phase);
     // A previous process may have died mid-broadcast: settle its spend from the chain.
     match path.reconcile() {

@@ -101,6 +101,8 @@ pub struct WritePath {
     ttl: Duration,
     clock: Clock,
     fabric: Option<Arc<Fabric>>,
+    /// Executed and blocked writes go to the agent's memory as episodes (write-only).
+    episodes: Option<crate::episodes::Episodes>,
     /// Which commits wait for a person (`[safety] confirm`, for this host's profile).
     confirm: ConfirmPolicy,
 }
@@ -173,6 +175,7 @@ impl WritePath {
             clock: Arc::new(SystemTime::now),
             confirm: ConfirmPolicy::Never,
             fabric: None,
+            episodes: None,
         }
     }
 
@@ -330,6 +333,9 @@ impl WritePath {
     }
 
     fn publish_records(&self, events: &[AuditEvent]) {
+        if let Some(episodes) = &self.episodes {
+            episodes.observe(events);
+        }
         if let Some(fabric) = &self.fabric {
             for e in events.iter().filter_map(fabric_event) {
                 fabric.emit(e);
@@ -384,6 +390,12 @@ impl WritePath {
     /// Publish every step on `fabric` too.
     pub fn with_fabric(mut self, fabric: Arc<Fabric>) -> Self {
         self.fabric = Some(fabric);
+        self
+    }
+
+    /// Record every executed and blocked write in the agent's memory through `recorder`.
+    pub fn with_episodes(mut self, recorder: bardo_memory::Recorder) -> Self {
+        self.episodes = Some(crate::episodes::Episodes::new(recorder));
         self
     }
 

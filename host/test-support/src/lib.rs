@@ -41,6 +41,17 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).expect("repo root").to_owned()
 }
 
+/// The embedding model memory searches with, as `scripts/setup.sh` unpacks it.
+pub fn embedding_model() -> PathBuf {
+    let dir = root().join(".cache/models/all-MiniLM-L6-v2");
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no embedding model in {}: run scripts/setup.sh",
+        dir.display()
+    );
+    dir
+}
+
 /// The target directory's scratch space (`target/tmp`, as `CARGO_TARGET_TMPDIR`), found from
 /// the running test or bench binary (`target/<profile>/deps/…`).
 pub fn target_tmp() -> PathBuf {

@@ -11,6 +11,7 @@ mod keystore;
 mod mcp;
 mod mcp_confirm;
 mod mcp_edges;
+mod memory;
 mod registry;
 mod safe;
 mod scaffold;

@@ -94,6 +94,7 @@ impl CapsView for CallState {
             evm: &services.evm,
             settings: &services.settings,
             uniswap_sdk: services.uniswap_sdk.as_deref(),
+            memory: services.memory.as_ref(),
             call: &mut self.call,
         }
     }

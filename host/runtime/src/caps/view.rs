@@ -96,6 +96,8 @@ pub struct CapsCtxView<'a> {
     pub settings: &'a Settings,
     /// `uniswap-sdk`: the sidecar and the Uniswap books, if the host runs one.
     pub uniswap_sdk: Option<&'a UniswapSdk>,
+    /// `memory`: the agent's memory, if the host keeps one.
+    pub memory: Option<&'a bardo_memory::Memory>,
     /// The call being served.
     pub call: &'a mut CallCtx,
 }

@@ -7,12 +7,12 @@ use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
 use bardo_runtime::engine::Limits;
 use bardo_runtime::plugin::{Host, WasiPolicy};
 use bardo_test_artifacts::{
-    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, MORPHO, SAFETY, STREAMING, TESTNET, UNISWAP, VAULT,
-    WALLET,
+    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, MEMORY, MORPHO, SAFETY, STREAMING, TESTNET, UNISWAP,
+    VAULT, WALLET,
 };
 use std::collections::BTreeSet;
 
-const PLUGINS: [&str; 12] = [
+const PLUGINS: [&str; 13] = [
     HELLO,
     UNISWAP,
     AAVE,
@@ -25,10 +25,14 @@ const PLUGINS: [&str; 12] = [
     BOOTSTRAP,
     IDENTITY,
     MORPHO,
+    MEMORY,
 ];
 
 fn host(profile: &str) -> Host {
-    let profile = Profile::parse(profile).expect("profile").with_capabilities([RequiredCapability::Wallet]);
+    // Memory on: its tools then run exactly where the `learning` profile is part of the spec.
+    let profile = Profile::parse(profile)
+        .expect("profile")
+        .with_capabilities([RequiredCapability::Wallet, RequiredCapability::Memory]);
     let mut h =
         Host::new(super::engine(), super::no_services(), profile, Limits::default(), WasiPolicy::default())
             .expect("host");
@@ -43,7 +47,7 @@ fn every_tool_has_a_complete_definition() {
     let h = host("dev");
     let names: BTreeSet<&String> = h.catalog().keys().collect();
     // hello 1, uniswap 10 + data 1, aave 8, streaming 7, wallet 11 + erc20 1, testnet 6, intelligence 6,
-    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10: 83.
+    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10: 83 (memory's 10 only under `learning`).
     assert!(names.len() >= 80, "{} tools: {names:?}", names.len());
     // Lending: Morpho's markets beside Aave's reserves, reads and writes alike.
     let lending: BTreeSet<&str> = h
@@ -98,6 +102,8 @@ fn each_profile_lists_exactly_the_tools_of_its_categories() {
             .catalog()
             .iter()
             .filter(|(_, e)| def.categories.contains(&e.def.category))
+            // The memory capability counts only with the learning profile (the specification's gating).
+            .filter(|(_, e)| e.def.category != Category::Memory || name == "learning")
             .filter(|(_, e)| {
                 let read = e.def.capability_tier == CapabilityTier::Read;
                 match def.writes {
@@ -185,7 +191,7 @@ fn each_profile_lists_exactly_the_tools_of_its_categories() {
                 ]);
             }
             "learning" => {
-                yes(&["intel_"]);
+                yes(&["intel_", "memory_store_episode", "memory_search_episodes", "memory_get_insights"]);
                 no(&["uniswap_execute_swap", "stream_"]);
             }
             "identity" | "erc8004" | "fees" => no(&["intel_", "stream_", "uniswap_execute_swap", "vault_"]),

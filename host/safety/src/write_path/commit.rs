@@ -84,6 +84,10 @@ impl WritePath {
                 return Err(error);
             }
         };
+        if let Some(episodes) = &self.episodes {
+            // The preview may have run in another process: its episode needs the action.
+            episodes.note(permit_id, &permit.kind, &permit.tool);
+        }
         // One generation from here to the outcome: the one that planned the permit while this
         // write path holds it, so a reload during the broadcast cannot change who verifies.
         let generation = self.generation_of(&permit);
