@@ -51,6 +51,7 @@ demo: plugins
 	  $(BARDO) commit $$permit --profile active && \
 	  $(BARDO) call aave_get_user_account_data --profile active --params '{"chain_id":31337}' && \
 	  $(BARDO) call morpho_get_market --profile active --params '{"chain_id":31337,"market":"WETH/USDC"}' && \
+	  $(BARDO) call memory_search_episodes --profile learning --params '{"query":"what did the agent trade","limit":3}' && \
 	  $(BARDO) call vault_get_info --profile vault --params '{"chain_id":31337,"vault":"bvUSDC"}' && \
 	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \
@@ -78,6 +79,7 @@ bench: setup
 	$(CARGO) bench --locked -p bardo-runtime --bench call --bench simulate --bench fabric --bench stream --bench pull --bench route
 	$(CARGO) bench --locked -p bardo-safety --bench preview
 	$(CARGO) bench --locked -p bardo-agent --bench speculation
+	$(CARGO) bench --locked -p bardo-memory --bench memory
 	$(CARGO) bench --locked -p bardo-cli --bench mcp --bench a2a
 	$(CARGO) bench --locked -p bardo-sidecar --bench sidecar
 	$(CARGO) bench --locked -p bardo-tui --bench dashboard

@@ -9,7 +9,7 @@ pub mod grimoire;
 use crate::speculation::Speculator;
 use bardo_core::control::CallControl;
 use bardo_core::error::{ErrorCode, ToolError};
-use bardo_core::tool::{CapabilityTier, Phase};
+use bardo_core::tool::{CapabilityTier, Category, Phase};
 use bardo_runtime::Host;
 use bardo_runtime::plugin::CallReport;
 use bardo_safety::{WritePath, WriteResult};
@@ -410,8 +410,17 @@ impl Adapter {
 
     fn read(&self, tool: &str, params: &Value, control: &Arc<CallControl>) -> Result<Value, ToolError> {
         let host = &self.host;
+        // Memory's tools change the agent's memory: never through a door without a token, and
+        // never prefetched (a speculative `memory_store_episode` would store an episode).
+        let memory = host.catalog().get(tool).is_some_and(|e| e.def.category == Category::Memory);
+        if memory && self.reads_only {
+            return Err(ToolError::new(
+                ErrorCode::Denied,
+                format!("`{tool}` reads and changes the agent's memory: this door has no token (--no-auth)"),
+            ));
+        }
         let report = match (&self.speculator, params.as_object()) {
-            (Some(s), Some(params)) => s.call(host, tool, params, control),
+            (Some(s), Some(params)) if !memory => s.call(host, tool, params, control),
             _ => host.call_with(tool, &params.to_string(), control),
         };
         self.answered(tool, report)

@@ -10,7 +10,7 @@
 use bardo_core::control::CallControl;
 use bardo_core::speculation::Model;
 use bardo_core::sync::lock;
-use bardo_core::tool::CapabilityTier;
+use bardo_core::tool::{CapabilityTier, Category};
 use bardo_runtime::plugin::{CallReport, Host};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -163,9 +163,11 @@ impl Speculator {
     fn prefetch(&self, host: &Arc<Host>, tool: &str, params: &Map<String, Value>) {
         let predictions = self.lock_model().predict(tool, params, self.threshold);
         for p in predictions {
-            // Only the profile's read tools, never a stream: a prefetch changes nothing anywhere.
-            let read =
-                host.catalog().get(&p.tool).is_some_and(|e| e.def.capability_tier == CapabilityTier::Read);
+            // Only the profile's read tools, never a stream or memory's (which change memory): a
+            // prefetch changes nothing anywhere.
+            let read = host.catalog().get(&p.tool).is_some_and(|e| {
+                e.def.capability_tier == CapabilityTier::Read && e.def.category != Category::Memory
+            });
             let readable = read && !host.is_stream(&p.tool);
             if !readable {
                 continue;

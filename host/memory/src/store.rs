@@ -101,6 +101,9 @@ pub struct Status {
     pub lexical_because: Option<String>,
 }
 
+/// What is told of each episode first stored here.
+type OnNew = Box<dyn Fn(&Exported) + Send + Sync>;
+
 pub(crate) struct Inner {
     db: Mutex<Connection>,
     index: RwLock<VectorIndex>,
@@ -113,7 +116,7 @@ pub(crate) struct Inner {
     /// Episodes recorded without waiting, to embed in the background.
     pending: Mutex<Option<mpsc::Sender<i64>>>,
     /// Told of every episode stored here first (the fleet's replication).
-    on_new: OnceLock<Box<dyn Fn(&Exported) + Send + Sync>>,
+    on_new: OnceLock<OnNew>,
 }
 
 /// The memory store (cheap to clone: one store).
@@ -167,6 +170,16 @@ impl Memory {
     /// Open (or create) the store in the SQLite file `path`, embedding with the model in
     /// `model` (loaded on first use; `None`: search by words only), as host `origin`.
     pub fn open(path: &Path, model: Option<PathBuf>, origin: &str) -> Result<Self, MemoryError> {
+        Self::open_with_clock(path, model, origin, Arc::new(now_ms))
+    }
+
+    /// [`Self::open`] on `clock` (a simulated one: tests of decay).
+    pub fn open_with_clock(
+        path: &Path,
+        model: Option<PathBuf>,
+        origin: &str,
+        clock: Clock,
+    ) -> Result<Self, MemoryError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| MemoryError::Invalid(format!("{}: {e}", dir.display())))?;
@@ -221,25 +234,30 @@ impl Memory {
             embedder: OnceLock::new(),
             origin: origin.to_owned(),
             path: path.to_owned(),
-            clock: Arc::new(now_ms),
+            clock,
             pending: Mutex::new(None),
             on_new: OnceLock::new(),
         });
         let memory = Self(inner);
         memory.start_embedding();
+        memory.embed_unembedded()?;
         Ok(memory)
     }
 
-    /// The same store on a simulated clock (tests of decay).
-    pub fn with_clock(self, clock: Clock) -> Self {
-        let Ok(mut inner) = Arc::try_unwrap(self.0) else {
-            panic!("with_clock is for a store no one else holds yet")
+    /// Queue what a process that ended too soon left unembedded (the newest thousand), when
+    /// there is a model to embed it with.
+    fn embed_unembedded(&self) -> Result<(), MemoryError> {
+        if self.0.model_dir.is_none() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = {
+            let db = self.db();
+            let mut stmt = db
+                .prepare("SELECT id FROM memory_episodes WHERE vector IS NULL ORDER BY id DESC LIMIT 1000")?;
+            stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
         };
-        inner.clock = clock;
-        inner.pending = Mutex::new(None);
-        let memory = Self(Arc::new(inner));
-        memory.start_embedding();
-        memory
+        ids.into_iter().for_each(|id| self.embed_later(id));
+        Ok(())
     }
 
     /// Call `f` with every episode first stored here (not imported): the fleet publishes them.

@@ -140,7 +140,13 @@ fn decay_over_simulated_time_prunes_the_unused_and_keeps_the_used() {
     let dir = tempfile::tempdir().expect("tmp");
     let now = Arc::new(AtomicI64::new(1_700_000_000_000));
     let clock = now.clone();
-    let memory = store(&dir, None).with_clock(Arc::new(move || clock.load(Ordering::SeqCst)));
+    let memory = Memory::open_with_clock(
+        &dir.path().join("grimoire.sqlite"),
+        None,
+        "host-a",
+        Arc::new(move || clock.load(Ordering::SeqCst)),
+    )
+    .expect("opens");
     let day = 86_400_000;
     let unused = memory.store(&episode("swap", "an ordinary swap", Outcome::Success, &[])).expect("stored");
     let used =

@@ -75,6 +75,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
     let link =
         |from: &Path, to: &str| std::os::unix::fs::symlink(from, dir.path().join(to)).expect("symlink");
     link(&root().join("sidecar"), "sidecar");
+    link(&root().join(".cache"), ".cache");
     snapshot(); // deployed once, then started from (the devnet's `.bardo/devnet` cache)
     link(&target_tmp().join("devnet"), ".bardo/devnet");
     let compiled = target_tmp().join("docs-compiled");
