@@ -51,7 +51,7 @@ demo: plugins
 	  $(BARDO) commit $$permit --profile active && \
 	  $(BARDO) call aave_get_user_account_data --profile active --params '{"chain_id":31337}' && \
 	  $(BARDO) call morpho_get_market --profile active --params '{"chain_id":31337,"market":"WETH/USDC"}' && \
-	  $(BARDO) call memory_search_episodes --profile learning --params '{"query":"what did the agent trade","limit":3}' && \
+	  $(BARDO) call memory_search_episodes --profile learning --params '{"query":"which trades and deposits went through","limit":3}' && \
 	  $(BARDO) call vault_get_info --profile vault --params '{"chain_id":31337,"vault":"bvUSDC"}' && \
 	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \

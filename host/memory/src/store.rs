@@ -32,6 +32,8 @@ pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Longest text one field of an episode may hold.
 pub const MAX_FIELD: usize = 4_096;
+/// Episodes still without an embedding that a search embeds first (the newest).
+const PENDING_AT_SEARCH: usize = 64;
 /// Most episodes one search returns.
 pub const MAX_LIMIT: usize = 100;
 /// The constant of reciprocal-rank fusion (Cormack et al.): ranks from words and from meaning
@@ -250,13 +252,26 @@ impl Memory {
         if self.0.model_dir.is_none() {
             return Ok(());
         }
-        let ids: Vec<i64> = {
-            let db = self.db();
-            let mut stmt = db
-                .prepare("SELECT id FROM memory_episodes WHERE vector IS NULL ORDER BY id DESC LIMIT 1000")?;
-            stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
-        };
-        ids.into_iter().for_each(|id| self.embed_later(id));
+        self.unembedded(1_000)?.into_iter().for_each(|id| self.embed_later(id));
+        Ok(())
+    }
+
+    /// The newest `n` episodes without an embedding.
+    fn unembedded(&self, n: usize) -> Result<Vec<i64>, MemoryError> {
+        let db = self.db();
+        let mut stmt = db.prepare_cached(
+            "SELECT id FROM memory_episodes WHERE vector IS NULL ORDER BY id DESC LIMIT ?1",
+        )?;
+        Ok(stmt.query_map([n as i64], |r| r.get(0))?.collect::<Result<_, _>>()?)
+    }
+
+    /// Embed now the newest `n` episodes still without an embedding.
+    fn embed_pending(&self, n: usize) -> Result<(), MemoryError> {
+        for id in self.unembedded(n)? {
+            if let Err(e) = self.embed_stored(id) {
+                tracing::debug!(error = %e, "memory: episode {id} stays searchable by words only");
+            }
+        }
         Ok(())
     }
 
@@ -465,6 +480,10 @@ impl Memory {
     /// rank. Each one returned is reinforced.
     pub fn search(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
         let embedded = self.embedder().and_then(|m| m.embed(query));
+        if embedded.is_ok() {
+            // What a process that ended too soon left unembedded is searched by meaning too.
+            self.embed_pending(PENDING_AT_SEARCH)?;
+        }
         self.search_embedded(query, embedded.map_err(|e| e.0), limit)
     }
 

@@ -218,3 +218,19 @@ fn recorded_episodes_are_embedded_in_the_background() {
     let hit = &memory.search("payment rejected by the safety list", 1).expect("searches").hits[0];
     assert!(hit.similarity.is_some(), "{hit:?}");
 }
+
+/// An episode a process left unembedded (it ended first, or had no model) is embedded by the
+/// next search, and found by meaning.
+#[test]
+fn a_search_embeds_what_was_left_unembedded() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let id = store(&dir, None)
+        .store(&episode("swap", "sold WETH for USDC during a crash", Outcome::Failure, &[]))
+        .expect("stored")
+        .id;
+    let memory = store(&dir, Some(model()));
+    let found = memory.search("selling ether in a market panic", 1).expect("searches");
+    assert_eq!(found.hits[0].episode.id, id);
+    assert!(found.hits[0].similarity.is_some(), "{found:?}");
+    assert_eq!(memory.status().expect("status").embedded, 1);
+}

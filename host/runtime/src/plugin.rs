@@ -311,7 +311,13 @@ impl Host {
                 },
                 Selection::Excluded => {}
                 Selection::Skipped { missing, reason } => {
-                    tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                    // Memory's tools wait for the `learning` profile in every profile whose
+                    // categories name `memory` (the specification's gating): expected, not news.
+                    if missing == bardo_core::tool::RequiredCapability::Memory {
+                        tracing::debug!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                    } else {
+                        tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                    }
                     self.skipped.push(Skipped {
                         tool: def.name.clone(),
                         plugin: plugin.name.to_string(),
