@@ -175,3 +175,54 @@ fn errors_reach_the_agent_without_the_node_url() {
     assert!(!e.message.contains(port), "{}", e.message);
     assert!(e.message.contains("[rpc]"), "{}", e.message);
 }
+
+/// With memory on and the learning profile, `query_state` reaches the memory tools and
+/// `query_grimoire` searches the same store; a door without a token reaches neither memory tool.
+#[test]
+fn memory_tools_through_the_agent_and_never_through_a_door_without_a_token() {
+    use bardo_core::tool::RequiredCapability;
+    use bardo_runtime::caps::WasiPolicy;
+    use bardo_runtime::{Limits, Services};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let memory = bardo_memory::Memory::open(&dir.path().join("g.sqlite"), None, "host").expect("memory");
+    let services = Services::empty(bardo_test_support::host_runtime()).with_memory(Some(memory));
+    let profile = bardo_core::profile::Profile::parse("learning")
+        .expect("profile")
+        .with_capabilities([RequiredCapability::Memory]);
+    let mut host = bardo_runtime::Host::new(
+        bardo_test_support::engine(),
+        Arc::new(services),
+        profile,
+        Limits::default(),
+        WasiPolicy::default(),
+    )
+    .expect("host");
+    host.load_file(std::path::Path::new(bardo_test_artifacts::MEMORY)).expect("memory plugin");
+    let host = Arc::new(host);
+    let store = json!({"kind": "memory_store_episode",
+        "params": {"kind": "swap", "done": "swapped USDC for WETH", "outcome": "success"}});
+    let agent = bare_agent(&host, dir.path());
+    let stored = agent.call("query_state", &store).expect("stored");
+    assert_eq!(stored["kind"], "swap");
+    let found = agent.call("query_grimoire", &json!({"query": "swapped"})).expect("searched");
+    assert_eq!(found["mode"], "lexical", "no model here: {found}");
+    assert_eq!(found["hits"][0]["episode"]["id"], stored["id"]);
+    let door = bare_agent(&host, dir.path()).reads_only();
+    let refused = door.call("query_state", &store).expect_err("no token");
+    assert_eq!(refused.code, ErrorCode::Denied, "{refused}");
+    // Memory's tools are never learned or prefetched: a prefetch would store an episode.
+    let speculator = Arc::new(bardo_agent::speculation::Speculator::new(
+        Default::default(),
+        std::time::Duration::from_secs(30),
+        0.5,
+    ));
+    let agent = bare_agent(&host, dir.path()).with_speculation(speculator.clone());
+    for _ in 0..6 {
+        agent.call("query_state", &store).expect("stored");
+        agent.call("query_state", &json!({"kind": "memory_get_status", "params": {}})).expect("status");
+    }
+    assert_eq!(speculator.stats(), Default::default(), "no memory call went through the engine");
+    let status =
+        agent.call("query_state", &json!({"kind": "memory_get_status", "params": {}})).expect("status");
+    assert_eq!(status["episodes"], 7, "one episode per call, none prefetched: {status}");
+}
