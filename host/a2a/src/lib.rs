@@ -26,6 +26,17 @@ pub use run::{AdapterSource, Ask};
 pub use tasks::State;
 pub use tasks::StoreError;
 
+/// The request parsers, for the fuzz targets (`fuzz/`): not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::rpc::request;
+
+    /// The caller's ask in a message, or the JSON-RPC error that refuses it.
+    pub fn ask(message: &serde_json::Value) -> Result<crate::Ask, crate::RpcError> {
+        crate::rpc::parse_ask(message)
+    }
+}
+
 use axum::extract::State as Extract;
 use axum::http::{HeaderMap, header};
 use axum::routing::{get, post};

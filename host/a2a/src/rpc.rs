@@ -156,36 +156,37 @@ fn history_length(params: &Value) -> Option<usize> {
     params["historyLength"].as_u64().map(|n| n as usize)
 }
 
-/// Handle one POST to `/a2a`.
-/// `operator`: the request carries the operator's token (only it confirms a permit the
-/// confirmation policy holds for a person).
-pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes, operator: bool) -> Response {
+/// A request read from `headers` and `body`: its id, method and params; or the error response
+/// that answers it whole (the caller sends it as it is, with `415` when the media type is wrong).
+pub fn request(headers: &HeaderMap, body: &[u8]) -> Result<(Value, String, Value), (Value, bool)> {
     let content_type =
         headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
     if !media.eq_ignore_ascii_case("application/json") {
         let shown: String = content_type.chars().take(80).collect();
         let e = err(INVALID_REQUEST, format!("send `Content-Type: application/json` (got `{shown}`)"));
-        let mut response = json_response(reply(&Value::Null, Err(e)));
-        *response.status_mut() = axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
-        return response;
+        return Err((reply(&Value::Null, Err(e)), true));
     }
-    let request: Value = match serde_json::from_slice(&body) {
+    let request: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => return json_response(reply(&Value::Null, Err(err(PARSE_ERROR, format!("not JSON: {e}"))))),
+        Err(e) => return Err((reply(&Value::Null, Err(err(PARSE_ERROR, format!("not JSON: {e}")))), false)),
     };
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
     if !request.is_object() {
-        return json_response(reply(
-            &Value::Null,
-            Err(err(INVALID_REQUEST, "a request is one JSON-RPC object (no batches)")),
-        ));
+        let e = err(INVALID_REQUEST, "a request is one JSON-RPC object (no batches)");
+        return Err((reply(&Value::Null, Err(e)), false));
     }
+    // JSON-RPC ids are strings, numbers or null: another is refused, not echoed.
+    let id = match request.get("id") {
+        None => Value::Null,
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id.clone(),
+        Some(_) => {
+            let e = err(INVALID_REQUEST, "a request's \"id\" is a string, a number or null");
+            return Err((reply(&Value::Null, Err(e)), false));
+        }
+    };
     let (Some("2.0"), Some(method)) = (request["jsonrpc"].as_str(), request["method"].as_str()) else {
-        return json_response(reply(
-            &id,
-            Err(err(INVALID_REQUEST, "a request needs \"jsonrpc\": \"2.0\" and a string \"method\"")),
-        ));
+        let e = err(INVALID_REQUEST, "a request needs \"jsonrpc\": \"2.0\" and a string \"method\"");
+        return Err((reply(&id, Err(e)), false));
     };
     if let Some(v) = headers.get("a2a-version").and_then(|v| v.to_str().ok()) {
         let major_minor: Vec<&str> = v.trim().split('.').take(2).collect();
@@ -194,10 +195,28 @@ pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes, opera
                 VERSION_NOT_SUPPORTED,
                 format!("A2A-Version {v} is not served; this server speaks A2A 1.0"),
             );
-            return json_response(reply(&id, Err(e)));
+            return Err((reply(&id, Err(e)), false));
         }
     }
     let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+    Ok((id, method.to_owned(), params))
+}
+
+/// Handle one POST to `/a2a`.
+/// `operator`: the request carries the operator's token (only it confirms a permit the
+/// confirmation policy holds for a person).
+pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes, operator: bool) -> Response {
+    let (id, method, params) = match request(&headers, &body) {
+        Ok(request) => request,
+        Err((answer, unsupported_media)) => {
+            let mut response = json_response(answer);
+            if unsupported_media {
+                *response.status_mut() = axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
+            }
+            return response;
+        }
+    };
+    let method = method.as_str();
     let result = match method {
         "SendMessage" => send(&a2a, &params, false, operator).await.map(|(task, _)| json!({"task": task})),
         "SendStreamingMessage" => match send(&a2a, &params, true, operator).await {

@@ -30,6 +30,12 @@ pub use events::{EventFeed, Feed, FleetMessage, StreamGap};
 pub use seal::{Sealer, Tampered};
 pub use settings::{ClusterSettings, default_host};
 
+/// The seal, for the fuzz targets (`fuzz/`): not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::seal::{open, seal};
+}
+
 use async_nats::jetstream::{self, stream};
 use bridge::Bridge;
 use serde::Serialize;

@@ -37,7 +37,7 @@ fn message(subject: &str, seq: u64, doc: &[u8]) -> Vec<u8> {
 }
 
 /// The payload for `doc` (empty: deleted) on `subject`, to land at stream sequence `seq`.
-pub(crate) fn seal(sealer: &dyn Sealer, subject: &str, seq: u64, doc: &[u8]) -> Vec<u8> {
+pub fn seal(sealer: &dyn Sealer, subject: &str, seq: u64, doc: &[u8]) -> Vec<u8> {
     let tag = sealer.mac(&message(subject, seq, doc));
     let mut out = format!("{MAGIC} {} {seq}\n", hex(&tag)).into_bytes();
     out.extend_from_slice(doc);
@@ -46,7 +46,7 @@ pub(crate) fn seal(sealer: &dyn Sealer, subject: &str, seq: u64, doc: &[u8]) -> 
 
 /// The document in `payload`, stored at stream sequence `seq` on `subject` (None: a sealed
 /// deletion), if its seal verifies for that place.
-pub(crate) fn open(
+pub fn open(
     sealer: &dyn Sealer,
     key: &str,
     subject: &str,

@@ -22,6 +22,12 @@ mod server;
 mod streams;
 
 pub use listing::Exposure;
+
+/// The message screen, for the fuzz targets (`fuzz/`): not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::screen::{Handshake, Message, Screened, screen};
+}
 pub use server::{Served, Session};
 
 use rmcp::ServiceExt;

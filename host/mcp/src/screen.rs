@@ -18,7 +18,7 @@ const LONGEST_METHOD: usize = 64;
 
 /// What to do with one incoming message.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Screened {
+pub enum Screened {
     /// Hand it to the server.
     Pass,
     /// Answer it with this error response; the server never sees it.
@@ -28,7 +28,7 @@ pub(crate) enum Screened {
 }
 
 /// The parts of a message the checks need, once it parsed.
-pub(crate) struct Message<'a> {
+pub struct Message<'a> {
     /// Its `method`, for a request or notification.
     pub method: Option<&'a str>,
     /// Whether it has an `id` (a request; a response has one too).
@@ -42,7 +42,7 @@ fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
 }
 
 /// Screen one message, `bytes` as it arrived; `seen` says what the message is when it passes.
-pub(crate) fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, String)>) -> Screened {
+pub fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, String)>) -> Screened {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Screened::Reply(error(&Value::Null, PARSE_ERROR, "the message is not UTF-8"));
     };
@@ -107,7 +107,7 @@ pub(crate) fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, S
 /// One stdio session's handshake, as its messages pass: `initialize` first (pings and the
 /// 2026-07-28 revision's `server/discover` probe excepted) and once.
 #[derive(Debug, Default)]
-pub(crate) struct Handshake {
+pub struct Handshake {
     initialized: bool,
     /// Initialized at 2025-03-26, the revision that allows batches.
     batching: bool,
@@ -115,7 +115,7 @@ pub(crate) struct Handshake {
 
 impl Handshake {
     /// Why `message` is out of order, if it is.
-    pub(crate) fn check(&mut self, message: &Message) -> Option<(i64, String)> {
+    pub fn check(&mut self, message: &Message) -> Option<(i64, String)> {
         let method = message.method?;
         if method == "initialize" {
             if self.initialized {

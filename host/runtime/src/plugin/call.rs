@@ -304,6 +304,15 @@ fn classify(
             ErrorCode::LimitExceeded,
             format!("{who} overflowed its stack (unbounded recursion?); report it to the plugin's author"),
         ),
+        // Rust and C guests keep part of each frame in linear memory, stack first: that stack
+        // overflowing wraps its pointer below zero, which wasmtime sees as any other access out
+        // of bounds. The backtrace tells them apart.
+        Some(Trap::MemoryOutOfBounds) if let Some(depth) = runaway_recursion(error) => ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{who} overflowed its stack in linear memory ({depth} frames deep, mostly one function: unbounded recursion?); report it to the plugin's author"
+            ),
+        ),
         Some(trap) => match store.data().output.panic_message() {
             Some(message) => ToolError::new(ErrorCode::Internal, format!("{who} panicked: {message}")),
             None => ToolError::new(
@@ -319,6 +328,22 @@ fn classify(
         }
         None => ToolError::new(ErrorCode::Internal, format!("{who} failed: {error:#}")),
     }
+}
+
+/// The depth of a trap's backtrace when it shows a runaway recursion: deep, and one function
+/// at least half of it.
+fn runaway_recursion(error: &wasmtime::Error) -> Option<usize> {
+    const DEEP: usize = 64;
+    let frames = error.downcast_ref::<wasmtime::WasmBacktrace>()?.frames();
+    if frames.len() < DEEP {
+        return None;
+    }
+    let mut counts = std::collections::HashMap::new();
+    for frame in frames {
+        *counts.entry(frame.func_index()).or_insert(0usize) += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or(0);
+    (most * 2 >= frames.len()).then_some(frames.len())
 }
 
 /// Refuse results over the cap before they travel further.

@@ -77,6 +77,19 @@ fn unbounded_recursion_overflows_the_stack() {
     echo_works(&h);
 }
 
+/// A guest whose frames live in its linear memory overflows the stack Rust keeps there: the
+/// trap wasmtime reports is an access out of bounds (the stack pointer wrapped below zero), and
+/// it is named for what it is, from the backtrace's repeated frames.
+#[test]
+fn unbounded_recursion_in_linear_memory_is_named_a_stack_overflow() {
+    let h = host(&[HOSTILE]);
+    let (e, _) = error_of(&h, "hostile_recurse_in_memory");
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{e}");
+    assert!(e.message.contains("overflowed its stack"), "{e}");
+    assert!(!e.message.contains("out of bounds"), "{e}");
+    echo_works(&h);
+}
+
 #[test]
 fn panic_is_an_internal_error_with_the_message() {
     let h = host(&[HOSTILE]);

@@ -76,6 +76,22 @@ fn recurse(depth: u64) -> u64 {
 
 hostile!(Recurse, "hostile_recurse", "Recurses without bound.", { Ok(recurse(0).to_string()) });
 
+/// Each frame holds a buffer in linear memory (the shadow stack Rust keeps there, below its
+/// data): unbounded, it runs past the stack's start, which the guest sees as an access outside
+/// its memory rather than as wasmtime's own stack limit.
+#[expect(unconditional_recursion, reason = "the point of the test program")]
+fn recurse_in_memory(depth: u64) -> u64 {
+    let frame = black_box([depth as u8; 1024]);
+    black_box(recurse_in_memory(black_box(depth + 1))) + u64::from(black_box(&frame)[7])
+}
+
+hostile!(
+    RecurseInMemory,
+    "hostile_recurse_in_memory",
+    "Recurses without bound, a 1 KiB buffer per frame.",
+    { Ok(recurse_in_memory(0).to_string()) }
+);
+
 hostile!(Panic, "hostile_panic", "Panics.", { panic!("hostile plugin panicked on purpose") });
 
 hostile!(HugeOutput, "hostile_huge_output", "Returns a 5 MB result.", { Ok("x".repeat(5_000_000)) });
@@ -102,5 +118,5 @@ impl ReadTool for Echo {
 
 bardo_sdk::plugin! {
     name: "hostile",
-    read: [Spin, HostSpin, ReadSpin, MemoryBomb, Recurse, Panic, HugeOutput, Remember, Echo],
+    read: [Spin, HostSpin, ReadSpin, MemoryBomb, Recurse, RecurseInMemory, Panic, HugeOutput, Remember, Echo],
 }
