@@ -6,7 +6,7 @@ GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-so
           -p program-echo-v2-1 -p program-echo-v4
 PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho memory
 
-.PHONY: setup plugins demo test lint bench bench-peers
+.PHONY: setup plugins demo test lint bench bench-peers fuzz
 
 setup:
 	@scripts/setup.sh
@@ -74,6 +74,15 @@ test: setup
 	$(CARGO) fmt --all --check
 	$(LINTED) $(CARGO) test --locked --lib --bins --tests --examples --no-run
 	$(LINTED) $(CARGO) test --locked
+	@# The short fuzzing pass: every target 30 s, coverage-guided, two at a time.
+	FUZZ_SECONDS=30 FUZZ_JOBS=2 scripts/fuzz.sh
+
+# Coverage-guided fuzzing under libFuzzer (fuzz/, scripts/fuzz.sh): every target FUZZ_SECONDS,
+# FUZZ_JOBS at a time. A longer campaign: `make fuzz FUZZ_SECONDS=3600 FUZZ_JOBS=2`.
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz.sh
 
 bench: setup
 	$(CARGO) bench --locked -p bardo-runtime --bench call --bench simulate --bench fabric --bench stream --bench pull --bench route

@@ -507,6 +507,32 @@ mod tests {
         json!({"messageId": "m", "role": "ROLE_USER", "parts": parts})
     }
 
+    /// JSON-RPC ids are strings, numbers or null: an object or array is refused with a `null`
+    /// id, never echoed (an answer must be valid JSON-RPC whatever was sent).
+    #[test]
+    fn requests_are_answered_with_their_id_or_null() {
+        let mut headers = HeaderMap::new();
+        headers.insert(axum::http::header::CONTENT_TYPE, "application/json".parse().expect("header"));
+        let read = |body: &str| request(&headers, body.as_bytes());
+        let (id, method, params) = read(r#"{"jsonrpc":"2.0","id":"a","method":"GetTask"}"#).expect("read");
+        assert_eq!((id, method.as_str(), params), (json!("a"), "GetTask", json!({})));
+        for id in [r#"{"x":1}"#, "[1]", "true"] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"GetTask"}}"#);
+            let (answer, _) = read(&body).expect_err("refused");
+            assert_eq!(
+                (answer["id"].clone(), answer["error"]["code"].clone()),
+                (Value::Null, json!(INVALID_REQUEST))
+            );
+        }
+        let (answer, _) = read(r#"{"jsonrpc":"2.0","id":9}"#).expect_err("no method");
+        assert_eq!(answer["id"], 9);
+        let (answer, _) = read("[").expect_err("not JSON");
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (Value::Null, json!(PARSE_ERROR))
+        );
+    }
+
     #[test]
     fn asks_are_read_from_the_data_part_only() {
         let read = message(

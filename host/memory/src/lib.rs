@@ -18,4 +18,6 @@ pub mod words;
 pub use embed::{EmbedError, Embedder};
 pub use episode::{Episode, Exported, NewEpisode, Outcome, Reflection};
 pub use settings::MemorySettings;
-pub use store::{Clock, Found, Hit, Insight, MAX_FIELD, MAX_LIMIT, Memory, MemoryError, Recorder, Status};
+pub use store::{
+    Clock, Found, Hit, Insight, MAX_FIELD, MAX_LIMIT, Memory, MemoryError, Recorder, Status, WeakMemory,
+};

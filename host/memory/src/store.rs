@@ -104,12 +104,13 @@ pub struct Status {
 }
 
 /// What is told of each episode first stored here.
-type OnNew = Box<dyn Fn(&Exported) + Send + Sync>;
+type OnNew = Box<dyn Fn(&Memory, &Exported) + Send + Sync>;
 
 pub(crate) struct Inner {
     db: Mutex<Connection>,
-    index: RwLock<VectorIndex>,
-    words: RwLock<WordIndex>,
+    /// Built on the first search, not at open: a command that never searches never reads
+    /// every episode.
+    indexes: OnceLock<Indexes>,
     model_dir: Option<PathBuf>,
     embedder: OnceLock<Result<Embedder, EmbedError>>,
     origin: String,
@@ -134,6 +135,17 @@ impl std::fmt::Debug for Memory {
     }
 }
 
+/// A store's handle that does not keep it open.
+#[derive(Clone)]
+pub struct WeakMemory(Weak<Inner>);
+
+impl WeakMemory {
+    /// The store, while someone else holds it.
+    pub fn upgrade(&self) -> Option<Memory> {
+        self.0.upgrade().map(Memory)
+    }
+}
+
 /// The one thing the write path may do with memory: add an episode. It cannot read.
 #[derive(Clone)]
 pub struct Recorder(Weak<Inner>);
@@ -155,6 +167,42 @@ impl Recorder {
             Err(e) => tracing::warn!(error = %e, "memory: an episode of the write path was not kept"),
         }
     }
+}
+
+/// The search indexes over a store's episodes.
+pub(crate) struct Indexes {
+    vectors: RwLock<VectorIndex>,
+    words: RwLock<WordIndex>,
+}
+
+/// The word and vector indexes, from every episode in the store.
+fn build_indexes(db: &Connection) -> Result<Indexes, MemoryError> {
+    let (mut index, mut word_index) = (VectorIndex::default(), WordIndex::default());
+    {
+        let mut stmt = db.prepare(
+            "SELECT e.id, e.vector, e.body, group_concat(r.critique, '. ') FROM memory_episodes e
+             LEFT JOIN memory_reflections r ON r.episode = e.id GROUP BY e.id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<Vec<u8>>>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?;
+        for row in rows {
+            let (id, blob, body, critiques) = row?;
+            if let Some(v) = blob.as_deref().and_then(Quantized::from_bytes) {
+                index.insert(id, &v);
+            }
+            let episode: NewEpisode = json(&body)?;
+            let reflections: Vec<Reflection> =
+                critiques.into_iter().map(|critique| Reflection { at_ms: 0, critique }).collect();
+            word_index.insert(id, &words(&episode, &reflections));
+        }
+    }
+    Ok(Indexes { vectors: RwLock::new(index), words: RwLock::new(word_index) })
 }
 
 fn now_ms() -> i64 {
@@ -203,35 +251,9 @@ impl Memory {
                  kind TEXT, text TEXT NOT NULL, confidence REAL NOT NULL, evidence TEXT NOT NULL,
                  stability REAL NOT NULL, last_ms INTEGER NOT NULL);",
         )?;
-        let (mut index, mut word_index) = (VectorIndex::default(), WordIndex::default());
-        {
-            let mut stmt = db.prepare(
-                "SELECT e.id, e.vector, e.body, group_concat(r.critique, '. ') FROM memory_episodes e
-                 LEFT JOIN memory_reflections r ON r.episode = e.id GROUP BY e.id",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<Vec<u8>>>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                ))
-            })?;
-            for row in rows {
-                let (id, blob, body, critiques) = row?;
-                if let Some(v) = blob.as_deref().and_then(Quantized::from_bytes) {
-                    index.insert(id, &v);
-                }
-                let episode: NewEpisode = json(&body)?;
-                let reflections: Vec<Reflection> =
-                    critiques.into_iter().map(|critique| Reflection { at_ms: 0, critique }).collect();
-                word_index.insert(id, &words(&episode, &reflections));
-            }
-        }
         let inner = Arc::new(Inner {
             db: Mutex::new(db),
-            index: RwLock::new(index),
-            words: RwLock::new(word_index),
+            indexes: OnceLock::new(),
             model_dir: model,
             embedder: OnceLock::new(),
             origin: origin.to_owned(),
@@ -275,9 +297,15 @@ impl Memory {
         Ok(())
     }
 
-    /// Call `f` with every episode first stored here (not imported): the fleet publishes them.
-    pub fn on_new(&self, f: impl Fn(&Exported) + Send + Sync + 'static) {
+    /// Call `f` with the store and every episode first stored here (not imported): the fleet
+    /// publishes them. `f` is handed the store rather than holding it, so the store can go.
+    pub fn on_new(&self, f: impl Fn(&Memory, &Exported) + Send + Sync + 'static) {
         let _ = self.0.on_new.set(Box::new(f));
+    }
+
+    /// A handle that does not keep the store open (a background thread's).
+    pub fn weak(&self) -> WeakMemory {
+        WeakMemory(Arc::downgrade(&self.0))
     }
 
     /// The SQLite file.
@@ -320,6 +348,28 @@ impl Memory {
 
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
         lock(&self.0.db)
+    }
+
+    /// The indexes, built on first use under the store's lock and published before it is
+    /// released: a change committed after the build read the rows finds them built and applies
+    /// itself ([`Self::indexed`]); one committed before is in what the build read.
+    fn indexes(&self) -> Result<&Indexes, MemoryError> {
+        if let Some(built) = self.0.indexes.get() {
+            return Ok(built);
+        }
+        let db = self.db();
+        if self.0.indexes.get().is_none() {
+            let _ = self.0.indexes.set(build_indexes(&db)?);
+        }
+        drop(db);
+        self.0.indexes.get().ok_or_else(|| MemoryError::Invalid("the indexes were not built".into()))
+    }
+
+    /// Apply a change just committed to the indexes, if they are built (else their build reads it).
+    fn indexed(&self, f: impl FnOnce(&Indexes)) {
+        if let Some(built) = self.0.indexes.get() {
+            f(built);
+        }
     }
 
     /// A background thread embeds what [`Recorder`] keeps, so no write waits on the model.
@@ -376,7 +426,7 @@ impl Memory {
             .db()
             .execute("UPDATE memory_episodes SET vector = ?2 WHERE id = ?1", params![id, q.to_bytes()])?;
         if changed == 1 {
-            self.0.index.write().unwrap_or_else(|p| p.into_inner()).insert(id, &q);
+            self.indexed(|ix| ix.vectors.write().unwrap_or_else(|p| p.into_inner()).insert(id, &q));
         }
         Ok(())
     }
@@ -392,19 +442,24 @@ impl Memory {
             tx.commit()?;
             id
         };
-        if let Some(q) = &q {
-            self.0.index.write().unwrap_or_else(|p| p.into_inner()).insert(id, q);
-        }
-        self.0.words.write().unwrap_or_else(|p| p.into_inner()).insert(id, &words(e, &[]));
+        self.indexed(|ix| {
+            if let Some(q) = &q {
+                ix.vectors.write().unwrap_or_else(|p| p.into_inner()).insert(id, q);
+            }
+            ix.words.write().unwrap_or_else(|p| p.into_inner()).insert(id, &words(e, &[]));
+        });
         if let Some(f) = self.0.on_new.get() {
-            f(&Exported {
-                uid: format!("{}/{id}", self.0.origin),
-                origin: self.0.origin.clone(),
-                at_ms: now,
-                episode: e.clone(),
-                reflections: Vec::new(),
-                vector: vector.map(<[f32]>::to_vec),
-            });
+            f(
+                self,
+                &Exported {
+                    uid: format!("{}/{id}", self.0.origin),
+                    origin: self.0.origin.clone(),
+                    at_ms: now,
+                    episode: e.clone(),
+                    reflections: Vec::new(),
+                    vector: vector.map(<[f32]>::to_vec),
+                },
+            );
         }
         Ok(id)
     }
@@ -498,7 +553,9 @@ impl Memory {
         let depth = (limit * 4).max(40);
         let lexical = self.lexical(query, depth)?;
         let (semantic, because) = match embedded {
-            Ok(q) => (self.0.index.read().unwrap_or_else(|p| p.into_inner()).nearest(&q, depth), None),
+            Ok(q) => {
+                (self.indexes()?.vectors.read().unwrap_or_else(|p| p.into_inner()).nearest(&q, depth), None)
+            }
             Err(e) => (Vec::new(), Some(e)),
         };
         let mut fused: std::collections::HashMap<i64, (f64, Option<usize>, Option<f32>)> = Default::default();
@@ -527,7 +584,7 @@ impl Memory {
 
     /// Episode ids by BM25 over their words, best first.
     fn lexical(&self, query: &str, depth: usize) -> Result<Vec<i64>, MemoryError> {
-        let words = self.0.words.read().unwrap_or_else(|p| p.into_inner());
+        let words = self.indexes()?.words.read().unwrap_or_else(|p| p.into_inner());
         Ok(words.search(query, depth).into_iter().map(|(id, _)| id).collect())
     }
 
@@ -546,11 +603,12 @@ impl Memory {
             )?;
             let mut reflections = episode.reflections.clone();
             reflections.push(Reflection { at_ms: 0, critique: critique.to_owned() });
-            self.0
-                .words
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id, &words(&episode.body, &reflections));
+            self.indexed(|ix| {
+                ix.words
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id, &words(&episode.body, &reflections))
+            });
         }
         self.episode(id, true)
     }
@@ -706,9 +764,11 @@ impl Memory {
             tx.commit()?;
         }
         let set: std::collections::HashSet<i64> = gone.iter().copied().collect();
-        self.0.index.write().unwrap_or_else(|p| p.into_inner()).retain(|id| !set.contains(&id));
-        let mut words = self.0.words.write().unwrap_or_else(|p| p.into_inner());
-        gone.iter().for_each(|id| words.remove(*id));
+        self.indexed(|ix| {
+            ix.vectors.write().unwrap_or_else(|p| p.into_inner()).retain(|id| !set.contains(&id));
+            let mut words = ix.words.write().unwrap_or_else(|p| p.into_inner());
+            gone.iter().for_each(|id| words.remove(*id));
+        });
         Ok(gone)
     }
 
@@ -790,16 +850,16 @@ impl Memory {
             }
             tx.commit()?;
         }
-        {
-            let mut index = self.0.index.write().unwrap_or_else(|p| p.into_inner());
-            let mut word_index = self.0.words.write().unwrap_or_else(|p| p.into_inner());
+        self.indexed(|ix| {
+            let mut index = ix.vectors.write().unwrap_or_else(|p| p.into_inner());
+            let mut word_index = ix.words.write().unwrap_or_else(|p| p.into_inner());
             for ((id, q), x) in added.iter().zip(fresh) {
                 if let Some(q) = q {
                     index.insert(*id, q);
                 }
                 word_index.insert(*id, &words(&x.episode, &x.reflections));
             }
-        }
+        });
         later.into_iter().for_each(|id| self.embed_later(id));
         Ok(added.into_iter().map(|(id, _)| id).collect())
     }
@@ -922,4 +982,33 @@ fn check(e: &NewEpisode) -> Result<(), MemoryError> {
         return Err(MemoryError::Invalid("at most 32 tags, 32 context entries and 4 KiB of links".into()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn episode(done: &str) -> NewEpisode {
+        serde_json::from_value(serde_json::json!({"kind": "swap", "done": done, "outcome": "success"}))
+            .expect("episode")
+    }
+
+    /// Opening reads no episode into the indexes; the first search builds them, and what is
+    /// recorded before and after is found.
+    #[test]
+    fn the_indexes_are_built_on_the_first_search_and_kept_current() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("grimoire.sqlite");
+        Memory::open(&path, None, "a")
+            .expect("open")
+            .insert(&episode("swapped USDC for WETH"), None)
+            .expect("insert");
+        let memory = Memory::open(&path, None, "a").expect("reopen");
+        assert!(memory.0.indexes.get().is_none(), "not built at open");
+        let found = memory.search("USDC", 5).expect("search");
+        assert_eq!(found.hits.len(), 1);
+        assert!(memory.0.indexes.get().is_some(), "built by the search");
+        memory.insert(&episode("supplied USDC to Aave"), None).expect("insert");
+        assert_eq!(memory.search("USDC", 5).expect("search").hits.len(), 2, "kept current");
+    }
 }

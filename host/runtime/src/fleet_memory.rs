@@ -6,7 +6,7 @@
 //! refuses a message id it already holds, and a store one episode it already holds.
 
 use bardo_cluster::{Cluster, ClusterError, Feed, FleetMessage};
-use bardo_memory::{Exported, Memory};
+use bardo_memory::{Exported, Memory, WeakMemory};
 use std::time::Duration;
 
 /// The cursors in the store: the last own episode published, the last fleet sequence applied.
@@ -33,14 +33,15 @@ pub fn replicate(memory: &Memory, cluster: &Cluster, host: &str) -> Result<(), C
         }
     }
     // Publish each new episode as it is stored, before the call that stored it returns (a
-    // process may end right after); a failure is retried from the cursor.
-    let (own, publisher, name) = (memory.clone(), cluster.clone(), host.to_owned());
-    memory.on_new(move |_| {
-        if let Err(e) = publish_pending(&own, &publisher, &name) {
+    // process may end right after); a failure is retried from the cursor. Neither the publisher
+    // nor the follower keeps the store open: it closes when its last user drops it.
+    let (publisher, name) = (cluster.clone(), host.to_owned());
+    memory.on_new(move |own, _| {
+        if let Err(e) = publish_pending(own, &publisher, &name) {
             tracing::warn!("fleet memory: not published yet ({e}); retried");
         }
     });
-    let (memory, cluster, host) = (memory.clone(), cluster.clone(), host.to_owned());
+    let (memory, cluster, host) = (memory.weak(), cluster.clone(), host.to_owned());
     std::thread::Builder::new()
         .name("fleet-memory".into())
         .spawn(move || follow(&memory, &cluster, &host, feed))
@@ -48,19 +49,22 @@ pub fn replicate(memory: &Memory, cluster: &Cluster, host: &str) -> Result<(), C
     Ok(())
 }
 
-fn follow(memory: &Memory, cluster: &Cluster, host: &str, mut feed: bardo_cluster::EventFeed) {
+/// Follow the feed while the store is open.
+fn follow(memory: &WeakMemory, cluster: &Cluster, host: &str, mut feed: bardo_cluster::EventFeed) {
     loop {
-        match feed.next(Duration::from_millis(250)) {
-            Ok(Some(Ok(m))) => apply(memory, host, &m),
+        let next = feed.next(Duration::from_millis(250));
+        let Some(memory) = memory.upgrade() else { return };
+        match next {
+            Ok(Some(Ok(m))) => apply(&memory, host, &m),
             Ok(Some(Err(gap))) => tracing::warn!("fleet memory: {gap}"),
             Ok(None) => {
                 // Quiet: a good time to retry what failed to go out.
-                let _ = publish_pending(memory, cluster, host);
+                let _ = publish_pending(&memory, cluster, host);
             }
             Err(e) => {
                 tracing::warn!("fleet memory: the feed broke ({e}); following again");
                 std::thread::sleep(Duration::from_secs(1));
-                match cluster.subscribe(Feed::Memory, Some(applied(memory) + 1)) {
+                match cluster.subscribe(Feed::Memory, Some(applied(&memory) + 1)) {
                     Ok(f) => feed = f,
                     Err(e) => tracing::warn!("fleet memory: {e}"),
                 }

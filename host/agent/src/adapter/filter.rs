@@ -63,9 +63,7 @@ pub fn filter(value: Value, redact: &Redact, max_bytes: usize) -> Result<Value, 
 /// a message that holds a secret is withheld. The code and `retryable` are kept.
 pub fn error(e: ToolError, redact: &Redact) -> ToolError {
     let message = match redact.text(&e.message) {
-        Some(text) => {
-            text.chars().filter(|c| !c.is_control() && !"<>".contains(*c)).take(ERROR_MAX).collect()
-        }
+        Some(text) => plain(&text).chars().take(ERROR_MAX).collect(),
         None => "[redacted: the message held a secret]".to_owned(),
     };
     ToolError { message, ..e }

@@ -310,7 +310,7 @@ fn classify(
         Some(Trap::MemoryOutOfBounds) if let Some(depth) = runaway_recursion(error) => ToolError::new(
             ErrorCode::LimitExceeded,
             format!(
-                "{who} overflowed its stack in linear memory ({depth} frames deep, mostly one function: unbounded recursion?); report it to the plugin's author"
+                "{who} overflowed its stack in linear memory (its innermost {depth} frames are one function calling itself: unbounded recursion?); report it to the plugin's author"
             ),
         ),
         Some(trap) => match store.data().output.panic_message() {
@@ -330,12 +330,13 @@ fn classify(
     }
 }
 
-/// The depth of a trap's backtrace when it shows a runaway recursion: deep, and one function
-/// at least half of it.
+/// Whether a trap's backtrace shows a runaway recursion: full (wasmtime keeps the innermost
+/// frames only, 20 by default) and one or two functions calling each other throughout. Returns
+/// how many frames it holds.
 fn runaway_recursion(error: &wasmtime::Error) -> Option<usize> {
-    const DEEP: usize = 64;
+    const FULL: usize = 16;
     let frames = error.downcast_ref::<wasmtime::WasmBacktrace>()?.frames();
-    if frames.len() < DEEP {
+    if frames.len() < FULL {
         return None;
     }
     let mut counts = std::collections::HashMap::new();
