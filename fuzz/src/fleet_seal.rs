@@ -1,8 +1,8 @@
 //! Fleet documents as a peer (or anyone with NATS publish rights) hands them over: the seal's
 //! reader (`bardo_cluster::fuzzing::open`) on arbitrary payloads, and on sealed documents the
 //! fuzzer then edits. Oracles: sealed then opened at its place is the document again (a
-//! deletion: none); at another sequence or subject it is refused; an edited payload is refused
-//! or opens to the very same document; bytes nobody sealed never open.
+//! deletion: none); at another sequence or subject it is refused; so is every edit of a sealed
+//! payload; bytes nobody sealed never open.
 
 use arbitrary::{Arbitrary, Unstructured};
 use bardo_cluster::fuzzing::{open, seal};
@@ -42,8 +42,6 @@ pub fn run(data: &[u8]) {
         let mut edited = sealed.clone();
         let at = at as usize % edited.len();
         edited[at] ^= 1 << (bit % 8);
-        if let Ok(doc) = open(key, "doc", &case.subject, case.seq, &edited) {
-            assert_eq!(doc, expected, "an edited payload opened to another document");
-        }
+        assert!(open(key, "doc", &case.subject, case.seq, &edited).is_err(), "an edited payload opened");
     }
 }

@@ -63,8 +63,14 @@ pub fn open(
     else {
         return Err(tampered("no seal"));
     };
-    let tag = unhex(tag).ok_or_else(|| tampered("a malformed seal"))?;
+    // Read back exactly as `seal` writes it (lowercase hex, the sequence without padding): a
+    // payload the fleet did not write is refused, even one that says the same.
+    let sealed_seq_text = sealed_seq;
+    let (tag_text, tag) = (tag, unhex(tag).ok_or_else(|| tampered("a malformed seal"))?);
     let sealed_seq: u64 = sealed_seq.parse().map_err(|_| tampered("a malformed seal"))?;
+    if hex(&tag) != tag_text || sealed_seq.to_string() != sealed_seq_text {
+        return Err(tampered("a malformed seal"));
+    }
     if !sealer.verify(&message(subject, sealed_seq, doc), &tag) {
         return Err(tampered("its seal does not verify under the fleet's key"));
     }
@@ -129,5 +135,14 @@ mod tests {
         let mut changed = payload.clone();
         *changed.last_mut().expect("bytes") = b']';
         assert!(open(&k, "halt", s, 12, &changed).is_err());
+        // Found by the fleet_seal fuzz target: the same seal in capitals, or the sequence
+        // padded, said the same and opened; only the bytes `seal` writes open now.
+        let text = String::from_utf8(payload.clone()).expect("text");
+        let (head, doc) = text.split_once('\n').expect("a seal line");
+        for edited in [head.to_uppercase().replace("BARDO-SEALED-V1", MAGIC), head.replace(" 12", " 012")] {
+            assert_ne!(edited, head);
+            let edited = format!("{edited}\n{doc}");
+            assert!(open(&k, "halt", s, 12, edited.as_bytes()).is_err(), "{edited}");
+        }
     }
 }

@@ -766,7 +766,9 @@ fn head_message(path: &Path, seq: u64, hash: &str) -> Vec<u8> {
 fn mac_ok(path: &Path, key: &HostKey, head: &Head) -> bool {
     let tag = hex::decode(head.mac.as_bytes()).ok().and_then(|t| <[u8; 32]>::try_from(t.as_slice()).ok());
     let message = head_message(path, head.seq, &head.hash);
-    tag.is_some_and(|tag| key.verify(HEAD_DOMAIN, &message, &B256::from(tag)))
+    // Exactly as written (lowercase hex): a checkpoint the writer did not write is refused,
+    // even one that says the same in other letters.
+    tag.is_some_and(|tag| hex::encode(tag) == head.mac && key.verify(HEAD_DOMAIN, &message, &B256::from(tag)))
 }
 
 /// The checkpoint's size on disk: the JSON padded with spaces to one 512-byte sector.

@@ -69,6 +69,23 @@ fn records_written_without_a_sync_chain_with_the_others_and_can_be_found_where_w
     assert_eq!(verify(&path, Some(&key)).expect("intact").0, 6);
 }
 
+/// Found by the audit_log fuzz target: the checkpoint's MAC in capitals decoded to the same tag
+/// and verified; only the checkpoint the writer wrote does now.
+#[test]
+fn a_checkpoint_is_verified_exactly_as_written() {
+    let key = HostKey::ephemeral();
+    let (_dir, path) = log_of(2, &key);
+    let head = head_path(&path);
+    let written = std::fs::read_to_string(&head).expect("checkpoint");
+    let v: serde_json::Value = serde_json::from_str(written.trim_end()).expect("json");
+    let mac = v["mac"].as_str().expect("mac");
+    assert!(mac.chars().any(|c| c.is_ascii_lowercase()), "{mac}");
+    std::fs::write(&head, written.replace(mac, &mac.to_uppercase())).expect("edit");
+    assert!(refusal(verify(&path, Some(&key))).contains("MAC does not verify"));
+    std::fs::write(&head, written).expect("restore");
+    assert_eq!(verify(&path, Some(&key)).expect("as written").0, 2);
+}
+
 #[test]
 fn a_fresh_log_verifies_and_reopens_only_under_its_key() {
     let key = HostKey::ephemeral();
