@@ -61,6 +61,7 @@ lint: setup
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) clippy --locked --target wasm32-wasip2 $(foreach p,$(PLUGINS),-p bardo-plugin-$(p)) $(GUESTS) -- -D warnings
+	$(CARGO) clippy --locked -p bardo-fuzz --features libfuzzer --bins -- -D warnings
 
 # The whole test suite (what CI runs), linted as it is built: clippy-driver is the workspace's
 # rustc (as under `cargo clippy`, but in the build itself, so no separate check build of every
