@@ -15,7 +15,7 @@ all=(calldata recipients plan params mcp a2a audit_log permit_journal fleet_seal
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
-echo "fuzz: building the harnesses (instrumented workspace crates; dependencies shared with make test)" >&2
+echo "fuzz: building the harnesses (the workspace crates instrumented; dependencies as built for make test, where their features agree)" >&2
 RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/fuzz-rustc" cargo build --locked -p bardo-fuzz --features libfuzzer --bins
 
 out=target/fuzz

@@ -103,12 +103,10 @@ fn router(u: &mut Unstructured) -> Result<Case> {
         };
         commands.push(command);
         inputs.push(input.into());
-        if !out_of_scope {
-            receivers.push(to);
-        }
         if out_of_scope {
             break;
         }
+        receivers.push(to);
     }
     let data = executeCall { commands: commands.into(), inputs, deadline: U256::from(1) }.abi_encode();
     // Every command is read before any receiver is judged: one out of scope refuses the call.

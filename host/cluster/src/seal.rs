@@ -63,14 +63,14 @@ pub fn open(
     else {
         return Err(tampered("no seal"));
     };
-    // Read back exactly as `seal` writes it (lowercase hex, the sequence without padding): a
-    // payload the fleet did not write is refused, even one that says the same.
-    let sealed_seq_text = sealed_seq;
-    let (tag_text, tag) = (tag, unhex(tag).ok_or_else(|| tampered("a malformed seal"))?);
-    let sealed_seq: u64 = sealed_seq.parse().map_err(|_| tampered("a malformed seal"))?;
-    if hex(&tag) != tag_text || sealed_seq.to_string() != sealed_seq_text {
-        return Err(tampered("a malformed seal"));
-    }
+    // Read back exactly as `seal` writes it: a payload the fleet did not write is refused, even
+    // one that says the same (`+12` and `012` parse as 12; hex in capitals decodes alike).
+    let tag = unhex(tag).ok_or_else(|| tampered("a malformed seal"))?;
+    let sealed_seq: u64 = sealed_seq
+        .parse()
+        .ok()
+        .filter(|s: &u64| s.to_string() == sealed_seq)
+        .ok_or_else(|| tampered("a malformed seal"))?;
     if !sealer.verify(&message(subject, sealed_seq, doc), &tag) {
         return Err(tampered("its seal does not verify under the fleet's key"));
     }
@@ -87,12 +87,19 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
+    // Lowercase only, as `hex` writes.
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let s = s.as_bytes();
     if s.len() != 64 {
         return None;
     }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(s.chunks_exact(2)) {
+        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
     }
     Some(out)
 }

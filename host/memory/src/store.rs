@@ -4,14 +4,20 @@
 use crate::decay;
 use crate::embed::{EmbedError, Embedder};
 use crate::episode::{Episode, Exported, NewEpisode, Reflection};
-use crate::index::{Quantized, VectorIndex};
-use crate::insights::{self, Case};
-use crate::words::WordIndex;
+use crate::index::Quantized;
 use bardo_core::sync::lock;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
+
+mod exchange;
+mod learned;
+mod search;
+
+pub use learned::Insight;
+use search::Indexes;
+pub use search::{Found, Hit};
 
 /// Memory failures.
 #[derive(Debug, thiserror::Error)]
@@ -32,58 +38,8 @@ pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Longest text one field of an episode may hold.
 pub const MAX_FIELD: usize = 4_096;
-/// Episodes still without an embedding that a search embeds first (the newest).
-const PENDING_AT_SEARCH: usize = 64;
 /// Most episodes one search returns.
 pub const MAX_LIMIT: usize = 100;
-/// The constant of reciprocal-rank fusion (Cormack et al.): ranks from words and from meaning
-/// add as `1 / (K + rank)`.
-const RRF_K: f64 = 60.0;
-
-/// One found episode.
-#[derive(Debug, Clone, Serialize)]
-pub struct Hit {
-    /// The episode.
-    pub episode: Episode,
-    /// Its fused score.
-    pub score: f64,
-    /// Its rank by words (1 = best), if the words matched.
-    pub lexical_rank: Option<usize>,
-    /// Its cosine to the query, if it was among the nearest by meaning.
-    pub similarity: Option<f32>,
-}
-
-/// A search's answer.
-#[derive(Debug, Clone, Serialize)]
-pub struct Found {
-    /// `hybrid` (words and meaning) or `lexical` (words only: no model).
-    pub mode: &'static str,
-    /// Why meaning was not searched, when it was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lexical_because: Option<String>,
-    /// The episodes, best first.
-    pub hits: Vec<Hit>,
-}
-
-/// An insight as returned.
-#[derive(Debug, Clone, Serialize)]
-pub struct Insight {
-    /// Its id.
-    pub id: i64,
-    /// `distilled` (from episodes) or `agent` (stated by an agent).
-    pub source: String,
-    /// The kind of episode it is about, if one.
-    pub kind: Option<String>,
-    /// The rule.
-    pub text: String,
-    /// How strongly episodes support it, 0..1 (an agent's own: 0.5).
-    pub confidence: f64,
-    /// The episodes behind it.
-    pub evidence: Vec<i64>,
-    /// Retention now (never under 0.1).
-    pub retention: f64,
-}
-
 /// What the store holds and whether it searches by meaning.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
@@ -148,7 +104,7 @@ impl WeakMemory {
 
 /// The one thing the write path may do with memory: add an episode. It cannot read.
 #[derive(Clone)]
-pub struct Recorder(Weak<Inner>);
+pub struct Recorder(WeakMemory);
 
 impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -160,49 +116,12 @@ impl Recorder {
     /// Record `episode`; it is embedded in the background. Failures are logged, never raised:
     /// the write it describes has happened whether or not memory keeps it.
     pub fn record(&self, episode: NewEpisode) {
-        let Some(inner) = self.0.upgrade() else { return };
-        let memory = Memory(inner);
+        let Some(memory) = self.0.upgrade() else { return };
         match memory.insert(&episode, None) {
             Ok(id) => memory.embed_later(id),
             Err(e) => tracing::warn!(error = %e, "memory: an episode of the write path was not kept"),
         }
     }
-}
-
-/// The search indexes over a store's episodes.
-pub(crate) struct Indexes {
-    vectors: RwLock<VectorIndex>,
-    words: RwLock<WordIndex>,
-}
-
-/// The word and vector indexes, from every episode in the store.
-fn build_indexes(db: &Connection) -> Result<Indexes, MemoryError> {
-    let (mut index, mut word_index) = (VectorIndex::default(), WordIndex::default());
-    {
-        let mut stmt = db.prepare(
-            "SELECT e.id, e.vector, e.body, group_concat(r.critique, '. ') FROM memory_episodes e
-             LEFT JOIN memory_reflections r ON r.episode = e.id GROUP BY e.id",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<Vec<u8>>>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<String>>(3)?,
-            ))
-        })?;
-        for row in rows {
-            let (id, blob, body, critiques) = row?;
-            if let Some(v) = blob.as_deref().and_then(Quantized::from_bytes) {
-                index.insert(id, &v);
-            }
-            let episode: NewEpisode = json(&body)?;
-            let reflections: Vec<Reflection> =
-                critiques.into_iter().map(|critique| Reflection { at_ms: 0, critique }).collect();
-            word_index.insert(id, &words(&episode, &reflections));
-        }
-    }
-    Ok(Indexes { vectors: RwLock::new(index), words: RwLock::new(word_index) })
 }
 
 fn now_ms() -> i64 {
@@ -339,7 +258,7 @@ impl Memory {
 
     /// The handle the write path records with.
     pub fn recorder(&self) -> Recorder {
-        Recorder(Arc::downgrade(&self.0))
+        Recorder(self.weak())
     }
 
     fn now(&self) -> i64 {
@@ -348,28 +267,6 @@ impl Memory {
 
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
         lock(&self.0.db)
-    }
-
-    /// The indexes, built on first use under the store's lock and published before it is
-    /// released: a change committed after the build read the rows finds them built and applies
-    /// itself ([`Self::indexed`]); one committed before is in what the build read.
-    fn indexes(&self) -> Result<&Indexes, MemoryError> {
-        if let Some(built) = self.0.indexes.get() {
-            return Ok(built);
-        }
-        let db = self.db();
-        if self.0.indexes.get().is_none() {
-            let _ = self.0.indexes.set(build_indexes(&db)?);
-        }
-        drop(db);
-        self.0.indexes.get().ok_or_else(|| MemoryError::Invalid("the indexes were not built".into()))
-    }
-
-    /// Apply a change just committed to the indexes, if they are built (else their build reads it).
-    fn indexed(&self, f: impl FnOnce(&Indexes)) {
-        if let Some(built) = self.0.indexes.get() {
-            f(built);
-        }
     }
 
     /// A background thread embeds what [`Recorder`] keeps, so no write waits on the model.
@@ -426,7 +323,7 @@ impl Memory {
             .db()
             .execute("UPDATE memory_episodes SET vector = ?2 WHERE id = ?1", params![id, q.to_bytes()])?;
         if changed == 1 {
-            self.indexed(|ix| ix.vectors.write().unwrap_or_else(|p| p.into_inner()).insert(id, &q));
+            self.indexed(|ix| ix.set_vector(id, &q));
         }
         Ok(())
     }
@@ -442,12 +339,7 @@ impl Memory {
             tx.commit()?;
             id
         };
-        self.indexed(|ix| {
-            if let Some(q) = &q {
-                ix.vectors.write().unwrap_or_else(|p| p.into_inner()).insert(id, q);
-            }
-            ix.words.write().unwrap_or_else(|p| p.into_inner()).insert(id, &words(e, &[]));
-        });
+        self.indexed(|ix| ix.add(id, q.as_ref(), &words(e, &[])));
         if let Some(f) = self.0.on_new.get() {
             f(
                 self,
@@ -531,63 +423,6 @@ impl Memory {
         })
     }
 
-    /// Episodes matching `query` by words and, with the model, by meaning; fused by reciprocal
-    /// rank. Each one returned is reinforced.
-    pub fn search(&self, query: &str, limit: usize) -> Result<Found, MemoryError> {
-        let embedded = self.embedder().and_then(|m| m.embed(query));
-        if embedded.is_ok() {
-            // What a process that ended too soon left unembedded is searched by meaning too.
-            self.embed_pending(PENDING_AT_SEARCH)?;
-        }
-        self.search_embedded(query, embedded.map_err(|e| e.0), limit)
-    }
-
-    /// [`Self::search`] with the query's embedding already computed (or why there is none).
-    pub fn search_embedded(
-        &self,
-        query: &str,
-        embedded: Result<Vec<f32>, String>,
-        limit: usize,
-    ) -> Result<Found, MemoryError> {
-        let limit = limit.clamp(1, MAX_LIMIT);
-        let depth = (limit * 4).max(40);
-        let lexical = self.lexical(query, depth)?;
-        let (semantic, because) = match embedded {
-            Ok(q) => {
-                (self.indexes()?.vectors.read().unwrap_or_else(|p| p.into_inner()).nearest(&q, depth), None)
-            }
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        let mut fused: std::collections::HashMap<i64, (f64, Option<usize>, Option<f32>)> = Default::default();
-        for (rank, id) in lexical.iter().enumerate() {
-            let e = fused.entry(*id).or_default();
-            e.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
-            e.1 = Some(rank + 1);
-        }
-        for (rank, (id, sim)) in semantic.iter().enumerate() {
-            let e = fused.entry(*id).or_default();
-            e.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
-            e.2 = Some(*sim);
-        }
-        let mut ranked: Vec<_> = fused.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(b.0.cmp(&a.0)));
-        let mut hits = Vec::new();
-        for (id, (score, lexical_rank, similarity)) in ranked.into_iter().take(limit) {
-            hits.push(Hit { episode: self.episode(id, true)?, score, lexical_rank, similarity });
-        }
-        Ok(Found {
-            mode: if because.is_none() { "hybrid" } else { "lexical" },
-            lexical_because: because,
-            hits,
-        })
-    }
-
-    /// Episode ids by BM25 over their words, best first.
-    fn lexical(&self, query: &str, depth: usize) -> Result<Vec<i64>, MemoryError> {
-        let words = self.indexes()?.words.read().unwrap_or_else(|p| p.into_inner());
-        Ok(words.search(query, depth).into_iter().map(|(id, _)| id).collect())
-    }
-
     /// Attach a critique to episode `id` (Reflexion); the episode as it now is.
     pub fn reflect(&self, id: i64, critique: &str) -> Result<Episode, MemoryError> {
         let critique = critique.trim();
@@ -603,274 +438,9 @@ impl Memory {
             )?;
             let mut reflections = episode.reflections.clone();
             reflections.push(Reflection { at_ms: 0, critique: critique.to_owned() });
-            self.indexed(|ix| {
-                ix.words
-                    .write()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(id, &words(&episode.body, &reflections))
-            });
+            self.indexed(|ix| ix.set_words(id, &words(&episode.body, &reflections)));
         }
         self.episode(id, true)
-    }
-
-    /// Insights: rules distilled anew from every episode with a known outcome (of `kind`, if
-    /// given), with those agents stated; strongest first. Each one returned is reinforced.
-    pub fn insights(&self, kind: Option<&str>, limit: usize) -> Result<Vec<Insight>, MemoryError> {
-        let now = self.now();
-        let cases = self.cases(kind)?;
-        let rules = insights::distill(&cases);
-        {
-            let mut db = self.db();
-            let tx = db.transaction()?;
-            for r in &rules {
-                let key = format!("distilled/{}/{}/{:?}", r.kind, r.feature, r.polarity);
-                tx.execute(
-                    "INSERT INTO memory_insights (key, source, kind, text, confidence, evidence, stability, last_ms)
-                     VALUES (?1, 'distilled', ?2, ?3, ?4, ?5, ?6, ?7)
-                     ON CONFLICT(key) DO UPDATE SET text = excluded.text, confidence = excluded.confidence,
-                         evidence = excluded.evidence",
-                    params![
-                        key,
-                        r.kind,
-                        r.text,
-                        r.confidence,
-                        serde_json::to_string(&r.evidence).unwrap_or_default(),
-                        decay::BASE_STABILITY_DAYS,
-                        now
-                    ],
-                )?;
-            }
-            tx.commit()?;
-        }
-        let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT id, source, kind, text, confidence, evidence, stability, last_ms FROM memory_insights
-             WHERE ?1 IS NULL OR kind = ?1",
-        )?;
-        let mut out = stmt
-            .query_map([kind], |r| {
-                let stability: f64 = r.get(6)?;
-                let retention = decay::retention(now, r.get(7)?, stability).max(decay::INSIGHT_FLOOR);
-                Ok(Insight {
-                    id: r.get(0)?,
-                    source: r.get(1)?,
-                    kind: r.get(2)?,
-                    text: r.get(3)?,
-                    confidence: r.get(4)?,
-                    evidence: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
-                    retention,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        out.sort_by(|a, b| (b.confidence * b.retention).total_cmp(&(a.confidence * a.retention)));
-        out.truncate(limit.clamp(1, MAX_LIMIT));
-        for i in &out {
-            db.execute(
-                "UPDATE memory_insights SET stability = stability * ?2, last_ms = ?3 WHERE id = ?1",
-                params![i.id, decay::REINFORCEMENT, now],
-            )?;
-        }
-        Ok(out)
-    }
-
-    fn cases(&self, kind: Option<&str>) -> Result<Vec<Case>, MemoryError> {
-        let db = self.db();
-        let mut stmt = db.prepare("SELECT id, body FROM memory_episodes WHERE ?1 IS NULL OR kind = ?1")?;
-        let rows = stmt.query_map([kind], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-        let mut cases = Vec::new();
-        for row in rows {
-            let (id, body) = row?;
-            let e: NewEpisode = json(&body)?;
-            if let Some(success) = e.outcome.succeeded() {
-                cases.push(Case { id, kind: e.kind.clone(), success, features: e.features() });
-            }
-        }
-        Ok(cases)
-    }
-
-    /// Keep an agent's own insight (ExpeL's "add"), citing the episodes behind it.
-    pub fn add_insight(
-        &self,
-        kind: Option<&str>,
-        text: &str,
-        evidence: &[i64],
-    ) -> Result<Insight, MemoryError> {
-        let text = text.trim();
-        if text.is_empty() || text.len() > MAX_FIELD {
-            return Err(MemoryError::Invalid(format!("an insight is 1 to {MAX_FIELD} bytes")));
-        }
-        for id in evidence {
-            self.episode(*id, false)?;
-        }
-        let now = self.now();
-        let db = self.db();
-        db.execute(
-            "INSERT INTO memory_insights (key, source, kind, text, confidence, evidence, stability, last_ms)
-             VALUES (?1, 'agent', ?2, ?3, 0.5, ?4, ?5, ?6)",
-            params![
-                format!("agent/{now}/{}", text.len()),
-                kind,
-                text,
-                serde_json::to_string(evidence).unwrap_or_default(),
-                decay::BASE_STABILITY_DAYS,
-                now
-            ],
-        )?;
-        let id = db.last_insert_rowid();
-        Ok(Insight {
-            id,
-            source: "agent".into(),
-            kind: kind.map(str::to_owned),
-            text: text.to_owned(),
-            confidence: 0.5,
-            evidence: evidence.to_vec(),
-            retention: 1.0,
-        })
-    }
-
-    /// Forget episodes: those named, and every one whose retention fell under `below`; the
-    /// ids forgotten.
-    pub fn forget(&self, ids: &[i64], below: Option<f64>) -> Result<Vec<i64>, MemoryError> {
-        let now = self.now();
-        let mut gone: Vec<i64> = Vec::new();
-        {
-            let mut db = self.db();
-            let tx = db.transaction()?;
-            if let Some(threshold) = below {
-                let mut stmt = tx.prepare("SELECT id, stability, last_ms FROM memory_episodes")?;
-                let rows = stmt
-                    .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, r.get::<_, i64>(2)?)))?;
-                for row in rows {
-                    let (id, s, last) = row?;
-                    if decay::retention(now, last, s) < threshold {
-                        gone.push(id);
-                    }
-                }
-            }
-            for id in ids {
-                let held: bool =
-                    tx.query_row("SELECT count(*) FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))?;
-                if !held {
-                    return Err(MemoryError::NotFound(format!("no episode {id} to forget")));
-                }
-                gone.push(*id);
-            }
-            gone.sort_unstable();
-            gone.dedup();
-            for id in &gone {
-                tx.execute("DELETE FROM memory_episodes WHERE id = ?1", [id])?;
-                tx.execute("DELETE FROM memory_reflections WHERE episode = ?1", [id])?;
-            }
-            tx.commit()?;
-        }
-        let set: std::collections::HashSet<i64> = gone.iter().copied().collect();
-        self.indexed(|ix| {
-            ix.vectors.write().unwrap_or_else(|p| p.into_inner()).retain(|id| !set.contains(&id));
-            let mut words = ix.words.write().unwrap_or_else(|p| p.into_inner());
-            gone.iter().for_each(|id| words.remove(*id));
-        });
-        Ok(gone)
-    }
-
-    /// Up to `limit` episodes after id `after`, oldest first, as another store imports them.
-    pub fn export(&self, after: i64, limit: usize) -> Result<Vec<Exported>, MemoryError> {
-        Ok(self.export_page(after, limit)?.into_iter().map(|(_, e)| e).collect())
-    }
-
-    /// [`Self::export`] with each episode's id in this store.
-    pub fn export_page(&self, after: i64, limit: usize) -> Result<Vec<(i64, Exported)>, MemoryError> {
-        let ids: Vec<i64> = {
-            let db = self.db();
-            let mut stmt = db.prepare("SELECT id FROM memory_episodes WHERE id > ?1 ORDER BY id LIMIT ?2")?;
-            stmt.query_map(params![after, limit as i64], |r| r.get(0))?.collect::<Result<_, _>>()?
-        };
-        ids.into_iter()
-            .map(|id| {
-                let e = self.episode(id, false)?;
-                let exported = Exported {
-                    uid: e.uid,
-                    origin: e.origin,
-                    at_ms: e.at_ms,
-                    episode: e.body,
-                    reflections: e.reflections,
-                    vector: self.vector(id)?,
-                };
-                Ok((id, exported))
-            })
-            .collect()
-    }
-
-    /// Import episodes (an export, or the fleet's) in one transaction; those already held (by
-    /// uid) are skipped. The ids of those added; those that came without an embedding are
-    /// embedded in the background.
-    pub fn import(&self, episodes: &[Exported]) -> Result<Vec<i64>, MemoryError> {
-        let now = self.now();
-        let mut added = Vec::new();
-        let mut fresh: Vec<&Exported> = Vec::new();
-        let mut later = Vec::new();
-        {
-            let mut db = self.db();
-            let tx = db.transaction()?;
-            for x in episodes {
-                if x.uid.is_empty() || x.uid.len() > 256 || x.origin.len() > 256 {
-                    return Err(MemoryError::Invalid(
-                        "an imported episode's `uid` and `origin` are 1 to 256 bytes".into(),
-                    ));
-                }
-                let held: bool =
-                    tx.query_row("SELECT count(*) FROM memory_episodes WHERE uid = ?1", [&x.uid], |r| {
-                        r.get(0)
-                    })?;
-                if held {
-                    continue;
-                }
-                // A vector that is not a finite one of the model's size is recomputed here.
-                let q = x
-                    .vector
-                    .as_deref()
-                    .filter(|v| v.len() == crate::embed::DIM && v.iter().all(|c| c.is_finite()))
-                    .map(|v| Quantized::of(&crate::embed::normalized(v.to_vec())));
-                let id = insert_row(
-                    &tx,
-                    &x.episode,
-                    Some((&x.uid, x.at_ms)),
-                    &x.origin,
-                    now,
-                    q.as_ref(),
-                    &x.reflections,
-                )?;
-                fresh.push(x);
-                match q {
-                    Some(q) => added.push((id, Some(q))),
-                    None => {
-                        later.push(id);
-                        added.push((id, None));
-                    }
-                }
-            }
-            tx.commit()?;
-        }
-        self.indexed(|ix| {
-            let mut index = ix.vectors.write().unwrap_or_else(|p| p.into_inner());
-            let mut word_index = ix.words.write().unwrap_or_else(|p| p.into_inner());
-            for ((id, q), x) in added.iter().zip(fresh) {
-                if let Some(q) = q {
-                    index.insert(*id, q);
-                }
-                word_index.insert(*id, &words(&x.episode, &x.reflections));
-            }
-        });
-        later.into_iter().for_each(|id| self.embed_later(id));
-        Ok(added.into_iter().map(|(id, _)| id).collect())
-    }
-
-    /// Episode `id`'s embedding as stored (quantized), if it has one.
-    fn vector(&self, id: i64) -> Result<Option<Vec<f32>>, MemoryError> {
-        let blob: Option<Vec<u8>> =
-            self.db().query_row("SELECT vector FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))?;
-        Ok(blob
-            .and_then(|b| Quantized::from_bytes(&b))
-            .map(|q| q.q.iter().map(|c| f32::from(*c) * q.scale).collect()))
     }
 
     /// What the store holds.
@@ -982,33 +552,4 @@ fn check(e: &NewEpisode) -> Result<(), MemoryError> {
         return Err(MemoryError::Invalid("at most 32 tags, 32 context entries and 4 KiB of links".into()));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn episode(done: &str) -> NewEpisode {
-        serde_json::from_value(serde_json::json!({"kind": "swap", "done": done, "outcome": "success"}))
-            .expect("episode")
-    }
-
-    /// Opening reads no episode into the indexes; the first search builds them, and what is
-    /// recorded before and after is found.
-    #[test]
-    fn the_indexes_are_built_on_the_first_search_and_kept_current() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("grimoire.sqlite");
-        Memory::open(&path, None, "a")
-            .expect("open")
-            .insert(&episode("swapped USDC for WETH"), None)
-            .expect("insert");
-        let memory = Memory::open(&path, None, "a").expect("reopen");
-        assert!(memory.0.indexes.get().is_none(), "not built at open");
-        let found = memory.search("USDC", 5).expect("search");
-        assert_eq!(found.hits.len(), 1);
-        assert!(memory.0.indexes.get().is_some(), "built by the search");
-        memory.insert(&episode("supplied USDC to Aave"), None).expect("insert");
-        assert_eq!(memory.search("USDC", 5).expect("search").hits.len(), 2, "kept current");
-    }
 }

@@ -1,0 +1,340 @@
+//! Loading a component: compile it (or take it from the cache), check its surface against the
+//! policy, pre-instantiate it, read and validate its manifest, and add the tools the profile
+//! selects to the catalog.
+
+use super::*;
+
+impl Host {
+    /// Load the component at `path`.
+    pub fn load_file(&mut self, path: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+        let label =
+            path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        self.load_bytes(&label, &bytes)
+    }
+
+    /// Load a component: check its surface against the policy, read its manifest, and add the
+    /// tools the profile selects to the catalog. `label` names it in errors until its manifest
+    /// is read.
+    pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let plugin = self.prepare(label, bytes, true)?;
+        self.add(plugin, &BTreeMap::new())
+    }
+
+    /// Load a component beside a newer version of the same plugin (schema versioning: the old
+    /// version stays available after a breaking release): it is `<name>@<version>`, each tool
+    /// is served as `<tool>_v<schema_version>` and each of its action kinds likewise, and calls
+    /// reach the plugin under the names it declares.
+    pub fn load_bytes_side_by_side(
+        &mut self,
+        label: &str,
+        bytes: &[u8],
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let mut plugin = self.prepare(label, bytes, true)?;
+        plugin.name = format!("{}@{}", plugin.name, plugin.manifest.version).into();
+        let mut declared = BTreeMap::new();
+        for def in &mut plugin.manifest.tools {
+            let suffix = format!("_v{}", def.schema_version);
+            let served = format!("{}{suffix}", def.name);
+            declared.insert(served.clone(), std::mem::replace(&mut def.name, served));
+            def.action_kinds = def.action_kinds.iter().map(|k| format!("{k}{suffix}")).collect();
+        }
+        self.add(plugin, &declared)
+    }
+
+    /// Add a prepared plugin; `declared` maps a tool's served name to the name the plugin
+    /// declares, where they differ.
+    fn add(
+        &mut self,
+        plugin: LoadedPlugin,
+        declared: &BTreeMap<String, String>,
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let plugin = Arc::new(plugin);
+        if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
+            let copy = |p: &LoadedPlugin| format!("{} (version {})", p.source, p.manifest.version);
+            return Err(LoadError::DuplicatePlugin {
+                plugin: plugin.name.to_string(),
+                copies: Box::new((copy(&plugin), copy(other))),
+            });
+        }
+        // A name two plugins declare clashes unless the operator disabled one of the two.
+        for def in plugin.manifest.tools.iter().filter(|t| !self.profile.disables(&plugin.name, &t.name)) {
+            let other = self.plugins.iter().find(|p| {
+                !self.profile.disables(&p.name, &def.name)
+                    && p.manifest.tools.iter().any(|t| t.name == def.name)
+            });
+            if let Some(other) = other.map(|p| p.name.to_string()) {
+                return Err(LoadError::DuplicateTool {
+                    plugin: plugin.name.to_string(),
+                    tool: def.name.clone(),
+                    other,
+                });
+            }
+        }
+        if let Some(taken) = self.kind_taken(&plugin) {
+            return Err(taken);
+        }
+        for def in &plugin.manifest.tools {
+            match self.profile.select(&plugin.name, def) {
+                Selection::Included => match ParamsSchema::compile(&def.input_schema) {
+                    Ok(params) => {
+                        let entry = CatalogEntry {
+                            plugin: plugin.clone(),
+                            def: def.clone(),
+                            params: Arc::new(params),
+                            guest_name: declared.get(&def.name).unwrap_or(&def.name).clone(),
+                        };
+                        self.catalog.insert(def.name.clone(), entry);
+                    }
+                    // Never loaded unchecked: a tool whose params cannot be checked is not served.
+                    Err(why) => {
+                        let reason = format!("its input schema is not a usable JSON Schema: {why}");
+                        tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                        self.skipped.push(Skipped {
+                            tool: def.name.clone(),
+                            plugin: plugin.name.to_string(),
+                            reason,
+                            needs_wallet: false,
+                        });
+                    }
+                },
+                Selection::Excluded => {}
+                Selection::Skipped { missing, reason } => {
+                    // Memory's tools wait for the `learning` profile in every profile whose
+                    // categories name `memory` (the specification's gating): expected, not news.
+                    if missing == bardo_core::tool::RequiredCapability::Memory {
+                        tracing::debug!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                    } else {
+                        tracing::warn!(tool = %def.name, plugin = %plugin.name, "tool skipped: {reason}");
+                    }
+                    self.skipped.push(Skipped {
+                        tool: def.name.clone(),
+                        plugin: plugin.name.to_string(),
+                        reason,
+                        needs_wallet: missing == bardo_core::tool::RequiredCapability::Wallet,
+                    });
+                }
+            }
+        }
+        if self.catalog.values().any(|e| Arc::ptr_eq(&e.plugin, &plugin)) {
+            plugin.instances.warm(&self.env());
+        }
+        self.plugins.push(plugin.clone());
+        Ok(plugin)
+    }
+
+    /// The write tools `plugin` would serve, by action kind (normalized), that a loaded plugin
+    /// serves already. Tools the operator disabled claim nothing.
+    fn kind_taken(&self, plugin: &LoadedPlugin) -> Option<LoadError> {
+        let claims = |p: &LoadedPlugin| {
+            p.manifest
+                .tools
+                .iter()
+                .filter(|t| {
+                    t.capability_tier == CapabilityTier::Write && !self.profile.disables(&p.name, &t.name)
+                })
+                .flat_map(|t| t.action_kinds.iter().map(move |k| (action_kind(k), t.name.clone())))
+                .collect::<Vec<_>>()
+        };
+        let served: BTreeMap<String, (String, String)> = self
+            .plugins
+            .iter()
+            .flat_map(|p| claims(p).into_iter().map(|(kind, tool)| (kind, (p.name.to_string(), tool))))
+            .collect();
+        claims(plugin).into_iter().find_map(|(kind, tool)| {
+            served.get(&kind).map(|(other_plugin, other_tool)| LoadError::ActionKindTaken {
+                plugin: plugin.name.to_string(),
+                tool,
+                kind,
+                other_plugin: other_plugin.clone(),
+                other_tool: other_tool.clone(),
+            })
+        })
+    }
+
+    /// Compile and read a component's surface and manifest. With `enforce`, refuse imports
+    /// outside the policy; without, inspect anything (for `bardo audit`).
+    pub(crate) fn prepare(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        enforce: bool,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let compiled = self.compile(label, bytes)?;
+        self.prepare_compiled(label, compiled, enforce)
+    }
+
+    /// Check the bytes are a component, compile it (or load it from the cache), read its surface.
+    pub(crate) fn compile(&self, label: &str, bytes: &[u8]) -> Result<Compiled, LoadError> {
+        let not_component = |reason: String| LoadError::NotAComponent { plugin: label.to_owned(), reason };
+        if !bytes.starts_with(b"\0asm") {
+            return Err(not_component("the file does not start with the wasm magic bytes `\\0asm`".into()));
+        }
+        if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
+            return Err(not_component(
+                "it is a core wasm module; build the plugin with `--target wasm32-wasip2`".into(),
+            ));
+        }
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        let (component, cache) = self.engine.compile(bytes).map_err(|e| match e {
+            EngineError::Compile(reason) => not_component(reason),
+            other => LoadError::Engine(other),
+        })?;
+        let surface = Surface::of(&component, self.engine.wasmtime());
+        Ok(Compiled { component, cache, sha256, surface })
+    }
+
+    /// Check a compiled component's world (and, with `enforce`, its imports), pre-instantiate
+    /// it and read its manifest.
+    pub(crate) fn prepare_compiled(
+        &self,
+        label: &str,
+        compiled: Compiled,
+        enforce: bool,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let Compiled { component, cache, sha256, surface } = compiled;
+        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
+        let world = surface.world().map_err(refused)?;
+        if enforce {
+            surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
+        }
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| refused(format!("{e:#}")))?;
+        let read = read::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let write = (world == World::Writer)
+            .then(|| write::GuestIndices::new(&pre))
+            .transpose()
+            .map_err(|e| refused(format!("{e:#}")))?;
+        let stream = (world == World::Streamer)
+            .then(|| stream::GuestIndices::new(&pre))
+            .transpose()
+            .map_err(|e| refused(format!("{e:#}")))?;
+        let catalog_idx = catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let label_arc: Arc<str> = Arc::from(label);
+        let instances = instances::Instances::new(pre);
+        let report = call::run(
+            &self.load_env(),
+            &instances,
+            &label_arc,
+            "get-manifest",
+            TickBudget::Fast,
+            |store, instance| {
+                let guest = catalog_idx.load(&mut *store, instance)?;
+                Ok(Ok(guest.call_get_manifest(&mut *store)?))
+            },
+        );
+        let bad = |reason: String| LoadError::Manifest { plugin: label.to_owned(), reason };
+        let manifest = report.result.map_err(|e| bad(e.message))?;
+        let manifest = convert::manifest(manifest).map_err(bad)?;
+        validate(&manifest, world).map_err(bad)?;
+        instances.grant(caps::operator_grants(&self.services, &self.profile, &manifest));
+        Ok(LoadedPlugin {
+            name: Arc::from(manifest.name.as_str()),
+            source: label.to_owned(),
+            manifest,
+            world,
+            surface,
+            sha256,
+            cache,
+            instances,
+            read,
+            write,
+            stream,
+        })
+    }
+}
+
+/// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.
+fn valid_tool_name(name: &str) -> bool {
+    let mut parts = name.split('_');
+    let first_ok = parts.next().is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
+    first_ok
+        && name.split('_').count() >= 2
+        && name
+            .split('_')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+}
+
+fn validate(m: &Manifest, world: World) -> Result<(), String> {
+    if m.name.is_empty() || !m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(format!("plugin name {:?} must be lowercase letters, digits and '-'", m.name));
+    }
+    semver::Version::parse(&m.version).map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
+    let mut seen = BTreeSet::new();
+    let mut kinds = BTreeMap::new();
+    for t in &m.tools {
+        if !valid_tool_name(&t.name) {
+            return Err(format!("tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase", t.name));
+        }
+        if !seen.insert(&t.name) {
+            return Err(format!("tool `{}` is declared twice", t.name));
+        }
+        if !t.input_schema.is_object() {
+            return Err(format!("tool `{}`: its input schema must be a JSON object", t.name));
+        }
+        if t.capability_tier == CapabilityTier::Privileged {
+            return Err(format!(
+                "tool `{}` declares the privileged tier, which only the host's own tools have",
+                t.name
+            ));
+        }
+        if t.capability_tier == CapabilityTier::Write && world != World::Writer {
+            return Err(format!("tool `{}` is a write tool, but the plugin does not export `write`", t.name));
+        }
+        if t.capability_tier == CapabilityTier::Write {
+            for kind in &t.action_kinds {
+                if let Some(other) = kinds.insert(action_kind(kind), &t.name) {
+                    return Err(format!(
+                        "tools `{other}` and `{}` both claim action kind `{kind}`; one tool serves each kind",
+                        t.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bardo_core::tool::{Category, RiskTier, SpriteTrigger};
+
+    fn write_tool(name: &str, kinds: &[&str]) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: String::new(),
+            category: Category::Trading,
+            capability_tier: CapabilityTier::Write,
+            risk_tier: RiskTier::Low,
+            tick_budget: TickBudget::Fast,
+            progress_steps: vec![],
+            sprite_trigger: SpriteTrigger::Executing,
+            prompt_snippet: String::new(),
+            prompt_guidelines: vec![],
+            input_schema: serde_json::json!({}),
+            supported_chains: vec![],
+            action_kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
+            requires: vec![],
+            schema_version: 1,
+        }
+    }
+
+    fn manifest(tools: Vec<ToolDef>) -> Manifest {
+        Manifest { name: "p".into(), version: "0.1.0".into(), tools }
+    }
+
+    #[test]
+    fn one_tool_per_action_kind_within_a_plugin() {
+        let ok =
+            manifest(vec![write_tool("p_do_swap", &["swap"]), write_tool("p_add_lp", &["add_liquidity"])]);
+        assert_eq!(validate(&ok, World::Writer), Ok(()));
+        // `add-liquidity` and `add_liquidity` are one kind, as the router sees them.
+        let twice = manifest(vec![
+            write_tool("p_add_lp", &["add_liquidity"]),
+            write_tool("p_add_more", &["add-liquidity"]),
+        ]);
+        let e = validate(&twice, World::Writer).expect_err("two tools, one kind");
+        assert!(e.contains("p_add_lp") && e.contains("p_add_more"), "{e}");
+    }
+}
