@@ -13,7 +13,7 @@ use bardo_core::sync::lock;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// `[chains.<id>]` in bardo.toml.
@@ -187,7 +187,10 @@ pub struct GasPrice {
 /// One configured chain.
 pub struct ChainClient {
     id: u64,
-    provider: DynProvider,
+    /// Built on first use: an HTTP client loads the system's TLS roots (a hundred-odd files),
+    /// which a command that never reads the chain (`bardo tools`) should not pay for.
+    provider: OnceLock<DynProvider>,
+    url: alloy::transports::http::reqwest::Url,
     config: ChainConfig,
     /// eth_call results at explicit block numbers: immutable, so safe to reuse.
     cache: Mutex<CallCache>,
@@ -220,12 +223,12 @@ impl Chains {
             let url = config.rpc.parse().map_err(|e| {
                 ChainError::InvalidParams(format!("[chains.{id}] rpc {:?} is not a URL: {e}", config.rpc))
             })?;
-            let provider = ProviderBuilder::new().disable_recommended_fillers().connect_http(url).erased();
             clients.insert(
                 *id,
                 ChainClient {
                     id: *id,
-                    provider,
+                    provider: OnceLock::new(),
+                    url,
                     config: config.clone(),
                     cache: Mutex::default(),
                     head: Mutex::default(),
@@ -312,7 +315,9 @@ impl ChainClient {
 
     /// The alloy provider (for the simulator's fork database).
     pub fn provider(&self) -> &DynProvider {
-        &self.provider
+        self.provider.get_or_init(|| {
+            ProviderBuilder::new().disable_recommended_fillers().connect_http(self.url.clone()).erased()
+        })
     }
 
     /// Send one request with the timeout and retry policy, stopping at `deadline`.
@@ -393,19 +398,85 @@ impl ChainClient {
         }
         let tx = TransactionRequest::default().to(to).input(data.into()).value(value);
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        let out = self.request(deadline, || self.provider.call(tx.clone()).block(id).into_future()).await;
-        // A revert at a fixed block is as deterministic as an answer: cache both.
-        let answer = match &out {
-            Ok(b) => Some(Answer::Returned(b.clone())),
-            Err(ChainError::Reverted { reason, data }) => {
-                Some(Answer::Reverted { reason: reason.clone(), data: data.clone() })
-            }
-            Err(_) => None,
-        };
-        if let (Some(key), Some(answer)) = (key, answer) {
-            lock(&self.cache).insert(key, answer);
+        let out = self.request(deadline, || self.provider().call(tx.clone()).block(id).into_future()).await;
+        if let Some(key) = key {
+            self.remember(key, &out);
         }
         out
+    }
+
+    /// Many `eth_call`s at one `block` (no value), answered in order: the cached ones from the
+    /// cache, the rest in one JSON-RPC batch — one round trip where one call each took one.
+    /// A call the batch could not answer for a transient reason (a node's per-request rate
+    /// limit) is retried on its own, with the usual policy.
+    pub async fn call_many(
+        &self,
+        calls: &[(Address, Bytes)],
+        block: u64,
+        deadline: Instant,
+    ) -> Vec<Result<Bytes, ChainError>> {
+        let key = |(to, data): &(Address, Bytes)| (block, *to, data.clone(), U256::ZERO);
+        let mut out: Vec<Option<Result<Bytes, ChainError>>> = {
+            let cache = lock(&self.cache);
+            calls.iter().map(|c| cache.answers.get(&key(c)).cloned().map(Answer::into_result)).collect()
+        };
+        let misses: Vec<usize> = (0..calls.len()).filter(|&i| out[i].is_none()).collect();
+        if misses.len() == 1 {
+            let (to, data) = &calls[misses[0]];
+            out[misses[0]] = Some(self.call(*to, data.clone(), U256::ZERO, Some(block), deadline).await);
+        } else if !misses.is_empty() {
+            let id = BlockId::number(block);
+            let sent = self
+                .request(deadline, || async {
+                    let mut batch = alloy::rpc::client::BatchRequest::new(self.provider().client());
+                    let mut waiters = Vec::with_capacity(misses.len());
+                    for &i in &misses {
+                        let (to, data) = &calls[i];
+                        let tx = TransactionRequest::default().to(*to).input(data.clone().into());
+                        waiters.push(batch.add_call::<_, Bytes>("eth_call", &(tx, id))?);
+                    }
+                    batch.send().await?;
+                    let mut answers = Vec::with_capacity(waiters.len());
+                    for waiter in waiters {
+                        answers.push(waiter.await);
+                    }
+                    Ok(answers)
+                })
+                .await;
+            match sent {
+                Ok(answers) => {
+                    for (&i, answer) in misses.iter().zip(answers) {
+                        let answer = answer.map_err(|e| classify(self.id, e));
+                        out[i] = Some(match answer {
+                            Err(ChainError::Rpc { retryable: true, .. } | ChainError::Timeout { .. }) => {
+                                let (to, data) = &calls[i];
+                                self.call(*to, data.clone(), U256::ZERO, Some(block), deadline).await
+                            }
+                            other => {
+                                self.remember(key(&calls[i]), &other);
+                                other
+                            }
+                        });
+                    }
+                }
+                Err(e) => misses.iter().for_each(|&i| out[i] = Some(Err(e.clone()))),
+            }
+        }
+        out.into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(ChainError::InvalidParams("unanswered".into()))))
+            .collect()
+    }
+
+    /// Keep an answer at a fixed block: a revert there is as deterministic as a return value.
+    fn remember(&self, key: CallKey, out: &Result<Bytes, ChainError>) {
+        let answer = match out {
+            Ok(b) => Answer::Returned(b.clone()),
+            Err(ChainError::Reverted { reason, data }) => {
+                Answer::Reverted { reason: reason.clone(), data: data.clone() }
+            }
+            Err(_) => return,
+        };
+        lock(&self.cache).insert(key, answer);
     }
 
     /// Native balance in wei.
@@ -416,12 +487,12 @@ impl ChainClient {
         deadline: Instant,
     ) -> Result<U256, ChainError> {
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        self.request(deadline, || self.provider.get_balance(account).block_id(id).into_future()).await
+        self.request(deadline, || self.provider().get_balance(account).block_id(id).into_future()).await
     }
 
     /// Latest block number.
     pub async fn block_number(&self, deadline: Instant) -> Result<u64, ChainError> {
-        self.request(deadline, || self.provider.get_block_number().into_future()).await
+        self.request(deadline, || self.provider().get_block_number().into_future()).await
     }
 
     /// Timestamp of `block` (latest when none).
@@ -431,7 +502,7 @@ impl ChainClient {
             return Ok(t);
         }
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        let found = self.request(deadline, || self.provider.get_block(id).into_future()).await?;
+        let found = self.request(deadline, || self.provider().get_block(id).into_future()).await?;
         if let Some(b) = &found {
             let mut cache = lock(&self.timestamps);
             if cache.len() >= CACHE_ENTRIES {
@@ -450,7 +521,7 @@ impl ChainClient {
 
     /// `eth_getLogs`; more than [`MAX_LOGS`] is an error asking for a narrower filter.
     pub async fn logs(&self, filter: &Filter, deadline: Instant) -> Result<Vec<Log>, ChainError> {
-        let logs = self.request(deadline, || self.provider.get_logs(filter)).await?;
+        let logs = self.request(deadline, || self.provider().get_logs(filter)).await?;
         if logs.len() > MAX_LOGS {
             return Err(ChainError::InvalidParams(format!(
                 "the filter matches {} logs, more than the {MAX_LOGS} one call may return; narrow the block range or the addresses",
@@ -470,8 +541,9 @@ impl ChainClient {
             return Ok(hit.clone());
         }
         let id = block.map_or(BlockId::latest(), BlockId::number);
-        let code =
-            self.request(deadline, || self.provider.get_code_at(account).block_id(id).into_future()).await?;
+        let code = self
+            .request(deadline, || self.provider().get_code_at(account).block_id(id).into_future())
+            .await?;
         if let Some(key) = key {
             let mut codes = lock(&self.codes);
             if codes.len() >= CACHE_ENTRIES {
@@ -489,7 +561,7 @@ impl ChainClient {
         slot: U256,
         deadline: Instant,
     ) -> Result<U256, ChainError> {
-        self.request(deadline, || self.provider.get_storage_at(account, slot).into_future()).await
+        self.request(deadline, || self.provider().get_storage_at(account, slot).into_future()).await
     }
 
     /// Whether `[chains.<id>] devnet = true`: a local chain whose state the `dev` profile may
@@ -510,13 +582,14 @@ impl ChainClient {
     /// The node's gas price, and for an EIP-1559 chain the next block's base fee and the
     /// node's suggested priority fee.
     pub async fn gas_price(&self, deadline: Instant) -> Result<GasPrice, ChainError> {
-        let gas_price = self.request(deadline, || self.provider.get_gas_price().into_future()).await?;
+        let gas_price = self.request(deadline, || self.provider().get_gas_price().into_future()).await?;
         let block =
-            self.request(deadline, || self.provider.get_block(BlockId::latest()).into_future()).await?;
+            self.request(deadline, || self.provider().get_block(BlockId::latest()).into_future()).await?;
         let base_fee = block.and_then(|b| b.header.base_fee_per_gas).map(u128::from);
         let priority_fee = match base_fee {
             Some(_) => Some(
-                self.request(deadline, || self.provider.get_max_priority_fee_per_gas().into_future()).await?,
+                self.request(deadline, || self.provider().get_max_priority_fee_per_gas().into_future())
+                    .await?,
             ),
             None => None,
         };
@@ -531,7 +604,7 @@ impl ChainClient {
         deadline: Instant,
     ) -> Result<alloy::rpc::types::FeeHistory, ChainError> {
         self.request(deadline, || {
-            self.provider.get_fee_history(blocks, alloy::eips::BlockNumberOrTag::Latest, percentiles)
+            self.provider().get_fee_history(blocks, alloy::eips::BlockNumberOrTag::Latest, percentiles)
         })
         .await
     }
@@ -542,7 +615,7 @@ impl ChainClient {
         tx: B256,
         deadline: Instant,
     ) -> Result<Option<alloy::rpc::types::Transaction>, ChainError> {
-        self.request(deadline, || self.provider.get_transaction_by_hash(tx).into_future()).await
+        self.request(deadline, || self.provider().get_transaction_by_hash(tx).into_future()).await
     }
 
     /// A raw JSON-RPC request (the devnet's cheat codes), with the timeout and retry policy,
@@ -554,7 +627,7 @@ impl ChainClient {
         deadline: Instant,
     ) -> Result<R, ChainError> {
         let answer: serde_json::Value =
-            self.request(deadline, || self.provider.raw_request(method.into(), params.clone())).await?;
+            self.request(deadline, || self.provider().raw_request(method.into(), params.clone())).await?;
         serde_json::from_value(answer.clone()).map_err(|e| ChainError::Rpc {
             chain: self.id,
             message: format!("{method} answered {answer}, not what it returns: {e}"),
@@ -568,7 +641,7 @@ impl ChainClient {
         tx: B256,
         deadline: Instant,
     ) -> Result<Option<TransactionReceipt>, ChainError> {
-        self.request(deadline, || self.provider.get_transaction_receipt(tx).into_future()).await
+        self.request(deadline, || self.provider().get_transaction_receipt(tx).into_future()).await
     }
 }
 

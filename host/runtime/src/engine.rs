@@ -134,7 +134,17 @@ impl Engine {
     /// Compile `bytes`, or load them from the compiled-artifact cache, keyed by their sha256
     /// and this engine's compatibility hash.
     pub fn compile(&self, bytes: &[u8]) -> Result<(Component, CacheOutcome), EngineError> {
-        let Some((dir, path)) = self.cache_dir.as_ref().zip(self.cache_path(bytes)) else {
+        self.compile_digested(bytes, &sha256_hex(bytes))
+    }
+
+    /// [`Self::compile`] for bytes whose sha256 (hex) the caller already has: hashing a
+    /// component again is most of a cached load's time.
+    pub fn compile_digested(
+        &self,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> Result<(Component, CacheOutcome), EngineError> {
+        let Some((dir, path)) = self.cache_dir.as_ref().zip(self.cache_path(sha256)) else {
             return Ok((self.compile_now(bytes)?, CacheOutcome::Compiled));
         };
         if let Some(component) = self.load_cached(&path) {
@@ -149,15 +159,16 @@ impl Engine {
         Ok((component, CacheOutcome::Compiled))
     }
 
-    /// Whether [`Self::compile`] would load `bytes` from the cache rather than compile them
-    /// (seconds per plugin on a first start, which a front end says before it waits).
-    pub fn is_cached(&self, bytes: &[u8]) -> bool {
-        self.cache_path(bytes).is_some_and(|path| path.exists())
+    /// Whether [`Self::compile`] would load the bytes of digest `sha256` (hex) from the cache
+    /// rather than compile them (seconds per plugin on a first start, which a front end says
+    /// before it waits).
+    pub fn is_cached(&self, sha256: &str) -> bool {
+        self.cache_path(sha256).is_some_and(|path| path.exists())
     }
 
-    fn cache_path(&self, bytes: &[u8]) -> Option<PathBuf> {
+    fn cache_path(&self, sha256: &str) -> Option<PathBuf> {
         let dir = self.cache_dir.as_ref()?;
-        Some(dir.join(format!("{}-{}.cwasm", hex::encode(Sha256::digest(bytes)), self.compat)))
+        Some(dir.join(format!("{sha256}-{}.cwasm", self.compat)))
     }
 
     fn compile_now(&self, bytes: &[u8]) -> Result<Component, EngineError> {
@@ -181,6 +192,11 @@ impl Engine {
             }
         }
     }
+}
+
+/// The sha256 of `bytes`, lowercase hex: a component's name in the cache and in `bardo.lock`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// Epoch ticks for a tick budget: one more than it spans, because the first tick comes at any

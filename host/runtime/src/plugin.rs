@@ -25,7 +25,6 @@ use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::profile::{Profile, Selection};
 use bardo_core::tool::{CapabilityTier, Manifest, TickBudget, ToolDef};
 use instances::CallEnv;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -163,6 +163,8 @@ pub struct UniswapSdk {
     /// The plugins granted the interface, by name (read once, when a plugin is loaded: see
     /// `caps::CAPABILITIES`).
     pub grants: Vec<String>,
+    /// The pool sets recent routes read, by chain, block and tokens.
+    pub pools: bardo_sidecar::discover::PoolSets,
 }
 
 impl std::fmt::Debug for UniswapSdk {
@@ -172,6 +174,11 @@ impl std::fmt::Debug for UniswapSdk {
 }
 
 impl UniswapSdk {
+    /// The sidecar over `books`, granted to the plugins named in `grants`.
+    pub fn new(sidecar: Arc<Sidecar>, books: BTreeMap<u64, UniswapBook>, grants: Vec<String>) -> Self {
+        Self { sidecar, books, grants, pools: Default::default() }
+    }
+
     /// Whether the operator listed plugin `name` in `[sidecar] grant`.
     pub fn grants_to(&self, name: &str) -> bool {
         self.grants.iter().any(|g| g == name)

@@ -16,7 +16,6 @@ use bardo_evm::Evm;
 use bardo_evm::chain::{ChainError, Chains};
 use bardo_evm::signer::SignerError;
 use bardo_sidecar::SidecarSettings;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -168,7 +167,7 @@ fn uniswap_sdk(
         config.resolve(dir),
         config.resolve(&sidecar.state_dir),
     ));
-    Ok(Some(crate::services::UniswapSdk { sidecar: process, books, grants: sidecar.grant }))
+    Ok(Some(crate::services::UniswapSdk::new(process, books, sidecar.grant)))
 }
 
 /// The profile spec prefix that names an archetype (`archetype:trade-executor`).
@@ -218,7 +217,8 @@ pub fn open_with(
             .map_err(|source| Refused::Load(LoadError::Io { path: file.clone(), source }))
             .and_then(|bytes| {
                 let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                if !host.engine().is_cached(&bytes) {
+                let digest = crate::engine::sha256_hex(&bytes);
+                if !host.engine().is_cached(&digest) {
                     let mib = bytes.len() as f64 / (1 << 20) as f64;
                     tracing::info!(
                         target: crate::PROGRESS,
@@ -227,9 +227,8 @@ pub fn open_with(
                         files.len()
                     );
                 }
-                let digest = hex::encode(Sha256::digest(&bytes));
                 pinned_new |= lock.verify(&name, &digest, &lock_path)? == Pin::Added;
-                Ok(host.load_bytes(&name, &bytes)?)
+                Ok(host.load_digested(&name, &bytes, digest)?)
             });
         if let Err(e) = loaded {
             tracing::debug!("{e}");
@@ -309,7 +308,7 @@ pub fn relock(config: &Config) -> Result<Lockfile, SetupError> {
     for file in config.plugin_files()? {
         let bytes = std::fs::read(&file).map_err(|source| LoadError::Io { path: file.clone(), source })?;
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        lock.pin(&name, &hex::encode(Sha256::digest(&bytes)));
+        lock.pin(&name, &crate::engine::sha256_hex(&bytes));
     }
     lock.write(&lock_path)?;
     Ok(lock)

@@ -288,6 +288,18 @@ impl Sidecar {
         Ok(Running { process, conn, hello })
     }
 
+    /// Start it if it does not run (waiting out a backoff first): how long that took, zero
+    /// when it was running. A caller with a deadline moves it by this: a start has its own
+    /// timeout (`start_timeout`) and error.
+    pub fn ready(&self) -> Result<Duration, SidecarError> {
+        let started = Instant::now();
+        let mut state = self.lock();
+        state.wanted = true;
+        let running = state.running.as_mut().is_some_and(|r| r.process.exited().is_none());
+        self.ensure(&mut state)?;
+        Ok(if running { Duration::ZERO } else { started.elapsed() })
+    }
+
     /// The handshake of the running sidecar (starting it if needed).
     pub fn hello(&self) -> Result<Hello, SidecarError> {
         let mut state = self.lock();

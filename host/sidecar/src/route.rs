@@ -223,12 +223,13 @@ pub struct Route {
 
 impl Sidecar {
     /// The best route for `request` over `pools`. When a route reaches bitmap words not read
-    /// yet, `read_word(pool index, word, ticks)` adds them and the sidecar is asked again.
+    /// yet, `read_words(pools, [(pool index, word)])` adds them all (see
+    /// [`crate::discover::Discovery::words`]) and the sidecar is asked again.
     pub fn route<E>(
         &self,
         request: &RouteRequest,
         pools: &mut [RoutePool],
-        mut read_word: impl FnMut(usize, i16, &mut Ticks) -> Result<(), E>,
+        mut read_words: impl FnMut(&mut [RoutePool], &[(usize, i16)]) -> Result<(), E>,
     ) -> Result<Route, SwapError<E>> {
         let method = "route";
         let decimals: Map<String, Value> =
@@ -254,6 +255,8 @@ impl Sidecar {
                     let needs = data.as_ref().and_then(|d| d["needs"].as_array()).ok_or_else(|| {
                         SidecarError::Protocol(format!("`route` needs ticks but says not which: {message}"))
                     })?;
+                    // Every word this pass lacked, read together.
+                    let mut wanted = Vec::with_capacity(needs.len());
                     for need in needs {
                         let (index, pos) = needed(need, pools)?;
                         let Some((_, ticks)) = pools[index].concentrated() else {
@@ -262,14 +265,15 @@ impl Sidecar {
                             )
                             .into());
                         };
-                        if ticks.words.contains_key(&pos) {
+                        if ticks.words.contains_key(&pos) || wanted.contains(&(index, pos)) {
                             return Err(SidecarError::Protocol(format!(
                                 "`route` asked again for word {pos}"
                             ))
                             .into());
                         }
-                        read_word(index, pos, ticks).map_err(SwapError::Read)?;
+                        wanted.push((index, pos));
                     }
+                    read_words(pools, &wanted).map_err(SwapError::Read)?;
                 }
                 Err(e) => return Err(e.into()),
             }

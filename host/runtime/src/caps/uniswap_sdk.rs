@@ -11,15 +11,13 @@ use crate::bindings::bardo::host::uniswap_sdk::{
 };
 use crate::caps::convert::wit_error;
 use crate::services::UniswapSdk;
-use alloy::primitives::{Address, U256};
+use alloy::primitives::{Address, Bytes, U256};
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_evm::{ChainError, Evm};
-use bardo_sidecar::discover::Discovery;
-use bardo_sidecar::pool_read::PoolReader;
+use bardo_sidecar::discover::{Calls, Discovery, Found};
 use bardo_sidecar::route::{RoutePool, RouteRequest as SdkRequest, SwapTerms, TradeType};
 use bardo_sidecar::{SidecarError, SwapError};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use wasmtime::component::{HasData, Linker};
 
 /// The interface this module serves.
@@ -127,24 +125,38 @@ impl UniswapSdkView<'_> {
         if !self.call.may_block() {
             return Err(super::view::would_block());
         }
+        // The sidecar's start is not the plugin's time: it has its own timeout and error, and
+        // the call's deadline moves by what the start took (a cold Node process on a loaded
+        // machine took seconds, and the reads after it then met a spent budget).
+        let waited = sdk.sidecar.ready().map_err(sidecar_error)?;
+        self.call.extend(waited);
         let chains = &self.evm.chains;
         let typed = |e| wit_error(self.call.chain_error(e));
         let client = chains.get(r.chain).map_err(typed)?;
         let deadline = self.call.deadline;
-        let block = chains.block_on(client.block_number(deadline)).map_err(typed)?;
+        // The head within the chain's `head_ttl_ms` (what every read at "latest" uses), else the node's.
+        let block = match chains.block_on(client.latest(deadline)).map_err(typed)? {
+            Some(block) => block,
+            None => chains.block_on(client.block_number(deadline)).map_err(typed)?,
+        };
         // The readers below speak in strings; the chain's own error is kept to answer with its
         // code (a budget spent is the tool's limit, a node timing out is retryable).
         let failure: RefCell<Option<ChainError>> = RefCell::new(None);
-        // Every read at one block: the route is the SDK's answer about that block's pools.
-        let call = |to: Address, data: Vec<u8>| {
-            chains
-                .block_on(client.call(to, data.into(), U256::ZERO, Some(block), deadline))
-                .map(|b| b.to_vec())
-                .map_err(|e| {
-                    let message = format!("reading {to} at block {block}: {e}");
-                    *failure.borrow_mut() = Some(e);
-                    message
+        // Every read at one block — the route is the SDK's answer about that block's pools —
+        // and each round of independent reads in one batch.
+        let read = |calls: &Calls| -> Vec<Result<Bytes, String>> {
+            let answers = chains.block_on(client.call_many(calls, block, deadline));
+            answers
+                .into_iter()
+                .zip(calls)
+                .map(|(answer, (to, _))| {
+                    answer.map_err(|e| {
+                        let message = format!("reading {to} at block {block}: {e}");
+                        *failure.borrow_mut() = Some(e);
+                        message
+                    })
                 })
+                .collect()
         };
         let mut tokens = vec![token_in, token_out];
         for t in via.into_iter().chain(book.weth) {
@@ -157,17 +169,19 @@ impl UniswapSdkView<'_> {
             Some(e) => wit_error(ToolError { message: m, ..e }),
             None => error(ErrorCode::Rpc, m),
         };
-        let mut discovery = Discovery::new(call);
-        let mut pools = discovery.pools(book, &tokens).map_err(rpc)?;
+        let mut discovery = Discovery::new(read);
+        // A block's pools, and the tick words routes at it read, are read once.
+        let key = (r.chain, block, tokens.clone());
+        let found = match sdk.pools.get(&key) {
+            Some(found) => found,
+            None => discovery.pools(book, &tokens).map_err(rpc)?,
+        };
+        let Found { mut pools, decimals } = found;
         if pools.is_empty() {
             return Err(error(
                 ErrorCode::NotFound,
                 format!("no Uniswap pool on chain {} joins these tokens", r.chain),
             ));
-        }
-        let mut decimals = BTreeMap::new();
-        for t in &tokens {
-            decimals.insert(*t, discovery.decimals(*t).map_err(rpc)?);
         }
         let request = SdkRequest {
             chain_id: r.chain,
@@ -178,20 +192,17 @@ impl UniswapSdkView<'_> {
             token_in,
             token_out,
             amount,
-            decimals,
+            decimals: decimals.clone(),
             max_hops: r.max_hops,
             max_splits: r.max_splits,
             step_percent: 10,
             swap: Some(SwapTerms { recipient, slippage_bps: r.slippage_bps, deadline: r.deadline }),
         };
         let state_view = book.v4_state_view.unwrap_or_default();
-        // The readers are taken before the sidecar call borrows the pool list.
-        let readers: Vec<_> = pools.iter().map(|p| p.reader(state_view)).collect();
-        let read_word = |index: usize, pos: i16, ticks: &mut bardo_sidecar::Ticks| {
-            let (pool, spacing) = readers[index].ok_or("a V2 pair has no ticks")?;
-            PoolReader::new(pool, call).read_word(pos, spacing, ticks)
-        };
-        let route = sdk.sidecar.route(&request, &mut pools, read_word).map_err(|e| match e {
+        let routed =
+            sdk.sidecar.route(&request, &mut pools, |pools, needs| discovery.words(pools, state_view, needs));
+        sdk.pools.put(key, Found { pools: pools.clone(), decimals });
+        let route = routed.map_err(|e| match e {
             SwapError::Sidecar(e) => sidecar_error(e),
             SwapError::Read(e) => rpc(format!("cannot read a pool's ticks for the route: {e}")),
         })?;

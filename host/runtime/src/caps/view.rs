@@ -66,6 +66,13 @@ impl CallCtx {
         e.into()
     }
 
+    /// Move the deadline by `waited`, time the host spent that is not the plugin's (the
+    /// sidecar's start). The epoch check reads the same deadline (see `instances::store`), so
+    /// the plugin's own code gets the time back too.
+    pub(crate) fn extend(&mut self, waited: std::time::Duration) {
+        self.deadline += waited;
+    }
+
     /// Whether an import may wait now. An inline attempt may not: it is marked given up, and
     /// the import answers with [`would_block`] (the answer is discarded with the attempt).
     pub(crate) fn may_block(&mut self) -> bool {

@@ -180,7 +180,7 @@ impl Instances {
             None => {
                 self.made_on_call.fetch_add(1, Ordering::Relaxed);
                 let state = CallState::new(env.services.clone(), call, env.wasi.clone());
-                let mut store = env.engine.store(state, env.limits, budget);
+                let mut store = store(env, state, budget);
                 let instance = self.pre.instantiate(&mut store);
                 (store, instance)
             }
@@ -246,7 +246,7 @@ impl Instances {
             granted: Arc::default(),
         };
         let state = CallState::new(env.services.clone(), placeholder, env.wasi.clone());
-        let mut store = env.engine.store(state, env.limits, MAKE_BUDGET);
+        let mut store = store(&env, state, MAKE_BUDGET);
         match self.pre.instantiate(&mut store) {
             Ok(instance) if !store.data().call.inline.as_ref().is_some_and(|a| a.gave_up) => {
                 Some((store, instance))
@@ -262,6 +262,21 @@ impl Instances {
     fn lock(&self) -> std::sync::MutexGuard<'_, Ready> {
         lock(&self.ready)
     }
+}
+
+/// A store for a call: the engine's limits, and an epoch check that reads the call's own
+/// deadline when the budget's ticks run out — so time an import gives back to the call
+/// ([`CallCtx::extend`]: the sidecar's start) is the plugin's code's too.
+fn store(env: &CallEnv<'_>, state: CallState, budget: TickBudget) -> Store<CallState> {
+    let mut store = env.engine.store(state, env.limits, budget);
+    store.epoch_deadline_callback(|ctx| {
+        Ok(if std::time::Instant::now() >= ctx.data().call.deadline {
+            wasmtime::UpdateDeadline::Interrupt
+        } else {
+            wasmtime::UpdateDeadline::Continue(1)
+        })
+    });
+    store
 }
 
 impl Drop for Instances {

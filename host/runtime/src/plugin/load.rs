@@ -17,7 +17,19 @@ impl Host {
     /// tools the profile selects to the catalog. `label` names it in errors until its manifest
     /// is read.
     pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let plugin = self.prepare(label, bytes, true)?;
+        self.load_digested(label, bytes, crate::engine::sha256_hex(bytes))
+    }
+
+    /// [`Self::load_bytes`] for bytes whose sha256 (hex) the caller has already taken (to check
+    /// them against `bardo.lock`): hashing is most of a cached load's time.
+    pub fn load_digested(
+        &mut self,
+        label: &str,
+        bytes: &[u8],
+        sha256: String,
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let compiled = self.compile_digested(label, bytes, sha256)?;
+        let plugin = self.prepare_compiled(label, compiled, true)?;
         self.add(plugin, &BTreeMap::new())
     }
 
@@ -30,7 +42,8 @@ impl Host {
         label: &str,
         bytes: &[u8],
     ) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let mut plugin = self.prepare(label, bytes, true)?;
+        let compiled = self.compile(label, bytes)?;
+        let mut plugin = self.prepare_compiled(label, compiled, true)?;
         plugin.name = format!("{}@{}", plugin.name, plugin.manifest.version).into();
         let mut declared = BTreeMap::new();
         for def in &mut plugin.manifest.tools {
@@ -152,20 +165,13 @@ impl Host {
         })
     }
 
-    /// Compile and read a component's surface and manifest. With `enforce`, refuse imports
-    /// outside the policy; without, inspect anything (for `bardo audit`).
-    pub(crate) fn prepare(
-        &self,
-        label: &str,
-        bytes: &[u8],
-        enforce: bool,
-    ) -> Result<LoadedPlugin, LoadError> {
-        let compiled = self.compile(label, bytes)?;
-        self.prepare_compiled(label, compiled, enforce)
-    }
-
     /// Check the bytes are a component, compile it (or load it from the cache), read its surface.
     pub(crate) fn compile(&self, label: &str, bytes: &[u8]) -> Result<Compiled, LoadError> {
+        self.compile_digested(label, bytes, crate::engine::sha256_hex(bytes))
+    }
+
+    /// [`Self::compile`] for bytes of digest `sha256` (hex).
+    fn compile_digested(&self, label: &str, bytes: &[u8], sha256: String) -> Result<Compiled, LoadError> {
         let not_component = |reason: String| LoadError::NotAComponent { plugin: label.to_owned(), reason };
         if !bytes.starts_with(b"\0asm") {
             return Err(not_component("the file does not start with the wasm magic bytes `\\0asm`".into()));
@@ -175,8 +181,7 @@ impl Host {
                 "it is a core wasm module; build the plugin with `--target wasm32-wasip2`".into(),
             ));
         }
-        let sha256 = hex::encode(Sha256::digest(bytes));
-        let (component, cache) = self.engine.compile(bytes).map_err(|e| match e {
+        let (component, cache) = self.engine.compile_digested(bytes, &sha256).map_err(|e| match e {
             EngineError::Compile(reason) => not_component(reason),
             other => LoadError::Engine(other),
         })?;

@@ -113,3 +113,68 @@ fn the_sdks_swap_from_the_state_the_host_reads_is_what_the_pools_deliver() {
         "{done}"
     );
 }
+
+#[test]
+fn a_routes_pools_are_found_in_at_most_four_batched_rounds_as_a_pool_by_pool_read_sees_them() {
+    use bardo_evm::chain::{ChainConfig, Chains};
+    use bardo_sidecar::book::UniswapBook;
+    use bardo_sidecar::discover::{Calls, Discovery};
+    use bardo_sidecar::route::RoutePool;
+    use std::collections::BTreeMap;
+    use std::time::{Duration, Instant};
+
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
+    let d = &snapshot.deployments;
+    let book = UniswapBook::from_settings(&d.uniswap_settings()).expect("books")[&CHAIN_ID].clone();
+    let chains = Chains::new(
+        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
+        bardo_test_support::host_runtime(),
+    )
+    .expect("chains");
+    let client = chains.get(CHAIN_ID).expect("chain");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let block = chains.block_on(client.block_number(deadline)).expect("block");
+    let read = |calls: &Calls| {
+        let answers = chains.block_on(client.call_many(calls, block, deadline));
+        answers.into_iter().map(|a| a.map_err(|e| e.to_string())).collect::<Vec<_>>()
+    };
+    let mut discovery = Discovery::new(read);
+    let symbols = ["USDC", "WETH", "DAI"];
+    let tokens = symbols.map(|s| d.tokens[s].address);
+    let found = discovery.pools(&book, &tokens).expect("pools");
+    // Where, state, the words at the prices, the ticks they mark (none when no word marks one).
+    assert!((3..=4).contains(&discovery.rounds()), "{} rounds", discovery.rounds());
+    assert_eq!(found.decimals, BTreeMap::from([(tokens[0], 6), (tokens[1], 18), (tokens[2], 18)]));
+
+    // Every seeded pool between these tokens, and nothing else.
+    let ours = |a: &str, b: &str| symbols.contains(&a) && symbols.contains(&b);
+    let v2 = d.uniswap_v2_pairs.iter().filter(|p| ours(&p.token0, &p.token1)).count();
+    let v3 = d.uniswap_v3_pools.iter().filter(|p| ours(&p.token0, &p.token1)).count();
+    let standard = |p: &bardo_devnet::deploy::V4Pool| {
+        p.hooks.is_zero() && bardo_sidecar::discover::V4_TIERS.contains(&(p.fee, p.tick_spacing))
+    };
+    let v4 = d.uniswap_v4_pools.iter().filter(|p| ours(&p.token0, &p.token1) && standard(p)).count();
+    let count = |protocol: &str| found.pools.iter().filter(|p| p.protocol() == protocol).count();
+    assert_eq!((count("v2"), count("v3"), count("v4")), (v2, v3, v4), "{:?}", found.pools);
+    assert!(v3 > 0 && v4 > 0, "the devnet seeds V3 and V4 pools");
+
+    // Each concentrated pool's state and its word at the price, as one read at a time sees them.
+    let state_view = book.v4_state_view.expect("state view");
+    for pool in &found.pools {
+        let (RoutePool::V3 { state, ticks, .. } | RoutePool::V4 { state, ticks, .. }) = pool else {
+            continue;
+        };
+        let (reader, spacing) = pool.reader(state_view).expect("a concentrated pool");
+        let one = |to: Address, data: Vec<u8>| {
+            chains
+                .block_on(client.call(to, data.into(), U256::ZERO, Some(block), deadline))
+                .map(|b| b.to_vec())
+                .map_err(|e| e.to_string())
+        };
+        let mut alone = PoolReader::new(reader, one);
+        assert_eq!(&alone.state().expect("state"), state, "{}", pool.id());
+        let mut words = Ticks::default();
+        alone.read_word(Ticks::word_of(state.tick, spacing), spacing, &mut words).expect("word");
+        assert_eq!(&words, ticks, "{}", pool.id());
+    }
+}

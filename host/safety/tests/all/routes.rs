@@ -41,6 +41,16 @@ fn routed(grants: &[&str]) -> Routed {
 
 /// [`routed`] with every request to the node held for `delay` (a slow node).
 fn routed_through(grants: &[&str], delay: Option<std::time::Duration>) -> Routed {
+    routed_with(grants, delay, None)
+}
+
+/// [`routed_through`] with the sidecar's Node process starting `slow_start` late. (A wrapper
+/// that sleeps, then runs the real `node`: a fault a real start does not produce on demand.)
+fn routed_with(
+    grants: &[&str],
+    delay: Option<std::time::Duration>,
+    slow_start: Option<std::time::Duration>,
+) -> Routed {
     let (node, d) = devnet();
     let url = match delay {
         Some(delay) => {
@@ -51,17 +61,24 @@ fn routed_through(grants: &[&str], delay: Option<std::time::Duration>) -> Routed
     };
     let settings = d.uniswap_settings();
     let (audit, state) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-    let sidecar = Sidecar::new(Config::new(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sidecar"),
-        state.path(),
-    ));
+    let mut config =
+        Config::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sidecar"), state.path());
+    if let Some(late) = slow_start {
+        let wrapper = audit.path().join("slow-node");
+        std::fs::write(&wrapper, format!("#!/bin/sh\nsleep {}\nexec node \"$@\"\n", late.as_secs_f64()))
+            .expect("wrapper");
+        std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        config.node = wrapper;
+    }
+    let sidecar = Sidecar::new(config);
     let books = UniswapBook::from_settings(&settings).expect("books");
     let services = devnet_services(&url, BTreeMap::from([("uniswap".to_owned(), settings)]), Some(DEV_KEY))
-        .with_uniswap_sdk(Some(UniswapSdk {
-            sidecar: sidecar.clone(),
-            books: books.clone(),
-            grants: grants.iter().map(|g| g.to_string()).collect(),
-        }));
+        .with_uniswap_sdk(Some(UniswapSdk::new(
+            sidecar.clone(),
+            books.clone(),
+            grants.iter().map(|g| g.to_string()).collect(),
+        )));
     let host = Arc::new(host_over(services, &[UNISWAP]));
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
@@ -191,10 +208,26 @@ fn routes_are_for_granted_plugins_and_held_to_the_params() {
 
 #[test]
 fn a_route_that_runs_out_of_its_time_budget_says_so_not_that_the_node_failed() {
-    // Every request held 250 ms: the route's pool reads outlast the tool's budget.
-    let r = routed_through(&["uniswap"], Some(std::time::Duration::from_millis(250)));
+    // Every request held 1 s: the route's rounds of pool reads (each one batch) outlast the
+    // tool's 5 s budget.
+    let r = routed_through(&["uniswap"], Some(std::time::Duration::from_millis(1000)));
     let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "250000"});
     let e = r.route(params).expect_err("out of time");
     assert_eq!(e.code, bardo_core::error::ErrorCode::LimitExceeded, "{e:?}");
     assert!(e.message.contains("time budget") && !e.message.contains("within 0 ms"), "{}", e.message);
+}
+
+#[test]
+fn the_sidecars_start_is_not_charged_to_the_route_it_serves() {
+    // Node takes 6 s to start, longer than the tool's whole 5 s budget: the route still runs,
+    // its reads and the plugin's own code getting the budget the start did not use.
+    let r = routed_with(&["uniswap"], None, Some(std::time::Duration::from_secs(6)));
+    let started = std::time::Instant::now();
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "DAI", "amount": "250000"});
+    let route = r.route(params.clone()).expect("a route despite the slow start");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(6), "the start was slow");
+    assert!(!legs(&route).is_empty(), "{route}");
+    // Started once; the next route at the same block reads its pools from the kept set.
+    let again = r.route(params).expect("a second route");
+    assert_eq!(again["amount_out"], route["amount_out"], "{again}");
 }
