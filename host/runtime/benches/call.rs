@@ -10,7 +10,8 @@
 //!     all on the call path.
 //! (b) `reused_1kb`: the same call, with the same host checks (params against the schema, the
 //!     result cap), on one kept instance: the baseline for (a).
-//! (c) `isolated_noop` / `reused_noop`: a call that does nothing.
+//! (c) `isolated_noop` / `reused_noop`: a call that does nothing (`isolated_noop_ready`: one
+//!     call with its instances made, as (a')).
 //! (d) `load_cached`: compiled component from the cache; `load_cached_with_manifest` adds the
 //!     surface check and the manifest call; `compile_cold` is the baseline without a cache.
 
@@ -94,8 +95,32 @@ fn calls(c: &mut Criterion) {
     g.bench_function("reused_1kb", |b| {
         b.iter(|| black_box(reused.call("bench_summarize", black_box(&params)).is_ok()))
     });
+    let noop = host.catalog()["bench_noop"].plugin.clone();
+    let before = noop.instance_stats();
     g.bench_function("isolated_noop", |b| {
         b.iter(|| black_box(host.call("bench_noop", "{}").result.expect("call")))
+    });
+    let after = noop.instance_stats();
+    let (ready, made) = (after.taken_ready - before.taken_ready, after.made_on_call - before.made_on_call);
+    println!("isolated_noop back to back: {ready} calls took a ready instance, {made} made their own");
+    // One call when the instance thread has had time to make its instances: what a call that
+    // is not part of a burst waits for.
+    g.bench_function("isolated_noop_ready", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                let until = std::time::Instant::now() + std::time::Duration::from_millis(20);
+                while noop.instance_stats().ready < Limits::default().ready_instances
+                    && std::time::Instant::now() < until
+                {
+                    std::thread::yield_now();
+                }
+                let started = std::time::Instant::now();
+                black_box(host.call("bench_noop", "{}").result.expect("call"));
+                total += started.elapsed();
+            }
+            total
+        })
     });
     let mut reused = host.reused_instance("bench_noop").expect("instance");
     g.bench_function("reused_noop", |b| b.iter(|| black_box(reused.call("bench_noop", "{}").is_ok())));

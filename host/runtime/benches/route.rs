@@ -6,7 +6,7 @@
 //! sidecar call beside the same math in Rust, in one run. Floor p50 <= 5 ms for best-route,
 //! <= 1 ms for the cheap call; the tool warm (a route at a block another route read) <= 3 ms.
 
-use alloy::primitives::{Address, U256};
+use alloy::primitives::U256;
 use bardo_core::profile::Profile;
 use bardo_core::tool::RequiredCapability;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};

@@ -17,8 +17,7 @@ use crate::services::Services;
 use bardo_core::sync::lock;
 use bardo_core::tool::TickBudget;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, Weak};
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
@@ -194,8 +193,11 @@ impl Instances {
             return;
         }
         ready.refilling = true;
+        // Half the instances left: the next calls need the worker now. Until then it may come
+        // at its next round (waking a sleeping thread costs a call several µs here).
+        let urgent = ready.stores.len() * 2 <= wanted;
         drop(ready);
-        if !send(Work::Refill(Arc::downgrade(self))) {
+        if !send(Work::Refill(Arc::downgrade(self)), urgent) {
             self.lock().refilling = false;
         }
     }
@@ -291,11 +293,14 @@ impl Drop for Instances {
 /// store holds a slot of the engine's instance pool).
 pub(crate) fn retire(store: Store<CallState>) {
     let store = Box::new(store);
-    if RETIRING.fetch_add(1, Ordering::Relaxed) >= RETIRING_MAX {
+    let waiting = RETIRING.fetch_add(1, Ordering::Relaxed);
+    if waiting >= RETIRING_MAX {
         RETIRING.fetch_sub(1, Ordering::Relaxed);
         return;
     }
-    if !send(Work::Drop(store)) {
+    // Half the bound waiting: the worker is needed before calls start dropping their own.
+    let urgent = waiting * 2 >= RETIRING_MAX;
+    if !send(Work::Drop(store), urgent) {
         RETIRING.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -309,32 +314,86 @@ enum Work {
     Refill(Weak<Instances>),
 }
 
+/// The worker's queue. A call only wakes the worker when its work is `urgent` and it sleeps:
+/// a sleeping thread takes several µs to wake on a small VM (7 µs p50 here), more than the
+/// call itself, and a call that leaves instances ready has nothing urgent to ask. Otherwise
+/// the worker finds the work when it next looks: at once when it is busy, within
+/// [`IDLE_LOOK`] when it sleeps.
+struct Queue {
+    state: Mutex<Queued>,
+    wake: Condvar,
+    /// Work queued since the worker last took it (read without the lock while it spins).
+    pending: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Queued {
+    work: Vec<Work>,
+    /// The worker waits on `wake` (set and read under the lock: no wake-up is lost).
+    asleep: bool,
+}
+
+/// How long a sleeping worker waits before it looks for work no call woke it for.
+const IDLE_LOOK: std::time::Duration = std::time::Duration::from_millis(20);
+/// How long the worker keeps looking after its last work before it sleeps: calls in a burst
+/// come microseconds apart, and find it awake.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
 /// To the worker; `false` when there is none (the caller does the work itself).
-fn send(work: Work) -> bool {
-    WORKER.as_ref().is_some_and(|tx| tx.send(work).is_ok())
+fn send(work: Work, urgent: bool) -> bool {
+    let Some(queue) = WORKER.as_ref() else { return false };
+    let mut queued = lock(&queue.state);
+    queued.work.push(work);
+    queue.pending.fetch_add(1, Ordering::Release);
+    let wake = urgent && queued.asleep;
+    drop(queued);
+    if wake {
+        queue.wake.notify_one();
+    }
+    true
 }
 
 /// The one background thread that makes and drops instances for every host in the process.
-/// (A channel wakes it only when it sleeps: under a burst of calls it stays busy.)
-static WORKER: LazyLock<Option<Sender<Work>>> = LazyLock::new(|| {
-    let (tx, rx) = channel::<Work>();
+static WORKER: LazyLock<Option<Arc<Queue>>> = LazyLock::new(|| {
+    let queue =
+        Arc::new(Queue { state: Mutex::default(), wake: Condvar::new(), pending: AtomicUsize::new(0) });
+    let worker = queue.clone();
     let spawned = std::thread::Builder::new().name("bardo-instances".into()).spawn(move || {
-        while let Ok(work) = rx.recv() {
-            match work {
-                Work::Drop(store) => {
-                    drop(store);
-                    RETIRING.fetch_sub(1, Ordering::Relaxed);
+        loop {
+            let idle = std::time::Instant::now();
+            while worker.pending.load(Ordering::Acquire) == 0 && idle.elapsed() < SPIN {
+                std::thread::yield_now();
+            }
+            let batch = {
+                let mut queued = lock(&worker.state);
+                while queued.work.is_empty() {
+                    queued.asleep = true;
+                    queued = match worker.wake.wait_timeout(queued, IDLE_LOOK) {
+                        Ok((q, _)) => q,
+                        Err(poisoned) => poisoned.into_inner().0,
+                    };
+                    queued.asleep = false;
                 }
-                Work::Refill(instances) => {
-                    if let Some(instances) = instances.upgrade() {
-                        instances.refill();
+                worker.pending.store(0, Ordering::Relaxed);
+                std::mem::take(&mut queued.work)
+            };
+            for work in batch {
+                match work {
+                    Work::Drop(store) => {
+                        drop(store);
+                        RETIRING.fetch_sub(1, Ordering::Relaxed);
+                    }
+                    Work::Refill(instances) => {
+                        if let Some(instances) = instances.upgrade() {
+                            instances.refill();
+                        }
                     }
                 }
             }
         }
     });
     match spawned {
-        Ok(_) => Some(tx),
+        Ok(_) => Some(queue),
         Err(e) => {
             // Calls still work: each makes and drops its own instance.
             tracing::warn!("cannot start the instance thread: {e}");
