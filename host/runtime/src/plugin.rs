@@ -183,7 +183,8 @@ pub struct Host {
 }
 
 /// Limits for reading a manifest at load time.
-static LOAD_LIMITS: std::sync::LazyLock<Limits> = std::sync::LazyLock::new(Limits::default);
+static LOAD_LIMITS: std::sync::LazyLock<Limits> =
+    std::sync::LazyLock::new(|| Limits { ready_instances: 0, ..Limits::default() });
 
 /// Params larger than this are refused before any plugin code runs.
 const MAX_PARAMS: usize = 1 << 20;

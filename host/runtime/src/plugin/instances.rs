@@ -4,8 +4,9 @@
 //! A call's isolation is an instance no call used before it and none uses after it. Making
 //! that instance (a store, a pooled slot, the memory image) and unmaking it (resetting the
 //! slot) cost more than a short call itself, so one background thread does both: it keeps a
-//! few never-used instances of each loaded plugin ready, made under the limits the host's calls
-//! run with, and drops the stores calls are done with. A call takes a ready instance if one
+//! few never-used instances ready of each plugin that has been called (from its first call on:
+//! listing tools makes none), made under the limits the host's calls run with, and drops the
+//! stores calls are done with. A call wakes that thread only when it must (see [`Queue`]). A call takes a ready instance if one
 //! was made for its setup — or makes its own, as before — sets its own fuel, deadline and
 //! context on it, uses it once, and hands the store over only to be dropped. Nothing ever puts
 //! a used instance back: [`Instances::take`] only pops what the worker made.
@@ -158,13 +159,20 @@ impl Instances {
         call: CallCtx,
         budget: TickBudget,
     ) -> (Store<CallState>, wasmtime::Result<Instance>) {
-        let taken = {
+        let (taken, first) = {
             let mut ready = self.lock();
             match &ready.setup {
-                Some(setup) if setup.is(env) => ready.stores.pop(),
-                _ => None,
+                Some(setup) if setup.is(env) => (ready.stores.pop(), false),
+                // A setup that wants none (the manifest read at load) gives way to the first
+                // that wants some; two that want some do not take turns.
+                Some(setup) => (None, setup.limits.ready_instances == 0 && env.limits.ready_instances > 0),
+                None => (None, env.limits.ready_instances > 0),
             }
         };
+        // The plugin's first call: from now on its calls find instances made ahead.
+        if first {
+            self.warm(env);
+        }
         match taken {
             Some((mut store, instance)) => {
                 READY_NOW.fetch_sub(1, Ordering::Relaxed);

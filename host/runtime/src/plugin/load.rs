@@ -129,9 +129,8 @@ impl Host {
                 }
             }
         }
-        if self.catalog.values().any(|e| Arc::ptr_eq(&e.plugin, &plugin)) {
-            plugin.instances.warm(&self.env());
-        }
+        // Its instances are made ready from its first call on (`Instances::take`): a command
+        // that only lists tools makes none.
         self.plugins.push(plugin.clone());
         Ok(plugin)
     }

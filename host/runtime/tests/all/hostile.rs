@@ -243,6 +243,9 @@ fn params_that_break_the_schema_never_reach_the_plugin() {
 fn an_instance_never_serves_two_calls_ready_or_made_on_the_call() {
     let h = host(&[HOSTILE]);
     let plugin = h.catalog()["hostile_remember"].plugin.clone();
+    // Instances are made ready from a plugin's first call on.
+    assert_eq!(plugin.instance_stats().ready, 0, "none before any call");
+    assert_eq!(h.call("hostile_remember", "{}").result.as_deref(), Ok(r#""1""#));
     let until = Instant::now() + Duration::from_secs(10);
     while plugin.instance_stats().ready < 4 {
         assert!(Instant::now() < until, "no instances were made ready: {:?}", plugin.instance_stats());
