@@ -129,6 +129,9 @@ pub const MAX_LOGS: usize = 10_000;
 
 type CallKey = (u64, Address, Bytes, U256);
 
+/// The most calls sent in one JSON-RPC batch.
+const MAX_BATCH: usize = 100;
+
 /// An `eth_call` answer at a fixed block: its output, or its revert (both deterministic).
 #[derive(Clone)]
 enum Answer {
@@ -421,16 +424,20 @@ impl ChainClient {
             calls.iter().map(|c| cache.answers.get(&key(c)).cloned().map(Answer::into_result)).collect()
         };
         let misses: Vec<usize> = (0..calls.len()).filter(|&i| out[i].is_none()).collect();
-        if misses.len() == 1 {
-            let (to, data) = &calls[misses[0]];
-            out[misses[0]] = Some(self.call(*to, data.clone(), U256::ZERO, Some(block), deadline).await);
-        } else if !misses.is_empty() {
+        // Providers cap a batch's size (100 is the smallest common cap): larger rounds go in
+        // several batches, one after the other.
+        for misses in misses.chunks(MAX_BATCH) {
+            if let [i] = *misses {
+                let (to, data) = &calls[i];
+                out[i] = Some(self.call(*to, data.clone(), U256::ZERO, Some(block), deadline).await);
+                continue;
+            }
             let id = BlockId::number(block);
             let sent = self
                 .request(deadline, || async {
                     let mut batch = alloy::rpc::client::BatchRequest::new(self.provider().client());
                     let mut waiters = Vec::with_capacity(misses.len());
-                    for &i in &misses {
+                    for &i in misses {
                         let (to, data) = &calls[i];
                         let tx = TransactionRequest::default().to(*to).input(data.clone().into());
                         waiters.push(batch.add_call::<_, Bytes>("eth_call", &(tx, id))?);

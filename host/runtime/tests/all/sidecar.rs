@@ -178,3 +178,62 @@ fn a_routes_pools_are_found_in_at_most_four_batched_rounds_as_a_pool_by_pool_rea
         assert_eq!(&words, ticks, "{}", pool.id());
     }
 }
+
+#[test]
+fn many_calls_at_a_block_are_answered_in_order_in_batches_as_one_at_a_time_would_be() {
+    use alloy::sol_types::SolCall;
+    use bardo_evm::chain::{ChainConfig, Chains};
+    use std::collections::BTreeMap;
+    use std::time::{Duration, Instant};
+    alloy::sol! {
+        function decimals() external view returns (uint8);
+        function transfer(address to, uint256 amount) external returns (bool);
+    }
+
+    let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
+    let d = &snapshot.deployments;
+    let chains = Chains::new(
+        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
+        bardo_test_support::host_runtime(),
+    )
+    .expect("chains");
+    let client = chains.get(CHAIN_ID).expect("chain");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let block = chains.block_on(client.block_number(deadline)).expect("block");
+    // 250 calls (three batches): each token's decimals, and transfers the node reverts (no
+    // balance at the zero address's sender), one of them already cached.
+    let tokens: Vec<Address> = d.tokens.values().map(|t| t.address).collect();
+    let calls: Vec<(Address, alloy::primitives::Bytes)> = (0..250)
+        .map(|i| {
+            let token = tokens[i % tokens.len()];
+            let data = match i % 5 {
+                4 => transferCall { to: Address::repeat_byte(7), amount: U256::MAX }.abi_encode(),
+                _ => decimalsCall {}.abi_encode(),
+            };
+            (token, data.into())
+        })
+        .collect();
+    // One at a time, through a client of its own (nothing cached from the batches).
+    let alone = Chains::new(
+        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
+        bardo_test_support::host_runtime(),
+    )
+    .expect("chains");
+    let one = |(to, data): &(Address, alloy::primitives::Bytes)| {
+        let client = alone.get(CHAIN_ID).expect("chain");
+        alone.block_on(client.call(*to, data.clone(), U256::ZERO, Some(block), deadline))
+    };
+    let (to, data) = &calls[3];
+    let cached =
+        chains.block_on(client.call(*to, data.clone(), U256::ZERO, Some(block), deadline)).expect("cached");
+    let many = chains.block_on(client.call_many(&calls, block, deadline));
+    assert_eq!(many.len(), calls.len());
+    assert_eq!(many[3].as_ref().expect("decimals"), &cached);
+    for (i, (answer, call)) in many.iter().zip(&calls).enumerate() {
+        assert_eq!(answer, &one(call), "call {i}");
+        match i % 5 {
+            4 => assert!(matches!(answer, Err(bardo_evm::ChainError::Reverted { .. })), "{i}: {answer:?}"),
+            _ => assert!(answer.is_ok(), "{i}: {answer:?}"),
+        }
+    }
+}
