@@ -185,6 +185,10 @@ impl Instances {
                 (store, Ok(instance))
             }
             None => {
+                // None ready: the worker is behind, or asleep on a refill queued earlier.
+                if !first {
+                    nudge();
+                }
                 self.made_on_call.fetch_add(1, Ordering::Relaxed);
                 let state = CallState::new(env.services.clone(), call, env.wasi.clone());
                 let mut store = store(env, state, budget);
@@ -197,13 +201,18 @@ impl Instances {
     fn refill_later(self: &Arc<Self>) {
         let mut ready = self.lock();
         let wanted = ready.setup.as_ref().map_or(0, |s| s.limits.ready_instances);
-        if ready.refilling || ready.stores.len() >= wanted {
-            return;
-        }
-        ready.refilling = true;
         // Half the instances left: the next calls need the worker now. Until then it may come
         // at its next round (waking a sleeping thread costs a call several µs here).
         let urgent = ready.stores.len() * 2 <= wanted;
+        if ready.refilling || ready.stores.len() >= wanted {
+            drop(ready);
+            // Queued before it was urgent: the worker may still be asleep on it.
+            if urgent {
+                nudge();
+            }
+            return;
+        }
+        ready.refilling = true;
         drop(ready);
         if !send(Work::Refill(Arc::downgrade(self)), urgent) {
             self.lock().refilling = false;
@@ -359,6 +368,17 @@ fn send(work: Work, urgent: bool) -> bool {
         queue.wake.notify_one();
     }
     true
+}
+
+/// Wake the worker if it sleeps on queued work (a lock and a look when it is up).
+fn nudge() {
+    let Some(queue) = WORKER.as_ref() else { return };
+    let queued = lock(&queue.state);
+    let wake = queued.asleep && !queued.work.is_empty();
+    drop(queued);
+    if wake {
+        queue.wake.notify_one();
+    }
 }
 
 /// The one background thread that makes and drops instances for every host in the process.
