@@ -37,6 +37,13 @@ fn sdk_swap(e: &Env, sidecar: &Sidecar, pool: Pool, zero_for_one: bool, amount: 
     (result, ticks.words.len())
 }
 
+/// The host's chain clients for the devnet `node` (each call its own, with its own caches).
+fn chains_on(node: &bardo_devnet::Anvil) -> bardo_evm::chain::Chains {
+    use bardo_evm::chain::{ChainConfig, Chains};
+    let config = std::collections::BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]);
+    Chains::new(&config, bardo_test_support::host_runtime()).expect("chains")
+}
+
 fn units(whole: u64, decimals: u8) -> U256 {
     U256::from(whole) * U256::from(10).pow(U256::from(decimals))
 }
@@ -116,7 +123,6 @@ fn the_sdks_swap_from_the_state_the_host_reads_is_what_the_pools_deliver() {
 
 #[test]
 fn a_routes_pools_are_found_in_at_most_four_batched_rounds_as_a_pool_by_pool_read_sees_them() {
-    use bardo_evm::chain::{ChainConfig, Chains};
     use bardo_sidecar::book::UniswapBook;
     use bardo_sidecar::discover::{Calls, Discovery};
     use bardo_sidecar::route::RoutePool;
@@ -126,11 +132,7 @@ fn a_routes_pools_are_found_in_at_most_four_batched_rounds_as_a_pool_by_pool_rea
     let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let d = &snapshot.deployments;
     let book = UniswapBook::from_settings(&d.uniswap_settings()).expect("books")[&CHAIN_ID].clone();
-    let chains = Chains::new(
-        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
-        bardo_test_support::host_runtime(),
-    )
-    .expect("chains");
+    let chains = chains_on(&node);
     let client = chains.get(CHAIN_ID).expect("chain");
     let deadline = Instant::now() + Duration::from_secs(60);
     let block = chains.block_on(client.block_number(deadline)).expect("block");
@@ -182,8 +184,6 @@ fn a_routes_pools_are_found_in_at_most_four_batched_rounds_as_a_pool_by_pool_rea
 #[test]
 fn many_calls_at_a_block_are_answered_in_order_in_batches_as_one_at_a_time_would_be() {
     use alloy::sol_types::SolCall;
-    use bardo_evm::chain::{ChainConfig, Chains};
-    use std::collections::BTreeMap;
     use std::time::{Duration, Instant};
     alloy::sol! {
         function decimals() external view returns (uint8);
@@ -192,11 +192,7 @@ fn many_calls_at_a_block_are_answered_in_order_in_batches_as_one_at_a_time_would
 
     let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let d = &snapshot.deployments;
-    let chains = Chains::new(
-        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
-        bardo_test_support::host_runtime(),
-    )
-    .expect("chains");
+    let chains = chains_on(&node);
     let client = chains.get(CHAIN_ID).expect("chain");
     let deadline = Instant::now() + Duration::from_secs(60);
     let block = chains.block_on(client.block_number(deadline)).expect("block");
@@ -214,11 +210,7 @@ fn many_calls_at_a_block_are_answered_in_order_in_batches_as_one_at_a_time_would
         })
         .collect();
     // One at a time, through a client of its own (nothing cached from the batches).
-    let alone = Chains::new(
-        &BTreeMap::from([(CHAIN_ID, ChainConfig::new(node.url()))]),
-        bardo_test_support::host_runtime(),
-    )
-    .expect("chains");
+    let alone = chains_on(&node);
     let one = |(to, data): &(Address, alloy::primitives::Bytes)| {
         let client = alone.get(CHAIN_ID).expect("chain");
         alone.block_on(client.call(*to, data.clone(), U256::ZERO, Some(block), deadline))
