@@ -5,7 +5,7 @@ use serde::Serialize;
 /// A tool's domain: the specification's 17 categories (golem-tools-architecture, "17 tool
 /// categories") in its order but `testnet` last, plus `fees`, which pi-integration's fees
 /// profile selects. Mirrors `bardo:plugin/types.category`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
     /// On-chain data reads, pool state, token info, portfolio, P&L.
@@ -101,7 +101,7 @@ impl Category {
 }
 
 /// Read, write or privileged. Ordered by power, so growth can be compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CapabilityTier {
     /// Reads only: no plan, no state change anywhere.
@@ -127,7 +127,7 @@ pub enum RiskTier {
 }
 
 /// The wall-clock budget of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TickBudget {
     /// 1 s.
@@ -197,7 +197,7 @@ pub enum RequiredCapability {
 }
 
 /// Guidance for one phase.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PhaseGuideline {
     /// The phase it applies to.
     pub phase: Phase,
@@ -206,7 +206,7 @@ pub struct PhaseGuideline {
 }
 
 /// Everything declared about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ToolDef {
     /// Unique name, `<prefix>_<action>_<subject>`, e.g. `uniswap_get_pool_info`.
     pub name: String,
@@ -241,7 +241,7 @@ pub struct ToolDef {
 }
 
 /// A plugin's self-description.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Manifest {
     /// Plugin name, e.g. `uniswap`.
     pub name: String,

@@ -166,6 +166,31 @@ impl Engine {
         self.cache_path(sha256).is_some_and(|path| path.exists())
     }
 
+    /// The compiled component of digest `sha256` (hex), if the cache holds a usable one.
+    pub(crate) fn cached(&self, sha256: &str) -> Option<Component> {
+        self.load_cached(&self.cache_path(sha256)?)
+    }
+
+    /// What the host read from the component of digest `sha256` at an earlier load (its
+    /// surface and manifest, `plugin::listing`), if the cache holds it.
+    pub(crate) fn read_listing(&self, sha256: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.listing_path(sha256)?).ok()
+    }
+
+    /// Keep `bytes` as the listing of the component of digest `sha256`; a failure costs the
+    /// next load its speed only.
+    pub(crate) fn write_listing(&self, sha256: &str, bytes: &[u8]) {
+        let Some((dir, path)) = self.cache_dir.as_ref().zip(self.listing_path(sha256)) else { return };
+        if let Err(e) = write_atomically(dir, &path, bytes) {
+            tracing::warn!(path = %path.display(), "cannot write the plugin listing cache: {e}");
+        }
+    }
+
+    fn listing_path(&self, sha256: &str) -> Option<PathBuf> {
+        let dir = self.cache_dir.as_ref()?;
+        Some(dir.join(format!("{sha256}-{}.listing.json", self.compat)))
+    }
+
     fn cache_path(&self, sha256: &str) -> Option<PathBuf> {
         let dir = self.cache_dir.as_ref()?;
         Some(dir.join(format!("{sha256}-{}.cwasm", self.compat)))

@@ -2,7 +2,9 @@
 //! loading a component (compile or cache, check its surface, read its manifest) is in `load`.
 
 mod call;
+mod code;
 mod instances;
+mod listing;
 mod load;
 mod params;
 mod plan;
@@ -123,10 +125,7 @@ pub struct LoadedPlugin {
     pub sha256: String,
     /// Whether it came from the compiled-artifact cache.
     pub cache: CacheOutcome,
-    instances: Arc<instances::Instances>,
-    read: read::GuestIndices,
-    write: Option<write::GuestIndices>,
-    stream: Option<stream::GuestIndices>,
+    code: code::LazyCode,
 }
 
 /// A component compiled and its surface read, not yet checked or instantiated.
@@ -171,7 +170,7 @@ pub struct Skipped {
 /// The host: engine, imports, loaded plugins and the profile's catalog.
 pub struct Host {
     engine: Engine,
-    linker: Linker<CallState>,
+    linker: Arc<Linker<CallState>>,
     services: Arc<Services>,
     wasi: Arc<WasiPolicy>,
     grants: BTreeSet<String>,
@@ -205,7 +204,7 @@ impl Host {
         linked.map_err(|e| EngineError::Config(format!("linking host imports: {e:#}")))?;
         Ok(Self {
             engine,
-            linker,
+            linker: Arc::new(linker),
             services,
             grants: wasi.grant.iter().cloned().collect(),
             wasi: Arc::new(wasi),
@@ -228,7 +227,10 @@ impl Host {
         ) -> wasmtime::Result<Result<R, ToolError>>,
     ) -> CallReport<R> {
         let plugin = &entry.plugin;
-        call::run(&self.env(), &plugin.instances, &plugin.name, tool, entry.def.tick_budget, f)
+        match plugin.code() {
+            Ok(code) => call::run(&self.env(), &code.instances, &plugin.name, tool, entry.def.tick_budget, f),
+            Err(e) => CallReport::refused(e),
+        }
     }
 
     fn env(&self) -> CallEnv<'_> {
@@ -408,10 +410,14 @@ impl Host {
             )));
         }
         let plugin = &entry.plugin;
+        let code = match plugin.code() {
+            Ok(code) => code,
+            Err(e) => return Some(CallReport::refused(e)),
+        };
         let limits = &self.limits;
         let steps = entry.def.progress_steps.as_slice();
         let run = |store: &mut wasmtime::Store<CallState>, instance: &wasmtime::component::Instance| {
-            let guest = plugin.read.load(&mut *store, instance)?;
+            let guest = code.read.load(&mut *store, instance)?;
             let answer = guest.call_call(&mut *store, &entry.guest_name, params_json)?;
             Ok(answer
                 .map_err(convert::tool_error)
@@ -420,11 +426,11 @@ impl Host {
         let (env, budget) = (self.env(), entry.def.tick_budget);
         let report = match control {
             Some(control) if inline => {
-                call::run_inline(&env, &plugin.instances, &plugin.name, tool, budget, (control, steps), run)
+                call::run_inline(&env, &code.instances, &plugin.name, tool, budget, (control, steps), run)
             }
             control => Some(call::run_with(
                 &env,
-                &plugin.instances,
+                &code.instances,
                 &plugin.name,
                 tool,
                 budget,
@@ -474,6 +480,7 @@ impl Host {
             .get(tool)
             .ok_or_else(|| ToolError::new(ErrorCode::NotFound, format!("no tool `{tool}`")))?;
         let plugin = &entry.plugin;
+        let code = plugin.code()?;
         let call = caps::CallCtx {
             plugin: plugin.name.clone(),
             tool: tool.to_owned(),
@@ -482,13 +489,13 @@ impl Host {
             events: Default::default(),
             control: None,
             inline: None,
-            granted: plugin.instances.granted(),
+            granted: code.instances.granted(),
         };
         let state = CallState::new(self.services.clone(), call, self.wasi.clone());
         let mut store = self.engine.store(state, &self.limits, TickBudget::Fast);
         let internal = |e: wasmtime::Error| ToolError::new(ErrorCode::Internal, format!("{e:#}"));
-        let instance = plugin.instances.pre().instantiate(&mut store).map_err(internal)?;
-        let guest = plugin.read.load(&mut store, &instance).map_err(internal)?;
+        let instance = code.instances.pre().instantiate(&mut store).map_err(internal)?;
+        let guest = code.read.load(&mut store, &instance).map_err(internal)?;
         Ok(ReusedInstance { store, guest, limits: self.limits.clone(), entry: entry.clone() })
     }
 }
@@ -496,17 +503,30 @@ impl Host {
 impl LoadedPlugin {
     /// How its calls got their fresh instances: ready ones made ahead, or made on the call.
     pub fn instance_stats(&self) -> InstanceStats {
-        self.instances.stats()
+        self.code.made().map(|code| code.instances.stats()).unwrap_or_default()
     }
 
     /// Whether the plugin exports `write` / `stream` handlers (checked at load).
     pub fn exports_write(&self) -> bool {
-        self.write.is_some()
+        self.world == World::Writer
     }
 
     /// Whether the plugin exports stream handlers.
     pub fn exports_stream(&self) -> bool {
-        self.stream.is_some()
+        self.world == World::Streamer
+    }
+
+    /// Whether its code is made: at load, or on the first call of a plugin whose listing came
+    /// from the cache.
+    pub fn code_made(&self) -> bool {
+        self.code.made().is_some()
+    }
+
+    /// Its code, made now if its load was listed from the cache.
+    fn code(&self) -> Result<&code::Code, ToolError> {
+        self.code.get().map_err(|why| {
+            ToolError::new(ErrorCode::Internal, format!("plugin `{}` cannot run: {why}", self.name))
+        })
     }
 }
 

@@ -228,7 +228,7 @@ pub fn open_with(
                     );
                 }
                 pinned_new |= lock.verify(&name, &digest, &lock_path)? == Pin::Added;
-                Ok(host.load_digested(&name, &bytes, digest)?)
+                Ok(host.load_verified(file, &bytes, digest)?)
             });
         if let Err(e) = loaded {
             tracing::debug!("{e}");

@@ -8,27 +8,69 @@ impl Host {
     /// Load the component at `path`.
     pub fn load_file(&mut self, path: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
         let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+        let sha256 = crate::engine::sha256_hex(&bytes);
+        self.load_verified(path, &bytes, sha256)
+    }
+
+    /// Load `bytes`, read from the file at `path`, whose sha256 (hex) the caller has taken to
+    /// check them against `bardo.lock`. When the cache holds both their compiled code and the
+    /// listing an earlier load read from them, the component is neither mapped nor run until
+    /// its first call: its surface is checked and its tools listed from the listing.
+    pub fn load_verified(
+        &mut self,
+        path: &Path,
+        bytes: &[u8],
+        sha256: String,
+    ) -> Result<Arc<LoadedPlugin>, LoadError> {
         let label =
             path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        self.load_bytes(&label, &bytes)
+        if let Some(listed) = self.listed(&label, path, &sha256) {
+            return self.add(listed?, &BTreeMap::new());
+        }
+        let compiled = self.compile_digested(&label, bytes, sha256)?;
+        let plugin = self.prepare_compiled(&label, compiled, true)?;
+        listing::write(&self.engine, &plugin.sha256, &plugin.surface, &plugin.manifest);
+        self.add(plugin, &BTreeMap::new())
+    }
+
+    /// The plugin as an earlier load of the same bytes listed it, its code made on first use;
+    /// `None` unless the cache holds its listing and its compiled code.
+    fn listed(&self, label: &str, origin: &Path, sha256: &str) -> Option<Result<LoadedPlugin, LoadError>> {
+        let (surface, manifest) = listing::read(&self.engine, sha256)?;
+        if !self.engine.is_cached(sha256) {
+            return None;
+        }
+        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
+        let checked = surface.world().map_err(refused).and_then(|world| {
+            surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
+            let bad = |reason: String| LoadError::Manifest { plugin: label.to_owned(), reason };
+            validate(&manifest, world).map_err(bad)?;
+            Ok(world)
+        });
+        Some(checked.map(|world| LoadedPlugin {
+            name: Arc::from(manifest.name.as_str()),
+            source: label.to_owned(),
+            code: code::LazyCode::deferred(code::Deferred {
+                engine: self.engine.clone(),
+                linker: self.linker.clone(),
+                origin: origin.to_owned(),
+                sha256: sha256.to_owned(),
+                world,
+                grants: caps::operator_grants(&self.services, &self.profile, &manifest),
+            }),
+            manifest,
+            world,
+            surface,
+            sha256: sha256.to_owned(),
+            cache: CacheOutcome::Hit,
+        }))
     }
 
     /// Load a component: check its surface against the policy, read its manifest, and add the
     /// tools the profile selects to the catalog. `label` names it in errors until its manifest
     /// is read.
     pub fn load_bytes(&mut self, label: &str, bytes: &[u8]) -> Result<Arc<LoadedPlugin>, LoadError> {
-        self.load_digested(label, bytes, crate::engine::sha256_hex(bytes))
-    }
-
-    /// [`Self::load_bytes`] for bytes whose sha256 (hex) the caller has already taken (to check
-    /// them against `bardo.lock`): hashing is most of a cached load's time.
-    pub fn load_digested(
-        &mut self,
-        label: &str,
-        bytes: &[u8],
-        sha256: String,
-    ) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let compiled = self.compile_digested(label, bytes, sha256)?;
+        let compiled = self.compile(label, bytes)?;
         let plugin = self.prepare_compiled(label, compiled, true)?;
         self.add(plugin, &BTreeMap::new())
     }
@@ -202,22 +244,11 @@ impl Host {
         if enforce {
             surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
         }
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| refused(format!("{e:#}")))?;
-        let read = read::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
-        let write = (world == World::Writer)
-            .then(|| write::GuestIndices::new(&pre))
-            .transpose()
-            .map_err(|e| refused(format!("{e:#}")))?;
-        let stream = (world == World::Streamer)
-            .then(|| stream::GuestIndices::new(&pre))
-            .transpose()
-            .map_err(|e| refused(format!("{e:#}")))?;
-        let catalog_idx = catalog::GuestIndices::new(&pre).map_err(|e| refused(format!("{e:#}")))?;
+        let (code, catalog_idx) = code::Code::link(&self.linker, &component, world).map_err(refused)?;
         let label_arc: Arc<str> = Arc::from(label);
-        let instances = instances::Instances::new(pre);
         let report = call::run(
             &self.load_env(),
-            &instances,
+            &code.instances,
             &label_arc,
             "get-manifest",
             TickBudget::Fast,
@@ -230,7 +261,7 @@ impl Host {
         let manifest = report.result.map_err(|e| bad(e.message))?;
         let manifest = convert::manifest(manifest).map_err(bad)?;
         validate(&manifest, world).map_err(bad)?;
-        instances.grant(caps::operator_grants(&self.services, &self.profile, &manifest));
+        code.instances.grant(caps::operator_grants(&self.services, &self.profile, &manifest));
         Ok(LoadedPlugin {
             name: Arc::from(manifest.name.as_str()),
             source: label.to_owned(),
@@ -239,10 +270,7 @@ impl Host {
             surface,
             sha256,
             cache,
-            instances,
-            read,
-            write,
-            stream,
+            code: code::LazyCode::ready(code),
         })
     }
 }

@@ -15,16 +15,17 @@ impl Host {
         &self,
         tool: &str,
         params_json: &str,
-    ) -> Result<(&super::CatalogEntry, &super::write::GuestIndices), ToolError> {
+    ) -> Result<(&super::CatalogEntry, &super::code::Code, &super::write::GuestIndices), ToolError> {
         let entry = self.entry(tool, CapabilityTier::Write)?;
         check_params(entry, tool, params_json)?;
-        let indices = entry.plugin.write.as_ref().ok_or_else(|| {
+        let code = entry.plugin.code()?;
+        let indices = code.write.as_ref().ok_or_else(|| {
             ToolError::new(
                 ErrorCode::Internal,
                 format!("plugin `{}` declares write tools but exports no `write`", entry.plugin.name),
             )
         })?;
-        Ok((entry, indices))
+        Ok((entry, code, indices))
     }
 
     /// Plan write tool `tool` with JSON params, in a fresh instance under the limits.
@@ -48,7 +49,7 @@ impl Host {
         params_json: &str,
         control: Option<&Arc<super::CallControl>>,
     ) -> call::CallReport<WritePlan> {
-        let (entry, indices) = match self.writer(tool, params_json) {
+        let (entry, code, indices) = match self.writer(tool, params_json) {
             Ok(found) => found,
             Err(e) => return call::CallReport::refused(e),
         };
@@ -56,7 +57,7 @@ impl Host {
         let control = control.map(|c| (c, entry.def.progress_steps.as_slice()));
         let report = call::run_with(
             &self.env(),
-            &plugin.instances,
+            &code.instances,
             &plugin.name,
             tool,
             entry.def.tick_budget,
@@ -100,7 +101,7 @@ impl Host {
         chain: u64,
         receipts: &[TransactionReceipt],
     ) -> call::CallReport<serde_json::Value> {
-        let (entry, indices) = match self.writer(tool, params_json) {
+        let (entry, _, indices) = match self.writer(tool, params_json) {
             Ok(found) => found,
             Err(e) => return call::CallReport::refused(e),
         };

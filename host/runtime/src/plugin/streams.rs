@@ -54,20 +54,23 @@ impl Host {
     ) -> Result<(&super::CatalogEntry, &super::stream::GuestIndices), ToolError> {
         let entry = self.entry(tool, CapabilityTier::Read)?;
         check_params(entry, tool, params_json)?;
-        match (&entry.plugin.stream, entry.def.category) {
-            (Some(indices), Category::Streaming) => Ok((entry, indices)),
-            _ => Err(ToolError::new(
+        if !self.is_stream(tool) {
+            return Err(ToolError::new(
                 ErrorCode::Denied,
                 format!("`{tool}` is not a stream tool; call it with `bardo call`"),
-            )),
+            ));
         }
+        let indices = entry.plugin.code()?.stream.as_ref().ok_or_else(|| {
+            ToolError::new(ErrorCode::Internal, format!("plugin `{}` exports no `stream`", entry.plugin.name))
+        })?;
+        Ok((entry, indices))
     }
 
     /// Whether `tool` is a stream tool in this profile.
     pub fn is_stream(&self, tool: &str) -> bool {
         self.catalog
             .get(tool)
-            .is_some_and(|e| e.plugin.stream.is_some() && e.def.category == Category::Streaming)
+            .is_some_and(|e| e.plugin.exports_stream() && e.def.category == Category::Streaming)
     }
 
     /// Open stream `tool`: its sources and initial state.

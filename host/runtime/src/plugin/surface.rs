@@ -4,12 +4,12 @@
 
 use crate::caps::{Grant, capability};
 pub use crate::world::{HOST_API, PLUGIN_API, World, unversioned};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use wasmtime::component::Component;
 
 /// Imports and exports of a component, by name (`bardo:host/chain@0.1.0`, `wasi:io/poll@0.2.6`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Surface {
     /// Imported interfaces, versioned names.
     pub imports: Vec<String>,

@@ -149,6 +149,101 @@ fn compiled_artifacts_are_cached_by_digest() {
     assert_eq!(second.compile(&wasm).expect("recompiled").1, CacheOutcome::Compiled);
 }
 
+/// A host on an engine whose cache is `cache`, with default services and profile `dev`.
+fn cached_host(cache: &Path) -> Host {
+    let engine = Engine::new(Some(cache.to_owned())).expect("engine");
+    Host::new(
+        engine,
+        crate::no_services(),
+        Profile::parse("dev").expect("dev"),
+        Limits::default(),
+        WasiPolicy::default(),
+    )
+    .expect("host")
+}
+
+#[test]
+fn a_listed_load_runs_no_plugin_code_until_the_first_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cache, file) = (dir.path().join("cache"), dir.path().join("hello.wasm"));
+    std::fs::copy(HELLO, &file).expect("copy");
+    let greet = r#"{"name":"golem"}"#;
+    let answer = r#"{"greeting":"hello, golem","block_number":null}"#;
+
+    // The first load reads the component (and keeps what it read); the second lists it.
+    let mut first = cached_host(&cache);
+    let read = first.load_file(&file).expect("load");
+    assert!(read.code_made(), "the first load instantiated the component to read its manifest");
+    let mut second = cached_host(&cache);
+    let listed = second.load_file(&file).expect("listed load");
+    assert!(!listed.code_made(), "no component mapped, no plugin code run to list its tools");
+    assert_eq!(listed.manifest, read.manifest);
+    assert_eq!(listed.surface, read.surface);
+    assert_eq!(second.catalog().keys().collect::<Vec<_>>(), first.catalog().keys().collect::<Vec<_>>());
+    // Its first call makes the code, and the call is the same call.
+    assert_eq!(second.call("hello_greet", greet).result.as_deref(), Ok(answer));
+    assert!(listed.code_made());
+    assert_eq!(listed.instance_stats().made_on_call + listed.instance_stats().taken_ready, 1);
+
+    // The policy still decides: a listing does not carry a grant the host does not give.
+    let mut strict = cached_host(&cache);
+    let mut fs_first = Host::new(
+        Engine::new(Some(cache.clone())).expect("engine"),
+        crate::no_services(),
+        Profile::parse("dev").expect("dev"),
+        Limits::default(),
+        WasiPolicy {
+            grant: vec!["wasi:filesystem".into(), "wasi:clocks/wall-clock".into()],
+            preopens: vec![],
+        },
+    )
+    .expect("host");
+    let fs_file = dir.path().join("fs.wasm");
+    std::fs::copy(FS_IMPORT, &fs_file).expect("copy");
+    fs_first.load_file(&fs_file).expect("granted, so it loads and is listed");
+    let e =
+        strict.load_file(&fs_file).err().expect("listed, and still refused without the grant").to_string();
+    assert!(e.contains("import `wasi:filesystem/"), "{e}");
+
+    // The compiled code left the cache: the first call compiles the file again, as verified.
+    let compiled: Vec<_> = std::fs::read_dir(&cache)
+        .expect("cache")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+        .collect();
+    let mut third = cached_host(&cache);
+    let relisted = third.load_file(&file).expect("listed");
+    assert!(!relisted.code_made());
+    compiled.iter().for_each(|p| std::fs::remove_file(p).expect("remove compiled code"));
+    assert_eq!(third.call("hello_greet", greet).result.as_deref(), Ok(answer));
+
+    // ... but never a file that changed since it was verified.
+    let mut fourth = cached_host(&cache);
+    let stale = fourth.load_file(&file).expect("listed");
+    assert!(!stale.code_made());
+    std::fs::read_dir(&cache)
+        .expect("cache")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .for_each(|e| std::fs::remove_file(e.path()).expect("remove compiled code"));
+    std::fs::copy(UNISWAP, &file).expect("replace the file");
+    let e = fourth.call("hello_greet", greet).result.expect_err("changed since verified");
+    assert_eq!(e.code, ErrorCode::Internal);
+    assert!(e.message.contains("changed since bardo verified it") && e.message.contains("restart"), "{e}");
+
+    // An unusable listing is ignored: the load reads the component again, and rewrites it.
+    std::fs::copy(HELLO, &file).expect("restore the file");
+    for entry in std::fs::read_dir(&cache).expect("cache").filter_map(Result::ok) {
+        if entry.file_name().to_string_lossy().ends_with(".listing.json") {
+            std::fs::write(entry.path(), b"{not json").expect("corrupt the listing");
+        }
+    }
+    let mut fifth = cached_host(&cache);
+    assert!(fifth.load_file(&file).expect("read again").code_made());
+    assert!(!cached_host(&cache).load_file(&file).expect("listed again").code_made());
+}
+
 fn hex_sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
