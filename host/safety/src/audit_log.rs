@@ -400,7 +400,7 @@ impl AuditLog {
     }
 
     /// [`Self::append_all`] without waiting for the disk: the records are written (any reader
-    /// sees them) and a thread syncs them at once. Returns where the last was written: what depends
+    /// sees them) and a thread syncs them within 5 ms. Returns where the last was written: what depends
     /// on a record being on disk checks that it is, with [`on_disk`] — the write path does
     /// before executing a permit, so a crash can lose a preview's records only with the use of
     /// its permit.
