@@ -40,9 +40,7 @@ impl Host {
         if !self.engine.is_cached(sha256) {
             return None;
         }
-        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
-        let checked = surface.world().map_err(refused).and_then(|world| {
-            surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
+        let checked = self.world_of(label, &surface, true).and_then(|world| {
             let bad = |reason: String| LoadError::Manifest { plugin: label.to_owned(), reason };
             validate(&manifest, world).map_err(bad)?;
             Ok(world)
@@ -230,6 +228,17 @@ impl Host {
         Ok(Compiled { component, cache, sha256, surface })
     }
 
+    /// The world of a component of `surface`, its imports checked against the policy with
+    /// `enforce` (the same check whether the surface was read now or listed by an earlier load).
+    fn world_of(&self, label: &str, surface: &Surface, enforce: bool) -> Result<World, LoadError> {
+        let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
+        let world = surface.world().map_err(refused)?;
+        if enforce {
+            surface::check_imports(surface, world, &self.grants).map_err(refused)?;
+        }
+        Ok(world)
+    }
+
     /// Check a compiled component's world (and, with `enforce`, its imports), pre-instantiate
     /// it and read its manifest.
     pub(crate) fn prepare_compiled(
@@ -239,11 +248,8 @@ impl Host {
         enforce: bool,
     ) -> Result<LoadedPlugin, LoadError> {
         let Compiled { component, cache, sha256, surface } = compiled;
+        let world = self.world_of(label, &surface, enforce)?;
         let refused = |reason: String| LoadError::Refused { plugin: label.to_owned(), reason };
-        let world = surface.world().map_err(refused)?;
-        if enforce {
-            surface::check_imports(&surface, world, &self.grants).map_err(refused)?;
-        }
         let (code, catalog_idx) = code::Code::link(&self.linker, &component, world).map_err(refused)?;
         let label_arc: Arc<str> = Arc::from(label);
         let report = call::run(
