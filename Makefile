@@ -66,20 +66,10 @@ lint: setup
 	$(CARGO) clippy --locked --target wasm32-wasip2 $(foreach p,$(PLUGINS),-p bardo-plugin-$(p)) $(GUESTS) -- -D warnings
 	$(CARGO) clippy --locked -p bardo-fuzz --features libfuzzer --bins -- -D warnings
 
-# The whole test suite (what CI runs), linted as it is built: clippy-driver is the workspace's
-# rustc (as under `cargo clippy`, but in the build itself, so no separate check build of every
-# dependency), for every target of the host crates and — through tests/artifacts' nested build,
-# which inherits it — for the wasm guests. The same lints as `make lint`, with `-D warnings`.
-# Bench binaries are not built here (each links the whole host; `make lint` checks them and
-# `make bench` builds them), to keep a cold run within CI's 40 minutes.
-CLIPPY_DRIVER := $(shell rustc --print sysroot)/bin/clippy-driver
-LINTED := RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
-test: setup
-	$(CARGO) fmt --all --check
-	$(LINTED) $(CARGO) test --locked --lib --bins --tests --examples --no-run
-	$(LINTED) $(CARGO) test --locked
-	@# The short fuzzing pass: every target 30 s, coverage-guided, two at a time.
-	FUZZ_SECONDS=30 FUZZ_JOBS=2 scripts/fuzz.sh
+# The whole test suite (what CI runs): scripts/test.sh says how — the build linted as it is
+# built while the test packages install, the test binaries two at a time, the short fuzzing pass.
+test:
+	@scripts/test.sh
 
 # Coverage-guided fuzzing under libFuzzer (fuzz/, scripts/fuzz.sh): every target FUZZ_SECONDS,
 # FUZZ_JOBS at a time. A longer campaign: `make fuzz FUZZ_SECONDS=3600 FUZZ_JOBS=2`.

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs what building and testing need. Idempotent; quick when everything is there.
+#   scripts/setup.sh            everything
+#   scripts/setup.sh build      only what the build needs (the wasm32-wasip2 target)
+#   scripts/setup.sh packages   only what the tests run (npm, Python, Debian packages, the model):
+#                               scripts/test.sh installs these while the build compiles
 set -euo pipefail
+part="${1:-all}"
 
-if ! rustup target list --installed | grep -qx wasm32-wasip2; then
+if [ "$part" != packages ] && ! rustup target list --installed | grep -qx wasm32-wasip2; then
     echo "setup: installing the wasm32-wasip2 Rust target"
     rustup target add wasm32-wasip2
 fi
+[ "$part" = build ] && exit 0
 
 # anvil and the published contract artifacts, pinned by devnet/package-lock.json.
 devnet="$(dirname "$0")/../devnet"

@@ -91,7 +91,7 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 rt,
                 &binary,
                 &devnet_dir,
-                &state_dir.join("devnet"),
+                &devnet::snapshot::cache_for(&devnet_dir, &state_dir.join("devnet")),
                 |step| eprintln!("devnet: {step}"),
             )?;
             let deployments_file = state_dir.join("deployments.json");

@@ -66,6 +66,18 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
     Ok(hex::encode(&h.finalize()[..8]))
 }
 
+/// Where the snapshots of the stack `devnet_dir` pins are kept: in `devnet_dir/.snapshots`,
+/// beside its packages, so every project and every test using that devnet deploys it once (a
+/// snapshot is named by its fingerprint, so sharing it is safe); `fallback` when that directory
+/// cannot be written (a read-only install).
+pub fn cache_for(devnet_dir: &Path, fallback: &Path) -> PathBuf {
+    let shared = devnet_dir.join(".snapshots");
+    let probe = shared.join(format!(".probe-{}", std::process::id()));
+    let writable = std::fs::create_dir_all(&shared).is_ok() && std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    if writable { shared } else { fallback.to_owned() }
+}
+
 fn io(path: &Path, e: impl std::fmt::Display) -> SnapshotError {
     SnapshotError::Io { path: path.to_owned(), message: e.to_string() }
 }
@@ -157,4 +169,26 @@ async fn dump_state(rpc: &str) -> Result<Vec<u8>, String> {
     let mut json = Vec::with_capacity(gz.len() * 8);
     flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).map_err(|e| format!("gunzip: {e}"))?;
     Ok(json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_for;
+
+    #[test]
+    fn snapshots_are_kept_beside_the_devnet_unless_it_cannot_be_written() {
+        let root = std::env::temp_dir().join(format!("bardo-snapshot-cache-{}", std::process::id()));
+        let devnet = root.join("devnet");
+        std::fs::create_dir_all(&devnet).expect("devnet dir");
+        let fallback = root.join("project/.bardo/devnet");
+        assert_eq!(cache_for(&devnet, &fallback), devnet.join(".snapshots"));
+        let left: Vec<_> = std::fs::read_dir(devnet.join(".snapshots")).expect("made").collect();
+        assert!(left.is_empty(), "the write probe is removed: {left:?}");
+        // A devnet/ whose .snapshots cannot be made (here a file is in its way): the project's own.
+        let blocked = root.join("blocked");
+        std::fs::create_dir_all(&blocked).expect("dir");
+        std::fs::write(blocked.join(".snapshots"), b"").expect("file");
+        assert_eq!(cache_for(&blocked, &fallback), fallback);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

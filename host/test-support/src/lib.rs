@@ -121,8 +121,10 @@ pub fn host(guests: &[&str]) -> Host {
 pub fn snapshot() -> &'static Snapshot {
     static SNAPSHOT: OnceLock<Snapshot> = OnceLock::new();
     SNAPSHOT.get_or_init(|| {
-        let cache = target_tmp().join("devnet");
-        Snapshot::ensure(host_runtime(), &Anvil::binary(&root()), &root().join("devnet"), &cache, |_| {})
+        // The cache `bardo devnet up` uses too: the CLI's tests and `make demo` deploy no more.
+        let devnet = root().join("devnet");
+        let cache = bardo_devnet::snapshot::cache_for(&devnet, &target_tmp().join("devnet"));
+        Snapshot::ensure(host_runtime(), &Anvil::binary(&root()), &devnet, &cache, |_| {})
             .expect("devnet snapshot (run `make setup`)")
     })
 }

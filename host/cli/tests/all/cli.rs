@@ -415,10 +415,15 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     std::fs::write(&config, format!("[chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\ndevnet = true\n"))
         .expect("config");
     let config = config.to_str().expect("utf-8");
+    // The stack deployed once for this checkout's devnet/ (the tests' own snapshot) is the one a
+    // new project's devnet starts from: nothing is deployed again.
+    let shared = bardo_test_support::snapshot();
     // No --port: the devnet listens where the configured chain's RPC points, and says so.
     let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach", "--json"]);
     let err = String::from_utf8_lossy(&up.stderr);
     assert!(up.status.success(), "{err}");
+    assert!(!err.contains("deploying"), "started from {}, not deployed again: {err}", shared.state.display());
+    assert!(!home.path().join(".bardo/devnet").exists(), "no second copy of the snapshot in the project");
     assert!(
         err.contains(&format!("devnet: port {port} ([chains.31337] rpc = \"http://127.0.0.1:{port}\")")),
         "{err}"

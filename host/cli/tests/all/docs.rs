@@ -76,8 +76,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
         |from: &Path, to: &str| std::os::unix::fs::symlink(from, dir.path().join(to)).expect("symlink");
     link(&root().join("sidecar"), "sidecar");
     link(&root().join(".cache"), ".cache");
-    snapshot(); // deployed once, then started from (the devnet's `.bardo/devnet` cache)
-    link(&target_tmp().join("devnet"), ".bardo/devnet");
+    snapshot(); // deployed once (into devnet/.snapshots, which `bardo devnet up` reads)
     let compiled = target_tmp().join("docs-compiled");
     std::fs::create_dir_all(&compiled).expect("compiled cache");
     link(&compiled, ".bardo/cache");

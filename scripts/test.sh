@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `make test`: the whole suite, as CI runs it.
+#  1. The test build, linted as it is built (clippy-driver as the workspace's rustc, `-D warnings`),
+#     while the packages the tests run (npm, Python clients, NATS, the model) install beside it:
+#     the build needs none of them.
+#  2. Every test binary, TEST_JOBS at a time (default 2), longest first: most of the suite waits on
+#     anvil, NATS and client processes, so one binary alone leaves a core idle. Each binary runs as
+#     `cargo test` runs it (from its package's directory); its output is printed whole when it
+#     ends, and a failure names the binary and the command that reruns it. Then the doc tests.
+#  3. The short fuzzing pass: every target 30 s, coverage-guided, two at a time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO="${CARGO:-cargo}"
+jobs="${TEST_JOBS:-2}"
+# The lints of `make lint`, in the build itself (so no separate check build of every dependency);
+# tests/artifacts' nested guest build inherits them.
+RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
+
+scripts/setup.sh build
+"$CARGO" fmt --all --check
+out=target/test-run
+rm -rf "$out" && mkdir -p "$out/logs"
+scripts/setup.sh packages >"$out/setup.log" 2>&1 &
+setup=$!
+built=0
+# Bench binaries are not built here (each links the whole host; `make lint` checks them and
+# `make bench` builds them).
+"$CARGO" test --locked --lib --bins --tests --examples --no-run --message-format=json-render-diagnostics \
+  >"$out/artifacts.json" || built=$?
+installed=0
+wait "$setup" || installed=$?
+cat "$out/setup.log"
+[ "$installed" -eq 0 ] || { echo "test: setup failed (its output is above)" >&2; exit "$installed"; }
+[ "$built" -eq 0 ] || exit "$built"
+
+# Each test executable, with its package's directory and a name, longest first: the integration
+# tests of the packages in `long`, in its order (measured: the CLI's end-to-end sessions and the
+# fleet's fault injection a minute or more each, the runtime's and the agent's 15-30 s), then the
+# other integration tests, then the unit tests (a second or less each).
+long='["bardo-cli", "bardo-safety", "bardo-runtime", "bardo-agent"]'
+jq -r --argjson long "$long" 'select(.reason == "compiler-artifact" and .profile.test and .executable != null)
+       | (.package_id | if test("#[^@]+@") then capture("#(?<p>[^@]+)@").p else split("#")[0] | split("/")[-1] end) as $pkg
+       | [(if .target.kind != ["test"] then 200 else ($long | index($pkg)) // 100 end), .executable,
+          (.manifest_path | sub("/Cargo.toml$"; "")), $pkg, "\(.target.kind | join(",")) \(.target.name)"] | @tsv' \
+  "$out/artifacts.json" |
+  sort -s -t$'\t' -k1,1n | cut -f2- >"$out/binaries.tsv"
+
+run_binary() {
+  local exe="$1" dir="$2" pkg="$3" what="$4"
+  local log="$out/logs/$(basename "$exe").log" status=0 start=$SECONDS
+  (cd "$dir" && CARGO_MANIFEST_DIR="$dir" CARGO_PKG_NAME="$pkg" "$exe") >"$log" 2>&1 || status=$?
+  {
+    flock 9
+    echo "     Running $what of $pkg ($exe), $((SECONDS - start)) s"
+    cat "$log"
+    if [ "$status" -ne 0 ]; then
+      echo "test: FAILED: $what of $pkg (exit $status); rerun it alone: (cd $dir && $exe)"
+      echo "$pkg $what" >>"$out/failed"
+    fi
+  } 9>"$out/print.lock"
+}
+export -f run_binary
+export out
+echo "test: $(wc -l <"$out/binaries.tsv") test binaries, $jobs at a time"
+tr '\t' '\n' <"$out/binaries.tsv" | xargs -d '\n' -n 4 -P "$jobs" bash -c 'run_binary "$@"' _
+"$CARGO" test --locked --doc
+if [ -s "$out/failed" ]; then
+  echo "test: $(wc -l <"$out/failed") test binaries failed:" >&2
+  cat "$out/failed" >&2
+  exit 1
+fi
+
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS FUZZ_SECONDS=30 FUZZ_JOBS=2 scripts/fuzz.sh
