@@ -2,6 +2,10 @@
 //! whatever the registry's headers say.
 
 use crate::credentials::Credential;
+use crate::layout::{
+    COMPONENT_OS, WASM_LAYER_MEDIA_TYPE, WASM_MANIFEST_CONFIG_MEDIA_TYPE, WASM_MANIFEST_MEDIA_TYPE,
+    WasmConfig,
+};
 use crate::sign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE};
 use crate::{RegistryError, sha256_digest};
 use futures_util::StreamExt as _;
@@ -9,9 +13,6 @@ use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::manifest::{OciDescriptor, OciImageManifest, OciManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
-use oci_wasm::{
-    WASM_LAYER_MEDIA_TYPE, WASM_MANIFEST_CONFIG_MEDIA_TYPE, WASM_MANIFEST_MEDIA_TYPE, WasmConfig,
-};
 use sha2::Digest as _;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -153,9 +154,9 @@ impl RegistryClient {
     ) -> Result<Published, RegistryError> {
         let oci = |e| RegistryError::from_oci(reference, e);
         let layout = |reason: String| RegistryError::Layout { reference: reference.whole(), reason };
-        let (mut config, layer) = WasmConfig::from_raw_component(wasm, artifact.author.clone())
-            .map_err(|e| layout(format!("{e:#}")))?;
-        config.created = chrono::Utc::now();
+        let config = WasmConfig::for_component(&wasm, artifact.author.clone()).map_err(layout)?;
+        let layer =
+            ImageLayer { data: wasm.into(), media_type: WASM_LAYER_MEDIA_TYPE.into(), annotations: None };
         let layer_digest = sha256_digest(&layer.data);
         let size = layer.data.len() as u64;
         let config_blob = Config {
@@ -172,7 +173,7 @@ impl RegistryClient {
         };
         let mut annotations = BTreeMap::from([
             ("org.opencontainers.image.version".to_owned(), artifact.version.clone()),
-            ("org.opencontainers.image.created".to_owned(), config.created.to_rfc3339()),
+            ("org.opencontainers.image.created".to_owned(), config.created.clone()),
             ("org.opencontainers.image.title".to_owned(), artifact.title.clone()),
         ]);
         if let Some(d) = &artifact.description {
@@ -267,7 +268,7 @@ impl RegistryClient {
         let config_bytes = self.small_blob(reference, &manifest.config).await?;
         let config: WasmConfig = serde_json::from_slice(&config_bytes)
             .map_err(|e| layout(format!("unreadable Wasm config: {e}")))?;
-        if config.os != oci_wasm::COMPONENT_OS || config.component.is_none() {
+        if config.os != COMPONENT_OS || config.component.is_none() {
             return Err(layout(format!(
                 "config os `{}` without a component section; plugins are wasip2 components",
                 config.os

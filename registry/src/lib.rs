@@ -9,13 +9,14 @@
 mod client;
 pub mod credentials;
 mod error;
+pub mod layout;
 pub mod sign;
 
 pub use client::{Artifact, Published, RegistryClient, Resolved, Transfer};
 pub use credentials::Credential;
 pub use error::RegistryError;
+pub use layout::{Component, WasmConfig};
 pub use oci_client::Reference;
-pub use oci_wasm::{Component, WasmConfig};
 
 /// Parse an image reference (`127.0.0.1:5000/bardo/uniswap:0.1.0`, `…@sha256:…`).
 pub fn parse_reference(text: &str) -> Result<Reference, RegistryError> {

@@ -70,31 +70,39 @@ fn publish_pull_load_call_in_the_layout_wkg_reads() {
         .expect("cached");
     assert_eq!(cached, std::fs::read(HELLO).expect("hello"));
 
-    // The layout, read back by the oci-wasm crate (what wkg uses).
-    let wasm = oci_wasm::WasmClient::new(oci_client::Client::new(oci_client::client::ClientConfig {
+    // The layout, read back by a client nobody here wrote (oci-client's own pull; its config
+    // checked field by field against the Wasm OCI artifact layout `wkg` reads).
+    let oci = oci_client::Client::new(oci_client::client::ClientConfig {
         protocol: oci_client::client::ClientProtocol::Http,
         ..Default::default()
-    }));
+    });
     let parsed: oci_client::Reference = reference.parse().expect("ref");
-    let (manifest, wasm_config, got_digest) = crate::host_runtime()
+    let (manifest, got_digest, config) = crate::host_runtime()
         .block_on_anywhere(
-            wasm.pull_manifest_and_config(&parsed, &oci_client::secrets::RegistryAuth::Anonymous),
+            oci.pull_manifest_and_config(&parsed, &oci_client::secrets::RegistryAuth::Anonymous),
         )
-        .expect("oci-wasm reads it");
+        .expect("oci-client reads it");
     assert_eq!(got_digest, digest);
-    assert_eq!((wasm_config.architecture.as_str(), wasm_config.os.as_str()), ("wasm", "wasip2"));
-    assert_eq!(wasm_config.layer_digests, vec![layer.clone()]);
-    let component = wasm_config.component.expect("component section");
-    assert!(
-        component.imports.iter().any(|i| i.starts_with("bardo:host/chain@0.1")),
-        "{:?}",
-        component.imports
+    assert_eq!(manifest.media_type.as_deref(), Some("application/vnd.oci.image.manifest.v1+json"));
+    assert_eq!(manifest.config.media_type, "application/vnd.wasm.config.v0+json");
+    assert_eq!(
+        manifest.layers.iter().map(|l| (l.media_type.as_str(), l.digest.as_str())).collect::<Vec<_>>(),
+        [("application/wasm", layer.as_str())]
     );
-    assert!(
-        component.exports.iter().any(|e| e.starts_with("bardo:plugin/read@0.2")),
-        "{:?}",
-        component.exports
-    );
+    let config: serde_json::Value = serde_json::from_str(&config).expect("config json");
+    assert_eq!((&config["architecture"], &config["os"]), (&"wasm".into(), &"wasip2".into()));
+    assert_eq!(config["layerDigests"], serde_json::json!([layer.clone()]));
+    assert!(config["created"].as_str().is_some_and(chrono_like), "created is an RFC 3339 time: {config}");
+    let names = |key: &str| -> Vec<String> {
+        config["component"][key]
+            .as_array()
+            .expect("component section")
+            .iter()
+            .map(|n| n.to_string())
+            .collect()
+    };
+    assert!(names("imports").iter().any(|i| i.starts_with("\"bardo:host/chain@0.1")), "{config}");
+    assert!(names("exports").iter().any(|e| e.starts_with("\"bardo:plugin/read@0.2")), "{config}");
     let annotations = manifest.annotations.expect("annotations");
     assert_eq!(annotations["org.opencontainers.image.version"], "0.1.0");
     assert_eq!(
@@ -102,7 +110,11 @@ fn publish_pull_load_call_in_the_layout_wkg_reads() {
         "bardo_plugin_hello.wasm"
     );
     let image = crate::host_runtime()
-        .block_on_anywhere(wasm.pull(&parsed, &oci_client::secrets::RegistryAuth::Anonymous))
+        .block_on_anywhere(oci.pull(
+            &parsed,
+            &oci_client::secrets::RegistryAuth::Anonymous,
+            vec!["application/wasm"],
+        ))
         .expect("pull");
     assert_eq!(image.layers[0].data.as_ref(), cached.as_slice());
 
@@ -602,4 +614,15 @@ fn the_new_plugins_publish_pull_and_load_each_at_its_own_version() {
     let lvr =
         opened.host.call("intel_compute_lvr", r#"{"volatility":0.4,"price":"1"}"#).result.expect("call");
     assert!(lvr.contains("\"lvr_per_year\":0.02"), "{lvr}");
+}
+
+/// `2026-11-29T09:50:00Z`-shaped: a date, `T`, a time, a zone.
+fn chrono_like(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && (text.ends_with('Z') || text.contains('+'))
 }
