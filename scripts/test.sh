@@ -36,10 +36,10 @@ cat "$out/setup.log"
 [ "$built" -eq 0 ] || exit "$built"
 
 # Each test executable, with its package's directory and a name, longest first: the integration
-# tests of the packages in `long`, in its order (measured: the CLI's end-to-end sessions and the
-# fleet's fault injection a minute or more each, the runtime's and the agent's 15-30 s), then the
-# other integration tests, then the unit tests (a second or less each).
-long='["bardo-cli", "bardo-safety", "bardo-runtime", "bardo-agent"]'
+# tests of the packages in `long`, in its order (measured on a clean clone: the CLI's end-to-end
+# sessions ~2 min, the fleet's fault injection ~1.5 min, the runtime's ~35 s), then the other
+# integration tests, then the unit tests (a second or less each).
+long='["bardo-cli", "bardo-safety", "bardo-runtime"]'
 jq -r --argjson long "$long" 'select(.reason == "compiler-artifact" and .profile.test and .executable != null)
        | (.package_id | if test("#[^@]+@") then capture("#(?<p>[^@]+)@").p else split("#")[0] | split("/")[-1] end) as $pkg
        | [(if .target.kind != ["test"] then 200 else ($long | index($pkg)) // 100 end), .executable,
@@ -65,9 +65,9 @@ export -f run_binary
 export out
 echo "test: $(wc -l <"$out/binaries.tsv") test binaries, $jobs at a time"
 tr '\t' '\n' <"$out/binaries.tsv" | xargs -d '\n' -n 4 -P "$jobs" bash -c 'run_binary "$@"' _
-"$CARGO" test --locked --doc
+"$CARGO" test --locked --doc || echo "doc tests (exit $?)" >>"$out/failed"
 if [ -s "$out/failed" ]; then
-  echo "test: $(wc -l <"$out/failed") test binaries failed:" >&2
+  echo "test: $(wc -l <"$out/failed") failed:" >&2
   cat "$out/failed" >&2
   exit 1
 fi
