@@ -25,6 +25,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Arc;
 
+// What `bardo` runs on (host/cli/src/main.rs): a call's store is freed on the instance thread.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// ~1 KB of JSON: a small order book.
 fn params_1kb() -> String {
     let orders: Vec<String> = (0..12)
