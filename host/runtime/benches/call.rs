@@ -59,6 +59,9 @@ fn host_with(engine: &Engine, services: &Arc<Services>, limits: Limits) -> Host 
 }
 
 fn calls(c: &mut Criterion) {
+    // As `bardo` runs (host/cli/src/main.rs): no huge pages for mimalloc's heap, each zeroed whole
+    // on its first touch — inside a timed call.
+    rustix::thread::disable_transparent_huge_pages(true).expect("prctl(PR_SET_THP_DISABLE)");
     let dir = tempfile::tempdir().expect("tempdir");
     let engine = Engine::new(Some(dir.path().to_owned())).expect("engine");
     let runtime = Runtime::new().expect("runtime");
