@@ -35,6 +35,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+// What `bardo` runs on (host/cli/src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Which checks run after the simulation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Checks {
@@ -122,6 +126,8 @@ fn write_path_with(
 }
 
 fn preview(c: &mut Criterion) {
+    // As `bardo` runs: no huge pages for mimalloc's heap (each zeroed whole on first touch).
+    rustix::thread::disable_transparent_huge_pages(true).expect("prctl(PR_SET_THP_DISABLE)");
     let (snapshot, node) = bardo_test_support::snapshot_and_anvil();
     let dir = tempfile::tempdir().expect("tempdir");
     let warm = write_path(&node.url(), snapshot, 250, &dir.path().join("warm.jsonl"), Checks::All);
