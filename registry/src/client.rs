@@ -154,10 +154,11 @@ impl RegistryClient {
     ) -> Result<Published, RegistryError> {
         let oci = |e| RegistryError::from_oci(reference, e);
         let layout = |reason: String| RegistryError::Layout { reference: reference.whole(), reason };
-        let config = WasmConfig::for_component(&wasm, artifact.author.clone()).map_err(layout)?;
+        let layer_digest = sha256_digest(&wasm);
+        let config =
+            WasmConfig::for_component(&wasm, &layer_digest, artifact.author.clone()).map_err(layout)?;
         let layer =
             ImageLayer { data: wasm.into(), media_type: WASM_LAYER_MEDIA_TYPE.into(), annotations: None };
-        let layer_digest = sha256_digest(&layer.data);
         let size = layer.data.len() as u64;
         let config_blob = Config {
             data: serde_json::to_vec(&config).map_err(|e| layout(e.to_string()))?.into(),

@@ -83,14 +83,15 @@ impl Component {
 }
 
 impl WasmConfig {
-    /// The config of a component layer published now.
-    pub fn for_component(wasm: &[u8], author: Option<String>) -> Result<Self, String> {
+    /// The config of a component layer published now; `layer_digest` is its bytes' (the caller
+    /// has hashed them for the push).
+    pub fn for_component(wasm: &[u8], layer_digest: &str, author: Option<String>) -> Result<Self, String> {
         Ok(Self {
             created: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             author,
             architecture: WASM_ARCHITECTURE.into(),
             os: COMPONENT_OS.into(),
-            layer_digests: vec![crate::sha256_digest(wasm)],
+            layer_digests: vec![layer_digest.to_owned()],
             component: Some(Component::of(wasm)?),
         })
     }
@@ -119,7 +120,7 @@ mod tests {
         assert!(Component::of(&module).expect_err("a module").contains("not a WebAssembly component"));
         assert!(Component::of(b"\0asm garbage").is_err());
         // The config's field names are the layout's (camelCase), as wkg reads them.
-        let config = WasmConfig::for_component(&wasm, None).expect("config");
+        let config = WasmConfig::for_component(&wasm, &crate::sha256_digest(&wasm), None).expect("config");
         let json = serde_json::to_value(&config).expect("json");
         assert_eq!(json["layerDigests"][0], crate::sha256_digest(&wasm));
         assert_eq!((&json["architecture"], &json["os"]), (&"wasm".into(), &"wasip2".into()));
