@@ -14,6 +14,7 @@ mod devnet_cli;
 mod events_cli;
 mod identity_cli;
 mod init_cli;
+mod journaling;
 mod mcp_cli;
 mod plugin_cli;
 mod records_cli;
@@ -487,7 +488,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             bardo_safety::setup::fleet_memory(&config, opened.host.services())?;
             let report = opened.host.call(&tool, &params);
             // Journaled, so a `bardo tui` elsewhere shows the read in its tool activity.
-            let (fabric, journaling) = events_cli::reads_fabric(&config, rt);
+            let (fabric, journaling) = journaling::reads_fabric(&config, rt);
             for event in report.lifecycle(&tool, opened.host.catalog().get(&tool).map(|e| &e.def)) {
                 fabric.emit(event);
             }

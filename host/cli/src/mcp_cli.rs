@@ -1,7 +1,7 @@
 //! `bardo mcp`: one MCP session over stdio, or an HTTP server until Ctrl-C; and how the HTTP
 //! doors admit (`--no-auth`) and expose tools (`--expose`), which `bardo serve` shares.
 
-use super::{Expose, events_cli, fleet_chain, load_config};
+use super::{Expose, fleet_chain, journaling, load_config};
 use anyhow::Result;
 use bardo_core::Runtime;
 use std::path::Path;
@@ -34,7 +34,7 @@ pub(crate) fn run(
     let access = http.map(|addr| bardo_mcp::http::Access::from_config(&config, addr, auth)).transpose()?;
     let watch = (watch_ms > 0).then(|| std::time::Duration::from_millis(watch_ms.max(10)));
     // The write path's steps (previews, hooks, permits, commits) journaled, for `bardo tui`.
-    let (fabric, journaling) = events_cli::journaled_fabric(&config, fleet_chain(&config)?, rt)?;
+    let (fabric, journaling) = journaling::journaled_fabric(&config, fleet_chain(&config)?, rt)?;
     let served = bardo_mcp::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
     if auth == bardo_mcp::http::Auth::None {
         served.reads_only()?;

@@ -355,7 +355,7 @@ pub(crate) fn serve(
     let _watcher = live.watch(std::time::Duration::from_millis(watch_ms.max(10)));
     // Each call journaled, so a `bardo tui` elsewhere shows it in its tool activity.
     let config = crate::load_config(config_path, true)?;
-    let (fabric, journaling) = crate::events_cli::reads_fabric(&config, rt);
+    let (fabric, journaling) = crate::journaling::reads_fabric(&config, rt);
     let default_profile = live.profiles()[0].clone();
     eprintln!("serving profiles {:?}; one JSON request per line on stdin", live.profiles());
     let stdout = std::io::stdout();

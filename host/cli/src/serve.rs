@@ -36,7 +36,7 @@ pub(crate) fn run(
     // One profile, one write path: MCP and A2A call through the same adapter, and one fabric
     // carries the write path's steps and A2A's task events to the journal (for `bardo tui`).
     let (fabric, journaling) =
-        crate::events_cli::journaled_fabric(&config, crate::fleet_chain(&config)?, rt)?;
+        crate::journaling::journaled_fabric(&config, crate::fleet_chain(&config)?, rt)?;
     let served = bardo_mcp::open(config_path, profile, exposure, watch, Some(fabric.clone()), rt)?;
     if auth == bardo_mcp::http::Auth::None {
         served.reads_only()?;

@@ -3,7 +3,7 @@
 //! process writes. Permits come from the permit store every process shares; `c` and `x` go
 //! through this process's write path, exactly as `bardo commit` and `bardo cancel` do.
 
-use crate::events_cli::journaled_fabric;
+use crate::journaling::journaled_fabric;
 use crate::{fleet_chain, report_refused};
 use anyhow::{Context, Result};
 use bardo_cluster::Cluster;

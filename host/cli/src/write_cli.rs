@@ -2,7 +2,7 @@
 //! `resume`. Each opens the host's write path for one step, journals what it did (so a `bardo
 //! tui` or `bardo events` elsewhere shows it) and prints the answer as JSON.
 
-use crate::{events_cli, fleet_chain, report_refused};
+use crate::{fleet_chain, journaling, report_refused};
 use anyhow::{Context, Result};
 use bardo_core::Runtime;
 use bardo_runtime::{Config, setup};
@@ -107,7 +107,7 @@ pub(crate) fn with_write_path(
     let opened = setup::open(config, profile, rt)?;
     report_refused(&opened.refused);
     let path = bardo_safety::setup::write_path(config, Arc::new(opened.host))?;
-    let (fabric, journaling) = events_cli::journaled_fabric(config, fleet_chain(config)?, rt)?;
+    let (fabric, journaling) = journaling::journaled_fabric(config, fleet_chain(config)?, rt)?;
     let path = path.with_fabric(fabric.clone());
     let done = f(&path);
     journaling.finish(rt, &fabric);

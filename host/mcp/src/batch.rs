@@ -20,9 +20,6 @@ use tower_service::Service;
 /// rmcp's streamable HTTP service, called once per message of a batch.
 pub(crate) type Inner = StreamableHttpService<crate::server::Session, LocalSessionManager>;
 
-/// The one revision whose sessions may send batches.
-pub(crate) const BATCH_REVISION: &str = "2025-03-26";
-
 /// The most messages one batch may hold.
 const MAX_ITEMS: usize = 64;
 

@@ -500,7 +500,7 @@ async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next
                         let asked = serde_json::from_slice::<serde_json::Value>(&bytes)
                             .ok()
                             .and_then(|m| m["params"]["protocolVersion"].as_str().map(str::to_owned));
-                        if asked.as_deref() == Some(crate::batch::BATCH_REVISION) {
+                        if asked.as_deref() == Some(crate::screen::BATCH_REVISION) {
                             bardo_core::sync::lock(&edges.batching).insert(id);
                         }
                     }

@@ -7,6 +7,9 @@
 
 use serde_json::{Value, json};
 
+/// The one revision whose sessions may send batches (`crate::batch` serves them).
+pub(crate) const BATCH_REVISION: &str = "2025-03-26";
+
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
@@ -123,7 +126,7 @@ impl Handshake {
             }
             self.initialized = true;
             // rmcp agrees to a revision it serves, which 2025-03-26 is.
-            self.batching = message.protocol_version == Some(crate::batch::BATCH_REVISION);
+            self.batching = message.protocol_version == Some(BATCH_REVISION);
             return None;
         }
         let early = !self.initialized && message.is_request && !matches!(method, "ping" | "server/discover");
