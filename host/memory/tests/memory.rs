@@ -234,3 +234,19 @@ fn a_search_embeds_what_was_left_unembedded() {
     assert!(found.hits[0].similarity.is_some(), "{found:?}");
     assert_eq!(memory.status().expect("status").embedded, 1);
 }
+
+/// A warm-up (what a plugin's search or store does first, off its call's time budget) loads the
+/// model and embeds what a process left unembedded, before any search.
+#[test]
+fn a_warm_up_loads_the_model_and_embeds_what_was_left_unembedded() {
+    let dir = tempfile::tempdir().expect("tmp");
+    store(&dir, None)
+        .store(&episode("swap", "sold WETH for USDC during a crash", Outcome::Failure, &[]))
+        .expect("stored");
+    let memory = store(&dir, Some(model()));
+    assert_eq!(memory.status().expect("status").embedded, 0);
+    let took = memory.warm_up().expect("warms up");
+    assert!(took > std::time::Duration::ZERO);
+    let status = memory.status().expect("status");
+    assert_eq!((status.embedded, status.model.is_some()), (1, true), "{status:?}");
+}

@@ -8,6 +8,7 @@ use crate::words::WordIndex;
 use rusqlite::Connection;
 use serde::Serialize;
 use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 /// Episodes still without an embedding that a search embeds first (the newest).
 const PENDING_AT_SEARCH: usize = 64;
@@ -123,6 +124,20 @@ impl Memory {
         if let Some(built) = self.0.indexes.get() {
             f(built);
         }
+    }
+
+    /// Make ready what searching and storing work with, once per process: the indexes, the
+    /// model, and the embeddings of what a process that ended too soon left unembedded. Returns
+    /// how long that took: the host's time, which a caller with a time budget (a plugin's tool
+    /// call) gives back. A model that does not load is no error here: a search says why it
+    /// matched by words alone.
+    pub fn warm_up(&self) -> Result<Duration, MemoryError> {
+        let started = Instant::now();
+        self.indexes()?;
+        if self.embedder().is_ok() {
+            self.embed_pending(PENDING_AT_SEARCH)?;
+        }
+        Ok(started.elapsed())
     }
 
     /// Episodes matching `query` by words and, with the model, by meaning; fused by reciprocal

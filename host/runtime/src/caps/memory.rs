@@ -20,7 +20,7 @@ const MAX_IMPORT: usize = 1_000;
 /// The import as one call sees it.
 pub struct MemoryView<'a> {
     memory: Option<&'a Memory>,
-    call: &'a CallCtx,
+    call: &'a mut CallCtx,
 }
 
 struct HasMemory;
@@ -82,18 +82,28 @@ impl<'a> MemoryView<'a> {
         }
         self.memory.ok_or_else(|| error(ErrorCode::Denied, format!("memory is off; {}", how_to_grant(""))))
     }
+
+    /// [`Self::store`], warmed up for what embeds: loading the model (seconds in a short process
+    /// on a loaded machine) and catching up on what another process left unembedded are the
+    /// host's time, so the call's deadline moves by them, as for the sidecar's start.
+    fn warm_store(&mut self) -> Result<&'a Memory, Error> {
+        let store = self.store()?;
+        let waited = store.warm_up().map_err(memory_error)?;
+        self.call.extend(waited);
+        Ok(store)
+    }
 }
 
 impl Host for MemoryView<'_> {
     fn store_episode(&mut self, episode: String) -> Result<String, Error> {
-        let store = self.store()?;
+        let store = self.warm_store()?;
         let episode: NewEpisode = serde_json::from_str(&episode)
             .map_err(|e| error(ErrorCode::InvalidParams, format!("the episode is not one: {e}")))?;
         to_json(&store.store(&episode).map_err(memory_error)?)
     }
 
     fn search(&mut self, query: String, n: u32) -> Result<String, Error> {
-        let store = self.store()?;
+        let store = self.warm_store()?;
         to_json(&store.search(&query, limit(n)?).map_err(memory_error)?)
     }
 
