@@ -49,6 +49,7 @@ fn permit() -> ActionPermit {
         planned_on: None,
         spend_usd: None,
         balance_changes: Vec::new(),
+        worst_case: Vec::new(),
     }
 }
 

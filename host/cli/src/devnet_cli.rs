@@ -25,6 +25,17 @@ pub(crate) enum DevnetAction {
     },
     /// Stop a devnet started with `--detach`.
     Down,
+    /// Keep a running devnet's price feeds fresh until its anvil exits (what `up --detach`
+    /// starts beside it).
+    #[command(hide = true)]
+    Keep {
+        /// The devnet's RPC URL.
+        #[arg(long)]
+        rpc: String,
+        /// Its anvil's process id: the keeper stops when it is gone.
+        #[arg(long)]
+        anvil: u32,
+    },
 }
 
 /// The devnet's `devnet/` (its package.json pins anvil and the contract artifacts): next to the
@@ -130,8 +141,9 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             if detach {
                 let state = snapshot.state.to_string_lossy();
                 let log = state_dir.join("devnet.log");
-                let d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
-                devnet::snapshot::mine_now(rt, &d.rpc)?;
+                let mut d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
+                snapshot.freshen(rt, &d.rpc)?;
+                d.keeper = Some(spawn_keeper(config_path, &d, &state_dir)?);
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
                 if json {
                     let mut value = serde_json::to_value(&d)?;
@@ -151,6 +163,11 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 return Ok(ExitCode::SUCCESS);
             }
             let anvil = snapshot.spawn_on(rt, &binary, port)?;
+            // The feeds' heartbeat, for as long as this devnet runs.
+            let (rpc, feeds) = (anvil.url(), snapshot.deployments.feeds.clone());
+            rt.spawn(async move {
+                devnet::feeds::keep_fresh(&rpc, &feeds, || false, |note| eprintln!("devnet: {note}")).await
+            });
             if json {
                 let value = serde_json::json!({
                     "chain_id": devnet::CHAIN_ID,
@@ -168,10 +185,14 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             println!("devnet stopped");
             Ok(ExitCode::SUCCESS)
         }
+        DevnetAction::Keep { rpc, anvil } => keep(&state_dir, &rpc, anvil, rt),
         DevnetAction::Down => {
             let text = std::fs::read_to_string(&pid_file)
                 .with_context(|| format!("no detached devnet ({} missing)", pid_file.display()))?;
             let d: devnet::Detached = serde_json::from_str(&text)?;
+            if let Some(keeper) = d.keeper {
+                let _ = std::process::Command::new("kill").arg(keeper.to_string()).status();
+            }
             let status = std::process::Command::new("kill").arg(d.pid.to_string()).status()?;
             std::fs::remove_file(&pid_file)?;
             if !status.success() {
@@ -181,6 +202,34 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Start `bardo devnet keep` for the detached devnet `d`, on its own (it outlives this
+/// command), logging beside the devnet's log; its process id.
+fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
+    let exe = std::env::current_exe().context("locating the bardo binary")?;
+    let log = std::fs::File::create(state_dir.join("devnet-keeper.log")).context("creating the keeper's log")?;
+    let mut cmd = std::process::Command::new(exe);
+    bardo_core::secret::scrub_env(&mut cmd);
+    let child = cmd
+        .arg("--config")
+        .arg(config_path)
+        .args(["devnet", "keep", "--rpc", &d.rpc, "--anvil", &d.pid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("starting the devnet's feed keeper")?;
+    Ok(child.id())
+}
+
+/// `bardo devnet keep`: re-stamp the devnet's feeds while its anvil runs.
+fn keep(state_dir: &Path, rpc: &str, anvil: u32, rt: &Runtime) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(state_dir.join("deployments.json")).context("reading the devnet's deployments")?;
+    let deployments: devnet::deploy::Deployments = serde_json::from_str(&text)?;
+    let alive = move || Path::new(&format!("/proc/{anvil}")).exists();
+    rt.block_on(devnet::feeds::keep_fresh(rpc, &deployments.feeds, || !alive(), |note| eprintln!("{note}")));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// How to write through the dev key's Safe on this devnet: the `[signer]` lines.

@@ -50,8 +50,9 @@ pub enum Role {
     /// Uniswap's UniversalRouter: `execute` of V2 / V3 / V4 swaps, wraps, unwraps and sweeps whose
     /// every recipient is the wallet (or the router itself between steps).
     UniversalRouter,
-    /// A Uniswap V4 hook the operator trusts with return-delta permissions (it may change what a
-    /// swap in its pools pays or delivers): swaps may go through its pools; it is never called.
+    /// A Uniswap V4 hook the operator trusts: swaps and deposits may go through its pools (a hook
+    /// runs its own code inside each; with return-delta permissions it changes what they pay or
+    /// deliver). A pool whose hook is not listed is refused; the hook is never called.
     V4Hook,
     /// An account the wallet may pay (a treasury, the operator's cold wallet): plain ether
     /// transfers to it and ERC-20 `transfer`s naming it; it is never called.

@@ -120,6 +120,10 @@ pub struct Deployments {
     pub safe: Safe,
     /// Morpho Blue, its IRM and its markets (`WETH/USDC`, `WBTC/USDC`).
     pub morpho: Morpho,
+    /// The attack fixtures the host's tests use (`forging_hook`, `fake_pair`; see
+    /// [`crate::fixtures`]): never allowlisted, never priced.
+    #[serde(default)]
+    pub fixtures: BTreeMap<String, Address>,
 }
 
 impl Deployments {
@@ -254,12 +258,32 @@ impl Deployments {
             .filter(|(symbol, _)| !dollars.contains(&symbol.as_str()))
             .filter_map(|(symbol, feed)| self.tokens.get(symbol).map(|t| (t.address, *feed)))
             .collect();
+        // WBTC, which the Aave market does not list, has the WBTC/WETH pool as its second
+        // source: a token one source alone prices is valued only up to a small cap.
+        let wbtc_pool = self.uniswap_v3_pools.iter().find(|p| {
+            matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"])
+        });
+        let canonical: BTreeMap<Address, serde_json::Value> = match (self.tokens.get("WBTC"), wbtc_pool) {
+            (Some(wbtc), Some(pool)) => BTreeMap::from([(
+                wbtc.address,
+                serde_json::json!({"pool": pool.address, "window_secs": crate::fixtures::CANONICAL_WINDOW_SECS}),
+            )]),
+            _ => BTreeMap::new(),
+        };
         serde_json::json!({ self.chain_id.to_string(): {
             "usd_tokens": usd_tokens,
             "feeds": feeds,
+            "max_feed_age_secs": crate::feeds::MAX_FEED_AGE_SECS,
+            "canonical_pools": canonical,
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "aave_oracle": self.aave_v3.get("oracle"),
             "vaults": self.vaults.values().map(|v| v.address).collect::<Vec<_>>(),
+            // The Uniswap deployments whose pools' events the host believes.
+            "uniswap": {
+                "v2_factory": self.uniswap_v2.get("factory"),
+                "v3_factory": self.uniswap_v3.get("factory"),
+                "v4_pool_manager": self.uniswap_v4.get("pool_manager"),
+            },
         }})
     }
 
@@ -576,8 +600,13 @@ pub async fn deploy_all(
     let erc8004 = super::erc8004::deploy_registries(&d).await?;
     let safe = super::safe::deploy_safe(&d).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
-    // Last: every earlier contract keeps the address it had before Morpho came.
+    // Then: every earlier contract keeps the address it had before Morpho came.
     let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
+    let fixtures = super::fixtures::deploy_fixtures(&d, &tokens).await?;
+    let wbtc_weth = |p: &&Pool| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]);
+    if let Some(pool) = v3_pools.iter().find(wbtc_weth) {
+        super::fixtures::canonical_history(&d, pool).await?;
+    }
 
     Ok(Deployments {
         chain_id,
@@ -589,6 +618,7 @@ pub async fn deploy_all(
         erc8004,
         safe,
         morpho,
+        fixtures,
         deployer: from,
         accounts,
         tokens,

@@ -7,6 +7,7 @@ pub mod deploy;
 mod deployer;
 mod erc8004;
 pub mod feeds;
+pub mod fixtures;
 mod morpho;
 pub mod nats;
 pub mod registry;
@@ -132,6 +133,9 @@ pub struct Detached {
     pub chain_id: u64,
     /// The file its output goes to.
     pub log: PathBuf,
+    /// The process that keeps its price feeds fresh (`bardo devnet keep`), if one runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keeper: Option<u32>,
 }
 
 /// Install the devnet's npm packages if anvil is missing (idempotent).
@@ -189,5 +193,6 @@ pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Re
         rpc: format!("http://127.0.0.1:{port}"),
         chain_id: CHAIN_ID,
         log: log.to_owned(),
+        keeper: None,
     })
 }

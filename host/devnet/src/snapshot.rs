@@ -50,6 +50,7 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("aave.rs"),
         include_str!("vaults.rs"),
         include_str!("feeds.rs"),
+        include_str!("fixtures.rs"),
         include_str!("artifacts.rs"),
         include_str!("erc8004.rs"),
         include_str!("safe.rs"),
@@ -138,8 +139,18 @@ impl Snapshot {
     pub fn spawn_on(&self, rt: &Runtime, binary: &Path, port: u16) -> Result<Anvil, DevnetError> {
         let state = self.state.to_string_lossy();
         let node = Anvil::spawn_on(binary, port, &["--load-state", &state])?;
-        mine_now(rt, &node.url())?;
+        self.freshen(rt, &node.url())?;
         Ok(node)
+    }
+
+    /// Ready a devnet just started from this snapshot: a block at the time of day (see
+    /// [`mine_now`]) and every price feed re-stamped, as a real feed's heartbeat keeps it fresh
+    /// (the host refuses a feed's answer older than `max_feed_age_secs`).
+    pub fn freshen(&self, rt: &Runtime, rpc: &str) -> Result<(), DevnetError> {
+        mine_now(rt, rpc)?;
+        rt.block_on(super::feeds::restamp(rpc, &self.deployments.feeds, 0))
+            .map(drop)
+            .map_err(|e| DevnetError::Start(format!("re-stamping the price feeds: {e}")))
     }
 }
 

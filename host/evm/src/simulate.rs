@@ -63,6 +63,9 @@ pub struct CallOutcome {
     pub output: Bytes,
     /// The logs it emitted.
     pub logs: Vec<Log>,
+    /// How much the wallet's native balance changed in this call (simulations pay no gas, so
+    /// this is what the call sent and received).
+    pub native: I256,
 }
 
 /// What a simulation did.
@@ -376,6 +379,7 @@ impl Simulator {
             Ok(account.map(|a| a.balance).unwrap_or_default())
         };
         let native_before = native_balance(evm.ctx.db_mut())?;
+        let mut native_was = native_before;
         let mut outcomes = Vec::with_capacity(calls.len());
         for call in calls {
             if Instant::now() >= deadline {
@@ -396,7 +400,10 @@ impl Simulator {
             let gas_used = result.tx_gas_used();
             let logs = result.logs().to_vec();
             let output = result.into_output().unwrap_or_default();
-            outcomes.push(CallOutcome { success, gas_used, output, logs });
+            let native_now = native_balance(evm.ctx.db_mut())?;
+            let native = I256::from_raw(native_now).wrapping_sub(I256::from_raw(native_was));
+            native_was = native_now;
+            outcomes.push(CallOutcome { success, gas_used, output, logs, native });
             if !success {
                 break;
             }

@@ -27,7 +27,7 @@ use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook}
 use bardo_safety::host_key::HostKey;
 use bardo_safety::permit::{ActionPermit, Permits};
 use bardo_safety::valuation::{PricingConfig, Valuer};
-use bardo_safety::value_guard::{DEFAULT_MAX_LOSS_BPS, ValueGuard};
+use bardo_safety::hooks::value_guard::{DEFAULT_MAX_LOSS_BPS, ValueGuard};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -109,7 +109,7 @@ fn write_path_with(
         v4_position_managers: BTreeMap::from([(CHAIN_ID, [d.uniswap_v4["position_manager"]].into())]),
         recipients: BTreeMap::from([(CHAIN_ID, d.treasury().into_iter().collect())]),
         max_loss_bps: DEFAULT_MAX_LOSS_BPS,
-        max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+        max_price_deviation_bps: bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
         morpho_markets: bardo_test_support::writes::morpho_markets(d),
     };
     let after: Vec<Box<dyn SafetyHook>> = match checks {

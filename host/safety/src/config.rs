@@ -52,15 +52,16 @@ pub struct SafetyConfig {
     pub allowlist: BTreeMap<String, AllowEntries>,
     /// More allowlist entries from a JSON file of the same shape (the devnet writes one).
     pub allowlist_file: Option<PathBuf>,
-    /// Where the host reads token prices, per chain id (`[safety.pricing.31337] usd_tokens,
-    /// v3_factory, weth, aave_oracle, fee_tiers, max_divergence_bps`); spending limits and the
-    /// position cap need the chains they value tokens on.
+    /// Where the host reads token prices and which Uniswap deployments it believes, per chain id
+    /// (`[safety.pricing.31337] usd_tokens, feeds, weth, aave_oracle, canonical_pools,
+    /// max_divergence_bps, max_feed_age_secs, single_source_max_usd, uniswap`); every value check
+    /// needs the chains it values tokens on.
     pub pricing: BTreeMap<String, crate::valuation::PricingConfig>,
     /// More pricing entries from a JSON file of the same shape (the devnet writes one); a chain
     /// also in `[safety.pricing]` takes bardo.toml's entry.
     pub pricing_file: Option<PathBuf>,
     /// USD spending limits (`[safety.spending] per_tx_usd, per_day_usd`); none = no limit.
-    pub spending: Option<crate::spending::SpendingLimits>,
+    pub spending: Option<crate::hooks::spending_limiter::SpendingLimits>,
     /// Most write previews per minute; none = no limit.
     pub previews_per_minute: Option<usize>,
     /// Tokens a write may acquire, per chain id; a chain not listed is not restricted.
@@ -80,6 +81,20 @@ pub struct SafetyConfig {
     /// The most a Uniswap pool a plan swaps with or deposits into may be priced away from the
     /// trusted prices, and a swap's effective price from them, basis points (default 200).
     pub max_price_deviation_bps: u32,
+    /// How far below its simulated outcome a plan's on-chain bounds may let it go, basis points
+    /// (default 100): every swap's minimum out (or maximum in), every deposit's minimum amounts
+    /// or maximum payments, every withdrawal's minimum amounts. A bound of 0 or looser is
+    /// refused at preview: a sandwich would take the rest (see `hooks::on_chain_bounds`).
+    pub max_slippage_bps: u32,
+    /// The oldest a price feed's answer may be, seconds (default 3600), for every chain whose
+    /// pricing config does not set its own `max_feed_age_secs`.
+    pub max_feed_age_secs: u64,
+    /// The most, whole USD, one valuation of a volatile token priced by a single source may
+    /// reach (default 1000), for every chain whose pricing config does not set its own.
+    pub single_source_max_usd: u64,
+    /// An approval the plan leaves worth more than this, whole USD at trusted prices (the lesser
+    /// of the amount and what the wallet holds), makes the permit High risk (default 1000).
+    pub approval_high_risk_usd: u64,
     /// The lowest health factor a plan may leave the wallet's account at a lending pool it
     /// touches (default 1.5); a plan that raises a lower one is still allowed.
     pub min_health_factor: f64,
@@ -113,9 +128,13 @@ impl Default for SafetyConfig {
             morpho_markets: BTreeMap::new(),
             morpho_markets_file: None,
             max_position_usd: None,
-            max_value_loss_bps: crate::value_guard::DEFAULT_MAX_LOSS_BPS,
-            min_health_factor: crate::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
-            max_price_deviation_bps: crate::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+            max_value_loss_bps: crate::hooks::value_guard::DEFAULT_MAX_LOSS_BPS,
+            min_health_factor: crate::hooks::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
+            max_price_deviation_bps: crate::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+            max_slippage_bps: crate::hooks::on_chain_bounds::DEFAULT_MAX_SLIPPAGE_BPS,
+            max_feed_age_secs: crate::valuation::DEFAULT_MAX_FEED_AGE_SECS,
+            single_source_max_usd: crate::valuation::DEFAULT_SINGLE_SOURCE_MAX_USD,
+            approval_high_risk_usd: crate::hooks::approval_exposure::DEFAULT_HIGH_RISK_USD,
             spending_ledger: PathBuf::from(".bardo/spending.json"),
             host_key: PathBuf::from(".bardo/host.key"),
             confirm: crate::confirm::ConfirmSetting::default(),
@@ -157,6 +176,11 @@ impl SafetyConfig {
             message: format!("[safety.pricing]: {e}"),
         })?;
         pricing.extend(inline);
+        // What a chain does not say for itself, `[safety]` says for every chain.
+        for config in pricing.values_mut() {
+            config.max_feed_age_secs.get_or_insert(self.max_feed_age_secs);
+            config.single_source_max_usd.get_or_insert(self.single_source_max_usd);
+        }
         Ok(pricing)
     }
 

@@ -12,26 +12,21 @@
 pub mod audit_log;
 pub mod config;
 pub mod confirm;
-pub mod cross_check;
 pub mod declared;
+mod evidence;
 mod episodes;
 pub mod generation;
-pub mod health_floor;
 pub mod hooks;
 pub mod host_key;
 pub mod morpho;
 pub mod permit;
 pub mod planner;
 mod pools;
-pub mod price_guard;
 pub mod records;
 pub mod scope;
 pub mod setup;
-pub mod spending;
 mod store;
-pub mod stranded;
 pub mod valuation;
-pub mod value_guard;
 mod write_path;
 
 pub use config::SafetyConfig;

@@ -83,6 +83,11 @@ pub struct ActionPermit {
     /// can: what a person confirming it is shown, never the plugin's own account of it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub balance_changes: Vec<BalanceChange>,
+    /// What the chain lets the plan do at worst, whatever happens before it is mined: the least
+    /// the wallet receives and the most it pays of each asset, by the calls' own bounds (see
+    /// `hooks::on_chain_bounds`). A commit whose receipts show worse is an outcome mismatch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_case: Vec<crate::hooks::on_chain_bounds::WorstCase>,
 }
 
 /// One change of the wallet's balance in a preview's simulation.

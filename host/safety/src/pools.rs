@@ -1,33 +1,20 @@
-//! The Uniswap pools a plan trades with or deposits into, as the host reads them — found from the
-//! simulation's logs, priced before the plan from the chain (V3 `slot0`, V4 the PoolManager's
-//! state through `extsload`), or from the plan's own `Initialize` when it creates the pool — and
-//! the reference price of each: what the operator's trusted prices say the pool's price should
-//! be. A pool anyone can create at any price is judged by that reference, never by itself.
+//! The Uniswap pools a plan trades with or deposits into, as the host reads them — found from
+//! the simulation's authenticated pool events ([`crate::evidence`]), with their tokens from the
+//! configured factories and PoolManager and their price before the plan from state (V3 `slot0`,
+//! V4 the PoolManager's `extsload`; a pool the plan itself creates, from its own `Initialize`)
+//! — each trade and deposit with the price the pool stood at just then; and the reference price
+//! of each pool: what the operator's trusted prices say it should be. A pool anyone can create
+//! at any price is judged by that reference, never by itself.
 
-use super::valuation::{Valuer, pow10};
-use alloy::primitives::{Address, B256, I256, Log, U256, U512, b256, keccak256};
+use crate::evidence::{Evidence, V3_INITIALIZE, V3_MINT, V3_SWAP, V4_INITIALIZE, V4_MODIFY_LIQUIDITY, V4_SWAP};
+use crate::valuation::{Valuer, Venue, pow10};
+use alloy::primitives::{Address, B256, I256, Log, U256, U512, keccak256};
 use alloy::sol_types::SolValue;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 alloy::sol! {
     function extsload(bytes32 slot) external view returns (bytes32);
 }
-
-/// A V3 pool's `Swap(address,address,int256,int256,uint160,uint128,int24)`.
-const V3_SWAP: B256 = b256!("0xc42079f94a6350d7e6235f29174924f928cc2ac818eb64fed8004e115fbcca67");
-/// A V3 pool's `Mint(address,address,int24,int24,uint128,uint256,uint256)`.
-pub(crate) const V3_MINT: B256 = b256!("0x7a53080ba414158be7ec69b987b5fb7d07dee101fe85488f0853ae16239d0bde");
-/// A V3 pool's `Initialize(uint160,int24)`.
-const V3_INITIALIZE: B256 = b256!("0x98636036cb66a9c19a37435efc1e90142190214e8abeb821bdba3f2990dd4c95");
-/// The V3 factory's `PoolCreated(address,address,uint24,int24,address)`.
-const V3_POOL_CREATED: B256 = b256!("0x783cca1c0412dd0d695e784568c96da2e9c22ff989357a2e8b1d9b2b4e6b7118");
-/// V4 PoolManager's `Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)`.
-const V4_SWAP: B256 = b256!("0x40e9cecb9f5f1f1c5b9c97dec2917b7ee92e57ba5563708daca94dd84ad7112f");
-/// V4 PoolManager's `ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)`.
-pub(crate) const V4_MODIFY_LIQUIDITY: B256 =
-    b256!("0xf208f4912782fd25c7f114ca3723a2d5dd6f3bcc3ac8db5af63baa85f711d5ec");
-/// V4 PoolManager's `Initialize(bytes32,address,address,uint24,int24,address,uint160,int24)`.
-const V4_INITIALIZE: B256 = b256!("0xdd466e674ea557f56295e2d0218a125ea4b4f0f6f3307b95f85e6110838d6438");
 
 /// The PoolManager's storage slot of its `pools` mapping (`StateLibrary.POOLS_SLOT`).
 const POOLS_SLOT: u8 = 6;
@@ -66,66 +53,91 @@ pub(crate) struct PoolState {
     pub(crate) sqrt_price_x96: U256,
 }
 
-/// Every pool that swapped or had liquidity added in the plan (V3 `Swap` / `Mint`, V4 `Swap` /
-/// `ModifyLiquidity` with a positive delta).
-pub(crate) fn touched(logs: &[&Log]) -> BTreeSet<PoolRef> {
-    let mut pools = BTreeSet::new();
-    for log in logs {
-        let t = log.topics();
-        match t.first() {
-            Some(&V3_SWAP) | Some(&V3_MINT) => {
-                pools.insert(PoolRef::V3(log.address));
-            }
-            Some(&V4_SWAP) if t.len() >= 2 => {
-                pools.insert(PoolRef::V4 { manager: log.address, id: t[1] });
-            }
-            Some(&V4_MODIFY_LIQUIDITY) if t.len() >= 2 => {
-                let adds = <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data)
-                    .is_ok_and(|(_, _, delta, _)| delta.is_positive());
-                if adds {
-                    pools.insert(PoolRef::V4 { manager: log.address, id: t[1] });
-                }
-            }
-            _ => {}
-        }
-    }
-    pools
+/// A trade with or deposit into a pool, at the price the pool stood at just before it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Touch {
+    /// The pool.
+    pub(crate) pool: PoolRef,
+    /// A deposit (liquidity added), else a trade.
+    pub(crate) deposit: bool,
+    /// The pool's sqrt price just before it, Q64.96.
+    pub(crate) sqrt_price_x96: U256,
+    /// The pool's tokens and its price before the plan.
+    pub(crate) before: PoolState,
 }
 
-/// `pool`'s tokens and its price before the plan whose logs are `logs`.
-pub(crate) fn state(valuer: &Valuer, chain: u64, pool: PoolRef, logs: &[&Log]) -> Result<PoolState, String> {
+/// Every trade and liquidity addition of the plan's authenticated pool events, in order, each
+/// at the price its pool stood at just then: the price before the plan, moved by each of the
+/// plan's own swaps in that pool (a genuine pool's `Swap` reports the price it left).
+pub(crate) fn touches(valuer: &Valuer, chain: u64, ev: &Evidence<'_>) -> Result<Vec<Touch>, String> {
+    let mut now: BTreeMap<PoolRef, (PoolState, U256)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (_, log, venue) in ev.pool_events() {
+        let t = log.topics();
+        let (pool, deposit, after) = match (t.first(), venue) {
+            (Some(&V3_SWAP), Venue::V3 { .. }) => (PoolRef::V3(log.address), false, word(log, 2)),
+            (Some(&V3_MINT), Venue::V3 { .. }) => (PoolRef::V3(log.address), true, None),
+            (Some(&V4_SWAP), Venue::V4) if t.len() >= 2 => {
+                (PoolRef::V4 { manager: log.address, id: t[1] }, false, word(log, 2))
+            }
+            (Some(&V4_MODIFY_LIQUIDITY), Venue::V4) if t.len() >= 2 && adds_liquidity(log) => {
+                (PoolRef::V4 { manager: log.address, id: t[1] }, true, None)
+            }
+            _ => continue,
+        };
+        let (before, price) = match now.get(&pool) {
+            Some(known) => *known,
+            None => {
+                let state = state(valuer, chain, pool, ev)?;
+                (state, state.sqrt_price_x96)
+            }
+        };
+        out.push(Touch { pool, deposit, sqrt_price_x96: price, before });
+        now.insert(pool, (before, after.unwrap_or(price)));
+    }
+    Ok(out)
+}
+
+/// Whether a V4 `ModifyLiquidity` adds liquidity.
+fn adds_liquidity(log: &Log) -> bool {
+    <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data).is_ok_and(|(_, _, delta, _)| delta.is_positive())
+}
+
+/// The data word `i` of `log` as a sqrt price (160 bits), if it has one.
+fn word(log: &Log, i: usize) -> Option<U256> {
+    let w = log.data.data.get(i * 32..(i + 1) * 32)?;
+    Some(U256::from_be_slice(w) & ((U256::from(1u8) << 160) - U256::from(1u8)))
+}
+
+/// `pool`'s tokens and its price before the plan whose authenticated events are `ev`: a V3
+/// pool's tokens as its factory knows them and its `slot0`; a V4 pool's key from the
+/// PoolManager's `Initialize` and its price from the PoolManager's state. A pool the plan
+/// creates has no state before it: its price is the one its own `Initialize` set.
+pub(crate) fn state(valuer: &Valuer, chain: u64, pool: PoolRef, ev: &Evidence<'_>) -> Result<PoolState, String> {
+    let initialized = |topic: B256, id: Option<B256>, at: Address| {
+        ev.pool_events()
+            .map(|(_, log, _)| log)
+            .find(|l| l.address == at && l.topics().first() == Some(&topic) && id.is_none_or(|id| l.topics().get(1) == Some(&id)))
+    };
     match pool {
         PoolRef::V3(address) => {
-            // Created by the plan itself: its tokens from the factory's event, its price from
-            // the pool's `Initialize`.
-            let initialized =
-                logs.iter().find(|l| l.address == address && l.topics().first() == Some(&V3_INITIALIZE));
-            if let Some(init) = initialized {
-                let (sqrt, _) = <(U256, I256)>::abi_decode_params(&init.data.data)
-                    .map_err(|e| format!("{pool}: malformed Initialize: {e}"))?;
-                let created = logs.iter().find(|l| {
-                    l.topics().first() == Some(&V3_POOL_CREATED)
-                        && l.topics().len() == 4
-                        && <(I256, Address)>::abi_decode_params(&l.data.data).is_ok_and(|(_, p)| p == address)
-                });
-                let (token0, token1) = match created {
-                    Some(c) => (Address::from_word(c.topics()[1]), Address::from_word(c.topics()[2])),
-                    None => valuer.pool_tokens(chain, address)?,
-                };
-                return Ok(PoolState { token0, token1, sqrt_price_x96: sqrt });
-            }
-            let (token0, token1) = valuer.pool_tokens(chain, address)?;
-            let sqrt_price_x96 = valuer.v3_sqrt_price(chain, address)?;
+            let Some(Venue::V3 { token0, token1, .. }) = ev.venue(address) else {
+                return Err(format!("{address} is not a pool of the configured V3 factory"));
+            };
+            let sqrt_price_x96 = match initialized(V3_INITIALIZE, None, address).filter(|_| ev.created(address)) {
+                Some(init) => {
+                    <(U256, I256)>::abi_decode_params(&init.data.data)
+                        .map_err(|e| format!("{pool}: malformed Initialize: {e}"))?
+                        .0
+                }
+                None => valuer.v3_sqrt_price(chain, address)?,
+            };
             Ok(PoolState { token0, token1, sqrt_price_x96 })
         }
         PoolRef::V4 { manager, id } => {
-            let in_plan = logs.iter().find(|l| {
-                l.address == manager
-                    && l.topics().first() == Some(&V4_INITIALIZE)
-                    && l.topics().get(1) == Some(&id)
-            });
-            let init = match in_plan {
-                Some(log) => (*log).clone(),
+            let in_plan = initialized(V4_INITIALIZE, Some(id), manager).cloned();
+            let init = match &in_plan {
+                Some(log) => log.clone(),
                 None => valuer.v4_initialize(chain, manager, id, V4_INITIALIZE)?,
             };
             let t = init.topics();
@@ -133,15 +145,17 @@ pub(crate) fn state(valuer: &Valuer, chain: u64, pool: PoolRef, logs: &[&Log]) -
                 return Err(format!("{pool}: malformed Initialize"));
             }
             let (token0, token1) = (Address::from_word(t[2]), Address::from_word(t[3]));
-            let sqrt_price_x96 = if in_plan.is_some() {
-                let (_, _, _, sqrt, _) =
+            let sqrt_price_x96 = match in_plan {
+                Some(init) => {
                     <(U256, I256, Address, U256, I256)>::abi_decode_params(&init.data.data)
-                        .map_err(|e| format!("{pool}: malformed Initialize: {e}"))?;
-                sqrt
-            } else {
-                let slot = keccak256([id.as_slice(), &U256::from(POOLS_SLOT).to_be_bytes::<32>()].concat());
-                let word = valuer.read(chain, manager, extsloadCall { slot })?;
-                U256::from_be_bytes(word.0) & ((U256::from(1u8) << 160) - U256::from(1u8))
+                        .map_err(|e| format!("{pool}: malformed Initialize: {e}"))?
+                        .3
+                }
+                None => {
+                    let slot = keccak256([id.as_slice(), &U256::from(POOLS_SLOT).to_be_bytes::<32>()].concat());
+                    let word = valuer.read(chain, manager, extsloadCall { slot })?;
+                    U256::from_be_bytes(word.0) & ((U256::from(1u8) << 160) - U256::from(1u8))
+                }
             };
             Ok(PoolState { token0, token1, sqrt_price_x96 })
         }
@@ -188,23 +202,6 @@ impl Reference {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn event_topics_are_the_signatures() {
-        assert_eq!(V3_SWAP, keccak256("Swap(address,address,int256,int256,uint160,uint128,int24)"));
-        assert_eq!(V3_MINT, keccak256("Mint(address,address,int24,int24,uint128,uint256,uint256)"));
-        assert_eq!(V3_INITIALIZE, keccak256("Initialize(uint160,int24)"));
-        assert_eq!(V3_POOL_CREATED, keccak256("PoolCreated(address,address,uint24,int24,address)"));
-        assert_eq!(V4_SWAP, keccak256("Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)"));
-        assert_eq!(
-            V4_MODIFY_LIQUIDITY,
-            keccak256("ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)")
-        );
-        assert_eq!(
-            V4_INITIALIZE,
-            keccak256("Initialize(bytes32,address,address,uint24,int24,address,uint160,int24)")
-        );
-    }
 
     #[test]
     fn the_reference_price_is_the_pools_price_at_trusted_prices() {

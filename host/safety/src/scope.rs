@@ -5,8 +5,8 @@
 //! to the plan's declaration.
 
 pub(crate) mod morpho;
-mod universal_router;
-mod v4_positions;
+pub(crate) mod universal_router;
+pub(crate) mod v4_positions;
 
 use alloy::primitives::{Address, B256};
 use alloy::sol_types::SolCall;
@@ -253,7 +253,7 @@ pub fn check(
         Role::MorphoBlue => morpho::parties(data, morpho_markets)?,
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
-                refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, allowlisted)?;
+                refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, roles)?;
                 Some(("execute(bytes,bytes[],uint256)", Party::Router(parties.recipients)))
             }
             Some(Err(e)) => return Err(format!("UniversalRouter execute: {e}")),
@@ -261,11 +261,7 @@ pub fn check(
         },
         Role::UniswapV4PositionManager => match v4_positions::parties(data) {
             Some(Ok(parties)) => {
-                refuse_untrusted_hooks(
-                    "PositionManager modifyLiquidities mints",
-                    &parties.hooks,
-                    allowlisted,
-                )?;
+                refuse_untrusted_hooks("PositionManager modifyLiquidities mints", &parties.hooks, roles)?;
                 Some(("modifyLiquidities(bytes,uint256)", Party::Positions(parties.recipients)))
             }
             Some(Err(e)) => return Err(format!("PositionManager modifyLiquidities: {e}")),
@@ -331,18 +327,23 @@ pub fn check(
     }
 }
 
-/// A hook that may change what a swap or a liquidity change pays or delivers (return-delta
-/// permissions) is used for the wallet only if the operator trusts that hook.
+/// A V4 pool with a hook is used for the wallet only if the operator trusts that hook (role
+/// `v4-hook`): a hook runs its own code inside every swap and liquidity change of its pool —
+/// with return-delta permissions it changes the amounts, and with any permission it can emit
+/// what looks like the PoolManager's events — whatever its address says it may do.
 fn refuse_untrusted_hooks(
     what: &str,
     hooks: &[Address],
-    allowlisted: &dyn Fn(Address) -> bool,
+    roles: &dyn Fn(Address) -> Option<Role>,
 ) -> Result<(), String> {
-    match hooks.iter().find(|h| universal_router::returns_delta(**h) && !allowlisted(**h)) {
+    let trusted = |h: Address| matches!(roles(h), Some(Role::V4Hook | Role::Unscoped));
+    match hooks.iter().find(|h| !h.is_zero() && !trusted(**h)) {
         None => Ok(()),
         Some(hook) => Err(format!(
-            "{what} through a V4 pool whose hook {hook} may change the amounts (return-delta \
-             permissions); allowlist the hook to use its pools"
+            "{what} through a V4 pool whose hook {hook} the operator does not trust (its address grants {}{}); \
+             list the hook with role `v4-hook` under [safety.allowlist] to use its pools",
+            universal_router::permissions(*hook),
+            if universal_router::returns_delta(*hook) { ", so it may change the amounts" } else { "" }
         )),
     }
 }
@@ -441,7 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn a_return_delta_hook_trades_only_when_allowlisted() {
+    fn a_hooked_pool_trades_only_when_its_hook_is_trusted() {
         use universal_router::tests::{execute, v4_swap_hooked};
         let swap =
             |hooks: Address| execute(&[0x10], vec![v4_swap_hooked(universal_router::tests::WALLET, hooks)]);
@@ -449,17 +450,25 @@ mod tests {
         let skimming = address!("0x00000000000000000000000000000000000000c4");
         let e = check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &allowed, &BTreeSet::new())
             .expect_err("hook");
-        assert!(e.contains("may change the amounts") && e.contains("allowlist the hook"), "{e}");
+        assert!(e.contains("may change the amounts") && e.contains("role `v4-hook`"), "{e}");
+        assert!(e.contains("after-swap, after-swap-returns-delta"), "the permission bits are named: {e}");
         let trusted = |a: Address| (a == skimming).then_some(Role::V4Hook);
         assert_eq!(
             check(Role::UniversalRouter, &swap(skimming), U256::ZERO, wallet, &trusted, &BTreeSet::new()),
             Ok(())
         );
-        let plain = address!("0x00000000000000000000000000000000000000c0");
+        // A hook with no return-delta permission runs code in the swap too: trusted or refused.
+        let after_swap_only = address!("0x0000000000000000000000000000000000000040");
+        let e = check(Role::UniversalRouter, &swap(after_swap_only), U256::ZERO, wallet, &allowed, &BTreeSet::new())
+            .expect_err("an untrusted hook");
+        assert!(e.contains("grants after-swap)") && !e.contains("may change the amounts"), "{e}");
+        // Allowlisted for some other role is not trusted as a hook.
+        let as_token = |a: Address| (a == after_swap_only).then_some(Role::Erc20);
+        assert!(check(Role::UniversalRouter, &swap(after_swap_only), U256::ZERO, wallet, &as_token, &BTreeSet::new()).is_err());
         assert_eq!(
-            check(Role::UniversalRouter, &swap(plain), U256::ZERO, wallet, &allowed, &BTreeSet::new()),
+            check(Role::UniversalRouter, &swap(Address::ZERO), U256::ZERO, wallet, &allowed, &BTreeSet::new()),
             Ok(()),
-            "no return deltas"
+            "no hook"
         );
     }
 
@@ -483,7 +492,7 @@ mod tests {
         let mint = v4_positions::tests::mint(W, address!("0x0000000000000000000000000000000000000044"));
         let e = check(Role::UniswapV4PositionManager, &mint, U256::ZERO, W, &allowed, &BTreeSet::new())
             .expect_err("hook");
-        assert!(e.contains("may change the amounts"), "{e}");
+        assert!(e.contains("does not trust") && e.contains("may change the amounts"), "{e}");
     }
 
     #[test]

@@ -24,26 +24,25 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod sources;
+mod venues;
+
+pub use sources::{DEFAULT_MAX_FEED_AGE_SECS, DEFAULT_SINGLE_SOURCE_MAX_USD};
+pub use venues::UniswapContracts;
+pub(crate) use venues::Venue;
+
+use sources::Sources;
+
 alloy::sol! {
     function decimals() external view returns (uint8);
     function symbol() external view returns (string);
     function balanceOf(address owner) external view returns (uint256);
     function UNDERLYING_ASSET_ADDRESS() external view returns (address);
     function borrowAllowance(address fromUser, address toUser) external view returns (uint256);
-    function liquidity() external view returns (uint128);
-    function latestRoundData() external view returns (uint80 roundId, int256 answer, uint256 startedAt,
-        uint256 updatedAt, uint80 answeredInRound);
-    function observe(uint32[] secondsAgos) external view returns (int56[] tickCumulatives,
-        uint160[] secondsPerLiquidityCumulativeX128s);
     function token0() external view returns (address);
     function ownerOf(uint256 id) external view returns (address);
-    function token1() external view returns (address);
-    function slot0() external view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex,
-        uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked);
-    function getAssetPrice(address asset) external view returns (uint256);
     function asset() external view returns (address);
     function convertToAssets(uint256 shares) external view returns (uint256);
-    function BASE_CURRENCY_UNIT() external view returns (uint256);
     function ADDRESSES_PROVIDER() external view returns (address);
     function getPoolDataProvider() external view returns (address);
     function getReserveTokensAddresses(address asset) external view returns (address aTokenAddress,
@@ -63,10 +62,20 @@ pub struct PricingConfig {
     /// Chainlink-style USD feeds by token (`latestRoundData` and `decimals`).
     #[serde(default)]
     pub feeds: BTreeMap<Address, Address>,
-    /// The oldest a feed's answer may be, seconds; none: not checked (a devnet's feeds are only
-    /// updated by hand).
+    /// The oldest a feed's answer may be, seconds, by the later of this machine's clock and the
+    /// chain's head; none: `[safety] max_feed_age_secs` (default 3600). A stale, zero or negative
+    /// answer is refused, never used.
     #[serde(default)]
     pub max_feed_age_secs: Option<u64>,
+    /// The most, whole USD, one valuation of a volatile token may reach when a single source
+    /// prices it (no second source could catch that one lying); none: `[safety]
+    /// single_source_max_usd` (default 1000). Dollar tokens are $1 by the operator's word.
+    #[serde(default)]
+    pub single_source_max_usd: Option<u64>,
+    /// The Uniswap deployments whose pools the host believes (see [`UniswapContracts`]): a
+    /// pool's event is evidence only from them.
+    #[serde(default)]
+    pub uniswap: UniswapContracts,
     /// Uniswap V3 pools the operator trusts to price a token by their time-weighted price, by
     /// the token they price (the pool's other token must itself have a trusted price).
     #[serde(default)]
@@ -168,14 +177,18 @@ pub struct Valuer {
     assets: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), bardo_core::action_class::Asset>>>,
     /// (chain, V3 pool) → its two tokens.
     pool_tokens: Arc<std::sync::Mutex<PoolTokens>>,
-    /// (chain, V4 pool id) → its `Initialize` log: a pool's key never changes.
-    v4_pools: Arc<
-        std::sync::Mutex<std::collections::HashMap<(u64, alloy::primitives::B256), alloy::primitives::Log>>,
-    >,
+    /// (chain, PoolManager, V4 pool id) → its `Initialize` log: a pool's key never changes.
+    v4_pools: Arc<std::sync::Mutex<V4Pools>>,
+    /// (chain, contract) → the trusted Uniswap pool it was found to be.
+    venues: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), Venue>>>,
 }
 
-type Quotes = std::collections::HashMap<(u64, Address), (u64, U512, Kind, u8)>;
+/// A token's price as read at a block: (block, price, kind, decimals, what vouches for it).
+type Quote = (u64, U512, Kind, u8, Sources);
+type Quotes = std::collections::HashMap<(u64, Address), Quote>;
 type PoolTokens = std::collections::HashMap<(u64, Address), (Address, Address)>;
+type V4Pools =
+    std::collections::HashMap<(u64, Address, alloy::primitives::B256), alloy::primitives::Log>;
 
 impl Valuer {
     /// A valuer reading `services`' chains, with each chain's `pricing`.
@@ -187,6 +200,7 @@ impl Valuer {
             assets: Arc::default(),
             pool_tokens: Arc::default(),
             v4_pools: Arc::default(),
+            venues: Arc::default(),
         }
     }
 
@@ -285,62 +299,11 @@ impl Valuer {
             return Ok((self.price(chain, config, weth)?, 18));
         }
         // Priced once per block with everything else the valuer prices.
-        let (price, kind, decimals) = self.quote(chain, token)?;
+        let (_, price, kind, decimals, _) = self.quote(chain, token)?;
         if !matches!(kind, Kind::Plain) {
             return Err(format!("{token} is a deposit or debt token; pools of it are not priced"));
         }
         Ok((price, decimals))
-    }
-
-    /// A Uniswap V3 pool's sqrt price now (`slot0`).
-    pub(crate) fn v3_sqrt_price(&self, chain: u64, pool: Address) -> Result<U256, String> {
-        Ok(U256::from(self.read(chain, pool, slot0Call {})?.sqrtPriceX96))
-    }
-
-    /// The `Initialize` log of V4 pool `id` at PoolManager `manager` (event `topic`), from the
-    /// chain's logs; kept, since a pool's key never changes.
-    pub(crate) fn v4_initialize(
-        &self,
-        chain: u64,
-        manager: Address,
-        id: alloy::primitives::B256,
-        topic: alloy::primitives::B256,
-    ) -> Result<alloy::primitives::Log, String> {
-        if let Some(log) = lock(&self.v4_pools).get(&(chain, id)) {
-            return Ok(log.clone());
-        }
-        let chains = &self.services.evm.chains;
-        let client = chains.get(chain).map_err(|e| e.to_string())?;
-        let filter = alloy::rpc::types::Filter::new()
-            .address(manager)
-            .event_signature(topic)
-            .topic1(id)
-            .from_block(0u64);
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        let logs = chains
-            .block_on(client.logs(&filter, deadline))
-            .map_err(|e| format!("reading V4 pool {id}'s Initialize: {e}"))?;
-        let log = logs
-            .into_iter()
-            .next()
-            .map(|l| l.inner)
-            .ok_or_else(|| format!("V4 pool {id} was never initialised at PoolManager {manager}"))?;
-        lock(&self.v4_pools).insert((chain, id), log.clone());
-        Ok(log)
-    }
-
-    /// The two tokens of a Uniswap V3 pool, read from the chain once (they never change).
-    pub fn pool_tokens(&self, chain: u64, pool: Address) -> Result<(Address, Address), String> {
-        if let Some(tokens) = lock(&self.pool_tokens).get(&(chain, pool)) {
-            return Ok(*tokens);
-        }
-        let tokens = (self.read(chain, pool, token0Call {})?, self.read(chain, pool, token1Call {})?);
-        let mut known = lock(&self.pool_tokens);
-        if known.len() >= 4_096 {
-            known.clear();
-        }
-        known.insert((chain, pool), tokens);
-        Ok(tokens)
     }
 
     /// What `token` is to the wallet's exposure, for phase gating: a dollar token, a share (an
@@ -375,43 +338,58 @@ impl Valuer {
         if amount.is_zero() {
             return Ok((0, Kind::Plain));
         }
-        let (price, kind, decimals) = self.quote(chain, token)?;
-        Ok((micro_usd(amount, price, decimals), kind))
+        let (_, price, kind, decimals, sources) = self.quote(chain, token)?;
+        let value = micro_usd(amount, price, decimals);
+        if let Sources::One(source) = sources {
+            let config = self.config(chain)?;
+            let cap = config.single_source_max_usd.unwrap_or(DEFAULT_SINGLE_SOURCE_MAX_USD);
+            if value > MicroUsd::from(cap) * 1_000_000 {
+                return Err(format!(
+                    "{token} is priced by one source alone ({source}) and this values {} of it, over single_source_max_usd = {cap} ([safety] or [safety.pricing.{chain}]): nothing could catch that source lying. Add a second source for {} under [safety.pricing.{chain}] — a canonical pool (`canonical_pools`) or an Aave oracle on another aggregator — or value less of it",
+                    usd(value),
+                    kind.priced_as(token)
+                ));
+            }
+        }
+        Ok((value, kind))
     }
 
-    /// `token`'s price, kind and decimals: read once per block (the chain's cached head), since
-    /// every one of its reads is at that block; read afresh when the chain has no head cache.
-    fn quote(&self, chain: u64, token: Address) -> Result<(U512, Kind, u8), String> {
+    /// `token`'s price, kind, decimals and sources: read once per block (the chain's cached
+    /// head), since every one of its reads is at that block; read afresh when the chain has no
+    /// head cache.
+    fn quote(&self, chain: u64, token: Address) -> Result<Quote, String> {
         let chains = &self.services.evm.chains;
         let client = chains.get(chain).map_err(|e| e.to_string())?;
         let deadline = std::time::Instant::now() + Duration::from_secs(2);
         let block = chains.block_on(client.latest(deadline)).map_err(|e| e.to_string())?;
-        let mut quotes = lock(&self.quotes);
         if let Some(block) = block
-            && let Some(&(at, price, kind, decimals)) = quotes.get(&(chain, token))
-            && at == block
+            && let Some(quote) = lock(&self.quotes).get(&(chain, token)).filter(|q| q.0 == block)
         {
-            return Ok((price, kind, decimals));
+            return Ok(quote.clone());
         }
-        drop(quotes);
         let config = self.config(chain)?;
         let kind = self.kind(chain, config, token)?;
-        let (price, decimals) = match kind {
+        let (price, decimals, sources) = match kind {
             Kind::Shares(asset) => {
                 let decimals = self.decimals(chain, token)?;
-                (self.share_price(chain, config, token, decimals, asset)?, decimals)
+                let (price, sources) = self.share_price(chain, config, token, decimals, asset)?;
+                (price, decimals, sources)
             }
             // The price first: a token nothing prices is refused as such, whatever else it lacks.
-            _ => (self.price(chain, config, kind.priced_as(token))?, self.decimals(chain, token)?),
+            _ => {
+                let (price, sources) = self.priced(chain, config, kind.priced_as(token), 0)?;
+                (price, self.decimals(chain, token)?, sources)
+            }
         };
-        if let Some(block) = block {
-            quotes = lock(&self.quotes);
+        let quote = (block.unwrap_or_default(), price, kind, decimals, sources);
+        if block.is_some() {
+            let mut quotes = lock(&self.quotes);
             if quotes.len() >= 1_024 {
                 quotes.clear();
             }
-            quotes.insert((chain, token), (block, price, kind, decimals));
+            quotes.insert((chain, token), quote.clone());
         }
-        Ok((price, kind, decimals))
+        Ok(quote)
     }
 
     /// `token`'s `decimals()`, at most 36 (beyond that the integer math would overflow).
@@ -421,7 +399,7 @@ impl Valuer {
     pub(crate) fn label(&self, chain: u64, token: Option<Address>) -> (Option<String>, Option<u8>) {
         let Some(token) = token else { return (Some("ETH".into()), Some(18)) };
         let decimals =
-            self.quote(chain, token).map(|(_, _, d)| d).or_else(|_| self.decimals(chain, token)).ok();
+            self.quote(chain, token).map(|q| q.3).or_else(|_| self.decimals(chain, token)).ok();
         let symbol = self.read(chain, token, symbolCall {}).ok().filter(|s| {
             (1..=12).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
         });
@@ -487,7 +465,7 @@ impl Valuer {
     }
 
     /// USD per whole share of `vault`, 18 decimals: what one whole share converts to in `asset`,
-    /// at the asset's price.
+    /// at the asset's price (and the sources of that price).
     fn share_price(
         &self,
         chain: u64,
@@ -495,133 +473,12 @@ impl Valuer {
         vault: Address,
         decimals: u8,
         asset: Address,
-    ) -> Result<U512, String> {
+    ) -> Result<(U512, Sources), String> {
         let one_share = U256::from(10u64).pow(U256::from(decimals));
         let assets = self.read(chain, vault, convertToAssetsCall { shares: one_share })?;
         let asset_decimals = self.decimals(chain, asset)?;
-        let asset_price = self.price(chain, config, asset)?;
-        Ok(asset_price * U512::from(assets) / pow10(asset_decimals))
-    }
-
-    /// USD per whole `token`, 18 decimals: $1 for a dollar token; else what its trusted sources
-    /// say (feed, Aave oracle, canonical pool), all of them agreeing; a token none prices is
-    /// unpriced, an error.
-    pub(crate) fn price(&self, chain: u64, config: &PricingConfig, token: Address) -> Result<U512, String> {
-        self.price_within(chain, config, token, 0)
-    }
-
-    fn price_within(
-        &self,
-        chain: u64,
-        config: &PricingConfig,
-        token: Address,
-        depth: u8,
-    ) -> Result<U512, String> {
-        if config.usd_tokens.contains(&token) {
-            return Ok(pow10(18));
-        }
-        let mut sources: Vec<(String, U512)> = Vec::new();
-        if let Some(&feed) = config.feeds.get(&token) {
-            sources.push((format!("feed {feed}"), self.feed_price(chain, config, feed)?));
-        }
-        if let Some(price) = self.oracle_price(chain, config, token) {
-            sources.push(("the Aave oracle".into(), price));
-        }
-        if let Some(canonical) = config.canonical_pools.get(&token) {
-            // One level deep: the pool's other token is priced by a feed, the oracle or $1.
-            if depth > 0 {
-                return Err(format!(
-                    "{token} is priced by canonical pool {} against a token that is itself priced by a canonical pool; list a feed for one of them",
-                    canonical.pool
-                ));
-            }
-            let price = self.canonical_price(chain, config, token, canonical)?;
-            sources.push((format!("canonical pool {}", canonical.pool), price));
-        }
-        let Some((first, price)) = sources.first().cloned() else {
-            return Err(format!(
-                "{token} is unpriced on chain {chain}: no trusted source prices it (no feed, Aave oracle price or canonical pool in its pricing config); a write that cannot be valued is refused. If the operator trusts this token, list a price source for it under [safety.pricing.{chain}]"
-            ));
-        };
-        for (name, other) in &sources[1..] {
-            agree(token, (&first, price), (name, *other), config.max_divergence_bps)?;
-        }
-        Ok(price)
-    }
-
-    /// USD per whole token (18 decimals) from a Chainlink-style feed: a positive answer, fresh
-    /// enough when the config bounds its age.
-    fn feed_price(&self, chain: u64, config: &PricingConfig, feed: Address) -> Result<U512, String> {
-        let round = self.read(chain, feed, latestRoundDataCall {})?;
-        let decimals = self.read(chain, feed, decimalsCall {})?;
-        if !round.answer.is_positive() || decimals > 36 {
-            return Err(format!(
-                "feed {feed} answers {} with {decimals} decimals; it cannot price",
-                round.answer
-            ));
-        }
-        if let Some(max) = config.max_feed_age_secs {
-            let now =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            let age = now.saturating_sub(round.updatedAt.saturating_to::<u64>());
-            if age > max {
-                return Err(format!(
-                    "feed {feed} last answered {age} s ago, older than max_feed_age_secs {max}; its price is stale"
-                ));
-            }
-        }
-        Ok(U512::from(round.answer.unsigned_abs()) * pow10(18) / pow10(decimals))
-    }
-
-    /// USD per whole `token` (18 decimals) from its canonical pool's time-weighted price over
-    /// the window, times the pool's other token's trusted price.
-    fn canonical_price(
-        &self,
-        chain: u64,
-        config: &PricingConfig,
-        token: Address,
-        canonical: &CanonicalPool,
-    ) -> Result<U512, String> {
-        let pool = canonical.pool;
-        let (token0, token1) = self.pool_tokens(chain, pool)?;
-        let quote = match token {
-            t if t == token0 => token1,
-            t if t == token1 => token0,
-            _ => return Err(format!("canonical pool {pool} of {token} does not hold {token}")),
-        };
-        let liquidity = self.read(chain, pool, liquidityCall {})?;
-        if liquidity < canonical.min_liquidity {
-            return Err(format!(
-                "canonical pool {pool} of {token} has {liquidity} liquidity in range, under its min_liquidity {}",
-                canonical.min_liquidity
-            ));
-        }
-        let window = canonical.window_secs.max(1);
-        let observed = self
-            .read(chain, pool, observeCall { secondsAgos: vec![window, 0] })
-            .map_err(|e| format!("{e}; the canonical pool needs observations {window} s old (increaseObservationCardinalityNext)"))?;
-        let cumulatives: Vec<i64> = observed.tickCumulatives.iter().map(|c| c.as_i64()).collect();
-        let mean = mean_tick(&cumulatives, window)
-            .ok_or_else(|| format!("canonical pool {pool} returned no tick cumulatives"))?;
-        let sqrt = bardo_uniswap_math::sqrt_price_at_tick(mean).map_err(|e| e.to_string())?;
-        let quote_usd = self.price_within(chain, config, quote, 1)?;
-        let (decimals, quote_decimals) = (self.decimals(chain, token)?, self.decimals(chain, quote)?);
-        price_from_sqrt(U512::from(sqrt), token == token0, decimals, quote_decimals, quote_usd)
-            .filter(|p| !p.is_zero())
-            .ok_or_else(|| {
-                format!("canonical pool {pool} prices {token} at zero or beyond the valuer's range")
-            })
-    }
-
-    /// The Aave oracle's USD price of `token` (18 decimals); None without an oracle, or when it
-    /// has no source for the token (`getAssetPrice` reverts) or answers zero.
-    fn oracle_price(&self, chain: u64, config: &PricingConfig, token: Address) -> Option<U512> {
-        let oracle = config.aave_oracle?;
-        let price =
-            self.read(chain, oracle, getAssetPriceCall { asset: token }).ok().filter(|p| !p.is_zero())?;
-        // Aave's USD markets quote in 8 decimals; read the unit rather than assume it.
-        let unit = self.read(chain, oracle, BASE_CURRENCY_UNITCall {}).ok().filter(|u| !u.is_zero())?;
-        U512::from(price).checked_mul(pow10(18))?.checked_div(U512::from(unit))
+        let (asset_price, sources) = self.priced(chain, config, asset, 0)?;
+        Ok((asset_price * U512::from(assets) / pow10(asset_decimals), sources))
     }
 }
 
@@ -655,33 +512,6 @@ fn micro_usd(amount: U256, price: U512, decimals: u8) -> MicroUsd {
     u128::try_from(value).unwrap_or(u128::MAX)
 }
 
-/// Nothing when the second source is within `max_bps` of the first; otherwise an error naming both.
-fn agree(token: Address, first: (&str, U512), second: (&str, U512), max_bps: u32) -> Result<(), String> {
-    let ((a_name, a), (b_name, b)) = (first, second);
-    let bps = a.abs_diff(b).saturating_mul(U512::from(10_000u32)).checked_div(b).unwrap_or(U512::MAX);
-    if bps > U512::from(max_bps) {
-        return Err(format!(
-            "price sources disagree: {a_name} prices {token} at {} but {b_name} at {} ({bps} bps apart, over max_divergence_bps {max_bps}); valuing it is refused until they agree",
-            price_text(a),
-            price_text(b)
-        ));
-    }
-    Ok(())
-}
-
-/// The arithmetic mean tick over `window` seconds from `observe([window, 0])`'s cumulatives,
-/// rounded toward negative infinity as Uniswap's `OracleLibrary.consult` does.
-fn mean_tick(cumulatives: &[i64], window: u32) -> Option<i32> {
-    let (then, now) = (*cumulatives.first()?, *cumulatives.get(1)?);
-    let delta = i128::from(now) - i128::from(then);
-    let window = i128::from(window);
-    let mut tick = delta / window;
-    if delta < 0 && delta % window != 0 {
-        tick -= 1;
-    }
-    i32::try_from(tick).ok()
-}
-
 /// An 18-decimal USD price as `$1999.123456`.
 pub(crate) fn price_text(price: U512) -> String {
     let micro = u128::try_from(price / pow10(12)).unwrap_or(u128::MAX);
@@ -712,30 +542,6 @@ mod tests {
         let one_weth = U256::from(10u64).pow(U256::from(18u64));
         assert_eq!(micro_usd(one_weth, pow10(18) * U512::from(2_000u32), 18), 2_000_000_000);
         assert_eq!(micro_usd(U256::MAX, U512::MAX, 0), u128::MAX);
-    }
-
-    #[test]
-    fn prices_that_drift_apart_are_refused() {
-        let t = Address::ZERO;
-        let dollars = |d: u64| pow10(18) * U512::from(d);
-        assert!(agree(t, ("feed", dollars(2_000)), ("oracle", dollars(1_950)), 500).is_ok());
-        let err = agree(t, ("feed", dollars(2_000)), ("oracle", dollars(1_000)), 500).expect_err("50% apart");
-        assert!(
-            err.contains("disagree") && err.contains("feed prices") && err.contains("$2000.000000"),
-            "{err}"
-        );
-        assert!(err.contains("but oracle at $1000.000000"), "{err}");
-        assert_eq!(price_text(pow10(15)), "$0.001000");
-        assert_eq!(usd(1_234_560_000), "$1234.56");
-    }
-
-    #[test]
-    fn a_mean_tick_rounds_toward_negative_infinity() {
-        assert_eq!(mean_tick(&[0, 1_800 * 200], 1_800), Some(200));
-        assert_eq!(mean_tick(&[1_000, 1_000 - 1_800 * 200], 1_800), Some(-200));
-        assert_eq!(mean_tick(&[0, -1], 1_800), Some(-1), "a fraction below zero is the tick below");
-        assert_eq!(mean_tick(&[0, 1], 1_800), Some(0));
-        assert_eq!(mean_tick(&[0], 1_800), None);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub fn guarded_path(
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
+        .with_valuer(valuer(host, d))
         .with_after_simulation(guards(host, d));
     (path, audit)
 }
@@ -165,9 +166,10 @@ pub fn pricing(d: &Deployments) -> BTreeMap<u64, PricingConfig> {
     PricingConfig::from_json(d.pricing_json()).expect("the devnet's pricing config parses")
 }
 
-/// The checks after the simulation as `bardo` builds them for the devnet: stranded value, the
-/// price guard, the value guard (trusted prices, the position managers, the treasury) and the
-/// health floor.
+/// The checks after the simulation as `bardo` builds them for the devnet (without the spending
+/// limiter and the SDK cross-checks, which tests add where they need them): approvals at their
+/// worth, the bounds the chain enforces, stranded value, the price guard, the value guard
+/// (trusted prices, the position managers, the treasury) and the health floor.
 pub fn guards(host: &Host, d: &Deployments) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
     guards_on(host.services(), d)
 }
@@ -177,7 +179,7 @@ pub fn guards_on(
     services: &Arc<bardo_runtime::Services>,
     d: &Deployments,
 ) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
-    guards_with(services, d, d.write_targets(), bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS)
+    guards_with(services, d, d.write_targets(), bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS)
 }
 
 /// [`guards`] on `services`' chains for an allowlist of `roles` (routers keep nothing, trusted
@@ -188,33 +190,56 @@ pub fn guards_with(
     roles: BTreeMap<Address, Role>,
     max_loss_bps: u32,
 ) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
+    let slippage = bardo_safety::hooks::on_chain_bounds::DEFAULT_MAX_SLIPPAGE_BPS;
+    guards_allowing(services, d, roles, max_loss_bps, slippage)
+}
+
+/// [`guards_with`], the chain's bounds allowed `max_slippage_bps` below (or above) what a plan
+/// simulates.
+pub fn guards_allowing(
+    services: &Arc<bardo_runtime::Services>,
+    d: &Deployments,
+    roles: BTreeMap<Address, Role>,
+    max_loss_bps: u32,
+    max_slippage_bps: u32,
+) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
     let valuer = Valuer::new(services, pricing(d));
     let of_role = |want: bardo_core::scope::Role| -> BTreeMap<u64, std::collections::BTreeSet<Address>> {
         BTreeMap::from([(d.chain_id, roles.iter().filter(|(_, r)| **r == want).map(|(a, _)| *a).collect())])
     };
     vec![
-        Box::new(bardo_safety::stranded::StrandedValue {
+        Box::new(bardo_safety::hooks::ApprovalExposure {
+            valuer: valuer.clone(),
+            high_risk_usd: bardo_safety::hooks::approval_exposure::DEFAULT_HIGH_RISK_USD,
+        }),
+        Box::new(bardo_safety::hooks::stranded_value::StrandedValue {
             valuer: valuer.clone(),
             roles: BTreeMap::from([(d.chain_id, roles.clone())]),
             morpho_markets: morpho_markets(d),
         }),
-        Box::new(bardo_safety::price_guard::PriceGuard {
+        Box::new(bardo_safety::hooks::price_guard::PriceGuard {
             valuer: valuer.clone(),
-            max_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+            max_bps: bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
         }),
-        Box::new(bardo_safety::value_guard::ValueGuard {
+        Box::new(bardo_safety::hooks::OnChainBounds {
+            valuer: valuer.clone(),
+            roles: BTreeMap::from([(d.chain_id, roles.clone())]),
+            max_slippage_bps,
+        }),
+
+        Box::new(bardo_safety::hooks::value_guard::ValueGuard {
             valuer: valuer.clone(),
             position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),
             v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
             recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
             max_loss_bps,
-            max_price_deviation_bps: bardo_safety::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+            max_price_deviation_bps: bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
             morpho_markets: morpho_markets(d),
         }),
         Box::new(
-            bardo_safety::health_floor::HealthFloor::new(
+            bardo_safety::hooks::health_floor::HealthFloor::new(
                 of_role(bardo_core::scope::Role::AaveV3Pool),
-                bardo_safety::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
+                bardo_safety::hooks::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
             )
             .with_morpho(of_role(bardo_core::scope::Role::MorphoBlue), morpho_markets(d)),
         ),

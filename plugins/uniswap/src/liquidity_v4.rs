@@ -4,7 +4,7 @@
 //! of zero, then take). The tokens moved come from simulating the exact calls as the wallet.
 
 use crate::book::Book;
-use crate::math::{check_slippage, liquidity_for_amounts, min_out, sqrt_price_at_tick};
+use crate::math::{check_slippage, liquidity_for_amounts, max_in, min_out, sqrt_price_at_tick};
 use crate::v4::{self, PoolKey, V4Pool, pool_id};
 use alloy_primitives::{Address, B256, Bytes, I256, U256};
 use alloy_sol_types::SolValue;
@@ -229,8 +229,9 @@ pub struct Planned {
 }
 
 /// Plan a mint or increase: the liquidity the amounts less the slippage buy at the current
-/// price (so a price move within it still fits), the amounts as maximums, Permit2 approvals
-/// of the position manager when short, then the deposit, simulated as the wallet.
+/// price (so a price move within it still fits), simulated as the wallet with the amounts as
+/// maximums; then the maximums what it pays plus the slippage, with Permit2 approvals of the
+/// position manager for them when short.
 pub fn deposit(book: &Book, d: &Deposit<'_>) -> Result<Planned, Error> {
     check_slippage(d.slippage_bps)?;
     let posm = manager(d.chain_id, book)?;
@@ -261,62 +262,27 @@ pub fn deposit(book: &Book, d: &Deposit<'_>) -> Result<Planned, Error> {
             pool.tick
         )));
     }
-    let max = |a: U256| u128::try_from(a).map_err(|_| invalid_params("the amount is too large for V4"));
-    let (max0, max1) = (max(d.most.0)?, max(d.most.1)?);
-    let expiration = d.deadline.to::<u64>();
-    let mut calls = Vec::new();
-    let mut authorities = Vec::new();
-    for (token, amount) in [(&pool.token0, d.most.0), (&pool.token1, d.most.1)] {
-        if amount.is_zero() {
-            continue;
+    let amount = |a: U256| u128::try_from(a).map_err(|_| invalid_params("the amount is too large for V4"));
+    for (token, most) in [(&pool.token0, d.most.0), (&pool.token1, d.most.1)] {
+        if !most.is_zero() {
+            erc20::require_balance(d.chain_id, token, d.owner, most)?;
         }
-        erc20::require_balance(d.chain_id, token, d.owner, amount)?;
-        let (approve, granted) = bardo_sdk::permit2::approvals_if_short(
-            d.chain_id,
-            token,
-            d.owner,
-            posm,
-            amount,
-            expiration,
-            "the V4 position manager",
-        )?;
-        calls.extend(approve);
-        authorities.extend(granted);
     }
-    let (actions, id) = match d.existing {
-        None => {
-            let mint = MintPosition {
-                poolKey: key(pool),
-                tickLower: alloy_primitives::aliases::I24::try_from(lower).unwrap_or_default(),
-                tickUpper: alloy_primitives::aliases::I24::try_from(upper).unwrap_or_default(),
-                liquidity: U256::from(liquidity),
-                amount0Max: max0,
-                amount1Max: max1,
-                owner: d.owner,
-                hookData: no_hook_data(),
-            };
-            let settle = (pool.token0.address, pool.token1.address).abi_encode_params();
-            let id = bardo_sdk::abi::eth_call(d.chain_id, posm, &nextTokenIdCall {})?;
-            (vec![(action::MINT_POSITION, mint.abi_encode_params()), (action::SETTLE_PAIR, settle)], id)
-        }
-        // An increase first credits the position's uncollected fees, which can leave a currency
-        // owed to the wallet rather than by it: CLOSE_CURRENCY settles or takes, whichever it is.
-        Some(id) => (
-            vec![
-                (
-                    action::INCREASE_LIQUIDITY,
-                    (id, U256::from(liquidity), max0, max1, no_hook_data()).abi_encode_params(),
-                ),
-                (action::CLOSE_CURRENCY, (pool.token0.address,).abi_encode_params()),
-                (action::CLOSE_CURRENCY, (pool.token1.address,).abi_encode_params()),
-            ],
-            id,
-        ),
+    let id = match d.existing {
+        None => bardo_sdk::abi::eth_call(d.chain_id, posm, &nextTokenIdCall {})?,
+        Some(id) => id,
     };
-    let call = modify(d.chain_id, posm, &actions, d.deadline);
-    let mut sim: Vec<TxCall> = calls.iter().map(|c: &PlannedCall| c.call.clone()).collect();
-    sim.push(call.clone());
+    // What that liquidity costs, simulated with the amounts offered as maximums (a hook the
+    // operator trusts may take its fee on top of the position math); then the maximums become
+    // what it costs plus the slippage, never more than offered: a maximum at the amounts
+    // offered would let a pool moved first take all of the side the range needs less of.
+    let offered = deposit_calls(d, posm, id, liquidity, (amount(d.most.0)?, amount(d.most.1)?))?;
+    let mut sim: Vec<TxCall> = offered.0.iter().map(|c: &PlannedCall| c.call.clone()).collect();
+    sim.push(offered.2);
     let deltas = simulate(d.chain_id, d.owner, &sim, pool)?;
+    let max = |delta: I256, most: U256| amount(max_in(outflow(delta) + U256::from(1u8), d.slippage_bps).min(most));
+    let (mut calls, authorities, call) =
+        deposit_calls(d, posm, id, liquidity, (max(deltas.0, d.most.0)?, max(deltas.1, d.most.1)?))?;
     let (t0, t1) = (&pool.token0, &pool.token1);
     calls.push(PlannedCall {
         call,
@@ -334,6 +300,63 @@ pub fn deposit(book: &Book, d: &Deposit<'_>) -> Result<Planned, Error> {
         ),
     });
     Ok(Planned { calls, id, liquidity, deltas, authorities })
+}
+
+/// A deposit of `liquidity` taking at most `max` of each token: the Permit2 approvals of the
+/// position manager it needs (with the authorities they leave), and the `modifyLiquidities` call
+/// that mints position `id` or adds to it.
+fn deposit_calls(
+    d: &Deposit<'_>,
+    posm: Address,
+    id: U256,
+    liquidity: u128,
+    (max0, max1): (u128, u128),
+) -> Result<(Vec<PlannedCall>, Vec<Authority>, TxCall), Error> {
+    let pool = d.pool;
+    let (lower, upper) = d.ticks;
+    let expiration = d.deadline.to::<u64>();
+    let mut calls = Vec::new();
+    let mut authorities = Vec::new();
+    for (token, amount) in [(&pool.token0, U256::from(max0)), (&pool.token1, U256::from(max1))] {
+        if amount.is_zero() {
+            continue;
+        }
+        let (approve, granted) = bardo_sdk::permit2::approvals_if_short(
+            d.chain_id,
+            token,
+            d.owner,
+            posm,
+            amount,
+            expiration,
+            "the V4 position manager",
+        )?;
+        calls.extend(approve);
+        authorities.extend(granted);
+    }
+    let actions = match d.existing {
+        None => {
+            let mint = MintPosition {
+                poolKey: key(pool),
+                tickLower: alloy_primitives::aliases::I24::try_from(lower).unwrap_or_default(),
+                tickUpper: alloy_primitives::aliases::I24::try_from(upper).unwrap_or_default(),
+                liquidity: U256::from(liquidity),
+                amount0Max: max0,
+                amount1Max: max1,
+                owner: d.owner,
+                hookData: no_hook_data(),
+            };
+            let settle = (pool.token0.address, pool.token1.address).abi_encode_params();
+            vec![(action::MINT_POSITION, mint.abi_encode_params()), (action::SETTLE_PAIR, settle)]
+        }
+        // An increase first credits the position's uncollected fees, which can leave a currency
+        // owed to the wallet rather than by it: CLOSE_CURRENCY settles or takes, whichever it is.
+        Some(_) => vec![
+            (action::INCREASE_LIQUIDITY, (id, U256::from(liquidity), max0, max1, no_hook_data()).abi_encode_params()),
+            (action::CLOSE_CURRENCY, (pool.token0.address,).abi_encode_params()),
+            (action::CLOSE_CURRENCY, (pool.token1.address,).abi_encode_params()),
+        ],
+    };
+    Ok((calls, authorities, modify(d.chain_id, posm, &actions, d.deadline)))
 }
 
 /// What a withdrawal from a V4 position plans.

@@ -67,17 +67,8 @@ pub fn pool_id(key: &PoolKey) -> B256 {
     keccak256(key.abi_encode())
 }
 
-/// A tick stored in a PositionManager `PositionInfo` word: `| poolId (200) | tickUpper (24) |
-/// tickLower (24) | hasSubscriber (8) |`.
-pub fn packed_tick(info: U256, offset: usize) -> i32 {
-    let raw = ((info >> offset) & U256::from(0xff_ffffu32)).to::<u32>();
-    ((raw << 8) as i32) >> 8
-}
-
-/// `(tick lower, tick upper)` of a PositionManager `PositionInfo` word.
-pub fn position_ticks(info: U256) -> (i32, i32) {
-    (packed_tick(info, 8), packed_tick(info, 32))
-}
+// A PositionManager `PositionInfo` word's ticks: the host reads them the same way.
+pub use bardo_uniswap_math::{packed_tick, position_ticks};
 
 /// A V4 currency as a token: the zero address is native ether.
 pub fn currency(chain_id: ChainId, address: Address) -> Result<crate::erc20::Token, Error> {

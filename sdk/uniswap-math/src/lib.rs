@@ -104,6 +104,18 @@ pub fn amounts_for_liquidity(now: U256, a: U256, b: U256, liquidity: u128) -> (U
     }
 }
 
+/// A tick stored in a V4 PositionManager `PositionInfo` word: `| poolId (200) | tickUpper (24) |
+/// tickLower (24) | hasSubscriber (8) |`.
+pub fn packed_tick(info: U256, offset: usize) -> i32 {
+    let raw = ((info >> offset) & U256::from(0xff_ffffu32)).to::<u32>();
+    ((raw << 8) as i32) >> 8
+}
+
+/// `(tick lower, tick upper)` of a V4 PositionManager `PositionInfo` word.
+pub fn position_ticks(info: U256) -> (i32, i32) {
+    (packed_tick(info, 8), packed_tick(info, 32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

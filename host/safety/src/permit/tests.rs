@@ -19,6 +19,7 @@ fn permit(id: &str) -> ActionPermit {
         planned_on: None,
         spend_usd: None,
         balance_changes: Vec::new(),
+        worst_case: Vec::new(),
     }
 }
 

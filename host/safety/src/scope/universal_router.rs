@@ -27,9 +27,9 @@ alloy::sol! {
 }
 
 /// `MSG_SENDER`: the router pays whoever called it — the wallet.
-pub(super) const MSG_SENDER: Address = address!("0x0000000000000000000000000000000000000001");
+pub(crate) const MSG_SENDER: Address = address!("0x0000000000000000000000000000000000000001");
 /// `ADDRESS_THIS`: the router keeps it for a later command.
-pub(super) const ADDRESS_THIS: Address = address!("0x0000000000000000000000000000000000000002");
+pub(crate) const ADDRESS_THIS: Address = address!("0x0000000000000000000000000000000000000002");
 
 /// Who receives something, by parameter name.
 pub(super) type Recipients = Vec<(&'static str, Address)>;
@@ -48,6 +48,32 @@ const RETURNS_DELTA_FLAGS: u16 = 0b1111;
 /// Whether the hook at `hook` may change the amounts of a swap or liquidity change in its pool.
 pub(super) fn returns_delta(hook: Address) -> bool {
     u16::from_be_bytes([hook[18], hook[19]]) & RETURNS_DELTA_FLAGS != 0
+}
+
+/// The permissions a V4 hook's address grants (`Hooks.sol`: one flag per low bit, from bit 13).
+const PERMISSIONS: [&str; 14] = [
+    "before-initialize",
+    "after-initialize",
+    "before-add-liquidity",
+    "after-add-liquidity",
+    "before-remove-liquidity",
+    "after-remove-liquidity",
+    "before-swap",
+    "after-swap",
+    "before-donate",
+    "after-donate",
+    "before-swap-returns-delta",
+    "after-swap-returns-delta",
+    "after-add-liquidity-returns-delta",
+    "after-remove-liquidity-returns-delta",
+];
+
+/// The permissions `hook`'s address grants, named (`none` for none).
+pub(super) fn permissions(hook: Address) -> String {
+    let bits = u16::from_be_bytes([hook[18], hook[19]]);
+    let named: Vec<&str> =
+        PERMISSIONS.iter().enumerate().filter(|(i, _)| bits & (1 << (13 - i)) != 0).map(|(_, n)| *n).collect();
+    if named.is_empty() { "none".into() } else { named.join(", ") }
 }
 
 const FLAG_ALLOW_REVERT: u8 = 0x80;
@@ -76,7 +102,7 @@ fn execute_recipients(data: &[u8]) -> Result<Parties, String> {
 }
 
 /// A tuple encoded as `abi.encode(a, b, …)`.
-pub(super) fn decode<T>(what: &str, input: &[u8]) -> Result<T, String>
+pub(crate) fn decode<T>(what: &str, input: &[u8]) -> Result<T, String>
 where
     T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>,
     for<'a> <T::SolType as alloy::sol_types::SolType>::Token<'a>: alloy::sol_types::abi::TokenSeq<'a>,
@@ -85,7 +111,7 @@ where
 }
 
 /// A struct encoded as `abi.encode(s)`.
-pub(super) fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>>(
+pub(crate) fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>>(
     what: &str,
     input: &[u8],
 ) -> Result<T, String> {

@@ -10,7 +10,7 @@ use crate::generation::Generation;
 use crate::hooks::{Decision, Findings, Proposal, simulation_hash};
 use crate::permit::{ActionPermit, PermitError};
 use crate::{declared, records};
-use alloy::primitives::{Address, I256};
+use alloy::primitives::{Address, I256, U256};
 use alloy::providers::Provider;
 use alloy::rpc::types::TransactionReceipt;
 use bardo_core::error::{ErrorCode, ToolError};
@@ -138,7 +138,7 @@ impl WritePath {
             );
         }
         // What the logs cannot show (a lending pool's prices) is checked again on this state.
-        let mut found = Findings { simulation: Some(sim), probes };
+        let mut found = Findings { simulation: Some(sim), probes, ..Findings::default() };
         for hook in hooks.after.iter().filter(|h| h.on_resimulation()) {
             if let Decision::Reject { code, reason } = hook.check(&proposal, &mut found) {
                 return refuse(code, format!("{} (at commit): {reason}", hook.name()));
@@ -334,11 +334,26 @@ impl WritePath {
                 return Checked { changes: None, mismatch: vec![reason] };
             }
         };
-        let mismatch = match declared::Declared::parse(&permit.expected_outcome) {
+        let mut mismatch = match declared::Declared::parse(&permit.expected_outcome) {
             Ok(Some(declared)) => declared.mismatches(&changes),
             Ok(None) => vec!["the plan declared no balance_changes".to_owned()],
             Err(reason) => vec![reason],
         };
+        // Worse than the worst case the calls' bounds were to enforce: the chain did not.
+        if let Some(valuer) = generation.hooks().valuer.as_ref() {
+            let gas: U256 = receipts
+                .iter()
+                .filter(|r| r.from == permit.sender)
+                .map(|r| U256::from(r.gas_used) * U256::from(r.effective_gas_price))
+                .sum();
+            mismatch.extend(crate::hooks::on_chain_bounds::shortfalls(
+                valuer,
+                permit.chain_id,
+                &permit.worst_case,
+                &changes,
+                gas,
+            ));
+        }
         if !mismatch.is_empty() {
             record(AuditEvent::OutcomeMismatch {
                 permit_id: permit.permit_id.clone(),

@@ -192,8 +192,10 @@ impl WritePath {
         let spend_usd = hooks
             .valuer
             .as_ref()
-            .and_then(|v| crate::spending::valued_spend(v, chain_id, &found).ok())
+            .and_then(|v| crate::hooks::spending_limiter::valued_spend(v, chain_id, &found).ok())
             .map(|micro| micro as f64 / 1e6);
+        let high_risk_approval = found.exposure.as_ref().is_some_and(|e| e.high_risk);
+        let worst_case = std::mem::take(&mut found.worst_case);
         let sim = found
             .simulation
             .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
@@ -208,7 +210,7 @@ impl WritePath {
             simulation_hash: simulation_hash(chain_id, sender, &plan, &sim),
             simulated_at: Some(sim.timestamp),
             expected_outcome: plan.expected_outcome.clone(),
-            risk_tier: plan_risk(entry.def.risk_tier, &plan),
+            risk_tier: plan_risk(entry.def.risk_tier, &plan, high_risk_approval),
             plan,
             created_at: (self.clock)(),
             ttl: self.ttl,
@@ -220,6 +222,7 @@ impl WritePath {
             }),
             spend_usd,
             balance_changes,
+            worst_case,
         };
         trail.push(AuditEvent::PermitCreated {
             permit_id: permit.permit_id.clone(),
@@ -264,8 +267,9 @@ fn new_permit_id() -> String {
 }
 
 /// The risk of a plan: its tool's, raised to High when any of its calls goes through a V4 pool
-/// with a hook (the specification: "LP … V4 hooks: High") — read from the calls themselves, not
-/// from anything the plugin says about them.
-fn plan_risk(tool: RiskTier, plan: &WritePlan) -> RiskTier {
-    if scope::v4_hooks(&plan.calls).is_empty() { tool } else { tool.max(RiskTier::High) }
+/// with a hook (the specification: "LP … V4 hooks: High") or it leaves approvals worth more than
+/// `[safety] approval_high_risk_usd` — read from the calls and the simulation, not from
+/// anything the plugin says about them.
+fn plan_risk(tool: RiskTier, plan: &WritePlan, high_risk_approval: bool) -> RiskTier {
+    if scope::v4_hooks(&plan.calls).is_empty() && !high_risk_approval { tool } else { tool.max(RiskTier::High) }
 }

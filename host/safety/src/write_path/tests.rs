@@ -214,6 +214,7 @@ impl Bench {
             planned_on: on,
             spend_usd: None,
             balance_changes: Vec::new(),
+            worst_case: Vec::new(),
         };
         self.path.permits.insert(permit).expect("insert");
         id

@@ -41,22 +41,22 @@ mod permit2 {
 }
 
 /// The attacker.
-const STRANGER: Address = address!("0x5555555555555555555555555555555555555555");
+pub(crate) const STRANGER: Address = address!("0x5555555555555555555555555555555555555555");
 
-struct Env {
-    node: Anvil,
-    d: Deployments,
+pub(crate) struct Env {
+    pub(crate) node: Anvil,
+    pub(crate) d: Deployments,
     /// Scoped by the devnet's roles.
-    scoped: WritePath,
+    pub(crate) scoped: WritePath,
     /// Every contract unscoped: only the change-set derivation stands in the way.
-    loose: WritePath,
-    host: Arc<Host>,
+    pub(crate) loose: WritePath,
+    pub(crate) host: Arc<Host>,
     /// The wallet: the dev key's account, or the dev Safe it writes through.
-    wallet: Address,
-    _dir: tempfile::TempDir,
+    pub(crate) wallet: Address,
+    pub(crate) _dir: tempfile::TempDir,
 }
 
-fn env() -> Env {
+pub(crate) fn env() -> Env {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP, ATTACK]));
     over(node, d, host, |d| d.deployer)
@@ -99,12 +99,25 @@ fn over(node: Anvil, d: Deployments, host: Arc<Host>, wallet: impl Fn(&Deploymen
 }
 
 /// A write path over `host` allowing `roles`, auditing to `<name>.jsonl` in `dir`.
-fn write_path(
+pub(crate) fn write_path(
     host: &Arc<Host>,
     d: &Deployments,
     dir: &tempfile::TempDir,
     name: &str,
     roles: BTreeMap<Address, Role>,
+) -> WritePath {
+    let slippage = bardo_safety::hooks::on_chain_bounds::DEFAULT_MAX_SLIPPAGE_BPS;
+    write_path_allowing(host, d, dir, name, roles, slippage)
+}
+
+/// [`write_path`], its plans' on-chain bounds allowed `max_slippage_bps` from what they simulate.
+fn write_path_allowing(
+    host: &Arc<Host>,
+    d: &Deployments,
+    dir: &tempfile::TempDir,
+    name: &str,
+    roles: BTreeMap<Address, Role>,
+    max_slippage_bps: u32,
 ) -> WritePath {
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(PolicyCage::default()),
@@ -112,13 +125,15 @@ fn write_path(
         Box::new(ApprovalGuard),
     ];
     let log = AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
-    WritePath::new(host.clone(), host.services().clone(), hooks, log)
-        .with_after_simulation(bardo_test_support::writes::guards(host, d))
+    let loss = bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS;
+    let after =
+        bardo_test_support::writes::guards_allowing(host.services(), d, d.write_targets(), loss, max_slippage_bps);
+    WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after)
 }
 
 /// What the attacks could change, read from the devnet.
 #[derive(Debug, PartialEq, Eq)]
-struct State {
+pub(crate) struct State {
     balances: Vec<U256>,
     native: U256,
     allowances: Vec<U256>,
@@ -129,22 +144,22 @@ struct State {
 
 impl Env {
     /// Another write path on this devnet allowing `roles`.
-    fn path_with(&self, name: &str, roles: BTreeMap<Address, Role>) -> WritePath {
+    pub(crate) fn path_with(&self, name: &str, roles: BTreeMap<Address, Role>) -> WritePath {
         write_path(&self.host, &self.d, &self._dir, name, roles)
     }
 
-    fn view<C: SolCall>(&self, to: Address, call: C) -> C::Return {
+    pub(crate) fn view<C: SolCall>(&self, to: Address, call: C) -> C::Return {
         let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
         let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
         let out = runtime().block_on(provider.call(tx).into_future()).expect("eth_call");
         C::abi_decode_returns(&out).expect("decode")
     }
 
-    fn token(&self, symbol: &str) -> Address {
+    pub(crate) fn token(&self, symbol: &str) -> Address {
         self.d.tokens[symbol].address
     }
 
-    fn state(&self, nft: Option<U256>) -> State {
+    pub(crate) fn state(&self, nft: Option<U256>) -> State {
         let wallet = self.wallet;
         let tokens = ["WETH", "USDC"].map(|s| self.token(s));
         let npm = self.d.uniswap_v3["position_manager"];
@@ -173,7 +188,7 @@ impl Env {
     }
 
     /// Params of an attack on `target`.
-    fn params(&self, target: Address, extra: Value) -> Value {
+    pub(crate) fn params(&self, target: Address, extra: Value) -> Value {
         let mut p =
             json!({"chain_id": CHAIN_ID, "target": target.to_string(), "stranger": STRANGER.to_string()});
         if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
@@ -183,7 +198,7 @@ impl Env {
     }
 }
 
-fn refused(path: &WritePath, kind: &str, params: &Value, hook: &str, hint: &str) {
+pub(crate) fn refused(path: &WritePath, kind: &str, params: &Value, hook: &str, hint: &str) {
     let e = path.preview(kind, params).expect_err(&format!("{kind} must be refused"));
     assert_eq!(e.code, ErrorCode::Denied, "{kind}: {e}");
     assert!(
@@ -294,7 +309,12 @@ fn every_attack_is_refused(e: &Env) {
         &usdc.to_string(),
     ];
     for ((kind, params), hint) in attacks.iter().zip(derived_hints) {
-        refused(&e.loose, kind, params, "hallucination-detector", hint);
+        // An unlimited Permit2 grant is refused from its calldata before anything runs.
+        let (hook, hint) = match *kind {
+            "attack-permit2" => ("approval-guard", "unlimited"),
+            _ => ("hallucination-detector", hint),
+        };
+        refused(&e.loose, kind, params, hook, hint);
     }
     // Declaring the grant honestly does not make it acceptable: the spender is not allowlisted.
     let mut honest = attacks[0].1.clone();
@@ -324,7 +344,7 @@ fn every_attack_is_refused(e: &Env) {
 }
 
 /// `changes` as a declared outcome param: `[(token or "native", delta, tolerance)]`.
-fn declaring(changes: &[(String, String, &str)]) -> Value {
+pub(crate) fn declaring(changes: &[(String, String, &str)]) -> Value {
     let changes: Vec<Value> = changes
         .iter()
         .map(|(token, delta, tolerance)| json!({"token": token, "delta": delta, "tolerance": tolerance}))
@@ -472,6 +492,9 @@ sol! {
 #[test]
 fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_host_cautious() {
     let e = env();
+    // An operator who lets the chain's bounds sit 25 % from what plans simulate (the default is
+    // 1 %, under which this swap's own minimum would refuse the preview).
+    let wide = write_path_allowing(&e.host, &e.d, &e._dir, "wide", e.d.write_targets(), 2_500);
     let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
     let rt = runtime();
     let (usdc, weth, router) = (e.token("USDC"), e.token("WETH"), e.d.uniswap_v3["swap_router"]);
@@ -481,7 +504,7 @@ fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_
     assert!(rt.block_on(bardo_test_support::send(&provider, send(usdc, approve))).status());
     // Wide slippage: the front-run makes the swap worse, not revert.
     let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "slippage_bps": 2000});
-    let permit = e.scoped.preview("swap", &params).expect("preview");
+    let permit = wide.preview("swap", &params).expect("preview");
     let raw = |method: &'static str, params: Value| {
         rt.block_on(provider.raw_request::<_, Value>(method.into(), params)).expect(method)
     };
@@ -516,7 +539,7 @@ fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_
             raw("evm_mine", json!([]));
             raw("evm_setAutomine", json!([true]));
         });
-        let result = e.scoped.commit(&permit.permit_id);
+        let result = wide.commit(&permit.permit_id);
         frontrun.join().expect("front-run thread");
         result
     });
@@ -528,19 +551,19 @@ fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_
         "the WETH received differs from the declaration: {:?}",
         result.outcome_mismatch
     );
-    assert_eq!(e.scoped.phase(), bardo_core::tool::Phase::Cautious, "a divergence makes the host cautious");
+    assert_eq!(wide.phase(), bardo_core::tool::Phase::Cautious, "a divergence makes the host cautious");
     // Its outcome record says so (the agent tags its grimoire episode for replay from the same
     // `outcome_mismatch`: `bardo-agent`'s `adapter` tests).
-    let records = bardo_safety::records::read(&e._dir.path().join("scoped.jsonl")).expect("records");
+    let records = bardo_safety::records::read(&e._dir.path().join("wide.jsonl")).expect("records");
     let outcome = records.iter().find(|r| r.permit_id == permit.permit_id).and_then(|r| r.outcome.clone());
     let outcome = outcome.expect("an outcome record");
     assert!(!outcome.verified && outcome.divergence == result.outcome_mismatch, "{outcome:?}");
     // An undisturbed write matches its declaration exactly.
-    let again = e.scoped.preview(
+    let again = wide.preview(
         "swap",
         &json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "10"}),
     );
-    let done = e.scoped.commit(&again.expect("preview").permit_id).expect("commit");
+    let done = wide.commit(&again.expect("preview").permit_id).expect("commit");
     assert!(done.outcome_mismatch.is_empty(), "{:?}", done.outcome_mismatch);
     let changes = done.changes.expect("derived from the receipts");
     assert!(

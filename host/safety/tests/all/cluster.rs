@@ -20,7 +20,7 @@ use bardo_safety::audit_log::{AuditLog, shared};
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
 use bardo_safety::host_key::HostKey;
 use bardo_safety::permit::Permits;
-use bardo_safety::spending::{SpendingLimiter, SpendingLimits};
+use bardo_safety::hooks::spending_limiter::{SpendingLimiter, SpendingLimits};
 use bardo_test_artifacts::UNISWAP;
 use bardo_test_support::devnet;
 use bardo_test_support::devnet_host;

@@ -15,7 +15,8 @@ use bardo_evm::changes::Change;
 use bardo_evm::simulate::Simulation;
 use bardo_safety::WritePath;
 use bardo_safety::audit_log::AuditLog;
-use bardo_safety::cross_check::{MorphoCrossCheck, UniswapBook, UniswapCrossCheck};
+use bardo_safety::hooks::uniswap_cross_check::UniswapBook;
+use bardo_safety::hooks::{MorphoCrossCheck, UniswapCrossCheck};
 use bardo_safety::declared::Declared;
 use bardo_safety::hooks::{
     AllowlistGuard, ApprovalGuard, Decision, Findings, PolicyCage, Proposal, SafetyHook,
@@ -96,6 +97,7 @@ fn checked_with(tamper: Option<fn(&mut Simulation)>, overstated: bool) -> Checke
         services: host.services().clone(),
         sidecar: Sidecar::new(Config::new(sidecar_dir, state.path())),
         books: UniswapBook::from_settings(&settings).expect("books"),
+        valuer: bardo_test_support::writes::valuer(&host, &d),
     };
     let mut after: Vec<Box<dyn SafetyHook>> = Vec::new();
     if let Some(tamper) = tamper {

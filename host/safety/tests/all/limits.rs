@@ -9,7 +9,7 @@ use bardo_devnet::deploy::Deployments;
 use bardo_safety::audit_log::AuditLog;
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, MaxPosition, PolicyCage, SafetyHook};
 use bardo_safety::host_key::HostKey;
-use bardo_safety::spending::{SpendingLimiter, SpendingLimits};
+use bardo_safety::hooks::spending_limiter::{SpendingLimiter, SpendingLimits};
 use bardo_safety::{Clock, WritePath};
 use bardo_test_artifacts::UNISWAP;
 use bardo_test_support::writes::valuer;

@@ -7,6 +7,7 @@ mod cluster;
 mod confirmation;
 mod cross_check;
 mod economic;
+mod forged;
 mod generations;
 mod limits;
 mod morpho;

@@ -12,7 +12,8 @@ use bardo_runtime::plugin::Host;
 use bardo_runtime::services::UniswapSdk;
 use bardo_safety::WritePath;
 use bardo_safety::audit_log::AuditLog;
-use bardo_safety::cross_check::{UniswapBook, UniswapCrossCheck};
+use bardo_safety::hooks::uniswap_cross_check::UniswapBook;
+use bardo_safety::hooks::UniswapCrossCheck;
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
 use bardo_safety::host_key::HostKey;
 use bardo_sidecar::{Config, Sidecar};
@@ -86,7 +87,8 @@ fn routed_with(
         Box::new(ApprovalGuard),
     ];
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let check = UniswapCrossCheck { services: host.services().clone(), sidecar, books };
+    let valuer = bardo_test_support::writes::valuer(&host, &d);
+    let check = UniswapCrossCheck { services: host.services().clone(), sidecar, books, valuer };
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
         .with_after_simulation(vec![Box::new(check)]);
     Routed { node, d, host, path, _dirs: [audit, state] }

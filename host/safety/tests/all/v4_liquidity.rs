@@ -43,11 +43,17 @@ struct Lp {
 }
 
 fn lp_with(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Lp {
-    lp_losing(allow, bardo_safety::value_guard::DEFAULT_MAX_LOSS_BPS)
+    let slippage = bardo_safety::hooks::on_chain_bounds::DEFAULT_MAX_SLIPPAGE_BPS;
+    lp_allowing(allow, bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS, slippage)
 }
 
-/// [`lp_with`], the value guard allowing a loss of `max_loss_bps`.
-fn lp_losing(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>, max_loss_bps: u32) -> Lp {
+/// [`lp_with`], the value guard allowing a loss of `max_loss_bps` and the chain's bounds
+/// `max_slippage_bps` from what plans simulate.
+fn lp_allowing(
+    allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>,
+    max_loss_bps: u32,
+    max_slippage_bps: u32,
+) -> Lp {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host(&node.url(), d.uniswap_settings(), true, &[UNISWAP]));
     let roles = allow(&d);
@@ -58,7 +64,8 @@ fn lp_losing(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>, max_lo
     ];
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let after = bardo_test_support::writes::guards_with(host.services(), &d, roles, max_loss_bps);
+    let after =
+        bardo_test_support::writes::guards_allowing(host.services(), &d, roles, max_loss_bps, max_slippage_bps);
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after);
     Lp { node, d, host, path, _audit: audit }
 }
@@ -230,13 +237,15 @@ fn a_hooked_pool_needs_a_trusted_hook_and_its_plan_is_high_risk() {
         roles
     };
     // Trusted, the hook still takes its 5.43 %: the deposit is worth what its liquidity holds
-    // at the reference price, so the value guard sees the fee as a loss over 3 %.
-    let e = lp_with(trusting);
+    // at the reference price, so the value guard sees the fee as a loss over 3 %. (Its
+    // maximums are the amounts offered, ~5.4 % above what it pays after the fee, so the operator
+    // lets the chain's bounds be 6 % wide.)
+    let e = lp_allowing(trusting, bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS, 600);
     let fee = e.path.preview("add_liquidity", &hooked(&e)).expect_err("the hook's fee is a loss");
     assert!(fee.message.starts_with("value-guard: ") && fee.message.contains("300 bps"), "{fee}");
     drop(e);
     // An operator who accepts losses up to 6 % lets it through.
-    let e = lp_losing(trusting, 600);
+    let e = lp_allowing(trusting, 600, 600);
     let permit = e.path.preview("add_liquidity", &hooked(&e)).expect("trusted hook");
     assert_eq!(permit.risk_tier, RiskTier::High);
     assert_eq!(

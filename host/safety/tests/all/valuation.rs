@@ -39,6 +39,7 @@ sol! {
     function setAssetSources(address[] assets, address[] sources) external;
     function getAssetPrice(address asset) external view returns (uint256);
     function updateAnswer(int256 answer) external;
+    function updateRoundData(uint80 roundId, int256 answer, uint256 timestamp, uint256 startedAt) external;
 }
 
 struct Env {
@@ -130,26 +131,41 @@ fn tokens_are_valued_from_their_feeds_and_the_oracle() {
     assert_near(e.one_weth(&v).expect("WETH has a price"), e.d.tokens["WETH"].usd, "1 WETH");
     // A dollar token is exactly $1: 1,234 USDC.
     assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(1_234_000_000u64)), Ok(1_234_000_000));
-    // WBTC by its feed alone (the Aave market does not list it).
+    // WBTC by its feed and the WBTC/WETH pool's time-weighted price (the Aave market does not
+    // list it), which agree.
     let one_wbtc = U256::from(100_000_000u64);
     assert_near(v.usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect("WBTC"), e.d.tokens["WBTC"].usd, "1 WBTC");
     // Spending 1 WETH is worth minus its price.
     let spent = v.signed_usd(CHAIN_ID, e.token("WETH"), -I256::from_raw(e18())).expect("signed");
     assert_near(spent.unsigned_abs(), e.d.tokens["WETH"].usd, "-1 WETH");
     assert!(spent < 0, "{spent}");
-    // The feed moves the price (a new block, so the per-block price is read again).
+    // The feed moves the price (a new block, so the per-block price is read again): the pool
+    // does not follow, and two sources that disagree value nothing.
     e.send(
         e.d.feeds["WBTC"],
         updateAnswerCall { answer: I256::try_from(55_000i64 * 100_000_000).expect("answer") }.abi_encode(),
     );
+    let err = v.usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect_err("the feed left the pool");
+    assert!(err.contains("disagree"), "{err}");
+    // With the feed alone (and a cap above the amount) the price is the feed's.
+    let mut feed_alone = pricing(&e.d);
+    feed_alone.values_mut().for_each(|c| {
+        c.canonical_pools.clear();
+        c.single_source_max_usd = Some(100_000);
+    });
     assert_near(
-        v.usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect("WBTC"),
+        Valuer::new(&e.services, feed_alone).usd(CHAIN_ID, e.token("WBTC"), one_wbtc).expect("WBTC"),
         55_000.0,
         "1 WBTC after the update",
     );
     // WETH with no feed listed stands on the oracle; WBTC with none is unpriced.
+    // (One source each now: a cap above these amounts.)
     let mut fewer = pricing(&e.d);
-    fewer.values_mut().for_each(|c| c.feeds.clear());
+    fewer.values_mut().for_each(|c| {
+        c.feeds.clear();
+        c.canonical_pools.clear();
+        c.single_source_max_usd = Some(100_000);
+    });
     let oracle_only = Valuer::new(&e.services, fewer);
     assert_near(
         e.one_weth(&oracle_only).expect("the oracle"),
@@ -168,8 +184,12 @@ fn aave_tokens_are_their_underlying_and_debt_counts_against_the_wallet() {
     let one = I256::from_raw(e18());
     // With the oracle configured, the Aave market says which token is which; without it, the
     // debt tokens are told apart by `borrowAllowance`.
+    // (Without the oracle WETH stands on its feed alone: a cap above these amounts.)
     let mut no_oracle = pricing(&e.d);
-    no_oracle.values_mut().for_each(|c| c.aave_oracle = None);
+    no_oracle.values_mut().for_each(|c| {
+        c.aave_oracle = None;
+        c.single_source_max_usd = Some(100_000);
+    });
     for v in [e.valuer(), Valuer::new(&e.services, no_oracle)] {
         assert_near(v.usd(CHAIN_ID, a_weth, e18()).expect("aWETH"), weth_usd, "1 aWETH");
         let supplied = v.signed_usd(CHAIN_ID, a_weth, one).expect("aWETH gained");
@@ -246,6 +266,8 @@ fn a_pool_anyone_creates_prices_nothing_and_a_canonical_one_only_over_its_window
         for c in pricing.values_mut() {
             c.feeds.remove(&wbtc);
             c.canonical_pools.insert(wbtc, CanonicalPool { pool, window_secs: window, min_liquidity: min });
+            // The pool alone: a cap above the amounts valued here.
+            c.single_source_max_usd = Some(100_000);
         }
         Valuer::new(&e.services, pricing)
     };
@@ -291,4 +313,80 @@ fn an_oracle_far_from_the_feed_refuses_the_valuation() {
     // Within max_divergence_bps (2.5% < 5%) the feed's price stands.
     e.set_oracle_price("WETH", 1_950);
     assert_near(e.one_weth(&v).expect("close enough"), before as f64 / 1e6, "1 WETH, oracle at $1,950");
+}
+
+/// The valuer as `bardo` builds it from the shipped bardo.toml's `[safety]` and the pricing file
+/// `bardo devnet up` writes beside it.
+fn shipped(e: &Env) -> (Valuer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings = dir.path().join(".bardo/settings");
+    std::fs::create_dir_all(&settings).expect("settings");
+    std::fs::write(settings.join("pricing.json"), e.d.pricing_json().to_string()).expect("pricing.json");
+    let text = std::fs::read_to_string(root().join("bardo.toml")).expect("the shipped bardo.toml");
+    let config = bardo_runtime::Config::parse(&text, &dir.path().join("bardo.toml")).expect("config");
+    let safety: bardo_safety::SafetyConfig = config.section().expect("[safety]");
+    let pricing = safety.pricing(&config).expect("pricing");
+    assert_eq!(pricing[&CHAIN_ID].max_feed_age_secs, Some(3_600), "fresh prices by default");
+    (Valuer::new(&e.services, pricing), dir)
+}
+
+#[test]
+fn stale_zero_and_negative_feeds_are_refused_with_the_shipped_config() {
+    let e = env();
+    let (v, _dir) = shipped(&e);
+    assert_near(e.one_weth(&v).expect("fresh: the devnet re-stamps its feeds"), e.d.tokens["WETH"].usd, "1 WETH");
+    // An hour and a second with no update.
+    e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_increaseTime".into(), (3_601,)))
+        .expect("time passes");
+    e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ())).expect("mine");
+    let stale = e.one_weth(&v).expect_err("stale");
+    let feed = e.d.feeds["WETH"].to_string();
+    assert!(stale.contains(&format!("feed {feed} last answered")), "names the feed: {stale}");
+    assert!(stale.contains("s ago, older than max_feed_age_secs = 3600"), "its age and the setting: {stale}");
+    // The devnet's heartbeat re-stamps what grew old.
+    let stamped = e.rt.block_on(bardo_devnet::feeds::restamp(&e._node.url(), &e.d.feeds, 1_800)).expect("restamp");
+    assert_eq!(stamped, e.d.feeds.len());
+    assert_near(e.one_weth(&v).expect("fresh again"), e.d.tokens["WETH"].usd, "1 WETH");
+    // A zero, a negative, and a 1970 answer.
+    let wbtc = (e.token("WBTC"), e.d.feeds["WBTC"]);
+    let one_wbtc = U256::from(100_000_000u64);
+    for answer in [0i64, -1] {
+        e.send(wbtc.1, updateAnswerCall { answer: I256::try_from(answer).expect("answer") }.abi_encode());
+        let err = v.usd(CHAIN_ID, wbtc.0, one_wbtc).expect_err("no price");
+        assert!(err.contains(&format!("answers {answer}")) && err.contains("cannot value"), "{err}");
+    }
+    let price = I256::try_from(60_000i64 * 100_000_000).expect("answer");
+    let call = updateRoundDataCall { roundId: alloy::primitives::aliases::U80::from(99u64), answer: price, timestamp: U256::from(1), startedAt: U256::from(1) };
+    e.send(wbtc.1, call.abi_encode());
+    let err = v.usd(CHAIN_ID, wbtc.0, one_wbtc).expect_err("1970");
+    assert!(err.contains("older than max_feed_age_secs"), "{err}");
+}
+
+#[test]
+fn a_volatile_token_one_source_prices_is_valued_only_up_to_a_cap() {
+    let e = env();
+    let (wbtc, one_wbtc) = (e.token("WBTC"), U256::from(100_000_000u64));
+    // WBTC without its canonical pool: its feed alone.
+    let mut alone = pricing(&e.d);
+    alone.values_mut().for_each(|c| c.canonical_pools.clear());
+    let v = Valuer::new(&e.services, alone);
+    assert_near(v.usd(CHAIN_ID, wbtc, one_wbtc / U256::from(100u8)).expect("$600 is under the cap"), 600.0, "0.01 WBTC");
+    let err = v.usd(CHAIN_ID, wbtc, one_wbtc).expect_err("$60,000 on one source");
+    let feed = e.d.feeds["WBTC"].to_string();
+    assert!(err.contains(&format!("priced by one source alone (feed {feed})")), "{err}");
+    assert!(err.contains("single_source_max_usd = 1000") && err.contains("canonical_pools"), "says what to add: {err}");
+    // Dollar tokens are $1 by the operator's word, whatever the amount.
+    assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(10u64.pow(12))), Ok(10u128.pow(12)));
+    // With the devnet's canonical pool, a second source: any amount, and a lying feed at three
+    // times the pool's price is caught.
+    assert_near(e.valuer().usd(CHAIN_ID, wbtc, one_wbtc).expect("two sources"), 60_000.0, "1 WBTC");
+    e.send(e.d.feeds["WBTC"], updateAnswerCall { answer: I256::try_from(180_000i64 * 100_000_000).expect("answer") }.abi_encode());
+    let err = e.valuer().usd(CHAIN_ID, wbtc, one_wbtc).expect_err("a lying feed");
+    assert!(err.contains("disagree"), "{err}");
+    // The Aave oracle reading the feed itself is no second source: WETH then stands on one.
+    let weth = e.token("WETH");
+    let call = setAssetSourcesCall { assets: vec![weth], sources: vec![e.d.feeds["WETH"]] };
+    e.send(e.d.aave_v3["oracle"], call.abi_encode());
+    let err = e.one_weth(&e.valuer()).expect_err("one aggregator counted once");
+    assert!(err.contains("priced by one source alone"), "{err}");
 }

@@ -294,3 +294,25 @@ fn a_safe_reads_as_the_chain_has_it_and_a_module_is_a_warning() {
     let e2 = e.tool_error("wallet_get_safe", json!({"chain_id": CHAIN_ID, "safe": STRANGER.to_string()}));
     assert_eq!(e2.code, ErrorCode::InvalidParams, "{e2}");
 }
+
+#[test]
+fn an_approval_is_worth_what_it_can_move_whatever_its_kind() {
+    let e = env();
+    let router = e.d.uniswap_v4["universal_router"].to_string();
+    let approve = |amount: &str| json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": router, "amount": amount});
+    // 2^128 - 1 base units, just under what the calldata check calls unlimited, and $1B: more
+    // than the wallet holds ($1M), whatever the spender.
+    for amount in ["340282366920938463463374607431768.211455", "1000000000"] {
+        let err = e.path.preview("approve", &approve(amount)).expect_err(amount);
+        assert_eq!(err.code, ErrorCode::Denied, "{err}");
+        assert!(err.message.starts_with("approval-exposure"), "{err}");
+        assert!(err.message.contains("more than the wallet holds"), "{err}");
+    }
+    // What the wallet holds, bounded: a Medium permit worth its amount; above $1,000 High.
+    let small = e.path.preview("approve", &approve("500")).expect("$500");
+    assert_eq!(small.risk_tier, bardo_core::tool::RiskTier::Medium);
+    assert_eq!(small.spend_usd, Some(500.0), "an approval is spend at its worth");
+    let large = e.path.preview("approve", &approve("5000")).expect("$5,000");
+    assert_eq!(large.risk_tier, bardo_core::tool::RiskTier::High, "over [safety] approval_high_risk_usd");
+    assert_eq!(large.spend_usd, Some(5000.0));
+}

@@ -16,7 +16,7 @@ use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_safety::audit_log::{AuditLog, verify};
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
 use bardo_safety::host_key::HostKey;
-use bardo_safety::spending::{SpendingLimiter, SpendingLimits};
+use bardo_safety::hooks::spending_limiter::{SpendingLimiter, SpendingLimits};
 use bardo_safety::{Clock, WritePath};
 use bardo_test_artifacts::{EVIL_WRITER, UNISWAP};
 use bardo_test_support::devnet_host;
@@ -307,7 +307,7 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
         kinds,
         [
             "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "hook",
-            "hook", "hook", "hook", "created", "consumed", "executed", "executed", "executed", "tool",
+            "hook", "hook", "hook", "hook", "hook", "created", "consumed", "executed", "executed", "executed", "tool",
             "refused"
         ]
     );
@@ -330,8 +330,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
     }
     assert_eq!(
         types.iter().filter(|t| *t == "HookDecision").count(),
-        9,
-        "policy, allowlist, approvals, simulation, hallucination detector, stranded value, price guard, value guard, health floor"
+        11,
+        "policy, allowlist, approvals, simulation, hallucination detector, approval exposure, stranded value, price guard, on-chain bounds, value guard, health floor"
     );
     let verified = verify(&e.audit.path().join("audit.jsonl"), Some(&e.key)).expect("intact");
     assert_eq!(verified.0 as usize, types.len());

@@ -6,9 +6,12 @@
 //! opinion independent of both the plugin and the simulator: a pool that is not the factory's,
 //! a pool whose simulated swap pays other than Uniswap's math, or a wallet receiving less than
 //! the pools paid (something in between took a cut), or a plan claiming more than the pools pay,
-//! is refused with both figures. A split route is held to the sum of its paths' last pools.
+//! is refused with both figures. A split route is held to the sum of its paths' last pools. Its
+//! pools are those of the plan's authenticated events ([`crate::evidence`]).
 
-use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::{Decision, Findings, Proposal, SafetyHook};
+use crate::evidence::Evidence;
+use crate::valuation::{Valuer, Venue};
 use alloy::primitives::{Address, B256, I256, U256};
 use alloy::rpc::types::Filter;
 use alloy::sol_types::{SolCall, SolEvent};
@@ -23,13 +26,10 @@ use std::time::{Duration, Instant};
 alloy::sol! {
     event Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, uint24 fee,
         int24 tickSpacing, address hooks, uint160 sqrtPriceX96, int24 tick);
-    function token0() external view returns (address);
-    function token1() external view returns (address);
-    function fee() external view returns (uint24);
 }
 
 // The factory and pair views, as the sidecar's pool discovery declares them.
-use bardo_sidecar::discover::{getPairCall, getPoolCall, getReservesCall};
+use bardo_sidecar::discover::{getPoolCall, getReservesCall};
 
 // Each version's `Swap` event (the names clash).
 mod v2 {
@@ -58,9 +58,6 @@ mod v4 {
 }
 
 mod liquidity;
-mod morpho;
-
-pub use morpho::MorphoCrossCheck;
 
 pub use bardo_sidecar::book::UniswapBook;
 
@@ -95,6 +92,8 @@ impl Kind {
 pub struct UniswapCrossCheck {
     /// The chains it reads.
     pub services: Arc<Services>,
+    /// Which pools are the trusted deployments' (see [`crate::evidence`]).
+    pub valuer: Valuer,
     /// Uniswap's SDKs.
     pub sidecar: Arc<Sidecar>,
     /// Uniswap's contracts per chain.
@@ -108,16 +107,16 @@ fn tolerance(amount: U256) -> U256 {
     U256::from(2u8).max(amount / U256::from(1_000_000u32))
 }
 
-fn differs(a: U256, b: U256) -> bool {
+pub(super) fn differs(a: U256, b: U256) -> bool {
     a.abs_diff(b) > tolerance(a.max(b))
 }
 
-fn reject(code: ErrorCode, reason: impl Into<String>) -> Decision {
+pub(super) fn reject(code: ErrorCode, reason: impl Into<String>) -> Decision {
     Decision::Reject { code, reason: reason.into() }
 }
 
 /// `eth_call` of `data` to `to` at `block` on `chain`.
-fn read_at(
+pub(super) fn read_at(
     services: &Services,
     chain: u64,
     block: u64,
@@ -144,84 +143,50 @@ impl UniswapCrossCheck {
         C::abi_decode_returns(&out).map_err(|e| format!("{} of {to}: {e}", C::SIGNATURE))
     }
 
-    /// The Uniswap pool swaps in the simulation's logs, in order; an error names a pool that
-    /// claims to be Uniswap's and is not.
-    fn hops(
-        &self,
-        chain: u64,
-        block: u64,
-        book: &UniswapBook,
-        logs: &[alloy::primitives::Log],
-    ) -> Result<Vec<Hop>, String> {
+    /// The swaps of the plan's authenticated pool events, in order (a stranger's contract
+    /// emitting a pool's `Swap` is not a pool, see [`crate::evidence`]).
+    fn hops(&self, chain: u64, block: u64, ev: &Evidence<'_>) -> Result<Vec<Hop>, String> {
         let mut hops = Vec::new();
-        for log in logs {
+        for (_, log, venue) in ev.pool_events() {
             let Some(topic) = log.topics().first() else { continue };
             let at = log.address;
-            if *topic == v3::Swap::SIGNATURE_HASH && book.v3_factory.is_some() {
-                let Ok(e) = v3::Swap::decode_log_data(&log.data) else { continue };
-                let (t0, t1) = self.v3_tokens(chain, block, book, at)?;
-                // The pool's view: positive is paid in.
-                let (in0, amount_in, amount_out) = match e.amount0.is_positive() {
-                    true => (true, e.amount0.unsigned_abs(), e.amount1.unsigned_abs()),
-                    false => (false, e.amount1.unsigned_abs(), e.amount0.unsigned_abs()),
-                };
-                let (token_in, token_out) = if in0 { (t0, t1) } else { (t1, t0) };
-                hops.push(Hop { pool: Kind::V3(at), token_in, token_out, amount_in, amount_out });
-            } else if *topic == v2::Swap::SIGNATURE_HASH && book.v2_factory.is_some() {
-                let Ok(e) = v2::Swap::decode_log_data(&log.data) else { continue };
-                let (t0, t1) = (
-                    self.read(chain, block, at, token0Call {})?,
-                    self.read(chain, block, at, token1Call {})?,
-                );
-                let factory = book.v2_factory.unwrap_or_default();
-                if self.read(chain, block, factory, getPairCall { tokenA: t0, tokenB: t1 })? != at {
-                    return Err(format!("{at} emits V2 swaps but is not a pair of the V2 factory {factory}"));
+            match venue {
+                Venue::V3 { token0: t0, token1: t1, .. } if *topic == v3::Swap::SIGNATURE_HASH => {
+                    let Ok(e) = v3::Swap::decode_log_data(&log.data) else { continue };
+                    // The pool's view: positive is paid in.
+                    let (in0, amount_in, amount_out) = match e.amount0.is_positive() {
+                        true => (true, e.amount0.unsigned_abs(), e.amount1.unsigned_abs()),
+                        false => (false, e.amount1.unsigned_abs(), e.amount0.unsigned_abs()),
+                    };
+                    let (token_in, token_out) = if in0 { (t0, t1) } else { (t1, t0) };
+                    hops.push(Hop { pool: Kind::V3(at), token_in, token_out, amount_in, amount_out });
                 }
-                let (token_in, token_out, amount_in, amount_out) = match e.amount0In.is_zero() {
-                    false => (t0, t1, e.amount0In, e.amount1Out),
-                    true => (t1, t0, e.amount1In, e.amount0Out),
-                };
-                hops.push(Hop { pool: Kind::V2(at), token_in, token_out, amount_in, amount_out });
-            } else if *topic == v4::Swap::SIGNATURE_HASH && Some(at) == book.v4_pool_manager {
-                let Ok(e) = v4::Swap::decode_log_data(&log.data) else { continue };
-                let id = log.topics().get(1).copied().unwrap_or_default();
-                let key = self.v4_key(chain, block, at, id)?;
-                // The swapper's view: negative is paid in.
-                let (in0, amount_in, amount_out) = match e.amount0 < 0 {
-                    true => {
-                        (true, U256::from(e.amount0.unsigned_abs()), U256::from(e.amount1.unsigned_abs()))
-                    }
-                    false => {
-                        (false, U256::from(e.amount1.unsigned_abs()), U256::from(e.amount0.unsigned_abs()))
-                    }
-                };
-                let (token_in, token_out) =
-                    if in0 { (key.currency0, key.currency1) } else { (key.currency1, key.currency0) };
-                let pool = Kind::V4 { id, tick_spacing: key.tickSpacing.as_i32(), hooks: key.hooks };
-                hops.push(Hop { pool, token_in, token_out, amount_in, amount_out });
+                Venue::V2 { token0: t0, token1: t1 } if *topic == v2::Swap::SIGNATURE_HASH => {
+                    let Ok(e) = v2::Swap::decode_log_data(&log.data) else { continue };
+                    let (token_in, token_out, amount_in, amount_out) = match e.amount0In.is_zero() {
+                        false => (t0, t1, e.amount0In, e.amount1Out),
+                        true => (t1, t0, e.amount1In, e.amount0Out),
+                    };
+                    hops.push(Hop { pool: Kind::V2(at), token_in, token_out, amount_in, amount_out });
+                }
+                Venue::V4 if *topic == v4::Swap::SIGNATURE_HASH => {
+                    let Ok(e) = v4::Swap::decode_log_data(&log.data) else { continue };
+                    let id = log.topics().get(1).copied().unwrap_or_default();
+                    let key = self.v4_key(chain, block, at, id)?;
+                    // The swapper's view: negative is paid in.
+                    let (in0, amount_in, amount_out) = match e.amount0 < 0 {
+                        true => (true, U256::from(e.amount0.unsigned_abs()), U256::from(e.amount1.unsigned_abs())),
+                        false => (false, U256::from(e.amount1.unsigned_abs()), U256::from(e.amount0.unsigned_abs())),
+                    };
+                    let (token_in, token_out) =
+                        if in0 { (key.currency0, key.currency1) } else { (key.currency1, key.currency0) };
+                    let pool = Kind::V4 { id, tick_spacing: key.tickSpacing.as_i32(), hooks: key.hooks };
+                    hops.push(Hop { pool, token_in, token_out, amount_in, amount_out });
+                }
+                _ => {}
             }
         }
         Ok(hops)
-    }
-
-    /// A V3 pool's tokens, once it is known to be the factory's.
-    fn v3_tokens(
-        &self,
-        chain: u64,
-        block: u64,
-        book: &UniswapBook,
-        at: Address,
-    ) -> Result<(Address, Address), String> {
-        let (t0, t1) =
-            (self.read(chain, block, at, token0Call {})?, self.read(chain, block, at, token1Call {})?);
-        let fee = self.read(chain, block, at, feeCall {})?;
-        let factory = book.v3_factory.unwrap_or_default();
-        if self.read(chain, block, factory, getPoolCall { tokenA: t0, tokenB: t1, fee })? != at {
-            return Err(format!(
-                "{at} emits Uniswap V3 pool events but is not a pool of the V3 factory {factory}"
-            ));
-        }
-        Ok((t0, t1))
     }
 
     /// A V4 pool's key, from its `Initialize` event.
@@ -279,7 +244,7 @@ impl UniswapCrossCheck {
 }
 
 /// The refusal when the sidecar gave no figure: retryable when it is restarting.
-fn sidecar_refusal(e: SidecarError) -> Decision {
+pub(super) fn sidecar_refusal(e: SidecarError) -> Decision {
     match e.retryable() {
         true => reject(ErrorCode::Timeout, format!("the SDK sidecar is not answering ({e}); try again")),
         false => reject(e.code(), format!("the SDK sidecar cannot check this plan: {e}")),
@@ -303,12 +268,14 @@ impl SafetyHook for UniswapCrossCheck {
             Err(refused) => return refused,
         };
         let Some(book) = self.books.get(&p.chain_id) else { return Decision::Allow };
-        let logs: Vec<alloy::primitives::Log> =
-            sim.outcomes.iter().flat_map(|o| o.logs.iter().cloned()).collect();
+        let ev = match Evidence::of(&self.valuer, p.chain_id, sim) {
+            Ok(ev) => ev,
+            Err(e) => return reject(ErrorCode::Rpc, format!("cannot read the pools the plan touches: {e}")),
+        };
         let block = sim.block_number;
         let (hops, moves) = match self
-            .hops(p.chain_id, block, book, &logs)
-            .and_then(|h| Ok((h, self.liquidity_moves(p.chain_id, block, book, &logs)?)))
+            .hops(p.chain_id, block, &ev)
+            .and_then(|h| Ok((h, self.liquidity_moves(p.chain_id, block, book, &ev)?)))
         {
             Ok(found) => found,
             Err(e) => return reject(ErrorCode::Denied, e),
@@ -317,7 +284,7 @@ impl SafetyHook for UniswapCrossCheck {
         if let Some(refused) = self.check_liquidity(p.chain_id, block, book, &moves, &swapped) {
             return refused;
         }
-        if let Some(refused) = self.check_v4_liquidity(p.chain_id, block, book, (&logs, p.sender), &swapped) {
+        if let Some(refused) = self.check_v4_liquidity(p.chain_id, block, book, (&ev, p.sender), &swapped) {
             return refused;
         }
         // Each pool's first swap starts from the state at the fork block; a later swap in the

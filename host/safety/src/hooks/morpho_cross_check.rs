@@ -6,8 +6,8 @@
 //! the SDK's. A second opinion on what the plan does to the position, independent of both the
 //! plugin and the simulator; a disagreement is refused with both figures.
 
-use super::super::hooks::{Decision, Findings, Proposal, SafetyHook};
-use super::{differs, reject, sidecar_refusal};
+use super::{Decision, Findings, Proposal, SafetyHook};
+use super::uniswap_cross_check::{differs, read_at, reject, sidecar_refusal};
 use crate::morpho::abi::{borrowRateViewCall, marketCall};
 use crate::morpho::{MorphoMarket, TrustedMarkets, decode};
 use alloy::primitives::{Address, B256, I256, U256};
@@ -79,7 +79,7 @@ impl MorphoCrossCheck {
         m: &MorphoMarket,
         timestamp: u64,
     ) -> Result<MorphoMarketState, String> {
-        let read = |to, data| super::read_at(&self.services, chain, block, to, data);
+        let read = |to, data| read_at(&self.services, chain, block, to, data);
         let raw = marketCall::abi_decode_returns(&read(morpho, marketCall { id }.abi_encode())?)
             .map_err(|e| format!("Morpho's market({id}): {e}"))?;
         let rate = if m.irm.is_zero() {

@@ -7,7 +7,9 @@
 //! to the same position math through what the wallet and the PoolManager transfer.
 
 use super::{Kind, UniswapBook, UniswapCrossCheck, differs, reject, sidecar_refusal, v3};
+use crate::evidence::Evidence;
 use crate::hooks::Decision;
+use crate::valuation::Venue;
 use alloy::primitives::{Address, U256, keccak256};
 use alloy::sol_types::SolEvent;
 use bardo_core::error::ErrorCode;
@@ -59,21 +61,27 @@ enum MoveKind {
 }
 
 impl UniswapCrossCheck {
-    /// The V3 mints, burns and collects in the simulation's logs, in order; an error names a
-    /// pool that is not the factory's.
+    /// The V3 mints, burns and collects of the plan's authenticated pool events (and the
+    /// position manager's collects), in order.
     pub(super) fn liquidity_moves(
         &self,
         chain: u64,
         block: u64,
         book: &UniswapBook,
-        logs: &[alloy::primitives::Log],
+        ev: &Evidence<'_>,
     ) -> Result<Vec<LiquidityMove>, String> {
         let mut moves = Vec::new();
-        for log in logs.iter().filter(|_| book.v3_factory.is_some()) {
+        if book.v3_factory.is_none() {
+            return Ok(moves);
+        }
+        for log in ev.logs() {
             let topic = log.topics().first().copied().unwrap_or_default();
             if Some(log.address) == book.position_manager && topic == manager::Collect::SIGNATURE_HASH {
                 let Ok(e) = manager::Collect::decode_log_data(&log.data) else { continue };
                 moves.push(self.nft_collect(chain, block, book, log.address, e)?);
+                continue;
+            }
+            if !matches!(ev.venue(log.address), Some(Venue::V3 { .. })) {
                 continue;
             }
             let (owner, ticks, liquidity, amounts, kind) = if topic == v3::Mint::SIGNATURE_HASH {
@@ -91,7 +99,6 @@ impl UniswapCrossCheck {
             } else {
                 continue;
             };
-            self.v3_tokens(chain, block, book, log.address)?;
             moves.push(LiquidityMove {
                 pool: log.address,
                 owner,
@@ -304,12 +311,13 @@ impl UniswapCrossCheck {
         chain: u64,
         block: u64,
         book: &UniswapBook,
-        (logs, wallet): (&[alloy::primitives::Log], Address),
+        (ev, wallet): (&Evidence<'_>, Address),
         swapped: &BTreeSet<Kind>,
     ) -> Option<Decision> {
         let (manager, state_view) = (book.v4_pool_manager?, book.v4_state_view?);
-        let mods: Vec<_> = logs
-            .iter()
+        let mods: Vec<_> = ev
+            .pool_events()
+            .map(|(_, l, _)| l)
             .filter(|l| {
                 l.address == manager
                     && l.topics().first() == Some(&pool_manager::ModifyLiquidity::SIGNATURE_HASH)
@@ -347,7 +355,8 @@ impl UniswapCrossCheck {
             Err(e) => return Some(sidecar_refusal(e)),
         };
         let flow = |token: Address, from: Address, to: Address| -> U256 {
-            logs.iter()
+            ev.logs()
+                .iter()
                 .filter(|l| {
                     l.address == token && l.topics().first() == Some(&pool_manager::Transfer::SIGNATURE_HASH)
                 })

@@ -3,16 +3,17 @@
 //! it, deposits into Uniswap V3 and V4 positions it owns counted as kept — must not fall below
 //! `-(max_loss_bps × what it gives)`; a swap's (what it gets for what it gives, its effective
 //! price) not below `-(max_price_deviation_bps × what it gives)`. Prices are the operator's
-//! trusted ones (see [`super::valuation`]); a deposit is worth what its liquidity would hold at
-//! the pool's reference price, not what was paid in (see [`super::pools`]). A Morpho Blue
+//! trusted ones (see [`crate::valuation`]); a deposit is worth what its liquidity would hold at
+//! the pool's reference price, not what was paid in (see [`crate::pools`]). A Morpho Blue
 //! position is worth its shares at the market's totals in its loan token (a debt against the
 //! wallet) and its collateral, at trusted prices, never at the market's own oracle. A deposit into a
 //! stranger's position, a trade at a price nobody trusts, a transfer disguised as anything: each
 //! loses what it gives, and is refused.
 
-use super::hooks::{Decision, Findings, Proposal, SafetyHook};
-use super::pools::{self, PoolRef, Reference};
-use super::valuation::{Valuer, usd};
+use super::{Decision, Findings, Proposal, SafetyHook};
+use crate::evidence::{Evidence, V3_MINT, V4_MODIFY_LIQUIDITY};
+use crate::pools::{self, PoolRef, Reference};
+use crate::valuation::{Valuer, Venue, usd};
 use crate::morpho::abi::marketCall;
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use alloy::sol_types::SolValue;
@@ -22,11 +23,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// `IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1)`.
 const INCREASE_LIQUIDITY: B256 = b256!("0x3067048beee31b25b2f1681f88dac838c8bba36af25bfb2b7cf7473a5847e35f");
-/// A V3 pool's `Mint(address,address,int24,int24,uint128,uint256,uint256)`.
-const POOL_MINT: B256 = pools::V3_MINT;
-/// V4 PoolManager's `ModifyLiquidity(bytes32 indexed id, address indexed sender, int24, int24,
-/// int256 liquidityDelta, bytes32 salt)`.
-const MODIFY_LIQUIDITY: B256 = pools::V4_MODIFY_LIQUIDITY;
 /// ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`.
 const TRANSFER: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
 
@@ -75,12 +71,12 @@ impl ValueGuard {
     fn deposits(
         &self,
         p: &Proposal<'_>,
-        logs: &[&Log],
+        ev: &Evidence<'_>,
         changes: &[Change],
     ) -> Result<Vec<(Address, U256)>, String> {
         let managers = self.position_managers.get(&p.chain_id);
         let mut out = Vec::new();
-        for (i, log) in logs.iter().enumerate() {
+        for (i, log) in ev.logs().iter().enumerate() {
             let t = log.topics();
             if t.first() != Some(&INCREASE_LIQUIDITY)
                 || t.len() != 2
@@ -92,43 +88,43 @@ impl ValueGuard {
             if !self.owned_after(p, log.address, id, changes)? {
                 continue;
             }
-            let mint = logs[..i]
-                .iter()
-                .rev()
-                .find(|l| {
-                    l.topics().first() == Some(&POOL_MINT)
+            // The Mint of a pool of the configured factory, for this position manager, just
+            // before it: what a stranger's contract says it minted is not a deposit.
+            let mint = ev
+                .pool_events()
+                .filter(|(j, l, venue)| {
+                    *j < i
+                        && matches!(venue, Venue::V3 { .. })
+                        && l.topics().first() == Some(&V3_MINT)
                         && l.topics().len() == 4
                         && l.topics().get(1) == Some(&log.address.into_word())
                 })
+                .map(|(_, l, _)| l)
+                .last()
                 .ok_or_else(|| format!("position {id} grew with no pool Mint before it"))?;
             let (_, liquidity, _, _) = <(Address, u128, U256, U256)>::abi_decode_params(&mint.data.data)
                 .map_err(|e| format!("the pool Mint of position {id}: {e}"))?;
             let ticks = (tick(&mint.topics()[2]), tick(&mint.topics()[3]));
-            out.extend(self.deposit_at_reference(
-                p.chain_id,
-                PoolRef::V3(mint.address),
-                ticks,
-                liquidity,
-                logs,
-            )?);
+            out.extend(self.deposit_at_reference(p.chain_id, PoolRef::V3(mint.address), ticks, liquidity, ev)?);
         }
         Ok(out)
     }
 
     /// Deposits into wallet-owned V4 positions, valued at the reference: each `ModifyLiquidity`
-    /// with a positive delta from an allowlisted V4 PositionManager (the position's token id as
-    /// salt) of a position the wallet holds after the plan.
+    /// of the configured PoolManager with a positive delta from an allowlisted V4
+    /// PositionManager (the position's token id as salt) of a position the wallet holds after
+    /// the plan. The same event from any other contract — a hook, say — is no deposit.
     fn v4_deposits(
         &self,
         p: &Proposal<'_>,
-        logs: &[&Log],
+        ev: &Evidence<'_>,
         changes: &[Change],
     ) -> Result<Vec<(Address, U256)>, String> {
         let Some(managers) = self.v4_position_managers.get(&p.chain_id) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
-        for log in logs {
+        for (_, log, venue) in ev.pool_events() {
             let t = log.topics();
-            if t.first() != Some(&MODIFY_LIQUIDITY) || t.len() != 3 {
+            if venue != Venue::V4 || t.first() != Some(&V4_MODIFY_LIQUIDITY) || t.len() != 3 {
                 continue;
             }
             let position_manager = Address::from_word(t[2]);
@@ -149,7 +145,7 @@ impl ValueGuard {
                 u128::try_from(delta.unsigned_abs()).map_err(|_| "a V4 liquidity delta over uint128")?;
             let pool = PoolRef::V4 { manager: log.address, id: t[1] };
             let ticks = (lower.as_i32(), upper.as_i32());
-            out.extend(self.deposit_at_reference(p.chain_id, pool, ticks, liquidity, logs)?);
+            out.extend(self.deposit_at_reference(p.chain_id, pool, ticks, liquidity, ev)?);
         }
         Ok(out)
     }
@@ -163,9 +159,9 @@ impl ValueGuard {
         pool: PoolRef,
         (lower, upper): (i32, i32),
         liquidity: u128,
-        logs: &[&Log],
+        ev: &Evidence<'_>,
     ) -> Result<[(Address, U256); 2], String> {
-        let state = pools::state(&self.valuer, chain, pool, logs)?;
+        let state = pools::state(&self.valuer, chain, pool, ev)?;
         let reference = Reference::of(&self.valuer, chain, &state)?;
         let at = |t: i32| bardo_uniswap_math::sqrt_price_at_tick(t).map_err(|e| format!("{pool}: {e}"));
         let (amount0, amount1) = bardo_uniswap_math::amounts_for_liquidity(
@@ -279,9 +275,12 @@ impl SafetyHook for ValueGuard {
                 Err(reason) => return reject(format!("cannot value the plan's effect: {reason}")),
             }
         }
-        let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
-        let deposits = self.deposits(p, &logs, &sim.changes.changes).and_then(|mut v3| {
-            v3.extend(self.v4_deposits(p, &logs, &sim.changes.changes)?);
+        let ev = match Evidence::of(&self.valuer, p.chain_id, sim) {
+            Ok(ev) => ev,
+            Err(reason) => return reject(format!("cannot read the pools the plan touches: {reason}")),
+        };
+        let deposits = self.deposits(p, &ev, &sim.changes.changes).and_then(|mut v3| {
+            v3.extend(self.v4_deposits(p, &ev, &sim.changes.changes)?);
             Ok(v3)
         });
         match deposits {
@@ -306,7 +305,7 @@ impl SafetyHook for ValueGuard {
             }
             Err(reason) => return reject(format!("cannot value a Morpho position: {reason}")),
         }
-        let (tokens, ether) = self.to_recipients(p, &logs);
+        let (tokens, ether) = self.to_recipients(p, ev.logs());
         let kept = tokens
             .into_iter()
             .map(|(token, amount)| self.valuer.signed_usd(p.chain_id, token, I256::from_raw(amount)))
@@ -320,7 +319,10 @@ impl SafetyHook for ValueGuard {
             }
         }
         let net = gained.saturating_add(given);
-        let (bps, knob) = if p.kind == "swap" && self.max_price_deviation_bps < self.max_loss_bps {
+        // A plan that only trades (it swaps in a pool and adds liquidity to none), whatever its
+        // kind is called, is held to a swap's bound: its effective price.
+        let trades_only = ev.trades() && !ev.deposits();
+        let (bps, knob) = if trades_only && self.max_price_deviation_bps < self.max_loss_bps {
             (self.max_price_deviation_bps, "max_price_deviation_bps")
         } else {
             (self.max_loss_bps, "max_value_loss_bps")
@@ -347,11 +349,6 @@ mod tests {
     #[test]
     fn event_topics_are_the_signatures() {
         assert_eq!(INCREASE_LIQUIDITY, keccak256("IncreaseLiquidity(uint256,uint128,uint256,uint256)"));
-        assert_eq!(POOL_MINT, keccak256("Mint(address,address,int24,int24,uint128,uint256,uint256)"));
-        assert_eq!(
-            MODIFY_LIQUIDITY,
-            keccak256("ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)")
-        );
         assert_eq!(TRANSFER, keccak256("Transfer(address,address,uint256)"));
     }
 }

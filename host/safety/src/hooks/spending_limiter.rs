@@ -11,8 +11,8 @@
 //! file every `bardo` process shares under a lock, so separate `bardo preview` runs add up.
 //! The hot lane bounds the spend of any short window (an hour by default) below the day's.
 
-use super::hooks::{Decision, Findings, Proposal, SafetyHook};
-use super::valuation::{MicroUsd, Valuer, usd};
+use super::{Decision, Findings, Proposal, SafetyHook};
+use crate::valuation::{MicroUsd, Valuer, usd};
 use alloy::primitives::{Address, U256};
 use bardo_core::error::ErrorCode;
 use bardo_core::sync::lock;
@@ -79,7 +79,7 @@ pub struct SpendingLimiter {
     limits: SpendingLimits,
     valuer: Valuer,
     ttl: Duration,
-    clock: super::Clock,
+    clock: crate::Clock,
     ledger: LedgerStore,
 }
 
@@ -102,7 +102,7 @@ fn unix_ms(t: SystemTime) -> u64 {
 impl SpendingLimiter {
     /// A limiter valuing tokens with `valuer`; reservations older than `ttl` (the permit TTL)
     /// lapse.
-    pub fn new(limits: SpendingLimits, valuer: Valuer, ttl: Duration, clock: super::Clock) -> Self {
+    pub fn new(limits: SpendingLimits, valuer: Valuer, ttl: Duration, clock: crate::Clock) -> Self {
         Self { limits, valuer, ttl, clock, ledger: LedgerStore::Memory(Mutex::default()) }
     }
 
@@ -126,7 +126,7 @@ impl SpendingLimiter {
         match &self.ledger {
             LedgerStore::Memory(mem) => Ok(f(&mut lock(mem))),
             LedgerStore::File(path) => {
-                super::store::with_locked(path, f).map_err(|e| (ErrorCode::Internal, e))
+                crate::store::with_locked(path, f).map_err(|e| (ErrorCode::Internal, e))
             }
             LedgerStore::Cluster(cluster) => cluster
                 .update_json("spending", |ledger: &mut Option<Ledger>| f(ledger.get_or_insert_default()))
@@ -143,20 +143,30 @@ impl SpendingLimiter {
     }
 
     /// What the plan spends per token, from the simulation's change set: what leaves the
-    /// wallet, plus every allowance left behind (a spender can pull it later). The native coin
-    /// is keyed by `None`.
+    /// wallet, plus what the allowances it leaves behind could move (a spender can pull it
+    /// later) — their exposure when the approval-exposure hook measured it, else their whole
+    /// amounts. The native coin is keyed by `None`.
     pub(crate) fn spend(found: &Findings) -> BTreeMap<Option<Address>, U256> {
         let mut spend: BTreeMap<Option<Address>, U256> = BTreeMap::new();
         let Some(sim) = &found.simulation else { return spend };
-        for change in &sim.changes.changes {
-            let (asset, amount) = match change {
-                Change::Balance { asset, delta } if delta.is_negative() => (*asset, delta.unsigned_abs()),
-                Change::Allowance { token, after, .. } => (Some(*token), *after),
-                Change::Permit2Allowance { token, amount, .. } => (Some(*token), *amount),
-                _ => continue,
-            };
+        let mut add = |asset: Option<Address>, amount: U256| {
             let e = spend.entry(asset).or_default();
             *e = e.saturating_add(amount);
+        };
+        for change in &sim.changes.changes {
+            match change {
+                Change::Balance { asset, delta } if delta.is_negative() => add(*asset, delta.unsigned_abs()),
+                Change::Allowance { token, after, .. } if found.exposure.is_none() => add(Some(*token), *after),
+                Change::Permit2Allowance { token, amount, .. } if found.exposure.is_none() => {
+                    add(Some(*token), *amount)
+                }
+                _ => {}
+            }
+        }
+        if let Some(exposure) = &found.exposure {
+            for (token, units) in &exposure.units {
+                add(Some(*token), *units);
+            }
         }
         spend
     }

@@ -7,7 +7,7 @@
 //! collateral switch are judged alike. A plan that raises a low health factor (a repay, more
 //! collateral) is never refused for being still low.
 
-use super::hooks::{Decision, Findings, Proposal, SafetyHook};
+use super::{Decision, Findings, Proposal, SafetyHook};
 use crate::morpho::abi::{marketCall, positionCall, priceCall};
 use crate::morpho::{MorphoMarket, TrustedMarkets};
 use alloy::primitives::{Address, B256, Bytes, U256};

@@ -1,5 +1,7 @@
-//! Nothing left behind: what a plan sends out must reach the wallet or a counterparty that gave
-//! the wallet something for it — a pool that traded or took a deposit, an Aave reserve (its
+//! `stranded-value`: nothing left behind. What a plan sends out must reach the wallet or a
+//! counterparty that gave the wallet something for it — a pool of the trusted Uniswap
+//! deployments that traded or took a deposit (its events authenticated by [`crate::evidence`]:
+//! a contract that merely emits a pool's `Sync` is no pool), an Aave reserve (its
 //! aToken holds the underlying supplied or repaid), a listed vault taking its asset, WETH taking
 //! ether it wraps, Morpho Blue taking a token of a trusted market in which the wallet's position
 //! changed, a V4 hook the operator trusts, or an account the operator lists as
@@ -10,14 +12,15 @@
 //! every account the calls touched. The loss tolerance of the value guard is then left to what
 //! trading pools keep as fees and price impact.
 
-use super::hooks::{Decision, Findings, Proposal, SafetyHook};
-use super::valuation::Valuer;
+use super::{Decision, Findings, Proposal, SafetyHook};
+use crate::evidence::Evidence;
+use crate::valuation::{Valuer, Venue};
 use crate::config::AllowedContracts;
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
 use bardo_evm::changes::Change;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// ERC-20 `Transfer(address indexed from, address indexed to, uint256 value)`.
 const TRANSFER: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
@@ -25,18 +28,6 @@ const TRANSFER: B256 = b256!("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a116
 const WETH_DEPOSIT: B256 = b256!("0xe1fffcc4923d04b559f4d29a8bfc6cda04eb5b0d3c460751c2402c5c5cc9109c");
 /// WETH9's `Withdrawal(address indexed src, uint256 wad)`.
 const WETH_WITHDRAWAL: B256 = b256!("0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65");
-
-/// Events only a pool emits when it trades or takes liquidity: Uniswap V3 `Swap` and `Mint`,
-/// V2 `Swap`, `Mint` and `Sync`, V4 PoolManager `Swap` and `ModifyLiquidity`.
-const POOL_EVENTS: [B256; 7] = [
-    b256!("0xc42079f94a6350d7e6235f29174924f928cc2ac818eb64fed8004e115fbcca67"),
-    b256!("0x7a53080ba414158be7ec69b987b5fb7d07dee101fe85488f0853ae16239d0bde"),
-    b256!("0xd78ad95fa46c994b6551d0da85fc275fe613ce37657fb8d5e3d130840159d822"),
-    b256!("0x4c209b5fc8ad50758f13e2e1088ba56a560dff690a1c6fef26394f4c03821c4f"),
-    b256!("0x1c411e9a96e071241c2f21f7726b17ae89e3cab4c78be50e062b03a9fffbbad1"),
-    b256!("0x40e9cecb9f5f1f1c5b9c97dec2917b7ee92e57ba5563708daca94dd84ad7112f"),
-    b256!("0xf208f4912782fd25c7f114ca3723a2d5dd6f3bcc3ac8db5af63baa85f711d5ec"),
-];
 
 /// Roles that route value and must never keep any.
 const PASS_THROUGH: [Role; 6] = [
@@ -90,14 +81,6 @@ pub(crate) fn rises(
         .collect()
 }
 
-/// The accounts that emitted a pool's trade or liquidity event.
-pub(crate) fn pools(logs: &[&Log]) -> BTreeSet<Address> {
-    logs.iter()
-        .filter(|l| l.topics().first().is_some_and(|t| POOL_EVENTS.contains(t)))
-        .map(|l| l.address)
-        .collect()
-}
-
 /// The stranded-value hook (after the simulator).
 #[derive(Debug, Clone)]
 pub struct StrandedValue {
@@ -111,15 +94,15 @@ pub struct StrandedValue {
 }
 
 impl StrandedValue {
-    /// Whether `holder` gave the wallet something for the `asset` it kept: a pool that traded
-    /// (holding that asset as one of its tokens), the reserve or vault `asset` is deposited in,
-    /// WETH wrapping ether, or a listed recipient.
+    /// Whether `holder` gave the wallet something for the `asset` it kept: a trusted pool that
+    /// traded or took liquidity in the plan (holding that asset as one of its tokens), the
+    /// reserve or vault `asset` is deposited in, WETH wrapping ether, or a listed recipient.
     fn counterparty(
         &self,
         chain: u64,
         holder: Address,
         asset: Option<Address>,
-        pools: &BTreeSet<Address>,
+        pools: &BTreeMap<Address, Venue>,
         changes: &[Change],
     ) -> bool {
         let role = self.roles.get(&chain).and_then(|r| r.get(&holder)).copied();
@@ -145,12 +128,12 @@ impl StrandedValue {
         if asset.is_none() && self.valuer.weth(chain) == Some(holder) {
             return true;
         }
-        if pools.contains(&holder) {
-            // A V2 or V3 pool keeps only its own two tokens (V4's PoolManager holds every
-            // currency); a pool the plan itself creates has no tokens to read yet.
-            return match (asset, self.valuer.pool_tokens(chain, holder)) {
-                (Some(token), Ok((t0, t1))) => token == t0 || token == t1,
-                _ => true,
+        if let Some(venue) = pools.get(&holder) {
+            // A V2 or V3 pool keeps only its own two tokens; V4's PoolManager holds every
+            // currency.
+            return match venue.tokens() {
+                Some((t0, t1)) => asset.is_some_and(|token| token == t0 || token == t1),
+                None => true,
             };
         }
         asset.is_some_and(|token| self.valuer.redeemable_for(chain, holder) == Some(token))
@@ -167,10 +150,19 @@ impl SafetyHook for StrandedValue {
             Ok(sim) => sim,
             Err(refused) => return refused,
         };
-        let logs: Vec<&Log> = sim.outcomes.iter().flat_map(|o| &o.logs).collect();
-        let pools = pools(&logs);
+        let ev = match Evidence::of(&self.valuer, p.chain_id, sim) {
+            Ok(ev) => ev,
+            Err(e) => {
+                return Decision::Reject {
+                    code: ErrorCode::Rpc,
+                    reason: format!("cannot read the pools the plan touches: {e}"),
+                };
+            }
+        };
+        // The pools that traded or took liquidity: only those of the trusted deployments.
+        let pools: BTreeMap<Address, Venue> = ev.pool_events().map(|(_, l, venue)| (l.address, venue)).collect();
         let weth = self.valuer.weth(p.chain_id);
-        for ((holder, asset), amount) in rises(p.sender, &logs, &sim.native, weth) {
+        for ((holder, asset), amount) in rises(p.sender, ev.logs(), &sim.native, weth) {
             if self.counterparty(p.chain_id, holder, asset, &pools, &sim.changes.changes) {
                 continue;
             }
@@ -215,16 +207,6 @@ mod tests {
     fn event_topics_are_the_signatures() {
         assert_eq!(WETH_DEPOSIT, keccak256("Deposit(address,uint256)"));
         assert_eq!(WETH_WITHDRAWAL, keccak256("Withdrawal(address,uint256)"));
-        let pool_events = [
-            "Swap(address,address,int256,int256,uint160,uint128,int24)",
-            "Mint(address,address,int24,int24,uint128,uint256,uint256)",
-            "Swap(address,uint256,uint256,uint256,uint256,address)",
-            "Mint(address,uint256,uint256)",
-            "Sync(uint112,uint112)",
-            "Swap(bytes32,address,int128,int128,uint160,uint128,int24,uint24)",
-            "ModifyLiquidity(bytes32,address,int24,int24,int256,bytes32)",
-        ];
-        assert_eq!(POOL_EVENTS.to_vec(), pool_events.map(keccak256).to_vec());
     }
 
     #[test]
@@ -254,7 +236,5 @@ mod tests {
         let minted = [transfer(USDC, Address::ZERO, WALLET, 1), transfer(USDC, WALLET, Address::ZERO, 1)];
         let refs: Vec<&Log> = minted.iter().collect();
         assert!(rises(WALLET, &refs, &[(WALLET, i(4))], None).is_empty());
-        let swap = log(POOL, vec![POOL_EVENTS[0]], 0);
-        assert_eq!(pools(&[&swap, &through[0]]), BTreeSet::from([POOL]));
     }
 }
