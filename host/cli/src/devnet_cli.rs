@@ -208,7 +208,8 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
 /// command), logging beside the devnet's log; its process id.
 fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
     let exe = std::env::current_exe().context("locating the bardo binary")?;
-    let log = std::fs::File::create(state_dir.join("devnet-keeper.log")).context("creating the keeper's log")?;
+    let log =
+        std::fs::File::create(state_dir.join("devnet-keeper.log")).context("creating the keeper's log")?;
     let mut cmd = std::process::Command::new(exe);
     bardo_core::secret::scrub_env(&mut cmd);
     let child = cmd
@@ -225,7 +226,8 @@ fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> R
 
 /// `bardo devnet keep`: re-stamp the devnet's feeds while its anvil runs.
 fn keep(state_dir: &Path, rpc: &str, anvil: u32, rt: &Runtime) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(state_dir.join("deployments.json")).context("reading the devnet's deployments")?;
+    let text = std::fs::read_to_string(state_dir.join("deployments.json"))
+        .context("reading the devnet's deployments")?;
     let deployments: devnet::deploy::Deployments = serde_json::from_str(&text)?;
     let alive = move || Path::new(&format!("/proc/{anvil}")).exists();
     rt.block_on(devnet::feeds::keep_fresh(rpc, &deployments.feeds, || !alive(), |note| eprintln!("{note}")));

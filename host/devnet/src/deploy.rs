@@ -260,9 +260,10 @@ impl Deployments {
             .collect();
         // WBTC, which the Aave market does not list, has the WBTC/WETH pool as its second
         // source: a token one source alone prices is valued only up to a small cap.
-        let wbtc_pool = self.uniswap_v3_pools.iter().find(|p| {
-            matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"])
-        });
+        let wbtc_pool = self
+            .uniswap_v3_pools
+            .iter()
+            .find(|p| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]));
         let canonical: BTreeMap<Address, serde_json::Value> = match (self.tokens.get("WBTC"), wbtc_pool) {
             (Some(wbtc), Some(pool)) => BTreeMap::from([(
                 wbtc.address,
@@ -603,7 +604,8 @@ pub async fn deploy_all(
     // Then: every earlier contract keeps the address it had before Morpho came.
     let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
     let fixtures = super::fixtures::deploy_fixtures(&d, &tokens).await?;
-    let wbtc_weth = |p: &&Pool| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]);
+    let wbtc_weth =
+        |p: &&Pool| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]);
     if let Some(pool) = v3_pools.iter().find(wbtc_weth) {
         super::fixtures::canonical_history(&d, pool).await?;
     }

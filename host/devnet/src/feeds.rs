@@ -68,7 +68,8 @@ pub async fn restamp(rpc: &str, feeds: &BTreeMap<String, Address>, older_than: u
     for (symbol, feed) in feeds {
         let read = TransactionRequest::default().to(*feed).with_input(latestRoundDataCall {}.abi_encode());
         let raw = provider.call(read).await.map_err(|e| format!("reading feed {symbol}: {e}"))?;
-        let round = latestRoundDataCall::abi_decode_returns(&raw).map_err(|e| format!("feed {symbol}: {e}"))?;
+        let round =
+            latestRoundDataCall::abi_decode_returns(&raw).map_err(|e| format!("feed {symbol}: {e}"))?;
         let age = head.saturating_sub(round.updatedAt.saturating_to::<u64>());
         if older_than > 0 && age <= older_than {
             continue;

@@ -30,7 +30,11 @@ pub(super) async fn deploy_fixtures(
     let tx = |step: &str, e: String| DeployError::Tx { step: step.to_owned(), message: e };
     (d.progress)("placing the attack fixtures: a forging V4 hook, a fake V2 pair");
     let deployed = d.deploy(".bardo-build/ForgingHook.json", Vec::new(), &none).await?;
-    let code = d.provider.get_code_at(deployed).await.map_err(|e| tx("read the forging hook's code", e.to_string()))?;
+    let code = d
+        .provider
+        .get_code_at(deployed)
+        .await
+        .map_err(|e| tx("read the forging hook's code", e.to_string()))?;
     d.provider
         .raw_request::<_, ()>("anvil_setCode".into(), (FORGING_HOOK, code))
         .await

@@ -19,8 +19,14 @@ sol! {
 }
 
 /// The devnet's own Solidity sources (under `devnet/contracts/`), compiled at deploy time.
-pub(crate) const SOURCES: &[&str] =
-    &["BardoVault.sol", "PriceFeed.sol", "Erc8004.sol", "MorphoFeedOracle.sol", "ForgingHook.sol", "FakePair.sol"];
+pub(crate) const SOURCES: &[&str] = &[
+    "BardoVault.sol",
+    "PriceFeed.sol",
+    "Erc8004.sol",
+    "MorphoFeedOracle.sol",
+    "ForgingHook.sol",
+    "FakePair.sol",
+];
 
 /// A seeded ERC-4626 vault.
 #[derive(Debug, Clone, Serialize, Deserialize)]

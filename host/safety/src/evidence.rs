@@ -89,15 +89,33 @@ impl<'a> Evidence<'a> {
             let t = log.topics();
             let made = match t.first() {
                 Some(&V3_POOL_CREATED) if t.len() == 4 && Some(log.address) == contracts.v3_factory => {
-                    <(alloy::primitives::I256, Address)>::abi_decode_params(&log.data.data).ok().map(|(_, pool)| {
-                        let fee = u32::try_from(alloy::primitives::U256::from_be_bytes(t[3].0)).unwrap_or_default();
-                        (pool, Venue::V3 { token0: Address::from_word(t[1]), token1: Address::from_word(t[2]), fee })
-                    })
+                    <(alloy::primitives::I256, Address)>::abi_decode_params(&log.data.data).ok().map(
+                        |(_, pool)| {
+                            let fee = u32::try_from(alloy::primitives::U256::from_be_bytes(t[3].0))
+                                .unwrap_or_default();
+                            (
+                                pool,
+                                Venue::V3 {
+                                    token0: Address::from_word(t[1]),
+                                    token1: Address::from_word(t[2]),
+                                    fee,
+                                },
+                            )
+                        },
+                    )
                 }
                 Some(&V2_PAIR_CREATED) if t.len() == 3 && Some(log.address) == contracts.v2_factory => {
-                    <(Address, alloy::primitives::U256)>::abi_decode_params(&log.data.data).ok().map(|(pair, _)| {
-                        (pair, Venue::V2 { token0: Address::from_word(t[1]), token1: Address::from_word(t[2]) })
-                    })
+                    <(Address, alloy::primitives::U256)>::abi_decode_params(&log.data.data).ok().map(
+                        |(pair, _)| {
+                            (
+                                pair,
+                                Venue::V2 {
+                                    token0: Address::from_word(t[1]),
+                                    token1: Address::from_word(t[2]),
+                                },
+                            )
+                        },
+                    )
                 }
                 _ => None,
             };
@@ -136,15 +154,21 @@ impl<'a> Evidence<'a> {
 
     /// Whether the plan swaps in a trusted pool.
     pub(crate) fn trades(&self) -> bool {
-        self.pool_events().any(|(_, l, _)| l.topics().first().is_some_and(|t| [V2_SWAP, V3_SWAP, V4_SWAP].contains(t)))
+        self.pool_events()
+            .any(|(_, l, _)| l.topics().first().is_some_and(|t| [V2_SWAP, V3_SWAP, V4_SWAP].contains(t)))
     }
 
     /// Whether the plan adds liquidity to a trusted pool.
     pub(crate) fn deposits(&self) -> bool {
         self.pool_events().any(|(_, l, _)| match l.topics().first() {
             Some(&V2_MINT) | Some(&V3_MINT) => true,
-            Some(&V4_MODIFY_LIQUIDITY) => <(alloy::primitives::I256, alloy::primitives::I256, alloy::primitives::I256, B256)>::abi_decode_params(&l.data.data)
-                .is_ok_and(|(_, _, delta, _)| delta.is_positive()),
+            Some(&V4_MODIFY_LIQUIDITY) => <(
+                alloy::primitives::I256,
+                alloy::primitives::I256,
+                alloy::primitives::I256,
+                B256,
+            )>::abi_decode_params(&l.data.data)
+            .is_ok_and(|(_, _, delta, _)| delta.is_positive()),
             _ => false,
         })
     }

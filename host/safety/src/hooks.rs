@@ -7,29 +7,29 @@
 //! through [`crate::evidence`]: a log counts only from the contract that must have emitted it.
 
 use crate::declared::Declared;
+use alloy::primitives::Address;
 use bardo_core::error::ErrorCode;
 use bardo_core::tool::{Phase, ToolDef, WritePlan};
 use bardo_evm::simulate::{Probe, Simulation};
-use alloy::primitives::Address;
 
-pub(crate) mod chain;
-pub mod policy_cage;
 pub mod allowlist_guard;
-pub mod rate_limiter;
-pub mod approval_guard;
-pub mod revm_simulator;
-pub mod hallucination_detector;
 pub mod approval_exposure;
+pub mod approval_guard;
+pub(crate) mod chain;
+pub mod hallucination_detector;
+pub mod health_floor;
+pub mod morpho_cross_check;
+pub mod on_chain_bounds;
+pub mod policy_cage;
+pub mod price_guard;
+pub mod rate_limiter;
+pub mod revm_simulator;
 pub mod spending_limiter;
 pub mod stranded_value;
-pub mod price_guard;
-pub mod on_chain_bounds;
-pub mod uniswap_cross_check;
-pub mod morpho_cross_check;
-pub mod value_guard;
-pub mod health_floor;
 #[cfg(test)]
 mod test_support;
+pub mod uniswap_cross_check;
+pub mod value_guard;
 
 pub use allowlist_guard::AllowlistGuard;
 pub use approval_exposure::ApprovalExposure;

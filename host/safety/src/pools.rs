@@ -6,7 +6,9 @@
 //! of each pool: what the operator's trusted prices say it should be. A pool anyone can create
 //! at any price is judged by that reference, never by itself.
 
-use crate::evidence::{Evidence, V3_INITIALIZE, V3_MINT, V3_SWAP, V4_INITIALIZE, V4_MODIFY_LIQUIDITY, V4_SWAP};
+use crate::evidence::{
+    Evidence, V3_INITIALIZE, V3_MINT, V3_SWAP, V4_INITIALIZE, V4_MODIFY_LIQUIDITY, V4_SWAP,
+};
 use crate::valuation::{Valuer, Venue, pow10};
 use alloy::primitives::{Address, B256, I256, Log, U256, U512, keccak256};
 use alloy::sol_types::SolValue;
@@ -100,7 +102,8 @@ pub(crate) fn touches(valuer: &Valuer, chain: u64, ev: &Evidence<'_>) -> Result<
 
 /// Whether a V4 `ModifyLiquidity` adds liquidity.
 fn adds_liquidity(log: &Log) -> bool {
-    <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data).is_ok_and(|(_, _, delta, _)| delta.is_positive())
+    <(I256, I256, I256, B256)>::abi_decode_params(&log.data.data)
+        .is_ok_and(|(_, _, delta, _)| delta.is_positive())
 }
 
 /// The data word `i` of `log` as a sqrt price (160 bits), if it has one.
@@ -113,25 +116,33 @@ fn word(log: &Log, i: usize) -> Option<U256> {
 /// pool's tokens as its factory knows them and its `slot0`; a V4 pool's key from the
 /// PoolManager's `Initialize` and its price from the PoolManager's state. A pool the plan
 /// creates has no state before it: its price is the one its own `Initialize` set.
-pub(crate) fn state(valuer: &Valuer, chain: u64, pool: PoolRef, ev: &Evidence<'_>) -> Result<PoolState, String> {
+pub(crate) fn state(
+    valuer: &Valuer,
+    chain: u64,
+    pool: PoolRef,
+    ev: &Evidence<'_>,
+) -> Result<PoolState, String> {
     let initialized = |topic: B256, id: Option<B256>, at: Address| {
-        ev.pool_events()
-            .map(|(_, log, _)| log)
-            .find(|l| l.address == at && l.topics().first() == Some(&topic) && id.is_none_or(|id| l.topics().get(1) == Some(&id)))
+        ev.pool_events().map(|(_, log, _)| log).find(|l| {
+            l.address == at
+                && l.topics().first() == Some(&topic)
+                && id.is_none_or(|id| l.topics().get(1) == Some(&id))
+        })
     };
     match pool {
         PoolRef::V3(address) => {
             let Some(Venue::V3 { token0, token1, .. }) = ev.venue(address) else {
                 return Err(format!("{address} is not a pool of the configured V3 factory"));
             };
-            let sqrt_price_x96 = match initialized(V3_INITIALIZE, None, address).filter(|_| ev.created(address)) {
-                Some(init) => {
-                    <(U256, I256)>::abi_decode_params(&init.data.data)
-                        .map_err(|e| format!("{pool}: malformed Initialize: {e}"))?
-                        .0
-                }
-                None => valuer.v3_sqrt_price(chain, address)?,
-            };
+            let sqrt_price_x96 =
+                match initialized(V3_INITIALIZE, None, address).filter(|_| ev.created(address)) {
+                    Some(init) => {
+                        <(U256, I256)>::abi_decode_params(&init.data.data)
+                            .map_err(|e| format!("{pool}: malformed Initialize: {e}"))?
+                            .0
+                    }
+                    None => valuer.v3_sqrt_price(chain, address)?,
+                };
             Ok(PoolState { token0, token1, sqrt_price_x96 })
         }
         PoolRef::V4 { manager, id } => {
@@ -152,7 +163,8 @@ pub(crate) fn state(valuer: &Valuer, chain: u64, pool: PoolRef, ev: &Evidence<'_
                         .3
                 }
                 None => {
-                    let slot = keccak256([id.as_slice(), &U256::from(POOLS_SLOT).to_be_bytes::<32>()].concat());
+                    let slot =
+                        keccak256([id.as_slice(), &U256::from(POOLS_SLOT).to_be_bytes::<32>()].concat());
                     let word = valuer.read(chain, manager, extsloadCall { slot })?;
                     U256::from_be_bytes(word.0) & ((U256::from(1u8) << 160) - U256::from(1u8))
                 }

@@ -459,14 +459,38 @@ mod tests {
         );
         // A hook with no return-delta permission runs code in the swap too: trusted or refused.
         let after_swap_only = address!("0x0000000000000000000000000000000000000040");
-        let e = check(Role::UniversalRouter, &swap(after_swap_only), U256::ZERO, wallet, &allowed, &BTreeSet::new())
-            .expect_err("an untrusted hook");
+        let e = check(
+            Role::UniversalRouter,
+            &swap(after_swap_only),
+            U256::ZERO,
+            wallet,
+            &allowed,
+            &BTreeSet::new(),
+        )
+        .expect_err("an untrusted hook");
         assert!(e.contains("grants after-swap)") && !e.contains("may change the amounts"), "{e}");
         // Allowlisted for some other role is not trusted as a hook.
         let as_token = |a: Address| (a == after_swap_only).then_some(Role::Erc20);
-        assert!(check(Role::UniversalRouter, &swap(after_swap_only), U256::ZERO, wallet, &as_token, &BTreeSet::new()).is_err());
+        assert!(
+            check(
+                Role::UniversalRouter,
+                &swap(after_swap_only),
+                U256::ZERO,
+                wallet,
+                &as_token,
+                &BTreeSet::new()
+            )
+            .is_err()
+        );
         assert_eq!(
-            check(Role::UniversalRouter, &swap(Address::ZERO), U256::ZERO, wallet, &allowed, &BTreeSet::new()),
+            check(
+                Role::UniversalRouter,
+                &swap(Address::ZERO),
+                U256::ZERO,
+                wallet,
+                &allowed,
+                &BTreeSet::new()
+            ),
             Ok(()),
             "no hook"
         );

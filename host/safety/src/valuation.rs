@@ -187,8 +187,7 @@ pub struct Valuer {
 type Quote = (u64, U512, Kind, u8, Sources);
 type Quotes = std::collections::HashMap<(u64, Address), Quote>;
 type PoolTokens = std::collections::HashMap<(u64, Address), (Address, Address)>;
-type V4Pools =
-    std::collections::HashMap<(u64, Address, alloy::primitives::B256), alloy::primitives::Log>;
+type V4Pools = std::collections::HashMap<(u64, Address, alloy::primitives::B256), alloy::primitives::Log>;
 
 impl Valuer {
     /// A valuer reading `services`' chains, with each chain's `pricing`.
@@ -398,8 +397,7 @@ impl Valuer {
     /// and its decimals; the native coin is `ETH`, 18. None for what cannot be read.
     pub(crate) fn label(&self, chain: u64, token: Option<Address>) -> (Option<String>, Option<u8>) {
         let Some(token) = token else { return (Some("ETH".into()), Some(18)) };
-        let decimals =
-            self.quote(chain, token).map(|q| q.3).or_else(|_| self.decimals(chain, token)).ok();
+        let decimals = self.quote(chain, token).map(|q| q.3).or_else(|_| self.decimals(chain, token)).ok();
         let symbol = self.read(chain, token, symbolCall {}).ok().filter(|s| {
             (1..=12).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
         });

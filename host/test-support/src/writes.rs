@@ -226,7 +226,6 @@ pub fn guards_allowing(
             roles: BTreeMap::from([(d.chain_id, roles.clone())]),
             max_slippage_bps,
         }),
-
         Box::new(bardo_safety::hooks::value_guard::ValueGuard {
             valuer: valuer.clone(),
             position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v3["position_manager"]].into())]),

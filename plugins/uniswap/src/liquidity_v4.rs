@@ -280,7 +280,8 @@ pub fn deposit(book: &Book, d: &Deposit<'_>) -> Result<Planned, Error> {
     let mut sim: Vec<TxCall> = offered.0.iter().map(|c: &PlannedCall| c.call.clone()).collect();
     sim.push(offered.2);
     let deltas = simulate(d.chain_id, d.owner, &sim, pool)?;
-    let max = |delta: I256, most: U256| amount(max_in(outflow(delta) + U256::from(1u8), d.slippage_bps).min(most));
+    let max =
+        |delta: I256, most: U256| amount(max_in(outflow(delta) + U256::from(1u8), d.slippage_bps).min(most));
     let (mut calls, authorities, call) =
         deposit_calls(d, posm, id, liquidity, (max(deltas.0, d.most.0)?, max(deltas.1, d.most.1)?))?;
     let (t0, t1) = (&pool.token0, &pool.token1);
@@ -351,7 +352,10 @@ fn deposit_calls(
         // An increase first credits the position's uncollected fees, which can leave a currency
         // owed to the wallet rather than by it: CLOSE_CURRENCY settles or takes, whichever it is.
         Some(_) => vec![
-            (action::INCREASE_LIQUIDITY, (id, U256::from(liquidity), max0, max1, no_hook_data()).abi_encode_params()),
+            (
+                action::INCREASE_LIQUIDITY,
+                (id, U256::from(liquidity), max0, max1, no_hook_data()).abi_encode_params(),
+            ),
             (action::CLOSE_CURRENCY, (pool.token0.address,).abi_encode_params()),
             (action::CLOSE_CURRENCY, (pool.token1.address,).abi_encode_params()),
         ],

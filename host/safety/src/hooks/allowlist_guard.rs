@@ -113,9 +113,9 @@ impl SafetyHook for AllowlistGuard {
 mod tests {
     use super::*;
     use crate::hooks::test_support::*;
+    use alloy::primitives::U256;
     use bardo_core::tool::Phase;
     use serde_json::json;
-    use alloy::primitives::U256;
 
     #[test]
     fn the_allowlist_guard_scopes_calls_and_authorities() {
@@ -138,5 +138,4 @@ mod tests {
             decide(&unknown_chain, "swap", Phase::Thriving, vec![], json!({}), &mut Findings::default());
         assert!(reason(&none).contains("no allowlist for chain 1"));
     }
-
 }

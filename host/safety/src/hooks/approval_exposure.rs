@@ -73,13 +73,15 @@ impl ApprovalExposure {
                         }
                         _ => None,
                     });
-                    let h = self.valuer.balance(chain, token, sender)?.saturating_add(gained.unwrap_or_default());
+                    let h =
+                        self.valuer.balance(chain, token, sender)?.saturating_add(gained.unwrap_or_default());
                     held.insert(token, h);
                     h
                 }
             };
             if amount > holding {
-                let worth = self.valuer.usd(chain, token, amount).map(usd).unwrap_or_else(|_| "unvalued".into());
+                let worth =
+                    self.valuer.usd(chain, token, amount).map(usd).unwrap_or_else(|_| "unvalued".into());
                 return Err(format!(
                     "the plan leaves {spender} an allowance of {amount} base units of {token} ({worth}), more than the wallet holds ({holding}): an approval may cover at most what the wallet has; approve what the plan or the next one spends"
                 ));

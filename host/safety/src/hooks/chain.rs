@@ -6,9 +6,9 @@
 //! shared by the clones each generation gets.
 
 use super::{
-    AllowlistGuard, ApprovalExposure, ApprovalGuard, HealthFloor, MaxPosition, MorphoCrossCheck, OnChainBounds,
-    PolicyCage, PriceGuard, RateLimiter, SafetyHook, SpendingLimiter, StrandedValue, UniswapCrossCheck,
-    ValueGuard,
+    AllowlistGuard, ApprovalExposure, ApprovalGuard, HealthFloor, MaxPosition, MorphoCrossCheck,
+    OnChainBounds, PolicyCage, PriceGuard, RateLimiter, SafetyHook, SpendingLimiter, StrandedValue,
+    UniswapCrossCheck, ValueGuard,
 };
 use crate::Clock;
 use crate::config::{AllowedContracts, SafetyConfig};
@@ -123,8 +123,10 @@ impl Policy {
             before.push(Box::new(rate.clone()));
         }
         before.push(Box::new(ApprovalGuard));
-        let mut after: Vec<Box<dyn SafetyHook>> =
-            vec![Box::new(ApprovalExposure { valuer: valuer.clone(), high_risk_usd: self.approval_high_risk_usd })];
+        let mut after: Vec<Box<dyn SafetyHook>> = vec![Box::new(ApprovalExposure {
+            valuer: valuer.clone(),
+            high_risk_usd: self.approval_high_risk_usd,
+        })];
         if let Some(s) = &self.spending {
             let limiter = SpendingLimiter::new(s.limits, valuer.clone(), s.ttl, s.clock.clone());
             after.push(Box::new(match &s.ledger {

@@ -6,7 +6,7 @@ use bardo_core::error::ErrorCode;
 
 /// The plugin's claims against the simulation: the wallet's whole change set, derived by the
 /// host (balances of every touched contract, the native coin, allowances, operators, NFTs), must
-/// be what the plan declares (see [`super::declared`]) — no undeclared outflow or authority, no
+/// be what the plan declares (see [`crate::declared`]) — no undeclared outflow or authority, no
 /// invented gain.
 pub struct HallucinationDetector;
 
@@ -48,13 +48,19 @@ impl SafetyHook for HallucinationDetector {
 mod tests {
     use super::*;
     use crate::hooks::test_support::*;
-    use bardo_core::tool::Phase;
-    use serde_json::json;
     use alloy::primitives::{I256, U256};
+    use bardo_core::tool::Phase;
     use bardo_evm::changes::Change;
+    use serde_json::json;
 
     fn simulated(changes: Vec<Change>) -> Findings {
-        let outcome = CallOutcome { success: true, gas_used: 1, output: Bytes::new(), logs: Vec::new(), native: I256::ZERO };
+        let outcome = CallOutcome {
+            success: true,
+            gas_used: 1,
+            output: Bytes::new(),
+            logs: Vec::new(),
+            native: I256::ZERO,
+        };
         let simulation = Simulation {
             block_number: 1,
             timestamp: 1,

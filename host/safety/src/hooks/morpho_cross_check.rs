@@ -6,8 +6,8 @@
 //! the SDK's. A second opinion on what the plan does to the position, independent of both the
 //! plugin and the simulator; a disagreement is refused with both figures.
 
-use super::{Decision, Findings, Proposal, SafetyHook};
 use super::uniswap_cross_check::{differs, read_at, reject, sidecar_refusal};
+use super::{Decision, Findings, Proposal, SafetyHook};
 use crate::morpho::abi::{borrowRateViewCall, marketCall};
 use crate::morpho::{MorphoMarket, TrustedMarkets, decode};
 use alloy::primitives::{Address, B256, I256, U256};

@@ -87,6 +87,9 @@ pub struct OnChainBounds {
     pub max_slippage_bps: u32,
 }
 
+/// A guarantee found in a group: the asset, which way, the amount, and what enforces it.
+type Guarantee = (Option<Address>, Side, U256, String);
+
 /// Calls that run as one transaction, with what they did.
 struct Group<'a> {
     /// (index in the plan, the call).
@@ -121,7 +124,9 @@ impl Flows {
                     }
                 }
                 (Some(&WETH_DEPOSIT), 2) if Some(log.address) == weth && t[1] == me => f.add(asset, amount),
-                (Some(&WETH_WITHDRAWAL), 2) if Some(log.address) == weth && t[1] == me => f.add(asset, -amount),
+                (Some(&WETH_WITHDRAWAL), 2) if Some(log.address) == weth && t[1] == me => {
+                    f.add(asset, -amount)
+                }
                 _ => {}
             }
         }
@@ -188,13 +193,16 @@ impl OnChainBounds {
     fn worth(&self, chain: u64, asset: Option<Address>, amount: U256) -> String {
         let value = match asset {
             Some(token) => self.valuer.usd(chain, token, amount),
-            None => self.valuer.signed_native_usd(chain, I256::try_from(amount).unwrap_or(I256::MAX)).map(|v| v.unsigned_abs()),
+            None => self
+                .valuer
+                .signed_native_usd(chain, I256::try_from(amount).unwrap_or(I256::MAX))
+                .map(|v| v.unsigned_abs()),
         };
         value.map(usd).unwrap_or_else(|_| "no trusted price".into())
     }
 
     /// Check one group's bounds against what it did; its worst cases, or why it is refused.
-    fn group(&self, p: &Proposal<'_>, group: &Group<'_>) -> Result<Vec<(Option<Address>, Side, U256, String)>, String> {
+    fn group(&self, p: &Proposal<'_>, group: &Group<'_>) -> Result<Vec<Guarantee>, String> {
         let chain = p.chain_id;
         let weth = self.valuer.weth(chain);
         let roles = self.roles.get(&chain);
@@ -204,7 +212,9 @@ impl OnChainBounds {
             let found = calls::of_call(role, &call.data).map_err(|e| format!("call {} {e}", i + 1))?;
             // Approvals move nothing; any other call that does not swap makes the group's gains
             // no longer the swaps' alone.
-            swaps &= found.swaps || role == bardo_core::scope::Role::Erc20 || role == bardo_core::scope::Role::Permit2;
+            swaps &= found.swaps
+                || role == bardo_core::scope::Role::Erc20
+                || role == bardo_core::scope::Role::Permit2;
             bounds.extend(found.bounds.into_iter().map(|b| (i, Bound { asset: norm(b.asset, weth), ..b })));
             liquidity.extend(found.liquidity.into_iter().map(|l| (i, call, l)));
         }
@@ -225,7 +235,10 @@ impl OnChainBounds {
                         worst.push((asset, Side::ReceivesAtLeast, bound, named));
                     }
                     Some((bound, named)) => {
-                        let first = bounds.iter().find(|(_, b)| b.asset == asset && b.way == Way::Out).map(|(i, _)| *i);
+                        let first = bounds
+                            .iter()
+                            .find(|(_, b)| b.asset == asset && b.way == Way::Out)
+                            .map(|(i, _)| *i);
                         return Err(format!(
                             "{} lets the wallet receive as little as {bound} of {} ({named}) where its simulation receives {got}: more than [safety] max_slippage_bps {s} below, so a sandwich could take up to {} of it; bound it at {floor} or more",
                             first.map_or_else(|| "the plan".into(), describe),
@@ -247,7 +260,10 @@ impl OnChainBounds {
                 let ceiling = more(paid, s);
                 if let Some((bound, named)) = combined(&bounds, asset, Way::In) {
                     if bound > ceiling {
-                        let first = bounds.iter().find(|(_, b)| b.asset == asset && b.way == Way::In).map(|(i, _)| *i);
+                        let first = bounds
+                            .iter()
+                            .find(|(_, b)| b.asset == asset && b.way == Way::In)
+                            .map(|(i, _)| *i);
                         return Err(format!(
                             "{} lets the wallet pay as much as {bound} of {} ({named}) where its simulation pays {paid}: more than [safety] max_slippage_bps {s} above, so a sandwich could take up to {} more; bound it at {ceiling} or less",
                             first.map_or_else(|| "the plan".into(), describe),
@@ -259,7 +275,8 @@ impl OnChainBounds {
                 }
             }
         }
-        self.liquidity(p, group, &liquidity, &flows, weth).map_err(|(i, why)| format!("{}: {why}", describe(i)))?;
+        self.liquidity(p, group, &liquidity, &flows, weth)
+            .map_err(|(i, why)| format!("{}: {why}", describe(i)))?;
         Ok(worst)
     }
 
@@ -283,10 +300,13 @@ impl OnChainBounds {
                 if amount.is_zero() || min >= less(amount, s) {
                     return Ok(());
                 }
-                Err((i, format!(
-                    "its minimum {what} is {min} where its simulation moves {amount}: more than [safety] max_slippage_bps {s} below, so a sandwich could move the pool first; set it to at least {}",
-                    less(amount, s)
-                )))
+                Err((
+                    i,
+                    format!(
+                        "its minimum {what} is {min} where its simulation moves {amount}: more than [safety] max_slippage_bps {s} below, so a sandwich could move the pool first; set it to at least {}",
+                        less(amount, s)
+                    ),
+                ))
             };
             match change {
                 Liquidity::V3 { increase, min } => {
@@ -314,7 +334,8 @@ impl OnChainBounds {
                     }
                 }
                 Liquidity::V4(action) => {
-                    let moved = |currency: Address| flows.net(norm((!currency.is_zero()).then_some(currency), weth));
+                    let moved =
+                        |currency: Address| flows.net(norm((!currency.is_zero()).then_some(currency), weth));
                     self.v4(p.chain_id, call.to, action, &mut decreased, &moved).map_err(|e| (i, e))?
                 }
             }
@@ -339,9 +360,17 @@ impl OnChainBounds {
         // A position's pool id, currencies and ticks, as the position manager keeps them.
         type Position = (B256, (Address, Address), (i32, i32));
         let position = |token_id: U256| -> Result<Position, String> {
-            let info = self.valuer.read(chain, posm, v4_positions::getPoolAndPositionInfoCall { tokenId: token_id })?;
+            let info = self.valuer.read(
+                chain,
+                posm,
+                v4_positions::getPoolAndPositionInfoCall { tokenId: token_id },
+            )?;
             let k = &info.poolKey;
-            Ok((keccak256(k.abi_encode()), (k.currency0, k.currency1), bardo_uniswap_math::position_ticks(info.info)))
+            Ok((
+                keccak256(k.abi_encode()),
+                (k.currency0, k.currency1),
+                bardo_uniswap_math::position_ticks(info.info),
+            ))
         };
         let ((id, currencies, ticks), liquidity, limit, paying) = match action {
             V4Action::Mint { pool, currencies, ticks, liquidity, max } => {
@@ -353,8 +382,13 @@ impl OnChainBounds {
                 (position(*token_id)?, *liquidity, *min, false)
             }
             V4Action::Burn { token_id, min } => {
-                let held = self.valuer.read(chain, posm, v4_positions::getPositionLiquidityCall { tokenId: *token_id })?;
-                let left = U256::from(held).saturating_sub(decreased.get(token_id).copied().unwrap_or_default());
+                let held = self.valuer.read(
+                    chain,
+                    posm,
+                    v4_positions::getPositionLiquidityCall { tokenId: *token_id },
+                )?;
+                let left =
+                    U256::from(held).saturating_sub(decreased.get(token_id).copied().unwrap_or_default());
                 (position(*token_id)?, left, *min, false)
             }
         };
@@ -368,7 +402,8 @@ impl OnChainBounds {
         let price = U256::from_be_bytes(word.0) & ((U256::from(1u8) << 160) - U256::from(1u8));
         let at = |t: i32| bardo_uniswap_math::sqrt_price_at_tick(t).map_err(|e| e.to_string());
         let amounts = bardo_uniswap_math::amounts_for_liquidity(price, at(ticks.0)?, at(ticks.1)?, liquidity);
-        let sides = [("amount0", limit.0, amounts.0, currencies.0), ("amount1", limit.1, amounts.1, currencies.1)];
+        let sides =
+            [("amount0", limit.0, amounts.0, currencies.0), ("amount1", limit.1, amounts.1, currencies.1)];
         for (name, bound, math, currency) in sides {
             let (bound, flow) = (U256::from(bound), moved(currency));
             if paying {
@@ -403,7 +438,11 @@ fn groups<'a>(calls: &'a [PlannedCall], outcomes: &'a [CallOutcome]) -> Vec<Grou
             .iter()
             .enumerate()
             .zip(outcomes)
-            .map(|((i, call), o)| Group { calls: vec![(i, call)], logs: o.logs.iter().collect(), native: o.native })
+            .map(|((i, call), o)| Group {
+                calls: vec![(i, call)],
+                logs: o.logs.iter().collect(),
+                native: o.native,
+            })
             .collect();
     }
     vec![Group {
@@ -466,7 +505,10 @@ pub(crate) fn shortfalls(
             Some(token) => changes.balance(Some(token)),
             None => {
                 let weth = weth.map(|w| changes.balance(Some(w))).unwrap_or_default();
-                changes.balance(None).saturating_add(I256::try_from(gas).unwrap_or(I256::MAX)).saturating_add(weth)
+                changes
+                    .balance(None)
+                    .saturating_add(I256::try_from(gas).unwrap_or(I256::MAX))
+                    .saturating_add(weth)
             }
         }
     };
@@ -490,7 +532,9 @@ pub(crate) fn shortfalls(
         let asset = w.asset.map_or_else(|| "ether".to_owned(), |a| a.to_string());
         let worth = match w.asset {
             Some(token) => valuer.usd(chain, token, short),
-            None => valuer.signed_native_usd(chain, I256::try_from(short).unwrap_or(I256::MAX)).map(|v| v.unsigned_abs()),
+            None => valuer
+                .signed_native_usd(chain, I256::try_from(short).unwrap_or(I256::MAX))
+                .map(|v| v.unsigned_abs()),
         };
         let worth = worth.map(usd).unwrap_or_else(|_| "no trusted price".into());
         out.push(format!(
@@ -515,7 +559,13 @@ mod tests {
 
     #[test]
     fn layers_add_within_and_the_tighter_holds() {
-        let b = |amount: u64, way, layer| Bound { asset: Some(WETH), way, amount: U256::from(amount), layer, what: "x".into() };
+        let b = |amount: u64, way, layer| Bound {
+            asset: Some(WETH),
+            way,
+            amount: U256::from(amount),
+            layer,
+            what: "x".into(),
+        };
         let bounds = [
             (0, b(3, Way::Out, Layer::Swap)),
             (0, b(4, Way::Out, Layer::Swap)),
@@ -550,6 +600,9 @@ mod tests {
         assert!(shortfalls(&valuer, 1, &worst, &changes(100), U256::ZERO).is_empty());
         let short = shortfalls(&valuer, 1, &worst, &changes(60), U256::ZERO);
         assert_eq!(short.len(), 1);
-        assert!(short[0].contains("received 60, under") && short[0].contains("short 40 base units"), "{short:?}");
+        assert!(
+            short[0].contains("received 60, under") && short[0].contains("short 40 base units"),
+            "{short:?}"
+        );
     }
 }

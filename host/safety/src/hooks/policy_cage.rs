@@ -8,6 +8,7 @@ use bardo_core::action_class::{ActionClass, Asset, Changes, Move, classify};
 use bardo_core::error::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The operator's policy. Phase gating by action class (`bardo_core::action_class`): each write
 /// is classed by its kind and its declared balance changes (typed and compared with the wallet's
 /// holdings by the host's own reads), and the phase's row of the specification's table decides.
 /// Approved assets: on a chain with a list, a plan may only acquire listed tokens (read from its
@@ -214,5 +215,4 @@ mod tests {
         let hidden = decide(&listed, "swap", Phase::Thriving, vec![], hidden, &mut found);
         assert!(reason(&hidden).contains("not an approved asset"), "{hidden:?}");
     }
-
 }

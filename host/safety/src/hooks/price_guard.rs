@@ -69,7 +69,8 @@ impl SafetyHook for PriceGuard {
             }
             let ((p0, d0), (p1, d1)) = (reference.token0, reference.token1);
             let at = |sqrt: U256| {
-                price_from_sqrt(U512::from(sqrt), true, d0, d1, p1).map_or_else(|| "beyond range".into(), price_text)
+                price_from_sqrt(U512::from(sqrt), true, d0, d1, p1)
+                    .map_or_else(|| "beyond range".into(), price_text)
             };
             return reject(if moved {
                 format!(

@@ -44,8 +44,6 @@ impl SafetyHook for RateLimiter {
     }
 }
 
-/// The operator's policy. Phase gating by action class (`bardo_core::action_class`): each write
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +58,4 @@ mod tests {
         assert_eq!(d(), Decision::Allow);
         assert_eq!(code(&d()), Some(ErrorCode::LimitExceeded));
     }
-
 }

@@ -156,7 +156,9 @@ impl SpendingLimiter {
         for change in &sim.changes.changes {
             match change {
                 Change::Balance { asset, delta } if delta.is_negative() => add(*asset, delta.unsigned_abs()),
-                Change::Allowance { token, after, .. } if found.exposure.is_none() => add(Some(*token), *after),
+                Change::Allowance { token, after, .. } if found.exposure.is_none() => {
+                    add(Some(*token), *after)
+                }
                 Change::Permit2Allowance { token, amount, .. } if found.exposure.is_none() => {
                     add(Some(*token), *amount)
                 }

@@ -13,9 +13,9 @@
 //! trading pools keep as fees and price impact.
 
 use super::{Decision, Findings, Proposal, SafetyHook};
+use crate::config::AllowedContracts;
 use crate::evidence::Evidence;
 use crate::valuation::{Valuer, Venue};
-use crate::config::AllowedContracts;
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
@@ -160,7 +160,8 @@ impl SafetyHook for StrandedValue {
             }
         };
         // The pools that traded or took liquidity: only those of the trusted deployments.
-        let pools: BTreeMap<Address, Venue> = ev.pool_events().map(|(_, l, venue)| (l.address, venue)).collect();
+        let pools: BTreeMap<Address, Venue> =
+            ev.pool_events().map(|(_, l, venue)| (l.address, venue)).collect();
         let weth = self.valuer.weth(p.chain_id);
         for ((holder, asset), amount) in rises(p.sender, ev.logs(), &sim.native, weth) {
             if self.counterparty(p.chain_id, holder, asset, &pools, &sim.changes.changes) {

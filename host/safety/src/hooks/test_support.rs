@@ -3,11 +3,13 @@
 
 use super::{Decision, Findings, Proposal, SafetyHook};
 use crate::declared::Declared;
+pub(crate) use alloy::primitives::{Address, Bytes, U256, address};
 use alloy::sol_types::SolCall;
 pub(crate) use bardo_core::error::ErrorCode;
+pub(crate) use bardo_core::tool::{
+    CapabilityTier, Category, PlannedCall, RiskTier, SpriteTrigger, TickBudget,
+};
 pub(crate) use bardo_core::tool::{Phase, ToolDef, WritePlan};
-pub(crate) use alloy::primitives::{Address, Bytes, U256, address};
-pub(crate) use bardo_core::tool::{CapabilityTier, Category, PlannedCall, RiskTier, SpriteTrigger, TickBudget};
 pub(crate) use bardo_evm::changes::ChangeSet;
 pub(crate) use bardo_evm::simulate::{CallOutcome, Simulation};
 use serde_json::json;
@@ -38,13 +40,7 @@ pub(crate) fn tool() -> ToolDef {
 }
 
 pub(crate) fn call(to: Address, data: Vec<u8>) -> PlannedCall {
-    PlannedCall {
-        chain_id: 1,
-        to,
-        data: Bytes::from(data),
-        value: U256::ZERO,
-        description: String::new(),
-    }
+    PlannedCall { chain_id: 1, to, data: Bytes::from(data), value: U256::ZERO, description: String::new() }
 }
 
 pub(crate) fn approve(spender: Address, amount: U256) -> PlannedCall {
@@ -89,4 +85,3 @@ pub(crate) fn reason(d: &Decision) -> &str {
         Decision::Reject { reason, .. } => reason,
     }
 }
-

@@ -175,8 +175,14 @@ impl UniswapCrossCheck {
                     let key = self.v4_key(chain, block, at, id)?;
                     // The swapper's view: negative is paid in.
                     let (in0, amount_in, amount_out) = match e.amount0 < 0 {
-                        true => (true, U256::from(e.amount0.unsigned_abs()), U256::from(e.amount1.unsigned_abs())),
-                        false => (false, U256::from(e.amount1.unsigned_abs()), U256::from(e.amount0.unsigned_abs())),
+                        true => {
+                            (true, U256::from(e.amount0.unsigned_abs()), U256::from(e.amount1.unsigned_abs()))
+                        }
+                        false => (
+                            false,
+                            U256::from(e.amount1.unsigned_abs()),
+                            U256::from(e.amount0.unsigned_abs()),
+                        ),
                     };
                     let (token_in, token_out) =
                         if in0 { (key.currency0, key.currency1) } else { (key.currency1, key.currency0) };

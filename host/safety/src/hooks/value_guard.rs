@@ -12,9 +12,9 @@
 
 use super::{Decision, Findings, Proposal, SafetyHook};
 use crate::evidence::{Evidence, V3_MINT, V4_MODIFY_LIQUIDITY};
+use crate::morpho::abi::marketCall;
 use crate::pools::{self, PoolRef, Reference};
 use crate::valuation::{Valuer, Venue, usd};
-use crate::morpho::abi::marketCall;
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use alloy::sol_types::SolValue;
 use bardo_core::error::ErrorCode;
@@ -105,7 +105,13 @@ impl ValueGuard {
             let (_, liquidity, _, _) = <(Address, u128, U256, U256)>::abi_decode_params(&mint.data.data)
                 .map_err(|e| format!("the pool Mint of position {id}: {e}"))?;
             let ticks = (tick(&mint.topics()[2]), tick(&mint.topics()[3]));
-            out.extend(self.deposit_at_reference(p.chain_id, PoolRef::V3(mint.address), ticks, liquidity, ev)?);
+            out.extend(self.deposit_at_reference(
+                p.chain_id,
+                PoolRef::V3(mint.address),
+                ticks,
+                liquidity,
+                ev,
+            )?);
         }
         Ok(out)
     }

@@ -71,8 +71,12 @@ const PERMISSIONS: [&str; 14] = [
 /// The permissions `hook`'s address grants, named (`none` for none).
 pub(super) fn permissions(hook: Address) -> String {
     let bits = u16::from_be_bytes([hook[18], hook[19]]);
-    let named: Vec<&str> =
-        PERMISSIONS.iter().enumerate().filter(|(i, _)| bits & (1 << (13 - i)) != 0).map(|(_, n)| *n).collect();
+    let named: Vec<&str> = PERMISSIONS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << (13 - i)) != 0)
+        .map(|(_, n)| *n)
+        .collect();
     if named.is_empty() { "none".into() } else { named.join(", ") }
 }
 

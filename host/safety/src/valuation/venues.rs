@@ -95,11 +95,13 @@ impl Valuer {
         let found = match (factory, self.tokens_of(chain, at)?) {
             (Some(factory), Some((token0, token1))) => match fee {
                 Some(fee) => {
-                    let pool = self.try_read(chain, factory, getPoolCall { tokenA: token0, tokenB: token1, fee })?;
+                    let pool =
+                        self.try_read(chain, factory, getPoolCall { tokenA: token0, tokenB: token1, fee })?;
                     (pool == Some(at)).then_some(Venue::V3 { token0, token1, fee: fee.to::<u32>() })
                 }
                 None => {
-                    let pair = self.try_read(chain, factory, getPairCall { tokenA: token0, tokenB: token1 })?;
+                    let pair =
+                        self.try_read(chain, factory, getPairCall { tokenA: token0, tokenB: token1 })?;
                     (pair == Some(at)).then_some(Venue::V2 { token0, token1 })
                 }
             },
@@ -142,7 +144,13 @@ impl Valuer {
 
     /// The `Initialize` log of V4 pool `id` at PoolManager `manager` (event `topic`), from the
     /// chain's logs of that PoolManager; kept, since a pool's key never changes.
-    pub(crate) fn v4_initialize(&self, chain: u64, manager: Address, id: B256, topic: B256) -> Result<Log, String> {
+    pub(crate) fn v4_initialize(
+        &self,
+        chain: u64,
+        manager: Address,
+        id: B256,
+        topic: B256,
+    ) -> Result<Log, String> {
         if let Some(log) = lock(&self.v4_pools).get(&(chain, manager, id)) {
             return Ok(log.clone());
         }

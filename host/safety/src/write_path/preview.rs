@@ -271,5 +271,9 @@ fn new_permit_id() -> String {
 /// `[safety] approval_high_risk_usd` — read from the calls and the simulation, not from
 /// anything the plugin says about them.
 fn plan_risk(tool: RiskTier, plan: &WritePlan, high_risk_approval: bool) -> RiskTier {
-    if scope::v4_hooks(&plan.calls).is_empty() && !high_risk_approval { tool } else { tool.max(RiskTier::High) }
+    if scope::v4_hooks(&plan.calls).is_empty() && !high_risk_approval {
+        tool
+    } else {
+        tool.max(RiskTier::High)
+    }
 }

@@ -126,8 +126,13 @@ fn write_path_allowing(
     ];
     let log = AuditLog::open(&dir.path().join(format!("{name}.jsonl")), HostKey::ephemeral()).expect("log");
     let loss = bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS;
-    let after =
-        bardo_test_support::writes::guards_allowing(host.services(), d, d.write_targets(), loss, max_slippage_bps);
+    let after = bardo_test_support::writes::guards_allowing(
+        host.services(),
+        d,
+        d.write_targets(),
+        loss,
+        max_slippage_bps,
+    );
     WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after)
 }
 

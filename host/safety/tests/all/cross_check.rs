@@ -15,12 +15,12 @@ use bardo_evm::changes::Change;
 use bardo_evm::simulate::Simulation;
 use bardo_safety::WritePath;
 use bardo_safety::audit_log::AuditLog;
-use bardo_safety::hooks::uniswap_cross_check::UniswapBook;
-use bardo_safety::hooks::{MorphoCrossCheck, UniswapCrossCheck};
 use bardo_safety::declared::Declared;
+use bardo_safety::hooks::uniswap_cross_check::UniswapBook;
 use bardo_safety::hooks::{
     AllowlistGuard, ApprovalGuard, Decision, Findings, PolicyCage, Proposal, SafetyHook,
 };
+use bardo_safety::hooks::{MorphoCrossCheck, UniswapCrossCheck};
 use bardo_safety::host_key::HostKey;
 use bardo_sidecar::{Config, Sidecar};
 use bardo_test_artifacts::UNISWAP;

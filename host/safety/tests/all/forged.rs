@@ -95,7 +95,13 @@ fn a_hook_that_forges_the_pool_managers_events_is_no_evidence() {
     let (c0, c1) = (weth.min(usdc), weth.max(usdc));
     let plain = e.d.uniswap_v4_pools.iter().find(|p| p.fee == 3000 && p.hooks.is_zero()).expect("plain pool");
     let fair = e.view(e.d.uniswap_v4["state_view"], getSlot0Call { poolId: plain.id });
-    let key = PoolKey { currency0: c0, currency1: c1, fee: U24::from(3000), tickSpacing: I24::try_from(60).expect("60"), hooks: hook };
+    let key = PoolKey {
+        currency0: c0,
+        currency1: c1,
+        fee: U24::from(3000),
+        tickSpacing: I24::try_from(60).expect("60"),
+        hooks: hook,
+    };
     e.setup(manager, initializeCall { key: key.clone(), sqrtPriceX96: fair.sqrtPriceX96 }.abi_encode());
     let thin = ModifyLiquidityParams {
         tickLower: I24::try_from(FULL_RANGE.0).expect("tick"),
@@ -135,7 +141,8 @@ fn a_hook_that_forges_the_pool_managers_events_is_no_evidence() {
     let trusting = e.path_with("trusting", roles);
     refused(&trusting, "swap", &swap, "value-guard", "it would lose");
     // An attacker's own UniversalRouter plan through the same pool, its minimum honest.
-    let quoted = e.quote(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "10000",
+    let quoted = e
+        .quote(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "10000",
         "version": "v4", "fee": 3000, "tick_spacing": 60, "hooks": hook.to_string()}));
     let amount = U256::from(10_000_000_000u64);
     let mut attack = e.params(
@@ -159,7 +166,8 @@ fn a_contract_posing_as_a_pair_is_no_counterparty() {
         e.d.write_targets().into_keys().map(|a| (a, Role::Unscoped)).collect();
     roles.insert(fake, Role::Unscoped);
     let loose = e.path_with("loose-pair", roles);
-    let quoted = e.quote(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000",
+    let quoted = e
+        .quote(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000",
         "version": "v3", "fee": 3000}));
     let (amount, skim) = (U256::from(1_000_000_000u64), U256::from(10_000_000u64));
     let min = less(quoted, 50);
@@ -170,19 +178,29 @@ fn a_contract_posing_as_a_pair_is_no_counterparty() {
     );
     // Declared honestly: $1,010 out, the swap's WETH back. $10 to the "pair" is within every
     // loss tolerance; only the pair's being no pool gives it away.
-    params["outcome"] = json!(json!({"balance_changes": [
+    params["outcome"] = json!(
+        json!({"balance_changes": [
         {"token": usdc.to_string(), "delta": format!("-{}", amount + skim)},
         {"token": weth.to_string(), "delta": min.to_string(), "tolerance": min.to_string()}]})
-    .to_string());
+        .to_string()
+    );
     let before = e.state(None);
-    refused(&loose, "attack-fake-pair", &params, "stranded-value", &format!("in {fake}, which gave the wallet nothing"));
+    refused(
+        &loose,
+        "attack-fake-pair",
+        &params,
+        "stranded-value",
+        &format!("in {fake}, which gave the wallet nothing"),
+    );
     assert_eq!(e.state(None), before, "nothing moved");
     // The same plan without the skim passes the same checks: the swap itself was fair.
     params["skim"] = json!("0");
-    params["outcome"] = json!(json!({"balance_changes": [
+    params["outcome"] = json!(
+        json!({"balance_changes": [
         {"token": usdc.to_string(), "delta": format!("-{amount}")},
         {"token": weth.to_string(), "delta": min.to_string(), "tolerance": min.to_string()}]})
-    .to_string());
+        .to_string()
+    );
     let permit = loose.preview("attack-fake-pair", &params).expect("a fair swap with a Sync from nobody");
     loose.cancel(&permit.permit_id).expect("cancel");
 }
@@ -192,7 +210,8 @@ fn a_swap_the_chain_does_not_bound_is_refused_at_preview() {
     let e = env();
     let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
     let router = e.d.uniswap_v4["universal_router"];
-    let quoted = e.quote(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000",
+    let quoted = e
+        .quote(json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000",
         "version": "v3", "fee": 3000}));
     let amount = U256::from(1_000_000_000u64);
     let with_minimum = |minimum: U256| {
@@ -207,9 +226,21 @@ fn a_swap_the_chain_does_not_bound_is_refused_at_preview() {
     let before = e.state(None);
     // No minimum at all: a sandwich takes what it likes; the simulation was fair, which is why
     // the chain must be made to hold it.
-    refused(&e.scoped, "attack-no-minimum", &with_minimum(U256::ZERO), "on-chain-bounds", "as little as 0 of ether or WETH");
+    refused(
+        &e.scoped,
+        "attack-no-minimum",
+        &with_minimum(U256::ZERO),
+        "on-chain-bounds",
+        "as little as 0 of ether or WETH",
+    );
     refused(&e.scoped, "attack-no-minimum", &with_minimum(U256::ZERO), "on-chain-bounds", "call 3 of 3");
-    refused(&e.scoped, "attack-no-minimum", &with_minimum(U256::ZERO), "on-chain-bounds", "V3_SWAP_EXACT_IN amountOutMin");
+    refused(
+        &e.scoped,
+        "attack-no-minimum",
+        &with_minimum(U256::ZERO),
+        "on-chain-bounds",
+        "V3_SWAP_EXACT_IN amountOutMin",
+    );
     // 5 % under: looser than [safety] max_slippage_bps.
     refused(
         &e.scoped,
@@ -239,8 +270,7 @@ fn a_sandwiched_honest_swap_reverts_on_its_own_minimum() {
     let approve = approveCall { spender: v3_router, amount: U256::MAX }.abi_encode();
     assert!(rt.block_on(bardo_test_support::send(&provider, send(usdc, approve))).status());
     // The honest plugin's own minimum: half a percent under its quote.
-    let params =
-        json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "version": "v3"});
+    let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "version": "v3"});
     let permit = e.scoped.preview("swap", &params).expect("preview");
     assert!(!permit.worst_case.is_empty(), "the permit records what the chain enforces");
     let before = (e.balance(usdc), e.balance(weth));
@@ -315,7 +345,13 @@ fn a_deposit_at_a_price_the_plan_pushed_is_refused_by_the_price_guard() {
         "nfts": [{"collection": npm.to_string(), "gained": true}]})
     .to_string());
     let before = e.state(None);
-    refused(&e.scoped, "attack-push-then-deposit", &params, "price-guard", "a price its own swaps pushed it to");
+    refused(
+        &e.scoped,
+        "attack-push-then-deposit",
+        &params,
+        "price-guard",
+        "a price its own swaps pushed it to",
+    );
     assert_eq!(e.state(None), before, "nothing moved");
 }
 
@@ -347,9 +383,11 @@ fn a_third_partys_approve_tool_is_judged_by_its_calls_not_its_name() {
     let (usdc, router) = (e.token("USDC"), e.d.uniswap_v4["universal_router"]);
     let approve = |amount: U256| {
         let mut p = e.params(usdc, json!({"spender": router.to_string(), "amount": amount.to_string()}));
-        p["outcome"] = json!(json!({"balance_changes": [], "authorities": [
+        p["outcome"] = json!(
+            json!({"balance_changes": [], "authorities": [
             {"token": usdc.to_string(), "spender": router.to_string(), "amount": amount.to_string()}]})
-        .to_string());
+            .to_string()
+        );
         p
     };
     // Its kind is not `approve`, and it calls nothing but the approval: a bounded approval to an
@@ -362,6 +400,12 @@ fn a_third_partys_approve_tool_is_judged_by_its_calls_not_its_name() {
     e.scoped.cancel(&permit.permit_id).expect("cancel");
     // 2^128 - 1 and $1B: more than the wallet holds.
     for amount in [(U256::from(1u8) << 128) - U256::from(1u8), U256::from(10u64).pow(U256::from(15u8))] {
-        refused(&e.scoped, "attack-approve", &approve(amount), "approval-exposure", "more than the wallet holds");
+        refused(
+            &e.scoped,
+            "attack-approve",
+            &approve(amount),
+            "approval-exposure",
+            "more than the wallet holds",
+        );
     }
 }

@@ -64,8 +64,13 @@ fn lp_allowing(
     ];
     let audit = tempfile::tempdir().expect("tempdir");
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
-    let after =
-        bardo_test_support::writes::guards_allowing(host.services(), &d, roles, max_loss_bps, max_slippage_bps);
+    let after = bardo_test_support::writes::guards_allowing(
+        host.services(),
+        &d,
+        roles,
+        max_loss_bps,
+        max_slippage_bps,
+    );
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log).with_after_simulation(after);
     Lp { node, d, host, path, _audit: audit }
 }

@@ -334,7 +334,11 @@ fn shipped(e: &Env) -> (Valuer, tempfile::TempDir) {
 fn stale_zero_and_negative_feeds_are_refused_with_the_shipped_config() {
     let e = env();
     let (v, _dir) = shipped(&e);
-    assert_near(e.one_weth(&v).expect("fresh: the devnet re-stamps its feeds"), e.d.tokens["WETH"].usd, "1 WETH");
+    assert_near(
+        e.one_weth(&v).expect("fresh: the devnet re-stamps its feeds"),
+        e.d.tokens["WETH"].usd,
+        "1 WETH",
+    );
     // An hour and a second with no update.
     e.rt.block_on(e.provider.raw_request::<_, serde_json::Value>("evm_increaseTime".into(), (3_601,)))
         .expect("time passes");
@@ -344,7 +348,8 @@ fn stale_zero_and_negative_feeds_are_refused_with_the_shipped_config() {
     assert!(stale.contains(&format!("feed {feed} last answered")), "names the feed: {stale}");
     assert!(stale.contains("s ago, older than max_feed_age_secs = 3600"), "its age and the setting: {stale}");
     // The devnet's heartbeat re-stamps what grew old.
-    let stamped = e.rt.block_on(bardo_devnet::feeds::restamp(&e._node.url(), &e.d.feeds, 1_800)).expect("restamp");
+    let stamped =
+        e.rt.block_on(bardo_devnet::feeds::restamp(&e._node.url(), &e.d.feeds, 1_800)).expect("restamp");
     assert_eq!(stamped, e.d.feeds.len());
     assert_near(e.one_weth(&v).expect("fresh again"), e.d.tokens["WETH"].usd, "1 WETH");
     // A zero, a negative, and a 1970 answer.
@@ -356,7 +361,12 @@ fn stale_zero_and_negative_feeds_are_refused_with_the_shipped_config() {
         assert!(err.contains(&format!("answers {answer}")) && err.contains("cannot value"), "{err}");
     }
     let price = I256::try_from(60_000i64 * 100_000_000).expect("answer");
-    let call = updateRoundDataCall { roundId: alloy::primitives::aliases::U80::from(99u64), answer: price, timestamp: U256::from(1), startedAt: U256::from(1) };
+    let call = updateRoundDataCall {
+        roundId: alloy::primitives::aliases::U80::from(99u64),
+        answer: price,
+        timestamp: U256::from(1),
+        startedAt: U256::from(1),
+    };
     e.send(wbtc.1, call.abi_encode());
     let err = v.usd(CHAIN_ID, wbtc.0, one_wbtc).expect_err("1970");
     assert!(err.contains("older than max_feed_age_secs"), "{err}");
@@ -370,17 +380,27 @@ fn a_volatile_token_one_source_prices_is_valued_only_up_to_a_cap() {
     let mut alone = pricing(&e.d);
     alone.values_mut().for_each(|c| c.canonical_pools.clear());
     let v = Valuer::new(&e.services, alone);
-    assert_near(v.usd(CHAIN_ID, wbtc, one_wbtc / U256::from(100u8)).expect("$600 is under the cap"), 600.0, "0.01 WBTC");
+    assert_near(
+        v.usd(CHAIN_ID, wbtc, one_wbtc / U256::from(100u8)).expect("$600 is under the cap"),
+        600.0,
+        "0.01 WBTC",
+    );
     let err = v.usd(CHAIN_ID, wbtc, one_wbtc).expect_err("$60,000 on one source");
     let feed = e.d.feeds["WBTC"].to_string();
     assert!(err.contains(&format!("priced by one source alone (feed {feed})")), "{err}");
-    assert!(err.contains("single_source_max_usd = 1000") && err.contains("canonical_pools"), "says what to add: {err}");
+    assert!(
+        err.contains("single_source_max_usd = 1000") && err.contains("canonical_pools"),
+        "says what to add: {err}"
+    );
     // Dollar tokens are $1 by the operator's word, whatever the amount.
     assert_eq!(v.usd(CHAIN_ID, e.token("USDC"), U256::from(10u64.pow(12))), Ok(10u128.pow(12)));
     // With the devnet's canonical pool, a second source: any amount, and a lying feed at three
     // times the pool's price is caught.
     assert_near(e.valuer().usd(CHAIN_ID, wbtc, one_wbtc).expect("two sources"), 60_000.0, "1 WBTC");
-    e.send(e.d.feeds["WBTC"], updateAnswerCall { answer: I256::try_from(180_000i64 * 100_000_000).expect("answer") }.abi_encode());
+    e.send(
+        e.d.feeds["WBTC"],
+        updateAnswerCall { answer: I256::try_from(180_000i64 * 100_000_000).expect("answer") }.abi_encode(),
+    );
     let err = e.valuer().usd(CHAIN_ID, wbtc, one_wbtc).expect_err("a lying feed");
     assert!(err.contains("disagree"), "{err}");
     // The Aave oracle reading the feed itself is no second source: WETH then stands on one.

@@ -299,7 +299,8 @@ fn a_safe_reads_as_the_chain_has_it_and_a_module_is_a_warning() {
 fn an_approval_is_worth_what_it_can_move_whatever_its_kind() {
     let e = env();
     let router = e.d.uniswap_v4["universal_router"].to_string();
-    let approve = |amount: &str| json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": router, "amount": amount});
+    let approve =
+        |amount: &str| json!({"chain_id": CHAIN_ID, "token": "USDC", "spender": router, "amount": amount});
     // 2^128 - 1 base units, just under what the calldata check calls unlimited, and $1B: more
     // than the wallet holds ($1M), whatever the spender.
     for amount in ["340282366920938463463374607431768.211455", "1000000000"] {

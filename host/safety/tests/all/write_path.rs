@@ -14,9 +14,9 @@ use bardo_core::{ErrorCode, ToolError};
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_safety::audit_log::{AuditLog, verify};
+use bardo_safety::hooks::spending_limiter::{SpendingLimiter, SpendingLimits};
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, RateLimiter, SafetyHook};
 use bardo_safety::host_key::HostKey;
-use bardo_safety::hooks::spending_limiter::{SpendingLimiter, SpendingLimits};
 use bardo_safety::{Clock, WritePath};
 use bardo_test_artifacts::{EVIL_WRITER, UNISWAP};
 use bardo_test_support::devnet_host;
@@ -307,8 +307,8 @@ fn preview_commit_executes_once_and_verifies_from_the_receipt() {
         kinds,
         [
             "start", "update", "update", "update", "tool", "hook", "hook", "hook", "hook", "hook", "hook",
-            "hook", "hook", "hook", "hook", "hook", "created", "consumed", "executed", "executed", "executed", "tool",
-            "refused"
+            "hook", "hook", "hook", "hook", "hook", "created", "consumed", "executed", "executed",
+            "executed", "tool", "refused"
         ]
     );
     let steps: Vec<&str> = seen

@@ -390,7 +390,13 @@ attack!(
         let token_out = p.address("token_out", &p.token_out)?;
         let path = [token.as_slice(), &[0x00, 0x0b, 0xb8], token_out.as_slice()].concat();
         // V3_SWAP_EXACT_IN paying MSG_SENDER (the wallet), with the given minimum.
-        let input = (Address::with_last_byte(1), amount, p.units("minimum", &p.minimum)?, bardo_sdk::abi::Bytes::from(path), true)
+        let input = (
+            Address::with_last_byte(1),
+            amount,
+            p.units("minimum", &p.minimum)?,
+            bardo_sdk::abi::Bytes::from(path),
+            true,
+        )
             .abi_encode_params();
         through_router(&p, target, token, amount, 0x00, input)
     }
@@ -435,12 +441,14 @@ attack!(
     |p, target, _stranger| {
         let (token, token_out) = (p.address("token", &p.token)?, p.address("token_out", &p.token_out)?);
         let npm = p.address("spender", &p.spender)?;
-        let (a, b) = p.deposit.clone().ok_or_else(|| bardo_sdk::errors::invalid_params("`deposit` is required"))?;
+        let (a, b) =
+            p.deposit.clone().ok_or_else(|| bardo_sdk::errors::invalid_params("`deposit` is required"))?;
         let (a, b) = (p.units("deposit", &Some(a))?, p.units("deposit", &Some(b))?);
         let wallet = bardo_sdk::abi::wallet(p.chain_id)?;
         let mut push = swap(&p, token, wallet)?;
         push.params.amountOutMinimum = p.units("minimum", &p.minimum)?;
-        let ((t0, d0), (t1, d1)) = if token < token_out { ((token, a), (token_out, b)) } else { ((token_out, b), (token, a)) };
+        let ((t0, d0), (t1, d1)) =
+            if token < token_out { ((token, a), (token_out, b)) } else { ((token_out, b), (token, a)) };
         let tick = |t: i32| aliases::I24::try_from(t).unwrap_or_default();
         let mint = mintCall {
             params: MintParams {

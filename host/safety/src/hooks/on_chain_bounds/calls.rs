@@ -92,7 +92,8 @@ fn pay(a: Option<Address>, amount: U256, layer: Layer, what: &str) -> Bound {
 
 /// A V3 path's first and last tokens (`token fee token fee … token`).
 fn path_ends(path: &[u8]) -> Option<(Address, Address)> {
-    (path.len() >= 43).then(|| (Address::from_slice(&path[..20]), Address::from_slice(&path[path.len() - 20..])))
+    (path.len() >= 43)
+        .then(|| (Address::from_slice(&path[..20]), Address::from_slice(&path[path.len() - 20..])))
 }
 
 fn decoded<C: SolCall>(data: &[u8]) -> Option<C> {
@@ -120,18 +121,43 @@ pub(super) fn of_call(role: Role, data: &[u8]) -> Result<CallBounds, String> {
 fn swap_router(data: &[u8]) -> CallBounds {
     let mut b = CallBounds { swaps: true, ..CallBounds::default() };
     if let Some(c) = decoded::<exactInputSingleCall>(data) {
-        b.bounds.push(out(asset(c.params.tokenOut), c.params.amountOutMinimum, Layer::Swap, "exactInputSingle amountOutMinimum"));
+        b.bounds.push(out(
+            asset(c.params.tokenOut),
+            c.params.amountOutMinimum,
+            Layer::Swap,
+            "exactInputSingle amountOutMinimum",
+        ));
     } else if let Some(c) = decoded::<exactInputCall>(data) {
         let last = path_ends(&c.params.path).map(|(_, last)| last);
-        b.bounds.push(out(last.and_then(asset), c.params.amountOutMinimum, Layer::Swap, "exactInput amountOutMinimum"));
+        b.bounds.push(out(
+            last.and_then(asset),
+            c.params.amountOutMinimum,
+            Layer::Swap,
+            "exactInput amountOutMinimum",
+        ));
     } else if let Some(c) = decoded::<exactOutputSingleCall>(data) {
-        b.bounds.push(out(asset(c.params.tokenOut), c.params.amountOut, Layer::Swap, "exactOutputSingle amountOut"));
-        b.bounds.push(pay(asset(c.params.tokenIn), c.params.amountInMaximum, Layer::Swap, "exactOutputSingle amountInMaximum"));
+        b.bounds.push(out(
+            asset(c.params.tokenOut),
+            c.params.amountOut,
+            Layer::Swap,
+            "exactOutputSingle amountOut",
+        ));
+        b.bounds.push(pay(
+            asset(c.params.tokenIn),
+            c.params.amountInMaximum,
+            Layer::Swap,
+            "exactOutputSingle amountInMaximum",
+        ));
     } else if let Some(c) = decoded::<exactOutputCall>(data) {
         // An exact-out path runs backwards: the token out first, the token in last.
         let (first, last) = path_ends(&c.params.path).unzip();
         b.bounds.push(out(first.and_then(asset), c.params.amountOut, Layer::Swap, "exactOutput amountOut"));
-        b.bounds.push(pay(last.and_then(asset), c.params.amountInMaximum, Layer::Swap, "exactOutput amountInMaximum"));
+        b.bounds.push(pay(
+            last.and_then(asset),
+            c.params.amountInMaximum,
+            Layer::Swap,
+            "exactOutput amountInMaximum",
+        ));
     } else if let Some(c) = decoded::<unwrapWETH9Call>(data) {
         b.bounds.push(out(None, c.amountMinimum, Layer::Delivery, "unwrapWETH9 amountMinimum"));
     } else {
@@ -145,10 +171,20 @@ fn v2_router(data: &[u8]) -> CallBounds {
     let last = |path: &[Address]| path.last().copied().and_then(asset);
     let first = |path: &[Address]| path.first().copied().and_then(asset);
     if let Some(c) = decoded::<swapExactTokensForTokensCall>(data) {
-        b.bounds.push(out(last(&c.path), c.amountOutMin, Layer::Swap, "swapExactTokensForTokens amountOutMin"));
+        b.bounds.push(out(
+            last(&c.path),
+            c.amountOutMin,
+            Layer::Swap,
+            "swapExactTokensForTokens amountOutMin",
+        ));
     } else if let Some(c) = decoded::<swapTokensForExactTokensCall>(data) {
         b.bounds.push(out(last(&c.path), c.amountOut, Layer::Swap, "swapTokensForExactTokens amountOut"));
-        b.bounds.push(pay(first(&c.path), c.amountInMax, Layer::Swap, "swapTokensForExactTokens amountInMax"));
+        b.bounds.push(pay(
+            first(&c.path),
+            c.amountInMax,
+            Layer::Swap,
+            "swapTokensForExactTokens amountInMax",
+        ));
     } else if let Some(c) = decoded::<swapExactETHForTokensCall>(data) {
         b.bounds.push(out(last(&c.path), c.amountOutMin, Layer::Swap, "swapExactETHForTokens amountOutMin"));
     } else if let Some(c) = decoded::<swapETHForExactTokensCall>(data) {
@@ -161,10 +197,18 @@ fn v2_router(data: &[u8]) -> CallBounds {
         b.bounds.push(pay(first(&c.path), c.amountInMax, Layer::Swap, "swapTokensForExactETH amountInMax"));
     } else if let Some(c) = decoded::<addLiquidityCall>(data) {
         b.swaps = false;
-        b.liquidity.push(Liquidity::V2 { add: true, tokens: (c.tokenA, c.tokenB), min: (c.amountAMin, c.amountBMin) });
+        b.liquidity.push(Liquidity::V2 {
+            add: true,
+            tokens: (c.tokenA, c.tokenB),
+            min: (c.amountAMin, c.amountBMin),
+        });
     } else if let Some(c) = decoded::<removeLiquidityCall>(data) {
         b.swaps = false;
-        b.liquidity.push(Liquidity::V2 { add: false, tokens: (c.tokenA, c.tokenB), min: (c.amountAMin, c.amountBMin) });
+        b.liquidity.push(Liquidity::V2 {
+            add: false,
+            tokens: (c.tokenA, c.tokenB),
+            min: (c.amountAMin, c.amountBMin),
+        });
     } else {
         b.swaps = false;
     }
@@ -195,28 +239,60 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
             0x00 => {
                 let (_, _, min, path, _) = ur::decode::<Swap3>("V3_SWAP_EXACT_IN", input)?;
                 b.swaps = true;
-                b.bounds.push(out(path_ends(&path).and_then(|(_, l)| asset(l)), min, Layer::Swap, "V3_SWAP_EXACT_IN amountOutMin"));
+                b.bounds.push(out(
+                    path_ends(&path).and_then(|(_, l)| asset(l)),
+                    min,
+                    Layer::Swap,
+                    "V3_SWAP_EXACT_IN amountOutMin",
+                ));
             }
             0x01 => {
-                let (_, amount_out, max, path, payer_is_user) = ur::decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?;
+                let (_, amount_out, max, path, payer_is_user) =
+                    ur::decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?;
                 b.swaps = true;
                 let (first, last) = path_ends(&path).unzip();
-                b.bounds.push(out(first.and_then(asset), amount_out, Layer::Swap, "V3_SWAP_EXACT_OUT amountOut"));
+                b.bounds.push(out(
+                    first.and_then(asset),
+                    amount_out,
+                    Layer::Swap,
+                    "V3_SWAP_EXACT_OUT amountOut",
+                ));
                 if payer_is_user {
-                    b.bounds.push(pay(last.and_then(asset), max, Layer::Swap, "V3_SWAP_EXACT_OUT amountInMax"));
+                    b.bounds.push(pay(
+                        last.and_then(asset),
+                        max,
+                        Layer::Swap,
+                        "V3_SWAP_EXACT_OUT amountInMax",
+                    ));
                 }
             }
             0x08 => {
                 let (_, _, min, path, _) = ur::decode::<Swap2>("V2_SWAP_EXACT_IN", input)?;
                 b.swaps = true;
-                b.bounds.push(out(path.last().copied().and_then(asset), min, Layer::Swap, "V2_SWAP_EXACT_IN amountOutMin"));
+                b.bounds.push(out(
+                    path.last().copied().and_then(asset),
+                    min,
+                    Layer::Swap,
+                    "V2_SWAP_EXACT_IN amountOutMin",
+                ));
             }
             0x09 => {
-                let (_, amount_out, max, path, payer_is_user) = ur::decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?;
+                let (_, amount_out, max, path, payer_is_user) =
+                    ur::decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?;
                 b.swaps = true;
-                b.bounds.push(out(path.last().copied().and_then(asset), amount_out, Layer::Swap, "V2_SWAP_EXACT_OUT amountOut"));
+                b.bounds.push(out(
+                    path.last().copied().and_then(asset),
+                    amount_out,
+                    Layer::Swap,
+                    "V2_SWAP_EXACT_OUT amountOut",
+                ));
                 if payer_is_user {
-                    b.bounds.push(pay(path.first().copied().and_then(asset), max, Layer::Swap, "V2_SWAP_EXACT_OUT amountInMax"));
+                    b.bounds.push(pay(
+                        path.first().copied().and_then(asset),
+                        max,
+                        Layer::Swap,
+                        "V2_SWAP_EXACT_OUT amountInMax",
+                    ));
                 }
             }
             0x04 => {
@@ -246,12 +322,22 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
             0x06 => {
                 let s = ur::decode_struct::<ExactInputSingleParams>("SWAP_EXACT_IN_SINGLE", p)?;
                 let got = if s.zeroForOne { s.poolKey.currency1 } else { s.poolKey.currency0 };
-                bounds.push(out(asset(got), U256::from(s.amountOutMinimum), Layer::Swap, "SWAP_EXACT_IN_SINGLE amountOutMinimum"));
+                bounds.push(out(
+                    asset(got),
+                    U256::from(s.amountOutMinimum),
+                    Layer::Swap,
+                    "SWAP_EXACT_IN_SINGLE amountOutMinimum",
+                ));
             }
             0x07 => {
                 let s = ur::decode_struct::<ExactInputParams>("SWAP_EXACT_IN", p)?;
                 let got = s.path.last().map(|k| k.intermediateCurrency).unwrap_or(s.currencyIn);
-                bounds.push(out(asset(got), U256::from(s.amountOutMinimum), Layer::Swap, "SWAP_EXACT_IN amountOutMinimum"));
+                bounds.push(out(
+                    asset(got),
+                    U256::from(s.amountOutMinimum),
+                    Layer::Swap,
+                    "SWAP_EXACT_IN amountOutMinimum",
+                ));
             }
             0x08 => {
                 let s = ur::decode_struct::<ExactOutputSingleParams>("SWAP_EXACT_OUT_SINGLE", p)?;
@@ -259,14 +345,34 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
                     true => (s.poolKey.currency0, s.poolKey.currency1),
                     false => (s.poolKey.currency1, s.poolKey.currency0),
                 };
-                bounds.push(out(asset(got), U256::from(s.amountOut), Layer::Swap, "SWAP_EXACT_OUT_SINGLE amountOut"));
-                bounds.push(pay(asset(paid), U256::from(s.amountInMaximum), Layer::Swap, "SWAP_EXACT_OUT_SINGLE amountInMaximum"));
+                bounds.push(out(
+                    asset(got),
+                    U256::from(s.amountOut),
+                    Layer::Swap,
+                    "SWAP_EXACT_OUT_SINGLE amountOut",
+                ));
+                bounds.push(pay(
+                    asset(paid),
+                    U256::from(s.amountInMaximum),
+                    Layer::Swap,
+                    "SWAP_EXACT_OUT_SINGLE amountInMaximum",
+                ));
             }
             0x09 => {
                 let s = ur::decode_struct::<ExactOutputParams>("SWAP_EXACT_OUT", p)?;
                 let paid = s.path.first().map(|k| k.intermediateCurrency).unwrap_or(s.currencyOut);
-                bounds.push(out(asset(s.currencyOut), U256::from(s.amountOut), Layer::Swap, "SWAP_EXACT_OUT amountOut"));
-                bounds.push(pay(asset(paid), U256::from(s.amountInMaximum), Layer::Swap, "SWAP_EXACT_OUT amountInMaximum"));
+                bounds.push(out(
+                    asset(s.currencyOut),
+                    U256::from(s.amountOut),
+                    Layer::Swap,
+                    "SWAP_EXACT_OUT amountOut",
+                ));
+                bounds.push(pay(
+                    asset(paid),
+                    U256::from(s.amountInMaximum),
+                    Layer::Swap,
+                    "SWAP_EXACT_OUT amountInMaximum",
+                ));
             }
             0x0b => {
                 let (currency, amount, payer_is_user) = ur::decode::<(Address, U256, bool)>("SETTLE", p)?;
@@ -311,8 +417,15 @@ fn v4_positions(unlock: &[u8]) -> Result<CallBounds, String> {
             0x02 => {
                 let m = MintPosition::abi_decode_params(p).map_err(|e| format!("MINT_POSITION: {e}"))?;
                 let ticks = (m.tickLower.as_i32(), m.tickUpper.as_i32());
-                let (pool, currencies) = (keccak256(m.poolKey.abi_encode()), (m.poolKey.currency0, m.poolKey.currency1));
-                V4Action::Mint { pool, currencies, ticks, liquidity: m.liquidity, max: (m.amount0Max, m.amount1Max) }
+                let (pool, currencies) =
+                    (keccak256(m.poolKey.abi_encode()), (m.poolKey.currency0, m.poolKey.currency1));
+                V4Action::Mint {
+                    pool,
+                    currencies,
+                    ticks,
+                    liquidity: m.liquidity,
+                    max: (m.amount0Max, m.amount1Max),
+                }
             }
             0x03 => {
                 let (token_id, min0, min1, _) = ur::decode::<(U256, u128, u128, Bytes)>("BURN_POSITION", p)?;
@@ -348,7 +461,8 @@ mod tests {
 
     #[test]
     fn a_universal_router_swap_names_its_minimum_and_its_deliveries() {
-        let swap = (ur::ADDRESS_THIS, U256::from(100), U256::from(7), v3_path(USDC, WETH), true).abi_encode_params();
+        let swap =
+            (ur::ADDRESS_THIS, U256::from(100), U256::from(7), v3_path(USDC, WETH), true).abi_encode_params();
         let unwrap = (ur::MSG_SENDER, U256::from(6)).abi_encode_params();
         let b = universal_router(&execute(&[0x00, 0x0c], vec![swap, unwrap])).expect("decodes");
         assert!(b.swaps);
@@ -361,10 +475,14 @@ mod tests {
         );
         // Exact out: the path runs backwards, and the most it pays is bounded only when the
         // wallet pays.
-        let exact_out = (ur::MSG_SENDER, U256::from(5), U256::from(99), v3_path(WETH, USDC), true).abi_encode_params();
+        let exact_out =
+            (ur::MSG_SENDER, U256::from(5), U256::from(99), v3_path(WETH, USDC), true).abi_encode_params();
         let b = universal_router(&execute(&[0x01], vec![exact_out])).expect("decodes");
         assert_eq!(b.bounds[0], out(Some(WETH), U256::from(5), Layer::Swap, "V3_SWAP_EXACT_OUT amountOut"));
-        assert_eq!(b.bounds[1], pay(Some(USDC), U256::from(99), Layer::Swap, "V3_SWAP_EXACT_OUT amountInMax"));
+        assert_eq!(
+            b.bounds[1],
+            pay(Some(USDC), U256::from(99), Layer::Swap, "V3_SWAP_EXACT_OUT amountInMax")
+        );
     }
 
     #[test]
