@@ -1,7 +1,9 @@
 //! Arbitrary calldata to every scoped role (`bardo_safety::scope::check`): the UniversalRouter's
 //! commands and V4 actions, the PositionManager's, Morpho's, ABI parameters of every function.
 //! Oracle: no panic, and nothing but well-formed calls to known functions passes — a call that
-//! passes decodes as one of the role's functions (its selector is one the scope names).
+//! passes decodes as one of the role's functions (its selector is one the scope names) — and
+//! what the scope admits, the on-chain-bounds hook reads too (its decoder never fails where the
+//! scope's succeeded, and never panics).
 
 use alloy::primitives::{Address, B256, U256, address};
 use bardo_core::scope::Role;
@@ -41,6 +43,10 @@ pub fn run(data: &[u8]) {
         |a: Address| (a == address!("0x00000000000000000000000000000000000000b1")).then_some(Role::Erc20);
     let markets: BTreeSet<B256> = BTreeSet::new();
     let verdict = bardo_safety::scope::check(role, calldata, value, WALLET, &roles, &markets);
+    let bounds = bardo_safety::fuzzing::call_bounds(role, calldata);
+    if verdict.is_ok() {
+        assert!(bounds.is_ok(), "a call in scope has readable bounds: {bounds:?}");
+    }
     match (role, verdict) {
         (Role::Unscoped, verdict) => assert_eq!(verdict, Ok(()), "an unscoped contract takes any call"),
         // A hook or a recipient is never called.

@@ -163,13 +163,31 @@ pub fn save_state(rt: &Runtime, rpc: &str, path: &Path) -> Result<(), DevnetErro
 /// Mine one block so that the head's timestamp is now. A loaded state's head carries the time
 /// of the dump; plans take their deadlines from the head, and the next real block is stamped
 /// with the wall clock, so without this a snapshot older than a deadline yields plans that
-/// expire on arrival.
+/// expire on arrival. A snapshot made in the last minute carries a head a little in the future
+/// (the deploy lets the canonical pool's window pass): anvil does not take that time from the
+/// state it loads, so the block is stamped just after the head, never before it.
 pub fn mine_now(rt: &Runtime, rpc: &str) -> Result<(), DevnetError> {
     let url = rpc.parse().map_err(|e| DevnetError::Start(format!("{e}")))?;
     let provider = ProviderBuilder::new().connect_http(url);
-    rt.block_on(provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ()))
-        .map(drop)
-        .map_err(|e| DevnetError::Start(format!("mining the first block: {e}")))
+    let fail =
+        |e: alloy::transports::TransportError| DevnetError::Start(format!("mining the first block: {e}"));
+    rt.block_on(async {
+        let head = provider
+            .get_block_by_number(alloy::eips::BlockNumberOrTag::Latest)
+            .await
+            .map_err(fail)?
+            .map(|b| b.header.timestamp)
+            .unwrap_or_default();
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if now <= head {
+            provider
+                .raw_request::<_, serde_json::Value>("evm_setNextBlockTimestamp".into(), (head + 1,))
+                .await
+                .map_err(fail)?;
+        }
+        provider.raw_request::<_, serde_json::Value>("evm_mine".into(), ()).await.map(drop).map_err(fail)
+    })
 }
 
 /// anvil's state as the JSON `--load-state` reads (the RPC returns it gzip-compressed).

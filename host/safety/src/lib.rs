@@ -29,6 +29,16 @@ mod store;
 pub mod valuation;
 mod write_path;
 
+/// Internals the fuzz targets reach (not API).
+#[doc(hidden)]
+pub mod fuzzing {
+    /// How many on-chain bounds a call to a contract of `role` carries (swaps' and deliveries'
+    /// amounts, liquidity changes), or why its calldata does not decode.
+    pub fn call_bounds(role: bardo_core::scope::Role, data: &[u8]) -> Result<usize, String> {
+        crate::hooks::on_chain_bounds::count(role, data)
+    }
+}
+
 pub use config::SafetyConfig;
 pub use generation::Generation;
 pub use planner::{Planner, PluginId};

@@ -407,6 +407,7 @@ fn a_plugin_whose_settings_file_is_missing_loads_and_says_which_file() {
 
 #[test]
 fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
+    use alloy::sol_types::SolCall;
     // The config in one directory, the command run from another: `devnet/` is found in the
     // checkout bardo was built from; state and settings go next to the config.
     let (home, elsewhere) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
@@ -444,9 +445,40 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     .expect("json");
     assert_eq!(deployments["vaults"]["bvUSDC"]["asset"], "USDC");
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "anvil listens on {port}");
+    // Its price feeds were re-stamped as it started (the host refuses answers over an hour old,
+    // as pricing.json says), and a keeper beside it keeps them fresh while it runs.
+    let pricing: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(settings.join("pricing.json")).expect("pricing"))
+            .expect("json");
+    assert_eq!(pricing["31337"]["max_feed_age_secs"], 3600);
+    let feed: alloy::primitives::Address =
+        deployments["feeds"]["WETH"].as_str().expect("feed").parse().expect("address");
+    let rpc = format!("http://127.0.0.1:{port}");
+    let provider = alloy::providers::ProviderBuilder::new().connect_http(rpc.parse().expect("url"));
+    let rt = bardo_test_support::runtime();
+    alloy::sol! { function latestRoundData() external view returns (uint80, int256, uint256, uint256 updatedAt, uint80); }
+    let tx = alloy::rpc::types::TransactionRequest::default()
+        .to(feed)
+        .input(latestRoundDataCall {}.abi_encode().into());
+    let raw =
+        rt.block_on(alloy::providers::Provider::call(&provider, tx).into_future()).expect("latestRoundData");
+    let updated = latestRoundDataCall::abi_decode_returns(&raw).expect("round").updatedAt.to::<u64>();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs();
+    assert!(now.abs_diff(updated) < 600, "re-stamped on start: updated at {updated}, now {now}");
+    let detached: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.path().join(".bardo/devnet.json")).expect("devnet.json"))
+            .expect("json");
+    let keeper = detached["keeper"].as_u64().expect("a keeper runs beside the devnet");
+    assert!(std::path::Path::new(&format!("/proc/{keeper}")).exists(), "keeper {keeper} runs");
     let down = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
     assert!(!elsewhere.path().join(".bardo").exists(), "nothing is written where the command ran");
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        !std::path::Path::new(&format!("/proc/{keeper}")).exists()
+            || std::fs::read_to_string(format!("/proc/{keeper}/stat")).is_ok_and(|s| s.contains(") Z "))
+    });
+    assert!(gone, "devnet down stops the keeper too");
 }
 
 #[test]

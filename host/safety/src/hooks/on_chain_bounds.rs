@@ -430,6 +430,12 @@ impl OnChainBounds {
     }
 }
 
+/// How many bounds a call to a contract of `role` carries, or why its calldata does not decode
+/// (for the fuzz target: what a scope admits must decode here too).
+pub(crate) fn count(role: bardo_core::scope::Role, data: &[u8]) -> Result<usize, String> {
+    calls::of_call(role, data).map(|b| b.bounds.len() + b.liquidity.len())
+}
+
 /// The plan's calls grouped as they are sent: one transaction each, or (through a Safe) one
 /// for all.
 fn groups<'a>(calls: &'a [PlannedCall], outcomes: &'a [CallOutcome]) -> Vec<Group<'a>> {

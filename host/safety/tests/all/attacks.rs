@@ -192,6 +192,59 @@ impl Env {
         }
     }
 
+    /// Run `commit` with a buyer of `amount` USDC of WETH on every V3 WETH/USDC pool landing just
+    /// before its first transaction, in the same block (automine off, a higher tip): a sandwich's
+    /// front half.
+    pub(crate) fn sandwiched<T: Send>(&self, amount: U256, commit: impl FnOnce() -> T + Send) -> T {
+        let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
+        let rt = runtime();
+        let (usdc, weth, router) = (self.token("USDC"), self.token("WETH"), self.d.uniswap_v3["swap_router"]);
+        let other = self.d.accounts[1];
+        let send =
+            |to: Address, data: Vec<u8>| TransactionRequest::default().from(other).to(to).with_input(data);
+        let approve = approveCall { spender: router, amount: U256::MAX }.abi_encode();
+        assert!(rt.block_on(bardo_test_support::send(&provider, send(usdc, approve))).status());
+        let raw = |method: &'static str, params: Value| {
+            rt.block_on(provider.raw_request::<_, Value>(method.into(), params)).expect(method)
+        };
+        raw("evm_setAutomine", json!([false]));
+        std::thread::scope(|s| {
+            let frontrun = s.spawn(|| {
+                // Once the commit's first transaction waits in the mempool, the buyer's swaps
+                // with a higher tip land before it in the same block.
+                while raw("txpool_status", json!([]))["pending"].as_str().unwrap_or("0x0") == "0x0" {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                for fee in [500u32, 3000] {
+                    let swap = exactInputSingleCall {
+                        params: ExactInputSingleParams {
+                            tokenIn: usdc,
+                            tokenOut: weth,
+                            fee: alloy::primitives::aliases::U24::from(fee),
+                            recipient: other,
+                            deadline: U256::MAX,
+                            amountIn: amount,
+                            amountOutMinimum: U256::ZERO,
+                            sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
+                        },
+                    }
+                    .abi_encode();
+                    let tx = send(router, swap)
+                        .with_gas_limit(400_000)
+                        .with_max_priority_fee_per_gas(50_000_000_000)
+                        .with_max_fee_per_gas(100_000_000_000);
+                    rt.block_on(async { provider.send_transaction(tx).await.map(|_| ()) })
+                        .expect("front-run");
+                }
+                raw("evm_mine", json!([]));
+                raw("evm_setAutomine", json!([true]));
+            });
+            let result = commit();
+            frontrun.join().expect("front-run thread");
+            result
+        })
+    }
+
     /// Params of an attack on `target`.
     pub(crate) fn params(&self, target: Address, extra: Value) -> Value {
         let mut p =
@@ -500,54 +553,11 @@ fn a_front_run_between_commit_and_mining_is_found_in_the_receipts_and_makes_the_
     // An operator who lets the chain's bounds sit 25 % from what plans simulate (the default is
     // 1 %, under which this swap's own minimum would refuse the preview).
     let wide = write_path_allowing(&e.host, &e.d, &e._dir, "wide", e.d.write_targets(), 2_500);
-    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
-    let rt = runtime();
-    let (usdc, weth, router) = (e.token("USDC"), e.token("WETH"), e.d.uniswap_v3["swap_router"]);
-    let other = e.d.accounts[1];
-    let send = |to: Address, data: Vec<u8>| TransactionRequest::default().from(other).to(to).with_input(data);
-    let approve = approveCall { spender: router, amount: U256::MAX }.abi_encode();
-    assert!(rt.block_on(bardo_test_support::send(&provider, send(usdc, approve))).status());
+    let (usdc, weth) = (e.token("USDC"), e.token("WETH"));
     // Wide slippage: the front-run makes the swap worse, not revert.
     let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "slippage_bps": 2000});
     let permit = wide.preview("swap", &params).expect("preview");
-    let raw = |method: &'static str, params: Value| {
-        rt.block_on(provider.raw_request::<_, Value>(method.into(), params)).expect(method)
-    };
-    raw("evm_setAutomine", json!([false]));
-    let result = std::thread::scope(|s| {
-        let frontrun = s.spawn(|| {
-            // Once the commit's first transaction waits in the mempool, a bigger buyer on every
-            // WETH/USDC pool, with a higher tip, lands before it in the same block.
-            while raw("txpool_status", json!([]))["pending"].as_str().unwrap_or("0x0") == "0x0" {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            for fee in [500u32, 3000] {
-                let swap = exactInputSingleCall {
-                    params: ExactInputSingleParams {
-                        tokenIn: usdc,
-                        tokenOut: weth,
-                        fee: alloy::primitives::aliases::U24::from(fee),
-                        recipient: other,
-                        deadline: U256::MAX,
-                        amountIn: U256::from(2_000_000_000u64),
-                        amountOutMinimum: U256::ZERO,
-                        sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
-                    },
-                }
-                .abi_encode();
-                let tx = send(router, swap)
-                    .with_gas_limit(400_000)
-                    .with_max_priority_fee_per_gas(50_000_000_000)
-                    .with_max_fee_per_gas(100_000_000_000);
-                rt.block_on(async { provider.send_transaction(tx).await.map(|_| ()) }).expect("front-run");
-            }
-            raw("evm_mine", json!([]));
-            raw("evm_setAutomine", json!([true]));
-        });
-        let result = wide.commit(&permit.permit_id);
-        frontrun.join().expect("front-run thread");
-        result
-    });
+    let result = e.sandwiched(U256::from(2_000_000_000u64), || wide.commit(&permit.permit_id));
     let result = result.expect("the swap executes, at a worse price");
     assert_eq!(result.ground_truth, "receipt");
     let weth_text = weth.to_string();

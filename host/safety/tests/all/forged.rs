@@ -8,7 +8,7 @@ use super::attacks::{Env, STRANGER, env, refused};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::aliases::{I24, U24};
 use alloy::primitives::{Address, B256, I256, U256, keccak256};
-use alloy::providers::{Provider, ProviderBuilder};
+use alloy::providers::ProviderBuilder;
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::SolCall;
@@ -262,56 +262,14 @@ fn a_swap_the_chain_does_not_bound_is_refused_at_preview() {
 #[test]
 fn a_sandwiched_honest_swap_reverts_on_its_own_minimum() {
     let e = env();
-    let provider = ProviderBuilder::new().connect_http(e.node.url().parse().expect("url"));
-    let rt = runtime();
-    let (usdc, weth, v3_router) = (e.token("USDC"), e.token("WETH"), e.d.uniswap_v3["swap_router"]);
-    let other = e.d.accounts[1];
-    let send = |to: Address, data: Vec<u8>| TransactionRequest::default().from(other).to(to).with_input(data);
-    let approve = approveCall { spender: v3_router, amount: U256::MAX }.abi_encode();
-    assert!(rt.block_on(bardo_test_support::send(&provider, send(usdc, approve))).status());
+    let (usdc, weth) = (e.token("USDC"), e.token("WETH"));
     // The honest plugin's own minimum: half a percent under its quote.
     let params = json!({"chain_id": CHAIN_ID, "token_in": "USDC", "token_out": "WETH", "amount": "1000", "version": "v3"});
     let permit = e.scoped.preview("swap", &params).expect("preview");
     assert!(!permit.worst_case.is_empty(), "the permit records what the chain enforces");
     let before = (e.balance(usdc), e.balance(weth));
-    let raw = |method: &'static str, params: Value| {
-        rt.block_on(provider.raw_request::<_, Value>(method.into(), params)).expect(method)
-    };
-    raw("evm_setAutomine", json!([false]));
-    let result = std::thread::scope(|s| {
-        let frontrun = s.spawn(|| {
-            // Once the commit's transaction waits in the mempool, a buyer of $50,000 on every
-            // WETH/USDC pool, with a higher tip, lands before it in the same block.
-            while raw("txpool_status", json!([]))["pending"].as_str().unwrap_or("0x0") == "0x0" {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            for fee in [500u32, 3000] {
-                let swap = exactInputSingleCall {
-                    params: ExactInputSingleParams {
-                        tokenIn: usdc,
-                        tokenOut: weth,
-                        fee: U24::from(fee),
-                        recipient: other,
-                        deadline: U256::MAX,
-                        amountIn: U256::from(50_000_000_000u64),
-                        amountOutMinimum: U256::ZERO,
-                        sqrtPriceLimitX96: alloy::primitives::aliases::U160::ZERO,
-                    },
-                }
-                .abi_encode();
-                let tx = send(v3_router, swap)
-                    .with_gas_limit(400_000)
-                    .with_max_priority_fee_per_gas(50_000_000_000)
-                    .with_max_fee_per_gas(100_000_000_000);
-                rt.block_on(async { provider.send_transaction(tx).await.map(|_| ()) }).expect("front-run");
-            }
-            raw("evm_mine", json!([]));
-            raw("evm_setAutomine", json!([true]));
-        });
-        let result = e.scoped.commit(&permit.permit_id);
-        frontrun.join().expect("front-run thread");
-        result
-    });
+    // $50,000 bought ahead of it on every WETH/USDC V3 pool, in the block that mines it.
+    let result = e.sandwiched(U256::from(50_000_000_000u64), || e.scoped.commit(&permit.permit_id));
     let err = result.expect_err("the swap reverts on its minimum out");
     assert!(
         matches!(err.code, ErrorCode::Reverted | ErrorCode::PartiallyExecuted),
