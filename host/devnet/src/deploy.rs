@@ -258,19 +258,15 @@ impl Deployments {
             .filter(|(symbol, _)| !dollars.contains(&symbol.as_str()))
             .filter_map(|(symbol, feed)| self.tokens.get(symbol).map(|t| (t.address, *feed)))
             .collect();
-        // WBTC, which the Aave market does not list, has the WBTC/WETH pool as its second
-        // source: a token one source alone prices is valued only up to a small cap.
-        let wbtc_pool = self
-            .uniswap_v3_pools
-            .iter()
-            .find(|p| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]));
-        let canonical: BTreeMap<Address, serde_json::Value> = match (self.tokens.get("WBTC"), wbtc_pool) {
-            (Some(wbtc), Some(pool)) => BTreeMap::from([(
-                wbtc.address,
-                serde_json::json!({"pool": pool.address, "window_secs": crate::fixtures::CANONICAL_WINDOW_SECS}),
-            )]),
-            _ => BTreeMap::new(),
-        };
+        // WBTC (no Aave reserve) has the WBTC/WETH pool as its second source, as one alone caps.
+        let canonical: BTreeMap<Address, serde_json::Value> = (self.tokens.get("WBTC"))
+            .zip(wbtc_weth(&self.uniswap_v3_pools))
+            .map(|(wbtc, pool)| {
+                let window = crate::fixtures::CANONICAL_WINDOW_SECS;
+                (wbtc.address, serde_json::json!({"pool": pool.address, "window_secs": window}))
+            })
+            .into_iter()
+            .collect();
         serde_json::json!({ self.chain_id.to_string(): {
             "usd_tokens": usd_tokens,
             "feeds": feeds,
@@ -603,12 +599,7 @@ pub async fn deploy_all(
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
     // Then: every earlier contract keeps the address it had before Morpho came.
     let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
-    let fixtures = super::fixtures::deploy_fixtures(&d, &tokens).await?;
-    let wbtc_weth =
-        |p: &&Pool| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]);
-    if let Some(pool) = v3_pools.iter().find(wbtc_weth) {
-        super::fixtures::canonical_history(&d, pool).await?;
-    }
+    let fixtures = super::fixtures::deploy(&d, &tokens, wbtc_weth(&v3_pools).map(|p| p.address)).await?;
 
     Ok(Deployments {
         chain_id,
@@ -636,6 +627,13 @@ pub async fn deploy_all(
         ]),
         uniswap_v3_pools: v3_pools,
     })
+}
+
+/// The WBTC/WETH V3 pool: WBTC's second price source.
+fn wbtc_weth(pools: &[Pool]) -> Option<&Pool> {
+    pools
+        .iter()
+        .find(|p| matches!([p.token0.as_str(), p.token1.as_str()], ["WBTC", "WETH"] | ["WETH", "WBTC"]))
 }
 
 fn named<const N: usize>(items: [(&str, Address); N]) -> BTreeMap<String, Address> {

@@ -4,7 +4,6 @@
 //! by its time-weighted price — the second source WBTC needs (see `Deployments::pricing_json`).
 
 use super::deployer::{DeployError, Deployer, Token};
-use crate::deploy::Pool;
 use alloy::primitives::{Address, U256, address};
 use alloy::providers::Provider;
 use alloy::sol_types::{SolCall, SolValue};
@@ -21,11 +20,16 @@ pub const FORGING_HOOK: Address = address!("0xbad0000000000000000000000000000000
 /// The window of the WBTC/WETH pool's time-weighted price the devnet prices WBTC by, seconds.
 pub const CANONICAL_WINDOW_SECS: u32 = 60;
 
-/// Deploy the fixtures; their addresses by name (`forging_hook`, `fake_pair`).
-pub(super) async fn deploy_fixtures(
+/// Deploy the fixtures, and give the WBTC/WETH pool its history; the fixtures' addresses by name
+/// (`forging_hook`, `fake_pair`).
+pub(super) async fn deploy(
     d: &Deployer,
     tokens: &BTreeMap<String, Token>,
+    wbtc_weth: Option<Address>,
 ) -> Result<BTreeMap<String, Address>, DeployError> {
+    if let Some(pool) = wbtc_weth {
+        canonical_history(d, pool).await?;
+    }
     let none = BTreeMap::new();
     let tx = |step: &str, e: String| DeployError::Tx { step: step.to_owned(), message: e };
     (d.progress)("placing the attack fixtures: a forging V4 hook, a fake V2 pair");
@@ -46,10 +50,10 @@ pub(super) async fn deploy_fixtures(
 
 /// Give the WBTC/WETH pool room for observations, and let the canonical window pass, so its
 /// time-weighted price answers from the first block a devnet mines.
-pub(super) async fn canonical_history(d: &Deployer, pool: &Pool) -> Result<(), DeployError> {
+async fn canonical_history(d: &Deployer, pool: Address) -> Result<(), DeployError> {
     let tx = |step: &str, e: String| DeployError::Tx { step: step.to_owned(), message: e };
     let grow = increaseObservationCardinalityNextCall { observationCardinalityNext: 64 }.abi_encode();
-    d.call("grow the WBTC/WETH pool's observations", pool.address, grow, U256::ZERO).await?;
+    d.call("grow the WBTC/WETH pool's observations", pool, grow, U256::ZERO).await?;
     let window = U256::from(CANONICAL_WINDOW_SECS + 1);
     d.provider
         .raw_request::<_, serde_json::Value>("evm_increaseTime".into(), (window,))

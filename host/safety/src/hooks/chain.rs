@@ -13,10 +13,10 @@ use super::{
 use crate::Clock;
 use crate::config::{AllowedContracts, SafetyConfig};
 use crate::generation::Hooks;
-use crate::setup::SetupError;
 use crate::valuation::{PricingConfig, Valuer};
 use alloy::primitives::Address;
 use bardo_cluster::Cluster;
+use bardo_core::config::ConfigError;
 use bardo_core::scope::Role;
 use bardo_runtime::{Config, Services};
 use bardo_sidecar::SidecarSettings;
@@ -63,7 +63,7 @@ impl Policy {
         cluster: Option<Cluster>,
         ttl: Duration,
         clock: Clock,
-    ) -> Result<Self, SetupError> {
+    ) -> Result<Self, ConfigError> {
         let sidecar: SidecarSettings = config.section()?;
         let spending = safety.spending.map(|limits| Spending {
             limits,

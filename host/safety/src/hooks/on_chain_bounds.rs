@@ -13,7 +13,6 @@
 mod calls;
 
 use super::{Decision, Findings, Proposal, SafetyHook, reject};
-use crate::config::AllowedContracts;
 use crate::valuation::{Valuer, usd};
 use alloy::primitives::{Address, B256, I256, Log, U256, b256, keccak256};
 use alloy::sol_types::SolValue;
@@ -82,7 +81,7 @@ pub struct OnChainBounds {
     /// Trusted prices (a shortfall in USD) and the chain's WETH.
     pub valuer: Valuer,
     /// The allowlist with roles, per chain: which calls swap or move liquidity.
-    pub roles: BTreeMap<u64, AllowedContracts>,
+    pub roles: BTreeMap<u64, BTreeMap<Address, bardo_core::scope::Role>>,
     /// How far below the simulated outcome a bound may be, basis points.
     pub max_slippage_bps: u32,
 }
