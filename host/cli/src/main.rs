@@ -10,8 +10,10 @@ use std::process::ExitCode;
 
 mod archetypes_cli;
 mod audit_cli;
+mod audit_log_cli;
 mod devnet_cli;
 mod events_cli;
+mod fleet_cli;
 mod identity_cli;
 mod init_cli;
 mod journaling;
@@ -54,7 +56,9 @@ enum AuditLogAction {
         json: bool,
     },
     /// Check every record's link to the one before and the checkpoint of the last one (its MAC
-    /// too when the host key is present); exit 1 at the first broken one.
+    /// too when the host key is present), and that every transaction the log says was sent has
+    /// its outcome (the host's own log: resolved from the chain first, as every start does);
+    /// exit 1 at a broken link (TAMPERED) or a send left unresolved (UNRESOLVED).
     Verify {
         /// The log (default: `[safety] audit_log`).
         file: Option<PathBuf>,
@@ -79,13 +83,14 @@ enum ToolsAction {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The action and outcome records of writes (from the audit log): executed, blocked,
-    /// deferred, with gas and P&L in USD and expected against actual outcomes.
+    /// The action and outcome records of writes (from the audit log): executed, partially
+    /// executed (each transaction shown), sent (no outcome yet), blocked, deferred, with gas and
+    /// P&L in USD and expected against actual outcomes.
     Records {
         /// Only this permit's.
         #[arg(long)]
         permit: Option<String>,
-        /// Only `executed`, `blocked` or `deferred` ones.
+        /// Only `executed`, `partially-executed`, `sent`, `blocked` or `deferred` ones.
         #[arg(long)]
         status: Option<String>,
         /// Print JSON (every field, outcomes included).
@@ -185,6 +190,11 @@ enum Command {
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
     /// process): previews and commits work again; revoked permits stay revoked.
     Resume,
+    /// The fleet (`[cluster]`).
+    Fleet {
+        #[command(subcommand)]
+        action: fleet_cli::FleetAction,
+    },
     /// Write a commented `bardo.toml` here (or at `--config`) for a profile; an existing one is
     /// left as it is. A profile that writes gets an encrypted keystore (Web3 Secret Storage,
     /// scrypt) instead of a plain key in the environment.
@@ -532,66 +542,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Resume => write_cli::resume(&config()?, rt),
+        Command::Fleet { action } => fleet_cli::run(&config()?, action),
         Command::Records { permit, status, json, file } => {
             let config = config()?;
             let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
             records_cli::records(&file, permit.as_deref(), status.as_deref(), json)
         }
         Command::AuditLog { action: AuditLogAction::Show { file, json } } => {
-            let config = config()?;
-            let lines = match (&file, fleet_chain(&config)?) {
-                (None, Some(cluster)) => {
-                    bardo_safety::audit_log::shared::lines_of(&cluster, cluster.audit_label().as_ref())?
-                }
-                _ => {
-                    let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
-                    let text = std::fs::read_to_string(&file)
-                        .with_context(|| format!("reading {}", file.display()))?;
-                    text.lines().map(str::to_owned).collect()
-                }
-            };
-            for line in &lines {
-                let v: serde_json::Value = serde_json::from_str(line)?;
-                if json {
-                    println!("{v}");
-                    continue;
-                }
-                let mut event = v["event"].clone();
-                let kind = event["type"].as_str().unwrap_or("?").to_owned();
-                if let Some(o) = event.as_object_mut() {
-                    o.remove("type");
-                }
-                println!("{:>4}  {kind:<15} {event}", v["seq"]);
-            }
-            Ok(ExitCode::SUCCESS)
+            audit_log_cli::show(&config()?, file, json)
         }
         Command::AuditLog { action: AuditLogAction::Verify { file } } => {
-            let config = config()?;
-            let key = host_key_if_present(&config)?;
-            let (name, verified) = match (&file, fleet_chain(&config)?) {
-                (None, Some(cluster)) => {
-                    let label = cluster.audit_label();
-                    let verified =
-                        bardo_safety::audit_log::shared::verify(&cluster, label.as_ref(), key.as_ref());
-                    (label, verified)
-                }
-                _ => {
-                    let file = file.unwrap_or_else(|| config.resolve(&safety_of(&config).audit_log));
-                    (file.display().to_string(), bardo_safety::audit_log::verify(&file, key.as_ref()))
-                }
-            };
-            match verified {
-                Ok((records, _)) => {
-                    let sealed =
-                        if key.is_some() { "authenticated" } else { "not authenticated: no host key" };
-                    println!("{name}: intact, {records} records ({sealed})");
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => {
-                    println!("TAMPERED: {e}");
-                    Ok(ExitCode::from(1))
-                }
-            }
+            audit_log_cli::verify(&config()?, file, rt)
         }
         Command::Audit { file, new, json } => audit_cli::run(&file, new.as_deref(), json, rt),
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
@@ -682,7 +643,7 @@ pub(crate) fn fleet_chain(config: &Config) -> anyhow::Result<Option<bardo_cluste
 
 /// The host key `[safety] host_key` names, if it exists: verifying never creates one, and
 /// without it the audit checkpoint's MAC cannot be checked.
-fn host_key_if_present(config: &Config) -> Result<Option<bardo_safety::host_key::HostKey>> {
+pub(crate) fn host_key_if_present(config: &Config) -> Result<Option<bardo_safety::host_key::HostKey>> {
     let path = config.resolve(&safety_of(config).host_key);
     if !path.exists() {
         return Ok(None);

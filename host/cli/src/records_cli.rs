@@ -14,10 +14,11 @@ pub(crate) fn records(
     use bardo_safety::records::{self, ActionStatus};
     let wanted = match status {
         None => None,
-        Some(s) => Some(
-            serde_json::from_value::<ActionStatus>(serde_json::json!(s))
-                .map_err(|_| anyhow::anyhow!("unknown status `{s}`; use executed, blocked or deferred"))?,
-        ),
+        Some(s) => Some(serde_json::from_value::<ActionStatus>(serde_json::json!(s)).map_err(|_| {
+            anyhow::anyhow!(
+                "unknown status `{s}`; use executed, partially-executed, sent, blocked or deferred"
+            )
+        })?),
     };
     let all = records::read(file).map_err(|e| anyhow::anyhow!(e))?;
     let shown: Vec<_> = all
@@ -30,11 +31,26 @@ pub(crate) fn records(
     }
     let money = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.4}"));
     println!(
-        "{:<24} {:<10} {:<9} {:<28} {:>10} {:>10}  detail",
+        "{:<24} {:<10} {:<18} {:<28} {:>10} {:>10}  detail",
         "permit", "action", "status", "tool", "gas $", "p&l $"
     );
     for r in &shown {
+        let transactions = || {
+            let each: Vec<String> = r
+                .transactions
+                .iter()
+                .map(|t| format!("{}/{} {} {}", t.step + 1, t.steps, t.state, t.tx_hash))
+                .collect();
+            each.join("; ")
+        };
         let detail = match (&r.block_reason, &r.outcome) {
+            _ if r.status == ActionStatus::Sent => {
+                format!(
+                    "sent, no outcome on record (`bardo audit-log verify` resolves it): {}",
+                    transactions()
+                )
+            }
+            _ if r.status == ActionStatus::PartiallyExecuted => format!("HALF DONE: {}", transactions()),
             (Some(why), _) => why.clone(),
             (None, Some(o)) if o.verified => format!(
                 "verified from the {}; tx {}",
@@ -45,7 +61,7 @@ pub(crate) fn records(
             (None, None) => "open".into(),
         };
         println!(
-            "{:<24} {:<10} {:<9} {:<28} {:>10} {:>10}  {detail}",
+            "{:<24} {:<10} {:<18} {:<28} {:>10} {:>10}  {detail}",
             r.permit_id,
             r.action_type,
             serde_json::to_value(r.status)?.as_str().unwrap_or_default(),

@@ -42,14 +42,72 @@ pub(crate) fn preview(
     })
 }
 
-/// `bardo commit PERMIT_ID`.
+/// `bardo commit PERMIT_ID`. Interrupted (SIGINT, SIGTERM) before its first transaction is
+/// recorded, it stops there and the permit stays open; after, it finishes the transactions under
+/// way and prints what was sent. A second interrupt exits at once: every transaction is recorded
+/// before it is sent, and the next start resolves it from the chain.
 pub(crate) fn commit(
     config: &Config,
     permit_id: &str,
     profile: Option<&str>,
     rt: &Runtime,
 ) -> Result<ExitCode> {
-    with_write_path(config, profile, rt, |path| print_write(path.commit(permit_id)))
+    with_write_path(config, profile, rt, |path| {
+        let control = Arc::new(bardo_core::control::CallControl::new());
+        let (again, interrupted_again) = std::sync::mpsc::channel::<()>();
+        let interrupts = on_interrupt(rt, control.clone(), again);
+        let done = std::thread::scope(|s| {
+            // A second interrupt: say what this commit sent, then exit at once.
+            s.spawn(move || {
+                if interrupted_again.recv().is_ok() {
+                    let sent = path.sends_of(permit_id).unwrap_or_default();
+                    eprintln!("bardo: interrupted again: exiting; sent so far ({}):", sent.len());
+                    for t in &sent {
+                        eprintln!("  {}/{}  nonce {}  transaction {}", t.step + 1, t.steps, t.nonce, t.hash);
+                    }
+                    eprintln!("bardo: each is recorded; the next start (or `bardo audit-log verify`) resolves it from the chain");
+                    std::process::exit(130);
+                }
+            });
+            let done = path.commit_with(permit_id, &control);
+            // Dropping the watcher drops its sender: the thread above ends.
+            interrupts.abort();
+            done
+        });
+        print_write(done)
+    })
+}
+
+/// Watch for SIGINT and SIGTERM while a commit runs: the first cancels it (if it has not begun
+/// sending), the second is sent to `again`.
+fn on_interrupt(
+    rt: &Runtime,
+    control: Arc<bardo_core::control::CallControl>,
+    again: std::sync::mpsc::Sender<()>,
+) -> tokio::task::JoinHandle<()> {
+    rt.spawn(async move {
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        loop {
+            let term = async {
+                match terminate.as_mut() {
+                    Some(t) => drop(t.recv().await),
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = term => {}
+            }
+            if control.is_cancelled() {
+                let _ = again.send(());
+                return;
+            }
+            control.cancel();
+            eprintln!(
+                "bardo: interrupted: a commit that has not sent stops here, its permit open; one that has finishes and records what it sent (interrupt again to exit at once)"
+            );
+        }
+    })
 }
 
 /// `bardo cancel PERMIT_ID`.

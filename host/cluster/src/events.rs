@@ -75,11 +75,15 @@ impl Cluster {
         Ok(format!("{}.{}.{host}", self.inner.prefix, feed.token()))
     }
 
-    fn stream(&self, feed: Feed) -> stream::Stream {
-        match feed {
-            Feed::Events => self.inner.events.clone(),
-            Feed::Memory => self.inner.memory.clone(),
-        }
+    fn stream(&self, feed: Feed) -> Result<stream::Stream, ClusterError> {
+        let opened = match feed {
+            Feed::Events => &self.inner.events,
+            Feed::Memory => &self.inner.memory,
+        };
+        opened.clone().map_err(|e| ClusterError::Unavailable {
+            servers: self.inner.servers.clone(),
+            reason: format!("{e} (when this host connected; it is opened again at its next start)"),
+        })
     }
 
     /// [`Self::publish_to`] the events feed.
@@ -130,7 +134,7 @@ impl Cluster {
 
     /// The first and last sequence `feed`'s stream holds (`(last + 1, last)` when it holds none).
     pub fn bounds(&self, feed: Feed) -> Result<(u64, u64), ClusterError> {
-        let mut events = self.stream(feed);
+        let mut events = self.stream(feed)?;
         self.run(async move {
             let state = &events.info().await.map_err(|e| e.to_string())?.state;
             Ok(if state.messages == 0 {
@@ -154,7 +158,7 @@ impl Cluster {
                 (consumer::DeliverPolicy::ByStartSequence { start_sequence: start }, gap, Some(start))
             }
         };
-        let events = self.stream(feed);
+        let events = self.stream(feed)?;
         let strip = format!("{}.{}.", self.inner.prefix, feed.token());
         let messages = self.run(async move {
             let consumer = events

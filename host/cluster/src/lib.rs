@@ -21,6 +21,7 @@
 //! with a deadline: a host cut from NATS gets [`ClusterError::Unavailable`], retryable, and never
 //! falls back to local files.
 
+mod anchor;
 mod bridge;
 mod events;
 mod seal;
@@ -58,6 +59,9 @@ pub struct ClusterConfig {
     pub replicas: usize,
     /// How long one operation may take before it fails closed.
     pub timeout: Duration,
+    /// Where this host anchors what it saw of the fleet's streams (see `anchor`); None: in
+    /// memory only, for this process's life.
+    pub anchor: Option<PathBuf>,
 }
 
 /// Why the cluster could not be used.
@@ -123,8 +127,10 @@ struct Inner {
     bridge: Bridge,
     state: stream::Stream,
     audit: stream::Stream,
-    events: stream::Stream,
-    memory: stream::Stream,
+    /// Optional to a write: a feed that could not be opened says why when it is used.
+    events: Result<stream::Stream, String>,
+    memory: Result<stream::Stream, String>,
+    anchor: anchor::Anchor,
     context: jetstream::Context,
     sealer: std::sync::Arc<dyn Sealer>,
     prefix: String,
@@ -166,6 +172,25 @@ impl Cluster {
     /// Connect and make sure the fleet's streams exist (created with `replicas` copies); every
     /// state document is sealed and checked with `sealer` (the key every host of the fleet holds).
     pub fn connect(config: &ClusterConfig, sealer: std::sync::Arc<dyn Sealer>) -> Result<Self, ClusterError> {
+        Self::open(config, sealer, false).map(|(cluster, _)| cluster)
+    }
+
+    /// [`Self::connect`] for an operator who checked the fleet's streams after this host halted
+    /// on tampering (`bardo fleet reanchor`, with the host key): the anchor is dropped and taken
+    /// again from the streams as they are now — a fleet whose founding marker is gone is founded
+    /// again. Returns the connection and what the host anchored before (JSON).
+    pub fn connect_reanchoring(
+        config: &ClusterConfig,
+        sealer: std::sync::Arc<dyn Sealer>,
+    ) -> Result<(Self, String), ClusterError> {
+        Self::open(config, sealer, true)
+    }
+
+    fn open(
+        config: &ClusterConfig,
+        sealer: std::sync::Arc<dyn Sealer>,
+        reanchor: bool,
+    ) -> Result<(Self, String), ClusterError> {
         let name = &config.name;
         if !is_token(name) {
             return Err(ClusterError::Config(format!(
@@ -195,10 +220,14 @@ impl Cluster {
         let timeout = config.timeout;
         let (marker_sealer, state_subjects_prefix) = (sealer.clone(), format!("{prefix}.state"));
         let opened = bridge.run(timeout.max(CONNECT_WAIT), async move {
+            // A node that hangs (stopped, not dead) keeps its TCP connection open: pings are
+            // what tell, and three unanswered ones move the client to another node.
+            let ping = (timeout / 4).clamp(Duration::from_millis(500), Duration::from_secs(5));
             let mut options = async_nats::ConnectOptions::new()
                 .name("bardo")
                 .connection_timeout(timeout)
-                .request_timeout(Some(timeout));
+                .request_timeout(Some(timeout))
+                .ping_interval(ping);
             if let Some(creds) = creds {
                 options = options
                     .credentials_file(&creds)
@@ -220,12 +249,15 @@ impl Cluster {
                 storage: stream::StorageType::File,
                 ..Default::default()
             };
-            let (state, events, memory) = futures_util::future::try_join3(
+            // The events and memory feeds are optional to a write: one that cannot be opened
+            // (an admin sealed, or took its subjects) is said when it is used, never fatal.
+            let (state, events, memory) = futures_util::future::join3(
                 ensure_stream(&context, state_config, "the state stream"),
-                ensure_stream(&context, events_config, "the events stream"),
-                ensure_stream(&context, memory_config, "the memory stream"),
+                optional_stream(&context, events_config, "the events stream"),
+                optional_stream(&context, memory_config, "the memory stream"),
             )
-            .await?;
+            .await;
+            let state = state?;
             let marker_subject = format!("{state_subjects_prefix}.{AUDIT_MARKER}");
             let audit_config = stream::Config {
                 name: audit_name,
@@ -245,6 +277,19 @@ impl Cluster {
         });
         let (context, state, audit, events, memory) =
             opened.map_err(|_| unavailable("no answer in time".into()))?.map_err(unavailable)??;
+        let anchor = match reanchor {
+            // An anchor file that does not verify is replaced too: the operator holds the key.
+            true => anchor::Anchor::open(config.anchor.as_deref(), sealer.clone())
+                .unwrap_or_else(|_| anchor::Anchor::empty(config.anchor.as_deref(), sealer.clone())),
+            false => anchor::Anchor::open(config.anchor.as_deref(), sealer.clone())?,
+        };
+        let before = match reanchor {
+            true => anchor.reanchor()?,
+            false => {
+                anchor.check_running()?;
+                String::new()
+            }
+        };
         let cluster = Self {
             inner: std::sync::Arc::new(Inner {
                 bridge,
@@ -252,6 +297,7 @@ impl Cluster {
                 audit,
                 events,
                 memory,
+                anchor,
                 context,
                 sealer,
                 prefix,
@@ -262,8 +308,8 @@ impl Cluster {
         // Streams just made elect their leaders meanwhile: their first reads may time out.
         let deadline = std::time::Instant::now() + CONNECT_WAIT.max(timeout);
         loop {
-            match cluster.found() {
-                Ok(()) => return Ok(cluster),
+            match cluster.found().and_then(|()| cluster.chain_len().map(drop)) {
+                Ok(()) => return Ok((cluster, before)),
                 Err(e) if e.retryable() && std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(100));
                 }
@@ -281,7 +327,12 @@ impl Cluster {
         for _ in 0..MAX_TRIES {
             let (version, raw) = self.read_raw(&keys)?;
             if raw[0].is_some() {
-                return Ok(());
+                return self.inner.anchor.mark_founded();
+            }
+            if self.inner.anchor.founded() {
+                return Err(self.inner.anchor.halt(
+                    "the fleet's founding marker is gone though this host saw the fleet founded: removed by someone with JetStream admin rights (a fleet is founded once; it is not made again)",
+                ));
             }
             let missing = keys[1..].iter().zip(&raw[1..]).find(|(_, r)| r.is_none()).map(|(k, _)| *k);
             let (key, doc) = match missing {
@@ -337,13 +388,46 @@ impl Cluster {
     fn read_raw(&self, keys: &[&str]) -> Result<(u64, Vec<Option<Raw>>), ClusterError> {
         let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let mut state = self.inner.state.clone();
-        self.run(async move {
-            let version = state.info().await.map_err(|e| e.to_string())?.state.last_sequence;
+        let (version, created, raw) = self.run(async move {
+            let info = state.info().await.map_err(|e| e.to_string())?;
+            let (version, created) = (info.state.last_sequence, info.created.to_string());
             // Read at once, after the version was noted.
             let raw =
                 futures_util::future::try_join_all(subjects.iter().map(|s| last_raw(&state, s))).await?;
-            Ok((version, raw))
-        })
+            Ok((version, created, raw))
+        })?;
+        self.check_anchor(&self.inner.state, created, version)?;
+        Ok((version, raw))
+    }
+
+    /// Check stream `stream`, read made at `created` and at `last`, against the anchor; a stream
+    /// short of it is read again for two seconds first (a new leader may answer a moment behind).
+    fn check_anchor(&self, stream: &stream::Stream, created: String, last: u64) -> Result<(), ClusterError> {
+        let name = stream.cached_info().config.name.clone();
+        let (mut created, mut last) = (created, last);
+        for _ in 0..10 {
+            if !self.inner.anchor.behind(&name, last) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            let mut again = stream.clone();
+            (last, created) = self.run(async move {
+                again
+                    .info()
+                    .await
+                    .map(|i| (i.state.last_sequence, i.created.to_string()))
+                    .map_err(|e| e.to_string())
+            })?;
+        }
+        self.inner.anchor.check(&name, &created, last)
+    }
+
+    fn state_name(&self) -> String {
+        self.inner.state.cached_info().config.name.clone()
+    }
+
+    fn audit_name(&self) -> String {
+        self.inner.audit.cached_info().config.name.clone()
     }
 
     /// Each raw message checked against the fleet's seal for its subject and sequence.
@@ -377,7 +461,11 @@ impl Cluster {
         let subject = self.doc_subject(key)?;
         // Published at `version`, the message lands at `version + 1`: sealed for that place.
         let payload = seal::seal(&*self.inner.sealer, &subject, version + 1, &value.unwrap_or_default());
-        self.publish(subject, version, payload)
+        let written = self.publish(subject, version, payload)?;
+        if let Ok(seq) = written {
+            self.inner.anchor.advance(&self.state_name(), seq);
+        }
+        Ok(written)
     }
 
     /// Publish at the stream's expected last sequence (see the module's note on why not the
@@ -410,9 +498,23 @@ impl Cluster {
     pub fn read_many(&self, keys: &[&str]) -> Result<Vec<Checked>, ClusterError> {
         let subjects = keys.iter().map(|k| self.doc_subject(k)).collect::<Result<Vec<_>, _>>()?;
         let state = self.inner.state.clone();
-        let raw = self.run(async move {
-            futures_util::future::try_join_all(subjects.iter().map(|s| last_raw(&state, s))).await
+        // The stream's info beside the documents (one round trip): checked against the anchor.
+        let (version, created, raw) = self.run(async move {
+            let mut info_of = state.clone();
+            let (info, raw) = futures_util::future::try_join(
+                async {
+                    info_of
+                        .info()
+                        .await
+                        .map(|i| (i.state.last_sequence, i.created.to_string()))
+                        .map_err(|e| e.to_string())
+                },
+                futures_util::future::try_join_all(subjects.iter().map(|s| last_raw(&state, s))),
+            )
+            .await?;
+            Ok((info.0, info.1, raw))
         })?;
+        self.check_anchor(&self.inner.state, created, version)?;
         Ok(self.open_all(keys, raw))
     }
 
@@ -489,6 +591,7 @@ impl Cluster {
 
     /// The chain's last entry: its sequence and bytes (None when it is empty).
     pub fn chain_last(&self) -> Result<Option<(u64, Vec<u8>)>, ClusterError> {
+        self.inner.anchor.check_running()?;
         let (audit, subject) = (self.inner.audit.clone(), format!("{}.audit", self.inner.prefix));
         self.run(async move {
             match audit.get_last_raw_message_by_subject(&subject).await {
@@ -502,7 +605,12 @@ impl Cluster {
     /// Append `entry` to the chain if its last entry is still `expected` (0: empty; the chain's
     /// stream holds nothing else, so its last sequence is the chain's).
     pub fn chain_append(&self, expected: u64, entry: Vec<u8>) -> Result<Result<u64, Conflict>, ClusterError> {
-        self.publish(format!("{}.audit", self.inner.prefix), expected, entry)
+        self.inner.anchor.check_running()?;
+        let appended = self.publish(format!("{}.audit", self.inner.prefix), expected, entry)?;
+        if let Ok(seq) = appended {
+            self.inner.anchor.advance(&self.audit_name(), seq);
+        }
+        Ok(appended)
     }
 
     /// Chain entry `seq`, if it is there.
@@ -520,7 +628,28 @@ impl Cluster {
     /// The chain's last sequence number (0: empty).
     pub fn chain_len(&self) -> Result<u64, ClusterError> {
         let mut audit = self.inner.audit.clone();
-        self.run(async move { audit.info().await.map(|i| i.state.last_sequence).map_err(|e| e.to_string()) })
+        let (last, created) = self.run(async move {
+            audit
+                .info()
+                .await
+                .map(|i| (i.state.last_sequence, i.created.to_string()))
+                .map_err(|e| e.to_string())
+        })?;
+        self.check_anchor(&self.inner.audit, created, last)?;
+        Ok(last)
+    }
+
+    /// Halt this host for tampering seen outside this crate (a permit the audit chain shows
+    /// used, found open in the state): every later call fails closed, saying `reason`, until
+    /// [`Self::reanchor`].
+    pub fn halt_tampered(&self, reason: &str) -> ClusterError {
+        tracing::error!("{reason}: this host halts itself");
+        self.inner.anchor.halt(reason)
+    }
+
+    /// What this host anchors now (JSON), for the record of a re-anchoring.
+    pub fn anchored(&self) -> String {
+        self.inner.anchor.describe()
     }
 
     /// How the audit chain is named in errors and records: `nats:BARDO_<name>_AUDIT`.
@@ -584,6 +713,22 @@ async fn open_audit(
         key: config.name,
         reason: "the fleet's audit stream is gone though the fleet made it: deleted by someone with JetStream admin rights; restore it from a backup, it is not made again empty".into(),
     }))
+}
+
+/// [`ensure_stream`] for a feed no write depends on: why it could not be opened, instead of
+/// failing the connection.
+async fn optional_stream(
+    context: &jetstream::Context,
+    config: stream::Config,
+    what: &str,
+) -> Result<stream::Stream, String> {
+    let name = config.name.clone();
+    let opened = tokio::time::timeout(CONNECT_WAIT / 2, ensure_stream(context, config, what)).await;
+    let opened = opened.unwrap_or_else(|_| Err(format!("{what} ({name}) did not answer")));
+    if let Err(e) = &opened {
+        tracing::warn!("{e}: the fleet runs without it (writes do not depend on it)");
+    }
+    opened
 }
 
 /// Stream `config.name`, made if missing: another host making it at the same moment, or a new

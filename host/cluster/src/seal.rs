@@ -82,11 +82,11 @@ pub fn open(
     Ok((!doc.is_empty()).then(|| doc.to_vec()))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unhex(s: &str) -> Option<[u8; 32]> {
+pub(crate) fn unhex(s: &str) -> Option<[u8; 32]> {
     // Lowercase only, as `hex` writes.
     let digit = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),

@@ -37,6 +37,11 @@ pub struct ClusterSettings {
     /// third of that): the longest a dead host's subscriptions go undelivered, milliseconds.
     #[serde(default = "ClusterSettings::default_lease_ms")]
     pub lease_ms: u64,
+    /// Where this host anchors what it saw of the fleet's streams (relative to bardo.toml):
+    /// local, sealed with the host key, so a stream an admin deletes, recreates or cuts is
+    /// tampering this host halts on (see `bardo fleet reanchor`).
+    #[serde(default = "ClusterSettings::default_anchor")]
+    pub anchor: PathBuf,
 }
 
 impl ClusterSettings {
@@ -54,6 +59,9 @@ impl ClusterSettings {
     }
     fn default_lease_ms() -> u64 {
         10_000
+    }
+    fn default_anchor() -> PathBuf {
+        PathBuf::from(".bardo/fleet-anchor.json")
     }
 }
 
@@ -77,6 +85,11 @@ impl ClusterSettings {
             token: std::env::var(&self.token_env).ok().filter(|t| !t.is_empty()),
             replicas: self.replicas,
             timeout: std::time::Duration::from_millis(self.timeout_ms.max(1)),
+            anchor: Some(if self.anchor.is_absolute() {
+                self.anchor.clone()
+            } else {
+                base.join(&self.anchor)
+            }),
         }
     }
 

@@ -18,6 +18,7 @@ fn connect_with(servers: Vec<String>, replicas: usize) -> Result<Cluster, Cluste
             token: None,
             replicas,
             timeout: Duration::from_secs(3),
+            anchor: None,
         },
         std::sync::Arc::new(bardo_test_support::nats::TestFleetKey),
     )

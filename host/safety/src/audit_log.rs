@@ -125,6 +125,23 @@ pub enum AuditEvent {
         /// The permit.
         permit_id: String,
     },
+    /// An operator with the host key accepted the fleet's streams as they are now, after this
+    /// host halted on tampering with them (`bardo fleet reanchor`).
+    FleetReanchored {
+        /// Why, as the operator said.
+        reason: String,
+        /// What the host anchored before (and why it had halted), JSON.
+        before: String,
+        /// What it anchors now, JSON.
+        now: String,
+    },
+    /// A permit taken for a commit that recorded no transaction (refused, cancelled or
+    /// interrupted before its first send) is open again until it expires, its spend reserved
+    /// again: the refusal just before says why.
+    PermitReopened {
+        /// The permit.
+        permit_id: String,
+    },
     /// A human confirmed a permit the confirmation policy holds (`[safety] confirm`).
     PermitConfirmed {
         /// The permit.
@@ -150,6 +167,36 @@ pub enum AuditEvent {
         state: String,
         /// The permit it waits on or executed, if it is a write.
         permit_id: Option<String>,
+    },
+    /// A permitted transaction, signed and recorded before it is sent (write-ahead): the host
+    /// sends nothing it has not recorded first. Its receipt's `ActionExecuted` follows, or, after
+    /// a crash, recovery resolves it against the chain (`TransactionReplaced`, or the receipt).
+    TransactionSigned {
+        /// The permit it executes under.
+        permit_id: String,
+        /// Which of the plan's transactions (0-based) of how many.
+        step: u32,
+        /// How many transactions the plan sends.
+        steps: u32,
+        /// The chain it goes to.
+        chain_id: u64,
+        /// The account that signed it (for a Safe, its owner's key).
+        from: String,
+        /// Its nonce.
+        nonce: u64,
+        /// Its hash.
+        tx_hash: String,
+        /// The signed transaction, EIP-2718 bytes (hex): what recovery can send again.
+        raw: String,
+    },
+    /// Recovery found a recorded transaction's nonce taken by another transaction: it never ran.
+    TransactionReplaced {
+        /// The permit it was to execute under.
+        permit_id: String,
+        /// The recorded transaction.
+        tx_hash: String,
+        /// The nonce another transaction took.
+        nonce: u64,
     },
     /// A permitted transaction was sent and its receipt came back.
     ActionExecuted {
@@ -383,6 +430,33 @@ impl AuditLog {
         }
     }
 
+    /// The record of permit `permit_id`'s commit after its preview's record `at`, if one is
+    /// there not followed by its reopening (a commit that sent nothing): its sequence number.
+    /// Permits live minutes, so this reads only the log's end since the preview.
+    pub fn used_since(&self, at: &RecordAt, permit_id: &str) -> Result<Option<u64>, AuditError> {
+        let lines = match (&self.shared, at.stream_seq) {
+            (Some(cluster), Some(seq)) => shared::lines_from(cluster, &self.path, seq)?,
+            _ => {
+                let mut file = File::open(&at.log).map_err(|e| io(&at.log, e))?;
+                file.seek(SeekFrom::Start(at.offset)).map_err(|e| io(&at.log, e))?;
+                let mut text = String::new();
+                file.read_to_string(&mut text).map_err(|e| io(&at.log, e))?;
+                text.lines().map(str::to_owned).collect()
+            }
+        };
+        let needle = format!("\"permit_id\":\"{permit_id}\"");
+        let mut used = None;
+        for line in lines.iter().filter(|l| l.contains(&needle)) {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+            match v["event"]["type"].as_str() {
+                Some("PermitConsumed") => used = v["seq"].as_u64(),
+                Some("PermitReopened") => used = None,
+                _ => {}
+            }
+        }
+        Ok(used)
+    }
+
     /// The fleet's cluster, when the chain is kept there.
     pub fn cluster(&self) -> Option<&bardo_cluster::Cluster> {
         self.shared.as_ref()
@@ -493,6 +567,18 @@ impl AuditLog {
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Every record line, in order: the file's, or the fleet stream's.
+    pub fn lines(&self) -> Result<Vec<String>, AuditError> {
+        if let Some(cluster) = &self.shared {
+            return shared::lines_of(cluster, &self.path);
+        }
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => Ok(text.lines().map(str::to_owned).collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(io(&self.path, e)),
+        }
     }
 }
 

@@ -125,6 +125,12 @@ pub trait SafetyHook: Send + Sync {
     fn settle(&self, permit_id: &str, executed: bool) {
         let _ = (permit_id, executed);
     }
+    /// A permit counted as executed at commit was given back unsent (its commit stopped before
+    /// its first transaction was recorded) and is open again: what was booked is held again as
+    /// it was before the commit, so a retry counts it once and an expiry releases it.
+    fn reopen(&self, permit_id: &str) {
+        let _ = permit_id;
+    }
     /// Whether commit runs this check again before it re-simulates: true for checks that are
     /// pure functions of the plan and the configuration (phase, allowlist, scope, approvals),
     /// so a permit written into the shared file by someone else still meets today's policy.

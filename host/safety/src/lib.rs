@@ -15,6 +15,8 @@ pub mod confirm;
 pub mod declared;
 mod episodes;
 mod evidence;
+#[doc(hidden)]
+pub mod failpoint;
 pub mod generation;
 pub mod hooks;
 pub mod host_key;
@@ -44,5 +46,6 @@ pub use generation::Generation;
 pub use planner::{Planner, PluginId};
 pub use write_path::capability;
 pub use write_path::{
-    Approved, Clock, DEFAULT_TTL, MAX_PLAN_BYTES, MAX_PLAN_CALLS, Pending, WritePath, WriteResult,
+    Approved, Clock, DEFAULT_TTL, MAX_PLAN_BYTES, MAX_PLAN_CALLS, Pending, Recovery, WritePath, WriteResult,
+    sends,
 };

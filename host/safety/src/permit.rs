@@ -197,6 +197,33 @@ pub enum PermitError {
     /// by something without the fleet's key, or an older copy written back. Left as it is.
     #[error("{0}")]
     Tampered(String),
+    /// The commit's claim on it lapsed before it sent anything, and a recovery gave it back.
+    #[error(
+        "permit `{0}` is no longer this commit's: its claim lapsed while it waited, and it was given back open; nothing was sent, commit it again"
+    )]
+    ClaimLost(String),
+    /// The store shows it open, but the audit log records its commit since its preview: the
+    /// store was rolled back behind the host. Single use is the log's word, not the store's.
+    #[error(
+        "permit `{id}` was already used: the audit log records its commit (record {record}) though the permit store showed it open — the store was changed behind this host, which halts as tampered"
+    )]
+    UsedOnRecord {
+        /// The permit.
+        id: String,
+        /// The audit record of its commit.
+        record: u64,
+    },
+}
+
+/// What [`Permits::reopen`] made of a permit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reopened {
+    /// Open again.
+    Open,
+    /// Past its TTL: it can never run, so what it held can go.
+    Expired,
+    /// Left as it was (not taken, or a halt is in force): what it holds stays held.
+    Kept,
 }
 
 /// An emergency halt in force: in every process sharing the store, no permit is issued or
@@ -301,6 +328,25 @@ fn confirmation_bytes(id: &str, by: &str, at_ms: u64) -> Vec<u8> {
 struct Lease {
     holder: String,
     until_ms: u64,
+}
+
+impl Lease {
+    /// Whether the claim holds at `now_ms`: not past its time and, with `local` holders (the
+    /// permit files: every holder runs on this machine), its process still running — a process
+    /// killed mid-broadcast is recovered from at the next start, not its claim's time later.
+    fn live(&self, now_ms: u64, local: bool) -> bool {
+        self.until_ms > now_ms && (!local || process_running(&self.holder))
+    }
+}
+
+/// Whether the process a write path's instance names (`<pid>-<random>`) is running here; true
+/// when that cannot be told (no `/proc`, another format).
+fn process_running(holder: &str) -> bool {
+    let proc = std::path::Path::new("/proc");
+    match holder.split('-').next().and_then(|pid| pid.parse::<u32>().ok()) {
+        Some(pid) if proc.is_dir() => pid == std::process::id() || proc.join(pid.to_string()).exists(),
+        _ => true,
+    }
 }
 
 type Map = BTreeMap<String, Entry>;
@@ -500,20 +546,25 @@ impl Permits {
     /// does not verify under this host's key; otherwise its state changes to consumed under the
     /// lock, so of two concurrent commits exactly one gets it.
     pub fn take(&self, id: &str, now: SystemTime) -> Result<ActionPermit, PermitError> {
-        self.take_then(id, now, |_| Ok(true), |_| None, |_| {})
+        self.take_then(id, now, None, |_| Ok(()), |_| None, |_| {})
     }
 
     /// [`Self::take`], first asking `recorded` whether the sealed permit's audit record is on
-    /// disk where it was written (a permit whose record is not is refused and left as it is), then
+    /// disk where it was written and nothing after it records its commit (a permit it refuses
+    /// is left as it is), then
     /// running `then` on it in the same locked step (commit counts the spend there: no process
     /// can see the permit taken and its spend not yet counted). A permit for which
     /// `unconfirmed` names a policy (the confirmation policy holds it) is taken only once a
-    /// person confirmed it ([`Self::confirm`]); before, it is refused and stays open.
+    /// person confirmed it ([`Self::confirm`]); before, it is refused and stays open. With
+    /// `claim` (a write path's instance and until when), the taker's claim on it is recorded in
+    /// the same step: a taker that dies before it sends anything is seen by the next start
+    /// (see [`Self::unfinished`]), which gives the permit back.
     pub fn take_then(
         &self,
         id: &str,
         now: SystemTime,
-        recorded: impl FnOnce(&RecordAt) -> Result<bool, String>,
+        claim: Option<(&str, SystemTime)>,
+        recorded: impl FnOnce(&RecordAt) -> Result<(), PermitError>,
         unconfirmed: impl Fn(&ActionPermit) -> Option<String>,
         then: impl FnOnce(&ActionPermit),
     ) -> Result<ActionPermit, PermitError> {
@@ -527,10 +578,12 @@ impl Permits {
             let entry = entry.as_mut().ok_or_else(|| PermitError::Unknown(id.to_owned()))?;
             // Verified before anything changes: a forged entry is refused and left as it is.
             let permit = self.unseal(id, entry.seal.as_ref())?;
-            if let (Some(at), Some(recorded)) = (&permit.audit_record, recorded.take())
-                && !recorded(at).map_err(PermitError::Store)?
-            {
-                return Err(PermitError::Unrecorded(id.to_owned()));
+            // Used, cancelled or revoked: said as such, before the log is asked anything.
+            if entry.state != State::Open {
+                settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+            }
+            if let (Some(at), Some(recorded)) = (&permit.audit_record, recorded.take()) {
+                recorded(at)?;
             }
             if let Some(policy) = unconfirmed(&permit)
                 && self.confirmation(id, entry.confirmed.as_ref()).is_none()
@@ -540,6 +593,10 @@ impl Permits {
                 return Err(PermitError::Unconfirmed { id: id.to_owned(), policy });
             }
             settle_open(id, &mut entry.state, &permit, now, State::Consumed)?;
+            if let Some((holder, until)) = claim {
+                entry.sending_lease =
+                    Some(Lease { holder: holder.to_owned(), until_ms: millis_since_epoch(until) });
+            }
             if let Some(then) = then.take() {
                 then(&permit);
             }
@@ -549,6 +606,8 @@ impl Permits {
 
     /// Record that permit `id` is being executed by `holder` (a write path's instance), the
     /// wallet's pending nonce being `nonce`, its claim holding until `until` unless renewed.
+    /// Refused when the permit is no longer taken by `holder` (its claim lapsed meanwhile and a
+    /// recovery gave it back): nothing may be sent for it then.
     pub fn mark_sending(
         &self,
         id: &str,
@@ -558,11 +617,15 @@ impl Permits {
     ) -> Result<(), PermitError> {
         let lease = Lease { holder: holder.to_owned(), until_ms: millis_since_epoch(until) };
         self.with_entry(id, |_, entry| {
-            entry.iter_mut().for_each(|e| {
-                e.sending_from_nonce = Some(nonce);
-                e.sending_lease = Some(lease.clone());
-            })
-        })
+            let Some(e) = entry.as_mut().filter(|e| {
+                e.state == State::Consumed && e.sending_lease.as_ref().is_none_or(|l| l.holder == holder)
+            }) else {
+                return Err(PermitError::ClaimLost(id.to_owned()));
+            };
+            e.sending_from_nonce = Some(nonce);
+            e.sending_lease = Some(lease.clone());
+            Ok(())
+        })?
     }
 
     /// Extend `holder`'s claim on permit `id` to `until`, if it still holds it.
@@ -574,6 +637,26 @@ impl Permits {
             {
                 lease.until_ms = until_ms;
             }
+        })
+    }
+
+    /// Give back permit `id`, taken for a commit that sent nothing (refused or cancelled before
+    /// its first transaction was recorded): open again, until it expires, for a retry.
+    pub fn reopen(&self, id: &str, now: SystemTime) -> Result<Reopened, PermitError> {
+        self.with_entry(id, |halted, entry| {
+            let Some(entry) = entry.as_mut().filter(|e| e.state == State::Consumed) else {
+                return Reopened::Kept;
+            };
+            if expired(&entry.permit, now) {
+                return Reopened::Expired;
+            }
+            if halted.is_some() {
+                return Reopened::Kept;
+            }
+            entry.state = State::Open;
+            entry.sending_from_nonce = None;
+            entry.sending_lease = None;
+            Reopened::Open
         })
     }
 
@@ -591,14 +674,33 @@ impl Permits {
     /// crashed mid-broadcast, or stopped renewing): id, chain, wallet and the wallet's pending
     /// nonce when they were taken. A permit another process is still sending is not listed.
     pub fn unfinished(&self, now: SystemTime) -> Result<Vec<(String, u64, Address, u64)>, PermitError> {
-        let now_ms = millis_since_epoch(now);
+        let (now_ms, local) = (millis_since_epoch(now), self.local());
         self.with_all(|_, permits| {
             permits
                 .iter()
-                .filter(|(_, e)| e.sending_lease.as_ref().is_none_or(|l| l.until_ms <= now_ms))
-                .filter_map(|(id, e)| {
-                    e.sending_from_nonce.map(|n| (id.clone(), e.permit.chain_id, e.permit.sender, n))
+                .filter(|(_, e)| e.sending_lease.as_ref().is_none_or(|l| !l.live(now_ms, local)))
+                .filter(|(_, e)| e.sending_from_nonce.is_some() || e.sending_lease.is_some())
+                .map(|(id, e)| {
+                    (id.clone(), e.permit.chain_id, e.permit.sender, e.sending_from_nonce.unwrap_or_default())
                 })
+                .collect()
+        })
+    }
+
+    /// Whether every claim's holder runs on this machine (the permit files).
+    fn local(&self) -> bool {
+        matches!(self.store, Store::Files(_))
+    }
+
+    /// Permits some write path is sending now (its claim live at `now`): their transactions
+    /// are that sender's to record, not a recovery's.
+    pub fn sending(&self, now: SystemTime) -> Result<std::collections::BTreeSet<String>, PermitError> {
+        let (now_ms, local) = (millis_since_epoch(now), self.local());
+        self.with_all(|_, permits| {
+            permits
+                .iter()
+                .filter(|(_, e)| e.sending_lease.as_ref().is_some_and(|l| l.live(now_ms, local)))
+                .map(|(id, _)| id.clone())
                 .collect()
         })
     }

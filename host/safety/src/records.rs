@@ -7,7 +7,11 @@
 //! A permit's `PermitCreated` names its kind and tool; its end is `ActionExecuted` (with
 //! `OutcomeRecorded`), `PermitRefused` (blocked at commit), `PermitExpired`, `PermitCancelled` or
 //! a `Halted` that revoked it (deferred and never run); a preview refused by a check is
-//! `ActionBlocked`. A permit with no end yet is deferred, open.
+//! `ActionBlocked`. A permit with no end yet is deferred, open (`PermitReopened`: a commit gave
+//! it back unsent). Each transaction is recorded before it is sent (`TransactionSigned`) and
+//! resolved by its receipt (`ActionExecuted`) or another transaction taking its nonce
+//! (`TransactionReplaced`): a plan with some of its transactions mined and not all is
+//! partially executed; one with a transaction and no resolution yet, sent.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -24,6 +28,25 @@ pub enum ActionStatus {
     Blocked,
     /// Permitted but not run: still open, or expired, cancelled or revoked unused.
     Deferred,
+    /// Some of its transactions were mined and succeeded, not all: half a plan is on chain.
+    PartiallyExecuted,
+    /// A transaction was sent and nothing on record says what became of it yet (`bardo
+    /// audit-log verify` resolves it from the chain).
+    Sent,
+}
+
+/// One transaction of a write, as the log tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TransactionRecord {
+    /// Its hash.
+    pub tx_hash: String,
+    /// Which of the plan's transactions (from 0), of how many.
+    pub step: u32,
+    /// How many the plan sends.
+    pub steps: u32,
+    /// `sent` (no resolution yet), `mined`, `reverted` or `replaced` (its nonce taken by
+    /// another transaction: it never ran).
+    pub state: String,
 }
 
 /// One write, as the decision cycle records it.
@@ -37,8 +60,10 @@ pub struct ActionRecord {
     pub permit_id: String,
     /// The last transaction sent, if any.
     pub tx_hash: Option<String>,
-    /// Every transaction sent, in order.
+    /// Every transaction mined, in order.
     pub tx_hashes: Vec<String>,
+    /// Every transaction signed to be sent, in order, and what became of it.
+    pub transactions: Vec<TransactionRecord>,
     /// Executed, blocked or deferred.
     pub status: ActionStatus,
     /// Why it was blocked, or why a deferred one never ran (`expired`, `cancelled`, ...).
@@ -113,6 +138,7 @@ pub fn fold(log: &[Value]) -> Vec<ActionRecord> {
                     permit_id: id,
                     tx_hash: None,
                     tx_hashes: Vec::new(),
+                    transactions: Vec::new(),
                     status: ActionStatus::Deferred,
                     block_reason: None,
                     gas_cost: None,
@@ -126,18 +152,44 @@ pub fn fold(log: &[Value]) -> Vec<ActionRecord> {
                 permit_id: id,
                 tx_hash: None,
                 tx_hashes: Vec::new(),
+                transactions: Vec::new(),
                 status: ActionStatus::Blocked,
                 block_reason: Some(text(e, "reason")),
                 gas_cost: None,
                 time_ms,
                 outcome: None,
             }),
+            "TransactionSigned" => {
+                if let Some(&i) = by_permit.get(&id) {
+                    let n = |k: &str| u32::try_from(e[k].as_u64().unwrap_or_default()).unwrap_or_default();
+                    let tx = TransactionRecord {
+                        tx_hash: text(e, "tx_hash"),
+                        step: n("step"),
+                        steps: n("steps"),
+                        state: "sent".into(),
+                    };
+                    records[i].transactions.push(tx);
+                }
+            }
             "ActionExecuted" => {
                 if let Some(&i) = by_permit.get(&id) {
                     let r = &mut records[i];
                     let tx = text(e, "tx_hash");
+                    let state = if e["success"].as_bool().unwrap_or_default() { "mined" } else { "reverted" };
+                    resolve(r, &tx, state);
                     r.tx_hashes.push(tx.clone());
                     (r.tx_hash, r.status, r.time_ms) = (Some(tx), ActionStatus::Executed, time_ms);
+                }
+            }
+            "TransactionReplaced" => {
+                if let Some(&i) = by_permit.get(&id) {
+                    resolve(&mut records[i], &text(e, "tx_hash"), "replaced");
+                }
+            }
+            "PermitReopened" => {
+                if let Some(&i) = by_permit.get(&id) {
+                    let r = &mut records[i];
+                    (r.status, r.block_reason, r.time_ms) = (ActionStatus::Deferred, None, time_ms);
                 }
             }
             "OutcomeRecorded" => {
@@ -158,7 +210,31 @@ pub fn fold(log: &[Value]) -> Vec<ActionRecord> {
             _ => {}
         }
     }
+    for r in &mut records {
+        r.status = by_transactions(r);
+    }
     records
+}
+
+/// Mark transaction `tx` of `r` as `state`.
+fn resolve(r: &mut ActionRecord, tx: &str, state: &str) {
+    if let Some(t) = r.transactions.iter_mut().find(|t| t.tx_hash.eq_ignore_ascii_case(tx)) {
+        t.state = state.into();
+    }
+}
+
+/// What `r`'s transactions say of it: sent while one has no resolution, partially executed
+/// with some of its steps (not all) mined and successful; else as its events said.
+fn by_transactions(r: &ActionRecord) -> ActionStatus {
+    let steps = r.transactions.iter().map(|t| t.steps).max().unwrap_or_default() as usize;
+    let succeeded = r.transactions.iter().filter(|t| t.state == "mined").count();
+    if r.transactions.iter().any(|t| t.state == "sent") {
+        ActionStatus::Sent
+    } else if succeeded > 0 && succeeded < steps {
+        ActionStatus::PartiallyExecuted
+    } else {
+        r.status
+    }
 }
 
 #[cfg(test)]
@@ -228,5 +304,33 @@ mod tests {
         );
         assert!(r[3].block_reason.as_deref().is_some_and(|b| b.contains("emergency halt")));
         assert_eq!((r[4].status, r[4].block_reason.as_deref()), (ActionStatus::Deferred, None), "still open");
+    }
+
+    #[test]
+    fn a_plan_is_sent_until_resolved_and_partial_with_some_steps_mined() {
+        let signed = |id: &str, step: u32, tx: &str| json!({"type": "TransactionSigned", "permit_id": id, "step": step, "steps": 2, "tx_hash": tx});
+        let created =
+            |id: &str| json!({"type": "PermitCreated", "permit_id": id, "tool": "t", "kind": "swap"});
+        let mined = |id: &str, tx: &str, ok: bool| json!({"type": "ActionExecuted", "permit_id": id, "tx_hash": tx, "gas_used": 1, "success": ok});
+        let log = [
+            at(1, created("p1")),
+            at(2, signed("p1", 0, "0xa")),
+            at(3, mined("p1", "0xa", true)),
+            at(4, signed("p1", 1, "0xb")),
+            at(5, created("p2")),
+            at(6, signed("p2", 0, "0xc")),
+            at(7, mined("p2", "0xc", true)),
+            at(8, signed("p2", 1, "0xd")),
+            at(9, json!({"type": "TransactionReplaced", "permit_id": "p2", "tx_hash": "0xd", "nonce": 4})),
+            at(10, created("p3")),
+            at(11, json!({"type": "PermitRefused", "permit_id": "p3", "code": "rpc", "reason": "node down"})),
+            at(12, json!({"type": "PermitReopened", "permit_id": "p3"})),
+        ];
+        let r = fold(&log);
+        assert_eq!(r[0].status, ActionStatus::Sent, "0xb has no resolution: {:?}", r[0].transactions);
+        assert_eq!(r[1].status, ActionStatus::PartiallyExecuted);
+        let states: Vec<_> = r[1].transactions.iter().map(|t| t.state.as_str()).collect();
+        assert_eq!(states, ["mined", "replaced"]);
+        assert_eq!((r[2].status, r[2].block_reason.as_deref()), (ActionStatus::Deferred, None), "open again");
     }
 }

@@ -45,11 +45,25 @@ pub fn cluster(config: &Config) -> Result<Option<Cluster>, SetupError> {
 /// With `[cluster]` and memory on, replicate the agent's memory through the fleet (see
 /// `bardo_runtime::fleet_memory`): every host then searches the fleet's episodes.
 pub fn fleet_memory(config: &Config, services: &Services) -> Result<(), SetupError> {
-    let Some(memory) = &services.memory else { return Ok(()) };
+    if services.memory.is_none() {
+        return Ok(());
+    }
     let Some(settings) = config.optional::<ClusterSettings>()? else { return Ok(()) };
     let Some(cluster) = cluster(config)? else { return Ok(()) };
-    bardo_runtime::fleet_memory::replicate(memory, &cluster, &settings.host_name())?;
+    replicate_memory(services, &cluster, &settings.host_name());
     Ok(())
+}
+
+/// Replicate the agent's memory through the fleet, if the memory feed can be used now: it is
+/// optional to a write, so a feed sealed, deleted or out of reach never stops one — it is said
+/// in the log, and this host searches its own episodes until a later start replicates again.
+fn replicate_memory(services: &Services, cluster: &Cluster, host: &str) {
+    let Some(memory) = &services.memory else { return };
+    if let Err(e) = bardo_runtime::fleet_memory::replicate(memory, cluster, host) {
+        tracing::warn!(
+            "the fleet's memory feed is unusable ({e}): this host's episodes stay local until a later start replicates them; writes go on"
+        );
+    }
 }
 
 /// The host key `[safety] host_key` names (created 0600 on first use).
@@ -78,15 +92,15 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
     let profile = host.profile().name().to_owned();
     let first = policy.hooks(&services);
     let factory: HookFactory = Arc::new(move |services: &Arc<Services>| Ok(policy.hooks(services)));
-    let mut path = WritePath::over(host, services, first, audit)
+    let mut path = WritePath::over(host, services.clone(), first, audit)
         .with_hook_factory(factory)
         .with_ttl(ttl)
         .with_clock(clock)
         .with_mismatch_phase(safety.mismatch_phase)
         .with_confirm_policy(safety.confirm.for_profile(&profile));
-    if let (Some(memory), Some(cluster)) = (&services_memory, &cluster) {
+    if let Some(cluster) = &cluster {
         let host = config.optional::<ClusterSettings>()?.map(|s| s.host_name()).unwrap_or_default();
-        bardo_runtime::fleet_memory::replicate(memory, cluster, &host)?;
+        replicate_memory(&services, cluster, &host);
     }
     path = match cluster {
         Some(cluster) => path.with_permits(Permits::shared(cluster, key)),
@@ -96,15 +110,28 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
         path = path.with_episodes(memory.recorder());
     }
     path.set_phase(safety.phase);
-    // A previous process may have died mid-broadcast: settle its spend from the chain.
-    match path.reconcile() {
-        Ok(released) if !released.is_empty() => {
-            tracing::info!("released the spend of interrupted permits that sent nothing: {released:?}")
+    // A previous process may have died mid-broadcast: every transaction it recorded is resolved
+    // against the chain, and what it never sent is released.
+    match path.recover() {
+        Ok(r) => {
+            for done in &r.resolved {
+                tracing::info!("recovered an interrupted commit's transaction: {done}");
+            }
+            for pending in &r.pending {
+                tracing::warn!(
+                    "an interrupted commit's transaction is still pending (sent again): {pending}"
+                );
+            }
+            if !r.released.is_empty() {
+                tracing::info!(
+                    "released the spend of interrupted permits that sent nothing: {:?}",
+                    r.released
+                )
+            }
         }
-        Ok(_) => {}
-        Err(e) => {
-            tracing::warn!("cannot reconcile interrupted permits now ({e}); they stay spent until it can")
-        }
+        Err(e) => tracing::warn!(
+            "cannot resolve interrupted commits now ({e}); their records stay unresolved until a start can"
+        ),
     }
     Ok(path)
 }

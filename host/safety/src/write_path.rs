@@ -9,6 +9,8 @@ mod confirmation;
 pub use confirmation::Pending;
 mod phase;
 mod preview;
+pub mod sends;
+pub use sends::Recovery;
 #[cfg(test)]
 mod tests;
 
@@ -166,7 +168,8 @@ impl WritePath {
             current: RwLock::new(Arc::new(Generation::new(1, planner, services, hooks))),
             retired: Mutex::default(),
             hook_factory: None,
-            instance: hex::encode(&instance[..8]),
+            // The process first: on one machine, a claim whose process is gone has lapsed.
+            instance: format!("{}-{}", std::process::id(), hex::encode(&instance[..8])),
             permits: Permits::in_memory(host_key::HostKey::ephemeral()),
             audit,
             phase: RwLock::new(Phase::Thriving),
@@ -229,6 +232,32 @@ impl WritePath {
     fn settle(&self, permit_id: &str, executed: bool) {
         for hook in self.generation().hooks().settling() {
             hook.settle(permit_id, executed);
+        }
+    }
+
+    /// Give back permit `id`, taken for a commit that recorded no transaction (so sent none):
+    /// open again until it expires, its spend held as a reservation again; past its TTL,
+    /// released; under a halt or with the store out of reach, left taken and counted. Whether
+    /// it is open again.
+    fn give_back(&self, permit_id: &str) -> bool {
+        match self.permits.reopen(permit_id, (self.clock)()) {
+            Ok(crate::permit::Reopened::Open) => {
+                for hook in self.generation().hooks().settling() {
+                    hook.reopen(permit_id);
+                }
+                true
+            }
+            Ok(crate::permit::Reopened::Expired) => {
+                self.settle(permit_id, false);
+                false
+            }
+            // Kept as it is, its spend counted (never released while it could run again): a
+            // halt's resume, or a later start, gives it back.
+            Ok(crate::permit::Reopened::Kept) => false,
+            Err(e) => {
+                tracing::warn!("{permit_id}: cannot open it again now ({e}); a later start gives it back");
+                false
+            }
         }
     }
 
@@ -457,6 +486,13 @@ fn fabric_event(e: &AuditEvent) -> Option<GolemEvent> {
         }
         AuditEvent::PermitRefused { permit_id, code, .. } => {
             GolemEvent::PermitRefused { permit_id: id(permit_id), code: code.clone() }
+        }
+        // A send's own record: its receipt is the event. A reopened permit's refusal was.
+        AuditEvent::TransactionSigned { .. } | AuditEvent::PermitReopened { .. } => return None,
+        // An operator's act on the host, not an agent's event.
+        AuditEvent::FleetReanchored { .. } => return None,
+        AuditEvent::TransactionReplaced { permit_id, .. } => {
+            GolemEvent::PermitRefused { permit_id: id(permit_id), code: "replaced".into() }
         }
         AuditEvent::ActionExecuted { permit_id, tx_hash, gas_used, .. } => GolemEvent::ActionExecuted {
             permit_id: id(permit_id),

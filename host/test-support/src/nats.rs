@@ -46,6 +46,7 @@ pub fn connect_sealed(nats: &NatsCluster, name: &str, replicas: usize, key: Arc<
         token: None,
         replicas,
         timeout: Duration::from_secs(5),
+        anchor: None,
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -124,5 +125,36 @@ impl Intruder {
         let js = self.js.clone();
         let stream = stream.to_owned();
         self.rt.block_on(async move { js.delete_stream(stream).await.expect("deleted") });
+    }
+
+    /// Delete `stream` and make it again, empty, as it was configured.
+    pub fn recreate_stream(&self, stream: &str) {
+        let js = self.js.clone();
+        let stream = stream.to_owned();
+        self.rt.block_on(async move {
+            let config = js.get_stream(&stream).await.expect("stream").cached_info().config.clone();
+            js.delete_stream(&stream).await.expect("deleted");
+            js.create_stream(config).await.expect("made again");
+        });
+    }
+
+    /// The last sequence `stream` holds.
+    pub fn last_seq(&self, stream: &str) -> u64 {
+        let js = self.js.clone();
+        let stream = stream.to_owned();
+        self.rt.block_on(async move {
+            js.get_stream(stream).await.expect("stream").info().await.expect("info").state.last_sequence
+        })
+    }
+
+    /// Seal `stream`: it takes no more messages (JetStream admin rights).
+    pub fn seal_stream(&self, stream: &str) {
+        let js = self.js.clone();
+        let stream = stream.to_owned();
+        self.rt.block_on(async move {
+            let mut config = js.get_stream(&stream).await.expect("stream").cached_info().config.clone();
+            config.sealed = true;
+            js.update_stream(config).await.expect("sealed");
+        });
     }
 }

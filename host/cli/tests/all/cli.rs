@@ -199,9 +199,12 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
     }
 }
 
-#[test]
-fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
-    let (node, d) = bardo_test_support::devnet();
+/// A working directory for a trader on `node`: the Uniswap plugin, the devnet's prices and
+/// allowlist, the write path on files in `.bardo`.
+pub(super) fn trader_dir(
+    node: &bardo_devnet::Anvil,
+    d: &bardo_devnet::deploy::Deployments,
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
     std::fs::copy(bardo_test_artifacts::UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
@@ -216,6 +219,13 @@ fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
         allow.join("\n")
     );
     std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
+    dir
+}
+
+#[test]
+fn preview_and_commit_in_separate_processes_execute_once_and_are_audited() {
+    let (node, d) = bardo_test_support::devnet();
+    let dir = trader_dir(&node, &d);
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_bardo"))
             .current_dir(dir.path())

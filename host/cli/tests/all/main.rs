@@ -7,6 +7,7 @@ mod cluster;
 mod devnet;
 mod docs;
 mod erc8004;
+mod interrupt;
 mod keystore;
 mod mcp;
 mod mcp_confirm;

@@ -235,16 +235,21 @@ pub fn verify(cluster: &Cluster, label: &Path, key: Option<&HostKey>) -> Result<
     Ok(tail)
 }
 
-/// Every record line in order (for `bardo audit-log show`).
-pub fn lines_of(cluster: &Cluster, label: &Path) -> Result<Vec<String>, AuditError> {
+/// Every record line of message `from` on, in order.
+pub(super) fn lines_from(cluster: &Cluster, label: &Path, from: u64) -> Result<Vec<String>, AuditError> {
     let messages = cluster.chain_len().map_err(|e| unavailable(label, e))?;
     let mut out = Vec::new();
-    for m in 1..=messages {
+    for m in from..=messages {
         if let Some(bytes) = cluster.chain_entry(m).map_err(|e| unavailable(label, e))? {
             out.extend(String::from_utf8_lossy(&bytes).lines().map(str::to_owned));
         }
     }
     Ok(out)
+}
+
+/// Every record line in order (for `bardo audit-log show`).
+pub fn lines_of(cluster: &Cluster, label: &Path) -> Result<Vec<String>, AuditError> {
+    lines_from(cluster, label, 1)
 }
 
 #[cfg(test)]

@@ -269,4 +269,17 @@ impl SafetyHook for SpendingLimiter {
             tracing::error!("settling {permit_id} in the spending ledger: {e}");
         }
     }
+
+    fn reopen(&self, permit_id: &str) {
+        let now = unix_ms((self.clock)());
+        let reserved = self.with_ledger(|ledger| {
+            if let Some(e) = ledger.get_mut(permit_id).filter(|e| e.state == State::Spent) {
+                e.state = State::Reserved;
+                e.at_ms = now;
+            }
+        });
+        if let Err((_, e)) = reserved {
+            tracing::error!("holding {permit_id}'s spend again in the spending ledger: {e}");
+        }
+    }
 }

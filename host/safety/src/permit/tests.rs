@@ -185,12 +185,44 @@ fn a_permit_whose_audit_record_is_not_on_disk_is_refused_and_left_open() {
     let now = SystemTime::now();
     // As after a crash that kept the permit file and lost the record (a fault a real disk
     // does not produce on demand): the check answers no.
-    let lost = permits.take_then("permit-0a", now, |seen| Ok(seen != &at), |_| None, |_| {});
+    let check = |recorded: bool| {
+        move |_: &RecordAt| match recorded {
+            true => Ok(()),
+            false => Err(PermitError::Unrecorded("permit-0a".into())),
+        }
+    };
+    let lost = permits.take_then("permit-0a", now, None, check(false), |_| None, |_| {});
     assert_eq!(lost.expect_err("no record"), PermitError::Unrecorded("permit-0a".into()));
     assert!(PermitError::Unrecorded("x".into()).to_string().contains("preview again"));
-    let broken = permits.take_then("permit-0a", now, |_| Err("log unreadable".into()), |_| None, |_| {});
+    let broken = permits.take_then(
+        "permit-0a",
+        now,
+        None,
+        |_| Err(PermitError::Store("log unreadable".into())),
+        |_| None,
+        |_| {},
+    );
     assert!(matches!(broken, Err(PermitError::Store(e)) if e == "log unreadable"));
-    let taken = permits.take_then("permit-0a", now, |seen| Ok(seen == &at), |_| None, |_| {});
+    let used = permits.take_then(
+        "permit-0a",
+        now,
+        None,
+        |_| Err(PermitError::UsedOnRecord { id: "permit-0a".into(), record: 9 }),
+        |_| None,
+        |_| {},
+    );
+    assert!(used.expect_err("used on record").to_string().contains("already used"));
+    let taken = permits.take_then(
+        "permit-0a",
+        now,
+        None,
+        |seen| {
+            assert_eq!(seen, &at);
+            Ok(())
+        },
+        |_| None,
+        |_| {},
+    );
     assert_eq!(taken.expect("recorded").permit_id, "permit-0a", "still open after the refusals");
 }
 
@@ -244,7 +276,7 @@ fn a_permit_the_policy_holds_is_taken_only_once_a_person_confirmed_it_with_this_
     let now = SystemTime::now();
     permits.insert(permit("permit-0b")).expect("insert");
     let held = |_: &ActionPermit| Some("confirm = \"always\"".to_owned());
-    let take = |p: &Permits| p.take_then("permit-0b", now, |_| Ok(true), held, |_| {});
+    let take = |p: &Permits| p.take_then("permit-0b", now, None, |_| Ok(()), held, |_| {});
     let refused = take(&permits).expect_err("unconfirmed");
     assert!(
         matches!(&refused, PermitError::Unconfirmed { id, policy } if id == "permit-0b" && policy.contains("always"))

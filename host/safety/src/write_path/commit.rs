@@ -19,6 +19,7 @@ use bardo_evm::changes::ChangeSet;
 use bardo_runtime::plugin::CallControl;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// How long a sender's claim on a permit it broadcasts holds without renewal (renewed every
@@ -55,12 +56,25 @@ impl WritePath {
         // is checked or signed: a crash from here on leaves it spent (conservative); a refusal
         // below releases it.
         // Taken only with its preview's record on disk, whichever process and log wrote it.
+        // Single use is the log's word too: a commit recorded since the preview (the store
+        // rolled back behind this host) refuses it, and halts the host as tampered.
         let recorded = |at: &audit_log::RecordAt| {
-            self.audit.recorded(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(|e| e.to_string())
+            let store = |e: audit_log::AuditError| PermitError::Store(e.to_string());
+            if !self.audit.recorded(at, &format!("\"permit_id\":\"{permit_id}\"")).map_err(store)? {
+                return Err(PermitError::Unrecorded(permit_id.to_owned()));
+            }
+            match self.audit.used_since(at, permit_id).map_err(store)? {
+                Some(record) => Err(PermitError::UsedOnRecord { id: permit_id.to_owned(), record }),
+                None => Ok(()),
+            }
         };
+        // Claimed as it is taken, long enough to wait for the wallet and re-simulate: if this
+        // process dies before it sends, the next start gives the permit back (see `recover`).
+        let claim = (self.instance.as_str(), (self.clock)() + SENDING_LEASE + WALLET_WAIT);
         let permit = match self.permits.take_then(
             permit_id,
             (self.clock)(),
+            Some(claim),
             recorded,
             |p| self.holds(p),
             |_| self.settle(permit_id, true),
@@ -68,6 +82,16 @@ impl WritePath {
             Ok(p) => p,
             // Still open, waiting for a person: nothing to record yet.
             Err(e @ PermitError::Unconfirmed { .. }) => return Err(permit_error(e)),
+            Err(e @ PermitError::UsedOnRecord { .. }) => {
+                let error = permit_error(e);
+                self.halt_tampered(&error.message);
+                let _ = self.log(AuditEvent::PermitRefused {
+                    permit_id: permit_id.to_owned(),
+                    code: error.code.as_str().into(),
+                    reason: error.message.clone(),
+                });
+                return Err(error);
+            }
             Err(e) => {
                 let error = permit_error(e.clone());
                 if matches!(e, PermitError::Expired(_)) {
@@ -91,24 +115,66 @@ impl WritePath {
         // One generation from here to the outcome: the one that planned the permit while this
         // write path holds it, so a reload during the broadcast cannot change who verifies.
         let generation = self.generation_of(&permit);
-        self.log(AuditEvent::PermitConsumed {
+        // No burn without a send: whatever stops this commit before its first transaction is
+        // recorded gives the permit back, open, with its spend released, and says so.
+        let give_back = |reason: &str| -> (bool, String) {
+            match self.give_back(permit_id) {
+                true => {
+                    (true, format!("{reason}; nothing was sent: the permit is open again, commit it again"))
+                }
+                false => (false, format!("{reason}; nothing was sent")),
+            }
+        };
+        let consumed = AuditEvent::PermitConsumed {
             permit_id: permit_id.to_owned(),
             generation: Some(generation.number()),
-        })?;
+        };
+        if let Err(e) = self.log(consumed) {
+            return Err(ToolError { message: give_back(&e.message).1, ..e });
+        }
         let refuse = |code: ErrorCode, reason: String| -> Result<WriteResult, ToolError> {
-            self.settle(permit_id, false);
+            let (open, reason) = give_back(&reason);
             self.log(AuditEvent::PermitRefused {
                 permit_id: permit_id.to_owned(),
                 code: code.as_str().into(),
                 reason: reason.clone(),
             })?;
-            // Nothing was sent: an unavailable store may answer a fresh preview later.
+            if open {
+                self.log(AuditEvent::PermitReopened { permit_id: permit_id.to_owned() })?;
+            }
+            // An unavailable store may answer the retry, or a fresh preview, later.
             Err(refusal(code, reason))
         };
         let tool = match self.recheck(&generation, &permit) {
             Ok(tool) => tool,
             Err(e) => return refuse(e.code, e.message),
         };
+        // One sender per wallet (in the fleet, with `[cluster]`), held from before the
+        // re-simulation to the last receipt: the plan checked is the plan sent against that
+        // state, and this commit's transactions take consecutive nonces no other commit takes.
+        let wallet_until = || SystemTime::now() + SENDING_LEASE;
+        // The key that sends (for a Safe, its owner's): whose nonces the transactions take.
+        let key = generation.services().evm.signer_of(permit.sender);
+        let wallet = match self.permits.wallet_lease(
+            permit.chain_id,
+            key,
+            &self.instance,
+            wallet_until,
+            WALLET_WAIT,
+        ) {
+            Ok(lease) => lease,
+            Err(e) => {
+                let e = permit_error(e);
+                return refuse(e.code, e.message);
+            }
+        };
+        // A commit for this wallet that died mid-broadcast is resolved before this one
+        // simulates and reads the nonce (its claim lapsed: nobody else is sending it).
+        if self.permits.unfinished((self.clock)()).is_ok_and(|u| u.iter().any(|(id, ..)| id != permit_id))
+            && let Err(e) = self.recover()
+        {
+            return refuse(e.code, format!("cannot resolve an interrupted commit first ({})", e.message));
+        }
         let declared = declared::Declared::parse(&permit.plan.expected_outcome);
         let proposal = Proposal {
             declared: &declared,
@@ -151,14 +217,12 @@ impl WritePath {
         if let Err(e) = self.refuse_if_halted() {
             return refuse(e.code, e.message);
         }
-        // The last point a caller's cancel stops the commit: from here on it is broadcasting.
+        // A caller's cancel stops the commit until its first transaction is recorded (checked
+        // again there): from then on it finishes what it sends.
+        let cancelled = || format!("commit of `{permit_id}` cancelled by its caller");
+        crate::failpoint::hit(permit_id, "simulated");
         if control.is_cancelled() {
-            return refuse(
-                ErrorCode::Cancelled,
-                format!(
-                    "commit of `{permit_id}` cancelled by its caller before anything was sent; preview again"
-                ),
-            );
+            return refuse(ErrorCode::Cancelled, cancelled());
         }
         let gas = sim.outcomes.iter().map(|o| o.gas_used).collect();
         // Where the receipts' check looks for balances besides the logs' contracts.
@@ -169,32 +233,18 @@ impl WritePath {
             .chain(permit.plan.calls.iter().map(|c| c.to))
             .collect();
         // Where the wallet's nonce stood, and that this process is sending it: if it dies
-        // mid-broadcast, a later start tells from the chain whether anything was sent (see
-        // `reconcile`) once this claim lapses. Nothing is sent without the claim recorded.
-        // One sender per wallet (in the fleet, with `[cluster]`): this commit's transactions take
-        // consecutive nonces, none of them taken by another commit meanwhile.
-        let wallet_until = || SystemTime::now() + SENDING_LEASE;
-        // The key that sends (for a Safe, its owner's): whose nonces the transactions take.
-        let key = generation.services().evm.signer_of(permit.sender);
-        let wallet = match self.permits.wallet_lease(
-            permit.chain_id,
-            key,
-            &self.instance,
-            wallet_until,
-            WALLET_WAIT,
-        ) {
-            Ok(lease) => lease,
-            Err(e) => {
-                let e = permit_error(e);
-                return refuse(e.code, e.message);
-            }
-        };
+        // mid-broadcast, a later start resolves what the log says it sent (see `recover`) once
+        // this claim lapses. Nothing is sent without the claim recorded.
         let nonce = match self.pending_nonce(&generation, permit.chain_id, permit.sender) {
             Ok(nonce) => nonce,
             Err(e) => return refuse(e.code, format!("{}; nothing was sent, preview again", e.message)),
         };
         let until = || (self.clock)() + SENDING_LEASE;
         if let Err(e) = self.permits.mark_sending(permit_id, nonce, &self.instance, until()) {
+            // Given back by a recovery while this commit waited: it is not this commit's to give.
+            if let PermitError::ClaimLost(_) = e {
+                return Err(permit_error(e));
+            }
             let e = permit_error(e);
             return refuse(
                 e.code,
@@ -205,6 +255,8 @@ impl WritePath {
             );
         }
         let capability = Capability::mint(Approved { permit, gas });
+        // Whether a transaction of this commit was recorded (and so may have been sent).
+        let signed = AtomicBool::new(false);
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let held = &wallet;
         let sent = std::thread::scope(|s| {
@@ -221,29 +273,55 @@ impl WritePath {
                     }
                 }
             });
-            let sent = broadcast(capability, generation.services(), &|e| self.log(e));
+            let stopped_by_caller =
+                || control.is_cancelled().then(|| ToolError::new(ErrorCode::Cancelled, cancelled()));
+            let sent = broadcast(capability, generation.services(), nonce, &stopped_by_caller, &|e| {
+                let signing = matches!(e, AuditEvent::TransactionSigned { .. });
+                self.log(e)?;
+                signed.store(signing || signed.load(Ordering::SeqCst), Ordering::SeqCst);
+                Ok(())
+            });
             drop(stop);
             sent
         });
-        if let Err(e) = self.permits.mark_finished(permit_id) {
-            tracing::warn!(
-                "{permit_id}: cannot record the broadcast's end ({e}); its claim lapses and a later start re-checks it"
-            );
-        }
         drop(wallet);
+        // The claim stays until the outcome is recorded (a recovery meanwhile would record its
+        // own): renewed once more for the records, which are bounded well inside it.
+        let finished = || {
+            if let Err(e) = self.permits.mark_finished(permit_id) {
+                tracing::warn!(
+                    "{permit_id}: cannot record the commit's end ({e}); its claim lapses and a later start re-checks it"
+                );
+            }
+        };
         let (permit, receipts, mut unrecorded) = match sent {
             Ok(sent) => sent,
-            Err(e) if e.code == ErrorCode::PartiallyExecuted => {
-                // Half a plan is on chain: audited as a divergence, and the host more careful.
-                let _ = self.log(AuditEvent::OutcomeMismatch {
-                    permit_id: permit_id.to_owned(),
-                    differences: vec![e.message.clone()],
-                });
-                self.lower_after_divergence();
+            Err(e) if !signed.load(Ordering::SeqCst) => {
+                finished();
+                return refuse(e.code, e.message);
+            }
+            Err(e) => {
+                finished();
+                if e.code == ErrorCode::PartiallyExecuted {
+                    // Half a plan is on chain: audited as a divergence, and the host more careful.
+                    let _ = self.log(AuditEvent::OutcomeMismatch {
+                        permit_id: permit_id.to_owned(),
+                        differences: vec![e.message.clone()],
+                    });
+                    self.lower_after_divergence();
+                }
+                // Recorded and perhaps sent: what the chain says of each transaction (and of the
+                // plan, if nothing said yet) is recorded now if it can be, else at the next start.
+                if let Err(r) = self.recover() {
+                    tracing::warn!("{permit_id}: resolving its recorded transactions later ({})", r.message);
+                }
                 return Err(e);
             }
-            Err(e) => return Err(e),
         };
+        if let Err(e) = self.permits.renew_sending(permit_id, &self.instance, until()) {
+            tracing::warn!("{permit_id}: cannot renew the claim for its records ({e})");
+        }
+        crate::failpoint::hit(permit_id, "executed");
         // From here on the transactions are on chain: a store that fails now costs a record,
         // never the caller's receipts (each record is retried while its store is unavailable).
         let deadline = std::time::Instant::now() + RECORD_AFTER_BROADCAST;
@@ -278,6 +356,7 @@ impl WritePath {
         };
         let valuer = generation.hooks().valuer.as_ref();
         record(outcome_event(valuer, permit.chain_id, &result, &receipts));
+        finished();
         result.unrecorded = unrecorded;
         Ok(result)
     }
@@ -386,27 +465,10 @@ impl WritePath {
             .map_err(|e| ToolError::retryable(ErrorCode::Rpc, format!("reading the wallet's nonce: {e}")))
     }
 
-    /// Reconcile executions a crash interrupted (run at start): a permit taken for execution,
-    /// whose sender's claim lapsed (a live one is another process sending it: left alone) and
-    /// whose wallet nonce has not moved since, sent nothing, so its spend is released; any other
-    /// stays spent, since something left the wallet. Returns the released permits.
+    /// Settle what a crash interrupted (see [`Self::recover`]): the permits whose commit sent
+    /// nothing, released.
     pub fn reconcile(&self) -> Result<Vec<String>, ToolError> {
-        let mut released = Vec::new();
-        let generation = self.generation();
-        for (id, chain, wallet, nonce) in self.permits.unfinished((self.clock)()).map_err(permit_error)? {
-            if self.pending_nonce(&generation, chain, wallet)? == nonce {
-                self.settle(&id, false);
-                self.log(AuditEvent::PermitRefused {
-                    permit_id: id.clone(),
-                    code: "interrupted".into(),
-                    reason: "its execution was interrupted before anything was sent; its spend is released"
-                        .into(),
-                })?;
-                released.push(id.clone());
-            }
-            self.permits.mark_finished(&id).map_err(permit_error)?;
-        }
-        Ok(released)
+        self.recover().map(|r| r.released)
     }
 
     /// What a permit must still pass at commit, whoever wrote it into the store: this host's

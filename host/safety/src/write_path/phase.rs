@@ -97,6 +97,18 @@ impl WritePath {
         Ok(revoked)
     }
 
+    /// Stop on tampering with the stores (`reason`): with `[cluster]` this host halts itself on
+    /// its local anchor (only `bardo fleet reanchor` lifts it), and the halt is set in the store
+    /// too, for the processes and hosts that share it (best effort: the store is suspect).
+    pub(super) fn halt_tampered(&self, reason: &str) {
+        if let Some(cluster) = self.audit.cluster() {
+            cluster.halt_tampered(reason);
+        }
+        if let Err(e) = self.halt(&format!("tampering: {reason}")) {
+            tracing::error!("cannot set the halt in the store ({e}); {reason}");
+        }
+    }
+
     /// Lift an emergency halt (the operator's `bardo resume`, never an agent's), and with
     /// `[cluster]` the phase agents lowered fleet-wide; returns whether either was in force.
     /// The phase is again the one set; revoked permits stay revoked.

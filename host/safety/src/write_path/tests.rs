@@ -145,6 +145,10 @@ impl SafetyHook for Recorder {
         lock(&self.seen).push(format!("{} settled {} {executed}", self.name, &permit_id[..7]));
     }
 
+    fn reopen(&self, permit_id: &str) {
+        lock(&self.seen).push(format!("{} reopened {}", self.name, &permit_id[..7]));
+    }
+
     fn at_commit(&self) -> bool {
         true
     }
@@ -361,11 +365,11 @@ fn a_commit_runs_on_the_generation_that_planned_it() {
     let records = b.records();
     let consumed = records.iter().find(|r| r["type"] == "PermitConsumed").expect("consumed");
     assert_eq!(consumed["generation"], 1, "{consumed}");
-    assert!(
-        b.seen().iter().any(|s| s.ends_with("false") && s.contains("settled")),
-        "its reservation released"
-    );
-    assert_eq!(b.path.commit(&id).expect_err("once").code, ErrorCode::Denied);
+    // Nothing was sent: the permit is open again, its spend held for it again.
+    assert!(e.message.contains("open again"), "{e}");
+    assert!(b.seen().iter().any(|s| s == "first reopened permit-"), "{:?}", b.seen());
+    assert_eq!(b.types()[b.types().len() - 2..], ["PermitRefused", "PermitReopened"]);
+    assert_eq!(b.path.commit(&id).expect_err("the retry runs").code, ErrorCode::Rpc);
 }
 
 #[test]
@@ -378,7 +382,7 @@ fn a_commit_elsewhere_needs_the_component_that_planned_it() {
     assert_eq!(e.code, ErrorCode::Denied);
     assert!(e.message.contains("was planned by demo 1.0.0 (sha256 aa…)"), "{e}");
     assert!(e.message.contains("now served by demo 1.0.0 (sha256 bb…); preview again"), "{e}");
-    assert_eq!(b.types(), ["PermitConsumed", "PermitRefused"]);
+    assert_eq!(b.types(), ["PermitConsumed", "PermitRefused", "PermitReopened"]);
     // The same component in another process executes it (here: up to the dead node).
     let same = PlannedOn { instance: "elsewhere".into(), ..b.planned_on(1, "bb") };
     let id = b.permit(Some(same));
@@ -403,10 +407,10 @@ fn a_commit_rechecks_the_policy_hooks_before_anything_else() {
     assert_eq!(e.code, ErrorCode::LimitExceeded);
     assert!(e.message.starts_with("second (at commit): no"), "{e}");
     let seen = b.seen();
-    // Spent when taken, checked, then released by the refusal.
+    // Spent when taken, checked, then given back by the refusal: held for the open permit again.
     assert_eq!(seen[..2], ["first settled permit- true", "second settled permit- true"], "{seen:?}");
     assert_eq!(seen[2..4], ["first checked demo_do_swap", "second checked demo_do_swap"], "{seen:?}");
-    assert_eq!(seen[4..], ["first settled permit- false", "second settled permit- false"], "{seen:?}");
+    assert_eq!(seen[4..], ["first reopened permit-", "second reopened permit-"], "{seen:?}");
 }
 
 #[test]
