@@ -138,6 +138,18 @@ impl Intruder {
         });
     }
 
+    /// Delete `stream` and make `squatter` on its subjects: the fleet cannot make it again.
+    pub fn squat(&self, stream: &str, squatter: &str) {
+        let js = self.js.clone();
+        let (stream, squatter) = (stream.to_owned(), squatter.to_owned());
+        self.rt.block_on(async move {
+            let config = js.get_stream(&stream).await.expect("stream").cached_info().config.clone();
+            js.delete_stream(&stream).await.expect("deleted");
+            let taken = async_nats::jetstream::stream::Config { name: squatter, ..config };
+            js.create_stream(taken).await.expect("made on its subjects");
+        });
+    }
+
     /// The last sequence `stream` holds.
     pub fn last_seq(&self, stream: &str) -> u64 {
         let js = self.js.clone();
@@ -147,14 +159,29 @@ impl Intruder {
         })
     }
 
-    /// Seal `stream`: it takes no more messages (JetStream admin rights).
+    /// Seal `stream`: it takes no more messages (JetStream admin rights). Tried again for 30 s
+    /// while JetStream is electing (after a node's stall).
     pub fn seal_stream(&self, stream: &str) {
         let js = self.js.clone();
         let stream = stream.to_owned();
         self.rt.block_on(async move {
-            let mut config = js.get_stream(&stream).await.expect("stream").cached_info().config.clone();
-            config.sealed = true;
-            js.update_stream(config).await.expect("sealed");
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                let sealed = async {
+                    let mut config = js.get_stream(&stream).await?.cached_info().config.clone();
+                    config.sealed = true;
+                    js.update_stream(config).await.map(drop).map_err(Into::into)
+                };
+                match sealed.await {
+                    Ok(()) => return,
+                    Err::<(), Box<dyn std::error::Error + Send + Sync>>(e)
+                        if std::time::Instant::now() > deadline =>
+                    {
+                        panic!("sealing {stream}: {e}")
+                    }
+                    Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+                }
+            }
         });
     }
 }

@@ -188,3 +188,32 @@ fn a_fleet_of_two_hosts_sees_each_others_episodes() {
     let found = call(a.path(), "memory_search_episodes", json!({"query": "lending stablecoins"}));
     assert_eq!(found["hits"][0]["episode"]["origin"], "b", "{found}");
 }
+
+/// The fleet's memory feed is optional to a write: sealed by an admin (it takes no more
+/// episodes), previews and commits go on, and the episode stays in this host's memory.
+#[test]
+fn a_sealed_memory_stream_stops_no_write() {
+    let (node, d) = devnet();
+    let root = tempfile::tempdir().expect("tempdir");
+    let nats = bardo_devnet::nats::NatsCluster::start(root.path(), 1).expect("nats-server");
+    let dir = workspace(&node.url(), &d);
+    let config = dir.path().join("bardo.toml");
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str(&format!("[cluster]\nnats = [{:?}]\nname = \"sealed\"\n", nats.urls()[0]));
+    std::fs::write(&config, text).expect("config");
+    // The fleet's streams are made on first use; then an admin seals the memory feed.
+    call(dir.path(), "memory_get_status", json!({}));
+    bardo_test_support::nats::Intruder::connect(&nats).seal_stream("BARDO_sealed_MEMORY");
+    let swap = r#"{"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"10"}"#;
+    // Each commit stores an episode the feed refuses; the next command starts with it pending.
+    for round in 1..=2 {
+        let o = bardo(dir.path(), &["preview", "swap", "--params", swap]);
+        assert!(o.status.success(), "round {round}: {o:?}");
+        let id = json_of(&o)["permit_id"].as_str().expect("permit").to_owned();
+        let o = bardo(dir.path(), &["commit", &id]);
+        assert!(o.status.success(), "round {round}: {o:?}");
+        assert_eq!(json_of(&o)["ground_truth"], "receipt");
+    }
+    let status = call(dir.path(), "memory_get_status", json!({}));
+    assert!(status["episodes"].as_u64().is_some_and(|n| n >= 2), "kept locally: {status}");
+}

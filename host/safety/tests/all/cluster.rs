@@ -23,7 +23,6 @@ use bardo_safety::host_key::HostKey;
 use bardo_safety::permit::Permits;
 use bardo_test_artifacts::UNISWAP;
 use bardo_test_support::devnet;
-use bardo_test_support::devnet_host;
 use bardo_test_support::nats::Intruder;
 use bardo_test_support::writes::valuer;
 use serde_json::{Value, json};
@@ -75,7 +74,23 @@ impl Fleet {
 
     /// A host on `cluster` (see [`Self::host`]).
     pub(crate) fn host_on(&self, cluster: Cluster, per_day: u64) -> WritePath {
-        let host = Arc::new(devnet_host(&self.node.url(), self.d.uniswap_settings(), true, &[UNISWAP]));
+        self.host_running(cluster, per_day, false)
+    }
+
+    /// [`Self::host_on`], with the vault plugin beside Uniswap's if `vault`.
+    pub(crate) fn host_running(&self, cluster: Cluster, per_day: u64, vault: bool) -> WritePath {
+        let mut settings = BTreeMap::from([("uniswap".to_owned(), self.d.uniswap_settings())]);
+        let mut guests = vec![UNISWAP];
+        if vault {
+            settings.insert("vault".to_owned(), self.d.vault_settings());
+            guests.push(bardo_test_artifacts::VAULT);
+        }
+        let host = Arc::new(bardo_test_support::devnet_host_with(
+            &self.node.url(),
+            settings,
+            Some(bardo_devnet::DEV_KEY),
+            &guests,
+        ));
         let hooks: Vec<Box<dyn SafetyHook>> = vec![
             Box::new(PolicyCage::default()),
             Box::new(AllowlistGuard::new(BTreeMap::from([(CHAIN_ID, self.d.write_targets())]))),

@@ -4,8 +4,8 @@
 //! each halts the hosts that anchored it (fail closed, saying what they saw), and a host that
 //! never saw the fleet refuses the permit from the audit chain; nothing executes twice. Only an
 //! operator's re-anchoring (with the host key) lets a host run again. A node that hangs
-//! (SIGSTOP) during a burst of commits is routed around; a sealed memory or events stream stops
-//! no write.
+//! (SIGSTOP) during a burst of commits is routed around; a memory feed taken or an events feed
+//! sealed stops no write.
 
 use super::cluster::{Fleet, fleet, refused, retry, swap};
 use alloy::primitives::U256;
@@ -87,13 +87,16 @@ fn purging_the_halt_and_the_founding_marker_lifts_nothing() {
     says(&e, "halted itself");
 }
 
+/// A vault deposit simulates the same after it ran (the vault's price does not move): only
+/// single use stands between its open copy replayed and a second deposit.
 #[test]
 fn a_used_permit_replayed_open_into_a_recreated_stream_never_executes_twice() {
     let f = fleet();
     let dir = tempfile::tempdir().expect("tempdir");
     let anchor = dir.path().join("a.json");
-    let a = f.host_anchored(&anchor, 4_000);
-    let permit = a.preview("swap", &swap("20")).expect("preview");
+    let a = f.host_running(retry(|| f.anchored(&anchor)), 4_000, true);
+    let deposit = serde_json::json!({"chain_id": bardo_devnet::CHAIN_ID, "vault": "bvUSDC", "amount": "20"});
+    let permit = a.preview("vault_deposit", &deposit).expect("preview");
     let subject = format!("bardo.fleet.state.permit.{}", permit.permit_id);
     let intruder = Intruder::connect(&f.nats);
     // The open copy, sealed for the sequence it was written at.
@@ -120,14 +123,14 @@ fn a_used_permit_replayed_open_into_a_recreated_stream_never_executes_twice() {
     says(&e, "made again");
     // A host that never saw the fleet takes the stream as it finds it, and the permit open in
     // it — but its audit chain records the commit: refused, and that host halts itself.
-    let fresh = f.host(f.nats.urls(), 4_000);
+    let fresh = f.host_running(retry(|| f.connect(f.nats.urls())), 4_000, true);
     let e = fresh.commit(&permit.permit_id).expect_err("used");
     assert_eq!(e.code, ErrorCode::Denied, "{e}");
     says(&e, "already used");
     says(&e, "audit log records its commit");
-    let halted = fresh.preview("swap", &swap("1")).expect_err("halted");
+    let halted = fresh.preview("vault_deposit", &deposit).expect_err("halted");
     says(&halted, "halted");
-    assert_eq!(before - f.usdc(), U256::from(20_000_000u64), "executed once");
+    assert_eq!(before - f.usdc(), U256::from(20_000_000u64), "deposited once");
 }
 
 /// Commit `id` on `host`, again while the fleet answers "retry" (a leader moving).
@@ -145,7 +148,7 @@ fn commit_through(host: &WritePath, id: &str) -> Result<(), ToolError> {
 }
 
 #[test]
-fn a_hung_node_is_routed_around_and_a_sealed_memory_stream_stops_no_write() {
+fn a_hung_node_is_routed_around_and_a_feed_taken_stops_no_write() {
     let f = fleet();
     let (a, b) = (f.host(f.nats.urls(), 10_000), f.host(f.nats.urls(), 10_000));
     // The approvals first: each swap after is one transaction.
@@ -167,10 +170,11 @@ fn a_hung_node_is_routed_around_and_a_sealed_memory_stream_stops_no_write() {
     assert_eq!(before - f.usdc(), U256::from(4_000_000u64), "each once");
     assert!(took.iter().all(|t| *t < Duration::from_secs(30)), "{took:?}");
 
-    // The memory and events feeds sealed by an admin: a host starting now writes on.
+    // The memory feed taken by an admin (deleted, its subjects held by another stream: it
+    // cannot be made again) and the events feed sealed: a host starting now writes on.
     let intruder = Intruder::connect(&f.nats);
-    intruder.seal_stream("BARDO_fleet_MEMORY");
     intruder.seal_stream("BARDO_fleet_EVENTS");
+    intruder.squat("BARDO_fleet_MEMORY", "SQUATTER");
     let c = f.host(f.nats.urls(), 10_000);
     let permit = c.preview("swap", &swap("1")).expect("preview");
     c.commit(&permit.permit_id).expect("commit");
