@@ -415,9 +415,9 @@ fn main() -> ExitCode {
     }
     match run(Cli::parse()) {
         Ok(code) => code,
-        // The fleet's store out of reach is the one error shape every command shares, retryable.
-        Err(e) if let Some(message) = store_unavailable(&e) => {
-            let error = bardo_core::ToolError::retryable(bardo_core::ErrorCode::Unavailable, message);
+        // The fleet's store out of reach, or tampered with, is the one error shape every
+        // command shares: `unavailable` (retryable) or `denied`.
+        Err(e) if let Some(error) = store_error(&e) => {
             println!("{}", serde_json::json!({ "error": error }));
             ExitCode::from(1)
         }
@@ -428,9 +428,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Why the fleet's NATS store could not be reached, if that is what `e` comes to.
-fn store_unavailable(e: &anyhow::Error) -> Option<String> {
+/// The fleet's NATS store could not be reached (`unavailable`, retryable), or this host found
+/// it tampered with (`denied`), if that is what `e` comes to.
+fn store_error(e: &anyhow::Error) -> Option<bardo_core::ToolError> {
     use bardo_cluster::ClusterError;
+    use bardo_core::{ErrorCode, ToolError};
     use bardo_safety::audit_log::AuditError;
     use bardo_safety::setup::SetupError;
     e.chain().find_map(|cause| {
@@ -439,8 +441,15 @@ fn store_unavailable(e: &anyhow::Error) -> Option<String> {
             _ => None,
         });
         match (cluster, cause.downcast_ref::<AuditError>()) {
-            (Some(c), _) if c.retryable() => Some(c.to_string()),
-            (_, Some(a @ AuditError::Unavailable(_))) => Some(a.to_string()),
+            (Some(c), _) if c.retryable() => {
+                Some(ToolError::retryable(ErrorCode::Unavailable, c.to_string()))
+            }
+            (Some(c @ ClusterError::Tampered(_)), _) => {
+                Some(ToolError::new(ErrorCode::Denied, c.to_string()))
+            }
+            (_, Some(a @ AuditError::Unavailable(_))) => {
+                Some(ToolError::retryable(ErrorCode::Unavailable, a.to_string()))
+            }
             _ => None,
         }
     })

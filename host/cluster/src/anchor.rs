@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A stream as this host last saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,7 +50,14 @@ pub(crate) struct Anchor {
     file: Option<PathBuf>,
     anchored: Mutex<Anchored>,
     sealer: Arc<dyn Sealer>,
+    /// When a sequence's advance was last written (they are written at most every
+    /// [`ADVANCE_EVERY`], unsynced: each state change moves one, and a file a moment behind
+    /// still catches a stream made again or cut).
+    written: Mutex<Option<Instant>>,
 }
+
+/// How often a stream's advancing sequence is written to the anchor file.
+const ADVANCE_EVERY: Duration = Duration::from_millis(500);
 
 fn mac_of(sealer: &dyn Sealer, anchored: &Anchored) -> Result<[u8; 32], String> {
     let mut message = DOMAIN.to_vec();
@@ -93,26 +101,50 @@ impl Anchor {
                 Err(e) => return Err(ClusterError::Config(format!("{}: {e}", path.display()))),
             }
         }
-        Ok(Self { file: file.map(Path::to_owned), anchored: Mutex::new(anchored), sealer })
+        Ok(Self {
+            file: file.map(Path::to_owned),
+            anchored: Mutex::new(anchored),
+            sealer,
+            written: Mutex::default(),
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Anchored> {
         self.anchored.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Keep `anchored` in the file (written whole, then renamed over the old one).
+    /// Keep `anchored` in the file (written whole, synced, then renamed over the old one).
     fn keep(&self, anchored: &Anchored) -> Result<(), ClusterError> {
+        self.write(anchored, true)
+    }
+
+    /// Keep a sequence's advance: at most every [`ADVANCE_EVERY`], unsynced.
+    fn keep_advance(&self, anchored: &Anchored) {
+        let mut written = self.written.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if written.is_some_and(|at| at.elapsed() < ADVANCE_EVERY) {
+            return;
+        }
+        *written = Some(Instant::now());
+        if let Err(e) = self.write(anchored, false) {
+            tracing::warn!("{e}");
+        }
+    }
+
+    fn write(&self, anchored: &Anchored, sync: bool) -> Result<(), ClusterError> {
         let Some(path) = &self.file else { return Ok(()) };
         let mac = mac_of(&*self.sealer, anchored).map_err(ClusterError::Config)?;
         let sealed = Sealed { anchored: anchored.clone(), mac: crate::seal::hex(&mac) };
         let bytes = serde_json::to_vec_pretty(&sealed).map_err(|e| ClusterError::Config(e.to_string()))?;
-        let tmp = path.with_extension("tmp");
+        // Each process its own: several `bardo` processes of one host share the anchor.
+        let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
         let written = (|| {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
             std::fs::write(&tmp, &bytes)?;
-            std::fs::File::open(&tmp)?.sync_all()?;
+            if sync {
+                std::fs::File::open(&tmp)?.sync_all()?;
+            }
             std::fs::rename(&tmp, path)
         })();
         written.map_err(|e| ClusterError::Config(format!("keeping the fleet anchor {}: {e}", path.display())))
@@ -157,8 +189,12 @@ impl Anchor {
                 Err(halted(&reason))
             }
             None => {
+                let new = !next.streams.contains_key(name);
                 next.streams.insert(name.to_owned(), Seen { created: created.to_owned(), last });
-                self.keep(&next)?;
+                match new {
+                    true => self.keep(&next)?,
+                    false => self.keep_advance(&next),
+                }
                 *anchored = next;
                 Ok(())
             }
@@ -178,9 +214,7 @@ impl Anchor {
         let Some(seen) = anchored.streams.get(name).filter(|s| s.last < last) else { return };
         let mut next = anchored.clone();
         next.streams.insert(name.to_owned(), Seen { created: seen.created.clone(), last });
-        if let Err(e) = self.keep(&next) {
-            tracing::warn!("{e}");
-        }
+        self.keep_advance(&next);
         *anchored = next;
     }
 
@@ -227,7 +261,12 @@ impl Anchor {
 
     /// An anchor that saw nothing, kept in `file`.
     pub(crate) fn empty(file: Option<&Path>, sealer: Arc<dyn Sealer>) -> Self {
-        Self { file: file.map(Path::to_owned), anchored: Mutex::new(Anchored::default()), sealer }
+        Self {
+            file: file.map(Path::to_owned),
+            anchored: Mutex::new(Anchored::default()),
+            sealer,
+            written: Mutex::default(),
+        }
     }
 
     /// What it anchors now, as JSON.

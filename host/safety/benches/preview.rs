@@ -167,9 +167,10 @@ fn preview(c: &mut Criterion) {
     let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let one = NatsCluster::start(nats_dirs.0.path(), 1).expect("nats-server (run `make setup`)");
     let three = NatsCluster::start(nats_dirs.1.path(), 3).expect("three nats-servers");
+    // Anchored in files, as `bardo` with `[cluster]` runs.
     let (c1, c3) = (
-        bardo_test_support::nats::connect(&one, "bench1", 1),
-        bardo_test_support::nats::connect(&three, "bench3", 3),
+        bardo_test_support::nats::connect_anchored(&one, "bench1", 1, &dir.path().join("anchor1.json")),
+        bardo_test_support::nats::connect_anchored(&three, "bench3", 3, &dir.path().join("anchor3.json")),
     );
     let fleet1 = write_path_with(
         &node.url(),
@@ -231,6 +232,24 @@ fn preview(c: &mut Criterion) {
     g.bench_function("preview_every_read_from_the_node", |b| {
         b.iter(|| black_box(uncached.preview("swap", &params).expect("preview")))
     });
+    g.finish();
+
+    // What a commit's write-ahead adds per transaction: its record synced before it is sent,
+    // against the same record written as a preview's are (a thread syncs them).
+    let mut g = c.benchmark_group("write_ahead");
+    let log = AuditLog::open(&dir.path().join("ahead.jsonl"), HostKey::ephemeral()).expect("log");
+    let signed = || bardo_safety::audit_log::AuditEvent::TransactionSigned {
+        permit_id: "permit-00000000000000000000000000000000".into(),
+        step: 0,
+        steps: 1,
+        chain_id: CHAIN_ID,
+        from: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266".into(),
+        nonce: 7,
+        tx_hash: format!("0x{}", "ab".repeat(32)),
+        raw: format!("0x{}", "02".repeat(180)),
+    };
+    g.bench_function("record_synced", |b| b.iter(|| log.append(signed()).expect("append")));
+    g.bench_function("record_unsynced_baseline", |b| b.iter(|| log.write_all(&[signed()]).expect("write")));
     g.finish();
 
     // A permit issued and taken (sealed, stored, read back, consumed once) on each store.

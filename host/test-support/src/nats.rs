@@ -39,6 +39,26 @@ pub fn connect(nats: &NatsCluster, name: &str, replicas: usize) -> Cluster {
 
 /// [`connect`] with the fleet's own key (the hosts' `[safety] host_key`).
 pub fn connect_sealed(nats: &NatsCluster, name: &str, replicas: usize, key: Arc<dyn Sealer>) -> Cluster {
+    connect_with(nats, name, replicas, key, None)
+}
+
+/// [`connect`], anchoring what it sees of the fleet in the file `anchor`, as `bardo` does.
+pub fn connect_anchored(
+    nats: &NatsCluster,
+    name: &str,
+    replicas: usize,
+    anchor: &std::path::Path,
+) -> Cluster {
+    connect_with(nats, name, replicas, Arc::new(TestFleetKey), Some(anchor))
+}
+
+fn connect_with(
+    nats: &NatsCluster,
+    name: &str,
+    replicas: usize,
+    key: Arc<dyn Sealer>,
+    anchor: Option<&std::path::Path>,
+) -> Cluster {
     let config = ClusterConfig {
         servers: nats.urls(),
         name: name.to_owned(),
@@ -46,7 +66,7 @@ pub fn connect_sealed(nats: &NatsCluster, name: &str, replicas: usize, key: Arc<
         token: None,
         replicas,
         timeout: Duration::from_secs(5),
-        anchor: None,
+        anchor: anchor.map(std::path::Path::to_owned),
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {

@@ -203,3 +203,60 @@ fn every_command_reports_an_unreachable_fleet_as_unavailable_json() {
         assert_eq!(out["error"]["retryable"], true, "{args:?}: {out}");
     }
 }
+
+/// An admin deletes the fleet's state stream while it is halted: every `bardo` command on a
+/// host that anchored the fleet fails closed, saying what it saw, and `bardo resume` cannot lift
+/// it; only `bardo fleet reanchor` with the host key does, and the audit chain records it.
+#[test]
+fn a_host_halted_on_a_deleted_state_stream_runs_again_only_when_the_operator_reanchors() {
+    use std::process::Command;
+    let root = tempfile::tempdir().expect("tempdir");
+    let nats = NatsCluster::start(root.path(), 1).expect("nats-server");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("bardo.toml"),
+        format!(
+            "profile = \"data\"\nplugins = []\n[cluster]\nnats = [{:?}]\nname = \"anchored\"\n",
+            nats.urls()[0]
+        ),
+    )
+    .expect("config");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .expect("bardo");
+        (
+            o.status.code(),
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+        )
+    };
+    // The operator's halt, then the admin's deletion.
+    assert_eq!(run(&["resume"]).0, Some(0));
+    assert!(dir.path().join(".bardo/fleet-anchor.json").exists(), "anchored on first use");
+    bardo_test_support::nats::Intruder::connect(&nats).delete_stream("BARDO_anchored_STATE");
+    let (code, out) = run(&["resume"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("made again") && out.contains("bardo fleet reanchor"), "{out}");
+    let (code, out) = run(&["resume"]);
+    assert_eq!(code, Some(1), "still halted: {out}");
+    assert!(out.contains("halted itself"), "{out}");
+    // Without the host key nobody re-anchors.
+    let key = dir.path().join(".bardo/host.key");
+    let aside = dir.path().join("host.key.aside");
+    std::fs::rename(&key, &aside).expect("key aside");
+    let (code, out) = run(&["fleet", "reanchor", "--reason", "checked"]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(out.contains("host key"), "{out}");
+    std::fs::rename(&aside, &key).expect("key back");
+    let (code, out) = run(&["fleet", "reanchor", "--reason", "state stream restored empty after the drill"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("re-anchored") && out.contains("made again"), "{out}");
+    assert_eq!(run(&["resume"]).0, Some(0), "runs again");
+    let (code, out) = run(&["audit-log", "show", "--json"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("FleetReanchored") && out.contains("restored empty after the drill"), "{out}");
+    let (code, out) = run(&["audit-log", "verify"]);
+    assert_eq!(code, Some(0), "{out}");
+}
