@@ -151,6 +151,10 @@ async def run(args):
             permit, commit = await swap(c, json.loads(args.args))
             second = await c.call_tool("commit_action", {"permit_id": permit["permit_id"]})
             emit({"preview": permit, "commit": outcome(commit), "second": outcome(second)})
+        elif s == "commit":
+            # Commit a permit made elsewhere (another door), answering elicitation per --answer.
+            commit = await c.call_tool("commit_action", json.loads(args.args))
+            emit({"commit": outcome(commit), "asked": asked.asked})
         elif s == "confirm":
             # A write under a confirmation policy: the commit asks this client's user first.
             permit, commit = await swap(c, json.loads(args.args))

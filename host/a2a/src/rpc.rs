@@ -330,7 +330,7 @@ async fn confirm_held(a2a: &Arc<A2a>, task: &str, permit_id: &str, operator: boo
     let path = (a2a.adapter)().write_path().clone();
     let id = permit_id.to_owned();
     let held = tokio::task::spawn_blocking(move || match path.pending_confirmation(&id) {
-        Ok(Some(_)) if operator => path.confirm(&id, "a2a operator").map(|()| None),
+        Ok(Some(_)) if operator => path.confirm(&id, bardo_safety::confirm::Channel::A2aOperator, "operator token").map(|()| None),
         Ok(Some(pending)) => Ok(Some(pending.policy)),
         Ok(None) => Ok(None),
         // Not open any more: the commit itself says why (expired, cancelled, …).
@@ -349,6 +349,8 @@ async fn confirm_held(a2a: &Arc<A2a>, task: &str, permit_id: &str, operator: boo
                  {permit_id}`; the task keeps waiting until the permit expires"
             ),
         }),
+        // Refused by `[safety.confirm] via`: the message says what the operator does instead.
+        Err(e) if e.code == bardo_core::ErrorCode::Denied => Err(err(UNSUPPORTED_OPERATION, e.message)),
         Err(e) => Err(err(INTERNAL, e.to_string())),
     }
 }

@@ -67,7 +67,8 @@ impl Operator for Writes {
     }
 
     fn confirm(&self, permit_id: &str) -> Result<(), String> {
-        self.0.confirm(permit_id, "tui").map_err(|e| e.to_string())
+        let by = crate::write_cli::operator("bardo tui");
+        self.0.confirm(permit_id, bardo_safety::confirm::Channel::Tui, &by).map_err(|e| e.to_string())
     }
 }
 

@@ -6,6 +6,7 @@ use crate::{fleet_chain, journaling, report_refused};
 use anyhow::{Context, Result};
 use bardo_core::Runtime;
 use bardo_runtime::{Config, setup};
+use bardo_safety::confirm::Channel;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -121,10 +122,15 @@ pub(crate) fn cancel(config: &Config, permit_id: &str, rt: &Runtime) -> Result<E
 pub(crate) fn confirm(config: &Config, permit_id: &str, rt: &Runtime) -> Result<ExitCode> {
     with_write_path(config, None, rt, |path| {
         print_write(
-            path.confirm(permit_id, "operator (bardo confirm)")
+            path.confirm(permit_id, Channel::Cli, &operator("bardo confirm"))
                 .map(|()| serde_json::json!({"confirmed": permit_id})),
         )
     })
+}
+
+/// The operator as a command run on this machine knows them: the front end and the user.
+pub(crate) fn operator(front: &str) -> String {
+    format!("operator ({front}, uid {})", rustix::process::getuid().as_raw())
 }
 
 /// `bardo resume`; `false` when there was no halt to lift.

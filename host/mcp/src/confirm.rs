@@ -1,5 +1,9 @@
-//! `commit_action` under a confirmation policy (`[safety] confirm`): before the commit, the
-//! client's user is asked through MCP elicitation (`elicitation/create`, a form with one
+//! `commit_action` under a confirmation policy (`[safety] confirm`). An MCP client is whatever
+//! calls the tools — usually the agent itself — so its answer counts only where the operator
+//! opted in (`[safety.confirm] via` names `mcp-elicitation`, for a door a person faces); else the
+//! commit is told to wait for the operator (`bardo confirm`, `bardo tui`, the approval page) and
+//! nothing is asked. Where it counts, before the commit the client's user is asked through MCP
+//! elicitation (`elicitation/create`, a form with one
 //! boolean, the message the host's own summary of the permit). Accept records the confirmation
 //! in the permit store; decline cancels the permit; no answer within `[mcp]
 //! confirm_timeout_secs` (or the permit's expiry) leaves it open. Meanwhile a confirmation from
@@ -9,6 +13,7 @@
 
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_safety::WritePath;
+use bardo_safety::confirm::Channel;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{RoleServer, ServiceError};
@@ -18,7 +23,7 @@ use std::time::Duration;
 /// How often a waiting commit looks for a confirmation given elsewhere.
 const POLL: Duration = Duration::from_millis(250);
 
-/// Where the person is asked, in the audit log.
+/// Where the person is asked, in the audit log's declines.
 const BY: &str = "mcp elicitation";
 
 /// Ask the client's user to confirm permit `permit_id` if the policy holds it; Ok once it is
@@ -32,6 +37,18 @@ pub(crate) async fn confirm(
     let peer = &context.peer;
     let pending = blocking(path, permit_id, |p, id| p.pending_confirmation(id)).await?;
     let Some(pending) = pending else { return Ok(()) };
+    if !path.accepts_confirmation_via(Channel::McpElicitation) {
+        return Err(ToolError::retryable(
+            ErrorCode::ConfirmationRequired,
+            format!(
+                "permit `{permit_id}` waits for the operator to confirm it ({} in [safety]); an MCP client's own \
+                 answer does not count on this host ([safety.confirm] via), since the client may be the agent. \
+                 Ask the operator to confirm it (`bardo confirm {permit_id}`, `bardo tui`, or the approval page \
+                 of `bardo serve`), then call commit_action again before it expires",
+                pending.policy
+            ),
+        ));
+    }
     if !peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
         return Err(ToolError::retryable(
             ErrorCode::ConfirmationRequired,
@@ -77,7 +94,10 @@ pub(crate) async fn confirm(
                 && result.content.as_ref().and_then(|c| c.get("confirm")).and_then(|v| v.as_bool())
                     == Some(true);
             if yes {
-                blocking(path, permit_id, |p, id| p.confirm(id, BY)).await
+                // The principal as MCP knows it: the client's own name for itself.
+                let client = peer.peer_info().map(|i| i.client_info.name.clone()).unwrap_or_default();
+                let by = format!("mcp client {client:?}");
+                blocking(path, permit_id, move |p, id| p.confirm(id, Channel::McpElicitation, &by)).await
             } else {
                 Err(blocking(path, permit_id, |p, id| Ok(p.declined(id, BY, false))).await?)
             }

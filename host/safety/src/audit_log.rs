@@ -146,8 +146,13 @@ pub enum AuditEvent {
     PermitConfirmed {
         /// The permit.
         permit_id: String,
-        /// Who: the front end and how (`mcp elicitation`, `a2a operator`, `tui`, `cli`).
+        /// Who: the principal as the channel knows it (`operator (bardo confirm, uid 1000)`,
+        /// `operator token`, the MCP client's name).
         by: String,
+        /// Through which channel of `[safety.confirm] via` (absent in records of earlier
+        /// versions, when `by` named the front end).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        channel: Option<String>,
     },
     /// A human declined a permit the confirmation policy holds, or no one answered in time
     /// (`timed_out`: the permit stays open for another front end to confirm).

@@ -1,18 +1,23 @@
-//! `[safety] confirm`: which commits wait for a human. A permit the policy holds is committed
-//! only once a person confirmed it — through an MCP client's elicitation, an A2A operator's
-//! credential, `bardo tui` (`y`) or `bardo confirm` — and the write path itself refuses it
-//! before then (`confirmation-required`), whichever door asks.
+//! `[safety] confirm`: which commits wait for a human, and through which channels a human's
+//! answer counts. A permit the policy holds is committed only once a person confirmed it through
+//! a channel the operator accepts (`via`) — by default `bardo confirm`, `bardo tui`, the approval
+//! page and the operator's token over A2A; never, unless the operator opts in, an MCP client's
+//! elicitation, since an agent *is* the MCP client — and the write path itself refuses it before
+//! then (`confirmation-required`), whichever door asks. Whether a permit waits is decided at
+//! preview and sealed into it: a door with a laxer policy cannot commit it unconfirmed.
 //!
 //! ```toml
 //! [safety]
 //! confirm = "above_usd = 100"      # every profile
-//! # or per profile (a composed profile takes the strictest of its parts):
+//! # or per profile (a composed profile takes the strictest of its parts), and the channels:
 //! [safety.confirm]
 //! default = "never"
 //! trader = "always"
+//! via = ["cli", "tui", "page", "a2a-operator"]   # the default; add "mcp-elicitation" only
+//!                                                  # where a person, not an agent, is the client
 //! ```
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -87,15 +92,62 @@ impl<'de> Deserialize<'de> for ConfirmPolicy {
     }
 }
 
+/// Where a person's confirmation comes from. Each is a principal other than the agent only as
+/// far as the operator keeps the agent away from it (docs/operators.md: run the agent as another
+/// user); MCP elicitation is answered by whatever the MCP client is, so it is off by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    /// `bardo confirm PERMIT_ID`, run by someone who can read the host key.
+    Cli,
+    /// `y` in `bardo tui`, run by someone who can read the host key.
+    Tui,
+    /// The approval page of `bardo serve` (`/operator`), with the operator's token or session.
+    Page,
+    /// `{"confirm": true}` over A2A with the operator's token.
+    A2aOperator,
+    /// An MCP client's answer to the host's elicitation: opt in only for a door a person faces.
+    McpElicitation,
+}
+
+impl Channel {
+    /// The channels accepted when `via` is not configured: every one but MCP elicitation.
+    pub const DEFAULT: [Self; 4] = [Self::Cli, Self::Tui, Self::Page, Self::A2aOperator];
+
+    /// Its name in `via` and in the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cli => "cli",
+            Self::Tui => "tui",
+            Self::Page => "page",
+            Self::A2aOperator => "a2a-operator",
+            Self::McpElicitation => "mcp-elicitation",
+        }
+    }
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// `[safety] confirm`: one policy for every profile, or a table of profile → policy (`default`
-/// for the profiles it does not name).
+/// for the profiles it does not name) and the channels a confirmation may come through (`via`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum ConfirmSetting {
     /// The same for every profile.
     All(ConfirmPolicy),
     /// Per profile.
-    PerProfile(BTreeMap<String, ConfirmPolicy>),
+    PerProfile {
+        /// The channels a confirmation counts through (default [`Channel::DEFAULT`]).
+        #[serde(default)]
+        via: Option<Vec<Channel>>,
+        /// Profile name → policy.
+        #[serde(flatten)]
+        profiles: BTreeMap<String, ConfirmPolicy>,
+    },
 }
 
 impl Default for ConfirmSetting {
@@ -109,12 +161,20 @@ impl ConfirmSetting {
     pub fn for_profile(&self, spec: &str) -> ConfirmPolicy {
         match self {
             Self::All(policy) => *policy,
-            Self::PerProfile(table) => {
-                let default = table.get("default").copied().unwrap_or_default();
+            Self::PerProfile { profiles, .. } => {
+                let default = profiles.get("default").copied().unwrap_or_default();
                 spec.split(',')
-                    .map(|p| table.get(p.trim()).copied().unwrap_or(default))
+                    .map(|p| profiles.get(p.trim()).copied().unwrap_or(default))
                     .fold(ConfirmPolicy::Never, ConfirmPolicy::stricter)
             }
+        }
+    }
+
+    /// The channels a confirmation counts through.
+    pub fn via(&self) -> Vec<Channel> {
+        match self {
+            Self::PerProfile { via: Some(via), .. } => via.clone(),
+            _ => Channel::DEFAULT.to_vec(),
         }
     }
 }
@@ -157,5 +217,19 @@ mod tests {
         assert_eq!(table.for_profile("lp, trader"), ConfirmPolicy::Always);
         let all: ConfirmSetting = serde_json::from_str(r#""always""#).expect("one policy");
         assert_eq!(all.for_profile("data"), ConfirmPolicy::Always);
+        assert_eq!(all.via(), Channel::DEFAULT, "MCP elicitation only when the operator opts in");
+        assert_eq!(table.via(), Channel::DEFAULT);
+    }
+
+    #[test]
+    fn the_channels_a_confirmation_counts_through_are_the_operators_to_name() {
+        let table: ConfirmSetting = toml::from_str(
+            r#"trader = "always"
+via = ["cli", "mcp-elicitation"]"#,
+        )
+        .expect("a table with via");
+        assert_eq!(table.for_profile("trader"), ConfirmPolicy::Always);
+        assert_eq!(table.via(), [Channel::Cli, Channel::McpElicitation]);
+        assert!(toml::from_str::<ConfirmSetting>(r#"via = ["telepathy"]"#).is_err(), "an unknown channel");
     }
 }

@@ -88,6 +88,11 @@ pub struct ActionPermit {
     /// `hooks::on_chain_bounds`). A commit whose receipts show worse is an outcome mismatch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_case: Vec<crate::hooks::on_chain_bounds::WorstCase>,
+    /// Why it waits for a person: the confirmation policy that held it at preview (`confirm =
+    /// "always"` under profile `trader`); None when none did. Sealed with it, so every door and
+    /// process holds it, whatever its own profile's policy (which is applied too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<String>,
 }
 
 /// One change of the wallet's balance in a preview's simulation.

@@ -97,7 +97,8 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
         .with_ttl(ttl)
         .with_clock(clock)
         .with_mismatch_phase(safety.mismatch_phase)
-        .with_confirm_policy(safety.confirm.for_profile(&profile));
+        .with_confirm_policy(safety.confirm.for_profile(&profile))
+        .with_confirm_via(safety.confirm.via());
     if let Some(cluster) = &cluster {
         let host = config.optional::<ClusterSettings>()?.map(|s| s.host_name()).unwrap_or_default();
         replicate_memory(&services, cluster, &host);

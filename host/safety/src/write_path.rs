@@ -107,6 +107,8 @@ pub struct WritePath {
     episodes: Option<crate::episodes::Episodes>,
     /// Which commits wait for a person (`[safety] confirm`, for this host's profile).
     confirm: ConfirmPolicy,
+    /// The channels a person's confirmation counts through (`[safety.confirm] via`).
+    via: Vec<crate::confirm::Channel>,
 }
 
 fn denied(message: impl Into<String>) -> ToolError {
@@ -177,6 +179,7 @@ impl WritePath {
             ttl: DEFAULT_TTL,
             clock: Arc::new(SystemTime::now),
             confirm: ConfirmPolicy::Never,
+            via: crate::confirm::Channel::DEFAULT.to_vec(),
             fabric: None,
             episodes: None,
         }

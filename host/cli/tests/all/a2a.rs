@@ -2,7 +2,7 @@
 //! a2a-sdk from PyPI, installed by `scripts/setup.sh`): the card, reads, a swap that waits for
 //! the caller's confirmation, declines, cancels, expiry, a restart mid-task, errors and tokens.
 
-use super::mcp::{Workspace, balanceOfCall, clients, python, view};
+use super::mcp::{Workspace, balanceOfCall, clients, one, python, tool_error, view};
 use alloy::primitives::U256;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};
 use bardo_test_support::devnet;
@@ -378,7 +378,8 @@ fn a2a_without_a_token_serves_only_reads() {
 fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_operators_commits() {
     let (node, d) = devnet();
     let w = Workspace::trader_with(&node, &d, "confirm = \"always\"");
-    let server = Server::start(&w, "127.0.0.1", &[]);
+    // Both doors, as `bardo serve` with no protocol flag serves them.
+    let server = Server::start_with(&w, "127.0.0.1", &[], &["--mcp"]);
     let operator = std::fs::read_to_string(w.path().join(".bardo/operator.token")).expect("operator token");
     let operator = operator.trim();
     assert_ne!(Some(operator), server.token.as_deref(), "the operator's token is not the agents'");
@@ -400,6 +401,20 @@ fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_opera
     assert_eq!(own["after"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{own}");
     assert_eq!(usdc(), before, "nothing was sent");
 
+    // The same agent, with the same token, commits the permit on the same server's MCP door with
+    // an elicitation handler that accepts: it is not asked (its answer is its own), nothing sent.
+    let permit = artifact(&waiting["mid"], "permit")["permit_id"].as_str().expect("permit id").to_owned();
+    let mcp = format!("{}/mcp", server.url);
+    let token = server.token.as_deref().expect("the agent's token");
+    let args = json!({"permit_id": permit}).to_string();
+    let itself =
+        one(&["commit", "--args", &args, "--answer", "accept", "--http", &mcp, "--token", token], &[]);
+    let e = tool_error(&itself["commit"]);
+    assert_eq!(e["code"], "confirmation-required", "{itself}");
+    assert!(e["message"].as_str().is_some_and(|m| m.contains("bardo confirm")), "{itself}");
+    assert_eq!(itself["asked"], json!([]), "the agent was not asked to confirm its own commit");
+    assert_eq!(usdc(), before, "nothing was sent");
+
     // The operator's token confirms it: committed, verified, audited as the operator's.
     let confirmed = a2a(&server, &["confirm", "--task", &task_id, "--token", operator]);
     let task = &confirmed["events"][0]["task"];
@@ -411,7 +426,8 @@ fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_opera
         audit.lines().map(|l| serde_json::from_str::<Value>(l).expect("json")["event"].clone()).any(
             |e| e["type"] == "PermitConfirmed"
                 && e["permit_id"] == permit.as_str()
-                && e["by"] == "a2a operator"
+                && e["by"] == "operator token"
+                && e["channel"] == "a2a-operator"
         ),
         "{audit}"
     );

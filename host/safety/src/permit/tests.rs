@@ -20,6 +20,7 @@ fn permit(id: &str) -> ActionPermit {
         spend_usd: None,
         balance_changes: Vec::new(),
         worst_case: Vec::new(),
+        confirmation: None,
     }
 }
 

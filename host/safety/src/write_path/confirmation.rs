@@ -1,11 +1,13 @@
 //! Confirmation by policy (`[safety] confirm`): which open permits wait for a person, what that
-//! person is shown, and their answer — recorded in the permit store (so `y` in one process's
-//! `bardo tui` releases a commit another process's door waits on) and audited. The commit itself
-//! refuses an unconfirmed permit (`confirmation-required`), whichever door asks.
+//! person is shown, and their answer — counted only through the channels the operator accepts
+//! (`via`), recorded in the permit store (so `y` in one process's `bardo tui` releases a commit
+//! another process's door waits on) and audited with its channel. Whether a permit waits is
+//! sealed into it at preview; the commit refuses an unconfirmed permit
+//! (`confirmation-required`), whichever door asks and whatever that door's own policy.
 
 use super::{WritePath, permit_error};
 use crate::audit_log::AuditEvent;
-use crate::confirm::ConfirmPolicy;
+use crate::confirm::{Channel, ConfirmPolicy};
 use crate::permit::ActionPermit;
 use bardo_core::error::{ErrorCode, ToolError};
 use std::time::Duration;
@@ -15,8 +17,8 @@ use std::time::Duration;
 pub struct Pending {
     /// The permit, as sealed.
     pub permit: ActionPermit,
-    /// The policy that holds it.
-    pub policy: ConfirmPolicy,
+    /// The policy that holds it (`confirm = "always"`).
+    pub policy: String,
     /// How long it stays valid.
     pub expires_in: Duration,
 }
@@ -69,30 +71,44 @@ impl WritePath {
         self
     }
 
+    /// Count a person's confirmation only through `via` (`[safety.confirm] via`).
+    pub fn with_confirm_via(mut self, via: Vec<Channel>) -> Self {
+        self.via = via;
+        self
+    }
+
     /// The confirmation policy in force.
     pub fn confirm_policy(&self) -> ConfirmPolicy {
         self.confirm
     }
 
-    /// The policy that holds `permit`, as configured, if it does.
-    pub(super) fn holds(&self, permit: &ActionPermit) -> Option<String> {
-        self.confirm.requires(permit.spend_usd).then(|| self.confirm.to_string())
+    /// Whether a confirmation through `channel` counts here.
+    pub fn accepts_confirmation_via(&self, channel: Channel) -> bool {
+        self.via.contains(&channel)
     }
 
-    /// Whether open permit `permit_id` waits for a person: None when the policy does not hold
-    /// it or someone confirmed it already; an error when it is not open (None, unread, when the
-    /// policy is `never`).
+    /// The policy that holds a plan spending `spend_usd` on this host, if it does: what a
+    /// preview seals into its permit.
+    pub(super) fn holds_spend(&self, spend_usd: Option<f64>) -> Option<String> {
+        self.confirm.requires(spend_usd).then(|| self.confirm.to_string())
+    }
+
+    /// The policy that holds `permit`, if one does: the one sealed into it at preview, else this
+    /// host's own (a permit previewed before the host's policy was tightened waits too).
+    pub(super) fn holds(&self, permit: &ActionPermit) -> Option<String> {
+        permit.confirmation.clone().or_else(|| self.holds_spend(permit.spend_usd))
+    }
+
+    /// Whether open permit `permit_id` waits for a person: None when no policy holds it or
+    /// someone confirmed it already; an error when it is not open.
     pub fn pending_confirmation(&self, permit_id: &str) -> Result<Option<Pending>, ToolError> {
-        if self.confirm == ConfirmPolicy::Never {
-            return Ok(None);
-        }
         let now = (self.clock)();
         let (permit, confirmed_by) = self.permits.open_permit(permit_id, now).map_err(permit_error)?;
-        if confirmed_by.is_some() || self.holds(&permit).is_none() {
+        let Some(policy) = self.holds(&permit).filter(|_| confirmed_by.is_none()) else {
             return Ok(None);
-        }
+        };
         let expires_in = (permit.created_at + permit.ttl).duration_since(now).unwrap_or_default();
-        Ok(Some(Pending { permit, policy: self.confirm, expires_in }))
+        Ok(Some(Pending { permit, policy, expires_in }))
     }
 
     /// Who confirmed open permit `permit_id`, if anyone has.
@@ -101,11 +117,28 @@ impl WritePath {
         Ok(by)
     }
 
-    /// A person (`by`: the front end and how) confirmed open permit `permit_id`: any commit of
-    /// it may now proceed. Audited.
-    pub fn confirm(&self, permit_id: &str, by: &str) -> Result<(), ToolError> {
+    /// A person (`by`, as `channel` knows them) confirmed open permit `permit_id`: any commit
+    /// of it may now proceed. Refused (`denied`) through a channel the operator does not accept.
+    /// Audited with the channel.
+    pub fn confirm(&self, permit_id: &str, channel: Channel, by: &str) -> Result<(), ToolError> {
+        if !self.accepts_confirmation_via(channel) {
+            let via: Vec<&str> = self.via.iter().map(|c| c.as_str()).collect();
+            return Err(ToolError::new(
+                ErrorCode::Denied,
+                format!(
+                    "a confirmation through {channel} does not count on this host ([safety.confirm] via = {via:?}): \
+                     whoever can answer there may be the agent itself. The operator confirms permit `{permit_id}` \
+                     with `bardo confirm {permit_id}` or in `bardo tui`; add \"{channel}\" to via only where a \
+                     person, not an agent, answers it"
+                ),
+            ));
+        }
         self.permits.confirm(permit_id, by, (self.clock)()).map_err(permit_error)?;
-        self.log(AuditEvent::PermitConfirmed { permit_id: permit_id.to_owned(), by: by.to_owned() })
+        self.log(AuditEvent::PermitConfirmed {
+            permit_id: permit_id.to_owned(),
+            by: by.to_owned(),
+            channel: Some(channel.as_str().to_owned()),
+        })
     }
 
     /// The person asked through `by` declined permit `permit_id` (it is cancelled: nothing is

@@ -220,6 +220,7 @@ impl WritePath {
                 generation: generation.number(),
                 plugin: entry.plugin.to_owned_id(),
             }),
+            confirmation: self.holds_spend(spend_usd),
             spend_usd,
             balance_changes,
             worst_case,

@@ -219,6 +219,7 @@ impl Bench {
             spend_usd: None,
             balance_changes: Vec::new(),
             worst_case: Vec::new(),
+            confirmation: None,
         };
         self.path.permits.insert(permit).expect("insert");
         id

@@ -13,7 +13,7 @@ use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
 use bardo_safety::WritePath;
 use bardo_safety::audit_log::AuditLog;
-use bardo_safety::confirm::ConfirmPolicy;
+use bardo_safety::confirm::{Channel, ConfirmPolicy};
 use bardo_safety::hooks::{AllowlistGuard, ApprovalGuard, PolicyCage, SafetyHook};
 use bardo_safety::host_key::HostKey;
 use bardo_test_artifacts::UNISWAP;
@@ -106,7 +106,7 @@ fn always_holds_a_commit_until_a_person_in_any_process_confirms_it() {
 
     // The operator's dashboard is another process on the same permit file and key.
     let operator = process(&node, &d, dir.path(), &key, "operator", ConfirmPolicy::Always);
-    operator.confirm(&permit.permit_id, "tui").expect("confirm");
+    operator.confirm(&permit.permit_id, Channel::Tui, "tui").expect("confirm");
     assert!(agent.pending_confirmation(&permit.permit_id).expect("open").is_none());
     assert_eq!(agent.confirmed_by(&permit.permit_id).expect("open").as_deref(), Some("tui"));
     let done = agent.commit(&permit.permit_id).expect("confirmed: commits");
@@ -114,11 +114,15 @@ fn always_holds_a_commit_until_a_person_in_any_process_confirms_it() {
     assert_eq!(before - usdc(&node, &d), U256::from(1_000_000_000u64));
     assert!(audit_types(dir.path(), "operator").iter().any(|e| e["type"] == "PermitConfirmed"
         && e["permit_id"] == permit.permit_id.as_str()
-        && e["by"] == "tui"));
+        && e["by"] == "tui"
+        && e["channel"] == "tui"));
     // A process whose key is not the host's cannot confirm anything.
     let stranger = process(&node, &d, dir.path(), &HostKey::ephemeral(), "stranger", ConfirmPolicy::Always);
     let next = agent.preview("swap", &swap("10")).expect("preview");
-    assert_eq!(stranger.confirm(&next.permit_id, "tui").expect_err("forged").code, ErrorCode::Denied);
+    assert_eq!(
+        stranger.confirm(&next.permit_id, Channel::Tui, "tui").expect_err("forged").code,
+        ErrorCode::Denied
+    );
     assert_eq!(agent.commit(&next.permit_id).expect_err("still held").code, ErrorCode::ConfirmationRequired);
 }
 
@@ -155,5 +159,75 @@ fn above_usd_holds_only_larger_spends_and_a_decline_cancels_the_permit() {
     assert_eq!(declines, [true, false]);
     assert!(
         events.iter().any(|e| e["type"] == "PermitCancelled" && e["permit_id"] == large.permit_id.as_str())
+    );
+}
+
+/// The case: with `trader = "always"` and `default = "never"`, a permit previewed under
+/// `trader` went through a `full` door with no confirmation. The policy is sealed at preview.
+#[test]
+fn a_permit_waits_under_the_policy_it_was_previewed_with_whichever_door_commits_it() {
+    let (node, d) = devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = HostKey::ephemeral();
+    let trader = process(&node, &d, dir.path(), &key, "trader", ConfirmPolicy::Always);
+    let full = process(&node, &d, dir.path(), &key, "full", ConfirmPolicy::Never);
+    let before = usdc(&node, &d);
+    let permit = trader.preview("swap", &swap("100")).expect("preview");
+    assert_eq!(permit.confirmation.as_deref(), Some("confirm = \"always\""), "sealed into the permit");
+
+    let held = full.commit(&permit.permit_id).expect_err("the permit's policy, not the door's");
+    assert_eq!(held.code, ErrorCode::ConfirmationRequired, "{held}");
+    assert!(held.message.contains("confirm = \"always\""), "{held}");
+    assert_eq!(usdc(&node, &d), before, "nothing was sent");
+    let pending = full.pending_confirmation(&permit.permit_id).expect("open").expect("held here too");
+    assert_eq!(pending.policy, "confirm = \"always\"");
+
+    // Confirmed by the operator (any process): the lax door commits it.
+    full.confirm(&permit.permit_id, Channel::Cli, "operator (bardo confirm, uid 0)").expect("confirm");
+    full.commit(&permit.permit_id).expect("confirmed");
+    assert_eq!(before - usdc(&node, &d), U256::from(100_000_000u64));
+
+    // The door's own policy still applies to what the preview's did not hold.
+    let lax = full.preview("swap", &swap("10")).expect("preview");
+    assert_eq!(lax.confirmation, None);
+    assert_eq!(
+        trader.commit(&lax.permit_id).expect_err("held by the door").code,
+        ErrorCode::ConfirmationRequired
+    );
+}
+
+/// MCP elicitation is answered by the MCP client, which is the agent: it counts only where the
+/// operator names it in `[safety.confirm] via`, and the audit names the channel.
+#[test]
+fn a_confirmation_counts_only_through_a_channel_the_operator_names() {
+    let (node, d) = devnet();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = HostKey::ephemeral();
+    let host = process(&node, &d, dir.path(), &key, "host", ConfirmPolicy::Always);
+    let permit = host.preview("swap", &swap("100")).expect("preview");
+    let refused = host
+        .confirm(&permit.permit_id, Channel::McpElicitation, "mcp client \"agent\"")
+        .expect_err("not in via");
+    assert_eq!(refused.code, ErrorCode::Denied, "{refused}");
+    assert!(refused.message.contains("bardo confirm") && refused.message.contains("via"), "{refused}");
+    assert!(host.pending_confirmation(&permit.permit_id).expect("open").is_some(), "still waiting");
+    assert_eq!(host.commit(&permit.permit_id).expect_err("held").code, ErrorCode::ConfirmationRequired);
+    assert!(!audit_types(dir.path(), "host").iter().any(|e| e["type"] == "PermitConfirmed"));
+
+    // Where a person faces the MCP client, the operator opts in; the channel is on record.
+    let desktop = process(&node, &d, dir.path(), &key, "desktop", ConfirmPolicy::Always)
+        .with_confirm_via(vec![Channel::Cli, Channel::McpElicitation]);
+    desktop
+        .confirm(&permit.permit_id, Channel::McpElicitation, "mcp client \"claude-desktop\"")
+        .expect("opted in");
+    host.commit(&permit.permit_id).expect("confirmed");
+    assert!(audit_types(dir.path(), "desktop").iter().any(|e| e["type"] == "PermitConfirmed"
+        && e["channel"] == "mcp-elicitation"
+        && e["by"] == "mcp client \"claude-desktop\""));
+    // And a channel left out of via is refused there.
+    let next = host.preview("swap", &swap("10")).expect("preview");
+    assert_eq!(
+        desktop.confirm(&next.permit_id, Channel::Tui, "tui").expect_err("not in via").code,
+        ErrorCode::Denied
     );
 }
