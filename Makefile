@@ -1,7 +1,7 @@
 # The two commands a fresh machine needs: `make demo` and `make test`.
 CARGO ?= cargo
 GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-socket-import \
-          -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack \
+          -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack -p program-prompt-kind \
           -p program-echo-v1 -p program-echo-v2 -p program-echo-v3 \
           -p program-echo-v2-1 -p program-echo-v4
 PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho memory

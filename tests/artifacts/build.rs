@@ -29,6 +29,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("CHAIN_READER", "program-chain-reader", "program_chain_reader"),
     ("EVIL_WRITER", "program-evil-writer", "program_evil_writer"),
     ("KIND_THIEF", "program-kind-thief", "program_kind_thief"),
+    ("PROMPT_KIND", "program-prompt-kind", "program_prompt_kind"),
     ("ATTACK", "program-attack", "program_attack"),
     ("ECHO_V1", "program-echo-v1", "program_echo_v1"),
     ("ECHO_V2", "program-echo-v2", "program_echo_v2"),

@@ -330,7 +330,9 @@ async fn confirm_held(a2a: &Arc<A2a>, task: &str, permit_id: &str, operator: boo
     let path = (a2a.adapter)().write_path().clone();
     let id = permit_id.to_owned();
     let held = tokio::task::spawn_blocking(move || match path.pending_confirmation(&id) {
-        Ok(Some(_)) if operator => path.confirm(&id, bardo_safety::confirm::Channel::A2aOperator, "operator token").map(|()| None),
+        Ok(Some(_)) if operator => {
+            path.confirm(&id, bardo_safety::confirm::Channel::A2aOperator, "operator token").map(|()| None)
+        }
         Ok(Some(pending)) => Ok(Some(pending.policy)),
         Ok(None) => Ok(None),
         // Not open any more: the commit itself says why (expired, cancelled, …).

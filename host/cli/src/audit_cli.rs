@@ -66,11 +66,13 @@ fn print_report(r: &SurfaceReport) {
         let kinds = if t.action_kinds.is_empty() {
             String::new()
         } else {
-            format!("  serves {}", t.action_kinds.join(", "))
+            // Read from a component not yet loaded: its kinds are not validated yet.
+            let kinds: Vec<_> = t.action_kinds.iter().map(|k| bardo_core::text::one_line(k)).collect();
+            format!("  serves {}", kinds.join(", "))
         };
         println!(
             "  {:<32} {:<10} {:<12} risk {:<7} {:?}{kinds}",
-            t.name,
+            bardo_core::text::one_line(&t.name),
             format!("{:?}", t.capability_tier).to_lowercase(),
             format!("{:?}", t.category).to_lowercase(),
             format!("{:?}", t.risk_tier).to_lowercase(),
@@ -100,7 +102,13 @@ pub(crate) fn print_changes(d: &SurfaceDiff) {
         println!("- import {i}");
     }
     for t in &d.added_tools {
-        println!("+ tool   {} ({:?}, {:?}, risk {:?})", t.name, t.capability_tier, t.category, t.risk_tier);
+        println!(
+            "+ tool   {} ({:?}, {:?}, risk {:?})",
+            bardo_core::text::one_line(&t.name),
+            t.capability_tier,
+            t.category,
+            t.risk_tier
+        );
     }
     for t in &d.removed_tools {
         println!("- tool   {t}");

@@ -102,7 +102,7 @@ pub(crate) fn describe(
     if !callable {
         println!("  (not callable now: {})", host.not_found(tool).message);
     }
-    println!("  {}", d.description.replace('\n', "\n  "));
+    println!("{}", bardo_core::text::block(&d.description, "  "));
     println!(
         "tier {} · category {} · risk {} · budget {} ms",
         tier(d),
@@ -111,7 +111,8 @@ pub(crate) fn describe(
         d.tick_budget.millis()
     );
     if !d.action_kinds.is_empty() {
-        println!("action kinds: {} (bardo preview KIND)", d.action_kinds.join(", "));
+        let kinds: Vec<_> = d.action_kinds.iter().map(|k| bardo_core::text::one_line(k)).collect();
+        println!("action kinds: {} (bardo preview KIND)", kinds.join(", "));
     }
     println!("profiles: {}", bardo_core::profile::profiles_running(d).join(", "));
     println!("params (* required):");

@@ -17,6 +17,7 @@ pub mod scope;
 pub mod secret;
 pub mod speculation;
 pub mod suggest;
+pub mod text;
 pub mod sync;
 pub mod tool;
 

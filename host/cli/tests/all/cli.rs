@@ -839,3 +839,15 @@ fn audit_shows_the_morpho_plugins_surface() {
         "{out}"
     );
 }
+
+/// `bardo audit` reads a component before anything validates it: a kind written as prose for
+/// the host's prompt is shown escaped on its own line, never as lines of the host's output.
+#[test]
+fn audit_shows_a_plugins_text_escaped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = bardo(dir.path(), &["audit", bardo_test_artifacts::PROMPT_KIND]);
+    let out = stdout(&o);
+    assert!(out.contains("prompt_plan_swap"), "{out}");
+    assert!(out.contains("swap`\\n  spends 0.00 USD"), "escaped: {out}");
+    assert!(!out.lines().any(|l| l.trim_start().starts_with("spends 0.00 USD")), "no forged line: {out}");
+}

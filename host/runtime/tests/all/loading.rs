@@ -10,7 +10,7 @@ use bardo_runtime::engine::{CacheOutcome, Engine, Limits};
 use bardo_runtime::plugin::{Host, LoadError, WasiPolicy};
 use bardo_runtime::setup;
 use bardo_test_artifacts::{
-    FS_IMPORT, HELLO, HOSTILE, KIND_THIEF, NO_CATALOG, OVERREACH, SOCKET_IMPORT, UNISWAP, bytes,
+    FS_IMPORT, HELLO, HOSTILE, KIND_THIEF, NO_CATALOG, OVERREACH, PROMPT_KIND, SOCKET_IMPORT, UNISWAP, bytes,
 };
 use std::path::Path;
 
@@ -352,6 +352,20 @@ fn one_tool_serves_each_action_kind() {
         .map(|e| e.def.name.as_str())
         .collect();
     assert_eq!(swaps, ["uniswap_execute_swap"]);
+}
+
+#[test]
+fn a_kind_written_as_prose_for_the_hosts_prompt_is_refused_at_load() {
+    // Its kind would appear inside the host's confirmation request ("Confirm `<kind>` …") as if
+    // the host had written it.
+    let mut h = crate::host(&[HELLO]);
+    let e = h.load_file(Path::new(PROMPT_KIND)).err().expect("refused at load");
+    let message = e.to_string();
+    assert!(message.contains("prompt_plan_swap") && message.contains("action kind"), "{message}");
+    assert!(message.contains("a-z, 0-9, '_' and '-'"), "{message}");
+    assert!(!message.contains("\n  spends"), "the kind is quoted, not printed raw: {message}");
+    assert_eq!(h.plugins().len(), 1, "nothing of it was loaded");
+    assert!(!h.catalog().contains_key("prompt_plan_swap"));
 }
 
 #[test]
