@@ -230,6 +230,34 @@ def raw_http(args):
     emit({"status": r.status_code, "www_authenticate": r.headers.get("www-authenticate"), "body": r.text[:500]})
 
 
+def keepalive(args):
+    """`ping` over one kept-alive connection, timed: what a client that reuses its connection
+    (every SDK does) waits per request. The median and the 90th percentile, in milliseconds."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if args.token:
+        headers["Authorization"] = f"Bearer {args.token}"
+    limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+    with httpx2.Client(headers=headers, limits=limits, timeout=30) as http:
+        init = {
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pings", "version": "0"}},
+        }
+        r = http.post(args.http, json=init)
+        r.raise_for_status()
+        session = {"mcp-session-id": r.headers["mcp-session-id"]} if "mcp-session-id" in r.headers else {}
+        http.post(args.http, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        times = []
+        for i in range(1, args.count + 1):
+            started = time.perf_counter()
+            r = http.post(args.http, headers=session, json={"jsonrpc": "2.0", "id": i, "method": "ping"})
+            body = r.text
+            times.append((time.perf_counter() - started) * 1000)
+            if r.status_code != 200 or f'"id":{i}' not in body.replace(" ", ""):
+                raise SystemExit(f"ping {i}: {r.status_code} {body[:200]}")
+        times.sort()
+        emit({"count": len(times), "p50_ms": times[len(times) // 2], "p90_ms": times[len(times) * 9 // 10]})
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("scenario")
@@ -244,6 +272,7 @@ def main():
     p.add_argument("--then-args", default="{}")
     p.add_argument("--answer", default="none", choices=["none", "accept", "decline", "confirm-false", "hang"])
     p.add_argument("--stdio", action="store_true")
+    p.add_argument("--count", type=int, default=200)
     argv = sys.argv[1:]
     # Everything after `--` is the server's command line.
     server = argv[argv.index("--") + 1 :] if "--" in argv else []
@@ -251,6 +280,8 @@ def main():
     args.server = server
     if args.scenario == "raw-http":
         raw_http(args)
+    elif args.scenario == "keepalive":
+        keepalive(args)
     else:
         anyio.run(run, args)
 

@@ -75,7 +75,7 @@ pub(crate) fn run(
             eprintln!("bardo serve: MCP at http://{bound}{}", bardo_mcp::http::PATH);
         }
         eprintln!("bardo serve: {}", access.how_to_connect());
-        axum::serve(listener, router)
+        axum::serve(bardo_mcp::http::no_delay(listener), router)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })

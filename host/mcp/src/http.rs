@@ -528,10 +528,22 @@ pub async fn serve(
         access.requires_token()
     );
     eprintln!("bardo mcp: serving http://{bound}{PATH}; {}", access.how_to_connect());
-    axum::serve(listener, router(served, access))
+    axum::serve(no_delay(listener), router(served, access))
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(|e| McpError::Http(format!("HTTP server: {e}")))
+}
+
+/// `listener` with Nagle's algorithm off on every connection: a response is written in pieces
+/// (headers, then the SSE event), and with it on, a kept-alive connection's next answer waited
+/// for the client's delayed ACK — ~44 ms a request, measured, against 0.3 ms without.
+pub fn no_delay(listener: tokio::net::TcpListener) -> impl axum::serve::Listener<Addr = SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("TCP_NODELAY on an MCP connection: {e}");
+        }
+    })
 }
 
 #[cfg(test)]

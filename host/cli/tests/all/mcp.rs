@@ -397,11 +397,16 @@ impl HttpServer {
     }
 
     pub(super) fn start_with(w: &Workspace, addr: &str, env: &[(&str, &str)], extra: &[&str]) -> Self {
-        let mut args = vec!["--expose", "concrete", "--http", addr];
+        let mut args = vec!["mcp", "--expose", "concrete", "--http", addr];
         args.extend(extra);
-        let server = w.server(&args);
-        let mut cmd = Command::new(&server[0]);
-        cmd.args(&server[1..]).stdout(Stdio::null()).stderr(Stdio::null());
+        Self::spawn(w, addr, env, &args)
+    }
+
+    /// `bardo --config <dir>/bardo.toml <args>`, serving MCP at `addr`.
+    fn spawn(w: &Workspace, addr: &str, env: &[(&str, &str)], args: &[&str]) -> Self {
+        let config = w.path().join("bardo.toml").display().to_string();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_bardo"));
+        cmd.args(["--config", &config]).args(args).stdout(Stdio::null()).stderr(Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -530,4 +535,26 @@ fn typescript_sdk_lists_and_calls_over_stdio() {
         seen["tools"].as_array().expect("tools").iter().filter_map(Value::as_str).collect();
     assert!(tools.contains(&"hostile_echo") && tools.contains(&"search_context"), "{tools:?}");
     assert_eq!(seen["call"], json!({"isError": false, "text": "\"from node\""}), "{seen}");
+}
+
+/// Requests on a kept-alive connection (as every SDK sends them) are answered at once: with
+/// Nagle's algorithm on, each waited ~44 ms for the client's delayed ACK. On both servers.
+#[test]
+fn requests_on_a_kept_alive_connection_are_not_held_back() {
+    let token = "0123456789abcdef0123456789abcdef";
+    let w = Workspace::new(
+        "dev",
+        &[("hostile.wasm", HOSTILE)],
+        "[mcp]\ntokens_env = \"BARDO_TEST_MCP_TOKENS\"\n",
+    );
+    let env = [("BARDO_TEST_MCP_TOKENS", token)];
+    let mcp = HttpServer::start(&w, &format!("127.0.0.1:{}", free_port()), &env);
+    let addr = format!("127.0.0.1:{}", free_port());
+    let serve = HttpServer::spawn(&w, &addr, &env, &["serve", "--listen", &addr, "--mcp"]);
+    for url in [&mcp.url, &serve.url] {
+        let timed = one(&["keepalive", "--http", url, "--token", token, "--count", "200"], &[]);
+        let p50 = timed["p50_ms"].as_f64().expect("p50");
+        assert_eq!(timed["count"], 200);
+        assert!(p50 <= 2.0, "{url}: median {p50:.2} ms a ping on one connection (p90 {})", timed["p90_ms"]);
+    }
 }
