@@ -38,6 +38,19 @@ pub struct Message<'a> {
     pub is_request: bool,
     /// The revision an `initialize` asks for.
     pub protocol_version: Option<&'a str>,
+    /// For an `initialize`: whether its params have the shape every revision asks for
+    /// (`protocolVersion`, `capabilities`, `clientInfo` with `name` and `version`).
+    pub well_formed: bool,
+}
+
+/// Whether `params` are an `initialize`'s: rmcp refuses others, and such a refusal must not
+/// count as the session's one handshake.
+fn initialize_params(params: Option<&Value>) -> bool {
+    let Some(p) = params else { return false };
+    let text = |v: Option<&Value>| v.is_some_and(Value::is_string);
+    text(p.get("protocolVersion"))
+        && p.get("capabilities").is_some_and(Value::is_object)
+        && p.get("clientInfo").is_some_and(|c| text(c.get("name")) && text(c.get("version")))
 }
 
 fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
@@ -101,7 +114,8 @@ pub fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, String)>
     }
     let protocol_version =
         message.get("params").and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
-    match seen(&Message { method, is_request, protocol_version }) {
+    let well_formed = method != Some("initialize") || initialize_params(message.get("params"));
+    match seen(&Message { method, is_request, protocol_version, well_formed }) {
         Some((code, text)) => refuse(code, text),
         None => Screened::Pass,
     }
@@ -124,12 +138,22 @@ impl Handshake {
             if self.initialized {
                 return Some((INVALID_REQUEST, "the session is initialized already: initialize once".into()));
             }
+            if !message.well_formed {
+                // Refused, and not the handshake: the corrected one is still the first.
+                return Some((
+                    INVALID_PARAMS,
+                    "initialize needs params {\"protocolVersion\": \"2025-11-25\", \"capabilities\": {}, \
+                     \"clientInfo\": {\"name\": …, \"version\": …}}"
+                        .into(),
+                ));
+            }
             self.initialized = true;
             // rmcp agrees to a revision it serves, which 2025-03-26 is.
             self.batching = message.protocol_version == Some(BATCH_REVISION);
             return None;
         }
-        let early = !self.initialized && message.is_request && !matches!(method, "ping" | "server/discover");
+        // A notification before it is dropped unanswered (rmcp would end the session on it).
+        let early = !self.initialized && !matches!(method, "ping" | "server/discover");
         early.then(|| (INVALID_REQUEST, format!("send initialize before `{method}`")))
     }
 }
@@ -202,7 +226,17 @@ mod tests {
         let mut run = |text: &[u8]| screen(text, |m| h.check(m));
         assert_eq!(run(br#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#), Screened::Pass);
         assert_eq!(code(&run(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)).0, Some(INVALID_REQUEST));
-        assert_eq!(run(br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}"#), Screened::Pass);
+        assert_eq!(
+            run(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Screened::Drop,
+            "early"
+        );
+        assert_eq!(
+            code(&run(br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}"#)).0,
+            Some(INVALID_PARAMS)
+        );
+        let init = br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        assert_eq!(run(init), Screened::Pass, "the corrected one is the handshake");
         assert_eq!(run(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Screened::Pass);
         assert_eq!(run(br#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#), Screened::Pass);
         assert_eq!(
