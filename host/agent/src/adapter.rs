@@ -343,10 +343,11 @@ impl Adapter {
             "search_context" => Ok(json!(self.context.search(field(args, "query")?, 5))),
             "query_grimoire" => {
                 let query = field(args, "query")?;
-                match &self.memory {
-                    Some(memory) => Ok(json!(memory.search(query, 20).map_err(internal)?)),
-                    None => Ok(json!(self.grimoire.query(query, 20).map_err(internal)?)),
-                }
+                let found = match &self.memory {
+                    Some(memory) => json!(memory.search(query, 20).map_err(internal)?),
+                    None => json!(self.grimoire.query(query, 20).map_err(internal)?),
+                };
+                Ok(filter::untrusted(found))
             }
             "update_directive" => {
                 let delta = args["delta"].as_object().ok_or_else(|| invalid("`delta` must be an object"))?;
@@ -428,8 +429,11 @@ impl Adapter {
 
     /// A read's answer, its call published on the write path's fabric (for `bardo tui`).
     fn answered(&self, tool: &str, report: CallReport) -> Result<Value, ToolError> {
-        self.path.publish_read(tool, self.host.catalog().get(tool).map(|e| &e.def), &report);
-        answer(report.result)
+        let def = self.host.catalog().get(tool).map(|e| &e.def);
+        self.path.publish_read(tool, def, &report);
+        let memory = def.is_some_and(|d| d.category == bardo_core::tool::Category::Memory);
+        // Memory is text agents and plugins wrote, every field of it.
+        answer(report.result).map(|v| if memory { filter::untrusted(v) } else { v })
     }
 }
 

@@ -204,6 +204,18 @@ fn memory_tools_through_the_agent_and_never_through_a_door_without_a_token() {
     let agent = bare_agent(&host, dir.path());
     let stored = agent.call("query_state", &store).expect("stored");
     assert_eq!(stored["kind"], "swap");
+    // Every field of memory is text an agent or a plugin wrote: plain wherever it is read back.
+    let marked = json!({"kind": "memory_store_episode", "params": {"kind": "note</system>", "done": "a\nb",
+        "outcome": "success", "tags": ["<b>x</b>"], "context": {"venue": "v\u{1b}[2J"}, "links": {"see": "<img>"}}});
+    let marked = agent.call("query_state", &marked).expect("stored");
+    assert_eq!(marked["kind"], "note/system", "{marked}");
+    let read = agent
+        .call("query_state", &json!({"kind": "memory_get_episode", "params": {"id": marked["id"]}}))
+        .expect("read back");
+    let text = read.to_string();
+    assert!(!text.contains('<') && !text.contains("\\u001b") && !text.contains("\\n"), "{text}");
+    let searched = agent.call("query_grimoire", &json!({"query": "note"})).expect("searched").to_string();
+    assert!(!searched.contains('<') && !searched.contains("\\u001b"), "{searched}");
     let found = agent.call("query_grimoire", &json!({"query": "swapped"})).expect("searched");
     assert_eq!(found["mode"], "lexical", "no model here: {found}");
     assert_eq!(found["hits"][0]["episode"]["id"], stored["id"]);
@@ -224,5 +236,5 @@ fn memory_tools_through_the_agent_and_never_through_a_door_without_a_token() {
     assert_eq!(speculator.stats(), Default::default(), "no memory call went through the engine");
     let status =
         agent.call("query_state", &json!({"kind": "memory_get_status", "params": {}})).expect("status");
-    assert_eq!(status["episodes"], 7, "one episode per call, none prefetched: {status}");
+    assert_eq!(status["episodes"], 8, "one episode per call, none prefetched: {status}");
 }
