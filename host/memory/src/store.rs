@@ -31,6 +31,19 @@ pub enum MemoryError {
     /// What was given is unusable.
     #[error("{0}")]
     Invalid(String),
+    /// Not the caller's to change: the write path's own episodes.
+    #[error("{0}")]
+    Denied(String),
+}
+
+/// The origin of the write path's episodes begins with this, then the host's origin: only the
+/// host records such episodes (and the fleet's sealed feed carries them between hosts); no
+/// plugin forgets or imports one.
+pub const WRITE_PATH: &str = "write-path@";
+
+/// Whether `origin` is the write path's.
+pub fn is_write_path(origin: &str) -> bool {
+    origin.starts_with(WRITE_PATH)
 }
 
 /// Unix milliseconds now; a test's clock can be simulated.
@@ -117,7 +130,8 @@ impl Recorder {
     /// the write it describes has happened whether or not memory keeps it.
     pub fn record(&self, episode: NewEpisode) {
         let Some(memory) = self.0.upgrade() else { return };
-        match memory.insert(&episode, None) {
+        let origin = format!("{WRITE_PATH}{}", memory.origin());
+        match memory.insert(&episode, None, &origin) {
             Ok(id) => memory.embed_later(id),
             Err(e) => tracing::warn!(error = %e, "memory: an episode of the write path was not kept"),
         }
@@ -328,14 +342,15 @@ impl Memory {
         Ok(())
     }
 
-    /// Insert an episode first recorded here; its id. `vector`: its embedding, if computed.
-    fn insert(&self, e: &NewEpisode, vector: Option<&[f32]>) -> Result<i64, MemoryError> {
+    /// Insert an episode first recorded here, as `origin` (this store's, or the write path's);
+    /// its id. `vector`: its embedding, if computed.
+    fn insert(&self, e: &NewEpisode, vector: Option<&[f32]>, origin: &str) -> Result<i64, MemoryError> {
         let now = self.now();
         let q = vector.map(Quantized::of);
         let id = {
             let mut db = self.db();
             let tx = db.transaction()?;
-            let id = insert_row(&tx, e, None, &self.0.origin, now, q.as_ref(), &[])?;
+            let id = insert_row(&tx, e, None, origin, now, q.as_ref(), &[])?;
             tx.commit()?;
             id
         };
@@ -344,8 +359,8 @@ impl Memory {
             f(
                 self,
                 &Exported {
-                    uid: format!("{}/{id}", self.0.origin),
-                    origin: self.0.origin.clone(),
+                    uid: format!("{origin}/{id}"),
+                    origin: origin.to_owned(),
                     at_ms: now,
                     episode: e.clone(),
                     reflections: Vec::new(),
@@ -359,7 +374,7 @@ impl Memory {
     /// Store an episode, embedded now when the model loads (else searchable by words only).
     pub fn store(&self, e: &NewEpisode) -> Result<Episode, MemoryError> {
         let vector = self.embedder().ok().and_then(|m| m.embed(&e.text()).ok());
-        let id = self.insert(e, vector.as_deref())?;
+        let id = self.insert(e, vector.as_deref(), &self.0.origin)?;
         self.episode(id, false)
     }
 

@@ -185,7 +185,8 @@ fn memory_tools_through_the_agent_and_never_through_a_door_without_a_token() {
     use bardo_runtime::{Limits, Services};
     let dir = tempfile::tempdir().expect("tempdir");
     let memory = bardo_memory::Memory::open(&dir.path().join("g.sqlite"), None, "host").expect("memory");
-    let services = Services::empty(bardo_test_support::host_runtime()).with_memory(Some(memory));
+    let recorder = memory.recorder();
+    let services = Services::empty(bardo_test_support::host_runtime()).with_memory(Some(memory.clone()));
     let profile = bardo_core::profile::Profile::parse("learning")
         .expect("profile")
         .with_capabilities([RequiredCapability::Memory]);
@@ -237,4 +238,35 @@ fn memory_tools_through_the_agent_and_never_through_a_door_without_a_token() {
     let status =
         agent.call("query_state", &json!({"kind": "memory_get_status", "params": {}})).expect("status");
     assert_eq!(status["episodes"], 8, "one episode per call, none prefetched: {status}");
+
+    // The write path's episodes are the host's record of what it did: no plugin erases or forges one.
+    recorder.record(bardo_memory::NewEpisode {
+        kind: "swap".into(),
+        done: "executed permit-1".into(),
+        ..Default::default()
+    });
+    let exported = memory.export(0, 100).expect("export");
+    let recorded =
+        exported.iter().find(|e| e.origin == "write-path@host").expect("recorded as the write path's");
+    let id: i64 = recorded.uid.rsplit('/').next().and_then(|n| n.parse().ok()).expect("id");
+    let call = |kind: &str, params: serde_json::Value| {
+        agent.call("query_state", &json!({"kind": kind, "params": params}))
+    };
+    let named = call("memory_forget_episodes", json!({"ids": [id]})).expect_err("kept");
+    assert_eq!(named.code, ErrorCode::Denied, "{named}");
+    let decayed =
+        call("memory_forget_episodes", json!({"below_retention": 1.0})).expect("the agent's own go");
+    assert_eq!(decayed["forgotten"].as_array().map(Vec::len), Some(8), "{decayed}");
+    assert_eq!(
+        call("memory_get_episode", json!({"id": id})).expect("still there")["origin"],
+        "write-path@host"
+    );
+    let forged = json!({"episodes": [{"uid": "write-path@host/99", "origin": "write-path@host", "at_ms": 0,
+        "episode": {"kind": "swap", "done": "nothing happened"}, "reflections": []}]});
+    let refused = call("memory_import_episodes", forged).expect_err("forged origin");
+    assert_eq!(refused.code, ErrorCode::Denied, "{refused}");
+    let squatting = json!({"episodes": [{"uid": format!("write-path@host/{}", id + 1), "origin": "host", "at_ms": 0,
+        "episode": {"kind": "swap", "done": "takes the next record's place"}, "reflections": []}]});
+    assert_eq!(call("memory_import_episodes", squatting).expect_err("its uid").code, ErrorCode::Denied);
+    assert_eq!(memory.status().expect("status").episodes, 1, "only the write path's record is left");
 }

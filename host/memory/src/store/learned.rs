@@ -5,7 +5,7 @@ use super::{MAX_FIELD, MAX_LIMIT, Memory, MemoryError, json};
 use crate::decay;
 use crate::episode::NewEpisode;
 use crate::insights::{self, Case};
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 /// An insight as returned.
@@ -144,7 +144,8 @@ impl Memory {
     }
 
     /// Forget episodes: those named, and every one whose retention fell under `below`; the
-    /// ids forgotten.
+    /// ids forgotten. The write path's episodes are the record of what the host did: never
+    /// forgotten by decay, and one named is refused.
     pub fn forget(&self, ids: &[i64], below: Option<f64>) -> Result<Vec<i64>, MemoryError> {
         let now = self.now();
         let mut gone: Vec<i64> = Vec::new();
@@ -152,23 +153,30 @@ impl Memory {
             let mut db = self.db();
             let tx = db.transaction()?;
             if let Some(threshold) = below {
-                let mut stmt = tx.prepare("SELECT id, stability, last_ms FROM memory_episodes")?;
-                let rows = stmt
-                    .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, r.get::<_, i64>(2)?)))?;
+                let mut stmt = tx.prepare("SELECT id, stability, last_ms, origin FROM memory_episodes")?;
+                let rows = stmt.query_map([], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?))
+                })?;
                 for row in rows {
-                    let (id, s, last) = row?;
-                    if decay::retention(now, last, s) < threshold {
+                    let (id, s, last, origin) = row?;
+                    if decay::retention(now, last, s) < threshold && !crate::is_write_path(&origin) {
                         gone.push(id);
                     }
                 }
             }
             for id in ids {
-                let held: bool =
-                    tx.query_row("SELECT count(*) FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))?;
-                if !held {
-                    return Err(MemoryError::NotFound(format!("no episode {id} to forget")));
+                let origin: Option<String> = tx
+                    .query_row("SELECT origin FROM memory_episodes WHERE id = ?1", [id], |r| r.get(0))
+                    .optional()?;
+                match origin {
+                    None => return Err(MemoryError::NotFound(format!("no episode {id} to forget"))),
+                    Some(o) if crate::is_write_path(&o) => {
+                        return Err(MemoryError::Denied(format!(
+                            "episode {id} is the write path's record of a write ({o}); it is kept"
+                        )));
+                    }
+                    Some(_) => gone.push(*id),
                 }
-                gone.push(*id);
             }
             gone.sort_unstable();
             gone.dedup();

@@ -215,14 +215,14 @@ mod tests {
         let path = dir.path().join("grimoire.sqlite");
         Memory::open(&path, None, "a")
             .expect("open")
-            .insert(&episode("swapped USDC for WETH"), None)
+            .insert(&episode("swapped USDC for WETH"), None, "host")
             .expect("insert");
         let memory = Memory::open(&path, None, "a").expect("reopen");
         assert!(memory.0.indexes.get().is_none(), "not built at open");
         let found = memory.search("USDC", 5).expect("search");
         assert_eq!(found.hits.len(), 1);
         assert!(memory.0.indexes.get().is_some(), "built by the search");
-        memory.insert(&episode("supplied USDC to Aave"), None).expect("insert");
+        memory.insert(&episode("supplied USDC to Aave"), None, "host").expect("insert");
         assert_eq!(memory.search("USDC", 5).expect("search").hits.len(), 2, "kept current");
     }
 }

@@ -48,6 +48,7 @@ fn memory_error(e: MemoryError) -> Error {
     match e {
         MemoryError::NotFound(m) => error(ErrorCode::NotFound, m),
         MemoryError::Invalid(m) => error(ErrorCode::InvalidParams, m),
+        MemoryError::Denied(m) => error(ErrorCode::Denied, m),
         MemoryError::Store(e) => error(ErrorCode::Internal, format!("memory store: {e}")),
     }
 }
@@ -147,6 +148,18 @@ impl Host for MemoryView<'_> {
             .map_err(|e| error(ErrorCode::InvalidParams, format!("not an export of episodes: {e}")))?;
         if episodes.len() > MAX_IMPORT {
             return Err(error(ErrorCode::InvalidParams, format!("at most {MAX_IMPORT} episodes an import")));
+        }
+        // The write path's episodes come only from the host (and the fleet's sealed feed).
+        // (A uid in its form would also take the place of one the write path records next.)
+        let claims = |e: &Exported| bardo_memory::is_write_path(&e.origin) || bardo_memory::is_write_path(&e.uid);
+        if let Some(forged) = episodes.iter().find(|e| claims(e)) {
+            return Err(error(
+                ErrorCode::Denied,
+                format!(
+                    "episode `{}` claims the write path's origin `{}`: only the host records those; nothing was imported",
+                    forged.uid, forged.origin
+                ),
+            ));
         }
         store.import(&episodes).map_err(memory_error)
     }
