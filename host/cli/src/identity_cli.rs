@@ -1,7 +1,9 @@
 //! `bardo identity register`: this host as an ERC-8004 agent with role `infrastructure`, its
 //! registration file (on-chain) naming its A2A card, through the write path like any write —
 //! previewed, simulated, permitted, committed — and the `[identity]` section that makes the
-//! card name the registration in turn.
+//! card name the registration in turn. `bardo identity set-uri`: a new registration file for
+//! one of the wallet's agents — the operator's command, the only way such a change is planned
+//! (no plugin's plan may change what an identity says: `scope::operator_only`).
 
 use crate::write_cli::{print_write, with_write_path};
 use anyhow::Result;
@@ -37,10 +39,57 @@ pub(crate) enum IdentityAction {
         #[arg(long, default_value = "erc8004")]
         profile: String,
     },
+    /// Replace the registration file of one of the wallet's agents (its agentURI), naming its
+    /// A2A card and its own registration: the operator's command, previewed and committed here.
+    SetUri {
+        /// The agent.
+        #[arg(long)]
+        agent_id: u64,
+        /// The agent card's URL as agents reach it.
+        #[arg(long)]
+        card_url: String,
+        /// The chain of the Identity Registry.
+        #[arg(long, default_value_t = 31337)]
+        chain_id: u64,
+        /// The agent's name.
+        #[arg(long, default_value = "Bardo Tools")]
+        name: String,
+        /// What it offers.
+        #[arg(long, default_value = "DeFi tools for agents over A2A.")]
+        description: String,
+        /// The profile whose identity plugin plans it.
+        #[arg(long, default_value = "erc8004")]
+        profile: String,
+    },
 }
 
 pub(crate) fn run(config: &Config, action: IdentityAction, rt: &Runtime) -> Result<ExitCode> {
-    let IdentityAction::Register { card_url, chain_id, name, description, profile } = action;
+    match action {
+        IdentityAction::Register { card_url, chain_id, name, description, profile } => {
+            register(config, (card_url, chain_id, name, description, profile), rt)
+        }
+        IdentityAction::SetUri { agent_id, card_url, chain_id, name, description, profile } => {
+            let params = json!({
+                "chain_id": chain_id,
+                "agent_id": agent_id,
+                "registration": {"name": name, "description": description, "a2a_card": card_url},
+            });
+            with_write_path(config, Some(&profile), rt, |path| {
+                match path.preview_by_operator("identity-set-uri", &params) {
+                    Ok(permit) => print_write(path.commit(&permit.permit_id)),
+                    Err(e) => print_write::<()>(Err(e)),
+                }
+            })
+        }
+    }
+}
+
+/// `bardo identity register`.
+fn register(
+    config: &Config,
+    (card_url, chain_id, name, description, profile): (String, u64, String, String, String),
+    rt: &Runtime,
+) -> Result<ExitCode> {
     let params = json!({
         "chain_id": chain_id,
         "registration": {"name": name, "description": description, "a2a_card": card_url, "role": "infrastructure"},

@@ -17,8 +17,8 @@ pub mod scope;
 pub mod secret;
 pub mod speculation;
 pub mod suggest;
-pub mod text;
 pub mod sync;
+pub mod text;
 pub mod tool;
 
 pub use error::{ErrorCode, ToolError};

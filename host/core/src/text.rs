@@ -7,7 +7,11 @@ use std::borrow::Cow;
 /// `\u{1b}`), everything else as is.
 pub fn one_line(s: &str) -> Cow<'_, str> {
     if s.chars().any(char::is_control) {
-        Cow::Owned(s.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect())
+        Cow::Owned(
+            s.chars()
+                .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+                .collect(),
+        )
     } else {
         Cow::Borrowed(s)
     }

@@ -19,6 +19,6 @@ pub use embed::{EmbedError, Embedder};
 pub use episode::{Episode, Exported, NewEpisode, Outcome, Reflection};
 pub use settings::MemorySettings;
 pub use store::{
-    Clock, Found, Hit, Insight, MAX_FIELD, MAX_LIMIT, Memory, MemoryError, Recorder, Status, WRITE_PATH, WeakMemory,
-    is_write_path,
+    Clock, Found, Hit, Insight, MAX_FIELD, MAX_LIMIT, Memory, MemoryError, Recorder, Status, WRITE_PATH,
+    WeakMemory, is_write_path,
 };

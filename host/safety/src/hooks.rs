@@ -70,6 +70,9 @@ pub struct Proposal<'a> {
     pub declared: &'a Result<Option<Declared>, String>,
     /// The agent's phase now.
     pub phase: Phase,
+    /// Planned at the operator's own command (`bardo identity set-uri`), not through a door an
+    /// agent reaches: only such a plan may change an identity (see [`crate::scope::operator_only`]).
+    pub operator: bool,
 }
 
 /// A hook's verdict.

@@ -93,6 +93,9 @@ pub struct ActionPermit {
     /// process holds it, whatever its own profile's policy (which is applied too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<String>,
+    /// Previewed at the operator's own command (sealed): its plan may change an identity.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub operator: bool,
 }
 
 /// One change of the wallet's balance in a preview's simulation.

@@ -222,6 +222,21 @@ fn permit2(data: &[u8]) -> Option<(&'static str, Party)> {
     party::<permit2::approveCall>(data, |c| Party::Allowlisted("spender", c.spender))
 }
 
+/// The function of a call with `data` to a contract of `role` that only the operator's own
+/// command may plan (`bardo identity set-uri`), if it is one: what an identity says it is and
+/// where it is paid are the operator's — a plugin's plan that repointed the host's agent at
+/// another card would have the host vouch for an impersonator.
+pub fn operator_only(role: Role, data: &[u8]) -> Option<&'static str> {
+    if role != Role::Erc8004IdentityRegistry {
+        return None;
+    }
+    party::<erc8004::setAgentURICall>(data, |_| Party::None)
+        .or_else(|| party::<erc8004::setMetadataCall>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::setAgentWalletCall>(data, |_| Party::None))
+        .or_else(|| party::<erc8004::unsetAgentWalletCall>(data, |_| Party::None))
+        .map(|(function, _)| function)
+}
+
 /// Whether a call with `data` (and `value` wei) to a contract of `role` is in scope for
 /// `wallet`, given what is allowlisted. Err says which function or parameter is refused.
 pub fn check(

@@ -382,13 +382,32 @@ fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::d
     assert_eq!(read["agent"]["owner"], me.to_checksum(None), "{read}");
     assert_eq!(read["agent"]["wallet"], me.to_checksum(None), "the wallet verified from the start: {read}");
 
-    // A new registration file, naming its own registration this time.
+    // A plan that repoints the agent at another card — any plugin's, the identity plugin's too —
+    // is refused: what an identity says is the operator's to change.
     let moved = "http://127.0.0.1:9091/.well-known/agent-card.json";
-    commit(
-        "identity-set-uri",
-        serde_json::json!({"chain_id": 31337, "agent_id": 2, "registration": {"name": "bardo-host",
-            "description": "Bardo over A2A, moved", "a2a_card": moved}}),
-    );
+    let params = serde_json::json!({"chain_id": 31337, "agent_id": 2, "registration": {"name": "bardo-host",
+        "description": "Bardo over A2A, moved", "a2a_card": moved}});
+    let o =
+        w.bardo(&["preview", "identity-set-uri", "--profile", "erc8004", "--params", &params.to_string()]);
+    let refused: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(refused["error"]["code"], "denied", "{refused}");
+    let message = refused["error"]["message"].as_str().expect("message");
+    assert!(message.contains("setAgentURI") && message.contains("bardo identity set-uri"), "{message}");
+    assert_eq!(agent0_reads(node, d, &["--read-agent", "2"])["agent"]["a2a"], card, "unchanged");
+    // The operator's command: a new registration file, naming its own registration this time.
+    let o = w.bardo(&[
+        "identity",
+        "set-uri",
+        "--agent-id",
+        "2",
+        "--card-url",
+        moved,
+        "--name",
+        "bardo-host",
+        "--description",
+        "Bardo over A2A, moved",
+    ]);
+    assert!(o.status.success(), "{o:?}");
     assert_eq!(agent0_reads(node, d, &["--read-agent", "2"])["agent"]["a2a"], moved);
     let v = call(
         "identity_verify_agent",

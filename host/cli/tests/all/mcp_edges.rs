@@ -54,9 +54,14 @@ fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
 
     // A notification before initialize: dropped unanswered, the session lives on (rmcp ended it).
     // An initialize with bad params: refused, and not counted, so the corrected one is served.
-    let bad = json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": 20251125}});
+    let bad =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {"protocolVersion": 20251125}});
     let early_note = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n{bad}");
-    assert_eq!(error(&ask(early_note.as_bytes())), (Some(-32602), json!(9)), "only the bad initialize is answered");
+    assert_eq!(
+        error(&ask(early_note.as_bytes())),
+        (Some(-32602), json!(9)),
+        "only the bad initialize is answered"
+    );
     let first = ask(init.to_string().as_bytes());
     assert_eq!(first["result"]["serverInfo"]["name"], "bardo", "{first}");
     // `notifications/initialized` has no answer: it and a ping in one write, only the ping's.

@@ -155,7 +155,12 @@ impl Memory {
             if let Some(threshold) = below {
                 let mut stmt = tx.prepare("SELECT id, stability, last_ms, origin FROM memory_episodes")?;
                 let rows = stmt.query_map([], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?))
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, f64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
                 })?;
                 for row in rows {
                     let (id, s, last, origin) = row?;

@@ -151,7 +151,8 @@ impl Host for MemoryView<'_> {
         }
         // The write path's episodes come only from the host (and the fleet's sealed feed).
         // (A uid in its form would also take the place of one the write path records next.)
-        let claims = |e: &Exported| bardo_memory::is_write_path(&e.origin) || bardo_memory::is_write_path(&e.uid);
+        let claims =
+            |e: &Exported| bardo_memory::is_write_path(&e.origin) || bardo_memory::is_write_path(&e.uid);
         if let Some(forged) = episodes.iter().find(|e| claims(e)) {
             return Err(error(
                 ErrorCode::Denied,

@@ -70,6 +70,18 @@ impl SafetyHook for AllowlistGuard {
                     format!("{} is not on the allowlist of chain {}", call.to, p.chain_id),
                 );
             };
+            if !p.operator
+                && let Some(function) = crate::scope::operator_only(*role, &call.data)
+            {
+                return reject(
+                    ErrorCode::Denied,
+                    format!(
+                        "call {} is {function} on the identity registry {}: what an agent's identity says and where it is paid are the operator's to change, with `bardo identity set-uri`, never through a plan",
+                        i + 1,
+                        call.to
+                    ),
+                );
+            }
             let markets = self.morpho_markets.get(&p.chain_id).unwrap_or(&NO_MARKETS);
             if let Err(reason) = crate::scope::check(*role, &call.data, call.value, p.sender, &roles, markets)
             {

@@ -68,6 +68,7 @@ pub(crate) fn decide(
         sender: WALLET,
         plan: &plan,
         phase,
+        operator: false,
     };
     hook.check(&p, found)
 }

@@ -21,6 +21,7 @@ fn permit(id: &str) -> ActionPermit {
         balance_changes: Vec::new(),
         worst_case: Vec::new(),
         confirmation: None,
+        operator: false,
     }
 }
 

@@ -185,6 +185,7 @@ impl WritePath {
             sender: permit.sender,
             plan: &permit.plan,
             phase: self.phase(),
+            operator: permit.operator,
         };
         let hooks = generation.hooks();
         let probes: Vec<_> = hooks.after.iter().flat_map(|h| h.probes(&proposal)).collect();
@@ -514,6 +515,7 @@ impl WritePath {
             sender: permit.sender,
             plan: &permit.plan,
             phase: self.phase(),
+            operator: permit.operator,
         };
         let mut found = Findings::default();
         for hook in generation.hooks().before.iter().filter(|h| h.at_commit()) {

@@ -49,6 +49,27 @@ impl WritePath {
         params: &serde_json::Value,
         control: &Arc<CallControl>,
     ) -> Result<ActionPermit, ToolError> {
+        self.preview_as(kind, params, control, false)
+    }
+
+    /// [`Self::preview`] at the operator's own command (`bardo identity set-uri`): the one way
+    /// to plan a change of an identity ([`crate::scope::operator_only`]). No door an agent
+    /// reaches calls it.
+    pub fn preview_by_operator(
+        &self,
+        kind: &str,
+        params: &serde_json::Value,
+    ) -> Result<ActionPermit, ToolError> {
+        self.preview_as(kind, params, &Arc::new(CallControl::new()), true)
+    }
+
+    fn preview_as(
+        &self,
+        kind: &str,
+        params: &serde_json::Value,
+        control: &Arc<CallControl>,
+        operator: bool,
+    ) -> Result<ActionPermit, ToolError> {
         let permit_id = new_permit_id();
         // One generation from the plan to the permit, whatever a reload does meanwhile.
         let generation = self.generation();
@@ -66,7 +87,8 @@ impl WritePath {
             }
         };
         let mut trail = Vec::new();
-        let result = self.check(&generation, &permit_id, kind, params, phase, control, &mut trail);
+        let result =
+            self.check(&generation, &permit_id, kind, params, (phase, operator), control, &mut trail);
         if let Err(e) = &result {
             trail.push(self.blocked(&generation, &permit_id, kind, e));
         }
@@ -98,7 +120,7 @@ impl WritePath {
         permit_id: &str,
         kind: &str,
         params: &serde_json::Value,
-        phase: Phase,
+        (phase, operator): (Phase, bool),
         control: &Arc<CallControl>,
         trail: &mut Vec<AuditEvent>,
     ) -> Result<ActionPermit, ToolError> {
@@ -159,6 +181,7 @@ impl WritePath {
             sender,
             plan: &plan,
             phase,
+            operator,
         };
         let hooks = generation.hooks();
         let probes = hooks.after.iter().flat_map(|h| h.probes(&proposal)).collect();
@@ -221,6 +244,7 @@ impl WritePath {
                 plugin: entry.plugin.to_owned_id(),
             }),
             confirmation: self.holds_spend(spend_usd),
+            operator,
             spend_usd,
             balance_changes,
             worst_case,

@@ -220,6 +220,7 @@ impl Bench {
             balance_changes: Vec::new(),
             worst_case: Vec::new(),
             confirmation: None,
+            operator: false,
         };
         self.path.permits.insert(permit).expect("insert");
         id

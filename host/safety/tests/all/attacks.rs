@@ -647,6 +647,7 @@ fn a_plan_whose_last_call_reverts_after_the_others_were_mined_is_partially_execu
 mod erc8004 {
     alloy::sol! {
         function register(string agentURI) external returns (uint256);
+        function setAgentURI(uint256 agentId, string newURI) external;
         function setAgentWallet(uint256 agentId, address newWallet, uint256 deadline, bytes signature) external;
         function transferFrom(address from, address to, uint256 tokenId) external;
         function approve(address to, uint256 tokenId) external;
@@ -680,6 +681,13 @@ fn an_agent_is_never_given_away_and_is_paid_only_to_the_wallet() {
         signature: vec![1].into(),
     };
     assert!(check(identity, to(wallet).abi_encode(), 0).is_ok());
+    // What an identity says and where it is paid: in scope only for the operator's own command.
+    let uri = setAgentURICall { agentId: U256::from(1), newURI: "data:,{}".into() }.abi_encode();
+    let operator_only = |call: &[u8]| bardo_safety::scope::operator_only(identity, call);
+    assert_eq!(operator_only(&uri), Some("setAgentURI(uint256,string)"));
+    assert!(operator_only(&to(wallet).abi_encode()).is_some());
+    assert_eq!(operator_only(&registerCall { agentURI: "data:,{}".into() }.abi_encode()), None);
+    assert_eq!(bardo_safety::scope::operator_only(Role::Erc20, &uri), None, "only on an identity registry");
     let e = check(identity, to(thief).abi_encode(), 0).expect_err("paid elsewhere");
     assert!(e.contains("newWallet") && e.contains("must be the wallet"), "{e}");
     for call in [
