@@ -50,6 +50,8 @@ debian_package docker-registry docker-registry "the registry tests"
 debian_package nats-server nats-server "the cluster tests"
 # The terminal the `bardo tui` tests drive (a 120x40 pane, keys sent, the screen captured).
 debian_package tmux tmux "the bardo tui tests"
+# The browser the approval page tests drive headless (playwright-core, from tests/clients).
+debian_package chromium chromium "the approval page tests"
 
 # The official MCP clients the `bardo mcp` tests drive: the Python SDK in a project-local
 # virtual environment, the TypeScript SDK from npm — both pinned.

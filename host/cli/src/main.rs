@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod approval_page;
 mod archetypes_cli;
 mod audit_cli;
 mod audit_log_cli;
@@ -184,8 +185,16 @@ enum Command {
     /// Confirm, as the operator, an open permit `[safety] confirm` holds for a person: any
     /// commit of it (an agent's over MCP or A2A, `bardo commit`) may then proceed.
     Confirm {
-        /// The permit id, or `-`: read from a preview's JSON on stdin.
-        permit_id: String,
+        /// The permit id, or `-`: read from a preview's JSON on stdin (none with `--open`).
+        #[arg(required_unless_present = "open")]
+        permit_id: Option<String>,
+        /// Instead, print a one-time link (2 minutes) to the approval page of the `bardo serve`
+        /// at `--url`, and open it in a browser where one is at hand.
+        #[arg(long, requires = "url")]
+        open: bool,
+        /// The `bardo serve` the link is for (`http://127.0.0.1:8765`).
+        #[arg(long)]
+        url: Option<String>,
     },
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
     /// process): previews and commits work again; revoked permits stay revoked.
@@ -529,8 +538,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Cancel { permit_id } => {
             write_cli::cancel(&config()?, &write_cli::permit_arg(permit_id)?, rt)
         }
-        Command::Confirm { permit_id } => {
-            write_cli::confirm(&config()?, &write_cli::permit_arg(permit_id)?, rt)
+        Command::Confirm { open: true, url: Some(url), .. } => write_cli::open_page(&config()?, &url),
+        Command::Confirm { permit_id, .. } => {
+            write_cli::confirm(&config()?, &write_cli::permit_arg(permit_id.unwrap_or_default())?, rt)
         }
         Command::Init { profile, keystore, no_keystore, import_key_env, password_file } => init_cli::init(
             &cli.config,

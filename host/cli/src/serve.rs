@@ -44,6 +44,15 @@ pub(crate) fn run(
     let server = bardo_mcp::session_runtime()?;
     server.block_on(async {
         let mut router = axum::Router::new();
+        // The approval page, on every `bardo serve` with tokens: the operator's alone.
+        if auth == bardo_mcp::http::Auth::Token {
+            let safety: bardo_safety::SafetyConfig = config.section()?;
+            let key = bardo_safety::host_key::HostKey::load_or_create(&config.resolve(&safety.host_key))
+                .map_err(anyhow::Error::msg)?;
+            let source = served.clone();
+            let path: crate::approval_page::PathSource = Arc::new(move || source.adapter().write_path().clone());
+            router = router.merge(crate::approval_page::router(path, key, access.clone()));
+        }
         if protocols.mcp {
             router = router.merge(bardo_mcp::http::router(served.clone(), access.clone()));
         }
@@ -73,6 +82,11 @@ pub(crate) fn run(
         }
         if protocols.mcp {
             eprintln!("bardo serve: MCP at http://{bound}{}", bardo_mcp::http::PATH);
+        }
+        if auth == bardo_mcp::http::Auth::Token {
+            eprintln!(
+                "bardo serve: the approval page at http://{bound}/operator (open it with `bardo confirm --open --url http://{bound}`)"
+            );
         }
         eprintln!("bardo serve: {}", access.how_to_connect());
         axum::serve(bardo_mcp::http::no_delay(listener), router)

@@ -128,6 +128,27 @@ pub(crate) fn confirm(config: &Config, permit_id: &str, rt: &Runtime) -> Result<
     })
 }
 
+/// `bardo confirm --open --url URL`: a one-time link to the approval page, for whoever holds
+/// the host key; opened in a browser when `xdg-open` is at hand.
+pub(crate) fn open_page(config: &Config, url: &str) -> Result<ExitCode> {
+    let safety: bardo_safety::SafetyConfig = config.section()?;
+    let key = bardo_safety::host_key::HostKey::load_or_create(&config.resolve(&safety.host_key))
+        .map_err(anyhow::Error::msg)?;
+    let link = crate::approval_page::login_link(url, &key);
+    println!("{link}");
+    eprintln!(
+        "a one-time link, good for {} s: open it in a browser",
+        crate::approval_page::LOGIN_TTL.as_secs()
+    );
+    // Best effort: the link is printed whether or not a browser opens.
+    let _ = std::process::Command::new("xdg-open")
+        .arg(&link)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The operator as a command run on this machine knows them: the front end and the user.
 pub(crate) fn operator(front: &str) -> String {
     format!("operator ({front}, uid {})", rustix::process::getuid().as_raw())

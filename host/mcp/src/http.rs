@@ -185,7 +185,7 @@ impl Access {
     }
 
     /// Whether `authorization` carries the operator's token.
-    fn is_operator(&self, authorization: Option<&HeaderValue>) -> bool {
+    pub fn is_operator(&self, authorization: Option<&HeaderValue>) -> bool {
         let (Some(presented), Some((token, _))) = (presented(authorization), &self.operator) else {
             return false;
         };
@@ -206,7 +206,7 @@ impl Access {
     }
 
     /// Whether `origin` (a browser's `Origin` header) may call: loopback or configured.
-    fn admits_origin(&self, origin: &str) -> bool {
+    pub fn admits_origin(&self, origin: &str) -> bool {
         self.origins.iter().any(|allowed| match allowed.strip_suffix(":*") {
             Some(base) => {
                 origin == base

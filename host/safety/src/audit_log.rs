@@ -163,6 +163,9 @@ pub enum AuditEvent {
         by: String,
         /// No answer came in time (rather than a decline).
         timed_out: bool,
+        /// Why, in the person's words (the approval page asks).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// An A2A task changed state; a write's task names its permit.
     TaskStatus {

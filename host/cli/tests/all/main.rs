@@ -2,6 +2,7 @@
 //! the official MCP and A2A clients, tmux, a real OCI registry and real NATS; and the devnet.
 
 mod a2a;
+mod approval_page;
 mod cli;
 mod cluster;
 mod devnet;

@@ -403,7 +403,7 @@ impl HttpServer {
     }
 
     /// `bardo --config <dir>/bardo.toml <args>`, serving MCP at `addr`.
-    fn spawn(w: &Workspace, addr: &str, env: &[(&str, &str)], args: &[&str]) -> Self {
+    pub(super) fn spawn(w: &Workspace, addr: &str, env: &[(&str, &str)], args: &[&str]) -> Self {
         let config = w.path().join("bardo.toml").display().to_string();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_bardo"));
         cmd.args(["--config", &config]).args(args).stdout(Stdio::null()).stderr(Stdio::null());

@@ -111,6 +111,15 @@ impl WritePath {
         Ok(Some(Pending { permit, policy, expires_in }))
     }
 
+    /// The last `n` audit records, oldest first, each as its JSON (for the approval page).
+    pub fn recent_audit(&self, n: usize) -> Result<Vec<serde_json::Value>, ToolError> {
+        let lines = self.audit.lines().map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?;
+        Ok(lines[lines.len().saturating_sub(n)..]
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect())
+    }
+
     /// Who confirmed open permit `permit_id`, if anyone has.
     pub fn confirmed_by(&self, permit_id: &str) -> Result<Option<String>, ToolError> {
         let (_, by) = self.permits.open_permit(permit_id, (self.clock)()).map_err(permit_error)?;
@@ -145,10 +154,22 @@ impl WritePath {
     /// sent, its spend released), or no answer came in time (`timed_out`: it stays open for
     /// another front end). Audited; the error is what the caller of the commit is told.
     pub fn declined(&self, permit_id: &str, by: &str, timed_out: bool) -> ToolError {
+        self.declined_because(permit_id, by, timed_out, None)
+    }
+
+    /// [`Self::declined`], with the person's reason on record.
+    pub fn declined_because(
+        &self,
+        permit_id: &str,
+        by: &str,
+        timed_out: bool,
+        reason: Option<&str>,
+    ) -> ToolError {
         if let Err(e) = self.log(AuditEvent::ConfirmationDeclined {
             permit_id: permit_id.to_owned(),
             by: by.to_owned(),
             timed_out,
+            reason: reason.map(str::to_owned),
         }) {
             return e;
         }
