@@ -307,22 +307,6 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// `delta` (signed base units) in whole units of a token with `decimals`.
-fn units(delta: &str, decimals: Option<u8>) -> String {
-    let (sign, digits) = match delta.strip_prefix('-') {
-        Some(d) => ("-", d),
-        None => ("+", delta),
-    };
-    let Some(decimals) = decimals.map(usize::from).filter(|_| digits.bytes().all(|b| b.is_ascii_digit()))
-    else {
-        return format!("{sign}{digits} base units");
-    };
-    let padded = format!("{digits:0>width$}", width = decimals + 1);
-    let (whole, fraction) = padded.split_at(padded.len() - decimals);
-    let fraction = fraction.trim_end_matches('0');
-    if fraction.is_empty() { format!("{sign}{whole}") } else { format!("{sign}{whole}.{fraction}") }
-}
-
 /// `HH:MM:SS UTC` of a Unix time in milliseconds.
 fn time_of_day(ms: u64) -> String {
     let s = (ms / 1000) % 86_400;
@@ -368,11 +352,8 @@ fn render(rows: &[Row], audit: &[serde_json::Value]) -> String {
             };
             let way = if change.delta.starts_with('-') { "out" } else { "in" };
             let usd = change.usd.map_or_else(|| "no trusted price".to_owned(), |u| format!("{u:+.2} USD"));
-            let amount = if change.asset.is_none() {
-                units(&change.delta, Some(18))
-            } else {
-                units(&change.delta, change.decimals)
-            };
+            let decimals = if change.asset.is_none() { Some(18) } else { change.decimals };
+            let amount = bardo_safety::permit::whole_units(&change.delta, decimals);
             let _ = write!(
                 html,
                 "<tr class={way}><td>{way}</td><td>{} {asset}</td><td>{}</td></tr>",
@@ -440,10 +421,12 @@ mod tests {
 
     #[test]
     fn amounts_read_in_whole_units_and_text_is_escaped() {
-        assert_eq!(units("-100000000", Some(6)), "-100");
-        assert_eq!(units("2481234500000000000", Some(18)), "+2.4812345");
-        assert_eq!(units("5", Some(6)), "+0.000005");
-        assert_eq!(units("-7", None), "-7 base units");
+        use bardo_safety::permit::whole_units;
+        assert_eq!(whole_units("-100000000", Some(6)), "-100");
+        assert_eq!(whole_units("2481234500000000000", Some(18)), "+2.4812345");
+        assert_eq!(whole_units("5", Some(6)), "+0.000005");
+        assert_eq!(whole_units("-7", None), "-7 base units");
+        assert_eq!(whole_units("-7x", Some(6)), "-7x base units");
         assert_eq!(esc("<b onclick=\"x\">'&'\n"), "&lt;b onclick=&quot;x&quot;&gt;&#39;&amp;&#39; ");
     }
 

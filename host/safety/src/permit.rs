@@ -115,6 +115,37 @@ pub struct BalanceChange {
     pub decimals: Option<u8>,
 }
 
+impl BalanceChange {
+    /// Its amount as a person reads it: signed whole units and the symbol (`-100 USDC`,
+    /// `+0.0499 WETH`), the native coin as ETH; base units where the decimals are not known.
+    pub fn amount(&self) -> String {
+        let decimals = if self.asset.is_none() { Some(18) } else { self.decimals };
+        let symbol = match (&self.symbol, self.asset) {
+            (_, None) => "ETH".to_owned(),
+            (Some(symbol), Some(_)) => symbol.clone(),
+            (None, Some(asset)) => format!("of {}", asset.to_checksum(None)),
+        };
+        format!("{} {symbol}", whole_units(&self.delta, decimals))
+    }
+}
+
+/// `delta` (signed base units, decimal) in whole units of a token with `decimals`; base units,
+/// said so, where they are not known.
+pub fn whole_units(delta: &str, decimals: Option<u8>) -> String {
+    let (sign, digits) = match delta.strip_prefix('-') {
+        Some(d) => ("-", d),
+        None => ("+", delta.strip_prefix('+').unwrap_or(delta)),
+    };
+    let decimals = decimals
+        .map(usize::from)
+        .filter(|_| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    let Some(decimals) = decimals else { return format!("{sign}{digits} base units") };
+    let padded = format!("{digits:0>width$}", width = decimals + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - decimals);
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.is_empty() { format!("{sign}{whole}") } else { format!("{sign}{whole}.{fraction}") }
+}
+
 /// Where a permit was planned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlannedOn {

@@ -84,7 +84,7 @@ fn opted_in_the_python_client_is_asked_before_a_commit_declines_then_accepts_and
     assert_eq!(usdc(), before, "nothing was sent");
     let asked = &declined["asked"][0];
     let message = asked["message"].as_str().expect("the summary");
-    for shown in ["Confirm `swap`", "-100000000", "USD", "risk", "expires in", "confirm = \"always\""] {
+    for shown in ["Confirm `swap`", "-100 USDC", "USD", "risk", "expires in", "confirm = \"always\""] {
         assert!(message.contains(shown), "{shown} in {message}");
     }
     assert_eq!(asked["schema"]["properties"]["confirm"]["type"], "boolean", "{asked}");

@@ -41,10 +41,10 @@ impl Pending {
                 .unwrap_or_default()
         )];
         for change in &p.balance_changes {
-            let asset = change.asset.map_or_else(|| "native coin".to_owned(), |a| a.to_checksum(None));
             let usd = change.usd.map_or_else(|| "no trusted price".to_owned(), |u| format!("{u:+.2} USD"));
             let way = if change.delta.starts_with('-') { "out" } else { "in" };
-            lines.push(format!("  {way}: {} of {asset} ({usd})", change.delta));
+            let token = change.asset.map(|a| format!(", token {}", a.to_checksum(None))).unwrap_or_default();
+            lines.push(format!("  {way}: {} ({usd}{token})", change.amount()));
         }
         lines.push(match p.spend_usd {
             Some(usd) => {

@@ -100,7 +100,7 @@ fn always_holds_a_commit_until_a_person_in_any_process_confirms_it() {
     assert_eq!(usdc(&node, &d), before, "nothing was sent");
     let pending = agent.pending_confirmation(&permit.permit_id).expect("open").expect("pending");
     let summary = pending.summary();
-    for shown in ["swap", "-1000000000", "USD", "risk", "expires in", "confirm = \"always\""] {
+    for shown in ["swap", "-1000 USDC", "USD", "risk", "expires in", "confirm = \"always\"", "token 0x"] {
         assert!(summary.contains(shown), "{shown} in {summary}");
     }
 
