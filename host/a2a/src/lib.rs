@@ -62,6 +62,17 @@ pub struct A2a {
     profile: String,
     bearer: bool,
     identity: Option<IdentityConfig>,
+    hosts: CardHosts,
+}
+
+/// Which `Host` the public card may name its endpoint at: one the door admits, else `fallback`
+/// (the listen address). A card never reflects a foreign `Host` header into its URL.
+#[derive(Clone)]
+pub struct CardHosts {
+    /// Whether a `Host` header (port and all) is one the door admits.
+    pub admits: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+    /// `host:port` to name otherwise.
+    pub fallback: String,
 }
 
 impl A2a {
@@ -75,13 +86,13 @@ impl A2a {
         fabric: Arc<Fabric>,
         adapter: AdapterSource,
         profile: &str,
-        bearer: bool,
+        (bearer, hosts): (bool, CardHosts),
         identity: Option<IdentityConfig>,
     ) -> Result<Arc<Self>, A2aError> {
         let store = Arc::new(tasks::Tasks::open(tasks_dir)?);
         let runner = run::Runner::new(store, adapter.clone(), fabric);
         runner.recover();
-        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer, identity }))
+        Ok(Arc::new(Self { runner, adapter, profile: profile.to_owned(), bearer, identity, hosts }))
     }
 
     /// Task `id` as A2A shows it.
@@ -102,10 +113,10 @@ impl A2a {
 }
 
 async fn card_route(Extract(a2a): Extract<Arc<A2a>>, headers: HeaderMap) -> axum::Json<serde_json::Value> {
-    // The endpoint's URL as this caller reached the server (the Host header is checked against
-    // the allowed hosts by the access rules of the endpoint itself).
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1");
-    let url = format!("http://{host}{PATH}");
+    // The endpoint's URL as this caller reached the server, if the door admits that Host; the
+    // card is public, so any other Host is not reflected.
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).filter(|h| (a2a.hosts.admits)(h));
+    let url = format!("http://{}{PATH}", host.unwrap_or(&a2a.hosts.fallback));
     let mut card = card::card(&(a2a.adapter)(), &a2a.profile, &url, a2a.bearer);
     if let Some(identity) = &a2a.identity {
         card["capabilities"]["extensions"] = serde_json::json!([identity.extension()]);

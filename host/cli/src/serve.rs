@@ -64,7 +64,7 @@ pub(crate) fn run(
                 fabric.clone(),
                 adapter,
                 served.profile(),
-                access.requires_token(),
+                (access.requires_token(), card_hosts(&access, listen)),
                 config.optional::<bardo_a2a::IdentityConfig>()?,
             )?;
             let (card, endpoint) = a2a.routers();
@@ -98,4 +98,16 @@ pub(crate) fn run(
     })?;
     journaling.finish(rt, &fabric);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hosts the public agent card may name: those the door admits, else the listen address
+/// (loopback for an unspecified one).
+fn card_hosts(access: &bardo_mcp::http::Access, listen: std::net::SocketAddr) -> bardo_a2a::CardHosts {
+    let access = access.clone();
+    let fallback = if listen.ip().is_unspecified() {
+        std::net::SocketAddr::from(([127, 0, 0, 1], listen.port())).to_string()
+    } else {
+        listen.to_string()
+    };
+    bardo_a2a::CardHosts { admits: Arc::new(move |host| access.admits_host(host)), fallback }
 }

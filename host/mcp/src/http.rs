@@ -194,7 +194,7 @@ impl Access {
 
     /// Whether `host` (a `Host` header, port and all) is loopback, the listen address or
     /// configured.
-    fn admits_host(&self, host: &str) -> bool {
+    pub fn admits_host(&self, host: &str) -> bool {
         let name = match host.strip_prefix('[') {
             Some(v6) => v6.split(']').next().unwrap_or(""),
             None => host

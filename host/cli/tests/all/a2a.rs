@@ -343,6 +343,22 @@ fn a2a_off_loopback_needs_a_token_and_the_card_says_so() {
     assert_eq!(seen["right"]["rpc"], 200, "{seen}");
     assert_eq!(seen["right"]["body"]["error"]["code"], -32001, "an unknown task, past the door: {seen}");
     assert_eq!(seen["scheme"]["bearer"]["httpAuthSecurityScheme"]["scheme"], "Bearer", "{seen}");
+    // The public card never names a Host the door does not admit (it reflected any).
+    let addr = server.url.trim_start_matches("http://").to_owned();
+    let card = |host: &str| -> Value {
+        use std::io::{Read, Write};
+        let mut tcp = std::net::TcpStream::connect(&addr).expect("connect");
+        write!(tcp, "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+            .expect("write");
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).expect("read");
+        serde_json::from_str(answer.split("\r\n\r\n").nth(1).expect("a body")).expect("the card")
+    };
+    let foreign = card("evil.example:443");
+    let named = foreign["supportedInterfaces"][0]["url"].as_str().expect("url");
+    assert!(!named.contains("evil.example") && named.starts_with("http://127.0.0.1:"), "{named}");
+    let own = card(&addr);
+    assert_eq!(own["supportedInterfaces"][0]["url"], format!("http://{addr}/a2a"), "{own}");
 }
 
 /// `--no-auth`: loopback only, a profile without write tools, and then only the tools that
