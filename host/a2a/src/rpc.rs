@@ -156,6 +156,15 @@ fn history_length(params: &Value) -> Option<usize> {
     params["historyLength"].as_u64().map(|n| n as usize)
 }
 
+/// `historyLength`, if given, is a whole number of at least 0 (protobuf may send `5.0`).
+fn checked_history_length(params: &Value) -> Result<(), RpcError> {
+    match &params["historyLength"] {
+        Value::Null => Ok(()),
+        v if v.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0) => Ok(()),
+        v => Err(err(INVALID_PARAMS, format!("historyLength {v}: a whole number of messages, 0 or more"))),
+    }
+}
+
 /// A request read from `headers` and `body`: its id, method and params; or the error response
 /// that answers it whole (the caller sends it as it is, with `415` when the media type is wrong).
 pub fn request(headers: &HeaderMap, body: &[u8]) -> Result<(Value, String, Value), (Value, bool)> {
@@ -217,6 +226,11 @@ pub(crate) async fn handle(a2a: Arc<A2a>, headers: HeaderMap, body: Bytes, opera
         }
     };
     let method = method.as_str();
+    // A history length is a count: a negative or fractional one is refused, not read as "all".
+    let history = if method.starts_with("Send") { &params["configuration"] } else { &params };
+    if let Err(e) = checked_history_length(history) {
+        return json_response(reply(&id, Err(e)));
+    }
     let result = match method {
         "SendMessage" => send(&a2a, &params, false, operator).await.map(|(task, _)| json!({"task": task})),
         "SendStreamingMessage" => match send(&a2a, &params, true, operator).await {
@@ -513,6 +527,23 @@ mod tests {
 
     /// JSON-RPC ids are strings, numbers or null: an object or array is refused with a `null`
     /// id, never echoed (an answer must be valid JSON-RPC whatever was sent).
+    #[test]
+    fn a_history_length_is_a_count() {
+        for ok in [
+            json!({}),
+            json!({"historyLength": 0}),
+            json!({"historyLength": 3}),
+            json!({"historyLength": 2.0}),
+        ] {
+            assert!(checked_history_length(&ok).is_ok(), "{ok}");
+        }
+        for bad in
+            [json!({"historyLength": -3}), json!({"historyLength": 1.5}), json!({"historyLength": "2"})]
+        {
+            assert_eq!(checked_history_length(&bad).expect_err("refused").code, INVALID_PARAMS, "{bad}");
+        }
+    }
+
     #[test]
     fn requests_are_answered_with_their_id_or_null() {
         let mut headers = HeaderMap::new();

@@ -483,7 +483,12 @@ async fn protocol_edges(State(edges): State<Edges>, request: Request, next: Next
                     let new_session = initialize && session.is_none();
                     let open = if new_session { edges.open_sessions().await } else { 0 };
                     if new_session && open >= edges.max_sessions {
-                        let e = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000,
+                        // The initialize's own id: a client matches the answer to its request.
+                        let id = serde_json::from_slice::<serde_json::Value>(&bytes)
+                            .ok()
+                            .and_then(|m| m.get("id").cloned())
+                            .unwrap_or(serde_json::Value::Null);
+                        let e = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000,
                             "message": format!("{open} sessions are open, the most [mcp] max_sessions allows: close one (DELETE) or wait for an idle one to expire"),
                             "data": {"retryable": true}}});
                         let mut response = json_rpc(StatusCode::SERVICE_UNAVAILABLE, e);

@@ -75,9 +75,19 @@ pub fn screen(bytes: &[u8], seen: impl FnOnce(&Message) -> Option<(i64, String)>
         };
         return Screened::Reply(error(&Value::Null, INVALID_REQUEST, what));
     };
+    // MCP's ids are strings or integers, never null: any other is answered (with id null, as
+    // JSON-RPC says when the id cannot be read), not passed on as a notification or echoed.
     let id = match message.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
-        _ => None,
+        Some(id @ Value::String(_)) => Some(id.clone()),
+        Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
+        None => None,
+        Some(_) => {
+            return Screened::Reply(error(
+                &Value::Null,
+                INVALID_REQUEST,
+                "\"id\" must be a string or an integer",
+            ));
+        }
     };
     let answer_id = id.clone().unwrap_or(Value::Null);
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -188,6 +198,16 @@ mod tests {
 
     fn pass(_: &Message) -> Option<(i64, String)> {
         None
+    }
+
+    #[test]
+    fn ids_that_are_not_strings_or_integers_are_answered_with_null() {
+        for id in ["null", "{}", "true", "1.5", "[1]"] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            assert_eq!(code(&screen(text.as_bytes(), pass)), (Some(INVALID_REQUEST), Value::Null), "{id}");
+        }
+        assert_eq!(screen(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, pass), Screened::Pass);
+        assert_eq!(screen(br#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#, pass), Screened::Pass);
     }
 
     #[test]

@@ -75,6 +75,11 @@ fn stdio_answers_every_malformed_or_early_message_with_its_json_rpc_error() {
     let unknown = ask(long.as_bytes());
     assert_eq!(error(&unknown), (Some(-32601), json!(5)));
     assert!(unknown.to_string().len() < 300, "not echoed whole: {} bytes", unknown.to_string().len());
+    // Ids MCP does not allow are answered with null, and the session goes on.
+    for id in ["null", "{}", "true", "1.5"] {
+        let odd = ask(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).as_bytes());
+        assert_eq!(error(&odd), (Some(-32600), Value::Null), "id {id}: {odd}");
+    }
     // The session still works.
     let listed = ask(br#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
     assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
@@ -154,6 +159,8 @@ fn http_answers_malformed_posts_as_json_rpc_caps_sessions_and_deletes_once() {
     let (status, _, body) = post(init(5), None);
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("max_sessions"), "{body}");
+    let answer: Value = serde_json::from_str(&body).expect("a JSON-RPC answer");
+    assert_eq!(answer["id"], 5, "the initialize's own id: {body}");
 
     // DELETE ends a session (200), then it is gone (404); a freed place takes a new session.
     let delete = |s: &str| {
