@@ -140,6 +140,7 @@ async def run(args):
             info = c.server_info
             emit({
                 "server": {"name": info.name, "version": info.version} if info else None,
+                "instructions": c.instructions,
                 "protocol": c.protocol_version,
                 "capabilities": c.server_capabilities.model_dump(mode="json", exclude_none=True, by_alias=True),
                 "tools": [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools.tools],

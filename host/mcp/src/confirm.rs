@@ -35,8 +35,10 @@ pub(crate) async fn confirm(
     timeout: Duration,
 ) -> Result<(), ToolError> {
     let peer = &context.peer;
-    let pending = blocking(path, permit_id, |p, id| p.pending_confirmation(id)).await?;
-    let Some(pending) = pending else { return Ok(()) };
+    // Not open (used, expired, cancelled): the commit itself refuses it, on the record.
+    let Ok(Some(pending)) = blocking(path, permit_id, |p, id| p.pending_confirmation(id)).await else {
+        return Ok(());
+    };
     if !path.accepts_confirmation_via(Channel::McpElicitation) {
         return Err(ToolError::retryable(
             ErrorCode::ConfirmationRequired,

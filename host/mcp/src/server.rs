@@ -403,6 +403,28 @@ fn resource_error(e: ToolError) -> ErrorData {
     }
 }
 
+impl Session {
+    /// What the client is told at the handshake: only the tools it is served now.
+    fn instructions(&self) -> String {
+        let writes = self.served.current().listing.tools.iter().any(|t| t.name == "preview_action");
+        let act = if writes {
+            "act with preview_action (plan, safety checks, simulation, a permit) then commit_action (executes \
+             the permit once)"
+        } else {
+            "this server has no write tools now: it has no wallet (the server's environment lacks \
+             BARDO_PRIVATE_KEY — an MCP client passes a server only part of its own environment, so name the \
+             variable in the client's `env` for this server — or [signer] is not set in bardo.toml), or it is \
+             served without a token (--no-auth)"
+        };
+        format!(
+            "Bardo Tools, profile `{}`. Read chain state with query_state (or the concrete read tools when \
+             listed); {act}. Errors carry a typed `code` to branch on and `retryable`. Stream tools are \
+             resources: subscribe to bardo://streams/<tool>?params=<JSON>.",
+            self.served.profile
+        )
+    }
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
@@ -416,13 +438,7 @@ impl ServerHandler for Session {
         ServerConfig::new(capabilities)
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
             .with_server_info(Implementation::new("bardo", env!("CARGO_PKG_VERSION")))
-            .with_instructions(format!(
-                "Bardo Tools, profile `{}`. Read chain state with query_state (or the concrete read tools \
-                 when listed); act with preview_action (plan, safety checks, simulation, a permit) then \
-                 commit_action (executes the permit once). Errors carry a typed `code` to branch on and \
-                 `retryable`. Stream tools are resources: subscribe to bardo://streams/<tool>?params=<JSON>.",
-                self.served.profile
-            ))
+            .with_instructions(self.instructions())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

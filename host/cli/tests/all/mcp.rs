@@ -162,6 +162,7 @@ fn python_over_stdio_lists_reads_previews_commits_once_and_reports_progress_and_
     // The listing: agent tools, concrete read tools with their ToolDefs' schemas, never a write tool.
     let listed = one(&["list"], &server);
     assert_eq!(listed["server"]["name"], "bardo", "{listed}");
+    assert!(listed["instructions"].as_str().is_some_and(|i| i.contains("commit_action")), "{listed}");
     assert_eq!(listed["capabilities"]["tools"]["listChanged"], true, "{listed}");
     assert_eq!(listed["capabilities"]["resources"]["subscribe"], true, "{listed}");
     let tools = listed["tools"].as_array().expect("tools");
@@ -557,4 +558,25 @@ fn requests_on_a_kept_alive_connection_are_not_held_back() {
         assert_eq!(timed["count"], 200);
         assert!(p50 <= 2.0, "{url}: median {p50:.2} ms a ping on one connection (p90 {})", timed["p90_ms"]);
     }
+}
+
+/// A client that does not pass the wallet's key on to the server it starts (the Python SDK
+/// passes only part of its environment) gets a server without write tools: the handshake's
+/// instructions say so and how to fix it, instead of naming tools it does not have.
+#[test]
+fn without_the_key_the_instructions_name_no_write_tool_and_say_why() {
+    let (node, d) = devnet();
+    let w = Workspace::trader(&node, &d);
+    let server = w.server(&[]);
+    let mut cmd = python_client(&["list"]);
+    cmd.env_remove("BARDO_PRIVATE_KEY").arg("--stdio").arg("--").args(&server);
+    let out = cmd.output().expect("the Python client");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let names: Vec<&str> =
+        listed["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(!names.contains(&"commit_action"), "{names:?}");
+    let instructions = listed["instructions"].as_str().expect("instructions");
+    assert!(!instructions.contains("commit_action"), "{instructions}");
+    assert!(instructions.contains("BARDO_PRIVATE_KEY") && instructions.contains("`env`"), "{instructions}");
 }
