@@ -307,8 +307,23 @@ async fn send(
                 let permit_id = r.permit_id.clone().unwrap_or_default();
                 confirm_held(a2a, task, &permit_id, operator).await?;
             }
-            tasks.add_message(task, message.clone()).map_err(store)?;
-            let (_, rx) = tasks.watch(task).ok_or_else(|| not_found(task))?;
+            if !a2a.runner.take_answer(task) {
+                let now = tasks.get(task).map_or_else(|| "gone".to_owned(), |r| r.state.name());
+                return Err(err(
+                    UNSUPPORTED_OPERATION,
+                    format!(
+                        "task {task} is answered already (it is {now}): follow it with GetTask or SubscribeToTask"
+                    ),
+                ));
+            }
+            if let Err(e) = tasks.add_message(task, message.clone()) {
+                a2a.runner.release(task);
+                return Err(store(e));
+            }
+            let Some((_, rx)) = tasks.watch(task) else {
+                a2a.runner.release(task);
+                return Err(not_found(task));
+            };
             a2a.runner.confirm(task, commit);
             return settle(a2a, task, rx, streaming, params).await;
         }

@@ -42,6 +42,9 @@ pub(crate) struct Runner {
     pub(crate) tasks: Arc<Tasks>,
     adapter: AdapterSource,
     fabric: Arc<Fabric>,
+    /// Tasks whose answer is being carried out: one answer a task (two confirms at once each
+    /// ran a commit, and both callers were told `failed` while the swap went through).
+    answering: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// An agent message with `text` and, if any, a data part.
@@ -61,7 +64,7 @@ fn error_data(e: &ToolError) -> Value {
 impl Runner {
     /// A runner over `tasks`, calling through `adapter`, publishing on `fabric`.
     pub(crate) fn new(tasks: Arc<Tasks>, adapter: AdapterSource, fabric: Arc<Fabric>) -> Arc<Self> {
-        Arc::new(Self { tasks, adapter, fabric })
+        Arc::new(Self { tasks, adapter, fabric, answering: Default::default() })
     }
 
     /// Set task `id`'s state: stored, published, audited (with its permit). A store failure is
@@ -132,6 +135,7 @@ impl Runner {
                 Ask::Confirm(_) => {}
             }
             me.tasks.set_control(&id, None);
+            me.release(&id);
         });
     }
 
@@ -200,8 +204,26 @@ impl Runner {
 
     /// The caller confirmed (`commit`) or declined task `id`, which waits on a permit:
     /// `working` now, the commit or cancel in the background.
+    /// Take task `id`'s one answer: false when another request is answering it, or it no longer
+    /// waits for one. Given back when the answer is carried out ([`Self::confirm`]) or by
+    /// [`Self::release`].
+    pub(crate) fn take_answer(&self, id: &str) -> bool {
+        let mut answering = self.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let waiting = self.tasks.get(id).is_some_and(|r| r.state == State::InputRequired);
+        waiting && answering.insert(id.to_owned())
+    }
+
+    /// Give back task `id`'s answer unused.
+    pub(crate) fn release(&self, id: &str) {
+        self.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+    }
+
+    /// Carry out task `id`'s answer (taken with [`Self::take_answer`]).
     pub(crate) fn confirm(self: &Arc<Self>, id: &str, commit: bool) {
-        let Some(permit_id) = self.tasks.get(id).and_then(|r| r.permit_id) else { return };
+        let Some(permit_id) = self.tasks.get(id).and_then(|r| r.permit_id) else {
+            self.release(id);
+            return;
+        };
         let text =
             if commit { "committing: re-simulate, sign, send, verify" } else { "cancelling the permit" };
         self.set(id, State::Working, text, None);

@@ -431,11 +431,23 @@ fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_opera
     assert_eq!(itself["asked"], json!([]), "the agent was not asked to confirm its own commit");
     assert_eq!(usdc(), before, "nothing was sent");
 
-    // The operator's token confirms it: committed, verified, audited as the operator's.
-    let confirmed = a2a(&server, &["confirm", "--task", &task_id, "--token", operator]);
-    let task = &confirmed["events"][0]["task"];
-    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{confirmed}");
-    assert_eq!(before - usdc(), U256::from(250_000_000u64), "250 USDC paid");
+    // The operator's token confirms it, twice at once: one answer carries it out — committed,
+    // verified, audited as the operator's — and the other is told the task is answered already.
+    let both: Vec<Value> = std::thread::scope(|s| {
+        let confirm = || s.spawn(|| a2a(&server, &["confirm", "--task", &task_id, "--token", operator]));
+        let (one, two) = (confirm(), confirm());
+        [one, two].map(|h| h.join().expect("a client")).into()
+    });
+    let completed: Vec<&Value> =
+        both.iter().filter(|c| c["events"][0]["task"]["status"]["state"] == "TASK_STATE_COMPLETED").collect();
+    assert_eq!(completed.len(), 1, "one answer carried out: {both:?}");
+    let other = both.iter().find(|c| c["events"][0]["task"]["status"]["state"] != "TASK_STATE_COMPLETED");
+    let other = other.expect("the other answer");
+    assert_eq!(other["error"]["type"], "UnsupportedOperationError", "{other}");
+    let said = other["error"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("answered already") || said.contains("not waiting for a confirmation"), "{other}");
+    let task = &completed[0]["events"][0]["task"];
+    assert_eq!(before - usdc(), U256::from(250_000_000u64), "250 USDC paid, once");
     let permit = artifact(task, "receipt")["permit_id"].as_str().expect("permit id").to_owned();
     let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
     assert!(
