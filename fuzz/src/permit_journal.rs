@@ -50,6 +50,8 @@ fn permit() -> ActionPermit {
         spend_usd: None,
         balance_changes: Vec::new(),
         worst_case: Vec::new(),
+        confirmation: None,
+        operator: false,
     }
 }
 
