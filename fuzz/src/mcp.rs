@@ -2,7 +2,8 @@
 //! message passes before rmcp reads it (`bardo_mcp::fuzzing::screen`) and the handshake's order.
 //! Oracles: each message is passed on (a JSON-RPC 2.0 object), dropped (a notification) or
 //! answered by one valid JSON-RPC 2.0 error carrying the request's id — or `null` when it has
-//! none that can be told — with a code the specification names.
+//! none that can be told (MCP's ids are strings or integers) — with a code the specification
+//! names.
 
 use bardo_mcp::fuzzing::{Handshake, Screened, screen};
 use serde_json::Value;
@@ -15,7 +16,9 @@ pub fn run(data: &[u8]) {
     for line in data.split(|b| *b == b'\n') {
         let parsed: Option<Value> = std::str::from_utf8(line).ok().and_then(|t| serde_json::from_str(t).ok());
         let object = parsed.as_ref().and_then(Value::as_object);
-        let id = object.and_then(|o| o.get("id")).filter(|id| id.is_string() || id.is_number());
+        // MCP's ids are strings or integers: any other (null, a fraction, an object) is answered
+        // with null.
+        let id = object.and_then(|o| o.get("id")).filter(|id| id.is_string() || id.is_i64() || id.is_u64());
         match screen(line, |m| handshake.check(m)) {
             Screened::Pass => {
                 let o = object.expect("only an object passes");

@@ -365,13 +365,15 @@ fn without_a_terminal_it_says_what_to_use_instead() {
     assert!(err.contains("stdout is not one") && err.contains("bardo events"), "{err}");
 }
 
-/// `[safety] confirm = "always"`: an MCP client's commit waits on its user, who never answers;
-/// the dashboard (another process) shows the permit held, and `y` there releases the commit.
+/// `confirm = "always"`, MCP elicitation opted in: an MCP client's commit waits on its user, who
+/// never answers; the dashboard (another process) shows the permit held, and `y` there releases
+/// the commit.
 #[test]
 fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
     use super::mcp::{Workspace, balanceOfCall, python_client, view};
     let (node, d) = bardo_test_support::devnet();
-    let w = Workspace::trader_with(&node, &d, "confirm = \"always\"");
+    let opt_in = "[safety.confirm]\ndefault = \"always\"\nvia = [\"cli\", \"tui\", \"mcp-elicitation\"]";
+    let w = Workspace::trader_with(&node, &d, opt_in);
     let usdc = || view(&node.url(), d.tokens["USDC"].address, balanceOfCall { account: d.deployer });
     let before = usdc();
     let bardo = env!("CARGO_BIN_EXE_bardo");
@@ -402,7 +404,8 @@ fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
     assert_eq!(seen["asked"].as_array().map(Vec::len), Some(1), "the client's user was asked: {seen}");
     assert_eq!(before - usdc(), alloy::primitives::U256::from(100_000_000u64), "committed");
     let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
-    assert!(audit.contains("\"PermitConfirmed\"") && audit.contains("\"by\":\"tui\""), "{audit}");
+    assert!(audit.contains("\"PermitConfirmed\"") && audit.contains("\"channel\":\"tui\""), "{audit}");
+    assert!(audit.contains("\"by\":\"operator (bardo tui, uid "), "{audit}");
     tmux.keys(&["q"]);
 }
 
