@@ -13,6 +13,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How often a waiting task looks whether another door committed or cancelled its permit.
+const ELSEWHERE_POLL: Duration = Duration::from_millis(500);
+
 /// What the caller asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ask {
@@ -178,14 +181,54 @@ impl Runner {
         self.watch_expiry(id, &permit_id, expires_at_ms);
     }
 
-    /// When the permit task `id` waits on expires and the task still waits: `failed`, code
+    /// While task `id` waits on its permit: when another door commits or cancels the permit, the
+    /// task ends with it (it stayed `input-required`); when the permit expires, `failed`, code
     /// `expired`.
     pub(crate) fn watch_expiry(self: &Arc<Self>, id: &str, permit_id: &str, expires_at_ms: u64) {
         let (me, id, permit_id) = (self.clone(), id.to_owned(), permit_id.to_owned());
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(expires_at_ms.saturating_sub(now_ms()))).await;
-            me.expire(&id, &permit_id);
+            loop {
+                let left = expires_at_ms.saturating_sub(now_ms());
+                if left == 0 {
+                    me.expire(&id, &permit_id);
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(left).min(ELSEWHERE_POLL)).await;
+                let (watcher, task, permit) = (me.clone(), id.clone(), permit_id.clone());
+                let done = tokio::task::spawn_blocking(move || watcher.closed_elsewhere(&task, &permit)).await;
+                if done.unwrap_or(true) {
+                    return;
+                }
+            }
         });
+    }
+
+    /// Whether task `id` stopped waiting on `permit_id`: answered here, or the permit closed by
+    /// another door (the task then ends saying so).
+    fn closed_elsewhere(&self, id: &str, permit_id: &str) -> bool {
+        let Some(r) = self.tasks.get(id) else { return true };
+        if r.state != State::InputRequired || r.permit_id.as_deref() != Some(permit_id) {
+            return true;
+        }
+        if self.answering.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(id) {
+            return false;
+        }
+        use bardo_safety::permit::PermitError;
+        let closed = (self.adapter)().write_path().permit_closed(permit_id);
+        let records = format!("`bardo records` shows permit `{permit_id}`");
+        match closed {
+            Some(PermitError::Consumed(_)) => {
+                let text = format!("committed through another door; this task sent nothing itself: {records}");
+                self.set(id, State::Completed, &text, None);
+                true
+            }
+            Some(PermitError::Cancelled(_) | PermitError::Revoked(_)) => {
+                let text = format!("the permit was cancelled through another door; nothing was sent: {records}");
+                self.set(id, State::Canceled, &text, None);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Fail task `id` if it still waits on `permit_id`.

@@ -459,6 +459,21 @@ fn a2a_under_confirm_always_the_agents_own_confirmation_is_refused_and_the_opera
         ),
         "{audit}"
     );
+
+    // A waiting task whose permit the operator commits through another door (the CLI) ends with
+    // it, saying so; it stayed input-required.
+    let waiting = a2a(&server, &["swap", "--args", &swap, "--decision", "none"]);
+    let task_id = waiting["mid"]["id"].as_str().expect("id").to_owned();
+    let permit = artifact(&waiting["mid"], "permit")["permit_id"].as_str().expect("permit id").to_owned();
+    for step in [["confirm", permit.as_str()], ["commit", permit.as_str()]] {
+        let o = w.bardo(&step);
+        assert!(o.status.success(), "{step:?}: {o:?}");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let after = a2a(&server, &["confirm", "--task", &task_id]);
+    let status = &after["before"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_COMPLETED", "{after}");
+    assert!(status.to_string().contains("committed through another door"), "{after}");
 }
 
 /// `bardo identity register` names the card in an on-chain registration file; with the

@@ -120,6 +120,12 @@ impl WritePath {
             .collect())
     }
 
+    /// Why permit `permit_id` is no longer open (used, cancelled, revoked, expired), if it is not:
+    /// for a door waiting on it, which another door may have committed or cancelled.
+    pub fn permit_closed(&self, permit_id: &str) -> Option<crate::permit::PermitError> {
+        self.permits.open_permit(permit_id, (self.clock)()).err()
+    }
+
     /// Who confirmed open permit `permit_id`, if anyone has.
     pub fn confirmed_by(&self, permit_id: &str) -> Result<Option<String>, ToolError> {
         let (_, by) = self.permits.open_permit(permit_id, (self.clock)()).map_err(permit_error)?;
