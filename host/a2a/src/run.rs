@@ -195,7 +195,8 @@ impl Runner {
                 }
                 tokio::time::sleep(Duration::from_millis(left).min(ELSEWHERE_POLL)).await;
                 let (watcher, task, permit) = (me.clone(), id.clone(), permit_id.clone());
-                let done = tokio::task::spawn_blocking(move || watcher.closed_elsewhere(&task, &permit)).await;
+                let done =
+                    tokio::task::spawn_blocking(move || watcher.closed_elsewhere(&task, &permit)).await;
                 if done.unwrap_or(true) {
                     return;
                 }
@@ -218,12 +219,14 @@ impl Runner {
         let records = format!("`bardo records` shows permit `{permit_id}`");
         match closed {
             Some(PermitError::Consumed(_)) => {
-                let text = format!("committed through another door; this task sent nothing itself: {records}");
+                let text =
+                    format!("committed through another door; this task sent nothing itself: {records}");
                 self.set(id, State::Completed, &text, None);
                 true
             }
             Some(PermitError::Cancelled(_) | PermitError::Revoked(_)) => {
-                let text = format!("the permit was cancelled through another door; nothing was sent: {records}");
+                let text =
+                    format!("the permit was cancelled through another door; nothing was sent: {records}");
                 self.set(id, State::Canceled, &text, None);
                 true
             }

@@ -84,6 +84,11 @@ pub(crate) fn login_link(base: &str, key: &HostKey) -> String {
 impl Page {
     /// Whether the request is the operator's: their token, or a live session cookie.
     fn admits(&self, headers: &HeaderMap) -> bool {
+        // A Host the door serves (no DNS rebinding), then the operator's token or session.
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        if !host.is_some_and(|h| self.access.admits_host(h)) {
+            return false;
+        }
         if self.access.is_operator(headers.get(header::AUTHORIZATION)) {
             return true;
         }
@@ -95,12 +100,14 @@ impl Page {
     }
 
     /// Whether a form post comes from a page this server serves (no cross-site form).
+    /// Exactly this page's origin: a cookie is SameSite across ports, so a page another local
+    /// process serves (an agent's, on 127.0.0.1:other) must not post here in the operator's name.
     fn same_origin(&self, headers: &HeaderMap) -> bool {
         let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
         match (origin, host) {
             (Some(origin), Some(host)) => {
-                origin.strip_prefix("http://").is_some_and(|o| o == host) || self.access.admits_origin(origin)
+                origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) == Some(host)
             }
             // Not a browser's form (a script with the operator's token).
             (None, _) => self.access.is_operator(headers.get(header::AUTHORIZATION)),

@@ -14,9 +14,18 @@ use std::process::{Command, Stdio};
 
 /// Status of `GET path` at `addr` with `headers`, by hand (no client follows or retries).
 fn get(addr: &str, path: &str, headers: &[(&str, &str)]) -> u16 {
+    request(addr, "GET", path, headers)
+}
+
+/// Status of `method path` (no body) at `addr` with `headers`.
+fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> u16 {
     let mut tcp = std::net::TcpStream::connect(addr).expect("connect");
     let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
-    write!(tcp, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n").expect("write");
+    write!(
+        tcp,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
     let mut answer = String::new();
     tcp.read_to_string(&mut answer).expect("read");
     answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
@@ -52,7 +61,23 @@ fn the_operator_approves_and_declines_in_the_browser_and_an_agent_cannot_reach_t
     let agent = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("the agent's token");
     assert_eq!(get(&addr, "/operator", &[("Authorization", &format!("Bearer {}", agent.trim()))]), 401);
     let operator = std::fs::read_to_string(w.path().join(".bardo/operator.token")).expect("operator token");
-    assert_eq!(get(&addr, "/operator", &[("Authorization", &format!("Bearer {}", operator.trim()))]), 200);
+    let bearer = format!("Bearer {}", operator.trim());
+    assert_eq!(get(&addr, "/operator", &[("Authorization", &bearer)]), 200);
+    // A form posted from another local origin (a page an agent serves on another port), even
+    // with the operator's credentials, is refused: nothing is confirmed.
+    let approve = format!("/operator/permits/{first}/approve");
+    let other_port = format!("http://127.0.0.1:{}", free_port());
+    assert_eq!(request(&addr, "POST", &approve, &[("Authorization", &bearer), ("Origin", &other_port)]), 401);
+    // A Host the door does not serve (DNS rebinding) gets nothing either.
+    let mut tcp = std::net::TcpStream::connect(&addr).expect("connect");
+    write!(
+        tcp,
+        "GET /operator HTTP/1.1\r\nHost: evil.example\r\nAuthorization: {bearer}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
 
     let o = w.bardo(&["confirm", "--open", "--url", &base]);
     assert!(o.status.success(), "{o:?}");
