@@ -540,8 +540,7 @@ mod tests {
         json!({"messageId": "m", "role": "ROLE_USER", "parts": parts})
     }
 
-    /// JSON-RPC ids are strings, numbers or null: an object or array is refused with a `null`
-    /// id, never echoed (an answer must be valid JSON-RPC whatever was sent).
+    /// `historyLength` is a count: `-3` was read as "the whole history".
     #[test]
     fn a_history_length_is_a_count() {
         for ok in [
@@ -559,6 +558,8 @@ mod tests {
         }
     }
 
+    /// JSON-RPC ids are strings, numbers or null: an object or array is refused with a `null`
+    /// id, never echoed (an answer must be valid JSON-RPC whatever was sent).
     #[test]
     fn requests_are_answered_with_their_id_or_null() {
         let mut headers = HeaderMap::new();
