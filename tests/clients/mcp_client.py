@@ -100,7 +100,12 @@ class Asked:
         if self.answer == "decline":
             return types.ElicitResult(action="decline")
         if self.answer == "hang":  # a user who never answers (someone else confirms elsewhere)
-            await anyio.sleep(3600)
+            try:
+                await anyio.sleep(3600)
+            except anyio.get_cancelled_exc_class():
+                # The server withdrew the question (notifications/cancelled).
+                self.asked[-1]["withdrawn"] = True
+                raise
         return types.ElicitResult(action="accept", content={"confirm": self.answer == "accept"})
 
 

@@ -14,7 +14,11 @@
 use bardo_core::error::{ErrorCode, ToolError};
 use bardo_safety::WritePath;
 use bardo_safety::confirm::Channel;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, ServerRequest,
+};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{RoleServer, ServiceError};
 use std::sync::Arc;
@@ -67,14 +71,32 @@ pub(crate) async fn confirm(
         .description("true to sign and send this write; false to cancel it")
         .build()
         .map_err(|e| ToolError::new(ErrorCode::Internal, format!("the confirmation form: {e}")))?;
-    let ask = peer.create_elicitation_with_timeout(
-        ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: pending.summary(),
-            requested_schema: schema,
-        },
-        Some(timeout.min(pending.expires_in)),
-    );
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: pending.summary(),
+        requested_schema: schema,
+    };
+    let options = PeerRequestOptions::with_timeout(timeout.min(pending.expires_in));
+    let asked = peer
+        .send_cancellable_request(ServerRequest::ElicitRequest(ElicitRequest::new(params)), options)
+        .await
+        .map_err(|e| {
+            ToolError::retryable(
+                ErrorCode::ConfirmationRequired,
+                format!(
+                    "asking the client's user to confirm permit `{permit_id}` failed ({e}); nothing was sent"
+                ),
+            )
+        })?;
+    // Kept to withdraw the question when it is answered elsewhere (the handle is consumed by
+    // awaiting its answer).
+    let question = asked.id.clone();
+    let ask = async {
+        match asked.await_response().await? {
+            ClientResult::ElicitResult(result) => Ok(result),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    };
     let elsewhere = async {
         loop {
             tokio::time::sleep(POLL).await;
@@ -85,7 +107,18 @@ pub(crate) async fn confirm(
     };
     let answer = tokio::select! {
         answer = ask => answer,
-        () = elsewhere => return Ok(()),
+        () = elsewhere => {
+            // Confirmed in `bardo tui`, `bardo confirm` or the page: the client's user is no
+            // longer asked (its dialog would confirm nothing).
+            let withdrawn = CancelledNotificationParam::new(
+                Some(question),
+                Some("confirmed by the operator elsewhere".into()),
+            );
+            if let Err(e) = peer.notify_cancelled(withdrawn).await {
+                tracing::debug!("withdrawing the elicitation: {e}");
+            }
+            return Ok(());
+        }
         () = context.ct.cancelled() => {
             return Err(ToolError::new(ErrorCode::Cancelled, "the client cancelled the commit while its user was asked; nothing was sent"));
         }

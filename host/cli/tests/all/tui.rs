@@ -402,6 +402,10 @@ fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
             .expect("json");
     assert_eq!(seen["commit"]["isError"], false, "{seen}");
     assert_eq!(seen["asked"].as_array().map(Vec::len), Some(1), "the client's user was asked: {seen}");
+    assert_eq!(
+        seen["asked"][0]["withdrawn"], true,
+        "and the question withdrawn once confirmed in the dashboard: {seen}"
+    );
     assert_eq!(before - usdc(), alloy::primitives::U256::from(100_000_000u64), "committed");
     let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
     assert!(audit.contains("\"PermitConfirmed\"") && audit.contains("\"channel\":\"tui\""), "{audit}");
