@@ -13,31 +13,38 @@ use clap::Subcommand;
 use serde_json::json;
 use std::process::ExitCode;
 
+/// What a registration file says of the agent, and where it is planned.
+#[derive(clap::Args)]
+pub(crate) struct Registration {
+    /// The agent card's URL as agents reach it (`bardo serve --a2a` serves
+    /// `http://HOST:PORT/.well-known/agent-card.json`).
+    #[arg(long)]
+    card_url: String,
+    /// The chain of the Identity Registry (`[settings] identity` names its registries).
+    #[arg(long, default_value_t = 31337)]
+    chain_id: u64,
+    /// The agent's name.
+    #[arg(long, default_value = "Bardo Tools")]
+    name: String,
+    /// What it offers.
+    #[arg(
+        long,
+        default_value = "DeFi tools for agents over A2A: chain reads, and writes previewed, \
+                                   simulated and permitted before the caller confirms them."
+    )]
+    description: String,
+    /// The profile whose identity plugin plans it (one with the `identity` category).
+    #[arg(long, default_value = "erc8004")]
+    profile: String,
+}
+
 #[derive(Subcommand)]
 pub(crate) enum IdentityAction {
     /// Register this host (role `infrastructure`) with a registration file naming its A2A card,
     /// then print the `[identity]` section for bardo.toml.
     Register {
-        /// The agent card's URL as agents reach it (`bardo serve --a2a` serves
-        /// `http://HOST:PORT/.well-known/agent-card.json`).
-        #[arg(long)]
-        card_url: String,
-        /// The chain of the Identity Registry (`[settings] identity` names its registries).
-        #[arg(long, default_value_t = 31337)]
-        chain_id: u64,
-        /// The agent's name.
-        #[arg(long, default_value = "Bardo Tools")]
-        name: String,
-        /// What it offers.
-        #[arg(
-            long,
-            default_value = "DeFi tools for agents over A2A: chain reads, and writes previewed, \
-                                       simulated and permitted before the caller confirms them."
-        )]
-        description: String,
-        /// The profile whose identity plugin registers (one with the `identity` category).
-        #[arg(long, default_value = "erc8004")]
-        profile: String,
+        #[command(flatten)]
+        registration: Registration,
     },
     /// Replace the registration file of one of the wallet's agents (its agentURI), naming its
     /// A2A card and its own registration: the operator's command, previewed and committed here.
@@ -45,36 +52,21 @@ pub(crate) enum IdentityAction {
         /// The agent.
         #[arg(long)]
         agent_id: u64,
-        /// The agent card's URL as agents reach it.
-        #[arg(long)]
-        card_url: String,
-        /// The chain of the Identity Registry.
-        #[arg(long, default_value_t = 31337)]
-        chain_id: u64,
-        /// The agent's name.
-        #[arg(long, default_value = "Bardo Tools")]
-        name: String,
-        /// What it offers.
-        #[arg(long, default_value = "DeFi tools for agents over A2A.")]
-        description: String,
-        /// The profile whose identity plugin plans it.
-        #[arg(long, default_value = "erc8004")]
-        profile: String,
+        #[command(flatten)]
+        registration: Registration,
     },
 }
 
 pub(crate) fn run(config: &Config, action: IdentityAction, rt: &Runtime) -> Result<ExitCode> {
     match action {
-        IdentityAction::Register { card_url, chain_id, name, description, profile } => {
-            register(config, (card_url, chain_id, name, description, profile), rt)
-        }
-        IdentityAction::SetUri { agent_id, card_url, chain_id, name, description, profile } => {
+        IdentityAction::Register { registration } => register(config, &registration, rt),
+        IdentityAction::SetUri { agent_id, registration: r } => {
             let params = json!({
-                "chain_id": chain_id,
+                "chain_id": r.chain_id,
                 "agent_id": agent_id,
-                "registration": {"name": name, "description": description, "a2a_card": card_url},
+                "registration": {"name": r.name, "description": r.description, "a2a_card": r.card_url},
             });
-            with_write_path(config, Some(&profile), rt, |path| {
+            with_write_path(config, Some(&r.profile), rt, |path| {
                 match path.preview_by_operator("identity-set-uri", &params) {
                     Ok(permit) => print_write(path.commit(&permit.permit_id)),
                     Err(e) => print_write::<()>(Err(e)),
@@ -85,17 +77,13 @@ pub(crate) fn run(config: &Config, action: IdentityAction, rt: &Runtime) -> Resu
 }
 
 /// `bardo identity register`.
-fn register(
-    config: &Config,
-    (card_url, chain_id, name, description, profile): (String, u64, String, String, String),
-    rt: &Runtime,
-) -> Result<ExitCode> {
+fn register(config: &Config, r: &Registration, rt: &Runtime) -> Result<ExitCode> {
     let params = json!({
-        "chain_id": chain_id,
-        "registration": {"name": name, "description": description, "a2a_card": card_url, "role": "infrastructure"},
+        "chain_id": r.chain_id,
+        "registration": {"name": r.name, "description": r.description, "a2a_card": r.card_url, "role": "infrastructure"},
         "metadata": {"role": "infrastructure"},
     });
-    with_write_path(config, Some(&profile), rt, |path| {
+    with_write_path(config, Some(&r.profile), rt, |path| {
         let permit = match path.preview("identity-register", &params) {
             Ok(permit) => permit,
             Err(e) => return print_write::<()>(Err(e)),

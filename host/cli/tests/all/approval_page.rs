@@ -31,14 +31,6 @@ fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> u1
     answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
-fn audit(w: &Workspace) -> Vec<Value> {
-    std::fs::read_to_string(w.path().join(".bardo/audit.jsonl"))
-        .expect("audit log")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("json")["event"].clone())
-        .collect()
-}
-
 #[test]
 fn the_operator_approves_and_declines_in_the_browser_and_an_agent_cannot_reach_the_page() {
     let (node, d) = devnet();
@@ -148,7 +140,7 @@ fn the_operator_approves_and_declines_in_the_browser_and_an_agent_cannot_reach_t
     }
 
     // On record with the channel; the approved permit commits, the declined one is gone.
-    let events = audit(&w);
+    let events = w.audit();
     assert!(events.iter().any(|e| e["type"] == "PermitConfirmed"
         && e["permit_id"] == first.as_str()
         && e["channel"] == "page"

@@ -82,6 +82,15 @@ impl Workspace {
         self.dir.path()
     }
 
+    /// The events of the write path's audit log (`.bardo/audit.jsonl`), in order.
+    pub(super) fn audit(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.path().join(".bardo/audit.jsonl"))
+            .expect("audit log")
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("json")["event"].clone())
+            .collect()
+    }
+
     /// `bardo --config <dir>/bardo.toml mcp <extra>`.
     pub(super) fn server(&self, extra: &[&str]) -> Vec<String> {
         let mut cmd = vec![

@@ -10,18 +10,10 @@ use super::mcp::{Workspace, one, tool_error, view};
 use alloy::primitives::U256;
 use bardo_devnet::CHAIN_ID;
 use bardo_test_support::devnet;
-use serde_json::{Value, json};
+use serde_json::json;
 
 alloy::sol! {
     function balanceOf(address account) external view returns (uint256);
-}
-
-fn audit(w: &Workspace) -> Vec<Value> {
-    std::fs::read_to_string(w.path().join(".bardo/audit.jsonl"))
-        .expect("audit log")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("json")["event"].clone())
-        .collect()
 }
 
 #[test]
@@ -42,7 +34,7 @@ fn an_mcp_clients_own_answer_confirms_nothing_unless_the_operator_opts_in() {
     }
     assert_eq!(itself["asked"], json!([]), "the client was not asked");
     assert_eq!(usdc(), before, "nothing was sent");
-    assert!(!audit(&w).iter().any(|e| e["type"] == "PermitConfirmed"));
+    assert!(!w.audit().iter().any(|e| e["type"] == "PermitConfirmed"));
 
     // The operator confirms it from the shell, as who they are; the agent's commit goes through.
     let permit = itself["preview"]["permit_id"].as_str().expect("permit id");
@@ -52,7 +44,7 @@ fn an_mcp_clients_own_answer_confirms_nothing_unless_the_operator_opts_in() {
     let commit = one(&["call", "--tool", "commit_action", "--args", &args], &server);
     assert_eq!(commit["isError"], false, "{commit}");
     assert_eq!(before - usdc(), U256::from(100_000_000u64));
-    let events = audit(&w);
+    let events = w.audit();
     let on_record = events
         .iter()
         .find(|e| e["type"] == "PermitConfirmed" && e["permit_id"] == permit)
@@ -90,7 +82,7 @@ fn opted_in_the_python_client_is_asked_before_a_commit_declines_then_accepts_and
     assert_eq!(asked["schema"]["properties"]["confirm"]["type"], "boolean", "{asked}");
     assert_eq!(asked["schema"]["required"], json!(["confirm"]), "{asked}");
     let permit = declined["preview"]["permit_id"].as_str().expect("permit id");
-    let events = audit(&w);
+    let events = w.audit();
     assert!(
         events.iter().any(|e| e["type"] == "ConfirmationDeclined"
             && e["permit_id"] == permit
@@ -111,7 +103,7 @@ fn opted_in_the_python_client_is_asked_before_a_commit_declines_then_accepts_and
     assert_eq!(accepted["commit"]["structured"]["tx_hashes"].as_array().map(Vec::len), Some(3), "{accepted}");
     assert_eq!(before - usdc(), U256::from(100_000_000u64), "100 USDC paid");
     let permit = accepted["preview"]["permit_id"].as_str().expect("permit id");
-    assert!(audit(&w).iter().any(|e| e["type"] == "PermitConfirmed"
+    assert!(w.audit().iter().any(|e| e["type"] == "PermitConfirmed"
         && e["permit_id"] == permit
         && e["channel"] == "mcp-elicitation"
         && e["by"].as_str().is_some_and(|b| b.starts_with("mcp client "))));
@@ -137,7 +129,7 @@ fn opted_in_the_python_client_is_asked_before_a_commit_declines_then_accepts_and
     assert_eq!(commit["isError"], false, "{commit}");
     assert_eq!(paid - usdc(), U256::from(100_000_000u64));
     assert!(
-        audit(&w)
+        w.audit()
             .iter()
             .any(|e| e["type"] == "PermitConfirmed" && e["permit_id"] == permit && e["channel"] == "cli")
     );
