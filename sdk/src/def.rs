@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 /// no progress steps, the `thinking` sprite, any chain, schema version 1. Override fields with struct update
 /// syntax: `ToolDef { risk_tier: RiskTier::Medium, ..tool_def::<P>(..) }`.
 pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category) -> ToolDef {
-    let schema = schemars::schema_for!(P);
+    let schema = schema::<P>();
     ToolDef {
         name: name.to_owned(),
         description: description.to_owned(),
@@ -19,12 +19,55 @@ pub fn tool_def<P: JsonSchema>(name: &str, description: &str, category: Category
         sprite_trigger: SpriteTrigger::Thinking,
         prompt_snippet: String::new(),
         prompt_guidelines: Vec::new(),
-        // A schema always serializes; the fallback keeps this function infallible.
-        input_schema: serde_json::to_string(&schema).unwrap_or_else(|_| "{}".to_owned()),
+        input_schema: schema.to_string(),
         supported_chains: Vec::new(),
         action_kinds: Vec::new(),
         requires: Vec::new(),
         schema_version: 1,
+    }
+}
+
+/// `P`'s JSON Schema as every client reads it: an optional field is the field's own type (it may
+/// be left out), not a `["string", "null"]` type array or an `anyOf` with a `null` branch, which
+/// several clients' schema dialects (and the MCP Inspector's `--strict`) do not accept.
+pub fn schema<P: JsonSchema>() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(P).to_value();
+    without_null(&mut schema);
+    schema
+}
+
+/// Remove `null` from every `type` array and `enum`, and every `null` branch of an `anyOf`
+/// (a single branch left takes the `anyOf`'s place).
+fn without_null(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::Array(types)) = o.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    o.insert("type".into(), only);
+                }
+            }
+            if let Some(Value::Array(values)) = o.get_mut("enum") {
+                values.retain(|e| !e.is_null());
+            }
+            if let Some(Value::Array(branches)) = o.get_mut("anyOf") {
+                branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
+                if branches.len() == 1 {
+                    if let Some(Value::Object(only)) =
+                        o.remove("anyOf").and_then(|mut b| b.as_array_mut()?.pop())
+                    {
+                        for (k, value) in only {
+                            o.entry(k).or_insert(value);
+                        }
+                    }
+                }
+            }
+            o.values_mut().for_each(without_null);
+        }
+        Value::Array(a) => a.iter_mut().for_each(without_null),
+        _ => {}
     }
 }
 
@@ -123,4 +166,43 @@ macro_rules! action_tools {
             }
         )+
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    #[derive(schemars::JsonSchema)]
+    #[expect(dead_code, reason = "only its schema is read")]
+    struct Params {
+        chain_id: u64,
+        fee: Option<u32>,
+        token: Option<String>,
+        nested: Option<Inner>,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[expect(dead_code, reason = "only its schema is read")]
+    struct Inner {
+        at: Option<u64>,
+    }
+
+    /// Every `type` a single name, never a `["…", "null"]` array or a `{"type": "null"}` branch.
+    fn portable(v: &Value) -> bool {
+        match v {
+            Value::Object(o) => {
+                !o.get("type").is_some_and(|t| t.is_array() || t == "null") && o.values().all(portable)
+            }
+            Value::Array(a) => a.iter().all(portable),
+            _ => true,
+        }
+    }
+
+    #[test]
+    fn optional_fields_are_their_own_type_and_not_required() {
+        let schema = super::schema::<Params>();
+        assert!(portable(&schema), "{schema}");
+        assert_eq!(schema["properties"]["fee"]["type"], "integer", "{schema}");
+        assert_eq!(schema["required"], serde_json::json!(["chain_id"]), "{schema}");
+    }
 }

@@ -38,7 +38,7 @@ pub use bindings::imports::bardo::plugin::types::{
 };
 #[doc(hidden)]
 pub use bindings::{reader, stream_part, write_part};
-pub use def::{described, guidelines, snippet, tool_def, write_def};
+pub use def::{described, guidelines, schema, snippet, tool_def, write_def};
 #[doc(hidden)]
 pub use dispatch::{
     dispatch_on_logs, dispatch_on_tick, dispatch_open, dispatch_plan, dispatch_read, dispatch_verify,

@@ -321,7 +321,8 @@ impl Adapter {
                 let p = self.path.preview_with(field(args, "kind")?, params, control)?;
                 Ok(json!({"permit_id": p.permit_id, "tool": p.tool, "expected_outcome": p.expected_outcome,
                           "calls": p.plan.calls.iter().map(|c| &c.description).collect::<Vec<_>>(),
-                          "risk_tier": p.risk_tier, "expires_in_s": p.ttl.as_secs()}))
+                          "risk_tier": p.risk_tier, "expires_in_s": p.ttl.as_secs(),
+                          "confirmation": p.confirmation}))
             }
             "commit_action" => {
                 let result = self.path.commit_with(field(args, "permit_id")?, control)?;

@@ -41,6 +41,10 @@ pub(crate) fn run(
     if auth == bardo_mcp::http::Auth::None {
         served.reads_only()?;
     }
+    let identity = config.optional::<bardo_a2a::IdentityConfig>()?;
+    if let (true, Some(identity)) = (protocols.a2a, &identity) {
+        claim(identity, &served.adapter().host(), &access, listen)?;
+    }
     let server = bardo_mcp::session_runtime()?;
     server.block_on(async {
         let mut router = axum::Router::new();
@@ -65,7 +69,7 @@ pub(crate) fn run(
                 adapter,
                 served.profile(),
                 (access.requires_token(), card_hosts(&access, listen)),
-                config.optional::<bardo_a2a::IdentityConfig>()?,
+                identity,
             )?;
             let (card, endpoint) = a2a.routers();
             router = router.merge(card).merge(bardo_mcp::http::guard(endpoint, access.clone()));
@@ -110,4 +114,39 @@ fn card_hosts(access: &bardo_mcp::http::Access, listen: std::net::SocketAddr) ->
         listen.to_string()
     };
     bardo_a2a::CardHosts { admits: Arc::new(move |host| access.admits_host(host)), fallback }
+}
+
+alloy::sol! {
+    function tokenURI(uint256 tokenId) external view returns (string);
+}
+
+/// Refuse to start a card that names `identity` unless the identity's on-chain registration names
+/// this host's card: a card is no evidence of an identity by itself — anyone can configure one.
+fn claim(
+    identity: &bardo_a2a::IdentityConfig,
+    host: &bardo_runtime::plugin::Host,
+    access: &bardo_mcp::http::Access,
+    listen: std::net::SocketAddr,
+) -> Result<()> {
+    use alloy::sol_types::SolCall;
+    let (chain, registry) = identity.registry().map_err(anyhow::Error::msg)?;
+    let registry: alloy::primitives::Address =
+        registry.parse().map_err(|e| anyhow::anyhow!("[identity] agent_registry's address: {e}"))?;
+    let chains = &host.services().evm.chains;
+    let client = chains.get(chain).map_err(|e| anyhow::anyhow!("[identity] is on chain {chain}: {e}"))?;
+    let call = tokenURICall { tokenId: alloy::primitives::U256::from(identity.agent_id) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let raw = chains
+        .block_on(client.call(
+            registry,
+            call.abi_encode().into(),
+            alloy::primitives::U256::ZERO,
+            None,
+            deadline,
+        ))
+        .map_err(|e| {
+            anyhow::anyhow!("[identity]: reading agent {}'s agentURI from {registry}: {e}", identity.agent_id)
+        })?;
+    let uri = tokenURICall::abi_decode_returns(&raw).map_err(|e| anyhow::anyhow!("tokenURI: {e}"))?;
+    identity.check_registration(&uri, &|h| access.admits_host(h), listen.port()).map_err(anyhow::Error::msg)
 }

@@ -38,6 +38,8 @@ pub(crate) fn preview(
                 "simulation_hash": p.simulation_hash,
                 "risk_tier": p.risk_tier,
                 "expires_in_s": p.ttl.as_secs(),
+                // What holds it for a person (`bardo confirm`), if anything does.
+                "confirmation": p.confirmation,
             })
         }))
     })

@@ -45,9 +45,10 @@ pub struct Access {
     hosts: Vec<String>,
     /// The host's own token file, when that is the token.
     own: Option<(PathBuf, bool)>,
-    /// The operator's token and its file (beside the host key): it gets in like any token and
-    /// also confirms permits held for a person ([`bardo_agent::OperatorCredential`]).
-    operator: Option<(Arc<TaintedString>, PathBuf)>,
+    /// The operator's token and where it is (`$BARDO_OPERATOR_TOKEN`, or its file beside the host
+    /// key): it gets in like any token and also confirms permits held for a person
+    /// ([`bardo_agent::OperatorCredential`]).
+    operator: Option<(Arc<TaintedString>, String)>,
     /// Most sessions at once, and how long one may idle.
     max_sessions: usize,
     idle: std::time::Duration,
@@ -111,8 +112,14 @@ impl Access {
         if auth == Auth::Token {
             let safety: bardo_safety::SafetyConfig = config.section()?;
             let path = config.resolve(&safety.host_key).with_file_name(OPERATOR_TOKEN);
-            let (token, _) = own_token(&path).map_err(McpError::Http)?;
-            operator = Some((Arc::new(TaintedString::new(token, &[TaintLabel::OwnerSecret])), path));
+            let (token, at) = operator_token(&path).map_err(McpError::Http)?;
+            if tokens.iter().any(|t| constant_time_eq(t.expose_secret().as_bytes(), token.as_bytes())) {
+                return Err(McpError::Http(format!(
+                    "the operator's token ({at}) is also an agent's token ([mcp] tokens_env or token_file): \
+                     an agent holding it could confirm its own commits; give the operator a token of its own"
+                )));
+            }
+            operator = Some((Arc::new(TaintedString::new(token, &[TaintLabel::OwnerSecret])), at));
         }
         match auth {
             Auth::None if !tokens.is_empty() => {
@@ -168,8 +175,7 @@ impl Access {
         };
         match &self.operator {
             Some((_, path)) => format!(
-                "{how}; the operator's own token (it confirms permits [safety] confirm holds, over A2A) is in {}",
-                path.display()
+                "{how}; the operator's own token (it confirms permits [safety] confirm holds, over A2A and on the approval page) is {path}"
             ),
             None => how,
         }
@@ -224,6 +230,42 @@ impl Access {
 const OWN_TOKEN: &str = "http.token";
 /// The operator's token's file name, beside the host key.
 const OPERATOR_TOKEN: &str = "operator.token";
+
+/// Where the operator's token may come from instead of a file: only the environment of the
+/// `bardo serve` the operator starts, never a file an agent's process could read.
+pub const OPERATOR_TOKEN_ENV: &str = "BARDO_OPERATOR_TOKEN";
+
+/// The operator's token and where it is: `$BARDO_OPERATOR_TOKEN` when set (no file is made),
+/// else the file at `path` (made 0600 on first start). A file others can read is refused: an
+/// agent run as another user (docs/operators.md) must not be able to read it.
+fn operator_token(path: &Path) -> Result<(Zeroizing<String>, String), String> {
+    if let Some(v) = TaintedString::from_env(OPERATOR_TOKEN_ENV, &[TaintLabel::OwnerSecret]) {
+        let token = v.expose_secret().trim();
+        if token.len() < 16 {
+            return Err(format!(
+                "${OPERATOR_TOKEN_ENV} is {} characters; use at least 16 (e.g. `openssl rand -hex 32`)",
+                token.len()
+            ));
+        }
+        return Ok((Zeroizing::new(token.to_owned()), format!("${OPERATOR_TOKEN_ENV}")));
+    }
+    let (token, _) = own_token(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.permissions().mode();
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "the operator's token {} is readable by others (mode {:o}): `chmod 600 {}`, or pass it as ${OPERATOR_TOKEN_ENV} instead",
+                path.display(),
+                mode & 0o777,
+                path.display()
+            ));
+        }
+    }
+    Ok((token, format!("in {}", path.display())))
+}
 
 /// The host's own token in `path`: read, or made on first start (32 random bytes as hex, mode
 /// 0600, put in place whole so a concurrent start reads the same one); true when made now.

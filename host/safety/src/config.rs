@@ -107,6 +107,9 @@ pub struct SafetyConfig {
     /// Which commits wait for a human (`"never"`, `"always"`, `"above_usd = N"`), for every
     /// profile or per profile (see [`crate::confirm`]); default never.
     pub confirm: crate::confirm::ConfirmSetting,
+    /// Feedback and validation from the wallet: how many a day, whether each waits for a
+    /// person (see [`crate::hooks::reputation_guard`]).
+    pub reputation: crate::hooks::ReputationLimits,
 }
 
 impl Default for SafetyConfig {
@@ -138,6 +141,7 @@ impl Default for SafetyConfig {
             spending_ledger: PathBuf::from(".bardo/spending.json"),
             host_key: PathBuf::from(".bardo/host.key"),
             confirm: crate::confirm::ConfirmSetting::default(),
+            reputation: crate::hooks::ReputationLimits::default(),
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod on_chain_bounds;
 pub mod policy_cage;
 pub mod price_guard;
 pub mod rate_limiter;
+pub mod reputation_guard;
 pub mod revm_simulator;
 pub mod spending_limiter;
 pub mod stranded_value;
@@ -41,6 +42,7 @@ pub use on_chain_bounds::OnChainBounds;
 pub use policy_cage::{MaxPosition, PolicyCage};
 pub use price_guard::PriceGuard;
 pub use rate_limiter::RateLimiter;
+pub use reputation_guard::{ReputationGuard, ReputationLimits};
 pub use revm_simulator::{RevmSimulator, simulation_hash};
 pub use spending_limiter::{SpendingLimiter, SpendingLimits};
 pub use stranded_value::StrandedValue;
@@ -105,6 +107,9 @@ pub struct Findings {
     /// The least the chain lets the plan get, the most it lets it pay (the on-chain-bounds
     /// hook's finding): the permit's worst case.
     pub worst_case: Vec<on_chain_bounds::WorstCase>,
+    /// Why the permit must wait for a person whatever its spend (the reputation guard's
+    /// finding: the plan speaks for the operator).
+    pub hold: Option<String>,
 }
 
 impl Findings {

@@ -256,12 +256,20 @@ pub struct VerifyParams {
     pub agent_id: u64,
     /// The A2A agent card URL the agent should name (`https://…/.well-known/agent-card.json`).
     pub card_url: String,
+    /// The card itself, as fetched from `card_url` (a plugin has no network): it must name this
+    /// agent back (its ERC-8004 extension). Without it only one direction is checked and the
+    /// agent is not `verified`.
+    #[serde(default)]
+    pub card: Option<Value>,
 }
 
 #[derive(Serialize)]
 pub struct Verified {
-    /// True when the chain's agent names `card_url` as its A2A service.
+    /// True when the chain's agent names `card_url` as its A2A service and the card names the
+    /// same agent back: identity → card → the same identity.
     verified: bool,
+    /// The first direction alone: the registration names `card_url`.
+    names_card: bool,
     /// Each link followed: identity, agentURI, registration file, services, card.
     path: Vec<String>,
     /// Why not, when not.
@@ -279,9 +287,9 @@ impl ReadTool for VerifyAgent {
     fn def() -> ToolDef {
         def::<VerifyParams>(
             Self::NAME,
-            "Check that an ERC-8004 agent's registration names a given A2A agent card: follows identity → agentURI \
-             → registration file → services → card on the chain and says where the chain breaks, if it does. \
-             Reads only.",
+            "Check that an ERC-8004 agent and an A2A agent card name each other: follows identity → agentURI → \
+             registration file → services → card on the chain, then the card (pass its JSON as `card`; a \
+             plugin has no network) back to the same identity, and says where either breaks. Reads only.",
             &["identity registry"],
         )
     }
@@ -293,8 +301,9 @@ impl ReadTool for VerifyAgent {
             format!("{}#{} owned by {}", a.agent_registry, a.agent_id, a.owner.to_checksum(None)),
             format!("agentURI {}", short(&a.agent_uri)),
         ];
-        let no =
-            |path: Vec<String>, reason: String| Ok(Verified { verified: false, path, reason: Some(reason) });
+        let no = |path: Vec<String>, reason: String| {
+            Ok(Verified { verified: false, names_card: false, path, reason: Some(reason) })
+        };
         let Some(file) = &a.registration else {
             return no(path, a.registration_note.unwrap_or_default());
         };
@@ -322,7 +331,11 @@ impl ReadTool for VerifyAgent {
         match a2a.iter().find(|s| s.endpoint == p.card_url) {
             Some(s) => {
                 path.push(format!("A2A card {}", s.endpoint));
-                Ok(Verified { verified: true, path, reason: None })
+                let back = names_back(p.card.as_ref(), &a.agent_registry, a.agent_id);
+                if back.is_ok() {
+                    path.push(format!("the card names agent {} of {}", a.agent_id, a.agent_registry));
+                }
+                Ok(Verified { verified: back.is_ok(), names_card: true, path, reason: back.err() })
             }
             None if a2a.is_empty() => no(path, "the registration names no A2A service".into()),
             None => no(
@@ -334,6 +347,42 @@ impl ReadTool for VerifyAgent {
                 ),
             ),
         }
+    }
+}
+
+/// The ERC-8004 extension's URI in an A2A card.
+const EXTENSION_URI: &str = "https://eips.ethereum.org/EIPS/eip-8004";
+
+/// Whether `card` names agent `id` of `registry` (`eip155:…`) in its ERC-8004 extension: a
+/// registration naming a card proves nothing alone — an impersonator's registration can name
+/// anyone's card, and only the card's own claim closes the loop.
+fn names_back(card: Option<&Value>, registry: &str, id: u64) -> Result<(), String> {
+    let Some(card) = card else {
+        return Err(format!(
+            "only one direction checked: the registration names the card; pass the card's JSON as `card` to check it names agent {id} back"
+        ));
+    };
+    let extensions = card["capabilities"]["extensions"].as_array().into_iter().flatten();
+    let claims: Vec<&Value> =
+        extensions.filter(|e| e["uri"] == EXTENSION_URI).map(|e| &e["params"]).collect();
+    // A client that reads JSON numbers as floats hands on `1.0`.
+    let ours = |p: &Value| {
+        p["agentId"].as_f64() == Some(id as f64)
+            && p["agentRegistry"].as_str().is_some_and(|r| r.eq_ignore_ascii_case(registry))
+    };
+    match claims.iter().any(|p| ours(p)) {
+        true => Ok(()),
+        false if claims.is_empty() => {
+            Err(format!("the card names no ERC-8004 identity (no extension {EXTENSION_URI})"))
+        }
+        false => Err(format!(
+            "the card names another identity: {}",
+            claims
+                .iter()
+                .map(|p| format!("agent {} of {}", p["agentId"], p["agentRegistry"]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }
 

@@ -502,11 +502,43 @@ fn the_card_and_the_on_chain_identity_name_each_other() {
     assert_eq!(extensions[0]["params"]["agentRegistry"], registry, "{card}");
     assert_eq!(extensions[0]["params"]["agentId"].as_f64(), Some(1.0), "{card}");
 
-    // And from the chain to this card.
-    let params = json!({"chain_id": CHAIN_ID, "agent_id": 1, "card_url": card_url}).to_string();
-    let o = w.bardo(&["call", "identity_verify_agent", "--profile", "erc8004", "--params", &params]);
-    let verified: Value = serde_json::from_slice(&o.stdout).expect("json");
+    // And from the chain to this card, and back: the card the SDK fetched names agent 1.
+    let verify = |id: u64| -> Value {
+        let params =
+            json!({"chain_id": CHAIN_ID, "agent_id": id, "card_url": card_url, "card": card["card"]});
+        let o = w.bardo(&[
+            "call",
+            "identity_verify_agent",
+            "--profile",
+            "erc8004",
+            "--params",
+            &params.to_string(),
+        ]);
+        serde_json::from_slice(&o.stdout).expect("json")
+    };
+    let verified = verify(1);
     assert_eq!(verified["verified"], true, "{verified}");
+
+    // An impersonator registers its own agent naming this card: the chain's half holds, the
+    // card's does not.
+    let o = w.bardo(&["identity", "register", "--card-url", &card_url, "--name", "not bardo"]);
+    assert!(o.status.success(), "{o:?}");
+    let impostor = verify(2);
+    assert_eq!((&impostor["verified"], &impostor["names_card"]), (&json!(false), &json!(true)), "{impostor}");
+    assert!(impostor["reason"].as_str().expect("reason").contains("another identity"), "{impostor}");
+    // And its own `bardo serve`, elsewhere, claiming agent 1: refused before it listens.
+    let elsewhere = free_port();
+    let listen = format!("127.0.0.1:{elsewhere}");
+    let said = super::mcp::HttpServer::refused(
+        &w,
+        &[("BARDO_PRIVATE_KEY", DEV_KEY)],
+        &["serve", "--listen", &listen, "--a2a", "--watch-ms", "0"],
+    );
+    assert!(
+        said.contains("claims agent 1") && said.contains(&card_url) && said.contains("set-uri"),
+        "{said}"
+    );
+    assert!(std::net::TcpStream::connect(("127.0.0.1", elsewhere)).is_err(), "it never listened");
     let params = json!({"chain_id": CHAIN_ID, "agent_id": 1, "metadata_keys": ["role"]}).to_string();
     let o = w.bardo(&["call", "identity_get_agent", "--profile", "erc8004", "--params", &params]);
     let agent: Value = serde_json::from_slice(&o.stdout).expect("json");

@@ -160,3 +160,39 @@ fn the_operator_approves_and_declines_in_the_browser_and_an_agent_cannot_reach_t
     let path = link.strip_prefix(&base).expect("path");
     assert_eq!(get(&addr, path, &[]), 401);
 }
+
+/// The operator's token lives apart from the agent's: given in `$BARDO_OPERATOR_TOKEN` (the
+/// environment of the operator's `bardo serve`) no file is made and that token opens the page;
+/// a token file others can read, or an operator token that is also an agent's, and `bardo
+/// serve` refuses to start.
+#[test]
+fn the_operators_token_is_never_where_the_agent_reads_its_own() {
+    let (node, d) = devnet();
+    let w = Workspace::trader(&node, &d);
+    let operator = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+    let addr = format!("127.0.0.1:{}", free_port());
+    let env = [("BARDO_OPERATOR_TOKEN", operator)];
+    let server = HttpServer::spawn(&w, &addr, &env, &["serve", "--listen", &addr]);
+    assert_eq!(get(&addr, "/operator", &[("Authorization", &format!("Bearer {operator}"))]), 200);
+    let agent = std::fs::read_to_string(w.path().join(".bardo/http.token")).expect("the agent's token");
+    assert_eq!(get(&addr, "/operator", &[("Authorization", &format!("Bearer {}", agent.trim()))]), 401);
+    assert!(!w.path().join(".bardo/operator.token").exists(), "no file holds the operator's token");
+    drop(server);
+
+    // The operator's token as an agent's too: refused.
+    let config = std::fs::read_to_string(w.path().join("bardo.toml")).expect("config");
+    std::fs::write(w.path().join("agents.tokens"), format!("{operator}\n")).expect("tokens");
+    std::fs::write(w.path().join("bardo.toml"), format!("{config}\n[mcp]\ntoken_file = \"agents.tokens\"\n"))
+        .expect("config");
+    let said = HttpServer::refused(&w, &env, &["serve", "--listen", &addr]);
+    assert!(said.contains("also an agent's token"), "{said}");
+    std::fs::write(w.path().join("bardo.toml"), &config).expect("config");
+
+    // A token file the agent's user could read: refused, with the fix.
+    drop(HttpServer::spawn(&w, &addr, &[], &["serve", "--listen", &addr]));
+    let file = w.path().join(".bardo/operator.token");
+    assert!(file.exists(), "made on the first start without the variable");
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).expect("chmod");
+    let said = HttpServer::refused(&w, &[], &["serve", "--listen", &addr]);
+    assert!(said.contains("readable by others") && said.contains("chmod 600"), "{said}");
+}

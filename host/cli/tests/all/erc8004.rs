@@ -34,6 +34,8 @@ sol! {
         uint256 agentId, uint8 response, bytes32 responseHash, string tag, uint256 lastUpdate);
     function validationResponse(bytes32 requestHash, uint8 response, string responseURI, bytes32 responseHash,
         string tag) external;
+    function validationRequest(address validatorAddress, uint256 agentId, string requestURI, bytes32 requestHash)
+        external;
 }
 
 /// anvil's dev accounts 1-4: the agent's owner, a client, a validator, the agent's new wallet.
@@ -69,6 +71,15 @@ fn refused<C: SolCall>(url: &str, from: Address, to: Address, call: C) -> String
         Ok(out) => panic!("the registry accepted it: {out}"),
         Err(e) => e.to_string(),
     }
+}
+
+/// Send `call` from the unlocked dev account `from`; it must succeed.
+fn send<C: SolCall>(url: &str, from: Address, to: Address, call: C) {
+    let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
+    let tx = TransactionRequest::default().from(from).to(to).with_input(call.abi_encode());
+    let rt = runtime();
+    let pending = rt.block_on(provider.send_transaction(tx)).expect("send");
+    assert!(rt.block_on(pending.get_receipt()).expect("receipt").status(), "{}", C::SIGNATURE);
 }
 
 #[test]
@@ -259,16 +270,39 @@ fn identity_plugin_reads_what_agent0_wrote(
     let a2a = agent["services"].as_array().expect("services").iter().find(|s| s["name"] == "A2A").cloned();
     assert_eq!(a2a.expect("an A2A service")["endpoint"], card, "{agent}");
 
-    let verified = call(
+    // One direction is not a verification: the card must name the agent back.
+    let one_way = call(
         "identity_verify_agent",
         serde_json::json!({"chain_id": 31337, "agent_id": 1, "card_url": card}),
+    );
+    assert_eq!(
+        (&one_way["verified"], &one_way["names_card"]),
+        (&Value::Bool(false), &Value::Bool(true)),
+        "{one_way}"
+    );
+    assert!(one_way["reason"].as_str().expect("reason").contains("only one direction"), "{one_way}");
+    let registry = format!("eip155:31337:{}", d.erc8004.identity.to_checksum(None));
+    let card_naming = |id: u64| {
+        serde_json::json!({"name": "bardo-devnet", "capabilities": {"extensions": [{
+            "uri": "https://eips.ethereum.org/EIPS/eip-8004", "params": {"agentRegistry": registry, "agentId": id}}]}})
+    };
+    let verified = call(
+        "identity_verify_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "card_url": card, "card": card_naming(1)}),
     );
     assert_eq!(verified["verified"], true, "{verified}");
     assert_eq!(
         verified["path"].as_array().expect("path").len(),
-        5,
-        "identity, URI, file, services, card: {verified}"
+        6,
+        "identity, URI, file, services, card, back to the identity: {verified}"
     );
+    // The card of another agent (an impersonator's registration naming it): not verified.
+    let theirs = call(
+        "identity_verify_agent",
+        serde_json::json!({"chain_id": 31337, "agent_id": 1, "card_url": card, "card": card_naming(2)}),
+    );
+    assert_eq!(theirs["verified"], false, "{theirs}");
+    assert!(theirs["reason"].as_str().expect("reason").contains("another identity"), "{theirs}");
     let other = "https://elsewhere.example/.well-known/agent-card.json";
     let refused = call(
         "identity_verify_agent",
@@ -349,14 +383,38 @@ pub(super) fn agent0_reads(
 /// file, rate another's agent (not its own), request and answer a validation.
 fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::deploy::Deployments) {
     let w = identity_workspace(node, d);
-    let commit = |kind: &str, params: Value| -> Value {
+    // Three feedbacks and validations a day: each `bardo` below is its own process.
+    let config = std::fs::read_to_string(w.path().join("bardo.toml")).expect("config");
+    std::fs::write(w.path().join("bardo.toml"), format!("{config}\n[safety.reputation]\nper_day = 3\n"))
+        .expect("config");
+    let preview = |kind: &str, params: &Value| -> Value {
         let o = w.bardo(&["preview", kind, "--profile", "erc8004", "--params", &params.to_string()]);
-        assert!(o.status.success(), "{kind}: {o:?}");
-        let permit: Value = serde_json::from_slice(&o.stdout).expect("permit");
-        let id = permit["permit_id"].as_str().expect("permit id");
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{kind}: {o:?}"))
+    };
+    let commit_id = |kind: &str, id: &str| -> Value {
         let o = w.bardo(&["commit", id, "--profile", "erc8004"]);
         assert!(o.status.success(), "{kind}: {o:?}");
         serde_json::from_slice(&o.stdout).expect("outcome")
+    };
+    let commit = |kind: &str, params: Value| -> Value {
+        let permit = preview(kind, &params);
+        let id = permit["permit_id"].as_str().unwrap_or_else(|| panic!("{kind}: {permit}"));
+        commit_id(kind, id)
+    };
+    // Feedback and validation speak for the operator: each waits for `bardo confirm`.
+    let confirmed = |kind: &str, params: Value| -> Value {
+        let permit = preview(kind, &params);
+        let id = permit["permit_id"].as_str().unwrap_or_else(|| panic!("{kind}: {permit}"));
+        assert!(
+            permit["confirmation"].as_str().is_some_and(|c| c.contains("[safety.reputation]")),
+            "{permit}"
+        );
+        let o = w.bardo(&["commit", id, "--profile", "erc8004"]);
+        let said: Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(said["error"]["code"], "confirmation-required", "{kind}: {said}");
+        let o = w.bardo(&["confirm", id]);
+        assert!(o.status.success(), "{kind}: {o:?}");
+        commit_id(kind, id)
     };
     let call = |tool: &str, params: Value| -> Value {
         let o = w.bardo(&["call", tool, "--profile", "erc8004", "--params", &params.to_string()]);
@@ -413,15 +471,15 @@ fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::d
         "identity_verify_agent",
         serde_json::json!({"chain_id": 31337, "agent_id": 2, "card_url": moved}),
     );
-    assert_eq!(v["verified"], true, "{v}");
+    assert_eq!(v["names_card"], true, "{v}");
     let old = call(
         "identity_verify_agent",
         serde_json::json!({"chain_id": 31337, "agent_id": 2, "card_url": card}),
     );
-    assert_eq!(old["verified"], false, "{old}");
+    assert_eq!(old["names_card"], false, "{old}");
 
     // Feedback on agent0's agent, read back by agent0; the host's own agent it may not rate.
-    commit(
+    confirmed(
         "identity-feedback",
         serde_json::json!({"chain_id": 31337, "agent_id": 1, "value": "4.5", "tag1": "starred"}),
     );
@@ -447,17 +505,63 @@ fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::d
     let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && said.contains("cannot rate"), "{said}");
 
-    // A validation of the host's agent that the wallet answers itself.
-    let asked = commit(
+    // The wallet validating its own agent, asked through the plugin: refused.
+    let own_validation = serde_json::json!({"chain_id": 31337, "agent_id": 2, "validator": me_text,
+        "request_uri": "data:,swap 42"});
+    let refused = preview("identity-validation-request", &own_validation);
+    assert_eq!(refused["error"]["code"], "denied", "{refused}");
+    assert!(refused["error"]["message"].as_str().expect("message").contains("self-validation"), "{refused}");
+    // An independent validator for the host's agent: asked (confirmed), answered by the validator.
+    let validator = VALIDATOR.1.to_checksum(None);
+    let asked = confirmed(
         "identity-validation-request",
-        serde_json::json!({"chain_id": 31337, "agent_id": 2, "validator": me_text, "request_uri": "data:,swap 42"}),
+        serde_json::json!({"chain_id": 31337, "agent_id": 2, "validator": validator, "request_uri": "data:,swap 42"}),
     );
     let hash = asked.to_string();
-    let hash = &hash[hash.find("\"request_hash\":\"").expect("hash") + 16..][..66];
-    commit(
+    let hash: B256 =
+        hash[hash.find("\"request_hash\":\"").expect("hash") + 16..][..66].parse().expect("hash");
+    let answer = |hash: B256, response: u8| validationResponseCall {
+        requestHash: hash,
+        response,
+        responseURI: String::new(),
+        responseHash: B256::ZERO,
+        tag: "hard".into(),
+    };
+    send(&node.url(), VALIDATOR.1, d.erc8004.validation, answer(hash, 90));
+    // A request the wallet made outside the host, naming itself: the host will not answer it.
+    let own_hash = B256::repeat_byte(0x42);
+    let request = validationRequestCall {
+        validatorAddress: me,
+        agentId: alloy::primitives::U256::from(2),
+        requestURI: "data:,own".into(),
+        requestHash: own_hash,
+    };
+    send(&node.url(), me, d.erc8004.validation, request);
+    let params =
+        serde_json::json!({"chain_id": 31337, "request_hash": own_hash.to_string(), "response": 100});
+    let refused = preview("identity-validation-response", &params);
+    assert_eq!(refused["error"]["code"], "denied", "{refused}");
+    assert!(refused["error"]["message"].as_str().expect("message").contains("self-validation"), "{refused}");
+    // agent0's owner asks the wallet to validate agent 1: the host answers (confirmed), the
+    // third of the day's three; a fourth is refused until tomorrow.
+    let theirs = B256::repeat_byte(0x17);
+    let request = validationRequestCall {
+        validatorAddress: me,
+        agentId: alloy::primitives::U256::from(1),
+        requestURI: "data:,theirs".into(),
+        requestHash: theirs,
+    };
+    send(&node.url(), OWNER.1, d.erc8004.validation, request);
+    confirmed(
         "identity-validation-response",
-        serde_json::json!({"chain_id": 31337, "request_hash": hash, "response": 90, "tag": "hard"}),
+        serde_json::json!({"chain_id": 31337, "request_hash": theirs.to_string(), "response": 80, "tag": "soft"}),
     );
+    let fourth = preview(
+        "identity-feedback",
+        &serde_json::json!({"chain_id": 31337, "agent_id": 1, "value": "5", "tag1": "starred"}),
+    );
+    assert_eq!(fourth["error"]["code"], "limit-exceeded", "{fourth}");
+    assert!(fourth["error"]["message"].as_str().expect("message").contains("per_day = 3"), "{fourth}");
     let v = call("identity_get_validations", serde_json::json!({"chain_id": 31337, "agent_id": 2}));
     assert_eq!((v["answered"].as_u64(), v["mean_response"].as_u64()), (Some(1), Some(90)), "{v}");
     assert_eq!(v["validations"][0]["tag"], "hard", "{v}");

@@ -187,6 +187,20 @@ fn python_over_stdio_lists_reads_previews_commits_once_and_reports_progress_and_
         assert!(names.contains(&agent), "{agent} missing from {names:?}");
     }
     assert!(names.contains(&"uniswap_get_pool_info"), "{names:?}");
+    // Every schema in a dialect every client reads: no `["string", "null"]` type arrays, no
+    // `{"type": "null"}` branches (what the MCP Inspector's --strict flags as not portable).
+    fn portable(v: &Value) -> bool {
+        match v {
+            Value::Object(o) => {
+                !o.get("type").is_some_and(|t| t.is_array() || t == "null") && o.values().all(portable)
+            }
+            Value::Array(a) => a.iter().all(portable),
+            _ => true,
+        }
+    }
+    let not_portable: Vec<&str> =
+        tools.iter().filter(|t| !portable(&t["inputSchema"])).filter_map(|t| t["name"].as_str()).collect();
+    assert!(not_portable.is_empty(), "nullable type arrays in {not_portable:?}");
     assert!(!names.iter().any(|n| n.starts_with("uniswap_execute") || n.starts_with("stream_")), "{names:?}");
     let defs: Value = serde_json::from_slice(&w.bardo(&["tools", "--json"]).stdout).expect("tools --json");
     let def =
@@ -434,6 +448,38 @@ impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl HttpServer {
+    /// `bardo --config <dir>/bardo.toml <args>` that must refuse to start: its stderr. (A server
+    /// that starts instead is killed after 60 s and fails the test.)
+    pub(super) fn refused(w: &Workspace, env: &[(&str, &str)], args: &[&str]) -> String {
+        let config = w.path().join("bardo.toml").display().to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bardo"))
+            .args(["--config", &config])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bardo");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`bardo {}` started; it must refuse", args.join(" "));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut said = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut said).expect("stderr");
+        assert!(!status.success(), "{said}");
+        said
     }
 }
 

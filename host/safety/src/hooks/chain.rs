@@ -7,8 +7,8 @@
 
 use super::{
     AllowlistGuard, ApprovalExposure, ApprovalGuard, HealthFloor, MaxPosition, MorphoCrossCheck,
-    OnChainBounds, PolicyCage, PriceGuard, RateLimiter, SafetyHook, SpendingLimiter, StrandedValue,
-    UniswapCrossCheck, ValueGuard,
+    OnChainBounds, PolicyCage, PriceGuard, RateLimiter, ReputationGuard, ReputationLimits, SafetyHook,
+    SpendingLimiter, StrandedValue, UniswapCrossCheck, ValueGuard,
 };
 use crate::Clock;
 use crate::config::{AllowedContracts, SafetyConfig};
@@ -38,6 +38,8 @@ pub(crate) struct Policy {
     approval_high_risk_usd: u64,
     /// One window for every generation.
     rate: Option<RateLimiter>,
+    /// Feedback and validation limits, the ledger's path resolved.
+    reputation: ReputationLimits,
     spending: Option<Spending>,
     cross_check: bool,
 }
@@ -86,6 +88,10 @@ impl Policy {
             max_slippage_bps: safety.max_slippage_bps,
             approval_high_risk_usd: safety.approval_high_risk_usd,
             rate: safety.previews_per_minute.map(RateLimiter::new),
+            reputation: ReputationLimits {
+                ledger: config.resolve(&safety.reputation.ledger),
+                ..safety.reputation.clone()
+            },
             spending,
             cross_check: sidecar.cross_check,
         })
@@ -122,6 +128,12 @@ impl Policy {
         if let Some(rate) = &self.rate {
             before.push(Box::new(rate.clone()));
         }
+        before.push(Box::new(ReputationGuard {
+            limits: self.reputation.clone(),
+            roles: self.allowed.clone(),
+            valuer: valuer.clone(),
+            services: services.clone(),
+        }));
         before.push(Box::new(ApprovalGuard));
         let mut after: Vec<Box<dyn SafetyHook>> = vec![Box::new(ApprovalExposure {
             valuer: valuer.clone(),

@@ -219,6 +219,7 @@ impl WritePath {
             .map(|micro| micro as f64 / 1e6);
         let high_risk_approval = found.exposure.as_ref().is_some_and(|e| e.high_risk);
         let worst_case = std::mem::take(&mut found.worst_case);
+        let hold = found.hold.take();
         let sim = found
             .simulation
             .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
@@ -243,7 +244,7 @@ impl WritePath {
                 generation: generation.number(),
                 plugin: entry.plugin.to_owned_id(),
             }),
-            confirmation: self.holds_spend(spend_usd),
+            confirmation: self.holds_spend(spend_usd).or(hold),
             operator,
             spend_usd,
             balance_changes,

@@ -14,6 +14,7 @@ mod generations;
 mod limits;
 mod morpho;
 mod morpho_writes;
+mod reputation;
 mod routes;
 mod safe;
 mod v4_liquidity;

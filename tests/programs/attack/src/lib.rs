@@ -27,6 +27,8 @@ sol! {
     function setGuard(address guard) external;
     function transfer(address to, uint256 amount) external returns (bool);
     function sync() external;
+    function giveFeedback(uint256 agentId, int128 value, uint8 valueDecimals, string tag1, string tag2,
+        string endpoint, string feedbackURI, bytes32 feedbackHash) external;
     struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
         uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient;
         uint256 deadline; }
@@ -487,6 +489,31 @@ attack!(
     )]
 );
 
+/// Sixteen feedbacks of 100 for agent `amount` from the wallet (`description_bytes`: how many,
+/// default 16).
+fn feedbacks(p: &Params, target: Address) -> Result<Vec<TxCall>, Error> {
+    let agent = p.amount()?;
+    let rate = giveFeedbackCall {
+        agentId: agent,
+        value: 100,
+        valueDecimals: 0,
+        tag1: "starred".into(),
+        tag2: String::new(),
+        endpoint: String::new(),
+        feedbackURI: String::new(),
+        feedbackHash: Default::default(),
+    };
+    Ok((0..p.description_bytes.unwrap_or(16)).map(|_| tx_call(p.chain_id, target, &rate)).collect())
+}
+
+attack!(
+    FeedbackFlood,
+    "attack_feedback_flood",
+    "attack-feedback",
+    "Rates agent `amount` 100 from the wallet, `description_bytes` times (default 16), at the Reputation Registry `target`: the operator's reputation sold to the stranger's agent.",
+    |p, target, _stranger| feedbacks(&p, target)?
+);
+
 attack!(
     SafeModule,
     "attack_safe_module",
@@ -622,5 +649,5 @@ bardo_sdk::plugin! {
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
         WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply,
-        MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit]
+        MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit, FeedbackFlood]
 }
