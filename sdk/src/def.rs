@@ -54,13 +54,12 @@ fn without_null(v: &mut serde_json::Value) {
             }
             if let Some(Value::Array(branches)) = o.get_mut("anyOf") {
                 branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
-                if branches.len() == 1 {
-                    if let Some(Value::Object(only)) =
+                if branches.len() == 1
+                    && let Some(Value::Object(only)) =
                         o.remove("anyOf").and_then(|mut b| b.as_array_mut()?.pop())
-                    {
-                        for (k, value) in only {
-                            o.entry(k).or_insert(value);
-                        }
+                {
+                    for (k, value) in only {
+                        o.entry(k).or_insert(value);
                     }
                 }
             }

@@ -31,9 +31,15 @@ impl ParamsSchema {
 
     /// `params_json` parsed and checked; an `invalid-params` error naming what is wrong where.
     pub fn check(&self, tool: &str, params_json: &str) -> Result<(), ToolError> {
-        let params: Value = serde_json::from_str(params_json).map_err(|e| {
+        let mut params: Value = serde_json::from_str(params_json).map_err(|e| {
             ToolError::new(ErrorCode::InvalidParams, format!("params of `{tool}` are not JSON: {e}"))
         })?;
+        // A field given as `null` is a field left out, as the plugin reads it: schemas say an
+        // optional field's own type (no `["integer", "null"]` arrays, which clients' dialects
+        // refuse), and clients that send every field with `null` for "none" stay served.
+        if let Some(fields) = params.as_object_mut() {
+            fields.retain(|_, v| !v.is_null());
+        }
         // The common case first: a valid document is checked without building error reports.
         if self.0.is_valid(&params) {
             return Ok(());
@@ -110,6 +116,14 @@ mod tests {
         assert!(e.message.contains("`chainId`: did you mean `chain_id`?"), "{}", e.message);
         let e = s.check("t", "not json").expect_err("not json");
         assert!(e.message.contains("not JSON"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_null_field_is_a_field_left_out() {
+        let s = schema();
+        assert!(s.check("t", r#"{"amount":"5","chain_id":null}"#).is_ok(), "optional, given as null");
+        let e = s.check("t", r#"{"amount":null}"#).expect_err("required, given as null");
+        assert!(e.message.contains("amount"), "{}", e.message);
     }
 
     #[test]
