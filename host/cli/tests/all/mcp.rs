@@ -595,6 +595,7 @@ fn typescript_sdk_lists_and_calls_over_stdio() {
 
 /// Requests on a kept-alive connection (as every SDK sends them) are answered at once: with
 /// Nagle's algorithm on, each waited ~44 ms for the client's delayed ACK. On both servers.
+/// (A latency figure belongs in a benchmark; this catches the stall coming back.)
 #[test]
 fn requests_on_a_kept_alive_connection_are_not_held_back() {
     let token = "0123456789abcdef0123456789abcdef";
@@ -611,7 +612,10 @@ fn requests_on_a_kept_alive_connection_are_not_held_back() {
         let timed = one(&["keepalive", "--http", url, "--token", token, "--count", "200"], &[]);
         let p50 = timed["p50_ms"].as_f64().expect("p50");
         assert_eq!(timed["count"], 200);
-        assert!(p50 <= 2.0, "{url}: median {p50:.2} ms a ping on one connection (p90 {})", timed["p90_ms"]);
+        // With Nagle on, every request waited for the delayed ACK (p50 43.99 ms); without it the
+        // p50 is 0.43 ms on an idle machine. Asserted well under the stall, not at the idle
+        // figure: on this 2-core machine with the suite's other binaries running it reached 4.9 ms.
+        assert!(p50 < 20.0, "{url}: median {p50:.2} ms a ping on one connection (p90 {})", timed["p90_ms"]);
     }
 }
 
