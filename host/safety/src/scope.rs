@@ -78,7 +78,7 @@ mod erc4626 {
 }
 
 /// ERC-8004's registries' write functions.
-mod erc8004 {
+pub(crate) mod erc8004 {
     alloy::sol! {
         struct MetadataEntry { string metadataKey; bytes metadataValue; }
         function register() external returns (uint256);
@@ -118,11 +118,14 @@ enum Party {
     Positions(universal_router::Recipients),
 }
 
+/// `data` decoded as a call of `C`, if it is one.
+pub(crate) fn decode<C: SolCall>(data: &[u8]) -> Option<C> {
+    (data.len() >= 4 && data[..4] == C::SELECTOR).then(|| C::abi_decode(data).ok()).flatten()
+}
+
 /// Decode `data` as `C` and name the party it sends value to or authorises.
 fn party<C: SolCall>(data: &[u8], f: impl FnOnce(C) -> Party) -> Option<(&'static str, Party)> {
-    (data.len() >= 4 && data[..4] == C::SELECTOR)
-        .then(|| C::abi_decode(data).ok().map(|c| (C::SIGNATURE, f(c))))
-        .flatten()
+    decode::<C>(data).map(|c| (C::SIGNATURE, f(c)))
 }
 
 fn erc20(data: &[u8]) -> Option<(&'static str, Party)> {

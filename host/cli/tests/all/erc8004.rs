@@ -520,23 +520,27 @@ fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::d
     let hash = asked.to_string();
     let hash: B256 =
         hash[hash.find("\"request_hash\":\"").expect("hash") + 16..][..66].parse().expect("hash");
-    let answer = |hash: B256, response: u8| validationResponseCall {
+    let answer = validationResponseCall {
         requestHash: hash,
-        response,
+        response: 90,
         responseURI: String::new(),
         responseHash: B256::ZERO,
         tag: "hard".into(),
     };
-    send(&node.url(), VALIDATOR.1, d.erc8004.validation, answer(hash, 90));
-    // A request the wallet made outside the host, naming itself: the host will not answer it.
-    let own_hash = B256::repeat_byte(0x42);
-    let request = validationRequestCall {
-        validatorAddress: me,
-        agentId: alloy::primitives::U256::from(2),
-        requestURI: "data:,own".into(),
-        requestHash: own_hash,
+    send(&node.url(), VALIDATOR.1, d.erc8004.validation, answer);
+    // A request sent by `from` outside the host asking the wallet to validate `agent`.
+    let ask_me = |from: Address, agent: u64, hash: B256| {
+        let request = validationRequestCall {
+            validatorAddress: me,
+            agentId: alloy::primitives::U256::from(agent),
+            requestURI: format!("data:,{agent}"),
+            requestHash: hash,
+        };
+        send(&node.url(), from, d.erc8004.validation, request);
     };
-    send(&node.url(), me, d.erc8004.validation, request);
+    // The wallet's own, naming itself: the host will not answer it.
+    let own_hash = B256::repeat_byte(0x42);
+    ask_me(me, 2, own_hash);
     let params =
         serde_json::json!({"chain_id": 31337, "request_hash": own_hash.to_string(), "response": 100});
     let refused = preview("identity-validation-response", &params);
@@ -545,13 +549,7 @@ fn host_writes_what_agent0_reads(node: &bardo_devnet::Anvil, d: &bardo_devnet::d
     // agent0's owner asks the wallet to validate agent 1: the host answers (confirmed), the
     // third of the day's three; a fourth is refused until tomorrow.
     let theirs = B256::repeat_byte(0x17);
-    let request = validationRequestCall {
-        validatorAddress: me,
-        agentId: alloy::primitives::U256::from(1),
-        requestURI: "data:,theirs".into(),
-        requestHash: theirs,
-    };
-    send(&node.url(), OWNER.1, d.erc8004.validation, request);
+    ask_me(OWNER.1, 1, theirs);
     confirmed(
         "identity-validation-response",
         serde_json::json!({"chain_id": 31337, "request_hash": theirs.to_string(), "response": 80, "tag": "soft"}),

@@ -8,9 +8,10 @@
 //! Safe's signing key or any of the Safe's owners — read from the registries, not from the plan.
 
 use super::{Decision, Findings, Proposal, SafetyHook, reject};
+use crate::scope::decode;
+use crate::scope::erc8004::{giveFeedbackCall, validationRequestCall, validationResponseCall};
 use crate::valuation::Valuer;
 use alloy::primitives::{Address, B256, U256};
-use alloy::sol_types::SolCall;
 use bardo_core::error::ErrorCode;
 use bardo_core::scope::Role;
 use bardo_runtime::Services;
@@ -19,15 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+// The registries' write functions are the scopes' (`scope::erc8004`); these are the reads.
 alloy::sol! {
-    function giveFeedback(uint256 agentId, int128 value, uint8 valueDecimals, string tag1, string tag2,
-        string endpoint, string feedbackURI, bytes32 feedbackHash) external;
-    function validationRequest(address validatorAddress, uint256 agentId, string requestURI, bytes32 requestHash)
-        external;
-    function validationResponse(bytes32 requestHash, uint8 response, string responseURI, bytes32 responseHash,
-        string tag) external;
     function getIdentityRegistry() external view returns (address);
-    function ownerOf(uint256 tokenId) external view returns (address);
     function getAgentWallet(uint256 agentId) external view returns (address);
     function getValidationStatus(bytes32 requestHash) external view returns (address validatorAddress,
         uint256 agentId, uint8 response, bytes32 responseHash, string tag, uint256 lastUpdate);
@@ -79,10 +74,6 @@ enum Word {
     Response { registry: Address, request: B256 },
 }
 
-fn decode<C: SolCall>(data: &[u8]) -> Option<C> {
-    (data.len() >= 4 && data[..4] == C::SELECTOR).then(|| C::abi_decode(data).ok()).flatten()
-}
-
 impl ReputationGuard {
     /// The words `p`'s plan gives.
     fn words(&self, p: &Proposal<'_>) -> Vec<Word> {
@@ -119,7 +110,8 @@ impl ReputationGuard {
     /// wallet it is paid to.
     fn agent_accounts(&self, chain: u64, registry: Address, agent: U256) -> Result<[Address; 2], String> {
         let identity = self.valuer.read(chain, registry, getIdentityRegistryCall {})?;
-        let owner = self.valuer.read(chain, identity, ownerOfCall { tokenId: agent })?;
+        // An agent that does not exist has no owner: the registry refuses the plan itself.
+        let owner = self.valuer.owner_of(chain, identity, agent)?.unwrap_or_default();
         let paid = self.valuer.read(chain, identity, getAgentWalletCall { agentId: agent })?;
         Ok([owner, paid])
     }
