@@ -2,10 +2,10 @@
 // (@scope/package/...sol, from node_modules) — with a pinned solc-js, resolving imports from
 // node_modules, and writes one artifact per contract ({"contractName", "abi", "bytecode"},
 // hardhat's shape) into node_modules/.bardo-build/. Run by the devnet deployer.
-// Usage: node compile.js [--solc PACKAGE] [--via-ir] Name.sol|@scope/package/path.sol [...]
+// Usage: node compile.js [--solc PACKAGE] [--via-ir] [--evm VERSION] Name.sol|@scope/package/path.sol [...]
 //   --solc: the solc-js package to compile with (default `solc`; `solc-0.8.19` for sources
 //   pinned to that version, as Morpho Blue's are); --via-ir: the IR pipeline, as a package's own
-//   build configures it.
+//   build configures it; --evm: the EVM version (`cancun` for transient storage).
 const fs = require("fs");
 const path = require("path");
 
@@ -17,6 +17,7 @@ const option = (name) => {
 };
 const solc = require(option("--solc") || "solc");
 const viaIR = option("--via-ir") !== undefined;
+const evmVersion = option("--evm");
 const out = path.join(here, "node_modules", ".bardo-build");
 const sources = {};
 for (const file of args) {
@@ -29,6 +30,7 @@ const input = {
   settings: {
     optimizer: { enabled: true, runs: 200 },
     viaIR,
+    ...(evmVersion ? { evmVersion } : {}),
     outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
   },
 };

@@ -52,6 +52,7 @@ fn permit() -> ActionPermit {
         worst_case: Vec::new(),
         confirmation: None,
         operator: false,
+        policy_hash: Some(B256::repeat_byte(9)),
     }
 }
 

@@ -234,11 +234,39 @@ fn keep(state_dir: &Path, rpc: &str, anvil: u32, rt: &Runtime) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-/// How to write through the dev key's Safe on this devnet: the `[signer]` lines.
+/// How to write through the dev key's Safe on this devnet: the `[signer]` lines; and the caged
+/// Safe, whose PolicyCage holds the host's key to the devnet's rules on chain.
 fn safe_signer(d: &devnet::deploy::Deployments) -> String {
+    use devnet::cage;
+    let positions: Vec<String> = cage::approved_positions(d)
+        .iter()
+        .map(|(kind, source, _, _)| match (kind, *source == alloy::primitives::Address::ZERO) {
+            (cage::AssetKind::Token, true) => "ether".to_owned(),
+            (kind, _) => format!("{kind:?} {source}").to_lowercase(),
+        })
+        .collect();
     format!(
-        "dev Safe: {} (owner: the dev key, threshold 1); to write through it:\n  [signer]\n  mode = \"safe\"\n  safe = \"{}\"\n  multi_send = \"{}\"",
-        d.safe.dev_safe, d.safe.dev_safe, d.safe.multi_send_call_only
+        "dev Safe: {} (owner: the dev key, threshold 1); to write through it:\n  [signer]\n  mode = \"safe\"\n  safe = \"{}\"\n  multi_send = \"{}\"\n\
+         caged Safe: {} (owners: the dev key and the operator {}, threshold 1), guarded by the PolicyCage {}:\n  \
+         drawdown at most {} bps of what a transaction spends and {} bps of the holdings a day; at most {} writes per {} s;\n  \
+         feeds at most {} s old; calls and counterparties: the devnet's write targets; positions: {}\n  \
+         only the operator's key changes them (key {}, a public test key); `bardo policy show --safe {}` prints them;\n  \
+         to write through it, the [signer] lines above with safe = \"{}\"",
+        d.safe.dev_safe,
+        d.safe.dev_safe,
+        d.safe.multi_send_call_only,
+        d.cage.safe,
+        d.cage.operator,
+        d.cage.cage,
+        cage::MAX_DRAWDOWN_TX_BPS,
+        cage::MAX_DRAWDOWN_DAY_BPS,
+        cage::MAX_WRITES,
+        cage::WINDOW_SECS,
+        devnet::feeds::MAX_FEED_AGE_SECS,
+        positions.join(", "),
+        cage::OPERATOR_KEY,
+        d.cage.safe,
+        d.cage.safe,
     )
 }
 

@@ -20,6 +20,7 @@ mod init_cli;
 mod journaling;
 mod mcp_cli;
 mod plugin_cli;
+mod policy_cli;
 mod records_cli;
 mod scaffold;
 mod serve;
@@ -245,6 +246,13 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Beside the surface, the on-chain PolicyCage guarding this Safe: what the chain
+        /// enforces on every plan of the component's tools, and what only the host checks.
+        #[arg(long)]
+        safe: Option<alloy::primitives::Address>,
+        /// The Safe's chain.
+        #[arg(long, default_value_t = 31337)]
+        chain_id: u64,
     },
     /// Re-pin every configured plugin in the lock file to its current sha256.
     Lock,
@@ -374,6 +382,12 @@ enum Command {
     Identity {
         #[command(subcommand)]
         action: identity_cli::IdentityAction,
+    },
+    /// The on-chain PolicyCage guarding the Safe: its rules (`show`), a change for the owners
+    /// to sign (`propose`; executed only with the operator's own key).
+    Policy {
+        #[command(subcommand)]
+        action: policy_cli::PolicyAction,
     },
     /// The local devnet (anvil from the pinned npm package).
     Devnet {
@@ -573,9 +587,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::AuditLog { action: AuditLogAction::Verify { file } } => {
             audit_log_cli::verify(&config()?, file, rt)
         }
-        Command::Audit { file, new, json } => audit_cli::run(&file, new.as_deref(), json, rt),
+        Command::Audit { file, new, json, safe, chain_id } => {
+            if json && safe.is_some() {
+                anyhow::bail!("--safe prints text; for JSON use `bardo policy show --json --safe …`");
+            }
+            let code = audit_cli::run(&file, new.as_deref(), json, rt)?;
+            if let Some(safe) = safe {
+                policy_cli::beside_surface(&config()?, safe, chain_id, rt)?;
+            }
+            Ok(code)
+        }
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
         Command::Identity { action } => identity_cli::run(&config()?, action, rt),
+        Command::Policy { action } => policy_cli::run(&config()?, action, rt),
         Command::Mcp { profile, http, no_auth, expose, watch_ms, .. } => {
             mcp_cli::run(&cli.config, profile.as_deref(), http, mcp_cli::auth(no_auth), expose, watch_ms, rt)
         }

@@ -3,6 +3,7 @@
 
 use super::DEV_ACCOUNT;
 use super::artifacts::{Artifact, ArtifactError};
+pub use super::cage::Cage;
 use super::deployer::Deployer;
 pub use super::deployer::{DeployError, Token};
 pub use super::erc8004::Erc8004;
@@ -118,6 +119,9 @@ pub struct Deployments {
     pub erc8004: Erc8004,
     /// The Safe 1.4.1 contracts and the dev wallet's Safe.
     pub safe: Safe,
+    /// The caged Safe: a Safe of the dev key and the operator whose guard is the PolicyCage.
+    #[serde(default)]
+    pub cage: Cage,
     /// Morpho Blue, its IRM and its markets (`WETH/USDC`, `WBTC/USDC`).
     pub morpho: Morpho,
     /// The attack fixtures the host's tests use (`forging_hook`, `fake_pair`; see
@@ -601,7 +605,8 @@ pub async fn deploy_all(
     let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
     let fixtures = super::fixtures::deploy(&d, &tokens, wbtc_weth(&v3_pools).map(|p| p.address)).await?;
 
-    Ok(Deployments {
+    let mut deployments = Deployments {
+        cage: Cage::default(),
         chain_id,
         uniswap_v4,
         uniswap_v4_pools,
@@ -626,7 +631,10 @@ pub async fn deploy_all(
             ("quoter_v2", quoter),
         ]),
         uniswap_v3_pools: v3_pools,
-    })
+    };
+    // Last, so every earlier contract keeps its address: the caged Safe needs them all.
+    deployments.cage = super::cage::deploy(&d, &deployments).await?;
+    Ok(deployments)
 }
 
 /// The WBTC/WETH V3 pool: WBTC's second price source.

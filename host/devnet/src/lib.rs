@@ -3,6 +3,7 @@
 
 mod aave;
 pub mod artifacts;
+pub mod cage;
 pub mod deploy;
 mod deployer;
 mod erc8004;

@@ -51,32 +51,43 @@ pub(super) async fn deploy_safe(d: &Deployer) -> Result<Safe, DeployError> {
             &none,
         )
         .await?;
+    let contracts =
+        Safe { singleton, proxy_factory, multi_send_call_only, fallback_handler, dev_safe: Address::ZERO };
+    let dev_safe = create_safe(d, &contracts, &[d.from], 0).await?;
+    Ok(Safe { singleton, proxy_factory, multi_send_call_only, fallback_handler, dev_safe })
+}
+
+/// A new Safe of `owners` with threshold 1, from the Safe contracts `s`; `salt` tells Safes of
+/// the same owners apart.
+pub(super) async fn create_safe(
+    d: &Deployer,
+    s: &Safe,
+    owners: &[Address],
+    salt: u64,
+) -> Result<Address, DeployError> {
     let initializer = setupCall {
-        _owners: vec![d.from],
+        _owners: owners.to_vec(),
         _threshold: U256::from(1),
         to: Address::ZERO,
         data: Bytes::new(),
-        fallbackHandler: fallback_handler,
+        fallbackHandler: s.fallback_handler,
         paymentToken: Address::ZERO,
         payment: U256::ZERO,
         paymentReceiver: Address::ZERO,
     }
     .abi_encode();
     let create = createProxyWithNonceCall {
-        _singleton: singleton,
+        _singleton: s.singleton,
         initializer: initializer.into(),
-        saltNonce: U256::ZERO,
+        saltNonce: U256::from(salt),
     };
-    let tx = TransactionRequest::default().to(proxy_factory).with_input(Bytes::from(create.abi_encode()));
-    let receipt = d.send("create the dev wallet's Safe", tx).await?;
-    let dev_safe = receipt
+    let tx = TransactionRequest::default().to(s.proxy_factory).with_input(Bytes::from(create.abi_encode()));
+    let step = format!("create a Safe of {} owners", owners.len());
+    let receipt = d.send(&step, tx).await?;
+    receipt
         .inner
         .logs()
         .iter()
         .find_map(|l| ProxyCreation::decode_log(&l.inner).ok().map(|e| e.proxy))
-        .ok_or_else(|| DeployError::Tx {
-            step: "create the dev wallet's Safe".into(),
-            message: "the receipt holds no ProxyCreation".into(),
-        })?;
-    Ok(Safe { singleton, proxy_factory, multi_send_call_only, fallback_handler, dev_safe })
+        .ok_or_else(|| DeployError::Tx { step, message: "the receipt holds no ProxyCreation".into() })
 }

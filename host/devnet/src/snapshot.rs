@@ -55,13 +55,14 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("erc8004.rs"),
         include_str!("safe.rs"),
         include_str!("morpho.rs"),
+        include_str!("cage.rs"),
     ] {
         h.update(part.as_bytes());
     }
     h.update(&pinned);
     // The devnet's own contracts and their compiler script.
     let own = super::vaults::SOURCES.iter().map(|s| devnet_dir.join("contracts").join(s));
-    for file in own.chain([devnet_dir.join("compile.js")]) {
+    for file in own.chain([devnet_dir.join("contracts/PolicyCage.sol"), devnet_dir.join("compile.js")]) {
         h.update(std::fs::read(&file).map_err(|e| io(&file, e))?);
     }
     Ok(hex::encode(&h.finalize()[..8]))

@@ -52,7 +52,7 @@ pub(super) fn compile(d: &Deployer) -> Result<(), DeployError> {
 }
 
 /// `node compile.js ARGS` in the devnet's directory.
-fn node_compile(d: &Deployer, args: &[&str]) -> Result<(), DeployError> {
+pub(super) fn node_compile(d: &Deployer, args: &[&str]) -> Result<(), DeployError> {
     let err = |message: String| DeployError::Tx { step: "compile the devnet's contracts".into(), message };
     let devnet = d.modules.parent().ok_or_else(|| err("node_modules has no parent".into()))?;
     let mut node = std::process::Command::new("node");

@@ -7,7 +7,8 @@
 //! the simulate bench measures the change-set derivation alone, with and without. With a fleet's
 //! store (`[cluster]`): the same preview with permits and audit chain on a NATS JetStream
 //! cluster (one node; three nodes, three replicas) against the files, and a permit's issue +
-//! take alone on each store. And a Morpho Blue supply's preview, with every check.
+//! take alone on each store. And a Morpho Blue supply's preview, with every check. Through a
+//! Safe: the dev Safe (no guard) beside the caged Safe, whose PolicyCage is read and simulated.
 
 use bardo_cluster::Cluster;
 use bardo_core::profile::Profile;
@@ -164,6 +165,25 @@ fn preview(c: &mut Criterion) {
         Store::Memory,
         Some(dev_safe),
     );
+    // Through the caged Safe: the same, with its PolicyCage read at preview (the guard slot and
+    // `rules()`, cached per block) and run in the simulation (its checks before and after).
+    let caged = bardo_test_support::safe::caged_safe(&snapshot.deployments);
+    bardo_test_support::safe::fund_safe(
+        &node.url(),
+        &snapshot.deployments,
+        caged.safe,
+        Default::default(),
+        &[("USDC", usdc)],
+    );
+    let caged_path = write_path_with(
+        &node.url(),
+        snapshot,
+        250,
+        &dir.path().join("caged.jsonl"),
+        Checks::All,
+        Store::Memory,
+        Some(caged),
+    );
     let nats_dirs = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let one = NatsCluster::start(nats_dirs.0.path(), 1).expect("nats-server (run `make setup`)");
     let three = NatsCluster::start(nats_dirs.1.path(), 3).expect("three nats-servers");
@@ -207,6 +227,13 @@ fn preview(c: &mut Criterion) {
     // MultiSendCallOnly batch) from the key, the change set the Safe's.
     g.bench_function("preview_warm_through_safe", |b| {
         b.iter(|| black_box(safe.preview("swap", &params).expect("preview through the Safe")))
+    });
+    g.bench_function("preview_warm_through_caged_safe", |b| {
+        b.iter(|| {
+            let permit = caged_path.preview("swap", &params).expect("preview through the caged Safe");
+            assert!(permit.policy_hash.is_some());
+            black_box(permit)
+        })
     });
     // As `bardo` runs it: permits in the store shared between processes (a line appended to
     // this process's journal per preview).

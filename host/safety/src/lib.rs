@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod audit_log;
+pub mod cage;
 pub mod config;
 pub mod confirm;
 pub mod declared;

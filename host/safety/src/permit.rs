@@ -96,6 +96,11 @@ pub struct ActionPermit {
     /// Previewed at the operator's own command (sealed): its plan may change an identity.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub operator: bool,
+    /// SHA-256 of the on-chain PolicyCage's state at preview (the Safe's guard and its rules;
+    /// see [`crate::cage`]); none when the wallet is no Safe. A commit whose cage changed since
+    /// is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_hash: Option<alloy::primitives::B256>,
 }
 
 /// One change of the wallet's balance in a preview's simulation.

@@ -39,11 +39,21 @@ pub fn devnet_safe_host(
     host_over(Services::new(evm).with_settings(settings, BTreeMap::new()), guests)
 }
 
+/// The devnet's caged Safe (owners: the dev key and the operator; guard: the PolicyCage),
+/// written through by the dev key as an owner.
+pub fn caged_safe(d: &Deployments) -> SafeWallet {
+    SafeWallet { safe: d.cage.safe, multi_send: d.safe.multi_send_call_only, key: SafeKey::Owner }
+}
+
 /// Give the dev Safe `eth` wei and, from the dev account, `tokens` (symbol, base units).
 pub fn fund_dev_safe(url: &str, d: &Deployments, eth: U256, tokens: &[(&str, U256)]) {
+    fund_safe(url, d, d.safe.dev_safe, eth, tokens)
+}
+
+/// Give `safe` `eth` wei and, from the dev account, `tokens` (symbol, base units).
+pub fn fund_safe(url: &str, d: &Deployments, safe: Address, eth: U256, tokens: &[(&str, U256)]) {
     let provider = ProviderBuilder::new().connect_http(url.parse().expect("url"));
     let rt = runtime();
-    let safe = d.safe.dev_safe;
     rt.block_on(provider.raw_request::<_, Value>("anvil_setBalance".into(), (safe, eth)))
         .expect("set balance");
     for (symbol, amount) in tokens {

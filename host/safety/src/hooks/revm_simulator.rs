@@ -50,6 +50,15 @@ impl SafetyHook for RevmSimulator {
             let reason = alloy::sol_types::decode_revert_reason(&failed.output)
                 .unwrap_or_else(|| format!("0x{}", hex::encode(&failed.output)));
             if let Some(safe) = self.services.evm.safe_of(p.sender) {
+                if let Some(rule) = crate::cage::explain(&failed.output) {
+                    return reject(
+                        ErrorCode::Denied,
+                        format!(
+                            "the PolicyCage guarding Safe {} would revert the plan on chain: {rule}",
+                            safe.safe
+                        ),
+                    );
+                }
                 let why = bardo_evm::safe::explain(&reason).map(|w| format!(" ({w})")).unwrap_or_default();
                 return reject(
                     ErrorCode::Reverted,

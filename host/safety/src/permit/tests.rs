@@ -22,6 +22,7 @@ fn permit(id: &str) -> ActionPermit {
         worst_case: Vec::new(),
         confirmation: None,
         operator: false,
+        policy_hash: None,
     }
 }
 

@@ -187,6 +187,20 @@ impl WritePath {
             phase: self.phase(),
             operator: permit.operator,
         };
+        if let Some(sealed) = permit.policy_hash {
+            let safe =
+                generation.services().evm.safe_of(permit.sender).map(|s| s.safe).unwrap_or(permit.sender);
+            match crate::cage::read(generation.services(), permit.chain_id, safe, true) {
+                Ok(now) if now.hash == sealed => {}
+                Ok(_) => {
+                    return refuse(
+                        ErrorCode::Denied,
+                        "the Safe's PolicyCage changed since the preview (its guard or rules differ from the permit's policy_hash); preview the action again".into(),
+                    );
+                }
+                Err(e) => return refuse(ErrorCode::Rpc, format!("cannot read the Safe's PolicyCage: {e}")),
+            }
+        }
         let hooks = generation.hooks();
         let probes: Vec<_> = hooks.after.iter().flat_map(|h| h.probes(&proposal)).collect();
         // At the preview's timestamp: only a change of state, not the passing of time (interest

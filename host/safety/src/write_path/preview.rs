@@ -224,6 +224,17 @@ impl WritePath {
             .simulation
             .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the plan was not simulated"))?;
         let balance_changes = balance_changes(hooks.valuer.as_ref(), chain_id, &sim.changes);
+        // The Safe's on-chain cage, as the simulation just ran it: sealed into the permit.
+        let policy_hash = match generation.services().evm.safe_of(sender) {
+            Some(safe) => Some(
+                crate::cage::read(generation.services(), chain_id, safe.safe, false)
+                    .map_err(|e| {
+                        ToolError::new(ErrorCode::Rpc, format!("cannot read the Safe's PolicyCage: {e}"))
+                    })?
+                    .hash,
+            ),
+            None => None,
+        };
         let permit = ActionPermit {
             permit_id: permit_id.to_owned(),
             kind: kind.to_owned(),
@@ -246,6 +257,7 @@ impl WritePath {
             }),
             confirmation: self.holds_spend(spend_usd).or(hold),
             operator,
+            policy_hash,
             spend_usd,
             balance_changes,
             worst_case,

@@ -221,6 +221,7 @@ impl Bench {
             worst_case: Vec::new(),
             confirmation: None,
             operator: false,
+            policy_hash: None,
         };
         self.path.permits.insert(permit).expect("insert");
         id

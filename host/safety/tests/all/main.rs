@@ -3,6 +3,7 @@
 
 mod aave;
 mod attacks;
+mod cage;
 mod cluster;
 mod confirmation;
 mod crash;

@@ -1,0 +1,218 @@
+//! The on-chain PolicyCage (`devnet/contracts/PolicyCage.sol`) as the host sees it: the guard
+//! of the Safe it writes through, its rules read in one call and hashed into each permit's
+//! `policy_hash`, and its refusals named by rule. The host does not re-implement the cage's
+//! checks: a Safe transaction is simulated with its guard, so a plan the cage would revert is
+//! refused at preview with the cage's own error, and a commit whose cage changed since the
+//! preview is refused before it is sent.
+
+use alloy::primitives::{Address, B256, Bytes, U256, b256};
+use alloy::sol;
+use alloy::sol_types::{SolCall, SolInterface};
+use bardo_evm::ChainError;
+use bardo_runtime::Services;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+
+sol! {
+    /// The cage's rule read and its custom errors (one per rule).
+    #[sol(all_derives)]
+    interface PolicyCage {
+        struct Asset { address source; uint8 kind; uint8 decimals; address feed; uint8 feedDecimals;
+            bytes32 market; uint128 maxUnits; uint128 maxUsd; }
+        function rules() external view returns (bytes32[] approvedCalls, address[] approvedCounterparties,
+            Asset[] approvedAssets, uint256[6] limits);
+        function operator() external view returns (address);
+        function writesInWindow() external view returns (uint256 count, uint256 oldest);
+        error NotTheSafe(address caller);
+        error OperatorOnly(address to, address executor);
+        error DelegateCallRefused(address to);
+        error CallNotApproved(address to, bytes4 selector);
+        error CounterpartyNotApproved(address token, bytes4 selector, address counterparty);
+        error SelfCallInBatch(address to);
+        error MalformedBatch();
+        error PositionAboveMax(address asset, uint256 units, uint256 max);
+        error PositionUsdAboveMax(address asset, uint256 usd, uint256 max);
+        error DrawdownPerTransaction(uint256 spentUsd, uint256 receivedUsd, uint256 maxBps);
+        error DrawdownPerDay(uint256 dayStartUsd, uint256 lostUsd, uint256 maxBps);
+        error TooFrequent(uint256 maxWrites, uint256 windowSecs);
+        error BadFeed(address feed, int256 answer, uint256 updatedAt);
+        error BadRule(string what);
+    }
+    /// Safe 1.4.1's `StorageAccessible`.
+    function getStorageAt(uint256 offset, uint256 length) external view returns (bytes);
+}
+
+/// Safe 1.4.1's guard slot: `keccak256("guard_manager.guard.address")`.
+pub const GUARD_SLOT: B256 = b256!("4a204f620c8c5ccdca3fd54d003badd85ba500436a431f0cbda4f558c93c34c8");
+
+/// How long one read of the cage may take.
+const READ_BUDGET: Duration = Duration::from_secs(3);
+
+/// A Safe's guard and, when it is a PolicyCage, its rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CageState {
+    /// The Safe's guard (zero: none).
+    pub guard: Address,
+    /// SHA-256 of the guard's address and its `rules()` answer (of the address alone when the
+    /// guard has none): what a permit's `policy_hash` holds.
+    pub hash: B256,
+    /// The rules, decoded; none when the guard is not a PolicyCage.
+    pub rules: Option<Rules>,
+}
+
+/// A PolicyCage's rules, for people (`bardo policy show`, `bardo audit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rules {
+    /// The cage.
+    pub cage: Address,
+    /// The owner whose key alone changes them.
+    pub operator: Address,
+    /// Approved calls: target and selector (`0x00000000`: a plain ether transfer).
+    pub calls: Vec<(Address, String)>,
+    /// Accounts approvals and transfers may name.
+    pub counterparties: Vec<Address>,
+    /// Approved positions.
+    pub assets: Vec<AssetRule>,
+    /// The most a transaction may lose of what it spends, bps.
+    pub max_drawdown_tx_bps: U256,
+    /// The most the day's writes may lose of the holdings at its start, bps.
+    pub max_drawdown_day_bps: U256,
+    /// Writes per window (0: no limit).
+    pub max_writes: U256,
+    /// The window, seconds.
+    pub window_secs: U256,
+    /// The oldest a feed's answer may be, seconds.
+    pub max_feed_age_secs: U256,
+    /// How many times the rules changed.
+    pub version: U256,
+}
+
+/// One approved position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AssetRule {
+    /// `token` (address 0: ether), `vault` or `morpho-supply`.
+    pub kind: &'static str,
+    /// The token, vault or Morpho singleton.
+    pub source: Address,
+    /// The Morpho market (zero otherwise).
+    pub market: B256,
+    /// The Chainlink-style USD feed that prices it.
+    pub feed: Address,
+    /// The most held, in its units.
+    pub max_units: u128,
+    /// The most held, USD with 8 decimals (0: no cap).
+    pub max_usd: u128,
+}
+
+/// The guard of `safe` on `chain` and its rules, at the latest block (`fresh`: asked of the node
+/// now; otherwise the head the chain client caches, so previews within a block read it once).
+pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Result<CageState, ChainError> {
+    let chains = &services.evm.chains;
+    let client = chains.get(chain)?;
+    let deadline = Instant::now() + READ_BUDGET;
+    chains.block_on(async {
+        let block =
+            if fresh { Some(client.block_number(deadline).await?) } else { client.latest(deadline).await? };
+        let slot = getStorageAtCall { offset: U256::from_be_bytes(GUARD_SLOT.0), length: U256::from(1) };
+        let raw = client.call(safe, slot.abi_encode().into(), U256::ZERO, block, deadline).await?;
+        let word = getStorageAtCall::abi_decode_returns(&raw)
+            .map_err(|e| ChainError::InvalidParams(format!("the Safe {safe}'s guard slot: {e}")))?;
+        let guard = Address::from_slice(word.get(12..32).unwrap_or(&[0u8; 20]));
+        let mut h = Sha256::new();
+        h.update(guard);
+        if guard == Address::ZERO {
+            return Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), rules: None });
+        }
+        let calls = [
+            (guard, Bytes::from(PolicyCage::rulesCall {}.abi_encode())),
+            (guard, Bytes::from(PolicyCage::operatorCall {}.abi_encode())),
+        ];
+        let at = match block {
+            Some(b) => b,
+            None => client.block_number(deadline).await?,
+        };
+        let mut answers = client.call_many(&calls, at, deadline).await.into_iter();
+        let (rules, operator) = (answers.next(), answers.next());
+        let rules = match (rules, operator) {
+            (Some(Ok(rules)), Some(Ok(operator))) => {
+                h.update(&rules);
+                decode(guard, &rules, &operator)
+            }
+            // A guard that is not a PolicyCage: the host hashes what it is, and names no rules.
+            (Some(Err(ChainError::Reverted { .. })), _) | (_, Some(Err(ChainError::Reverted { .. }))) => None,
+            (Some(Err(e)), _) | (_, Some(Err(e))) => return Err(e),
+            _ => None,
+        };
+        Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), rules })
+    })
+}
+
+fn decode(cage: Address, rules: &[u8], operator: &[u8]) -> Option<Rules> {
+    let r = PolicyCage::rulesCall::abi_decode_returns(rules).ok()?;
+    let operator = PolicyCage::operatorCall::abi_decode_returns(operator).ok()?;
+    let calls = r
+        .approvedCalls
+        .iter()
+        .map(|k| (Address::from_slice(&k[..20]), format!("0x{}", hex::encode(&k[20..24]))))
+        .collect();
+    let assets = r
+        .approvedAssets
+        .iter()
+        .map(|a| AssetRule {
+            kind: match a.kind {
+                0 => "token",
+                1 => "vault",
+                _ => "morpho-supply",
+            },
+            source: a.source,
+            market: a.market,
+            feed: a.feed,
+            max_units: a.maxUnits,
+            max_usd: a.maxUsd,
+        })
+        .collect();
+    let [tx, day, writes, window, feed_age, version] = r.limits;
+    Some(Rules {
+        cage,
+        operator,
+        calls,
+        counterparties: r.approvedCounterparties,
+        assets,
+        max_drawdown_tx_bps: tx,
+        max_drawdown_day_bps: day,
+        max_writes: writes,
+        window_secs: window,
+        max_feed_age_secs: feed_age,
+        version,
+    })
+}
+
+/// The cage's rule a revert names, when `output` is one of its errors: `DrawdownPerTransaction
+/// { spentUsd: …, receivedUsd: …, maxBps: 300 }`.
+pub fn explain(output: &[u8]) -> Option<String> {
+    let error = PolicyCage::PolicyCageErrors::abi_decode(output).ok()?;
+    let debug = format!("{error:?}");
+    // `Variant(Variant { fields })` → `Variant { fields }`.
+    Some(debug.split_once('(').map_or(debug.clone(), |(_, rest)| rest.trim_end_matches(')').to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy::sol_types::SolError;
+
+    #[test]
+    fn the_guard_slot_is_safes() {
+        assert_eq!(GUARD_SLOT, alloy::primitives::keccak256("guard_manager.guard.address"));
+    }
+
+    #[test]
+    fn a_cage_refusal_is_named_by_its_rule() {
+        let e = PolicyCage::TooFrequent { maxWrites: U256::from(2), windowSecs: U256::from(600) };
+        let named = explain(&e.abi_encode()).expect("a cage error");
+        assert!(named.starts_with("TooFrequent {"), "{named}");
+        assert!(named.contains("maxWrites: 2"), "{named}");
+        assert_eq!(explain(b"\x08\xc3\x79\xa0"), None, "not a cage error");
+    }
+}

@@ -1,0 +1,591 @@
+//! The PolicyCage on chain (`devnet/contracts/PolicyCage.sol`): the devnet's caged Safe (owners:
+//! the dev key — the host's — and the operator; threshold 1) whose guard is the cage. Each rule
+//! is tried at its edge (allowed) and one unit over it (reverted, with the custom error that
+//! names it), by Safe transactions the host's key submits directly — as a compromised host would,
+//! with no safety chain in the way. Then the host's own path: honest flows commit through the
+//! cage, a plan the cage would revert is refused at preview by the cage's rule name, and a commit
+//! whose cage changed since its preview is refused.
+
+use alloy::network::TransactionBuilder;
+use alloy::primitives::{Address, B256, Bytes, U256, aliases::U24, aliases::U160};
+use alloy::providers::{DynProvider, Provider, ProviderBuilder};
+use alloy::rpc::types::{TransactionReceipt, TransactionRequest};
+use alloy::sol_types::{SolCall, SolEvent, SolInterface};
+use bardo_devnet::cage::{AssetKind, OPERATOR_ACCOUNT};
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{Anvil, CHAIN_ID};
+use bardo_evm::{SafeKey, SafeWallet, SimCall};
+use bardo_safety::cage::PolicyCage::PolicyCageErrors;
+use bardo_safety::hooks::PolicyCage as HostPolicy;
+use bardo_test_artifacts::{AAVE, MORPHO, UNISWAP, VAULT};
+use bardo_test_support::safe::{caged_safe, dev_safe, devnet_safe_host, fund_safe};
+use bardo_test_support::{devnet, runtime};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+alloy::sol! {
+    function balanceOf(address account) external view returns (uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+    function increaseAllowance(address spender, uint256 amount) external returns (bool);
+    function transfer(address to, uint256 amount) external returns (bool);
+    function deposit() external payable;
+    function latestRoundData() external view returns (uint80 roundId, int256 answer, uint256 startedAt,
+        uint256 updatedAt, uint80 answeredInRound);
+    struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient;
+        uint256 deadline; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
+    function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
+    function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas,
+        uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)
+        external payable returns (bool success);
+    function setGuard(address guard) external;
+    function addOwnerWithThreshold(address owner, uint256 threshold) external;
+    function setCall(address target, bytes4 selector, bool approved) external;
+    function setAsset(uint8 kind, address source, bytes32 market, address feed, uint128 maxUnits, uint128 maxUsd) external;
+    function setDrawdown(uint256 perTransactionBps, uint256 perDayBps) external;
+    function setFrequency(uint256 maxWrites, uint256 windowSecs) external;
+    function dayStartUsd() external view returns (uint256);
+    function dayLostUsd() external view returns (uint256);
+    event Checked(bytes32 indexed txHash, uint256 spentUsd, uint256 receivedUsd);
+}
+
+/// A stranger: no rule names it.
+const STRANGER: Address = alloy::primitives::address!("0x000000000000000000000000000000000000dead");
+
+struct Env {
+    node: Anvil,
+    d: Deployments,
+    provider: DynProvider,
+    rt: tokio::runtime::Runtime,
+    /// The caged Safe.
+    safe: Address,
+    /// Its guard.
+    cage: Address,
+    /// The host's key: an owner of the Safe, which the cage holds to its rules.
+    host_key: Address,
+}
+
+fn units(n: u64, decimals: u32) -> U256 {
+    U256::from(n) * U256::from(10u64).pow(U256::from(decimals))
+}
+
+/// The devnet's caged Safe holding 10,000 USDC, 5 WETH and 1 ether.
+fn env() -> Env {
+    let (node, d) = devnet();
+    fund_safe(
+        &node.url(),
+        &d,
+        d.cage.safe,
+        units(1, 18),
+        &[("USDC", units(10_000, 6)), ("WETH", units(5, 18))],
+    );
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
+    let (safe, cage, host_key) = (d.cage.safe, d.cage.cage, d.deployer);
+    Env { node, d, provider, rt: runtime(), safe, cage, host_key }
+}
+
+/// A Safe 1.4.1 signature of type 1: `owner` is the transaction's sender.
+fn signed_by_sender(owner: Address) -> Bytes {
+    let mut sig = [0u8; 65];
+    sig[12..32].copy_from_slice(owner.as_slice());
+    sig[64] = 1;
+    sig.to_vec().into()
+}
+
+fn call(to: Address, data: impl SolCall) -> SimCall {
+    SimCall { to, data: data.abi_encode().into(), value: U256::ZERO }
+}
+
+impl Env {
+    fn token(&self, symbol: &str) -> Address {
+        self.d.tokens[symbol].address
+    }
+
+    fn read<C: SolCall>(&self, to: Address, c: C) -> C::Return {
+        let tx = TransactionRequest::default().to(to).with_input(c.abi_encode());
+        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
+        C::abi_decode_returns(&out).expect("decode")
+    }
+
+    fn balance(&self, symbol: &str) -> U256 {
+        self.read(self.token(symbol), balanceOfCall { account: self.safe })
+    }
+
+    fn raw(&self, method: &'static str, params: Value) -> Value {
+        self.rt.block_on(self.provider.raw_request::<_, Value>(method.into(), params)).expect(method)
+    }
+
+    /// The Safe transaction `from` (an owner) executes: `calls` batched through
+    /// MultiSendCallOnly, as the host sends a plan.
+    fn batch(&self, from: Address, calls: &[SimCall]) -> SimCall {
+        let wallet =
+            SafeWallet { safe: self.safe, multi_send: self.d.safe.multi_send_call_only, key: SafeKey::Owner };
+        wallet.wrap(from, calls)
+    }
+
+    /// One Safe transaction `from` executes of `data` to `to` (`operation` 1: a delegatecall).
+    fn single(&self, from: Address, to: Address, data: Bytes, operation: u8) -> SimCall {
+        let exec = execTransactionCall {
+            to,
+            value: U256::ZERO,
+            data,
+            operation,
+            safeTxGas: U256::ZERO,
+            baseGas: U256::ZERO,
+            gasPrice: U256::ZERO,
+            gasToken: Address::ZERO,
+            refundReceiver: Address::ZERO,
+            signatures: signed_by_sender(from),
+        };
+        SimCall { to: self.safe, data: exec.abi_encode().into(), value: U256::ZERO }
+    }
+
+    /// Submit `tx` from `from` as it is, the gas set so a revert is mined rather than refused
+    /// by estimation: the receipt, and the cage's rule when it reverted (read by replaying it).
+    fn submit(&self, from: Address, tx: &SimCall) -> (TransactionReceipt, Option<String>) {
+        let request = TransactionRequest::default().from(from).to(tx.to).with_input(tx.data.clone());
+        let rule = match self.rt.block_on(self.provider.call(request.clone()).into_future()) {
+            Ok(_) => None,
+            Err(e) => Some(rule_of(&e)),
+        };
+        let receipt = self
+            .rt
+            .block_on(async {
+                // The node's count, not a cached one: tests revert the chain to snapshots.
+                let nonce = self.provider.get_transaction_count(from).pending().await?;
+                let request = request.gas_limit(8_000_000).nonce(nonce);
+                let hash = *self.provider.send_transaction(request).await?.tx_hash();
+                // Polled, not watched: a block watcher loses its place when the chain reverts.
+                loop {
+                    if let Some(r) = self.provider.get_transaction_receipt(hash).await? {
+                        return Ok::<_, alloy::transports::TransportError>(r);
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+            })
+            .expect("mined");
+        (receipt, rule)
+    }
+
+    /// `tx` from the host's key goes through: its receipt.
+    fn passes(&self, tx: &SimCall) -> TransactionReceipt {
+        let (receipt, rule) = self.submit(self.host_key, tx);
+        assert!(receipt.status() && rule.is_none(), "the cage let it through: {rule:?}");
+        receipt
+    }
+
+    /// `tx` from `from` is reverted on chain by the cage with `rule`: nothing it did stays.
+    fn reverted_by(&self, from: Address, tx: &SimCall, rule: &str) -> String {
+        let before = (self.balance("USDC"), self.balance("WETH"), self.safe_nonce());
+        let (receipt, named) = self.submit(from, tx);
+        assert!(!receipt.status(), "mined and reverted on chain");
+        let named = named.expect("a cage error");
+        assert!(named.starts_with(rule), "refused by {rule}, got {named}");
+        assert_eq!(
+            (self.balance("USDC"), self.balance("WETH"), self.safe_nonce()),
+            before,
+            "nothing changed"
+        );
+        named
+    }
+
+    fn safe_nonce(&self) -> U256 {
+        alloy::sol! { function nonce() external view returns (uint256); }
+        self.read(self.safe, nonceCall {})
+    }
+
+    /// The operator changes the rules: one Safe transaction of `calls` to the cage.
+    fn operator(&self, calls: &[SimCall]) {
+        let tx = self.batch(OPERATOR_ACCOUNT, calls);
+        let (receipt, rule) = self.submit(OPERATOR_ACCOUNT, &tx);
+        assert!(receipt.status(), "the operator's change: {rule:?}");
+    }
+
+    fn rule(&self, data: impl SolCall) -> SimCall {
+        call(self.cage, data)
+    }
+
+    fn snapshot(&self) -> Value {
+        self.raw("evm_snapshot", json!([]))
+    }
+
+    fn revert_to(&self, id: &Value) {
+        assert_eq!(self.raw("evm_revert", json!([id])), json!(true));
+    }
+
+    /// The full-range USDC/WETH V3 pool's swap of `amount_in` of `token_in` for `token_out`
+    /// (fee 3000) to `recipient`, with no minimum: approve then `exactInputSingle`.
+    fn v3_swap(&self, token_in: &str, token_out: &str, amount_in: U256, recipient: Address) -> Vec<SimCall> {
+        let router = self.d.uniswap_v3["swap_router"];
+        let params = ExactInputSingleParams {
+            tokenIn: self.token(token_in),
+            tokenOut: self.token(token_out),
+            fee: U24::from(3000),
+            recipient,
+            deadline: U256::MAX,
+            amountIn: amount_in,
+            amountOutMinimum: U256::ZERO,
+            sqrtPriceLimitX96: U160::ZERO,
+        };
+        vec![
+            call(self.token(token_in), approveCall { spender: router, amount: amount_in }),
+            call(router, exactInputSingleCall { params }),
+        ]
+    }
+
+    /// What the cage saw the transaction spend and receive (USD, 8 decimals).
+    fn checked(&self, receipt: &TransactionReceipt) -> (U256, U256) {
+        let log = receipt
+            .inner
+            .logs()
+            .iter()
+            .find(|l| l.address() == self.cage && l.topics().first() == Some(&Checked::SIGNATURE_HASH))
+            .expect("Checked");
+        let c = Checked::decode_log(&log.inner).expect("decode");
+        (c.spentUsd, c.receivedUsd)
+    }
+}
+
+/// The cage's rule an `eth_call`'s revert names.
+fn rule_of(e: &alloy::transports::RpcError<alloy::transports::TransportErrorKind>) -> String {
+    let data = e.as_error_resp().and_then(|r| r.as_revert_data()).unwrap_or_default();
+    match PolicyCageErrors::abi_decode(&data) {
+        Ok(error) => bardo_safety::cage::explain(&data).unwrap_or_else(|| format!("{error:?}")),
+        Err(_) => format!("not a cage error: {e}"),
+    }
+}
+
+/// Approved targets and selectors; approvals and transfers only to named counterparties.
+#[test]
+fn calls_are_approved_by_target_and_selector_and_name_only_approved_counterparties() {
+    let e = env();
+    let (usdc, router) = (e.token("USDC"), e.d.uniswap_v3["swap_router"]);
+    let key = e.host_key;
+    e.passes(&e.batch(key, &[call(usdc, approveCall { spender: router, amount: U256::from(1) })]));
+    let approve_stranger = call(usdc, approveCall { spender: STRANGER, amount: U256::MAX });
+    let named = e.reverted_by(key, &e.batch(key, &[approve_stranger]), "CounterpartyNotApproved");
+    assert!(named.contains(&format!("{STRANGER:?}")), "{named}");
+    // A transfer of an approved asset to a stranger, as one call or in a batch.
+    let to_stranger = transferCall { to: STRANGER, amount: units(1_000, 6) };
+    e.reverted_by(key, &e.single(key, usdc, to_stranger.abi_encode().into(), 0), "CounterpartyNotApproved");
+    // A selector the token's role does not use, and a target no rule names.
+    let more = call(usdc, increaseAllowanceCall { spender: router, amount: U256::from(1) });
+    e.reverted_by(key, &e.batch(key, &[more]), "CallNotApproved");
+    let ether = SimCall { to: STRANGER, data: Bytes::new(), value: U256::from(1) };
+    let named = e.reverted_by(key, &e.batch(key, &[ether]), "CallNotApproved");
+    assert!(named.contains("0x00000000"), "a plain ether transfer is selector 0: {named}");
+}
+
+/// A position may grow to its maximum in units and in USD, not one unit past it.
+#[test]
+fn a_position_may_reach_its_maximum_in_units_and_usd_but_not_pass_it() {
+    let e = env();
+    let (weth, feed) = (e.token("WETH"), e.d.feeds["WETH"]);
+    let key = e.host_key;
+    let wrap = |wei: U256| {
+        e.batch(key, &[SimCall { to: weth, data: depositCall {}.abi_encode().into(), value: wei }])
+    };
+    let held = e.balance("WETH");
+    let one = units(1, 17);
+    let asset = |max_units: U256, max_usd: U256| {
+        e.rule(setAssetCall {
+            kind: AssetKind::Token as u8,
+            source: weth,
+            market: B256::ZERO,
+            feed,
+            maxUnits: max_units.to::<u128>(),
+            maxUsd: max_usd.to::<u128>(),
+        })
+    };
+    e.operator(&[asset(held + one, U256::ZERO)]);
+    e.passes(&wrap(one));
+    assert_eq!(e.balance("WETH"), held + one, "at its maximum in units");
+    e.reverted_by(key, &wrap(U256::from(1)), "PositionAboveMax");
+
+    // In USD: at the feed's answer, 8 decimals; 5e6 wei of WETH at $2,000 is one unit of USD.
+    let price = U256::try_from(e.read(feed, latestRoundDataCall {}).answer).expect("positive");
+    let usd = |wei: U256| wei * price / units(1, 18);
+    let held = e.balance("WETH");
+    let step = units(1, 18) / price; // wei per 1e-8 USD
+    assert_eq!(usd(step), U256::from(1), "the devnet's WETH is priced so one step is one USD unit");
+    e.operator(&[asset(U256::from(u128::MAX), usd(held) + U256::from(1))]);
+    e.passes(&wrap(step));
+    e.reverted_by(key, &wrap(step), "PositionUsdAboveMax");
+}
+
+/// A transaction may lose up to `perTransactionBps` of what it spends, measured at the feeds:
+/// the same swap passes at the bound and reverts one basis point under it.
+#[test]
+fn a_swap_may_lose_its_bound_of_what_it_spends_and_not_one_basis_point_more() {
+    let e = env();
+    let key = e.host_key;
+    let swap = e.batch(key, &e.v3_swap("USDC", "WETH", units(1_000, 6), e.safe));
+    // A snapshot is used up by reverting to it: each run takes the next.
+    let mut start = e.snapshot();
+    e.operator(&[
+        e.rule(setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: U256::from(10_000) })
+    ]);
+    let (spent, received) = e.checked(&e.passes(&swap));
+    assert!(spent > received, "a swap pays a fee: spent {spent}, received {received}");
+    // The least bound that lets it through: ceil(lost / spent) in bps.
+    let lost = spent - received;
+    let bound = (lost * U256::from(10_000)).div_ceil(spent);
+    for (bps, allowed) in [(bound, true), (bound - U256::from(1), false)] {
+        e.revert_to(&start);
+        start = e.snapshot();
+        e.operator(&[e.rule(setDrawdownCall { perTransactionBps: bps, perDayBps: U256::from(10_000) })]);
+        if allowed {
+            assert_eq!(e.checked(&e.passes(&swap)), (spent, received), "the same swap");
+        } else {
+            e.reverted_by(key, &swap, "DrawdownPerTransaction");
+        }
+    }
+}
+
+/// The day's writes may lose up to `perDayBps` of the approved holdings at its first write; the
+/// second swap that takes the day past it reverts.
+#[test]
+fn the_days_losses_add_up_to_their_bound() {
+    let e = env();
+    let key = e.host_key;
+    let swap = || e.batch(key, &e.v3_swap("USDC", "WETH", units(1_000, 6), e.safe));
+    let start = e.snapshot();
+    e.operator(&[
+        e.rule(setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: U256::from(9_999) })
+    ]);
+    e.passes(&swap());
+    let (day_start, lost) = (e.read(e.cage, dayStartUsdCall {}), e.read(e.cage, dayLostUsdCall {}));
+    assert!(day_start > U256::ZERO && lost > U256::ZERO, "the day started at {day_start}, lost {lost}");
+    // The least bound the first swap fits: the second, as large, does not.
+    let bound = (lost * U256::from(10_000)).div_ceil(day_start);
+    assert!(lost * U256::from(2) * U256::from(10_000) > day_start * bound, "two swaps exceed it");
+    e.revert_to(&start);
+    e.operator(&[e.rule(setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: bound })]);
+    e.passes(&swap());
+    e.reverted_by(key, &swap(), "DrawdownPerDay");
+}
+
+/// At most `maxWrites` writes in any window: the next waits for the oldest to leave it.
+#[test]
+fn writes_are_limited_per_window() {
+    let e = env();
+    let key = e.host_key;
+    let (usdc, router) = (e.token("USDC"), e.d.uniswap_v3["swap_router"]);
+    let write = |n: u64| e.batch(key, &[call(usdc, approveCall { spender: router, amount: U256::from(n) })]);
+    e.operator(&[e.rule(setFrequencyCall { maxWrites: U256::from(2), windowSecs: U256::from(600) })]);
+    e.passes(&write(1));
+    e.passes(&write(2));
+    e.reverted_by(key, &write(3), "TooFrequent");
+    e.raw("evm_increaseTime", json!([600]));
+    e.raw("evm_mine", json!([]));
+    e.passes(&write(4));
+}
+
+/// The host's key cannot remove the guard, change a rule, touch the Safe from a batch or
+/// delegatecall anywhere but MultiSendCallOnly; the operator's key can change what it owns.
+#[test]
+fn only_the_operator_changes_the_safe_or_its_rules() {
+    let e = env();
+    let key = e.host_key;
+    let unguard = setGuardCall { guard: Address::ZERO }.abi_encode();
+    e.reverted_by(key, &e.single(key, e.safe, unguard.clone().into(), 0), "OperatorOnly");
+    let loosen = setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: U256::from(10_000) };
+    e.reverted_by(key, &e.single(key, e.cage, loosen.abi_encode().into(), 0), "OperatorOnly");
+    let owner = addOwnerWithThresholdCall { owner: STRANGER, threshold: U256::from(1) };
+    e.reverted_by(key, &e.batch(key, &[call(e.safe, owner)]), "SelfCallInBatch");
+    let usdc = e.token("USDC");
+    let delegated = transferCall { to: key, amount: U256::from(1) }.abi_encode();
+    e.reverted_by(key, &e.single(key, usdc, delegated.into(), 1), "DelegateCallRefused");
+    // The operator, an owner whose key the host does not hold, removes the guard.
+    let (receipt, _) = e.submit(OPERATOR_ACCOUNT, &e.single(OPERATOR_ACCOUNT, e.safe, unguard.into(), 0));
+    assert!(receipt.status(), "the operator's own change");
+    let slot = e.rt.block_on(
+        e.provider
+            .get_storage_at(e.safe, U256::from_be_bytes(bardo_safety::cage::GUARD_SLOT.0))
+            .into_future(),
+    );
+    assert_eq!(slot.expect("slot"), U256::ZERO, "no guard");
+}
+
+/// The attacks a compromised host makes with the Safe owner's key, each reverted on chain: an
+/// unapproved asset bought, and a swap sandwiched to 10 % under the feeds' value while it
+/// waited in the mempool (automine off: front-run, victim and back-run in one block).
+#[test]
+fn an_unapproved_asset_bought_or_a_sandwiched_swap_is_reverted_on_chain() {
+    let e = env();
+    let key = e.host_key;
+    // WBTC is not approved: buying it is value leaving the approved holdings.
+    let wbtc = e.batch(key, &e.v3_swap("WETH", "WBTC", units(1, 18), e.safe));
+    let named = e.reverted_by(key, &wbtc, "DrawdownPerTransaction");
+    assert!(named.contains("receivedUsd: 0"), "{named}");
+
+    let attacker = e.d.accounts[2];
+    let router = e.d.uniswap_v3["swap_router"];
+    let usdc = e.token("USDC");
+    // Ordered in the block by their tips, as a searcher's bundle is.
+    let send = |from: Address, to: Address, data: Vec<u8>, tip: u128| {
+        let tx = TransactionRequest::default()
+            .from(from)
+            .to(to)
+            .with_input(data)
+            .gas_limit(2_000_000)
+            .max_fee_per_gas(200_000_000_000)
+            .max_priority_fee_per_gas(tip);
+        e.rt.block_on(async { e.provider.send_transaction(tx).await.map(|p| *p.tx_hash()) }).expect("sent")
+    };
+    let approve = approveCall { spender: router, amount: U256::MAX }.abi_encode();
+    send(attacker, usdc, approve, 1_000_000_000);
+    e.raw("evm_mine", json!([]));
+    let victim_before = e.balance("USDC");
+    e.raw("evm_setAutomine", json!([false]));
+    // The front-run: $150,000 of WETH bought from the full-range pool moves its price ~30 %.
+    let front = &e.v3_swap("USDC", "WETH", units(150_000, 6), attacker)[1];
+    let front = send(attacker, front.to, front.data.to_vec(), 50_000_000_000);
+    let victim = e.batch(key, &e.v3_swap("USDC", "WETH", units(1_000, 6), e.safe));
+    let victim = send(key, victim.to, victim.data.to_vec(), 1_000_000_000);
+    e.raw("evm_mine", json!([]));
+    e.raw("evm_setAutomine", json!([true]));
+    let receipt = |h: B256| {
+        e.rt.block_on(e.provider.get_transaction_receipt(h).into_future()).expect("receipt").expect("mined")
+    };
+    let (front, victim) = (receipt(front), receipt(victim));
+    assert!(front.status(), "the front-run went through");
+    assert_eq!(front.block_number, victim.block_number, "in one block, the front-run first");
+    assert!(front.transaction_index < victim.transaction_index);
+    assert!(!victim.status(), "the sandwiched swap reverted on chain");
+    assert_eq!(e.balance("USDC"), victim_before, "the Safe's USDC stayed");
+    // Replayed on the state it met: the rule that reverted it.
+    let again = e.batch(key, &e.v3_swap("USDC", "WETH", units(1_000, 6), e.safe));
+    let named = e.reverted_by(key, &again, "DrawdownPerTransaction");
+    let (spent, received) = parse_drawdown(&named);
+    assert!(received * U256::from(10) < spent * U256::from(9), "received 10 % under value: {named}");
+}
+
+fn parse_drawdown(named: &str) -> (U256, U256) {
+    let field = |name: &str| -> U256 {
+        let at = named.find(name).unwrap_or_else(|| panic!("{name} in {named}")) + name.len() + 2;
+        named[at..].split([',', ' ', '}']).next().expect("value").parse().expect("number")
+    };
+    (field("spentUsd"), field("receivedUsd"))
+}
+
+/// The host writing through the caged Safe: the demo's swap, an Aave supply, a Morpho supply and
+/// a vault deposit each pass the cage; each permit carries the cage's `policy_hash`; a plan the
+/// cage would revert is refused at preview with the cage's rule; a commit after the operator
+/// changed a rule is refused before it is sent.
+#[test]
+fn honest_flows_pass_the_cage_and_the_host_checks_it_before_sending() {
+    let e = env();
+    let settings = BTreeMap::from([
+        ("aave".to_owned(), e.d.aave_settings()),
+        ("uniswap".to_owned(), e.d.uniswap_settings()),
+        ("morpho".to_owned(), e.d.morpho_settings()),
+        ("vault".to_owned(), e.d.vault_settings()),
+    ]);
+    let guests = [UNISWAP, AAVE, MORPHO, VAULT];
+    let host =
+        Arc::new(devnet_safe_host(&e.node.url(), bardo_devnet::DEV_KEY, caged_safe(&e.d), settings, &guests));
+    let (path, _audit) =
+        bardo_test_support::writes::guarded_path(&host, &e.d, HostPolicy::default(), e.d.write_targets());
+    let p = |extra: Value| {
+        let mut params = json!({"chain_id": CHAIN_ID});
+        params.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        params
+    };
+    let flows = [
+        ("swap", p(json!({"token_in": "USDC", "token_out": "WETH", "amount": "1000", "slippage_bps": 50}))),
+        ("supply", p(json!({"asset": "USDC", "amount": "1000"}))),
+        ("morpho-supply", p(json!({"market": "WETH/USDC", "amount": "1000"}))),
+        ("vault_deposit", p(json!({"vault": "bvUSDC", "amount": "1000"}))),
+    ];
+    let mut hashes = Vec::new();
+    for (kind, params) in &flows {
+        let usdc = e.balance("USDC");
+        let permit = path.preview(kind, params).unwrap_or_else(|err| panic!("preview {kind}: {err}"));
+        assert_eq!(permit.sender, e.safe, "{kind}: the caged Safe's plan");
+        hashes.push(permit.policy_hash.expect("a Safe's permit seals its cage"));
+        let done = path.commit(&permit.permit_id).unwrap_or_else(|err| panic!("commit {kind}: {err}"));
+        assert!(done.outcome_mismatch.is_empty(), "{kind}: {:?}", done.outcome_mismatch);
+        assert_eq!(usdc - e.balance("USDC"), units(1_000, 6), "{kind}: 1,000 USDC went in");
+    }
+    assert!(hashes.windows(2).all(|w| w[0] == w[1]), "the rules did not change: {hashes:?}");
+
+    // The cage would revert the next write: refused at preview, by its rule.
+    let swap = &flows[0].1;
+    e.operator(&[e.rule(setFrequencyCall { maxWrites: U256::from(1), windowSecs: U256::from(3_600) })]);
+    let permit = path.preview("swap", swap).expect("the first write of the window");
+    assert_ne!(permit.policy_hash, Some(hashes[0]), "the rules changed: so did the hash");
+    path.commit(&permit.permit_id).expect("commit");
+    let refused = path.preview("swap", swap).expect_err("the cage's window is full");
+    assert_eq!(refused.code, bardo_core::ErrorCode::Denied);
+    assert!(refused.message.contains("TooFrequent"), "{}", refused.message);
+
+    // A rule changed between preview and commit: the commit is refused before it is sent.
+    e.operator(&[e.rule(setFrequencyCall { maxWrites: U256::ZERO, windowSecs: U256::ZERO })]);
+    let permit = path.preview("swap", swap).expect("no frequency limit now");
+    let nonce = e.safe_nonce();
+    e.operator(&[
+        e.rule(setDrawdownCall { perTransactionBps: U256::from(200), perDayBps: U256::from(1_000) })
+    ]);
+    let refused = path.commit(&permit.permit_id).expect_err("the cage changed");
+    assert_eq!(refused.code, bardo_core::ErrorCode::Denied);
+    assert!(refused.message.contains("PolicyCage changed"), "{}", refused.message);
+    assert_eq!(e.safe_nonce(), nonce + U256::from(1), "only the operator's change was executed");
+}
+
+/// Gas: the same swap and Aave supply from the dev Safe (no guard) and from the caged Safe, each
+/// from the same state; the cage's overhead is the difference (floor: 60,000 on a swap).
+#[test]
+fn the_cages_gas_overhead_on_a_swap_and_an_aave_supply() {
+    let e = env();
+    let key = e.host_key;
+    fund_safe(
+        &e.node.url(),
+        &e.d,
+        e.d.safe.dev_safe,
+        units(1, 18),
+        &[("USDC", units(10_000, 6)), ("WETH", units(5, 18))],
+    );
+    let pool = e.d.aave_v3["pool"];
+    alloy::sol! { function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external; }
+    let usdc = e.token("USDC");
+    let mut report = Vec::new();
+    for flow in ["swap", "supply"] {
+        let mut gas = Vec::new();
+        for wallet in [dev_safe(&e.d, SafeKey::Owner), caged_safe(&e.d)] {
+            let calls = match flow {
+                "swap" => e.v3_swap("USDC", "WETH", units(1_000, 6), wallet.safe),
+                _ => vec![
+                    call(usdc, approveCall { spender: pool, amount: units(1_000, 6) }),
+                    call(
+                        pool,
+                        supplyCall {
+                            asset: usdc,
+                            amount: units(1_000, 6),
+                            onBehalfOf: wallet.safe,
+                            referralCode: 0,
+                        },
+                    ),
+                ],
+            };
+            // Warm both Safes alike: one write each first, so neither pays first-write storage.
+            let warm = wallet.wrap(key, &[call(usdc, approveCall { spender: pool, amount: U256::ZERO })]);
+            let (r, rule) = e.submit(key, &warm);
+            assert!(r.status(), "{rule:?}");
+            let (r, rule) = e.submit(key, &wallet.wrap(key, &calls));
+            assert!(r.status(), "{flow} through {}: {rule:?}", wallet.safe);
+            gas.push(r.gas_used);
+        }
+        let overhead = gas[1] as i64 - gas[0] as i64;
+        eprintln!("cage gas on a {flow}: {} without, {} with, overhead {overhead}", gas[0], gas[1]);
+        report.push((flow, overhead));
+    }
+    // The floor is 60,000 on a swap; with the devnet's seven approved positions the
+    // cage reads each before and after (and the two feeds the swap moves), so it costs more:
+    // this bound catches a regression, the closing note reports the figure against the floor.
+    let swap = report[0].1;
+    assert!(swap <= CAGE_SWAP_GAS_BOUND, "the cage costs {swap} gas on a swap (bound {CAGE_SWAP_GAS_BOUND})");
+}
+
+/// The most the cage may add to the devnet's V3 swap (measured 153,827 with seven positions).
+const CAGE_SWAP_GAS_BOUND: i64 = 160_000;
