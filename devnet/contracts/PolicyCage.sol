@@ -36,6 +36,15 @@ interface IMorpho {
         returns (address loanToken, address collateralToken, address oracle, address irm, uint256 lltv);
 }
 
+interface IAToken {
+    function scaledBalanceOf(address user) external view returns (uint256);
+    function POOL() external view returns (address);
+}
+
+interface IAavePool {
+    function getReserveNormalizedIncome(address asset) external view returns (uint256);
+}
+
 /// Chainlink's AggregatorV3 read surface.
 interface IFeed {
     function latestRoundData()
@@ -109,11 +118,14 @@ contract PolicyCage is BaseGuard {
     // ---------------------------------------------------------------- state
 
     /// How a position is held: a token balance (address 0: ether), ERC-4626 shares (priced
-    /// through `convertToAssets` at the vault asset's feed), or a Morpho Blue supply position.
+    /// through `convertToAssets` at the vault asset's feed), a Morpho Blue supply position, or
+    /// an Aave V3 aToken (compared by its scaled balance, which costs no pool read; `market`
+    /// holds the underlying, whose feed prices it).
     enum Kind {
         Token,
         Vault,
-        MorphoSupply
+        MorphoSupply,
+        AaveToken
     }
 
     /// An approved asset. `decimals` are those of the units the feed prices (a vault's asset,
@@ -143,30 +155,33 @@ contract PolicyCage is BaseGuard {
     EnumerableSet.AddressSet private counterparties;
     Asset[] private assetList;
 
-    /// The limits, in one slot (every transaction reads them all).
+    /// The limits and the current write window, in one slot: every transaction reads it once
+    /// and writes it once.
     struct Limits {
         uint16 maxDrawdownTxBps;
         uint16 maxDrawdownDayBps;
         uint32 maxWrites;
-        uint64 windowSecs;
-        uint64 maxFeedAge;
+        uint32 windowSecs;
+        uint32 maxFeedAge;
+        uint64 windowStart;
+        uint32 windowWrites;
     }
 
-    /// A window of writes or a day of losses: when it began and what it holds, in one slot.
-    struct Window {
+    /// The current day, in one slot: its first write's time, the USD its writes lost and the
+    /// approved holdings' value at its start (8 decimals).
+    struct Day {
         uint64 start;
-        uint192 count;
+        uint96 lostUsd;
+        uint96 startUsd;
     }
 
     Limits public limits;
     /// Counts every change of the rules: the host's policy hash covers it.
     uint256 public version;
-    /// The current write window: its first write's time and its writes.
-    Window public writeWindow;
-    /// The current day: its first write's time and the USD (8 decimals) its writes lost.
-    Window public day;
-    /// The approved holdings' value at the day's first write, USD with 8 decimals.
-    uint256 public dayStartUsd;
+    Day public day;
+    /// The approved assets, ABI-encoded as the code of a data contract (SSTORE2): a transaction
+    /// reads them in one account access instead of a storage slot per field.
+    address private assetsBlob;
 
     /// Transient slots: whether the transaction is the operator's, and from `T_UNITS` on each
     /// approved asset's units before it.
@@ -189,7 +204,7 @@ contract PolicyCage is BaseGuard {
         safe = safe_;
         operator = operator_;
         multiSendCallOnly = multiSendCallOnly_;
-        limits = Limits(10_000, 10_000, 0, 0, 1 days);
+        limits = Limits(10_000, 10_000, 0, 0, 1 days, 0, 0);
     }
 
     modifier onlySafe() {
@@ -227,12 +242,15 @@ contract PolicyCage is BaseGuard {
         changesRules
     {
         if (feed == address(0)) revert BadRule("asset without a feed");
-        if (kind != Kind.MorphoSupply && market != bytes32(0)) revert BadRule("a market for a non-Morpho asset");
+        if ((kind == Kind.MorphoSupply || kind == Kind.AaveToken) != (market != bytes32(0))) {
+            revert BadRule("a market (Morpho) or an underlying (Aave) is needed for those, and only those");
+        }
         Asset memory a = Asset(source, kind, _decimals(kind, source, market), feed, IFeed(feed).decimals(), market, maxUnits, maxUsd);
         (bool found, uint256 i) = _find(source, market);
         if (found) assetList[i] = a;
         else if (assetList.length == 32) revert BadRule("more than 32 assets");
         else assetList.push(a);
+        _publish();
         emit AssetSet(source, kind, market, feed, maxUnits, maxUsd);
     }
 
@@ -242,6 +260,7 @@ contract PolicyCage is BaseGuard {
         if (!found) revert BadRule("no such asset");
         assetList[i] = assetList[assetList.length - 1];
         assetList.pop();
+        _publish();
         emit AssetRemoved(source, market);
     }
 
@@ -256,17 +275,18 @@ contract PolicyCage is BaseGuard {
     /// @notice At most `maxWrites_` writes in any `windowSecs_` seconds (0 writes: no limit).
     function setFrequency(uint256 maxWrites_, uint256 windowSecs_) external changesRules {
         if (maxWrites_ > 0 && windowSecs_ == 0) revert BadRule("zero window");
-        if (maxWrites_ > type(uint32).max || windowSecs_ > type(uint64).max) revert BadRule("too large");
+        if (maxWrites_ > type(uint32).max || windowSecs_ > type(uint32).max) revert BadRule("too large");
         limits.maxWrites = uint32(maxWrites_);
-        limits.windowSecs = uint64(windowSecs_);
-        delete writeWindow;
+        limits.windowSecs = uint32(windowSecs_);
+        limits.windowStart = 0;
+        limits.windowWrites = 0;
         emit FrequencySet(maxWrites_, windowSecs_);
     }
 
     /// @notice Feeds older than `secs` are refused.
     function setMaxFeedAge(uint256 secs) external changesRules {
-        if (secs == 0 || secs > type(uint64).max) revert BadRule("feed age zero or too large");
-        limits.maxFeedAge = uint64(secs);
+        if (secs == 0 || secs > type(uint32).max) revert BadRule("feed age zero or too large");
+        limits.maxFeedAge = uint32(secs);
         emit MaxFeedAgeSet(secs);
     }
 
@@ -292,7 +312,12 @@ contract PolicyCage is BaseGuard {
 
     /// @notice The USD (8 decimals) the current day's writes lost.
     function dayLostUsd() external view returns (uint256) {
-        return day.count;
+        return day.lostUsd;
+    }
+
+    /// @notice The approved holdings' value at the current day's first write (USD, 8 decimals).
+    function dayStartUsd() external view returns (uint256) {
+        return day.startUsd;
     }
 
     // ---------------------------------------------------------------- the guard
@@ -332,18 +357,18 @@ contract PolicyCage is BaseGuard {
         }
         Limits memory l = limits;
         if (l.maxWrites != 0) _countWrite(l);
-        uint256 n = assetList.length;
+        Asset[] memory list = _assets();
+        uint256 n = list.length;
         for (uint256 i = 0; i < n; i++) {
-            _tstore(T_UNITS + i, _units(assetList[i]));
+            _tstore(T_UNITS + i, _units(list[i]));
         }
         if (l.maxDrawdownDayBps < 10_000 && block.timestamp >= day.start + 1 days) {
             // The day's first write values every holding once; the others only what moved.
             uint256 total = 0;
             for (uint256 i = 0; i < n; i++) {
-                total += _usd(assetList[i], _tload(T_UNITS + i), l.maxFeedAge);
+                total += _usd(list[i], _tload(T_UNITS + i), l.maxFeedAge);
             }
-            day = Window(uint64(block.timestamp), 0);
-            dayStartUsd = total;
+            day = Day(uint64(block.timestamp), 0, uint96(total));
         }
     }
 
@@ -353,17 +378,17 @@ contract PolicyCage is BaseGuard {
         uint256 spent = 0;
         uint256 received = 0;
         Limits memory l = limits;
-        uint256 n = assetList.length;
+        Asset[] memory list = _assets();
+        uint256 n = list.length;
         for (uint256 i = 0; i < n; i++) {
-            Asset storage a = assetList[i];
+            Asset memory a = list[i];
             uint256 before = _tload(T_UNITS + i);
             uint256 units = _units(a);
             if (units == before) continue;
             if (units > before) {
                 uint256 usd = _usd(a, units, l.maxFeedAge);
-                (uint128 maxUnits, uint128 maxUsd) = (a.maxUnits, a.maxUsd); // one slot
-                if (units > maxUnits) revert PositionAboveMax(a.source, units, maxUnits);
-                if (maxUsd != 0 && usd > maxUsd) revert PositionUsdAboveMax(a.source, usd, maxUsd);
+                if (units > a.maxUnits) revert PositionAboveMax(a.source, units, a.maxUnits);
+                if (a.maxUsd != 0 && usd > a.maxUsd) revert PositionUsdAboveMax(a.source, usd, a.maxUsd);
                 received += usd - _usd(a, before, l.maxFeedAge);
             } else {
                 spent += _usd(a, before, l.maxFeedAge) - _usd(a, units, l.maxFeedAge);
@@ -375,13 +400,12 @@ contract PolicyCage is BaseGuard {
                 revert DrawdownPerTransaction(spent, received, l.maxDrawdownTxBps);
             }
             if (l.maxDrawdownDayBps < 10_000) {
-                Window memory d = day;
-                uint256 lostToday = d.count + lost;
-                uint256 startUsd = dayStartUsd;
-                if (lostToday * 10_000 > startUsd * l.maxDrawdownDayBps) {
-                    revert DrawdownPerDay(startUsd, lostToday, l.maxDrawdownDayBps);
+                Day memory d = day;
+                uint256 lostToday = d.lostUsd + lost;
+                if (lostToday * 10_000 > uint256(d.startUsd) * l.maxDrawdownDayBps) {
+                    revert DrawdownPerDay(d.startUsd, lostToday, l.maxDrawdownDayBps);
                 }
-                day = Window(d.start, uint192(lostToday));
+                day = Day(d.start, uint96(lostToday), d.startUsd);
             }
         }
         emit Checked(txHash, spent, received);
@@ -461,18 +485,46 @@ contract PolicyCage is BaseGuard {
 
     /// A write in the current window (one begins with the first write after the last ended).
     function _countWrite(Limits memory l) private {
-        Window memory w = writeWindow;
-        if (block.timestamp >= w.start + l.windowSecs) {
-            writeWindow = Window(uint64(block.timestamp), 1);
-            return;
+        if (block.timestamp >= uint256(l.windowStart) + l.windowSecs) {
+            l.windowStart = uint64(block.timestamp);
+            l.windowWrites = 1;
+        } else if (l.windowWrites >= l.maxWrites) {
+            revert TooFrequent(l.maxWrites, l.windowSecs);
+        } else {
+            l.windowWrites += 1;
         }
-        if (w.count >= l.maxWrites) revert TooFrequent(l.maxWrites, l.windowSecs);
-        writeWindow = Window(w.start, w.count + 1);
+        limits = l;
+    }
+
+    /// Write the approved assets as a data contract's code: 0x00 (STOP: it cannot be called
+    /// into) then their ABI encoding, created by a 14-byte init code that returns it.
+    function _publish() private {
+        bytes memory blob = abi.encode(assetList);
+        bytes memory init = abi.encodePacked(hex"63", uint32(blob.length + 1), hex"80600E6000396000F3", hex"00", blob);
+        address a;
+        assembly {
+            a := create(0, add(init, 0x20), mload(init))
+        }
+        if (a == address(0)) revert BadRule("could not store the assets");
+        assetsBlob = a;
+    }
+
+    /// The approved assets, read from their data contract.
+    function _assets() private view returns (Asset[] memory list) {
+        address blob = assetsBlob;
+        if (blob == address(0)) return list;
+        uint256 size = blob.code.length - 1;
+        bytes memory data = new bytes(size);
+        assembly {
+            extcodecopy(blob, add(data, 0x20), 1, size)
+        }
+        list = abi.decode(data, (Asset[]));
     }
 
     /// The Safe's position in `a`, in its units (Morpho: supply shares, compared as such).
-    function _units(Asset storage a) private view returns (uint256) {
-        (address source, Kind kind) = (a.source, a.kind); // one slot
+    function _units(Asset memory a) private view returns (uint256) {
+        (address source, Kind kind) = (a.source, a.kind);
+        if (kind == Kind.AaveToken) return IAToken(source).scaledBalanceOf(safe);
         if (kind == Kind.MorphoSupply) {
             (uint256 shares,,) = IMorpho(source).position(a.market, safe);
             return shares;
@@ -482,7 +534,7 @@ contract PolicyCage is BaseGuard {
     }
 
     /// `units` of `a` in USD with 8 decimals, at its feed.
-    function _usd(Asset storage a, uint256 units, uint256 maxFeedAge) private view returns (uint256) {
+    function _usd(Asset memory a, uint256 units, uint256 maxFeedAge) private view returns (uint256) {
         if (units == 0) return 0;
         uint256 amount = units;
         if (a.kind == Kind.Vault) {
@@ -491,6 +543,11 @@ contract PolicyCage is BaseGuard {
             (uint128 assets, uint128 shares,,,,) = IMorpho(a.source).market(a.market);
             // Morpho's SharesMathLib.toAssetsDown: 1e6 virtual shares, 1 virtual asset.
             amount = units * (uint256(assets) + 1) / (uint256(shares) + 1e6);
+        } else if (a.kind == Kind.AaveToken) {
+            // Aave's own balanceOf: the scaled balance times the reserve's income index (rayMul).
+            address underlying = address(uint160(uint256(a.market)));
+            uint256 index = IAavePool(IAToken(a.source).POOL()).getReserveNormalizedIncome(underlying);
+            amount = (units * index + 0.5e27) / 1e27;
         }
         (, int256 answer,, uint256 updatedAt,) = IFeed(a.feed).latestRoundData();
         if (answer <= 0 || block.timestamp > updatedAt + maxFeedAge) revert BadFeed(a.feed, answer, updatedAt);

@@ -160,6 +160,7 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
             if a.max_usd == 0 { "no cap".to_owned() } else { format!("${:.2}", a.max_usd as f64 / 1e8) };
         let what = match a.kind {
             "morpho-supply" => format!("morpho-supply {} market {}", a.source, a.market),
+            "aave-token" => format!("aave-token {} of {}", a.source, Address::from_word(a.market)),
             "token" if a.source == Address::ZERO => "ether".to_owned(),
             kind => format!("{kind} {}", a.source),
         };

@@ -54,6 +54,8 @@ pub enum AssetKind {
     Vault = 1,
     /// A Morpho Blue supply position in one market.
     MorphoSupply = 2,
+    /// An Aave V3 aToken, compared by its scaled balance (the market field: its underlying).
+    AaveToken = 3,
 }
 
 /// The caged Safe and its cage.
@@ -144,7 +146,7 @@ pub fn approved_positions(d: &Deployments) -> Vec<(AssetKind, Address, B256, Add
     ];
     for symbol in ["USDC", "WETH"] {
         if let Some(a) = d.aave_v3.get(&format!("a_token_{symbol}")) {
-            out.push((AssetKind::Token, *a, B256::ZERO, feed(symbol)));
+            out.push((AssetKind::AaveToken, *a, token(symbol).into_word(), feed(symbol)));
         }
     }
     if let Some(v) = d.vaults.values().find(|v| v.asset == "USDC") {

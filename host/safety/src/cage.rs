@@ -91,7 +91,7 @@ pub struct Rules {
 /// One approved position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AssetRule {
-    /// `token` (address 0: ether), `vault` or `morpho-supply`.
+    /// `token` (address 0: ether), `vault`, `morpho-supply` or `aave-token`.
     pub kind: &'static str,
     /// The token, vault or Morpho singleton.
     pub source: Address,
@@ -163,7 +163,8 @@ fn decode(cage: Address, rules: &[u8], operator: &[u8]) -> Option<Rules> {
             kind: match a.kind {
                 0 => "token",
                 1 => "vault",
-                _ => "morpho-supply",
+                2 => "morpho-supply",
+                _ => "aave-token",
             },
             source: a.source,
             market: a.market,
