@@ -100,6 +100,9 @@ contract PolicyCage is BaseGuard {
     error TooFrequent(uint256 maxWrites, uint256 windowSecs);
     /// A feed's answer is older than the rules accept, or not positive.
     error BadFeed(address feed, int256 answer, uint256 updatedAt);
+    /// A Safe transaction started inside another (a pre-approved one executed from a callback):
+    /// the checks of one would overwrite the other's.
+    error NestedTransaction();
     /// A rule out of range (bps above 10,000, a zero window, an asset without a feed).
     error BadRule(string what);
 
@@ -186,7 +189,8 @@ contract PolicyCage is BaseGuard {
     /// Transient slots: whether the transaction is the operator's, and from `T_UNITS` on each
     /// approved asset's units before it.
     uint256 private constant T_ADMIN = 0;
-    uint256 private constant T_UNITS = 1;
+    uint256 private constant T_ACTIVE = 1;
+    uint256 private constant T_UNITS = 2;
 
     bytes4 private constant MULTI_SEND = bytes4(keccak256("multiSend(bytes)"));
     bytes4 private constant APPROVE = 0x095ea7b3;
@@ -338,6 +342,8 @@ contract PolicyCage is BaseGuard {
         bytes memory,
         address msgSender
     ) external override onlySafe {
+        if (_tload(T_ACTIVE) == 1) revert NestedTransaction();
+        _tstore(T_ACTIVE, 1);
         // The operator is the owner whose word the rules are: their transactions are theirs.
         if (msgSender == operator) {
             _tstore(T_ADMIN, 1);
@@ -374,6 +380,7 @@ contract PolicyCage is BaseGuard {
 
     /// @notice After it: positions within their maxima, the loss within its bounds.
     function checkAfterExecution(bytes32 txHash, bool) external override onlySafe {
+        _tstore(T_ACTIVE, 0);
         if (_tload(T_ADMIN) == 1) return;
         uint256 spent = 0;
         uint256 received = 0;

@@ -121,13 +121,13 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
         .with_context(|| format!("reading the guard of Safe {safe} on chain {}", target.chain_id))?;
     if json {
         let out = serde_json::json!({
-            "safe": safe, "guard": state.guard, "policy_hash": state.hash, "rules": state.rules,
+            "safe": safe, "guard": state.guard, "policy_hash": state.hash, "rules": state.rules(),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("Safe {safe} on chain {}", target.chain_id);
-    let Some(rules) = state.rules else {
+    let Some(rules) = state.rules() else {
         if state.guard == Address::ZERO {
             println!("no guard: nothing on chain limits what the Safe's owners' keys execute");
         } else {
@@ -141,13 +141,13 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
         rules.cage, rules.version, rules.operator
     );
     println!("policy_hash {} (sealed into each permit; a commit after a change is refused)", state.hash);
-    let bps = |b: U256| format!("{} bps ({}%)", b, b.to::<u64>() as f64 / 100.0);
+    let bps = |b: u64| format!("{b} bps ({}%)", b as f64 / 100.0);
     println!("  drawdown per transaction  {} of what it spends", bps(rules.max_drawdown_tx_bps));
     println!(
         "  drawdown per day          {} of the approved holdings at the day's first write",
         bps(rules.max_drawdown_day_bps)
     );
-    if rules.max_writes.is_zero() {
+    if rules.max_writes == 0 {
         println!("  writes                    no limit");
     } else {
         println!("  writes                    at most {} per {} s", rules.max_writes, rules.window_secs);
@@ -180,7 +180,7 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
 fn propose(config: &Config, services: &Services, target: &Target, change: &Change) -> Result<ExitCode> {
     let safe = safe_of(config, target)?;
     let state = cage::read(services, target.chain_id, safe, true)?;
-    let Some(rules) = state.rules else { bail!("Safe {safe}'s guard {} is not a PolicyCage", state.guard) };
+    let Some(rules) = state.rules() else { bail!("Safe {safe}'s guard {} is not a PolicyCage", state.guard) };
     let data: Vec<u8> = match change {
         Change::Drawdown { per_transaction_bps, per_day_bps } => {
             if *per_transaction_bps > 10_000 || *per_day_bps > 10_000 {

@@ -235,6 +235,15 @@ fn preview(c: &mut Criterion) {
             black_box(permit)
         })
     });
+    // The cage read alone, as a preview makes it (cached per block): what the read adds.
+    let caged_host = caged_path.host().expect("a runtime host");
+    g.bench_function("cage_read", |b| {
+        b.iter(|| {
+            black_box(
+                bardo_safety::cage::read(caged_host.services(), CHAIN_ID, caged.safe, false).expect("read"),
+            )
+        })
+    });
     // As `bardo` runs it: permits in the store shared between processes (a line appended to
     // this process's journal per preview).
     g.bench_function("preview_warm_permit_file", |b| {

@@ -38,6 +38,7 @@ sol! {
         error TooFrequent(uint256 maxWrites, uint256 windowSecs);
         error BadFeed(address feed, int256 answer, uint256 updatedAt);
         error BadRule(string what);
+        error NestedTransaction();
     }
     /// Safe 1.4.1's `StorageAccessible`.
     function getStorageAt(uint256 offset, uint256 length) external view returns (bytes);
@@ -57,8 +58,16 @@ pub struct CageState {
     /// SHA-256 of the guard's address and its `rules()` answer (of the address alone when the
     /// guard has none): what a permit's `policy_hash` holds.
     pub hash: B256,
+    /// The `rules()` and `operator()` answers, when the guard is a PolicyCage; decoded only for
+    /// people ([`Self::rules`]): a preview needs the hash alone.
+    answers: Option<(Bytes, Bytes)>,
+}
+
+impl CageState {
     /// The rules, decoded; none when the guard is not a PolicyCage.
-    pub rules: Option<Rules>,
+    pub fn rules(&self) -> Option<Rules> {
+        self.answers.as_ref().and_then(|(rules, operator)| decode(self.guard, rules, operator))
+    }
 }
 
 /// A PolicyCage's rules, for people (`bardo policy show`, `bardo audit`).
@@ -75,17 +84,17 @@ pub struct Rules {
     /// Approved positions.
     pub assets: Vec<AssetRule>,
     /// The most a transaction may lose of what it spends, bps.
-    pub max_drawdown_tx_bps: U256,
+    pub max_drawdown_tx_bps: u64,
     /// The most the day's writes may lose of the holdings at its start, bps.
-    pub max_drawdown_day_bps: U256,
+    pub max_drawdown_day_bps: u64,
     /// Writes per window (0: no limit).
-    pub max_writes: U256,
+    pub max_writes: u64,
     /// The window, seconds.
-    pub window_secs: U256,
+    pub window_secs: u64,
     /// The oldest a feed's answer may be, seconds.
-    pub max_feed_age_secs: U256,
+    pub max_feed_age_secs: u64,
     /// How many times the rules changed.
-    pub version: U256,
+    pub version: u64,
 }
 
 /// One approved position.
@@ -99,9 +108,11 @@ pub struct AssetRule {
     pub market: B256,
     /// The Chainlink-style USD feed that prices it.
     pub feed: Address,
-    /// The most held, in its units.
+    /// The most held, in its units (decimal in JSON: u128 does not fit a JSON number).
+    #[serde(serialize_with = "decimal")]
     pub max_units: u128,
     /// The most held, USD with 8 decimals (0: no cap).
+    #[serde(serialize_with = "decimal")]
     pub max_usd: u128,
 }
 
@@ -122,7 +133,7 @@ pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Resu
         let mut h = Sha256::new();
         h.update(guard);
         if guard == Address::ZERO {
-            return Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), rules: None });
+            return Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), answers: None });
         }
         let calls = [
             (guard, Bytes::from(PolicyCage::rulesCall {}.abi_encode())),
@@ -134,17 +145,17 @@ pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Resu
         };
         let mut answers = client.call_many(&calls, at, deadline).await.into_iter();
         let (rules, operator) = (answers.next(), answers.next());
-        let rules = match (rules, operator) {
+        let answers = match (rules, operator) {
             (Some(Ok(rules)), Some(Ok(operator))) => {
                 h.update(&rules);
-                decode(guard, &rules, &operator)
+                Some((rules, operator))
             }
             // A guard that is not a PolicyCage: the host hashes what it is, and names no rules.
             (Some(Err(ChainError::Reverted { .. })), _) | (_, Some(Err(ChainError::Reverted { .. }))) => None,
             (Some(Err(e)), _) | (_, Some(Err(e))) => return Err(e),
             _ => None,
         };
-        Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), rules })
+        Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), answers })
     })
 }
 
@@ -173,7 +184,7 @@ fn decode(cage: Address, rules: &[u8], operator: &[u8]) -> Option<Rules> {
             max_usd: a.maxUsd,
         })
         .collect();
-    let [tx, day, writes, window, feed_age, version] = r.limits;
+    let [tx, day, writes, window, feed_age, version] = r.limits.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
     Some(Rules {
         cage,
         operator,
@@ -187,6 +198,10 @@ fn decode(cage: Address, rules: &[u8], operator: &[u8]) -> Option<Rules> {
         max_feed_age_secs: feed_age,
         version,
     })
+}
+
+fn decimal<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
 }
 
 /// The cage's rule a revert names, when `output` is one of its errors: `DrawdownPerTransaction

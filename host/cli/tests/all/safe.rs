@@ -38,3 +38,82 @@ fn a_swap_commits_through_the_safe_named_in_signer() {
     assert_eq!(thousand - usdc(safe), U256::from(100_000_000u64), "100 USDC paid by the Safe");
     assert_eq!(usdc(d.deployer), key_before, "the key's own USDC stays");
 }
+
+alloy::sol! {
+    function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas,
+        uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)
+        external payable returns (bool success);
+}
+
+/// `bardo policy show` prints the caged Safe's rules as the chain holds them; `bardo policy
+/// propose` prints a change for the owners, which the operator's own key executes — and then
+/// `show` says the new rule and a new policy hash; `bardo audit --safe` sets the rules beside a
+/// plugin's surface with what only the host checks.
+#[test]
+fn the_cage_is_shown_and_a_change_proposed_for_the_operator_to_execute() {
+    use alloy::network::TransactionBuilder as _;
+    use alloy::primitives::{Address, Bytes};
+    use alloy::providers::{Provider, ProviderBuilder};
+    use alloy::sol_types::SolCall;
+    let (node, d) = bardo_test_support::devnet();
+    let w = Workspace::trader(&node, &d);
+    let caged = d.cage.safe.to_string();
+    let show = |json: bool| {
+        let args: Vec<&str> =
+            ["policy", "show", "--safe", &caged].into_iter().chain(json.then_some("--json")).collect();
+        let o = w.bardo(&args);
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).expect("utf-8")
+    };
+    let text = show(false);
+    assert!(text.contains(&format!("PolicyCage {}", d.cage.cage)), "{text}");
+    assert!(text.contains(&format!("changed only by the operator {}", d.cage.operator)), "{text}");
+    assert!(text.contains("drawdown per transaction  300 bps"), "{text}");
+    assert!(text.contains("at most 120 per 3600 s"), "{text}");
+    let before: serde_json::Value = serde_json::from_str(&show(true)).expect("json");
+
+    let o = w.bardo(&["policy", "propose", "--safe", &caged, "drawdown", "200", "1000"]);
+    assert!(o.status.success(), "{o:?}");
+    let proposal: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(proposal["to"], serde_json::json!(d.cage.cage), "{proposal}");
+    assert_eq!(proposal["executor"], serde_json::json!(d.cage.operator), "{proposal}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("execTransaction"), "how to execute it");
+    let unchanged: serde_json::Value = serde_json::from_str(&show(true)).expect("json");
+    assert_eq!(unchanged, before, "nothing was sent");
+
+    // The operator executes it with their own key (a signature of type 1: the sender).
+    let mut signature = [0u8; 65];
+    signature[12..32].copy_from_slice(d.cage.operator.as_slice());
+    signature[64] = 1;
+    let data: Bytes = proposal["data"].as_str().expect("data").parse().expect("hex");
+    let exec = execTransactionCall {
+        to: d.cage.cage,
+        value: U256::ZERO,
+        data,
+        operation: 0,
+        safeTxGas: U256::ZERO,
+        baseGas: U256::ZERO,
+        gasPrice: U256::ZERO,
+        gasToken: Address::ZERO,
+        refundReceiver: Address::ZERO,
+        signatures: signature.to_vec().into(),
+    };
+    let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
+    let tx = alloy::rpc::types::TransactionRequest::default()
+        .from(d.cage.operator)
+        .to(d.cage.safe)
+        .with_input(exec.abi_encode());
+    let receipt = bardo_test_support::runtime()
+        .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
+        .expect("executed");
+    assert!(receipt.status(), "the operator's change");
+    let text = show(false);
+    assert!(text.contains("drawdown per transaction  200 bps"), "{text}");
+    let after: serde_json::Value = serde_json::from_str(&show(true)).expect("json");
+    assert_ne!(after["policy_hash"], before["policy_hash"], "a new policy hash");
+
+    let audit = w.bardo(&["audit", bardo_test_artifacts::UNISWAP, "--safe", &caged]);
+    let said = String::from_utf8_lossy(&audit.stdout);
+    assert!(audit.status.success() && said.contains("only the host checks"), "{audit:?}");
+    assert!(said.contains("drawdown per transaction  200 bps"), "{said}");
+}
