@@ -238,11 +238,24 @@ fn keep(state_dir: &Path, rpc: &str, anvil: u32, rt: &Runtime) -> Result<ExitCod
 /// Safe, whose PolicyCage holds the host's key to the devnet's rules on chain.
 fn safe_signer(d: &devnet::deploy::Deployments) -> String {
     use devnet::cage;
+    // By name where the devnet knows one: USDC, aUSDC, bvUSDC, Morpho WETH/USDC supply.
+    let symbol = |a: alloy::primitives::Address| {
+        let token = d.tokens.values().find(|t| t.address == a).map(|t| t.symbol.clone());
+        let vault = d.vaults.iter().find(|(_, v)| v.address == a).map(|(s, _)| s.clone());
+        token.or(vault).unwrap_or_else(|| a.to_string())
+    };
     let positions: Vec<String> = cage::approved_positions(d)
         .iter()
-        .map(|(kind, source, _, _)| match (kind, *source == alloy::primitives::Address::ZERO) {
-            (cage::AssetKind::Token, true) => "ether".to_owned(),
-            (kind, _) => format!("{kind:?} {source}").to_lowercase(),
+        .map(|(kind, source, market, _)| match kind {
+            cage::AssetKind::Token if source.is_zero() => "ether".to_owned(),
+            cage::AssetKind::Token | cage::AssetKind::Vault => symbol(*source),
+            cage::AssetKind::AaveToken => {
+                format!("a{}", symbol(alloy::primitives::Address::from_word(*market)))
+            }
+            cage::AssetKind::MorphoSupply => {
+                let name = d.morpho.markets.iter().find(|(_, m)| m.id == *market).map(|(n, _)| n.as_str());
+                format!("Morpho {} supply", name.unwrap_or("market"))
+            }
         })
         .collect();
     format!(

@@ -164,7 +164,7 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
             "token" if a.source == Address::ZERO => "ether".to_owned(),
             kind => format!("{kind} {}", a.source),
         };
-        println!("    {what:<60} feed {}  max {units} units, {usd}", a.feed);
+        println!("    {what:<60} feed {}  most held: {units} (units), {usd} (USD)", a.feed);
     }
     println!("  approved calls ({}):", rules.calls.len());
     for (target, selector) in &rules.calls {
