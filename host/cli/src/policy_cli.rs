@@ -81,8 +81,13 @@ pub(crate) enum Change {
     },
 }
 
+/// The configured chains, no wallet: `bardo policy` reads and proposes, it never signs.
+fn read_only(config: &Config, rt: &Runtime) -> Result<Services> {
+    Ok(Services::new(Evm::new(Chains::new(&config.chain_configs()?, rt)?, None)))
+}
+
 pub(crate) fn run(config: &Config, action: PolicyAction, rt: &Runtime) -> Result<ExitCode> {
-    let services = Services::new(Evm::new(Chains::new(&config.chain_configs()?, rt)?, None));
+    let services = read_only(config, rt)?;
     match action {
         PolicyAction::Show { target, json } => show(config, &services, &target, json),
         PolicyAction::Propose { target, change } => propose(config, &services, &target, &change),
@@ -92,7 +97,7 @@ pub(crate) fn run(config: &Config, action: PolicyAction, rt: &Runtime) -> Result
 /// After `bardo audit`'s surface: the cage's rules, which hold every plan of the component's
 /// tools on chain, and what only the host checks.
 pub(crate) fn beside_surface(config: &Config, safe: Address, chain_id: u64, rt: &Runtime) -> Result<()> {
-    let services = Services::new(Evm::new(Chains::new(&config.chain_configs()?, rt)?, None));
+    let services = read_only(config, rt)?;
     println!();
     println!("on chain — whatever the host signs, every plan of these tools through this Safe:");
     show(config, &services, &Target { safe: Some(safe), chain_id }, false)?;
@@ -233,7 +238,7 @@ fn propose(config: &Config, services: &Services, target: &Target, change: &Chang
     });
     println!("{}", serde_json::to_string_pretty(&out)?);
     // The operator's own key executes it (a Safe signature of type 1: the sender is the owner).
-    let signature = format!("0x{:0>64}{:0>64}01", alloy::primitives::hex::encode(rules.operator), "");
+    let signature = bardo_evm::safe::approved_by_sender(rules.operator);
     eprintln!(
         "for the operator {} to sign and execute with their own key (the cage refuses it from any other):\n  \
          cast send {safe} 'execTransaction(address,uint256,bytes,uint8,uint256,uint256,uint256,address,address,bytes)' \

@@ -71,11 +71,17 @@ impl SafeWallet {
             .abi_encode();
             return SimCall { to: self.safe, data: data.into(), value: U256::ZERO };
         }
+        self.single(key, self.multi_send, batch, DELEGATE_CALL)
+    }
+
+    /// The owner `key`'s Safe transaction of one call, `data` to `to` (`operation` 0: a call,
+    /// 1: a delegatecall), signed by being its sender, with no refund.
+    pub fn single(&self, key: Address, to: Address, data: Bytes, operation: u8) -> SimCall {
         let data = execTransactionCall {
-            to: self.multi_send,
+            to,
             value: U256::ZERO,
-            data: batch,
-            operation: DELEGATE_CALL,
+            data,
+            operation,
             safeTxGas: U256::ZERO,
             baseGas: U256::ZERO,
             gasPrice: U256::ZERO,
@@ -114,7 +120,7 @@ fn pack(calls: &[SimCall]) -> Bytes {
 }
 
 /// A Safe signature of type 1 (`v = 1`): `r` is the owner, valid when that owner is the sender.
-fn approved_by_sender(owner: Address) -> Bytes {
+pub fn approved_by_sender(owner: Address) -> Bytes {
     let mut sig = [0u8; 65];
     sig[12..32].copy_from_slice(owner.as_slice());
     sig[64] = 1;

@@ -123,10 +123,14 @@ pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Resu
     let client = chains.get(chain)?;
     let deadline = Instant::now() + READ_BUDGET;
     chains.block_on(async {
-        let block =
-            if fresh { Some(client.block_number(deadline).await?) } else { client.latest(deadline).await? };
+        // One block for both reads: the node's head now, or the one the client caches.
+        let cached = if fresh { None } else { client.latest(deadline).await? };
+        let block = match cached {
+            Some(b) => b,
+            None => client.block_number(deadline).await?,
+        };
         let slot = getStorageAtCall { offset: U256::from_be_bytes(GUARD_SLOT.0), length: U256::from(1) };
-        let raw = client.call(safe, slot.abi_encode().into(), U256::ZERO, block, deadline).await?;
+        let raw = client.call(safe, slot.abi_encode().into(), U256::ZERO, Some(block), deadline).await?;
         let word = getStorageAtCall::abi_decode_returns(&raw)
             .map_err(|e| ChainError::InvalidParams(format!("the Safe {safe}'s guard slot: {e}")))?;
         let guard = Address::from_slice(word.get(12..32).unwrap_or(&[0u8; 20]));
@@ -139,11 +143,7 @@ pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Resu
             (guard, Bytes::from(PolicyCage::rulesCall {}.abi_encode())),
             (guard, Bytes::from(PolicyCage::operatorCall {}.abi_encode())),
         ];
-        let at = match block {
-            Some(b) => b,
-            None => client.block_number(deadline).await?,
-        };
-        let mut answers = client.call_many(&calls, at, deadline).await.into_iter();
+        let mut answers = client.call_many(&calls, block, deadline).await.into_iter();
         let (rules, operator) = (answers.next(), answers.next());
         let answers = match (rules, operator) {
             (Some(Ok(rules)), Some(Ok(operator))) => {

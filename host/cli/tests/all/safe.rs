@@ -39,12 +39,6 @@ fn a_swap_commits_through_the_safe_named_in_signer() {
     assert_eq!(usdc(d.deployer), key_before, "the key's own USDC stays");
 }
 
-alloy::sol! {
-    function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas,
-        uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)
-        external payable returns (bool success);
-}
-
 /// `bardo policy show` prints the caged Safe's rules as the chain holds them; `bardo policy
 /// propose` prints a change for the owners, which the operator's own key executes — and then
 /// `show` says the new rule and a new policy hash; `bardo audit --safe` sets the rules beside a
@@ -52,9 +46,8 @@ alloy::sol! {
 #[test]
 fn the_cage_is_shown_and_a_change_proposed_for_the_operator_to_execute() {
     use alloy::network::TransactionBuilder as _;
-    use alloy::primitives::{Address, Bytes};
+    use alloy::primitives::Bytes;
     use alloy::providers::{Provider, ProviderBuilder};
-    use alloy::sol_types::SolCall;
     let (node, d) = bardo_test_support::devnet();
     let w = Workspace::trader(&node, &d);
     let caged = d.cage.safe.to_string();
@@ -82,27 +75,14 @@ fn the_cage_is_shown_and_a_change_proposed_for_the_operator_to_execute() {
     assert_eq!(unchanged, before, "nothing was sent");
 
     // The operator executes it with their own key (a signature of type 1: the sender).
-    let mut signature = [0u8; 65];
-    signature[12..32].copy_from_slice(d.cage.operator.as_slice());
-    signature[64] = 1;
     let data: Bytes = proposal["data"].as_str().expect("data").parse().expect("hex");
-    let exec = execTransactionCall {
-        to: d.cage.cage,
-        value: U256::ZERO,
-        data,
-        operation: 0,
-        safeTxGas: U256::ZERO,
-        baseGas: U256::ZERO,
-        gasPrice: U256::ZERO,
-        gasToken: Address::ZERO,
-        refundReceiver: Address::ZERO,
-        signatures: signature.to_vec().into(),
-    };
+    let caged_wallet = bardo_test_support::safe::caged_safe(&d);
+    let exec = caged_wallet.single(d.cage.operator, d.cage.cage, data, 0);
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url"));
     let tx = alloy::rpc::types::TransactionRequest::default()
         .from(d.cage.operator)
         .to(d.cage.safe)
-        .with_input(exec.abi_encode());
+        .with_input(exec.data);
     let receipt = bardo_test_support::runtime()
         .block_on(async { provider.send_transaction(tx).await?.get_receipt().await })
         .expect("executed");

@@ -35,9 +35,6 @@ alloy::sol! {
     struct ExactInputSingleParams { address tokenIn; address tokenOut; uint24 fee; address recipient;
         uint256 deadline; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }
     function exactInputSingle(ExactInputSingleParams params) external payable returns (uint256 amountOut);
-    function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas,
-        uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures)
-        external payable returns (bool success);
     function setGuard(address guard) external;
     function addOwnerWithThreshold(address owner, uint256 threshold) external;
     function setCall(address target, bytes4 selector, bool approved) external;
@@ -84,14 +81,6 @@ fn env() -> Env {
     Env { node, d, provider, rt: runtime(), safe, cage, host_key }
 }
 
-/// A Safe 1.4.1 signature of type 1: `owner` is the transaction's sender.
-fn signed_by_sender(owner: Address) -> Bytes {
-    let mut sig = [0u8; 65];
-    sig[12..32].copy_from_slice(owner.as_slice());
-    sig[64] = 1;
-    sig.to_vec().into()
-}
-
 fn call(to: Address, data: impl SolCall) -> SimCall {
     SimCall { to, data: data.abi_encode().into(), value: U256::ZERO }
 }
@@ -125,19 +114,9 @@ impl Env {
 
     /// One Safe transaction `from` executes of `data` to `to` (`operation` 1: a delegatecall).
     fn single(&self, from: Address, to: Address, data: Bytes, operation: u8) -> SimCall {
-        let exec = execTransactionCall {
-            to,
-            value: U256::ZERO,
-            data,
-            operation,
-            safeTxGas: U256::ZERO,
-            baseGas: U256::ZERO,
-            gasPrice: U256::ZERO,
-            gasToken: Address::ZERO,
-            refundReceiver: Address::ZERO,
-            signatures: signed_by_sender(from),
-        };
-        SimCall { to: self.safe, data: exec.abi_encode().into(), value: U256::ZERO }
+        let wallet =
+            SafeWallet { safe: self.safe, multi_send: self.d.safe.multi_send_call_only, key: SafeKey::Owner };
+        wallet.single(from, to, data, operation)
     }
 
     /// Submit `tx` from `from` as it is, the gas set so a revert is mined rather than refused
