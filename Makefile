@@ -15,10 +15,15 @@ BARDO := ./target/debug/bardo
 
 # Build the repo's plugins as components into .bardo/plugins (what bardo.toml loads), and
 # compile them into bardo's cache: the first `bardo` start then loads each in a millisecond.
-plugins: setup
+# Only what the build needs is installed (`scripts/setup.sh build`); the tests' parts wait for `make test`.
+plugins:
+	@echo "make plugins [1/3]: the wasm32-wasip2 Rust target (once)"
+	@scripts/setup.sh build
+	@echo "make plugins [2/3]: the 13 plugins as WebAssembly components (the first time ~2 min on 2 cores)"
 	$(CARGO) build --locked --target wasm32-wasip2 --profile plugin $(foreach p,$(PLUGINS),-p bardo-plugin-$(p))
 	@mkdir -p .bardo/plugins
 	@for p in $(PLUGINS); do cp target/wasm32-wasip2/plugin/bardo_plugin_$$p.wasm .bardo/plugins/$$p.wasm; done
+	@echo "make plugins [3/3]: bardo itself (the first time ~22 min: wasmtime, revm, alloy, candle), then the plugins compiled into its cache"
 	$(CARGO) build --locked -p bardo-cli
 	$(BARDO) plugin precompile
 
@@ -31,7 +36,8 @@ DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
 SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
 demo: plugins
-	$(CARGO) build --locked -p bardo-cli
+	@echo "make demo: anvil, the contract artifacts, the sidecar's Uniswap SDKs and the embedding model (once: ~1 min, 0.9 GB)"
+	@scripts/setup.sh demo
 	@# The plugins were just built from this checkout: pin exactly these in bardo.lock.
 	$(BARDO) lock
 	$(BARDO) devnet up --detach
@@ -60,7 +66,8 @@ demo: plugins
 	  $(BARDO) audit .bardo/plugins/uniswap.wasm || status=$$?; \
 	  $(BARDO) devnet down; exit $$status
 
-lint: setup
+lint:
+	@scripts/setup.sh build
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 	$(CARGO) clippy --locked --target wasm32-wasip2 $(foreach p,$(PLUGINS),-p bardo-plugin-$(p)) $(GUESTS) -- -D warnings

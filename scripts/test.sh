@@ -6,7 +6,8 @@
 #  2. Every test binary, TEST_JOBS at a time (default 2), longest first: most of the suite waits on
 #     anvil, NATS and client processes, so one binary alone leaves a core idle. Each binary runs as
 #     `cargo test` runs it (from its package's directory); its output is printed whole when it
-#     ends, and a failure names the binary and the command that reruns it. Then the doc tests.
+#     ends, and a failure names the binary and the command that reruns it. Then the doc tests and
+#     `cargo package -p bardo-sdk`.
 #  3. The short fuzzing pass: every target 30 s, coverage-guided, two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,9 @@ export out
 echo "test: $(wc -l <"$out/binaries.tsv") test binaries, $jobs at a time"
 tr '\t' '\n' <"$out/binaries.tsv" | xargs -d '\n' -n 4 -P "$jobs" bash -c 'run_binary "$@"' _
 "$CARGO" test --locked --doc || echo "doc tests (exit $?)" >>"$out/failed"
+# The SDK packages alone (its WIT and tick math inside), as a plugin author outside this
+# repository would take it from a registry; the package is built to verify it (~1 min cold).
+"$CARGO" package --locked --allow-dirty -p bardo-sdk --quiet || echo "cargo package -p bardo-sdk (exit $?)" >>"$out/failed"
 if [ -s "$out/failed" ]; then
   echo "test: $(wc -l <"$out/failed") failed:" >&2
   cat "$out/failed" >&2

@@ -66,7 +66,9 @@ interface IFeed {
 /// Safe whose key the host does not hold — executes it. A refusal reverts, so it leaves no event
 /// behind: the custom error is its record. No upgradeability; one cage per Safe. Modules enabled
 /// on the Safe bypass every guard (Safe 1.4.1 does not guard module transactions), which is why
-/// enabling one is the operator's alone.
+/// enabling one is the operator's alone. So do signatures: a fallback handler that accepts an
+/// owner's signature as the Safe's (EIP-1271) lets a permit move its tokens in another account's
+/// transaction, so a caged Safe has none, and setting one is the operator's alone too.
 contract PolicyCage is BaseGuard {
     using EnumerableSet for EnumerableSet.Bytes32Set;
     using EnumerableSet for EnumerableSet.AddressSet;
@@ -158,33 +160,34 @@ contract PolicyCage is BaseGuard {
     EnumerableSet.AddressSet private counterparties;
     Asset[] private assetList;
 
-    /// The limits and the current write window, in one slot: every transaction reads it once
-    /// and writes it once.
-    struct Limits {
+    /// The limits and where the approved assets are, in one slot: every transaction reads it once.
+    struct Config {
+        /// The approved assets, packed as the code of a data contract (SSTORE2): a transaction
+        /// reads them in one account access instead of a storage slot per field.
+        address assets;
         uint16 maxDrawdownTxBps;
         uint16 maxDrawdownDayBps;
-        uint32 maxWrites;
-        uint32 windowSecs;
-        uint32 maxFeedAge;
-        uint64 windowStart;
+        uint16 maxWrites;
+        uint24 windowSecs;
+        uint24 maxFeedAge;
+    }
+
+    /// What transactions change, in one slot (read once, written at most twice — the second
+    /// write to a slot already written costs 100 gas): the current day (its first write's time,
+    /// the USD its writes lost, the approved holdings' value at its start, 8 decimals) and the
+    /// current write window.
+    struct State {
+        uint32 dayStart;
+        uint80 dayLostUsd;
+        uint80 dayStartUsd;
+        uint32 windowStart;
         uint32 windowWrites;
     }
 
-    /// The current day, in one slot: its first write's time, the USD its writes lost and the
-    /// approved holdings' value at its start (8 decimals).
-    struct Day {
-        uint64 start;
-        uint96 lostUsd;
-        uint96 startUsd;
-    }
-
-    Limits public limits;
+    Config private config;
+    State private state;
     /// Counts every change of the rules: the host's policy hash covers it.
     uint256 public version;
-    Day public day;
-    /// The approved assets, ABI-encoded as the code of a data contract (SSTORE2): a transaction
-    /// reads them in one account access instead of a storage slot per field.
-    address private assetsBlob;
 
     /// Transient slots: whether the transaction is the operator's, and from `T_UNITS` on each
     /// approved asset's units before it.
@@ -208,7 +211,7 @@ contract PolicyCage is BaseGuard {
         safe = safe_;
         operator = operator_;
         multiSendCallOnly = multiSendCallOnly_;
-        limits = Limits(10_000, 10_000, 0, 0, 1 days, 0, 0);
+        config = Config(address(0), 10_000, 10_000, 0, 0, 1 days);
     }
 
     modifier onlySafe() {
@@ -271,26 +274,26 @@ contract PolicyCage is BaseGuard {
     /// @notice The most a transaction may lose of what it spends, and a day of the holdings, in bps.
     function setDrawdown(uint256 perTransactionBps, uint256 perDayBps) external changesRules {
         if (perTransactionBps > 10_000 || perDayBps > 10_000) revert BadRule("bps above 10000");
-        limits.maxDrawdownTxBps = uint16(perTransactionBps);
-        limits.maxDrawdownDayBps = uint16(perDayBps);
+        config.maxDrawdownTxBps = uint16(perTransactionBps);
+        config.maxDrawdownDayBps = uint16(perDayBps);
         emit DrawdownSet(perTransactionBps, perDayBps);
     }
 
     /// @notice At most `maxWrites_` writes in any `windowSecs_` seconds (0 writes: no limit).
     function setFrequency(uint256 maxWrites_, uint256 windowSecs_) external changesRules {
         if (maxWrites_ > 0 && windowSecs_ == 0) revert BadRule("zero window");
-        if (maxWrites_ > type(uint32).max || windowSecs_ > type(uint32).max) revert BadRule("too large");
-        limits.maxWrites = uint32(maxWrites_);
-        limits.windowSecs = uint32(windowSecs_);
-        limits.windowStart = 0;
-        limits.windowWrites = 0;
+        if (maxWrites_ > type(uint16).max || windowSecs_ > type(uint24).max) revert BadRule("too large");
+        config.maxWrites = uint16(maxWrites_);
+        config.windowSecs = uint24(windowSecs_);
+        state.windowStart = 0;
+        state.windowWrites = 0;
         emit FrequencySet(maxWrites_, windowSecs_);
     }
 
     /// @notice Feeds older than `secs` are refused.
     function setMaxFeedAge(uint256 secs) external changesRules {
-        if (secs == 0 || secs > type(uint32).max) revert BadRule("feed age zero or too large");
-        limits.maxFeedAge = uint32(secs);
+        if (secs == 0 || secs > type(uint24).max) revert BadRule("feed age zero or too large");
+        config.maxFeedAge = uint24(secs);
         emit MaxFeedAgeSet(secs);
     }
 
@@ -310,18 +313,18 @@ contract PolicyCage is BaseGuard {
         approvedCalls = calls.values();
         approvedCounterparties = counterparties.values();
         approvedAssets = assetList;
-        Limits memory l = limits;
-        limits_ = [uint256(l.maxDrawdownTxBps), l.maxDrawdownDayBps, l.maxWrites, l.windowSecs, l.maxFeedAge, version];
+        Config memory c = config;
+        limits_ = [uint256(c.maxDrawdownTxBps), c.maxDrawdownDayBps, c.maxWrites, c.windowSecs, c.maxFeedAge, version];
     }
 
     /// @notice The USD (8 decimals) the current day's writes lost.
     function dayLostUsd() external view returns (uint256) {
-        return day.lostUsd;
+        return state.dayLostUsd;
     }
 
     /// @notice The approved holdings' value at the current day's first write (USD, 8 decimals).
     function dayStartUsd() external view returns (uint256) {
-        return day.startUsd;
+        return state.dayStartUsd;
     }
 
     // ---------------------------------------------------------------- the guard
@@ -332,7 +335,7 @@ contract PolicyCage is BaseGuard {
     function checkTransaction(
         address to,
         uint256 value,
-        bytes memory data,
+        bytes calldata data,
         Enum.Operation operation,
         uint256,
         uint256,
@@ -355,27 +358,32 @@ contract PolicyCage is BaseGuard {
             if (to != multiSendCallOnly || value != 0) revert DelegateCallRefused(to);
             _checkBatch(data);
         } else {
-            uint256 p;
-            assembly {
-                p := add(data, 0x20)
-            }
-            _checkCall(to, p, data.length);
+            _checkCall(to, data);
         }
-        Limits memory l = limits;
-        if (l.maxWrites != 0) _countWrite(l);
-        Asset[] memory list = _assets();
-        uint256 n = list.length;
+        Config memory c = config;
+        State memory st = state;
+        bool changed = false;
+        if (c.maxWrites != 0) {
+            _countWrite(c, st);
+            changed = true;
+        }
+        (uint256 list, uint256 n) = _assets(c.assets);
         for (uint256 i = 0; i < n; i++) {
-            _tstore(T_UNITS + i, _units(list[i]));
+            _tstore(T_UNITS + i, _units(list + i * ASSET_BYTES));
         }
-        if (l.maxDrawdownDayBps < 10_000 && block.timestamp >= day.start + 1 days) {
+        if (c.maxDrawdownDayBps < 10_000 && block.timestamp >= uint256(st.dayStart) + 1 days) {
             // The day's first write values every holding once; the others only what moved.
             uint256 total = 0;
             for (uint256 i = 0; i < n; i++) {
-                total += _usd(list[i], _tload(T_UNITS + i), l.maxFeedAge);
+                uint256 units = _tload(T_UNITS + i);
+                if (units == 0) continue;
+                (uint256 usd,) = _usdOf(list + i * ASSET_BYTES, units, 0, c.maxFeedAge);
+                total += usd;
             }
-            day = Day(uint64(block.timestamp), 0, uint96(total));
+            (st.dayStart, st.dayLostUsd, st.dayStartUsd) = (uint32(block.timestamp), 0, uint80(total));
+            changed = true;
         }
+        if (changed) state = st;
     }
 
     /// @notice After it: positions within their maxima, the loss within its bounds.
@@ -384,35 +392,37 @@ contract PolicyCage is BaseGuard {
         if (_tload(T_ADMIN) == 1) return;
         uint256 spent = 0;
         uint256 received = 0;
-        Limits memory l = limits;
-        Asset[] memory list = _assets();
-        uint256 n = list.length;
+        Config memory c = config;
+        (uint256 list, uint256 n) = _assets(c.assets);
         for (uint256 i = 0; i < n; i++) {
-            Asset memory a = list[i];
+            uint256 a = list + i * ASSET_BYTES;
             uint256 before = _tload(T_UNITS + i);
             uint256 units = _units(a);
             if (units == before) continue;
+            // One price read for both amounts: a feed cannot move inside the transaction.
+            (uint256 usdAfter, uint256 usdBefore) = _usdOf(a, units, before, c.maxFeedAge);
             if (units > before) {
-                uint256 usd = _usd(a, units, l.maxFeedAge);
-                if (units > a.maxUnits) revert PositionAboveMax(a.source, units, a.maxUnits);
-                if (a.maxUsd != 0 && usd > a.maxUsd) revert PositionUsdAboveMax(a.source, usd, a.maxUsd);
-                received += usd - _usd(a, before, l.maxFeedAge);
+                (uint256 maxUnits, uint256 maxUsd) = _maxima(a);
+                if (units > maxUnits) revert PositionAboveMax(_source(a), units, maxUnits);
+                if (maxUsd != 0 && usdAfter > maxUsd) revert PositionUsdAboveMax(_source(a), usdAfter, maxUsd);
+                received += usdAfter - usdBefore;
             } else {
-                spent += _usd(a, before, l.maxFeedAge) - _usd(a, units, l.maxFeedAge);
+                spent += usdBefore - usdAfter;
             }
         }
         if (spent > received) {
             uint256 lost = spent - received;
-            if (lost * 10_000 > spent * l.maxDrawdownTxBps) {
-                revert DrawdownPerTransaction(spent, received, l.maxDrawdownTxBps);
+            if (lost * 10_000 > spent * c.maxDrawdownTxBps) {
+                revert DrawdownPerTransaction(spent, received, c.maxDrawdownTxBps);
             }
-            if (l.maxDrawdownDayBps < 10_000) {
-                Day memory d = day;
-                uint256 lostToday = d.lostUsd + lost;
-                if (lostToday * 10_000 > uint256(d.startUsd) * l.maxDrawdownDayBps) {
-                    revert DrawdownPerDay(d.startUsd, lostToday, l.maxDrawdownDayBps);
+            if (c.maxDrawdownDayBps < 10_000) {
+                State memory st = state;
+                uint256 lostToday = st.dayLostUsd + lost;
+                if (lostToday * 10_000 > uint256(st.dayStartUsd) * c.maxDrawdownDayBps) {
+                    revert DrawdownPerDay(st.dayStartUsd, lostToday, c.maxDrawdownDayBps);
                 }
-                day = Day(d.start, uint96(lostToday), d.startUsd);
+                st.dayLostUsd = uint80(lostToday);
+                state = st;
             }
         }
         emit Checked(txHash, spent, received);
@@ -424,15 +434,12 @@ contract PolicyCage is BaseGuard {
         return bytes32(bytes20(target)) | (bytes32(selector) >> 160);
     }
 
-    /// The call at memory `p` of `length` bytes to `to`: approved, and naming only approved
-    /// counterparties (read in place: copying each call's data would cost gas per byte).
-    function _checkCall(address to, uint256 p, uint256 length) private view {
+    /// The call of `data` to `to`: approved, and naming only approved counterparties.
+    function _checkCall(address to, bytes calldata data) private view {
         bytes4 selector;
-        if (length >= 4) {
-            assembly {
-                selector := and(mload(p), shl(224, 0xffffffff))
-            }
-        } else if (length != 0) {
+        if (data.length >= 4) {
+            selector = bytes4(data[:4]);
+        } else if (data.length != 0) {
             revert CallNotApproved(to, bytes4(0));
         }
         if (!calls.contains(_callKey(to, selector))) revert CallNotApproved(to, selector);
@@ -444,124 +451,156 @@ contract PolicyCage is BaseGuard {
         } else {
             return;
         }
-        if (length < 4 + 32 * (arg + 1)) revert CallNotApproved(to, selector);
-        address account;
-        assembly {
-            // As a lenient token reads it: the low 20 bytes.
-            account := and(mload(add(add(p, 4), mul(arg, 32))), 0xffffffffffffffffffffffffffffffffffffffff)
-        }
+        if (data.length < 4 + 32 * (arg + 1)) revert CallNotApproved(to, selector);
+        // As a lenient token reads it: the low 20 bytes.
+        address account = address(uint160(uint256(bytes32(data[4 + 32 * arg:36 + 32 * arg]))));
         if (!counterparties.contains(account)) revert CounterpartyNotApproved(to, selector, account);
     }
 
     /// Each call of a `multiSend(bytes)` batch: operation (1 byte, must be 0: a call), to (20),
-    /// value (32), data length (32), data.
-    function _checkBatch(bytes memory data) private view {
+    /// value (32), data length (32), data — read in place from calldata.
+    function _checkBatch(bytes calldata data) private view {
         if (data.length < 4 + 64) revert MalformedBatch();
-        bytes4 selector;
-        uint256 offset;
-        uint256 length;
-        assembly {
-            selector := and(mload(add(data, 0x20)), shl(224, 0xffffffff))
-            offset := mload(add(data, 0x24))
-            length := mload(add(data, 0x44))
-        }
-        if (selector != MULTI_SEND || offset != 0x20 || 4 + 64 + length > data.length) revert MalformedBatch();
-        uint256 base;
-        assembly {
-            base := add(data, 0x64) // the packed transactions
-        }
+        if (bytes4(data[:4]) != MULTI_SEND || uint256(bytes32(data[4:36])) != 0x20) revert MalformedBatch();
+        uint256 length = uint256(bytes32(data[36:68]));
+        if (length > data.length - 68) revert MalformedBatch();
+        bytes calldata batch = data[68:68 + length];
         uint256 i = 0;
         while (i < length) {
             if (i + 85 > length) revert MalformedBatch();
-            uint256 operation;
-            address to;
-            uint256 dataLength;
-            uint256 p = base + i;
-            assembly {
-                operation := shr(248, mload(p))
-                to := shr(96, mload(add(p, 1)))
-                dataLength := mload(add(p, 53))
-            }
+            uint256 operation = uint8(batch[i]);
+            address to = address(bytes20(batch[i + 1:i + 21]));
+            uint256 dataLength = uint256(bytes32(batch[i + 53:i + 85]));
             if (operation != 0) revert DelegateCallRefused(to);
             if (to == safe || to == address(this)) revert SelfCallInBatch(to);
-            if (i + 85 + dataLength > length) revert MalformedBatch();
-            _checkCall(to, p + 85, dataLength);
+            if (dataLength > length - i - 85) revert MalformedBatch();
+            _checkCall(to, batch[i + 85:i + 85 + dataLength]);
             i += 85 + dataLength;
         }
     }
 
     /// A write in the current window (one begins with the first write after the last ended).
-    function _countWrite(Limits memory l) private {
-        if (block.timestamp >= uint256(l.windowStart) + l.windowSecs) {
-            l.windowStart = uint64(block.timestamp);
-            l.windowWrites = 1;
-        } else if (l.windowWrites >= l.maxWrites) {
-            revert TooFrequent(l.maxWrites, l.windowSecs);
+    function _countWrite(Config memory c, State memory st) private view {
+        if (block.timestamp >= uint256(st.windowStart) + c.windowSecs) {
+            st.windowStart = uint32(block.timestamp);
+            st.windowWrites = 1;
+        } else if (st.windowWrites >= c.maxWrites) {
+            revert TooFrequent(c.maxWrites, c.windowSecs);
         } else {
-            l.windowWrites += 1;
+            st.windowWrites += 1;
         }
-        limits = l;
     }
+
+    /// Each approved asset packed in `ASSET_BYTES`: source | kind << 160 | decimals << 168 |
+    /// feed decimals << 176; feed; market; maxUnits << 128 | maxUsd — read with no decoding.
+    uint256 private constant ASSET_BYTES = 128;
 
     /// Write the approved assets as a data contract's code: 0x00 (STOP: it cannot be called
-    /// into) then their ABI encoding, created by a 14-byte init code that returns it.
+    /// into) then their packing, created by a 14-byte init code that returns it.
     function _publish() private {
-        bytes memory blob = abi.encode(assetList);
+        uint256 n = assetList.length;
+        bytes memory blob = new bytes(n * ASSET_BYTES);
+        for (uint256 i = 0; i < n; i++) {
+            Asset storage a = assetList[i];
+            uint256 w0 = uint256(uint160(a.source)) | (uint256(a.kind) << 160) | (uint256(a.decimals) << 168)
+                | (uint256(a.feedDecimals) << 176);
+            uint256 w1 = uint256(uint160(a.feed));
+            bytes32 w2 = a.market;
+            uint256 w3 = (uint256(a.maxUnits) << 128) | a.maxUsd;
+            assembly {
+                let p := add(add(blob, 0x20), mul(i, ASSET_BYTES))
+                mstore(p, w0)
+                mstore(add(p, 0x20), w1)
+                mstore(add(p, 0x40), w2)
+                mstore(add(p, 0x60), w3)
+            }
+        }
         bytes memory init = abi.encodePacked(hex"63", uint32(blob.length + 1), hex"80600E6000396000F3", hex"00", blob);
-        address a;
+        address created;
         assembly {
-            a := create(0, add(init, 0x20), mload(init))
+            created := create(0, add(init, 0x20), mload(init))
         }
-        if (a == address(0)) revert BadRule("could not store the assets");
-        assetsBlob = a;
+        if (created == address(0)) revert BadRule("could not store the assets");
+        config.assets = created;
     }
 
-    /// The approved assets, read from their data contract.
-    function _assets() private view returns (Asset[] memory list) {
-        address blob = assetsBlob;
-        if (blob == address(0)) return list;
+    /// The approved assets, copied from their data contract: where they start in memory, how many.
+    function _assets(address blob) private view returns (uint256 list, uint256 n) {
+        if (blob == address(0)) return (0, 0);
         uint256 size = blob.code.length - 1;
-        bytes memory data = new bytes(size);
+        n = size / ASSET_BYTES;
         assembly {
-            extcodecopy(blob, add(data, 0x20), 1, size)
+            list := mload(0x40)
+            mstore(0x40, add(list, size))
+            extcodecopy(blob, list, 1, size)
         }
-        list = abi.decode(data, (Asset[]));
     }
 
-    /// The Safe's position in `a`, in its units (Morpho: supply shares, compared as such).
-    function _units(Asset memory a) private view returns (uint256) {
-        (address source, Kind kind) = (a.source, a.kind);
+    function _word(uint256 a, uint256 k) private pure returns (uint256 w) {
+        assembly {
+            w := mload(add(a, mul(k, 0x20)))
+        }
+    }
+
+    function _source(uint256 a) private pure returns (address) {
+        return address(uint160(_word(a, 0)));
+    }
+
+    function _maxima(uint256 a) private pure returns (uint256 maxUnits, uint256 maxUsd) {
+        uint256 w = _word(a, 3);
+        return (w >> 128, uint128(w));
+    }
+
+    /// The Safe's position in the asset at `a`, in its units (Morpho: supply shares, compared as such).
+    function _units(uint256 a) private view returns (uint256) {
+        uint256 w0 = _word(a, 0);
+        address source = address(uint160(w0));
+        Kind kind = Kind(uint8(w0 >> 160));
         if (kind == Kind.AaveToken) return IAToken(source).scaledBalanceOf(safe);
         if (kind == Kind.MorphoSupply) {
-            (uint256 shares,,) = IMorpho(source).position(a.market, safe);
+            (uint256 shares,,) = IMorpho(source).position(bytes32(_word(a, 2)), safe);
             return shares;
         }
         if (source == address(0)) return safe.balance;
         return IBalance(source).balanceOf(safe);
     }
 
-    /// `units` of `a` in USD with 8 decimals, at its feed.
-    function _usd(Asset memory a, uint256 units, uint256 maxFeedAge) private view returns (uint256) {
-        if (units == 0) return 0;
-        uint256 amount = units;
-        if (a.kind == Kind.Vault) {
-            amount = IVault(a.source).convertToAssets(units);
-        } else if (a.kind == Kind.MorphoSupply) {
-            (uint128 assets, uint128 shares,,,,) = IMorpho(a.source).market(a.market);
+    /// `units` and `other` of the asset at `a` in USD with 8 decimals, at one read of its feed
+    /// (and of the vault, the Morpho market or the Aave index that converts them).
+    function _usdOf(uint256 a, uint256 units, uint256 other, uint256 maxFeedAge)
+        private
+        view
+        returns (uint256, uint256)
+    {
+        uint256 w0 = _word(a, 0);
+        address source = address(uint160(w0));
+        Kind kind = Kind(uint8(w0 >> 160));
+        if (kind == Kind.Vault) {
+            units = units == 0 ? 0 : IVault(source).convertToAssets(units);
+            other = other == 0 ? 0 : IVault(source).convertToAssets(other);
+        } else if (kind == Kind.MorphoSupply) {
+            (uint128 assets, uint128 shares,,,,) = IMorpho(source).market(bytes32(_word(a, 2)));
             // Morpho's SharesMathLib.toAssetsDown: 1e6 virtual shares, 1 virtual asset.
-            amount = units * (uint256(assets) + 1) / (uint256(shares) + 1e6);
-        } else if (a.kind == Kind.AaveToken) {
+            units = units * (uint256(assets) + 1) / (uint256(shares) + 1e6);
+            other = other * (uint256(assets) + 1) / (uint256(shares) + 1e6);
+        } else if (kind == Kind.AaveToken) {
             // Aave's own balanceOf: the scaled balance times the reserve's income index (rayMul).
-            address underlying = address(uint160(uint256(a.market)));
-            uint256 index = IAavePool(IAToken(a.source).POOL()).getReserveNormalizedIncome(underlying);
-            amount = (units * index + 0.5e27) / 1e27;
+            address underlying = address(uint160(_word(a, 2)));
+            uint256 index = IAavePool(IAToken(source).POOL()).getReserveNormalizedIncome(underlying);
+            units = (units * index + 0.5e27) / 1e27;
+            other = (other * index + 0.5e27) / 1e27;
         }
-        (, int256 answer,, uint256 updatedAt,) = IFeed(a.feed).latestRoundData();
-        if (answer <= 0 || block.timestamp > updatedAt + maxFeedAge) revert BadFeed(a.feed, answer, updatedAt);
+        address feed = address(uint160(_word(a, 1)));
+        (, int256 answer,, uint256 updatedAt,) = IFeed(feed).latestRoundData();
+        if (answer <= 0 || block.timestamp > updatedAt + maxFeedAge) revert BadFeed(feed, answer, updatedAt);
         // amount * price / 10^(decimals + feed decimals - 8)
-        uint256 scaled = amount * uint256(answer);
-        uint256 shift = uint256(a.decimals) + a.feedDecimals;
-        return shift >= 8 ? scaled / 10 ** (shift - 8) : scaled * 10 ** (8 - shift);
+        uint256 shift = uint256(uint8(w0 >> 168)) + uint8(w0 >> 176);
+        if (shift >= 8) {
+            uint256 d = 10 ** (shift - 8);
+            return (units * uint256(answer) / d, other * uint256(answer) / d);
+        }
+        uint256 m = 10 ** (8 - shift);
+        return (units * uint256(answer) * m, other * uint256(answer) * m);
     }
 
     function _find(address source, bytes32 market) private view returns (bool, uint256) {

@@ -5,19 +5,16 @@ use crate::{ChainId, Error, TxCall, chain};
 pub use alloy_primitives::{Address, Bytes, U256};
 pub use alloy_sol_types::{self, SolCall, SolValue, sol};
 
-/// Parse a `0x…` address from params, naming the field in the error.
+/// Parse an address param, naming the field in the error: `0x` + 40 hex digits, all lowercase,
+/// all uppercase or a valid EIP-55 checksum (mixed case that fails it is a typo, refused). The
+/// SDK's one address parser (`tokens::parse_address` is this one).
 pub fn parse_address(field: &str, text: &str) -> Result<Address, Error> {
-    text.parse::<Address>().map_err(|_| {
+    let address = text.parse::<Address>().map_err(|_| {
         invalid_params(format!(
             "`{field}` is not an address: {text:?}; expected 0x followed by 40 hex digits"
         ))
-    })
-}
-
-/// Parse an address param: `0x` + 40 hex digits; mixed case must be a valid EIP-55 checksum.
-pub fn parse_checksummed(field: &str, text: &str) -> Result<Address, Error> {
-    let address = parse_address(field, text)?;
-    let hex = &text[2..];
+    })?;
+    let hex = text.strip_prefix("0x").unwrap_or(text);
     let mixed = hex.chars().any(|c| c.is_ascii_lowercase()) && hex.chars().any(|c| c.is_ascii_uppercase());
     if mixed && Address::parse_checksummed(text, None).is_err() {
         return Err(invalid_params(format!(
@@ -105,7 +102,7 @@ pub fn landed(receipts: &[crate::Receipt]) -> Result<(&crate::Receipt, Address),
 /// The account a read is about: `param` (an address) when given, else the host's wallet.
 pub fn account_or_wallet(chain_id: ChainId, param: Option<&str>, field: &str) -> Result<Address, Error> {
     match param {
-        Some(a) => parse_checksummed(field, a),
+        Some(a) => parse_address(field, a),
         None => wallet(chain_id),
     }
 }
@@ -171,5 +168,20 @@ mod tests {
         let a: Address = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48".parse().expect("address");
         assert_eq!(wire(&a), "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48");
         assert_eq!(wire(&a).parse::<Address>().expect("parses back"), a);
+    }
+
+    #[test]
+    fn one_parser_checks_the_checksum_of_mixed_case() {
+        let usdc = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48";
+        let a = parse_address("token", usdc).expect("checksummed");
+        assert_eq!(parse_address("token", &usdc.to_lowercase()).expect("lowercase"), a);
+        assert_eq!(parse_address("token", &format!("0x{}", usdc[2..].to_uppercase())).expect("upper"), a);
+        // One letter's case flipped: the EIP-55 checksum catches the typo.
+        let typo = usdc.replacen('A', "a", 1);
+        let e = parse_address("token", &typo).expect_err("bad checksum");
+        assert_eq!(e.code, crate::ErrorCode::InvalidParams);
+        assert!(e.message.contains("EIP-55") && e.message.contains(usdc), "{}", e.message);
+        let e = parse_address("spender", "0x1234").expect_err("short");
+        assert!(e.message.contains("`spender`") && e.message.contains("40 hex digits"), "{}", e.message);
     }
 }

@@ -14,6 +14,11 @@ alloy_sol_types::sol! {
     function totalSupply() external view returns (uint256);
     function balanceOf(address account) external view returns (uint256);
     function allowance(address owner, address spender) external view returns (uint256);
+    /// ERC-20 `approve`, as `approveCall { spender, amount }` for [`tx_call`](crate::abi::tx_call).
+    /// A plan rarely needs it raw: [`approval_if_short`] approves exactly what it spends, only
+    /// when the allowance is short. Either way the plan's expected outcome declares what it leaves
+    /// approved with [`Authority::erc20`] — the host refuses an approval it does not declare — and
+    /// the tool that only approves declares `RiskTier::Low` (docs/plugin-authors.md, "Approvals").
     function approve(address spender, uint256 amount) external returns (bool);
     event Transfer(address indexed from, address indexed to, uint256 value);
 }

@@ -18,7 +18,7 @@ pub struct Listed {
     pub address: Address,
 }
 
-pub use crate::abi::parse_checksummed as parse_address;
+pub use crate::abi::parse_address;
 
 /// Resolve `input` (an address or a symbol) to a token on `chain_id`, reading its decimals and
 /// symbol on chain. `list` is the configured token list for that chain.

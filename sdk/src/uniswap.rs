@@ -4,6 +4,7 @@
 
 pub mod math;
 pub mod pools;
+pub mod tick_math;
 pub mod v4;
 
 use crate::tokens::{self, Listed};

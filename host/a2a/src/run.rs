@@ -239,12 +239,10 @@ impl Runner {
         let Some(r) = self.tasks.get(id) else { return };
         if r.state == State::InputRequired && r.permit_id.as_deref() == Some(permit_id) {
             let e = ToolError::retryable(
-                ErrorCode::Denied,
+                ErrorCode::Expired,
                 format!("permit `{permit_id}` expired before the task was confirmed; send the action again"),
             );
-            let mut data = error_data(&e);
-            data["code"] = json!("expired");
-            self.set(id, State::Failed, &format!("expired: {}", e.message), Some(data));
+            self.set(id, State::Failed, &format!("expired: {}", e.message), Some(error_data(&e)));
         }
     }
 

@@ -38,7 +38,8 @@ pub(crate) fn show(config: &Config, file: Option<PathBuf>, json: bool) -> Result
         if let Some(o) = event.as_object_mut() {
             o.remove("type");
         }
-        println!("{:>4}  {kind:<15} {event}", v["seq"]);
+        let at = v["time_ms"].as_u64().map_or_else(|| "-".to_owned(), bardo_safety::permit::utc);
+        println!("{:>4}  {at}  {kind:<17} {event}", v["seq"]);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -95,6 +95,26 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
         DevnetAction::Up { detach, port, json } => {
             let config = crate::load_config(config_path, false)?;
             let (port, why) = port_for(&config, port);
+            // Up is idempotent: a detached devnet still running is the answer, not an error.
+            if let Some(d) = running(&pid_file)? {
+                let other = if d.rpc.ends_with(&format!(":{port}")) {
+                    String::new()
+                } else {
+                    format!("; `bardo devnet down` first to start one on port {port}")
+                };
+                if json {
+                    println!("{}", serde_json::to_value(&d)?);
+                } else {
+                    println!(
+                        "devnet already up: chain {} at {} (pid {}, log {}){other}",
+                        d.chain_id,
+                        d.rpc,
+                        d.pid,
+                        d.log.display()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             eprintln!("devnet: port {port} ({why})");
             let devnet_dir = devnet_dir(base)?;
             let binary = devnet::ensure_installed(&devnet_dir)?;
@@ -187,21 +207,49 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
         }
         DevnetAction::Keep { rpc, anvil } => keep(&state_dir, &rpc, anvil, rt),
         DevnetAction::Down => {
+            // Down is idempotent too: nothing running is what was asked for.
+            if !pid_file.exists() {
+                println!("devnet already down (no {})", pid_file.display());
+                return Ok(ExitCode::SUCCESS);
+            }
             let text = std::fs::read_to_string(&pid_file)
-                .with_context(|| format!("no detached devnet ({} missing)", pid_file.display()))?;
-            let d: devnet::Detached = serde_json::from_str(&text)?;
+                .with_context(|| format!("reading {}", pid_file.display()))?;
+            let d: devnet::Detached = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a devnet's record; delete it", pid_file.display()))?;
             if let Some(keeper) = d.keeper {
                 let _ = std::process::Command::new("kill").arg(keeper.to_string()).status();
             }
-            let status = std::process::Command::new("kill").arg(d.pid.to_string()).status()?;
             std::fs::remove_file(&pid_file)?;
-            if !status.success() {
-                eprintln!("pid {} was not running", d.pid);
+            if !is_anvil(d.pid) {
+                println!("devnet already down (its anvil, pid {}, had exited)", d.pid);
+                return Ok(ExitCode::SUCCESS);
             }
+            std::process::Command::new("kill").arg(d.pid.to_string()).status()?;
             println!("devnet down");
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The detached devnet `pid_file` records, if its anvil still runs and answers (a record left
+/// by one that died is removed).
+fn running(pid_file: &Path) -> Result<Option<devnet::Detached>> {
+    let Ok(text) = std::fs::read_to_string(pid_file) else { return Ok(None) };
+    let Ok(d) = serde_json::from_str::<devnet::Detached>(&text) else { return Ok(None) };
+    let alive = std::fs::read_to_string(format!("/proc/{}/stat", d.pid)).is_ok_and(|s| !s.contains(") Z "))
+        && is_anvil(d.pid);
+    let port = d.rpc.rsplit(':').next().and_then(|p| p.trim_end_matches('/').parse::<u16>().ok());
+    let answers = port.is_some_and(|p| std::net::TcpStream::connect(("127.0.0.1", p)).is_ok());
+    if alive && answers {
+        return Ok(Some(d));
+    }
+    std::fs::remove_file(pid_file).with_context(|| format!("removing the stale {}", pid_file.display()))?;
+    Ok(None)
+}
+
+/// Whether process `pid` is an anvil: a pid a devnet that died recorded may be another's now.
+fn is_anvil(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("anvil"))
 }
 
 /// Start `bardo devnet keep` for the detached devnet `d`, on its own (it outlives this
@@ -260,7 +308,7 @@ fn safe_signer(d: &devnet::deploy::Deployments) -> String {
         .collect();
     format!(
         "dev Safe: {} (owner: the dev key, threshold 1); to write through it:\n  [signer]\n  mode = \"safe\"\n  safe = \"{}\"\n  multi_send = \"{}\"\n\
-         caged Safe: {} (owners: the dev key and the operator {}, threshold 1), guarded by the PolicyCage {}:\n  \
+         caged Safe: {} (owners: the dev key and the operator {}, threshold 1, no fallback handler: no signature is valid as the Safe's), guarded by the PolicyCage {}:\n  \
          drawdown at most {} bps of what a transaction spends and {} bps of the holdings a day; at most {} writes per {} s;\n  \
          feeds at most {} s old; calls and counterparties: the devnet's write targets; positions: {}\n  \
          only the operator's key changes them (key {}, a public test key); `bardo policy show --safe {}` prints them;\n  \

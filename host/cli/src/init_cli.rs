@@ -62,10 +62,15 @@ pub(crate) fn init(config_path: &Path, ask: &Init) -> Result<ExitCode> {
         .open(config_path)
         .with_context(|| format!("cannot write {}", config_path.display()))?;
     std::io::Write::write_all(&mut out, text.as_bytes())?;
+    // The plugins directory it names, empty: components copied (or `make plugins` built) into
+    // it load from the next start; a directory that is not there is an error.
+    let plugins = base.join(".bardo/plugins");
+    std::fs::create_dir_all(&plugins).with_context(|| format!("cannot create {}", plugins.display()))?;
     eprintln!(
-        "wrote {} (profile `{}`): `bardo tools` lists what it loads; `bardo devnet up` starts a local chain",
+        "wrote {} (profile `{}`): `bardo tools` lists what it loads from {}; `bardo devnet up` starts a local chain",
         config_path.display(),
-        ask.profile
+        ask.profile,
+        plugins.display()
     );
     Ok(ExitCode::SUCCESS)
 }

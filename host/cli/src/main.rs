@@ -15,6 +15,7 @@ mod audit_log_cli;
 mod devnet_cli;
 mod events_cli;
 mod fleet_cli;
+mod human;
 mod identity_cli;
 mod init_cli;
 mod journaling;
@@ -36,7 +37,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(
     name = "bardo",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), env!("BARDO_BUILD_COMMIT")),
     about = "Runs DeFi tool plugins (WebAssembly components) under uniform limits"
 )]
 struct Cli {
@@ -103,6 +104,9 @@ enum Command {
         file: Option<PathBuf>,
     },
     /// List the tools a profile loads.
+    #[command(
+        after_help = "Examples:\n  bardo tools --profile trader\n  bardo tools describe uniswap_get_quote\n  bardo tools --profiles"
+    )]
     Tools {
         #[command(subcommand)]
         action: Option<ToolsAction>,
@@ -121,6 +125,9 @@ enum Command {
         profiles: bool,
     },
     /// Run a read tool and print its result and what the call cost.
+    #[command(
+        after_help = "Examples:\n  bardo call uniswap_get_quote --params '{\"chain_id\":31337,\"token_in\":\"USDC\",\"token_out\":\"WETH\",\"amount\":\"1000\"}'\n  bardo call wallet_get_balances --profile active --params '{\"chain_id\":31337}'"
+    )]
     Call {
         /// Tool name.
         tool: String,
@@ -134,6 +141,9 @@ enum Command {
         /// `bardo archetypes list`).
         #[arg(long, conflicts_with = "profile")]
         archetype: Option<String>,
+        /// Print JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
     /// Ask a write tool for its plan (calls + expected outcome); nothing is signed or sent.
     Plan {
@@ -149,8 +159,14 @@ enum Command {
         /// `bardo archetypes list`).
         #[arg(long, conflicts_with = "profile")]
         archetype: Option<String>,
+        /// Print JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
     /// Preview an action (`swap`, `add-liquidity`, …): plan, safety hooks, simulation → a permit.
+    #[command(
+        after_help = "Examples:\n  bardo preview swap --profile trader --params '{\"chain_id\":31337,\"token_in\":\"USDC\",\"token_out\":\"WETH\",\"amount\":\"1000\"}' > permit.json\n  bardo commit - < permit.json\n(`bardo tools describe TOOL` lists a tool's params and kinds.)"
+    )]
     Preview {
         /// The action kind; it routes to the write tool that declares it.
         kind: String,
@@ -164,24 +180,39 @@ enum Command {
         /// `bardo archetypes list`).
         #[arg(long, conflicts_with = "profile")]
         archetype: Option<String>,
+        /// Print JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
     /// Execute a permit once: re-simulate, sign, broadcast, wait for receipts, verify.
+    #[command(
+        after_help = "Examples:\n  bardo commit permit-3f1c…   (the id `bardo preview` printed)\n  bardo commit - < permit.json"
+    )]
     Commit {
         /// The permit id `bardo preview` printed, or `-`: read from its JSON on stdin
         /// (`bardo commit - < permit.json`).
         permit_id: String,
-        /// Profile (default: the configuration's).
+        /// Profile (default: the one the permit was previewed under; another is refused).
         #[arg(long)]
         profile: Option<String>,
         /// An archetype instead of a profile: its profile's tools, its delegations (see
         /// `bardo archetypes list`).
         #[arg(long, conflicts_with = "profile")]
         archetype: Option<String>,
+        /// Print JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
     /// Cancel an open permit.
     Cancel {
         /// The permit id, or `-`: read from a preview's JSON on stdin.
         permit_id: String,
+        /// Profile (default: the one the permit was previewed under; another is refused).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
     /// Confirm, as the operator, an open permit `[safety] confirm` holds for a person: any
     /// commit of it (an agent's over MCP or A2A, `bardo commit`) may then proceed.
@@ -196,6 +227,12 @@ enum Command {
         /// The `bardo serve` the link is for (`http://127.0.0.1:8765`).
         #[arg(long)]
         url: Option<String>,
+        /// Profile (default: the one the permit was previewed under; another is refused).
+        #[arg(long, conflicts_with = "open")]
+        profile: Option<String>,
+        /// Print JSON (the default when stdout is not a terminal).
+        #[arg(long)]
+        json: bool,
     },
     /// Lift an emergency halt (the agent's `emergency_halt`, kept in `[safety] permits` for every
     /// process): previews and commits work again; revoked permits stay revoked.
@@ -228,9 +265,19 @@ enum Command {
         password_file: Option<PathBuf>,
     },
     /// Print a shell completion script (`bardo completions bash > ~/.local/share/bash-completion/completions/bardo`).
+    /// In bash it also completes the configuration's tool names (`call`, `plan`, `stream`,
+    /// `tools describe`), action kinds (`preview`) and profiles (`--profile`).
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
+    },
+    /// The names a shell completes, one per line: the tools and action kinds of the plugins the
+    /// configuration loads, or the profiles (what `bardo completions bash` asks for).
+    #[command(hide = true)]
+    CompleteValues {
+        /// `tools`, `kinds` or `profiles`.
+        #[arg(value_enum)]
+        what: tools_cli::Completed,
     },
     /// The hash-linked audit log.
     AuditLog {
@@ -429,10 +476,15 @@ fn main() -> ExitCode {
         .with_target(false)
         .with_writer(std::io::stderr)
         .with_filter(filter::Targets::new().with_target(bardo_runtime::PROGRESS, tracing::Level::INFO));
-    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(
-        tracing_subscriber::EnvFilter::try_from_env("BARDO_LOG").unwrap_or_else(|_| "warn".into()),
-    );
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        // Colour only for a person: a pipe or a file gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(tracing_subscriber::EnvFilter::new(log_filter(
+            std::env::var("BARDO_LOG").ok().as_deref(),
+        )));
     tracing_subscriber::registry().with(progress).with(logs).init();
+    quiet_on_closed_stdout();
     if let Err(e) = thp {
         tracing::debug!("transparent huge pages stay on: {e}");
     }
@@ -449,6 +501,33 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The `BARDO_LOG` filter: a bare level (`debug`) is bardo's own logs at that level and every
+/// other crate's warnings — wasmtime's and the HTTP stack's internals at `debug` drown what a
+/// person looks for; a filter with targets (`debug,cranelift=info`, `wasmtime=trace`) is taken
+/// as written. Unset: warnings.
+fn log_filter(env: Option<&str>) -> String {
+    match env.map(str::trim) {
+        None | Some("") => "warn".into(),
+        Some(level) if level.parse::<tracing::Level>().is_ok() => format!("warn,bardo={level}"),
+        Some(filter) => filter.into(),
+    }
+}
+
+/// `bardo tools | head`: a reader that stops reading ends this process quietly, as any Unix
+/// tool does (exit 141, 128 + SIGPIPE), not with a panic and a backtrace. The signal itself
+/// stays ignored (Rust's default) so a server outlives a closed socket or a dead sidecar's
+/// pipe; `println!` then panics on EPIPE, which this hook turns into that exit.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 /// The fleet's NATS store could not be reached (`unavailable`, retryable), or this host found
@@ -522,7 +601,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Events { resume_from, no_follow } => {
             events_cli::events(&config()?, resume_from, no_follow, rt)
         }
-        Command::Call { tool, params, profile, .. } => {
+        Command::Call { tool, params, profile, json, .. } => {
             let config = config()?;
             let opened = setup::open(&config, profile.as_deref(), rt)?;
             report_refused(&opened.refused);
@@ -535,27 +614,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 fabric.emit(event);
             }
             journaling.finish(rt, &fabric);
-            print_call(report)
+            print_call(report, json)
         }
-        Command::Plan { tool, params, profile, .. } => {
+        Command::Plan { tool, params, profile, json, .. } => {
             let opened = setup::open(&config()?, profile.as_deref(), rt)?;
             report_refused(&opened.refused);
-            print_call(opened.host.plan(&tool, &params))
+            print_call(opened.host.plan(&tool, &params), json)
         }
-        Command::Preview { kind, params, profile, .. } => {
-            write_cli::preview(&config()?, &kind, &params, profile.as_deref(), rt)
+        Command::Preview { kind, params, profile, json, .. } => {
+            write_cli::preview(&config()?, &kind, &params, profile.as_deref(), human::wants_json(json), rt)
         }
-        Command::Commit { permit_id, profile, .. } => {
+        Command::Commit { permit_id, profile, json, .. } => {
             let permit_id = write_cli::permit_arg(permit_id)?;
-            write_cli::commit(&config()?, &permit_id, profile.as_deref(), rt)
+            write_cli::commit(&config()?, &permit_id, profile.as_deref(), human::wants_json(json), rt)
         }
-        Command::Cancel { permit_id } => {
-            write_cli::cancel(&config()?, &write_cli::permit_arg(permit_id)?, rt)
-        }
+        Command::Cancel { permit_id, profile, json } => write_cli::cancel(
+            &config()?,
+            &write_cli::permit_arg(permit_id)?,
+            profile.as_deref(),
+            human::wants_json(json),
+            rt,
+        ),
         Command::Confirm { open: true, url: Some(url), .. } => write_cli::open_page(&config()?, &url),
-        Command::Confirm { permit_id, .. } => {
-            write_cli::confirm(&config()?, &write_cli::permit_arg(permit_id.unwrap_or_default())?, rt)
-        }
+        Command::Confirm { permit_id, profile, json, .. } => write_cli::confirm(
+            &config()?,
+            &write_cli::permit_arg(permit_id.unwrap_or_default())?,
+            profile.as_deref(),
+            human::wants_json(json),
+            rt,
+        ),
         Command::Init { profile, keystore, no_keystore, import_key_env, password_file } => init_cli::init(
             &cli.config,
             &init_cli::Init { profile, keystore, no_keystore, import_key_env, password_file },
@@ -568,12 +655,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 "bardo",
                 &mut script,
             );
+            if shell == clap_complete::Shell::Bash {
+                script.extend_from_slice(tools_cli::BASH_DYNAMIC.as_bytes());
+            }
             match std::io::Write::write_all(&mut std::io::stdout(), &script) {
                 // `| head`: the reader had enough.
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
                 _ => Ok(ExitCode::SUCCESS),
             }
         }
+        Command::CompleteValues { what } => tools_cli::complete_values(&config()?, what, rt),
         Command::Resume => write_cli::resume(&config()?, rt),
         Command::Fleet { action } => fleet_cli::run(&config()?, action),
         Command::Records { permit, status, json, file } => {
@@ -645,16 +736,19 @@ pub(crate) fn load_config(path: &Path, required: bool) -> Result<Config> {
     sections.get::<bardo_tui::config::TuiSettings>()?;
     sections.optional::<bardo_a2a::IdentityConfig>()?;
     sections.get::<bardo_memory::MemorySettings>()?;
-    sections.refuse_unknown(&[
-        bardo_safety::SafetyConfig::NAME,
-        bardo_agent::AgentConfig::NAME,
-        bardo_cluster::ClusterSettings::NAME,
-        bardo_sidecar::SidecarSettings::NAME,
-        bardo_mcp::config::McpConfig::NAME,
-        bardo_tui::config::TuiSettings::NAME,
-        bardo_a2a::IdentityConfig::NAME,
-        bardo_memory::MemorySettings::NAME,
-    ])?;
+    sections.refuse_unknown(
+        &[
+            bardo_safety::SafetyConfig::NAME,
+            bardo_agent::AgentConfig::NAME,
+            bardo_cluster::ClusterSettings::NAME,
+            bardo_sidecar::SidecarSettings::NAME,
+            bardo_mcp::config::McpConfig::NAME,
+            bardo_tui::config::TuiSettings::NAME,
+            bardo_a2a::IdentityConfig::NAME,
+            bardo_memory::MemorySettings::NAME,
+        ],
+        bardo_runtime::config::RUNTIME_KEYS,
+    )?;
     Ok(config)
 }
 
@@ -701,25 +795,38 @@ pub(crate) fn report_refused(refused: &[setup::Refused]) {
     }
 }
 
-/// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout.
-fn print_call<T: serde::Serialize>(report: bardo_runtime::plugin::CallReport<T>) -> Result<ExitCode> {
+/// Print a call's cost to stderr and its answer (or `{"error": ...}`, exit 1) to stdout: as the
+/// tool wrote it for a program (`--json`, or stdout not a terminal), indented for a person.
+fn print_call<T: serde::Serialize>(
+    report: bardo_runtime::plugin::CallReport<T>,
+    json: bool,
+) -> Result<ExitCode> {
     let s = report.stats;
-    // After an interrupt wasmtime has not counted the interrupted frames' fuel: a lower bound.
-    let at_least = if s.interrupted { "≥" } else { "" };
-    eprintln!(
-        "fuel {at_least}{}  wall {} µs  peak memory {} KiB  events {}",
-        s.fuel_consumed,
-        s.wall.as_micros(),
-        s.peak_memory_bytes >> 10,
-        report.events.events.len()
-    );
+    // A call refused before an instance existed (an unknown tool, bad params) cost nothing.
+    if s.peak_memory_bytes > 0 || s.fuel_consumed > 0 {
+        // After an interrupt wasmtime has not counted the interrupted frames' fuel: a lower bound.
+        let at_least = if s.interrupted { "≥" } else { "" };
+        eprintln!(
+            "fuel {at_least}{}  wall {} µs  peak memory {} KiB  events {}",
+            s.fuel_consumed,
+            s.wall.as_micros(),
+            s.peak_memory_bytes >> 10,
+            report.events.events.len()
+        );
+    }
     match report.result {
         Ok(answer) => {
             // Read tools answer JSON text; print it as is rather than as a JSON string.
             let value = serde_json::to_value(&answer)?;
+            let for_people = !human::wants_json(json);
             match value.as_str() {
+                Some(text) if for_people => match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(parsed) => println!("{}", serde_json::to_string_pretty(&parsed)?),
+                    Err(_) => println!("{text}"),
+                },
                 Some(text) => println!("{text}"),
-                None => println!("{}", serde_json::to_string_pretty(&value)?),
+                None if for_people => println!("{}", serde_json::to_string_pretty(&value)?),
+                None => println!("{value}"),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -126,12 +126,25 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
         .with_context(|| format!("reading the guard of Safe {safe} on chain {}", target.chain_id))?;
     if json {
         let out = serde_json::json!({
-            "safe": safe, "guard": state.guard, "policy_hash": state.hash, "rules": state.rules(),
+            "safe": safe, "guard": state.guard, "fallback_handler": state.fallback_handler,
+            "policy_hash": state.hash, "rules": state.rules(),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("Safe {safe} on chain {}", target.chain_id);
+    if state.fallback_handler == Address::ZERO {
+        println!(
+            "no fallback handler: the Safe validates no EIP-1271 signature, so no permit moves its tokens"
+        );
+    } else {
+        println!(
+            "fallback handler {}: an owner's signature is a valid EIP-1271 signature of the Safe, so a \
+             Permit2 or ERC-2612 permit signed by one key moves its tokens in another account's \
+             transaction, which no guard sees; the operator can remove it (setFallbackHandler(0))",
+            state.fallback_handler
+        );
+    }
     let Some(rules) = state.rules() else {
         if state.guard == Address::ZERO {
             println!("no guard: nothing on chain limits what the Safe's owners' keys execute");

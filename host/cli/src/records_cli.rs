@@ -30,10 +30,8 @@ pub(crate) fn records(
         return Ok(ExitCode::SUCCESS);
     }
     let money = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.4}"));
-    println!(
-        "{:<24} {:<10} {:<18} {:<28} {:>10} {:>10}  detail",
-        "permit", "action", "status", "tool", "gas $", "p&l $"
-    );
+    let header = ["time", "permit", "action", "status", "tool", "gas $", "p&l $", "detail"];
+    let mut rows = vec![header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
     for r in &shown {
         let transactions = || {
             let each: Vec<String> = r
@@ -60,16 +58,18 @@ pub(crate) fn records(
             (None, Some(o)) => format!("DIVERGED: {}", o.divergence.join("; ")),
             (None, None) => "open".into(),
         };
-        println!(
-            "{:<24} {:<10} {:<18} {:<28} {:>10} {:>10}  {detail}",
-            r.permit_id,
-            r.action_type,
-            serde_json::to_value(r.status)?.as_str().unwrap_or_default(),
-            r.tool_name.as_deref().unwrap_or("-"),
+        rows.push(vec![
+            bardo_safety::permit::utc(r.time_ms),
+            r.permit_id.clone(),
+            r.action_type.clone(),
+            serde_json::to_value(r.status)?.as_str().unwrap_or_default().to_owned(),
+            r.tool_name.clone().unwrap_or_else(|| "-".into()),
             money(r.gas_cost),
             money(r.outcome.as_ref().and_then(|o| o.pnl_impact)),
-        );
+            detail,
+        ]);
     }
+    print!("{}", crate::human::table(&rows));
     println!("{} records in {}", shown.len(), file.display());
     Ok(ExitCode::SUCCESS)
 }

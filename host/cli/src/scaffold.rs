@@ -1,5 +1,6 @@
 //! `bardo plugin new NAME [--write | --stream]`: a plugin crate that builds on its own, outside
-//! any workspace — explicit dependency versions, `bardo-sdk` by path, this checkout's
+//! any workspace — explicit dependency versions, `bardo-sdk` by version with a `[patch]` that
+//! takes it from a Bardo checkout's `sdk/` (it is not on crates.io), this checkout's
 //! `Cargo.lock` so the versions are the ones the SDK is tested with — with one working tool of
 //! the chosen kind, a README that says how to build, load and publish it, and the naming rules.
 
@@ -17,14 +18,11 @@ pub(crate) enum Kind {
     Stream,
 }
 
-/// Whether `name` is a valid plugin name: lowercase letters, digits and `-`, starting with a
-/// letter (the host's rule, plus a letter first so the tool prefix is a valid identifier).
-fn valid_name(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_lowercase())
-        && !name.ends_with('-')
-        && !name.contains("--")
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+/// The version of the `bardo-sdk` package `manifest` declares, if it is that package's.
+fn sdk_version(manifest: &str) -> Option<String> {
+    let package = manifest.parse::<toml::Table>().ok()?.remove("package")?;
+    (package.get("name")?.as_str()? == "bardo-sdk").then_some(())?;
+    Some(package.get("version")?.as_str()?.to_owned())
 }
 
 /// Fill `{{key}}` placeholders.
@@ -34,17 +32,14 @@ fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 
 /// Create the crate `dir/name`; returns its directory.
 pub(crate) fn create(name: &str, kind: Kind, dir: &Path, sdk: Option<&Path>) -> Result<PathBuf> {
-    if !valid_name(name) {
-        bail!(
-            "plugin name {name:?} must be lowercase letters, digits and single '-', starting with a \
-             letter (e.g. `my-tools`); its tools are then named `my_tools_<action>`"
-        );
+    if let Err(rule) = bardo_core::names::plugin_name(name) {
+        bail!("{rule}; its tools are then named `<name with '_' for '-'>_<action>`");
     }
     let sdk = sdk.map(Path::to_path_buf).unwrap_or_else(|| crate::built_from("sdk"));
     let manifest = std::fs::read_to_string(sdk.join("Cargo.toml")).unwrap_or_default();
-    if !manifest.lines().any(|l| l.trim() == "name = \"bardo-sdk\"") {
+    let Some(sdk_version) = sdk_version(&manifest) else {
         bail!("no bardo-sdk at {}; pass --sdk PATH to the sdk/ directory of a Bardo checkout", sdk.display());
-    }
+    };
     let sdk = sdk.canonicalize().with_context(|| format!("resolving {}", sdk.display()))?;
     let root = dir.join(name);
     if root.exists() {
@@ -54,7 +49,7 @@ pub(crate) fn create(name: &str, kind: Kind, dir: &Path, sdk: Option<&Path>) -> 
     let sdk_text = sdk.display().to_string().replace('\\', "/");
     let notes = match kind {
         Kind::Write => format!(
-            "\nIt reads WETH's address from its settings: add `{name} = \"settings/{name}.json\"` under \
+            "\nIt reads WETH's address from its settings: add `{name} = \".bardo/settings/{name}.json\"` under \
              `[settings]` in bardo.toml, that file holding `{{\"chains\": {{\"31337\": {{\"weth\": \"0x…\"}}}}}}` \
              (the devnet's WETH is in `.bardo/deployments.json`); the host's `[safety]` allowlist must \
              name WETH for the plan to pass.\n"
@@ -91,6 +86,7 @@ pub(crate) fn create(name: &str, kind: Kind, dir: &Path, sdk: Option<&Path>) -> 
         ("prefix", prefix.as_str()),
         ("stem", prefix.as_str()),
         ("sdk", sdk_text.as_str()),
+        ("sdk_version", sdk_version.as_str()),
         ("extra_deps", extra_deps),
         ("profile", profile),
         ("try", try_it.as_str()),
@@ -126,13 +122,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_follow_the_hosts_rule_and_make_a_valid_prefix() {
-        for ok in ["mine", "my-tools", "v4x", "a1-b2"] {
-            assert!(valid_name(ok), "{ok}");
-        }
-        for bad in ["", "Mine", "my_tools", "-a", "a-", "a--b", "1abc", "my tools", &"a".repeat(65)] {
-            assert!(!valid_name(bad), "{bad}");
-        }
+    fn the_sdk_version_is_read_from_its_own_manifest() {
+        let ours = std::fs::read_to_string(crate::built_from("sdk/Cargo.toml")).expect("sdk manifest");
+        let version = sdk_version(&ours).expect("bardo-sdk's version");
+        assert!(
+            version.split('.').all(|n| n.parse::<u32>().is_ok()) && version.split('.').count() == 3,
+            "{version}"
+        );
+        assert_eq!(sdk_version("[package]\nname = \"other\"\nversion = \"1.0.0\"\n"), None);
+        assert_eq!(sdk_version("not toml ["), None);
     }
 
     #[test]

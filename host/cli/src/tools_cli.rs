@@ -21,7 +21,7 @@ pub(crate) fn list(config: &Config, profile: Option<&str>, json: bool, rt: &Runt
             .map(|e| json!({"plugin": &*e.plugin.name, "version": e.plugin.manifest.version, "tool": e.def}))
             .collect();
         println!("{}", serde_json::to_string_pretty(&json!({"tools": tools, "skipped": host.skipped()}))?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(refused_exit(&opened.refused));
     }
     println!(
         "{:<32} {:<20} {:<10} {:<12} {:<7} {:<9} kinds",
@@ -40,8 +40,14 @@ pub(crate) fn list(config: &Config, profile: Option<&str>, json: bool, rt: &Runt
             kinds(d),
         );
     }
+    // One line per reason: ten memory tools waiting for the `learning` profile are one fact.
+    let mut skipped: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for s in host.skipped() {
-        println!("skipped {} ({}): {}", s.tool, s.plugin, s.reason);
+        skipped.entry(s.reason.as_str()).or_default().push(s.tool.as_str());
+    }
+    for (reason, tools) in skipped {
+        let n = tools.len();
+        println!("skipped {n} tool{}: {} — {reason}", if n == 1 { "" } else { "s" }, tools.join(", "));
     }
     let name = profile.unwrap_or(&config.profile);
     println!(
@@ -51,7 +57,13 @@ pub(crate) fn list(config: &Config, profile: Option<&str>, json: bool, rt: &Runt
     if let Some(delegations) = crate::archetypes_cli::delegations(config, name)? {
         println!("{delegations}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(refused_exit(&opened.refused))
+}
+
+/// Exit 1 when a configured plugin was refused (its tools are missing from what was listed),
+/// so a script sees it; the refusals were printed.
+fn refused_exit(refused: &[setup::Refused]) -> ExitCode {
+    if refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 /// `bardo tools describe TOOL`: exit 1 with the profiles that run it, or the closest name, when
@@ -78,7 +90,14 @@ pub(crate) fn describe(
     };
     let callable = served.is_some();
     let params = params(&d.input_schema);
-    let example = example_command(d, &params);
+    // The profile it was asked under when that serves it, else the first that runs it.
+    let running = bardo_core::profile::profiles_running(d);
+    let asked = profile.unwrap_or(&config.profile);
+    let example_profile = match running.first() {
+        Some(first) if !callable && !running.contains(&asked) => first.to_string(),
+        _ => asked.to_owned(),
+    };
+    let example = example_command(d, &params, &example_profile);
     if json {
         let out = json!({
             "tool": d.name,
@@ -210,22 +229,88 @@ fn type_of(root: &Value, p: &Value) -> String {
 
 /// How to run the tool with its required params: examples where the schema gives them, else a
 /// placeholder naming the type.
-fn example_command(d: &ToolDef, params: &[Value]) -> String {
+/// A command that runs the tool under `profile`, its required params filled from the schema's
+/// examples, else a placeholder of the param's JSON type (a number stays a number: the schema
+/// refuses a quoted one).
+fn example_command(d: &ToolDef, params: &[Value], profile: &str) -> String {
     let mut args = serde_json::Map::new();
     for p in params.iter().filter(|p| p["required"] == true) {
+        let kind = p["type"].as_str().unwrap_or("value");
         let value = match &p["example"] {
-            Value::Null => json!(format!("<{}>", p["type"].as_str().unwrap_or("value"))),
+            Value::Null if kind.starts_with("integer") || kind.starts_with("number") => json!(0),
+            Value::Null if kind.starts_with("boolean") => json!(false),
+            Value::Null => json!(format!("<{kind}>")),
             example => example.clone(),
         };
         args.insert(p["name"].as_str().unwrap_or("").to_owned(), value);
     }
     let params = Value::Object(args).to_string();
     match (d.capability_tier, d.action_kinds.first()) {
-        (CapabilityTier::Write, Some(kind)) => format!("bardo preview {kind} --params '{params}'"),
-        (CapabilityTier::Write, None) => format!("bardo plan {} --params '{params}'", d.name),
-        _ => format!("bardo call {} --params '{params}'", d.name),
+        (CapabilityTier::Write, Some(kind)) => {
+            format!("bardo preview {kind} --profile {profile} --params '{params}'")
+        }
+        (CapabilityTier::Write, None) => {
+            format!("bardo plan {} --profile {profile} --params '{params}'", d.name)
+        }
+        _ => format!("bardo call {} --profile {profile} --params '{params}'", d.name),
     }
 }
+
+/// What `bardo complete-values` lists.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Completed {
+    /// Every tool of the loaded plugins.
+    Tools,
+    /// Every action kind their write tools serve.
+    Kinds,
+    /// The profiles (`bardo tools --profiles`).
+    Profiles,
+}
+
+/// `bardo complete-values WHAT`: names, sorted, one per line (nothing when the configuration
+/// does not load: a shell's completion stays quiet).
+pub(crate) fn complete_values(config: &Config, what: Completed, rt: &Runtime) -> Result<ExitCode> {
+    let mut names: Vec<String> = match what {
+        Completed::Profiles => bardo_core::profile::PROFILES.iter().map(|p| p.name.to_owned()).collect(),
+        Completed::Tools | Completed::Kinds => {
+            let opened = setup::open(config, None, rt)?;
+            let tools =
+                opened.host.plugins().iter().flat_map(|p| p.manifest.tools.clone()).collect::<Vec<_>>();
+            match what {
+                Completed::Tools => tools.into_iter().map(|t| t.name).collect(),
+                _ => tools.into_iter().flat_map(|t| t.action_kinds).collect(),
+            }
+        }
+    };
+    names.sort();
+    names.dedup();
+    println!("{}", names.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Appended to clap's bash script: the values clap cannot know (the configuration's tools and
+/// kinds, the profiles) from `bardo complete-values`, everything else from clap's `_bardo`.
+pub(crate) const BASH_DYNAMIC: &str = r#"
+_bardo_dynamic() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" what=""
+    if [ "$prev" = "--profile" ]; then
+        what=profiles
+    elif [ "$COMP_CWORD" -eq 2 ]; then
+        case "${COMP_WORDS[1]}" in
+            call | plan | stream) what=tools ;;
+            preview) what=kinds ;;
+        esac
+    elif [ "$COMP_CWORD" -eq 3 ] && [ "${COMP_WORDS[1]}" = tools ] && [ "${COMP_WORDS[2]}" = describe ]; then
+        what=tools
+    fi
+    if [ -n "$what" ]; then
+        COMPREPLY=($(compgen -W "$(bardo complete-values "$what" 2>/dev/null)" -- "$cur"))
+        return 0
+    fi
+    _bardo "$@"
+}
+complete -F _bardo_dynamic -o nosort -o bashdefault -o default bardo
+"#;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use bardo_core::Runtime;
 use bardo_runtime::{Config, setup};
 use bardo_safety::confirm::Channel;
+use bardo_safety::permit::ActionPermit;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ pub(crate) fn preview(
     kind: &str,
     params: &str,
     profile: Option<&str>,
+    json: bool,
     rt: &Runtime,
 ) -> Result<ExitCode> {
     // Answered like `call`'s bad params: a typed error on stdout, exit 1.
@@ -28,7 +30,12 @@ pub(crate) fn preview(
         }
     };
     with_write_path(config, profile, rt, |path| {
-        print_write(path.preview(kind, &params).map(|p| {
+        let previewed = path.preview(kind, &params);
+        if !json && let Ok(p) = &previewed {
+            println!("{}", crate::human::preview_text(p));
+            return Ok(ExitCode::SUCCESS);
+        }
+        print_write(previewed.map(|p| {
             serde_json::json!({
                 "permit_id": p.permit_id,
                 "tool": p.tool,
@@ -53,9 +60,10 @@ pub(crate) fn commit(
     config: &Config,
     permit_id: &str,
     profile: Option<&str>,
+    json: bool,
     rt: &Runtime,
 ) -> Result<ExitCode> {
-    with_write_path(config, profile, rt, |path| {
+    on_permit(config, permit_id, profile, rt, |path, permit| {
         let control = Arc::new(bardo_core::control::CallControl::new());
         let (again, interrupted_again) = std::sync::mpsc::channel::<()>();
         let interrupts = on_interrupt(rt, control.clone(), again);
@@ -77,6 +85,10 @@ pub(crate) fn commit(
             interrupts.abort();
             done
         });
+        if !json && let Ok(r) = &done {
+            println!("{}", crate::human::commit_text(r, permit));
+            return Ok(ExitCode::SUCCESS);
+        }
         print_write(done)
     })
 }
@@ -113,20 +125,92 @@ fn on_interrupt(
     })
 }
 
+/// The profile an open permit was previewed under, and the permit (none when it is not open).
+type Previewed = (Option<String>, Option<ActionPermit>);
+
+/// The profile a command on permit `id` runs under: the one it was previewed under (whose
+/// tools and confirmation policy it was planned with); `--profile` naming another is refused
+/// with that reason. A permit that is not open, or from before permits kept their profile: the
+/// flag's, and the write path says what is wrong with the permit.
+/// The permit itself comes back too (what its commit is compared with for a person).
+fn profile_of_permit(
+    config: &Config,
+    id: &str,
+    flag: Option<&str>,
+) -> Result<Result<Previewed, bardo_core::ToolError>> {
+    let permits = bardo_safety::setup::permits(config)?;
+    let permit = permits.open_permit(id, std::time::SystemTime::now()).ok().map(|(permit, _)| permit);
+    let previewed = permit.as_ref().and_then(|p| p.planned_on.as_ref()?.profile.clone());
+    Ok(match (flag, previewed) {
+        (Some(flag), Some(previewed)) if flag != previewed => Err(bardo_core::ToolError::new(
+            bardo_core::ErrorCode::Denied,
+            format!(
+                "permit `{id}` was previewed under profile `{previewed}`, not `{flag}`: it runs under the \
+                 profile that planned it (leave out --profile and bardo uses it)"
+            ),
+        )),
+        (Some(flag), _) => Ok((Some(flag.to_owned()), permit)),
+        (None, previewed) => Ok((previewed, permit)),
+    })
+}
+
+/// Run `f` on the write path of the profile permit `id` was previewed under (with the permit,
+/// while it is open); a `--profile` naming another is answered as a refusal.
+fn on_permit(
+    config: &Config,
+    id: &str,
+    flag: Option<&str>,
+    rt: &Runtime,
+    f: impl FnOnce(&bardo_safety::WritePath, Option<&ActionPermit>) -> Result<ExitCode>,
+) -> Result<ExitCode> {
+    let (profile, permit) = match profile_of_permit(config, id, flag)? {
+        Ok(found) => found,
+        Err(refused) => return print_write::<()>(Err(refused)),
+    };
+    with_write_path(config, profile.as_deref(), rt, |path| f(path, permit.as_ref()))
+}
+
+/// A write-path answer: `said` for a person when it succeeded and JSON is not wanted, else as
+/// [`print_write`] prints it.
+fn print_done(
+    done: Result<serde_json::Value, bardo_core::ToolError>,
+    json: bool,
+    said: impl FnOnce() -> String,
+) -> Result<ExitCode> {
+    if !json && done.is_ok() {
+        println!("{}", said());
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_write(done)
+}
+
 /// `bardo cancel PERMIT_ID`.
-pub(crate) fn cancel(config: &Config, permit_id: &str, rt: &Runtime) -> Result<ExitCode> {
-    with_write_path(config, None, rt, |path| {
-        print_write(path.cancel(permit_id).map(|()| serde_json::json!({"cancelled": permit_id})))
+pub(crate) fn cancel(
+    config: &Config,
+    permit_id: &str,
+    profile: Option<&str>,
+    json: bool,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    on_permit(config, permit_id, profile, rt, |path, _| {
+        let done = path.cancel(permit_id).map(|()| serde_json::json!({"cancelled": permit_id}));
+        print_done(done, json, || format!("cancelled {permit_id}: nothing was sent"))
     })
 }
 
 /// `bardo confirm PERMIT_ID`: the operator's confirmation.
-pub(crate) fn confirm(config: &Config, permit_id: &str, rt: &Runtime) -> Result<ExitCode> {
-    with_write_path(config, None, rt, |path| {
-        print_write(
-            path.confirm(permit_id, Channel::Cli, &operator("bardo confirm"))
-                .map(|()| serde_json::json!({"confirmed": permit_id})),
-        )
+pub(crate) fn confirm(
+    config: &Config,
+    permit_id: &str,
+    profile: Option<&str>,
+    json: bool,
+    rt: &Runtime,
+) -> Result<ExitCode> {
+    on_permit(config, permit_id, profile, rt, |path, _| {
+        let done = path
+            .confirm(permit_id, Channel::Cli, &operator("bardo confirm"))
+            .map(|()| serde_json::json!({"confirmed": permit_id}));
+        print_done(done, json, || format!("confirmed {permit_id}: a commit of it may proceed now"))
     })
 }
 

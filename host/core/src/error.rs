@@ -39,6 +39,9 @@ pub enum ErrorCode {
     /// The configured confirmation policy (`[safety] confirm`) holds this commit until a human
     /// confirms it; nothing was sent; commit again once confirmed (host-only).
     ConfirmationRequired,
+    /// The permit's time to live passed before it was committed: nothing was sent; preview
+    /// again (host-only).
+    Expired,
 }
 
 impl ErrorCode {
@@ -59,6 +62,7 @@ impl ErrorCode {
             Self::Unavailable => "unavailable",
             Self::PartiallyExecuted => "partially-executed",
             Self::ConfirmationRequired => "confirmation-required",
+            Self::Expired => "expired",
         }
     }
 }

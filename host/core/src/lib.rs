@@ -10,6 +10,7 @@ pub mod control;
 pub mod error;
 pub mod fabric;
 pub mod journal;
+pub mod names;
 pub mod profile;
 pub mod runtime;
 pub mod schema_compat;

@@ -163,7 +163,10 @@ pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Ca
     (d.progress)("compiling the PolicyCage (Safe 1.4.1 guard) with solc-js for Cancun");
     super::vaults::node_compile(d, &["--evm", "cancun", "PolicyCage.sol"])?;
     let s = &deployments.safe;
-    let safe = super::safe::create_safe(d, s, &[d.from, OPERATOR_ACCOUNT], 1).await?;
+    // No fallback handler: with Safe's CompatibilityFallbackHandler an owner's signature makes an
+    // EIP-1271 message valid, and a Permit2 (or ERC-2612) permit signed by the host's key alone
+    // would move the Safe's tokens in someone else's transaction, which no guard ever sees.
+    let safe = super::safe::create_safe(d, s, &[d.from, OPERATOR_ACCOUNT], Address::ZERO, 1).await?;
     let args = (safe, OPERATOR_ACCOUNT, s.multi_send_call_only).abi_encode_params();
     let cage = d.deploy(".bardo-build/PolicyCage.json", args, &BTreeMap::new()).await?;
     let call = |data: Vec<u8>| SimCall { to: cage, data: data.into(), value: U256::ZERO };

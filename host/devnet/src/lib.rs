@@ -13,6 +13,7 @@ mod morpho;
 pub mod nats;
 pub mod registry;
 mod safe;
+mod settings;
 pub mod snapshot;
 mod vaults;
 
@@ -163,7 +164,8 @@ pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
 pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Result<Detached, DevnetError> {
     if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
         return Err(DevnetError::Start(format!(
-            "port {port} is already in use; is a devnet running? stop it with `bardo devnet down` or set [devnet] port"
+            "port {port} is already in use by another process; start the devnet on a free port with \
+             `bardo devnet up --port PORT` (and point [chains.{CHAIN_ID}] rpc at it), or stop what holds {port}"
         )));
     }
     let out =
@@ -171,7 +173,7 @@ pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Re
     let err = out.try_clone().map_err(|e| DevnetError::Start(e.to_string()))?;
     let mut cmd = Command::new(binary);
     bardo_core::secret::scrub_env(&mut cmd);
-    let child = cmd
+    let mut child = cmd
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args(args)
         .stdin(Stdio::null())
@@ -179,9 +181,23 @@ pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Re
         .stderr(err)
         .spawn()
         .map_err(|e| DevnetError::Start(e.to_string()))?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let started = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if std::time::Instant::now() > deadline {
+        // An anvil that exited (the port taken meanwhile, a bad state file) is said at once,
+        // with what it printed, not after the whole wait.
+        if let Ok(Some(status)) = child.try_wait() {
+            let printed = std::fs::read_to_string(log).unwrap_or_default();
+            let tail: Vec<&str> = printed.lines().rev().take(5).collect();
+            return Err(DevnetError::Start(format!(
+                "anvil exited ({status}) after {:.1} s without listening on port {port}; its log ({}) ends:\n{}",
+                started.elapsed().as_secs_f64(),
+                log.display(),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            )));
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            let _ = child.wait();
             return Err(DevnetError::Start(format!(
                 "anvil did not listen on port {port} within 15 s; see {}",
                 log.display()

@@ -127,7 +127,7 @@ impl NatsCluster {
     /// Wait until node `i`'s `/healthz` answers 200: JetStream has a meta leader and every stream
     /// replica on the node is current. A restarted node answers clients long before it has
     /// caught up; killing another node meanwhile would leave its streams without a quorum.
-    fn wait_healthy(&mut self, i: usize) -> std::io::Result<()> {
+    fn wait_healthy(&self, i: usize) -> std::io::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(60);
         let addr = format!("127.0.0.1:{}", self.nodes[i].monitor);
         loop {
@@ -170,9 +170,12 @@ impl NatsCluster {
         self.signal(i, "-STOP");
     }
 
-    /// Let a stalled node `i` run again (SIGCONT).
-    pub fn unstall(&self, i: usize) {
-        self.signal(i, "-CONT");
+    /// Let the stalled `nodes` run again (SIGCONT); returns once every node reports healthy:
+    /// a node back from a stall rejoins the meta group, and until it has caught up the cluster
+    /// answers JetStream requests "temporarily unavailable" (503).
+    pub fn unstall(&self, nodes: &[usize]) -> std::io::Result<()> {
+        nodes.iter().for_each(|&i| self.signal(i, "-CONT"));
+        (0..self.nodes.len()).try_for_each(|n| self.wait_healthy(n))
     }
 
     fn signal(&self, i: usize, signal: &str) {

@@ -53,16 +53,17 @@ pub(super) async fn deploy_safe(d: &Deployer) -> Result<Safe, DeployError> {
         .await?;
     let contracts =
         Safe { singleton, proxy_factory, multi_send_call_only, fallback_handler, dev_safe: Address::ZERO };
-    let dev_safe = create_safe(d, &contracts, &[d.from], 0).await?;
+    let dev_safe = create_safe(d, &contracts, &[d.from], contracts.fallback_handler, 0).await?;
     Ok(Safe { singleton, proxy_factory, multi_send_call_only, fallback_handler, dev_safe })
 }
 
-/// A new Safe of `owners` with threshold 1, from the Safe contracts `s`; `salt` tells Safes of
-/// the same owners apart.
+/// A new Safe of `owners` with threshold 1 and `fallback_handler` (zero: none), from the Safe
+/// contracts `s`; `salt` tells Safes of the same owners apart.
 pub(super) async fn create_safe(
     d: &Deployer,
     s: &Safe,
     owners: &[Address],
+    fallback_handler: Address,
     salt: u64,
 ) -> Result<Address, DeployError> {
     let initializer = setupCall {
@@ -70,7 +71,7 @@ pub(super) async fn create_safe(
         _threshold: U256::from(1),
         to: Address::ZERO,
         data: Bytes::new(),
-        fallbackHandler: s.fallback_handler,
+        fallbackHandler: fallback_handler,
         paymentToken: Address::ZERO,
         payment: U256::ZERO,
         paymentReceiver: Address::ZERO,

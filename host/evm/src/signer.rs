@@ -200,17 +200,57 @@ pub fn create_keystore(path: &Path, key: Option<&str>, password: &str) -> Result
     };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
-    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| failed("no file name".into()))?;
     let bytes = Zeroizing::new(signer.to_bytes().0);
-    PrivateKeySigner::encrypt_keystore(dir, &mut rand::thread_rng(), *bytes, password, Some(name))
-        .map_err(|e| failed(e.to_string()))?;
+    let json = encrypt_v3(&bytes, password.as_bytes(), SCRYPT_LOG_N)?;
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| failed(e.to_string()))?;
-    }
+    std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+    let mut file = file.open(path).map_err(|e| failed(e.to_string()))?;
+    std::io::Write::write_all(&mut file, json.as_bytes()).map_err(|e| failed(e.to_string()))?;
     Ok(signer.address())
+}
+
+/// scrypt's cost for new keystores: N = 2^18, r = 8, p = 1, Web3 Secret Storage's default (and
+/// geth's): ~256 MiB and a fraction of a second for each password tried, where alloy's
+/// `encrypt_keystore` (N = 2^13) costs an attacker 32 times less. Any N decrypts.
+pub const SCRYPT_LOG_N: u8 = 18;
+
+/// `key` as a version 3 Web3 Secret Storage keystore (scrypt with N = 2^`log_n`, r 8, p 1;
+/// AES-128-CTR; the Keccak-256 MAC), as JSON.
+pub fn encrypt_v3(key: &[u8; 32], password: &[u8], log_n: u8) -> Result<String, SignerError> {
+    use aes::cipher::{KeyIvInit, StreamCipher};
+    use rand::RngCore;
+    let failed = |e: String| SignerError::Keystore { path: PathBuf::new(), message: e };
+    let (mut salt, mut iv, mut id) = ([0u8; 32], [0u8; 16], [0u8; 16]);
+    let mut rng = rand::thread_rng();
+    rng.fill_bytes(&mut salt);
+    rng.fill_bytes(&mut iv);
+    rng.fill_bytes(&mut id);
+    let params = scrypt::Params::new(log_n, 8, 1).map_err(|e| failed(e.to_string()))?;
+    let mut derived = Zeroizing::new([0u8; 32]);
+    scrypt::scrypt(password, &salt, &params, &mut derived[..]).map_err(|e| failed(e.to_string()))?;
+    let mut ciphertext = *key;
+    ctr::Ctr128BE::<aes::Aes128>::new(derived[..16].into(), (&iv).into()).apply_keystream(&mut ciphertext);
+    let mac = alloy::primitives::keccak256([&derived[16..], &ciphertext[..]].concat());
+    // A random (version 4) UUID.
+    id[6] = (id[6] & 0x0f) | 0x40;
+    id[8] = (id[8] & 0x3f) | 0x80;
+    let h = hex::encode(id);
+    let id = format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]);
+    let json = serde_json::json!({
+        "crypto": {
+            "cipher": "aes-128-ctr",
+            "cipherparams": { "iv": hex::encode(iv) },
+            "ciphertext": hex::encode(ciphertext),
+            "kdf": "scrypt",
+            "kdfparams": { "dklen": 32, "n": 1u32 << log_n, "p": 1, "r": 8, "salt": hex::encode(salt) },
+            "mac": hex::encode(mac),
+        },
+        "id": id,
+        "version": 3,
+    });
+    Ok(json.to_string())
 }
 
 #[cfg(test)]
@@ -228,6 +268,32 @@ mod tests {
             password_file: None,
             ..SignerConfig::default()
         }
+    }
+
+    #[test]
+    fn new_keystores_cost_scrypt_n_262144_and_open_with_alloys_decoder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("keystore.json");
+        let address = create_keystore(&path, Some(KEY), "correct horse").expect("created");
+        assert_eq!(address.to_checksum(None), ADDRESS);
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+        let kdf = &json["crypto"]["kdfparams"];
+        assert_eq!(
+            (&kdf["n"], &kdf["r"], &kdf["p"], &kdf["dklen"]),
+            (&262_144.into(), &8.into(), &1.into(), &32.into())
+        );
+        assert_eq!((&json["version"], &json["crypto"]["cipher"]), (&3.into(), &"aes-128-ctr".into()));
+        #[cfg(unix)]
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).expect("meta").permissions())
+                & 0o777,
+            0o600
+        );
+        let opened = PrivateKeySigner::decrypt_keystore(&path, "correct horse").expect("alloy decrypts it");
+        assert_eq!(opened.address(), address);
+        assert!(PrivateKeySigner::decrypt_keystore(&path, "correct horsf").is_err(), "the MAC holds");
+        assert!(create_keystore(&path, None, "x").is_err(), "never overwritten");
     }
 
     #[test]
@@ -258,6 +324,7 @@ mod tests {
     fn encrypted_keystore_opens_with_its_password_only() {
         let dir = tempfile::tempdir().expect("tempdir");
         let key = alloy::hex::decode(KEY).expect("hex");
+        // A keystore as older bardos (and alloy) wrote them: scrypt N = 2^13.
         PrivateKeySigner::encrypt_keystore(
             dir.path(),
             &mut rand::thread_rng(),

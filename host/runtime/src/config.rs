@@ -63,6 +63,27 @@ pub enum PluginSettings {
     Inline(toml::Table),
 }
 
+/// The top-level keys the runtime owns (the fields of [`Config`] below, in step with them): what
+/// a mistyped key is compared with, beside the other parts' sections.
+pub const RUNTIME_KEYS: &[&str] = &[
+    "profile",
+    "plugins",
+    "lock",
+    "cache_dir",
+    "limits",
+    "profiles",
+    "tools",
+    "capabilities",
+    "wasi",
+    "chains",
+    "signer",
+    "settings",
+    "events_journal",
+    "registry",
+    "oci",
+    "archetypes",
+];
+
 /// The runtime's part of `bardo.toml`, and the other parts' sections as read.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -150,7 +171,7 @@ impl Config {
                 return Ok(Self::default());
             }
             Err(source) => {
-                return Err(ConfigError::Io { path: path.to_owned(), source });
+                return Err(ConfigError::Io { path: path.to_owned(), error: source });
             }
         };
         Self::parse(&text, path)
@@ -240,7 +261,7 @@ impl Config {
                     let text = match std::fs::read(&path) {
                         // Missing: the plugin loads and its tools say so (`missing_settings`).
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                        read => read.map_err(|source| ConfigError::Io { path: path.clone(), source })?,
+                        read => read.map_err(|error| ConfigError::Io { path: path.clone(), error })?,
                     };
                     serde_json::from_slice(&text).map_err(|e| ConfigError::Parse {
                         path: path.clone(),
@@ -264,8 +285,8 @@ impl Config {
     pub fn archetypes(&self) -> Result<bardo_core::archetype::Archetypes, ConfigError> {
         let Some(file) = &self.archetypes else { return Ok(bardo_core::archetype::Archetypes::defaults()) };
         let path = self.resolve(file);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|error| ConfigError::Io { path: path.clone(), error })?;
         bardo_core::archetype::Archetypes::parse(&text).map_err(|errors| ConfigError::Parse {
             path,
             message: errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
@@ -318,7 +339,7 @@ impl Config {
             let p = self.resolve(p);
             if p.is_dir() {
                 let entries =
-                    std::fs::read_dir(&p).map_err(|source| ConfigError::Io { path: p.clone(), source })?;
+                    std::fs::read_dir(&p).map_err(|error| ConfigError::Io { path: p.clone(), error })?;
                 let mut found: Vec<PathBuf> = entries
                     .filter_map(Result::ok)
                     .map(|e| e.path())
@@ -326,10 +347,32 @@ impl Config {
                     .collect();
                 found.sort();
                 files.extend(found);
+            } else if p.extension().is_none() && !p.exists() {
+                // A directory that is not there loads nothing, silently: say so instead.
+                return Err(ConfigError::Missing {
+                    path: p,
+                    hint: "the configuration's `plugins` names it (by default ./plugins); `make plugins` builds this repository's \
+                           plugins into .bardo/plugins, or point `plugins` at yours"
+                        .into(),
+                });
             } else {
                 files.push(p);
             }
         }
         Ok(files)
+    }
+}
+
+#[cfg(test)]
+mod runtime_keys {
+    /// Each listed key is the runtime's: a value of the wrong type is refused, not passed on as
+    /// another part's section.
+    #[test]
+    fn each_runtime_key_is_a_field_of_the_config() {
+        for key in super::RUNTIME_KEYS {
+            let text = format!("{key} = {{ not_a_field_of_anything = 1 }}\n");
+            let parsed = super::Config::parse(&text, std::path::Path::new("bardo.toml"));
+            assert!(!parsed.is_ok_and(|c| c.other.contains_key(*key)), "`{key}` is not a field of Config");
+        }
     }
 }

@@ -125,12 +125,17 @@ pub struct Settings {
 
 impl Settings {
     /// `settings` (plugin name → JSON object); `missing`: plugins whose settings file does not
-    /// exist (each logged once here, as a warning).
+    /// exist (logged here as one warning: before `bardo devnet up`, every plugin's is missing).
     pub fn new(settings: BTreeMap<String, serde_json::Value>, missing: BTreeMap<String, PathBuf>) -> Self {
-        for (plugin, path) in &missing {
+        if !missing.is_empty() {
+            let files: Vec<String> = missing.values().map(|p| p.display().to_string()).collect();
+            let plugins: Vec<&str> = missing.keys().map(String::as_str).collect();
             tracing::warn!(
-                "plugin `{plugin}`: its settings file {} does not exist; its tools answer `denied` until it does",
-                path.display()
+                "{} of the configured settings files do not exist ({}): the tools of {} answer `denied` until \
+                 they do (`bardo devnet up` writes the devnet's)",
+                files.len(),
+                files.join(", "),
+                plugins.join(", ")
             );
         }
         let by_plugin = settings.into_iter().map(|(name, v)| (name, v.to_string())).collect();

@@ -47,6 +47,10 @@ sol! {
 /// Safe 1.4.1's guard slot: `keccak256("guard_manager.guard.address")`.
 pub const GUARD_SLOT: B256 = b256!("4a204f620c8c5ccdca3fd54d003badd85ba500436a431f0cbda4f558c93c34c8");
 
+/// Safe 1.4.1's fallback handler slot: `keccak256("fallback_manager.handler.address")`.
+pub const FALLBACK_HANDLER_SLOT: B256 =
+    b256!("6c9a6c4a39284e37ed1cf53d337577d14212a4870fb976a4366c693b939918d5");
+
 /// How long one read of the cage may take.
 const READ_BUDGET: Duration = Duration::from_secs(3);
 
@@ -55,8 +59,12 @@ const READ_BUDGET: Duration = Duration::from_secs(3);
 pub struct CageState {
     /// The Safe's guard (zero: none).
     pub guard: Address,
-    /// SHA-256 of the guard's address and its `rules()` answer (of the address alone when the
-    /// guard has none): what a permit's `policy_hash` holds.
+    /// The Safe's fallback handler (zero: none). With one such as `CompatibilityFallbackHandler`
+    /// an owner's signature validates EIP-1271 messages — Permit2 and ERC-2612 permits that
+    /// move tokens in another account's transaction, which no guard sees.
+    pub fallback_handler: Address,
+    /// SHA-256 of the guard's address, the fallback handler's and the guard's `rules()` answer
+    /// (of the addresses alone when the guard has none): what a permit's `policy_hash` holds.
     pub hash: B256,
     /// The `rules()` and `operator()` answers, when the guard is a PolicyCage; decoded only for
     /// people ([`Self::rules`]): a preview needs the hash alone.
@@ -129,15 +137,37 @@ pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Resu
             Some(b) => b,
             None => client.block_number(deadline).await?,
         };
-        let slot = getStorageAtCall { offset: U256::from_be_bytes(GUARD_SLOT.0), length: U256::from(1) };
-        let raw = client.call(safe, slot.abi_encode().into(), U256::ZERO, Some(block), deadline).await?;
-        let word = getStorageAtCall::abi_decode_returns(&raw)
-            .map_err(|e| ChainError::InvalidParams(format!("the Safe {safe}'s guard slot: {e}")))?;
-        let guard = Address::from_slice(word.get(12..32).unwrap_or(&[0u8; 20]));
+        // The guard and the fallback handler in one batch, at one block.
+        let slot = |s: B256| {
+            (
+                safe,
+                Bytes::from(
+                    getStorageAtCall { offset: U256::from_be_bytes(s.0), length: U256::from(1) }.abi_encode(),
+                ),
+            )
+        };
+        let mut words = client
+            .call_many(&[slot(GUARD_SLOT), slot(FALLBACK_HANDLER_SLOT)], block, deadline)
+            .await
+            .into_iter();
+        let mut address = |what: &str| -> Result<Address, ChainError> {
+            let raw = words.next().unwrap_or_else(|| Err(ChainError::InvalidParams("no answer".into())))?;
+            let word = getStorageAtCall::abi_decode_returns(&raw)
+                .map_err(|e| ChainError::InvalidParams(format!("the Safe {safe}'s {what} slot: {e}")))?;
+            Ok(Address::from_slice(word.get(12..32).unwrap_or(&[0u8; 20])))
+        };
+        let (guard, fallback_handler) = (address("guard")?, address("fallback handler")?);
+        // The handler decides whether the guard sees every way the Safe's tokens can move.
         let mut h = Sha256::new();
         h.update(guard);
+        h.update(fallback_handler);
         if guard == Address::ZERO {
-            return Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), answers: None });
+            return Ok(CageState {
+                guard,
+                fallback_handler,
+                hash: B256::from_slice(&h.finalize()),
+                answers: None,
+            });
         }
         let calls = [
             (guard, Bytes::from(PolicyCage::rulesCall {}.abi_encode())),
@@ -155,7 +185,7 @@ pub fn read(services: &Services, chain: u64, safe: Address, fresh: bool) -> Resu
             (Some(Err(e)), _) | (_, Some(Err(e))) => return Err(e),
             _ => None,
         };
-        Ok(CageState { guard, hash: B256::from_slice(&h.finalize()), answers })
+        Ok(CageState { guard, fallback_handler, hash: B256::from_slice(&h.finalize()), answers })
     })
 }
 
@@ -219,8 +249,9 @@ mod tests {
     use alloy::sol_types::SolError;
 
     #[test]
-    fn the_guard_slot_is_safes() {
+    fn the_guard_and_handler_slots_are_safes() {
         assert_eq!(GUARD_SLOT, alloy::primitives::keccak256("guard_manager.guard.address"));
+        assert_eq!(FALLBACK_HANDLER_SLOT, alloy::primitives::keccak256("fallback_manager.handler.address"));
     }
 
     #[test]

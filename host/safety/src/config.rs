@@ -169,8 +169,7 @@ impl SafetyConfig {
         if let Some(file) = &self.pricing_file {
             let path = config.resolve(file);
             let invalid = |message: String| ConfigError::Parse { path: path.clone(), message };
-            let text =
-                std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+            let text = std::fs::read(&path).map_err(|error| ConfigError::Io { path: path.clone(), error })?;
             let value: serde_json::Value =
                 serde_json::from_slice(&text).map_err(|e| invalid(e.to_string()))?;
             pricing = PricingConfig::from_json(value).map_err(invalid)?;
@@ -227,7 +226,7 @@ where
     let mut entries = inline;
     if let Some(file) = file {
         let path = config.resolve(file);
-        let text = std::fs::read(&path).map_err(|source| ConfigError::Io { path: path.clone(), source })?;
+        let text = std::fs::read(&path).map_err(|error| ConfigError::Io { path: path.clone(), error })?;
         let more: BTreeMap<String, F> = serde_json::from_slice(&text)
             .map_err(|e| ConfigError::Parse { path: path.clone(), message: e.to_string() })?;
         for (chain, list) in more {

@@ -204,7 +204,11 @@ impl Declared {
                         a.permit2_expiration.is_none() && a.token == *token && a.spender == *spender
                     });
                     if bound.is_none_or(|a| *after > a.amount) {
-                        off.push(format!("undeclared authority: {change}"));
+                        off.push(format!(
+                            "undeclared authority: {change}; declare it in the expected outcome's \
+                             `authorities` (bardo-sdk: `Authority::erc20(&token, spender, amount)`, \
+                             amount at least what the plan leaves approved)"
+                        ));
                     }
                 }
                 Change::Permit2Allowance { token, spender, amount, expiration, .. } => {
@@ -213,7 +217,11 @@ impl Declared {
                         *amount <= a.amount && a.permit2_expiration.is_some_and(|until| *expiration <= until)
                     });
                     if !within {
-                        off.push(format!("undeclared authority: {change}"));
+                        off.push(format!(
+                            "undeclared authority: {change}; declare it in the expected outcome's \
+                             `authorities` (bardo-sdk: `Authority::permit2(&token, spender, amount, \
+                             expiration)`, amount and expiration at least the plan's)"
+                        ));
                     }
                 }
                 Change::Operator { .. }
@@ -313,7 +321,12 @@ mod tests {
         };
         assert!(d.mismatches(&grant(ROUTER, 50)).is_empty());
         assert!(d.mismatches(&grant(ROUTER, 51))[0].contains("undeclared authority"));
-        assert!(d.mismatches(&grant(STRANGER, 1))[0].contains("undeclared authority"));
+        let stranger = &d.mismatches(&grant(STRANGER, 1))[0];
+        // The refusal says what a plugin author declares to fix it.
+        assert!(
+            stranger.contains("undeclared authority") && stranger.contains("Authority::erc20"),
+            "{stranger}"
+        );
         let permit2 = ChangeSet {
             changes: vec![Change::Permit2Allowance {
                 permit2: STRANGER,
@@ -323,7 +336,11 @@ mod tests {
                 expiration: 10,
             }],
         };
-        assert!(!d.mismatches(&permit2).is_empty(), "an ERC-20 declaration does not cover Permit2");
+        let permit2 = &d.mismatches(&permit2)[0];
+        assert!(
+            permit2.contains("Authority::permit2"),
+            "an ERC-20 declaration does not cover Permit2: {permit2}"
+        );
         let operator = ChangeSet { changes: vec![Change::Operator { collection: TOKEN, operator: ROUTER }] };
         assert!(d.mismatches(&operator)[0].contains("may not"));
     }

@@ -160,6 +160,11 @@ pub struct PlannedOn {
     pub generation: u64,
     /// The component that planned it.
     pub plugin: crate::planner::PluginId,
+    /// The profile its write path ran (absent in permits stored by earlier versions): a commit,
+    /// cancel or confirmation from the command line runs under it, and a different one is
+    /// refused with it named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 fn unix_ms<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
@@ -293,7 +298,7 @@ impl Halt {
 }
 
 /// Unix milliseconds as `YYYY-MM-DD hh:mm:ss UTC` (days to a civil date: H. Hinnant's algorithm).
-fn utc(at_ms: u64) -> String {
+pub fn utc(at_ms: u64) -> String {
     let secs = at_ms / 1000;
     let (days, time) = ((secs / 86_400) as i64, secs % 86_400);
     let z = days + 719_468;

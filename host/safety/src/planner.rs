@@ -4,6 +4,7 @@
 //! decided here from the simulation and the chain, never from the planner's word.
 
 use alloy::rpc::types::TransactionReceipt;
+use bardo_core::error::{ErrorCode, ToolError};
 use bardo_core::tool::{CapabilityTier, ToolDef, WritePlan};
 use bardo_runtime::plugin::{CallControl, CallReport, Host, action_kind};
 use serde::{Deserialize, Serialize};
@@ -72,8 +73,9 @@ pub trait Planner: std::any::Any + Send + Sync {
     /// Write tool `name`, if it is loaded and serves writes.
     fn write_tool_named(&self, name: &str) -> Option<WriteTool<'_>>;
     /// Why no write tool serves `kind` here though a loaded plugin declares one (another
-    /// profile runs it, it was skipped or disabled), and what to do; None when none declares it.
-    fn unserved(&self, kind: &str) -> Option<String> {
+    /// profile runs it, it was skipped or disabled, no wallet), and what to do, as the error a
+    /// preview answers; None when none declares it.
+    fn unserved(&self, kind: &str) -> Option<ToolError> {
         let _ = kind;
         None
     }
@@ -87,6 +89,11 @@ pub trait Planner: std::any::Any + Send + Sync {
         chain_id: u64,
         receipts: &[TransactionReceipt],
     ) -> CallReport<serde_json::Value>;
+}
+
+/// `no write tool implements KIND in this profile: WHY` (not-found).
+fn not_served(why: String) -> ToolError {
+    ToolError::new(ErrorCode::NotFound, why)
 }
 
 fn write_tool(entry: &bardo_runtime::plugin::CatalogEntry) -> Option<WriteTool<'_>> {
@@ -114,7 +121,7 @@ impl Planner for Host {
         self.catalog().get(name).and_then(write_tool)
     }
 
-    fn unserved(&self, kind: &str) -> Option<String> {
+    fn unserved(&self, kind: &str) -> Option<ToolError> {
         let kind = action_kind(kind);
         let writes = || {
             self.plugins().iter().flat_map(|p| {
@@ -131,22 +138,32 @@ impl Planner for Host {
             let kinds: Vec<String> =
                 writes().flat_map(|(_, t)| t.action_kinds.iter().map(|k| action_kind(k))).collect();
             let meant = bardo_core::suggest::closest(&kind, kinds.iter().map(String::as_str))?;
-            return Some(format!("no loaded plugin declares `{kind}`; did you mean `{meant}`?"));
+            return Some(not_served(format!("no loaded plugin declares `{kind}`; did you mean `{meant}`?")));
         };
         let served_by = format!("`{}` of plugin `{}` serves it", def.name, plugin.name);
         if let Some(skipped) = self.skipped().iter().find(|s| s.tool == def.name) {
-            return Some(format!("{served_by} but was not loaded: {}", skipped.reason));
+            if skipped.needs_wallet {
+                return Some(ToolError::new(
+                    ErrorCode::WalletNotConfigured,
+                    format!(
+                        "no wallet is configured, and `{kind}` is a write ({served_by}): export \
+                         BARDO_PRIVATE_KEY (a hex key), or run `bardo init --profile {}` for an encrypted keystore",
+                        self.profile().name()
+                    ),
+                ));
+            }
+            return Some(not_served(format!("{served_by} but was not loaded: {}", skipped.reason)));
         }
         let profile = self.profile().name();
         if self.profile().disables(&plugin.name, &def.name) {
-            return Some(format!("{served_by} but [tools] disable turns it off in bardo.toml"));
+            return Some(not_served(format!("{served_by} but [tools] disable turns it off in bardo.toml")));
         }
         let running = bardo_core::profile::profiles_running(def);
         let first = running.first()?;
-        Some(format!(
+        Some(not_served(format!(
             "{served_by} in profiles {}, not in `{profile}`: run with --profile {first} (or compose: --profile {profile},{first})",
             running.join(", ")
-        ))
+        )))
     }
 
     fn plan(&self, tool: &str, params_json: &str, control: &Arc<CallControl>) -> CallReport<WritePlan> {

@@ -72,6 +72,19 @@ pub fn host_key(config: &Config) -> Result<HostKey, SetupError> {
     HostKey::load_or_create(&config.resolve(&safety.host_key)).map_err(SetupError::HostKey)
 }
 
+/// The permits every process of this configuration shares: `[safety] permits`, or the fleet's.
+pub fn permits(config: &Config) -> Result<Permits, SetupError> {
+    let safety: SafetyConfig = config.section()?;
+    Ok(permits_of(&safety, config, cluster(config)?, host_key(config)?))
+}
+
+fn permits_of(safety: &SafetyConfig, config: &Config, cluster: Option<Cluster>, key: HostKey) -> Permits {
+    match cluster {
+        Some(cluster) => Permits::shared(cluster, key),
+        None => Permits::open(&config.resolve(&safety.permits), key),
+    }
+}
+
 /// The write path over `host`, with the hook chain and stores `[safety]` (and `[cluster]`)
 /// configure; later generations (`WritePath::reload`) get hooks built by the same policy.
 pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupError> {
@@ -103,10 +116,7 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
         let host = config.optional::<ClusterSettings>()?.map(|s| s.host_name()).unwrap_or_default();
         replicate_memory(&services, cluster, &host);
     }
-    path = match cluster {
-        Some(cluster) => path.with_permits(Permits::shared(cluster, key)),
-        None => path.with_permit_file(&config.resolve(&safety.permits), key),
-    };
+    path = path.with_permits(permits_of(&safety, config, cluster, key));
     if let Some(memory) = &services_memory {
         path = path.with_episodes(memory.recorder());
     }

@@ -139,6 +139,7 @@ fn permit_error(e: PermitError) -> ToolError {
     }
     let code = match e {
         PermitError::Unknown(_) => ErrorCode::NotFound,
+        PermitError::Expired(_) => ErrorCode::Expired,
         PermitError::Store(_) => ErrorCode::Internal,
         _ => ErrorCode::Denied,
     };

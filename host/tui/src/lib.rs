@@ -11,6 +11,7 @@ pub mod app;
 pub mod config;
 pub mod feed;
 pub mod model;
+mod signals;
 pub mod ui;
 
 use app::{Action, App};
@@ -100,10 +101,14 @@ pub fn run(
             None
         }
     };
+    let stop = signals::Stop::install()?;
     // Raw mode and the alternate screen; a panic restores the terminal before it is reported.
     let mut terminal = ratatui::try_init()?;
     let result = (|| -> std::io::Result<()> {
         loop {
+            if stop.requested() {
+                return Ok(());
+            }
             apply(&mut app, feed.poll(PER_FRAME));
             while let Ok(read) = permits_rx.try_recv() {
                 match read {
@@ -161,6 +166,7 @@ pub fn run(
         }
     })();
     ratatui::restore();
+    stop.finished();
     drop(permits_tx);
     result
 }

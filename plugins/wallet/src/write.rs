@@ -77,7 +77,10 @@ impl WriteTool for Approve {
             Self::NAME,
             Category::Trading,
             "approve",
-            RiskTier::Medium,
+            // An exact approval is a small, bounded exposure (the WIT's `low`); the host raises
+            // the plan to High when what it leaves approved is worth more than
+            // `[safety] approval_high_risk_usd`.
+            RiskTier::Low,
             "Approve an allowlisted spender for exactly `amount` of a token (ERC-20 approve; never unlimited). \
              Write: returns a plan the host checks, simulates and asks to commit.",
         )

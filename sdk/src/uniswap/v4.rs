@@ -68,7 +68,7 @@ pub fn pool_id(key: &PoolKey) -> B256 {
 }
 
 // A PositionManager `PositionInfo` word's ticks: the host reads them the same way.
-pub use bardo_uniswap_math::{packed_tick, position_ticks};
+pub use super::tick_math::{packed_tick, position_ticks};
 
 /// A V4 currency as a token: the zero address is native ether.
 pub fn currency(chain_id: ChainId, address: Address) -> Result<crate::erc20::Token, Error> {

@@ -173,7 +173,7 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
     ] {
         assert!(message.contains(hint), "{hint} in {message}");
     }
-    // Without a wallet the trader profile skips it, and says why.
+    // Without a wallet the trader profile skips it, and says how to configure one.
     let o = Command::new(env!("CARGO_BIN_EXE_bardo"))
         .current_dir(dir.path())
         .env_remove("BARDO_PRIVATE_KEY")
@@ -182,7 +182,11 @@ fn uniswap_tools_by_profile_plan_without_wallet_and_audit() {
         .expect("run");
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let message = json["error"]["message"].as_str().expect("message");
-    assert!(message.contains("was not loaded") && message.contains("wallet"), "{json}");
+    assert_eq!(json["error"]["code"], "wallet-not-configured", "{json}");
+    assert!(
+        message.contains("BARDO_PRIVATE_KEY") && message.contains("bardo init --profile trader"),
+        "{json}"
+    );
 
     let o = bardo(dir.path(), &["audit", "plugins/uniswap.wasm"]);
     assert!(o.status.success(), "{o:?}");
@@ -480,8 +484,20 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
             .expect("json");
     let keeper = detached["keeper"].as_u64().expect("a keeper runs beside the devnet");
     assert!(std::path::Path::new(&format!("/proc/{keeper}")).exists(), "keeper {keeper} runs");
+    // Up again: it is up, which is what was asked (no second anvil, the same one said).
+    let again = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach"]);
+    assert!(again.status.success(), "{again:?}");
+    assert!(
+        stdout(&again).contains(&format!(
+            "devnet already up: chain 31337 at http://127.0.0.1:{port} (pid {}",
+            started["pid"]
+        )),
+        "{again:?}"
+    );
     let down = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    let again = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
+    assert!(again.status.success() && stdout(&again).contains("devnet already down"), "{again:?}");
     assert!(!elsewhere.path().join(".bardo").exists(), "nothing is written where the command ran");
     let gone = (0..50).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -582,15 +598,15 @@ fn a_key_no_part_of_the_host_knows_is_refused_with_the_file_and_the_key() {
     let file = dir.path().join("bardo.toml");
     let base = std::fs::read_to_string(&file).expect("config");
     for (extra, says) in [
-        ("[safety]\nttl_sec = 5\n", &["[safety]", "ttl_sec"][..]),
+        ("[safety]\nttl_sec = 5\n", &["[safety]", "ttl_sec", "did you mean `ttl_secs`?"][..]),
         ("[agent]\nspeculate = true\n", &["[agent]", "speculate"]),
         ("[mcp]\ntoken_env = \"X\"\n", &["[mcp]", "token_env"]),
         ("[tui]\nfollows = []\n", &["[tui]", "follows"]),
         ("[sidecar]\ngrants = []\n", &["[sidecar]", "grants"]),
         ("[cluster]\nnats = []\nreplica = 3\n", &["[cluster]", "replica"]),
         ("[limits]\nfuell = 1\n", &["fuell"]),
-        ("[safty]\nttl_secs = 5\n", &["unknown key `safty`"]),
-        ("profil = \"data\"\n", &["unknown key `profil`"]),
+        ("[safty]\nttl_secs = 5\n", &["unknown key `safty`; did you mean `safety`?"]),
+        ("profil = \"data\"\n", &["unknown key `profil`; did you mean `profile`?"]),
     ] {
         std::fs::write(&file, format!("{base}{extra}")).expect("config");
         let o = bardo(dir.path(), &["tools"]);
@@ -714,7 +730,10 @@ fn tools_describe_shows_what_a_tool_takes_and_errors_name_what_was_meant() {
     for part in ["amount*", "token_in*", "exact_in|exact_out", "(default \"exact_in\")", "v2|v3|v4 "] {
         assert!(out.contains(part), "{part} in {out}");
     }
-    assert!(out.contains(r#"bardo call uniswap_get_quote --params '{"amount":"<string>","#), "{out}");
+    assert!(
+        out.contains(r#"bardo call uniswap_get_quote --profile data --params '{"amount":"<string>","#),
+        "{out}"
+    );
     // A write tool without a wallet is described (not callable), with its kind and profiles.
     let o =
         bardo(dir.path(), &["tools", "describe", "uniswap_execute_swap", "--profile", "trader", "--json"]);
@@ -723,7 +742,10 @@ fn tools_describe_shows_what_a_tool_takes_and_errors_name_what_was_meant() {
         (d["action_kinds"].clone(), d["callable"].clone()),
         (serde_json::json!(["swap"]), false.into())
     );
-    assert!(d["example"].as_str().is_some_and(|e| e.starts_with("bardo preview swap --params")), "{d}");
+    assert!(
+        d["example"].as_str().is_some_and(|e| e.starts_with("bardo preview swap --profile trader --params")),
+        "{d}"
+    );
     let slippage = d["params"].as_array().and_then(|ps| ps.iter().find(|p| p["name"] == "slippage_bps"));
     assert_eq!(
         slippage.map(|p| (p["required"].clone(), p["default"].clone())),

@@ -63,6 +63,10 @@ fn init_writes_an_encrypted_keystore_and_a_swap_commits_with_it() {
     let keystore = std::fs::read_to_string(dir.join(".bardo/keystore.json")).expect("keystore");
     let json: serde_json::Value = serde_json::from_str(&keystore).expect("json");
     assert_eq!(json["crypto"]["kdf"], "scrypt", "{json}");
+    // Web3 Secret Storage's standard cost, not alloy's 2^13: each password tried costs 256 MiB.
+    assert_eq!(json["crypto"]["kdfparams"]["n"], 262_144, "{json}");
+    // Spending limits on from the first config, explained where they are set.
+    assert!(written.contains("\n[safety.spending]\nper_tx_usd = 1000\nper_day_usd = 5000"), "{written}");
     let plain = DEV_KEY.trim_start_matches("0x");
     assert!(!keystore.to_lowercase().contains(plain) && !written.contains(plain), "the key is encrypted");
     use std::os::unix::fs::PermissionsExt;

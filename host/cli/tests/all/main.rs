@@ -8,6 +8,7 @@ mod cluster;
 mod devnet;
 mod docs;
 mod erc8004;
+mod first_hour;
 mod interrupt;
 mod keystore;
 mod mcp;

@@ -3,7 +3,7 @@
 //! at start with what to write.
 
 use super::mcp::{Workspace, balanceOfCall, view};
-use alloy::primitives::U256;
+use alloy::primitives::{Address, U256};
 
 #[test]
 fn a_swap_commits_through_the_safe_named_in_signer() {
@@ -63,7 +63,9 @@ fn the_cage_is_shown_and_a_change_proposed_for_the_operator_to_execute() {
     assert!(text.contains(&format!("changed only by the operator {}", d.cage.operator)), "{text}");
     assert!(text.contains("drawdown per transaction  300 bps"), "{text}");
     assert!(text.contains("at most 120 per 3600 s"), "{text}");
+    assert!(text.contains("no fallback handler: the Safe validates no EIP-1271 signature"), "{text}");
     let before: serde_json::Value = serde_json::from_str(&show(true)).expect("json");
+    assert_eq!(before["fallback_handler"], serde_json::json!(Address::ZERO), "{before}");
 
     let o = w.bardo(&["policy", "propose", "--safe", &caged, "drawdown", "200", "1000"]);
     assert!(o.status.success(), "{o:?}");

@@ -1,5 +1,6 @@
 //! `bardo plugin new`: each of the three scaffolds builds outside this workspace (its own
-//! `[workspace]`, bardo-sdk by path, explicit dependency versions) and its tool works on the
+//! `[workspace]`, bardo-sdk by version with a `[patch]` to this checkout's sdk/, explicit
+//! dependency versions) and its tool works on the
 //! devnet: the read tool answers the node's block number, the write tool's plan goes through
 //! preview → commit and wraps exactly the ether it declared, the stream tool alerts when the
 //! watched balance changes.
@@ -36,6 +37,17 @@ fn scaffold(name: &str, flag: Option<&str>) -> (tempfile::TempDir, PathBuf) {
     let krate = dir.path().join(name);
     let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).expect("Cargo.toml");
     assert!(manifest.contains("[workspace]") && !manifest.contains("workspace = true"), "{manifest}");
+    // bardo-sdk by version (the checkout's own), from the checkout only through `[patch]`.
+    let sdk: toml::Table =
+        std::fs::read_to_string(root().join("sdk/Cargo.toml")).expect("sdk").parse().expect("toml");
+    let scaffolded: toml::Table = manifest.parse().expect("toml");
+    assert_eq!(
+        scaffolded["dependencies"]["bardo-sdk"].as_str(),
+        sdk["package"]["version"].as_str(),
+        "{manifest}"
+    );
+    let patched = scaffolded["patch"]["crates-io"]["bardo-sdk"]["path"].as_str().expect("patch path");
+    assert_eq!(Path::new(patched), root().join("sdk").canonicalize().expect("sdk dir"), "{manifest}");
     let target = root().join("target").join("guest");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)

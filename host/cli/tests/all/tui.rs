@@ -72,6 +72,31 @@ impl Tmux {
         }
     }
 
+    /// Send `signal` to the program the pane's shell runs (the shell's children).
+    fn signal_program(&self, signal: &str) {
+        for pid in self.program() {
+            assert!(Command::new("kill").args([signal, &pid]).status().expect("kill").success());
+        }
+    }
+
+    /// The processes the pane's shell runs (its children).
+    fn program(&self) -> Vec<String> {
+        let o = self.run(&["display-message", "-p", "-t", "tui", "#{pane_pid}"]);
+        let shell = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+        let children: Vec<String> = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|s| s.rsplit(") ").next().map(|rest| rest.split(' ').nth(1) == Some(&shell)))
+                    .unwrap_or(false)
+            })
+            .collect();
+        assert!(!children.is_empty(), "the pane's shell {shell} runs nothing");
+        children
+    }
+
     fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "tui"];
         args.extend(keys);
@@ -254,7 +279,10 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
 fn exit_code(dir: &Path, tmux: &Tmux) -> String {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        if let Ok(code) = std::fs::read_to_string(dir.join("exit-code")) {
+        // The shell creates the file, then writes it: empty is not yet.
+        if let Ok(code) = std::fs::read_to_string(dir.join("exit-code"))
+            && !code.trim().is_empty()
+        {
             return code.trim().to_owned();
         }
         assert!(Instant::now() < deadline, "q did not end it:\n{}", tmux.capture(false));
@@ -351,6 +379,25 @@ fn the_dashboard_follows_another_processs_journal_and_the_fleets_stream() {
     );
 }
 
+/// The terminal closing under it (its tmux killed: SIGHUP, the tty gone) ends the dashboard
+/// within seconds — it does not spin on the dead terminal.
+#[test]
+fn a_terminal_that_hangs_up_ends_the_dashboard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("bardo.toml"), "profile = \"data\"\nplugins = []\n").expect("config");
+    let tmux = Tmux::start(dir.path(), &format!("{} tui; true", env!("CARGO_BIN_EXE_bardo")), (100, 30));
+    tmux.wait("the dashboard", Duration::from_secs(60), |s| s.contains("Permits"));
+    let program = tmux.program();
+    drop(tmux); // kill-server: the pty closes, the pane's processes get SIGHUP
+    let alive =
+        |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while program.iter().any(|p| alive(p)) {
+        assert!(Instant::now() < deadline, "bardo tui still runs without a terminal: {program:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn without_a_terminal_it_says_what_to_use_instead() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -410,7 +457,26 @@ fn y_in_the_dashboard_confirms_a_permit_an_mcp_client_is_waiting_on() {
     let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
     assert!(audit.contains("\"PermitConfirmed\"") && audit.contains("\"channel\":\"tui\""), "{audit}");
     assert!(audit.contains("\"by\":\"operator (bardo tui, uid "), "{audit}");
-    tmux.keys(&["q"]);
+    // A `kill` (SIGTERM) ends it as `q` does: the terminal back from the alternate screen, its
+    // cursor shown again (what it wrote last, as the pane received it).
+    let written = w.path().join("pane-output");
+    let o = tmux.run(&["pipe-pane", "-t", "tui", "-o", &format!("cat > {}", written.display())]);
+    assert!(o.status.success(), "{o:?}");
+    tmux.signal_program("-TERM");
+    assert_eq!(exit_code(w.path(), &tmux), "0", "SIGTERM ends it cleanly");
+    let state = tmux.run(&["display-message", "-p", "-t", "tui", "#{alternate_on}"]);
+    assert_eq!(String::from_utf8_lossy(&state.stdout).trim(), "0", "out of the alternate screen");
+    // tmux hands the pane's output to the pipe as it reads it: wait for the last of it.
+    let wrote = (0..20)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            String::from_utf8_lossy(&std::fs::read(&written).unwrap_or_default()).into_owned()
+        })
+        .find(|w| w.contains("\x1b[?1049l"))
+        .unwrap_or_default();
+    let (left, shown, hidden) =
+        (wrote.rfind("\x1b[?1049l"), wrote.rfind("\x1b[?25h"), wrote.rfind("\x1b[?25l"));
+    assert!(left.is_some() && shown > hidden, "left the alternate screen, cursor shown last: {wrote:?}");
 }
 
 const POOL_INFO: &str = r#"{"chain_id":31337,"token_a":"WETH","token_b":"USDC","fee":3000}"#;

@@ -24,7 +24,8 @@ pub(crate) fn wit_error(e: ToolError) -> WitError {
         ErrorCode::Cancelled
         | ErrorCode::Unavailable
         | ErrorCode::PartiallyExecuted
-        | ErrorCode::ConfirmationRequired => WitErrorCode::Internal,
+        | ErrorCode::ConfirmationRequired
+        | ErrorCode::Expired => WitErrorCode::Internal,
     };
     WitError { code, message: e.message, retryable: e.retryable }
 }

@@ -3,6 +3,7 @@
 //! selects to the catalog.
 
 use super::*;
+use bardo_core::names;
 
 impl Host {
     /// Load the component at `path`.
@@ -281,37 +282,13 @@ impl Host {
     }
 }
 
-/// Tool names: `<prefix>_<action>[_<subject>]`, lowercase.
-fn valid_tool_name(name: &str) -> bool {
-    let mut parts = name.split('_');
-    let first_ok = parts.next().is_some_and(|p| p.starts_with(|c: char| c.is_ascii_lowercase()));
-    first_ok
-        && name.split('_').count() >= 2
-        && name
-            .split('_')
-            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
-}
-
-/// The longest action kind a plugin may declare.
-const MAX_KIND: usize = 40;
-
-fn valid_action_kind(kind: &str) -> bool {
-    (1..=MAX_KIND).contains(&kind.len())
-        && kind.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-}
-
 fn validate(m: &Manifest, world: World) -> Result<(), String> {
-    if m.name.is_empty() || !m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Err(format!("plugin name {:?} must be lowercase letters, digits and '-'", m.name));
-    }
+    names::plugin_name(&m.name)?;
     semver::Version::parse(&m.version).map_err(|e| format!("version {:?} is not semver: {e}", m.version))?;
     let mut seen = BTreeSet::new();
     let mut kinds = BTreeMap::new();
     for t in &m.tools {
-        if !valid_tool_name(&t.name) {
-            return Err(format!("tool name {:?} must be `<prefix>_<action>_<subject>` in lowercase", t.name));
-        }
+        names::tool_name(&t.name)?;
         if !seen.insert(&t.name) {
             return Err(format!("tool `{}` is declared twice", t.name));
         }
@@ -328,14 +305,7 @@ fn validate(m: &Manifest, world: World) -> Result<(), String> {
             return Err(format!("tool `{}` is a write tool, but the plugin does not export `write`", t.name));
         }
         for kind in &t.action_kinds {
-            // Kinds reach the host's own text (confirmation prompts, tool lists, the audit):
-            // a kind is a short word, never prose a plugin writes into the host's prompt.
-            if !valid_action_kind(kind) {
-                return Err(format!(
-                    "tool `{}`: action kind {kind:?} must be 1 to {MAX_KIND} characters of a-z, 0-9, '_' and '-'",
-                    t.name
-                ));
-            }
+            names::action_kind(kind).map_err(|e| format!("tool `{}`: {e}", t.name))?;
         }
         if t.capability_tier == CapabilityTier::Write {
             for kind in &t.action_kinds {

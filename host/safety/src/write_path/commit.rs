@@ -500,11 +500,20 @@ impl WritePath {
                 permit.permit_id, permit.sender, permit.chain_id
             )));
         }
-        let gone = || {
-            denied(format!(
-                "write tool `{}` of permit `{}` is no longer loaded; preview again",
+        // Why the tool is not served: another profile than the preview's, or an unloaded plugin.
+        let running = generation.host().map(|h| h.profile().name().to_owned());
+        let previewed = permit.planned_on.as_ref().and_then(|on| on.profile.clone());
+        let gone = || match (&previewed, &running) {
+            (Some(previewed), Some(running)) if previewed != running => denied(format!(
+                "permit `{}` was previewed under profile `{previewed}`, and this host runs `{running}`, \
+                 which has no `{}`: commit it under `{previewed}` (`bardo commit` picks it by itself)",
+                permit.permit_id, permit.tool
+            )),
+            _ => denied(format!(
+                "write tool `{}` of permit `{}` is no longer loaded (its plugin was unloaded or refused): \
+                 this permit cannot be committed; `bardo tools` shows what is served",
                 permit.tool, permit.permit_id
-            ))
+            )),
         };
         self.generation().planner().write_tool_named(&permit.tool).ok_or_else(gone)?;
         let tool = generation.planner().write_tool_named(&permit.tool).ok_or_else(gone)?;

@@ -22,13 +22,19 @@ impl WritePath {
     fn route<'g>(&self, planner: &'g dyn Planner, kind: &str) -> Result<WriteTool<'g>, ToolError> {
         planner.write_tool(kind).ok_or_else(|| {
             let kind = kind.replace('-', "_");
-            let message = match planner.unserved(&kind) {
-                Some(why) => format!("no write tool implements `{kind}` in this profile: {why}"),
-                None => format!(
-                    "no write tool implements `{kind}` in this profile, and no loaded plugin declares one; see `bardo tools`"
+            match planner.unserved(&kind) {
+                Some(e) if e.code == ErrorCode::NotFound => ToolError::new(
+                    ErrorCode::NotFound,
+                    format!("no write tool implements `{kind}` in this profile: {}", e.message),
                 ),
-            };
-            ToolError::new(ErrorCode::NotFound, message)
+                Some(e) => e,
+                None => ToolError::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "no write tool implements `{kind}` in this profile, and no loaded plugin declares one; see `bardo tools`"
+                    ),
+                ),
+            }
         })
     }
 
@@ -90,6 +96,13 @@ impl WritePath {
         let result =
             self.check(&generation, &permit_id, kind, params, (phase, operator), control, &mut trail);
         if let Err(e) = &result {
+            // Refused for its input (a kind nothing serves, params the host or the plugin
+            // rejects) before any plan existed: no write was decided, so nothing is recorded
+            // and no permit id given out — `bardo records` lists decisions, not typos.
+            let no_plan = trail.iter().all(|r| matches!(r, AuditEvent::ToolCall { ok: false, .. }));
+            if no_plan && matches!(e.code, ErrorCode::InvalidParams | ErrorCode::NotFound) {
+                return result;
+            }
             trail.push(self.blocked(&generation, &permit_id, kind, e));
         }
         let stored = self.record_written(&trail).and_then(|at| {
@@ -254,6 +267,7 @@ impl WritePath {
                 instance: self.instance.clone(),
                 generation: generation.number(),
                 plugin: entry.plugin.to_owned_id(),
+                profile: generation.host().map(|h| h.profile().name().to_owned()),
             }),
             confirmation: self.holds_spend(spend_usd).or(hold),
             operator,

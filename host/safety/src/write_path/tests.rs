@@ -187,7 +187,8 @@ impl Bench {
 
     /// The audit records' events, in order.
     fn records(&self) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(self.audit.path().join("audit.jsonl")).expect("audit log");
+        // No file: nothing was ever recorded.
+        let text = std::fs::read_to_string(self.audit.path().join("audit.jsonl")).unwrap_or_default();
         text.lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json")["event"].clone())
             .collect()
@@ -232,6 +233,7 @@ impl Bench {
             instance: self.path.instance.clone(),
             generation,
             plugin: crate::PluginId { name: "demo".into(), version: "1.0.0".into(), sha256: sha256.into() },
+            profile: None,
         }
     }
 }
@@ -254,17 +256,14 @@ fn params() -> serde_json::Value {
 }
 
 #[test]
-fn an_unknown_kind_is_not_found_and_audited_as_blocked() {
+fn an_unknown_kind_is_not_found_and_no_write_decision() {
     let planner = FakePlanner::new("aa", Ok(plan(CHAIN, 1)));
     let b = Bench::new(planner.clone(), &[("first", false)]);
     let e = b.path.preview("mint-nft", &params()).expect_err("no such kind");
     assert_eq!(e.code, ErrorCode::NotFound, "{e}");
     assert!(e.message.contains("`mint_nft`"), "{e}");
     assert!(planner.asked().is_empty(), "nothing was planned");
-    let records = b.records();
-    assert_eq!(b.types(), ["ActionBlocked"]);
-    assert_eq!(records[0]["tool"], serde_json::Value::Null);
-    assert_eq!(records[0]["code"], "not-found");
+    assert!(b.types().is_empty(), "a typo is not a refused write: no record, no permit id");
 }
 
 #[test]
@@ -307,6 +306,11 @@ fn a_plugin_that_cannot_plan_issues_nothing_and_says_why() {
     let b = Bench::new(FakePlanner::new("aa", Err(refusal)), &[("first", false)]);
     let e = b.path.preview("swap", &params()).expect_err("refused");
     assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidParams, "`amount` must be above 0"));
+    assert!(b.types().is_empty(), "refused for its input, before a plan: no record");
+    // A plugin that fails otherwise (its node, its own bug) is a blocked write, recorded.
+    let failed = ToolError::new(ErrorCode::Rpc, "the node is down");
+    let b = Bench::new(FakePlanner::new("aa", Err(failed)), &[("first", false)]);
+    assert_eq!(b.path.preview("swap", &params()).expect_err("refused").code, ErrorCode::Rpc);
     assert_eq!(b.types(), ["ToolCall", "ActionBlocked"]);
     assert_eq!(b.records()[0]["ok"], false);
 }

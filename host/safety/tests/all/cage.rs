@@ -14,7 +14,7 @@ use alloy::sol_types::{SolCall, SolEvent, SolInterface};
 use bardo_devnet::cage::{AssetKind, OPERATOR_ACCOUNT};
 use bardo_devnet::deploy::Deployments;
 use bardo_devnet::{Anvil, CHAIN_ID};
-use bardo_evm::{SafeKey, SafeWallet, SimCall};
+use bardo_evm::{SafeKey, SimCall};
 use bardo_safety::cage::PolicyCage::PolicyCageErrors;
 use bardo_safety::hooks::PolicyCage as HostPolicy;
 use bardo_test_artifacts::{AAVE, MORPHO, UNISWAP, VAULT};
@@ -107,16 +107,12 @@ impl Env {
     /// The Safe transaction `from` (an owner) executes: `calls` batched through
     /// MultiSendCallOnly, as the host sends a plan.
     fn batch(&self, from: Address, calls: &[SimCall]) -> SimCall {
-        let wallet =
-            SafeWallet { safe: self.safe, multi_send: self.d.safe.multi_send_call_only, key: SafeKey::Owner };
-        wallet.wrap(from, calls)
+        caged_safe(&self.d).wrap(from, calls)
     }
 
     /// One Safe transaction `from` executes of `data` to `to` (`operation` 1: a delegatecall).
     fn single(&self, from: Address, to: Address, data: Bytes, operation: u8) -> SimCall {
-        let wallet =
-            SafeWallet { safe: self.safe, multi_send: self.d.safe.multi_send_call_only, key: SafeKey::Owner };
-        wallet.single(from, to, data, operation)
+        caged_safe(&self.d).single(from, to, data, operation)
     }
 
     /// Submit `tx` from `from` as it is, the gas set so a revert is mined rather than refused
@@ -322,26 +318,29 @@ fn a_swap_may_lose_its_bound_of_what_it_spends_and_not_one_basis_point_more() {
 }
 
 /// The day's writes may lose up to `perDayBps` of the approved holdings at its first write; the
-/// second swap that takes the day past it reverts.
+/// swap that takes the day past it reverts. (The bound is set after the day's first swap, from
+/// what it lost: measured once rather than assumed equal in a second run of the same swap.)
 #[test]
 fn the_days_losses_add_up_to_their_bound() {
     let e = env();
     let key = e.host_key;
-    let swap = || e.batch(key, &e.v3_swap("USDC", "WETH", units(1_000, 6), e.safe));
-    let start = e.snapshot();
-    e.operator(&[
-        e.rule(setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: U256::from(9_999) })
-    ]);
-    e.passes(&swap());
+    let swap = |usdc: u64| e.batch(key, &e.v3_swap("USDC", "WETH", units(usdc, 6), e.safe));
+    let drawdown = |per_day: U256| {
+        e.operator(&[e.rule(setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: per_day })])
+    };
+    drawdown(U256::from(9_999));
+    e.passes(&swap(1_000));
     let (day_start, lost) = (e.read(e.cage, dayStartUsdCall {}), e.read(e.cage, dayLostUsdCall {}));
     assert!(day_start > U256::ZERO && lost > U256::ZERO, "the day started at {day_start}, lost {lost}");
-    // The least bound the first swap fits: the second, as large, does not.
+    // The least bound the day's loss so far fits (a rule change keeps the day's count), and one
+    // basis point of the day's start more.
     let bound = (lost * U256::from(10_000)).div_ceil(day_start);
-    assert!(lost * U256::from(2) * U256::from(10_000) > day_start * bound, "two swaps exceed it");
-    e.revert_to(&start);
-    e.operator(&[e.rule(setDrawdownCall { perTransactionBps: U256::from(10_000), perDayBps: bound })]);
-    e.passes(&swap());
-    e.reverted_by(key, &swap(), "DrawdownPerDay");
+    drawdown(bound + U256::from(1));
+    // A swap losing less than that basis point fits ($22,000 of holdings: 1 bp is $2.20); one
+    // losing more — 2,000 USDC pays 0.3 %, $6, in fees alone — takes the day past it.
+    e.passes(&swap(10));
+    let named = e.reverted_by(key, &swap(2_000), "DrawdownPerDay");
+    assert!(named.contains(&format!("maxBps: {}", bound + U256::from(1))), "{named}");
 }
 
 /// At most `maxWrites` writes in any window: the next waits for the oldest to leave it.
@@ -384,6 +383,81 @@ fn only_the_operator_changes_the_safe_or_its_rules() {
             .into_future(),
     );
     assert_eq!(slot.expect("slot"), U256::ZERO, "no guard");
+}
+
+/// The owner's key cannot move the caged Safe's tokens outside a Safe transaction: a Permit2
+/// permit it signs as the Safe (EIP-1271, which Safe's `CompatibilityFallbackHandler` accepts
+/// from any owner) drains the dev Safe in a stranger's transaction no guard sees; the caged
+/// Safe has no fallback handler, so the same permit is refused and nothing moves.
+#[test]
+fn a_permit_signed_by_the_hosts_key_moves_nothing_from_the_caged_safe() {
+    use alloy::signers::SignerSync;
+    use alloy::sol_types::SolStruct;
+    /// The EIP-712 types signed: Permit2's (with the spender) and Safe's message.
+    mod signed {
+        alloy::sol! {
+            struct TokenPermissions { address token; uint256 amount; }
+            struct PermitTransferFrom { TokenPermissions permitted; address spender; uint256 nonce; uint256 deadline; }
+            struct SafeMessage { bytes message; }
+        }
+    }
+    alloy::sol! {
+        struct TokenPermissions { address token; uint256 amount; }
+        struct PermitTransferFrom { TokenPermissions permitted; uint256 nonce; uint256 deadline; }
+        struct SignatureTransferDetails { address to; uint256 requestedAmount; }
+        function permitTransferFrom(PermitTransferFrom permit, SignatureTransferDetails transferDetails,
+            address owner, bytes signature) external;
+        function domainSeparator() external view returns (bytes32);
+        function DOMAIN_SEPARATOR() external view returns (bytes32);
+    }
+    let e = env();
+    let key = e.host_key;
+    fund_safe(&e.node.url(), &e.d, e.d.safe.dev_safe, U256::ZERO, &[("USDC", units(1_000, 6))]);
+    let (usdc, permit2) = (e.token("USDC"), e.d.uniswap_v4["permit2"]);
+    // A stranger's account: anvil's third, which the node signs for.
+    let thief = alloy::primitives::address!("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC");
+    let signer: alloy::signers::local::PrivateKeySigner = bardo_devnet::DEV_KEY.parse().expect("dev key");
+    assert_eq!(signer.address(), key, "the host's key signs");
+    let amount = units(100, 6);
+    let mut stolen = Vec::new();
+    for (i, wallet) in [dev_safe(&e.d, SafeKey::Owner), caged_safe(&e.d)].into_iter().enumerate() {
+        // The Safe approved Permit2, as its swaps do (the cage lets this through).
+        e.passes(&wallet.wrap(key, &[call(usdc, approveCall { spender: permit2, amount: U256::MAX })]));
+        let permit = PermitTransferFrom {
+            permitted: TokenPermissions { token: usdc, amount },
+            nonce: U256::from(i),
+            deadline: U256::from(u64::MAX),
+        };
+        // Permit2's EIP-712 digest with the thief as spender, then Safe's message hash of it.
+        let eip712 = |domain: B256, struct_hash: B256| {
+            alloy::primitives::keccak256([&[0x19, 0x01][..], &domain[..], &struct_hash[..]].concat())
+        };
+        let permitted = signed::TokenPermissions { token: usdc, amount };
+        let signed_permit = signed::PermitTransferFrom {
+            permitted,
+            spender: thief,
+            nonce: permit.nonce,
+            deadline: permit.deadline,
+        };
+        let digest = eip712(e.read(permit2, DOMAIN_SEPARATORCall {}), signed_permit.eip712_hash_struct());
+        let message = signed::SafeMessage { message: digest.to_vec().into() };
+        let hash = eip712(e.read(wallet.safe, domainSeparatorCall {}), message.eip712_hash_struct());
+        let signature = signer.sign_hash_sync(&hash).expect("sign");
+        let mut packed = signature.as_bytes().to_vec();
+        packed[64] = 27 + signature.v() as u8;
+        let before = e.read(usdc, balanceOfCall { account: wallet.safe });
+        let steal = permitTransferFromCall {
+            permit,
+            transferDetails: SignatureTransferDetails { to: thief, requestedAmount: amount },
+            owner: wallet.safe,
+            signature: packed.into(),
+        };
+        let (receipt, _) = e.submit(thief, &call(permit2, steal));
+        let after = e.read(usdc, balanceOfCall { account: wallet.safe });
+        stolen.push((receipt.status(), before - after));
+    }
+    assert_eq!(stolen[0], (true, amount), "the dev Safe's fallback handler accepts the host key's permit");
+    assert_eq!(stolen[1], (false, U256::ZERO), "the caged Safe validates no signature: nothing moves");
 }
 
 /// The attacks a compromised host makes with the Safe owner's key, each reverted on chain: an
@@ -528,10 +602,18 @@ fn the_cages_gas_overhead_on_a_swap_and_an_aave_supply() {
     let pool = e.d.aave_v3["pool"];
     alloy::sol! { function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external; }
     let usdc = e.token("USDC");
+    let wallets = [dev_safe(&e.d, SafeKey::Owner), caged_safe(&e.d)];
+    // Warm both Safes alike: one write each first, so neither pays first-write storage and the
+    // cage's day has begun (its first write of a day values every holding: reported apart).
+    for wallet in &wallets {
+        let warm = wallet.wrap(key, &[call(usdc, approveCall { spender: pool, amount: U256::ZERO })]);
+        let (r, rule) = e.submit(key, &warm);
+        assert!(r.status(), "{rule:?}");
+    }
     let mut report = Vec::new();
     for flow in ["swap", "supply"] {
         let mut gas = Vec::new();
-        for wallet in [dev_safe(&e.d, SafeKey::Owner), caged_safe(&e.d)] {
+        for wallet in &wallets {
             let calls = match flow {
                 "swap" => e.v3_swap("USDC", "WETH", units(1_000, 6), wallet.safe),
                 _ => vec![
@@ -547,24 +629,25 @@ fn the_cages_gas_overhead_on_a_swap_and_an_aave_supply() {
                     ),
                 ],
             };
-            // Warm both Safes alike: one write each first, so neither pays first-write storage.
-            let warm = wallet.wrap(key, &[call(usdc, approveCall { spender: pool, amount: U256::ZERO })]);
-            let (r, rule) = e.submit(key, &warm);
-            assert!(r.status(), "{rule:?}");
+            // Each from the same chain state: the pool's ticks, oracle slots and Aave's reserve
+            // cost what they cost to whichever Safe goes first, so each goes first.
+            let snapshot = e.snapshot();
             let (r, rule) = e.submit(key, &wallet.wrap(key, &calls));
             assert!(r.status(), "{flow} through {}: {rule:?}", wallet.safe);
             gas.push(r.gas_used);
+            e.revert_to(&snapshot);
         }
         let overhead = gas[1] as i64 - gas[0] as i64;
         eprintln!("cage gas on a {flow}: {} without, {} with, overhead {overhead}", gas[0], gas[1]);
         report.push((flow, overhead));
     }
     // The floor is 60,000 on a swap; with the devnet's seven approved positions the
-    // cage reads each before and after (and the two feeds the swap moves), so it costs more:
-    // this bound catches a regression, the closing note reports the figure against the floor.
+    // cage reads each before and after (about 50,000 gas of calls) and the two feeds the swap
+    // moves (23,600), so it costs more: this bound catches a regression, the closing note
+    // reports the figure against the floor.
     let swap = report[0].1;
     assert!(swap <= CAGE_SWAP_GAS_BOUND, "the cage costs {swap} gas on a swap (bound {CAGE_SWAP_GAS_BOUND})");
 }
 
-/// The most the cage may add to the devnet's V3 swap (measured 114,641 with seven positions).
+/// The most the cage may add to the devnet's V3 swap (measured 115,189 with seven positions).
 const CAGE_SWAP_GAS_BOUND: i64 = 120_000;

@@ -264,7 +264,7 @@ fn a_commit_whose_records_stall_sends_nothing_unrecorded_and_the_next_start_reco
         }
         (0..3).for_each(|i| f.nats.stall(i));
         let result = commit.join().expect("commit thread");
-        (0..3).for_each(|i| f.nats.unstall(i));
+        f.nats.unstall(&[0, 1, 2]).expect("the cluster back");
         result
     });
     let e = result.expect_err("half a plan");

@@ -170,7 +170,7 @@ fn records_of_executed_blocked_and_deferred_writes() {
     e.path.cancel(&cancelled.permit_id).expect("cancel");
     let expired = e.path.preview("swap", &swap("10")).expect("preview");
     e.skew_ms.store(61_000, Ordering::SeqCst);
-    e.refused(e.path.commit(&expired.permit_id), ErrorCode::Denied, "expired");
+    e.refused(e.path.commit(&expired.permit_id), ErrorCode::Expired, "expired");
     let open = e.path.preview("swap", &swap("10")).expect("preview");
 
     let all = records::read(&e.audit.path().join("audit.jsonl")).expect("records");
@@ -355,7 +355,7 @@ fn an_expired_permit_is_refused_and_audited() {
     let permit = e.path.preview("swap", &swap("100")).expect("preview");
     e.skew_ms.store(61_000, Ordering::SeqCst);
     let before = e.balances();
-    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Denied, "expired");
+    e.refused(e.path.commit(&permit.permit_id), ErrorCode::Expired, "expired");
     assert_eq!(e.balances(), before);
     assert!(e.audit_types().iter().any(|t| t == "PermitExpired"));
 }

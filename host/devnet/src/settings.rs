@@ -1,0 +1,232 @@
+//! What the devnet's record tells the host and each plugin: the contracts a write may call
+//! (the safety allowlist), each plugin's `[settings]`, and the files `[safety]` reads (pricing,
+//! approved assets, Morpho markets) — all derived from [`Deployments`], never stored twice.
+
+use super::deploy::{Deployments, wbtc_weth};
+use alloy::primitives::Address;
+use bardo_core::scope::Role;
+use std::collections::BTreeMap;
+
+impl Deployments {
+    /// The contracts a write on this devnet may call or approve, each with its role (which
+    /// functions a plan may call on it): the tokens, the Uniswap routers and position manager,
+    /// Permit2, the UniversalRouter, V4's PositionManager and the Aave pool (a safety allowlist).
+    pub fn write_targets(&self) -> BTreeMap<Address, Role> {
+        let mut roles: BTreeMap<Address, Role> = self
+            .tokens
+            .iter()
+            .map(|(symbol, t)| (t.address, if symbol == "WETH" { Role::Weth } else { Role::Erc20 }))
+            .collect();
+        let mut add = |map: &BTreeMap<String, Address>, key: &str, role: Role| {
+            if let Some(a) = map.get(key) {
+                roles.insert(*a, role);
+            }
+        };
+        add(&self.uniswap_v2, "router02", Role::UniswapV2Router);
+        add(&self.uniswap_v3, "swap_router", Role::UniswapV3SwapRouter);
+        add(&self.uniswap_v3, "position_manager", Role::UniswapV3PositionManager);
+        add(&self.uniswap_v4, "permit2", Role::Permit2);
+        add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
+        add(&self.uniswap_v4, "position_manager", Role::UniswapV4PositionManager);
+        add(&self.aave_v3, "pool", Role::AaveV3Pool);
+        roles.insert(self.erc8004.identity, Role::Erc8004IdentityRegistry);
+        roles.insert(self.erc8004.reputation, Role::Erc8004ReputationRegistry);
+        roles.insert(self.erc8004.validation, Role::Erc8004ValidationRegistry);
+        for v in self.vaults.values() {
+            roles.insert(v.address, Role::Erc4626Vault);
+        }
+        roles.insert(self.morpho.morpho, Role::MorphoBlue);
+        if let Some(treasury) = self.treasury() {
+            roles.insert(treasury, Role::Recipient);
+        }
+        roles
+    }
+
+    /// The Morpho markets a write may use on this devnet (`[safety] morpho_markets_file`, by
+    /// chain id: name → tokens, oracle, IRM, LLTV and id): both of the devnet's.
+    pub fn morpho_markets_json(&self) -> serde_json::Value {
+        serde_json::json!({ self.chain_id.to_string(): self.morpho.markets })
+    }
+
+    /// The morpho plugin's settings for this devnet (`[settings] morpho`): the singleton and its
+    /// markets by name.
+    pub fn morpho_settings(&self) -> serde_json::Value {
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "morpho": self.morpho.morpho,
+            "markets": self.morpho.markets,
+        }}})
+    }
+
+    /// The account the devnet's allowlist names as the wallet's one `recipient` (anvil's last
+    /// dev account): where `wallet_transfer` may send.
+    pub fn treasury(&self) -> Option<Address> {
+        self.accounts.last().copied().filter(|_| self.accounts.len() > 2)
+    }
+
+    /// The wallet and safety plugins' settings for this devnet (`[settings] wallet`, `safety`):
+    /// the token list, WETH, the V2 router and the host's allowlist (to label spenders and
+    /// recipients).
+    pub fn wallet_settings(&self) -> serde_json::Value {
+        let allowlist: BTreeMap<String, String> =
+            self.write_targets().into_iter().map(|(a, r)| (a.to_string(), r.to_string())).collect();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "tokens": self.token_list(),
+            "weth": self.tokens.get("WETH").map(|t| t.address),
+            "v2_router": self.uniswap_v2.get("router02"),
+            "allowlist": allowlist,
+        }}})
+    }
+
+    /// The vault plugin's settings for this devnet (`[settings] vault`): the vaults, the token
+    /// list and the allowlist (only allowlisted vaults take deposits).
+    pub fn vault_settings(&self) -> serde_json::Value {
+        let mut settings = self.wallet_settings();
+        let vaults: Vec<serde_json::Value> = self
+            .vaults
+            .values()
+            .map(|v| serde_json::json!({"symbol": v.symbol, "address": v.address}))
+            .collect();
+        settings["chains"][self.chain_id.to_string()]["vaults"] = vaults.into();
+        settings
+    }
+
+    /// The testnet plugin's settings for this devnet (`[settings] testnet`): the token list.
+    pub fn testnet_settings(&self) -> serde_json::Value {
+        serde_json::json!({"chains": {self.chain_id.to_string(): {"tokens": self.token_list()}}})
+    }
+
+    /// The bootstrap plugin's settings for this devnet (`[settings] bootstrap`): the token list,
+    /// a gas floor, and what `bootstrap_fund_wallet` tops a wallet up to: ether, and the dollar
+    /// tokens and WBTC at demo-sized amounts (not WETH: minted WETH would have no ether behind
+    /// it, so unwrapping it would fail — fund ether and wrap it).
+    pub fn bootstrap_settings(&self) -> serde_json::Value {
+        let mut fund = serde_json::Map::from_iter([("ETH".to_owned(), "10".into())]);
+        for (symbol, amount) in [("USDC", "10000"), ("DAI", "10000"), ("WBTC", "0.5")] {
+            if self.tokens.contains_key(symbol) {
+                fund.insert(symbol.to_owned(), amount.into());
+            }
+        }
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "tokens": self.token_list(),
+            "gas_floor": "0.01",
+            "fund": fund,
+        }}})
+    }
+
+    /// The identity plugin's settings for this devnet (`[settings] identity`): the ERC-8004
+    /// registries.
+    pub fn identity_settings(&self) -> serde_json::Value {
+        let r = &self.erc8004;
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "identity": r.identity,
+            "reputation": r.reputation,
+            "validation": r.validation,
+        }}})
+    }
+
+    /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
+    /// bardo-runtime's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
+    /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the
+    /// vaults' shares are their asset.
+    pub fn pricing_json(&self) -> serde_json::Value {
+        let dollars = ["USDC", "DAI"];
+        let usd_tokens: Vec<Address> =
+            dollars.iter().filter_map(|s| self.tokens.get(*s)).map(|t| t.address).collect();
+        // Every other token by its Chainlink-style feed (and WETH, USDC, DAI by the Aave oracle).
+        let feeds: BTreeMap<Address, Address> = self
+            .feeds
+            .iter()
+            .filter(|(symbol, _)| !dollars.contains(&symbol.as_str()))
+            .filter_map(|(symbol, feed)| self.tokens.get(symbol).map(|t| (t.address, *feed)))
+            .collect();
+        // WBTC (no Aave reserve) has the WBTC/WETH pool as its second source, as one alone caps.
+        let canonical: BTreeMap<Address, serde_json::Value> = (self.tokens.get("WBTC"))
+            .zip(wbtc_weth(&self.uniswap_v3_pools))
+            .map(|(wbtc, pool)| {
+                let window = crate::fixtures::CANONICAL_WINDOW_SECS;
+                (wbtc.address, serde_json::json!({"pool": pool.address, "window_secs": window}))
+            })
+            .into_iter()
+            .collect();
+        serde_json::json!({ self.chain_id.to_string(): {
+            "usd_tokens": usd_tokens,
+            "feeds": feeds,
+            "max_feed_age_secs": crate::feeds::MAX_FEED_AGE_SECS,
+            "canonical_pools": canonical,
+            "weth": self.tokens.get("WETH").map(|t| t.address),
+            "aave_oracle": self.aave_v3.get("oracle"),
+            "vaults": self.vaults.values().map(|v| v.address).collect::<Vec<_>>(),
+            // The Uniswap deployments whose pools' events the host believes.
+            "uniswap": {
+                "v2_factory": self.uniswap_v2.get("factory"),
+                "v3_factory": self.uniswap_v3.get("factory"),
+                "v4_pool_manager": self.uniswap_v4.get("pool_manager"),
+            },
+        }})
+    }
+
+    /// What a write on this devnet may acquire (`[safety] approved_assets_file`, by chain id):
+    /// the test tokens, the vaults' shares, the V2 pairs' LP tokens, and each Aave reserve's
+    /// aToken and variable debt token. A token anyone deploys is not on it.
+    pub fn approved_assets_json(&self) -> serde_json::Value {
+        let aave = self
+            .aave_v3
+            .iter()
+            .filter(|(name, _)| name.starts_with("a_token_") || name.starts_with("variable_debt_"))
+            .map(|(_, a)| *a);
+        let assets: std::collections::BTreeSet<Address> = self
+            .tokens
+            .values()
+            .map(|t| t.address)
+            .chain(self.vaults.values().map(|v| v.address))
+            .chain(self.uniswap_v2_pairs.iter().map(|p| p.address))
+            .chain(aave)
+            .collect();
+        serde_json::json!({ self.chain_id.to_string(): assets })
+    }
+
+    /// Settings for the repo's `uniswap` plugin on this devnet (`[settings] uniswap`): its
+    /// contract addresses and the token list.
+    pub fn uniswap_settings(&self) -> serde_json::Value {
+        let tokens = self.token_list();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "v3_factory": self.uniswap_v3["factory"],
+            "quoter_v2": self.uniswap_v3["quoter_v2"],
+            "swap_router": self.uniswap_v3["swap_router"],
+            "position_manager": self.uniswap_v3["position_manager"],
+            "v2_factory": self.uniswap_v2["factory"],
+            "v2_router": self.uniswap_v2["router02"],
+            "v4_state_view": self.uniswap_v4.get("state_view"),
+            "v4_quoter": self.uniswap_v4.get("v4_quoter"),
+            "v4_pool_manager": self.uniswap_v4.get("pool_manager"),
+            "universal_router": self.uniswap_v4.get("universal_router"),
+            "v4_position_manager": self.uniswap_v4.get("position_manager"),
+            "weth": self.tokens.get("WETH").map(|t| t.address),
+            "tokens": tokens,
+            "quote_token": "USDC",
+        }}})
+    }
+
+    /// The streaming plugin's settings for this devnet (`[settings] streaming`).
+    pub fn streaming_settings(&self) -> serde_json::Value {
+        let uniswap = self.uniswap_settings()["chains"][self.chain_id.to_string()].clone();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "uniswap": uniswap,
+            "aave_pool_addresses_provider": self.aave_v3["pool_addresses_provider"],
+        }}})
+    }
+
+    /// The test tokens as a plugin token list (`[{"symbol", "address"}]`).
+    fn token_list(&self) -> Vec<serde_json::Value> {
+        self.tokens.values().map(|t| serde_json::json!({"symbol": t.symbol, "address": t.address})).collect()
+    }
+
+    /// The Aave plugin's settings for this devnet (`[settings] aave`).
+    pub fn aave_settings(&self) -> serde_json::Value {
+        let tokens = self.token_list();
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "pool_addresses_provider": self.aave_v3["pool_addresses_provider"],
+            "tokens": tokens,
+        }}})
+    }
+}
