@@ -51,7 +51,9 @@ jq -r --argjson long "$long" 'select(.reason == "compiler-artifact" and .profile
 run_binary() {
   local exe="$1" dir="$2" pkg="$3" what="$4"
   local log="$out/logs/$(basename "$exe").log" status=0 start=$SECONDS
-  (cd "$dir" && CARGO_MANIFEST_DIR="$dir" CARGO_PKG_NAME="$pkg" "$exe") >"$log" 2>&1 || status=$?
+  # Bounded: a binary that hangs fails here with its name and log (libtest names each test
+  # running over 60 s) instead of holding CI to its limit; the longest takes ~4 min.
+  (cd "$dir" && CARGO_MANIFEST_DIR="$dir" CARGO_PKG_NAME="$pkg" timeout 1200 "$exe") >"$log" 2>&1 || status=$?
   {
     flock 9
     echo "     Running $what of $pkg ($exe), $((SECONDS - start)) s"

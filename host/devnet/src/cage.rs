@@ -5,8 +5,9 @@
 //! them, the assets the demo's flows hold, and the host's `[safety]` defaults as limits. Set up
 //! in one Safe transaction before the guard exists; after it, only the operator changes them.
 
-use super::deploy::Deployments;
 use super::deployer::{DeployError, Deployer};
+pub use super::deployments::Cage;
+use super::deployments::Deployments;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, B256, Bytes, FixedBytes, U256, address, keccak256};
 use alloy::rpc::types::TransactionRequest;
@@ -56,17 +57,6 @@ pub enum AssetKind {
     MorphoSupply = 2,
     /// An Aave V3 aToken, compared by its scaled balance (the market field: its underlying).
     AaveToken = 3,
-}
-
-/// The caged Safe and its cage.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cage {
-    /// The Safe the cage guards (owners: the dev key and [`OPERATOR_ACCOUNT`]; threshold 1).
-    pub safe: Address,
-    /// The `PolicyCage` set as its guard.
-    pub cage: Address,
-    /// The owner whose key alone changes the rules.
-    pub operator: Address,
 }
 
 /// The selectors a role's calls use (the cage's "approved targets with their selectors"; the

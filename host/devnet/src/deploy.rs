@@ -3,9 +3,9 @@
 
 use super::DEV_ACCOUNT;
 use super::artifacts::{Artifact, ArtifactError};
-pub use super::cage::Cage;
 use super::deployer::Deployer;
 pub use super::deployer::{DeployError, Token};
+pub use super::deployments::{Cage, Deployments, Pool, V4Pool};
 pub use super::erc8004::Erc8004;
 pub use super::morpho::{Morpho, MorphoMarket};
 pub use super::safe::Safe;
@@ -19,7 +19,6 @@ use alloy::providers::{Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol;
 use alloy::sol_types::{SolCall, SolValue};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -51,83 +50,6 @@ pub const FEE_TAKING_HOOK: Address =
 
 /// Permit2's canonical address (its runtime code is placed there with `anvil_setCode`).
 pub const PERMIT2: Address = alloy::primitives::address!("0x000000000022D473030F116dDEE9F6B43aC78BA3");
-
-/// A seeded pool.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Pool {
-    /// The pair's or pool's contract.
-    pub address: Address,
-    /// Symbol of the token sorted first by address.
-    pub token0: String,
-    /// Symbol of the other token.
-    pub token1: String,
-    /// V3 fee in hundredths of a bip; 3000 for V2.
-    pub fee: u32,
-}
-
-/// A seeded V4 pool (V4 pools live inside the PoolManager; they are named by id).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct V4Pool {
-    /// The pool id: keccak256 of its ABI-encoded `PoolKey`.
-    pub id: alloy::primitives::B256,
-    /// Symbol of `currency0`.
-    pub token0: String,
-    /// Symbol of `currency1`.
-    pub token1: String,
-    /// Fee in hundredths of a bip.
-    pub fee: u32,
-    /// The pool's tick spacing.
-    pub tick_spacing: i32,
-    /// Its hooks contract (zero: none).
-    #[serde(default)]
-    pub hooks: Address,
-}
-
-/// Where everything is.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Deployments {
-    /// The node's chain id.
-    pub chain_id: u64,
-    /// The account that deployed everything (anvil's first dev account).
-    pub deployer: Address,
-    /// The funded test accounts (each holds every test token).
-    pub accounts: Vec<Address>,
-    /// The test tokens by symbol.
-    pub tokens: BTreeMap<String, Token>,
-    /// Uniswap V2 contracts by role (`factory`, `router02`).
-    pub uniswap_v2: BTreeMap<String, Address>,
-    /// The seeded V2 pairs.
-    pub uniswap_v2_pairs: Vec<Pool>,
-    /// Uniswap V3 contracts by role (`factory`, `swap_router`, `position_manager`, `quoter_v2`, ...).
-    pub uniswap_v3: BTreeMap<String, Address>,
-    /// The seeded V3 pools.
-    pub uniswap_v3_pools: Vec<Pool>,
-    /// Uniswap V4 contracts by role (`pool_manager`, `universal_router`, `permit2`, ...).
-    pub uniswap_v4: BTreeMap<String, Address>,
-    /// The seeded V4 pools.
-    pub uniswap_v4_pools: Vec<V4Pool>,
-    /// Aave V3 contracts by role (`pool`, `pool_addresses_provider`, `oracle`, ...).
-    pub aave_v3: BTreeMap<String, Address>,
-    /// The seeded ERC-4626 vaults by share symbol (`bvUSDC`).
-    #[serde(default)]
-    pub vaults: BTreeMap<String, Vault>,
-    /// Chainlink-style USD feeds by token symbol (8 decimals; see [`crate::feeds`]).
-    #[serde(default)]
-    pub feeds: BTreeMap<String, Address>,
-    /// The ERC-8004 Identity, Reputation and Validation registries.
-    pub erc8004: Erc8004,
-    /// The Safe 1.4.1 contracts and the dev wallet's Safe.
-    pub safe: Safe,
-    /// The caged Safe: a Safe of the dev key and the operator whose guard is the PolicyCage.
-    #[serde(default)]
-    pub cage: Cage,
-    /// Morpho Blue, its IRM and its markets (`WETH/USDC`, `WBTC/USDC`).
-    pub morpho: Morpho,
-    /// The attack fixtures the host's tests use (`forging_hook`, `fake_pair`; see
-    /// [`crate::fixtures`]): never allowlisted, never priced.
-    #[serde(default)]
-    pub fixtures: BTreeMap<String, Address>,
-}
 
 const V3_FULL_RANGE: i32 = 887_272;
 

@@ -6,6 +6,7 @@ pub mod artifacts;
 pub mod cage;
 pub mod deploy;
 mod deployer;
+pub mod deployments;
 mod erc8004;
 pub mod feeds;
 pub mod fixtures;

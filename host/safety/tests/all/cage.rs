@@ -126,15 +126,23 @@ impl Env {
         let receipt = self
             .rt
             .block_on(async {
-                // The node's count, not a cached one: tests revert the chain to snapshots.
-                let nonce = self.provider.get_transaction_count(from).pending().await?;
+                // The node's count at the head, not a cached one: tests revert the chain to
+                // snapshots, and right after `evm_revert` anvil's *pending* count can still
+                // include the reverted transaction (seen once: the next one sat queued behind a
+                // nonce gap and the test waited forever). Automine: nothing is ever pending here.
+                let nonce = self.provider.get_transaction_count(from).latest().await?;
                 let request = request.gas_limit(8_000_000).nonce(nonce);
                 let hash = *self.provider.send_transaction(request).await?.tx_hash();
                 // Polled, not watched: a block watcher loses its place when the chain reverts.
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
                 loop {
                     if let Some(r) = self.provider.get_transaction_receipt(hash).await? {
                         return Ok::<_, alloy::transports::TransportError>(r);
                     }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "transaction {hash} (nonce {nonce}) not mined in 60 s: a nonce gap?"
+                    );
                     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 }
             })

@@ -412,8 +412,9 @@ fn hostile_plans_are_refused_by_the_hooks() {
     e.refused(e.path.preview("evil", &evil("max_minus_one", &router)), ErrorCode::Denied, "unlimited");
     e.refused(e.path.preview("evil", &evil("transfer_all", stranger)), ErrorCode::Denied, "allowlist");
     e.refused(e.path.preview("evil", &evil("unlimited", stranger)), ErrorCode::Denied, "allowlist");
-    // A lookalike: the router's address with its last digit changed.
-    let mut lookalike = router.clone();
+    // A lookalike: the router's address with its last digit changed (in lowercase, which has no
+    // checksum to fail: the SDK's parser would refuse a mixed-case one before the host saw it).
+    let mut lookalike = router.to_lowercase();
     lookalike.pop();
     lookalike.push(if router.ends_with('0') { '1' } else { '0' });
     e.refused(e.path.preview("evil", &evil("unlimited", &lookalike)), ErrorCode::Denied, "allowlist");
