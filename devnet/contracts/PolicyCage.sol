@@ -58,9 +58,18 @@ interface IFeed {
 /// @notice Set as the Safe's transaction guard. Every Safe transaction is checked before it runs
 /// (approved targets and selectors, approved counterparties of approvals and transfers, no
 /// delegatecall but to MultiSendCallOnly, no plan touching the Safe or the cage, the write
-/// frequency) and after it (each approved asset's position in its units and in USD, and the
-/// value the transaction and the day lost at feed prices). Whatever the host's key signs, a
+/// frequency) and after it (the positions it can reach in their units and in USD, and the value
+/// the transaction and the day lost at feed prices). Whatever the host's key signs, a
 /// transaction outside these rules reverts with the custom error that names the rule.
+/// @dev Scopes keep the check to what a transaction can move. Each target's scope names the
+/// approved assets its calls may move (a router: the tokens it swaps; Aave's pool: the tokens
+/// and their aTokens); a call also reaches the positions held *in* its target (a token, a
+/// vault's shares, Morpho's markets) and, with value, ether. Only those are read before and
+/// after. An asset outside them cannot leave the Safe in the transaction: a token moves out by
+/// the Safe's call to it (its own reach) or by an allowance, and an approval — ERC-20 or
+/// Permit2 — is refused unless the token is in the spender's scope, so only a call that reaches
+/// the token can spend one. What arrives unread counts as nothing received: buying outside the
+/// scope is a loss.
 /// @dev Changing the rules, or the Safe's owners, modules or guard, is a transaction to the cage
 /// or to the Safe itself, which the cage lets through only when the operator — an owner of the
 /// Safe whose key the host does not hold — executes it. A refusal reverts, so it leaves no event
@@ -107,6 +116,9 @@ contract PolicyCage is BaseGuard {
     error NestedTransaction();
     /// A rule out of range (bps above 10,000, a zero window, an asset without a feed).
     error BadRule(string what);
+    /// An approval of `token` to `spender`, whose scope does not name it: the spender could
+    /// move it in a transaction whose check does not read it.
+    error ApprovalOutsideScope(address token, address spender);
 
     // ---------------------------------------------------------------- events (every change)
 
@@ -117,6 +129,7 @@ contract PolicyCage is BaseGuard {
     event DrawdownSet(uint256 perTransactionBps, uint256 perDayBps);
     event FrequencySet(uint256 maxWrites, uint256 windowSecs);
     event MaxFeedAgeSet(uint256 secs);
+    event ScopeSet(address indexed target, address[] assets);
     /// A transaction the cage let through: what it spent and received of the approved assets.
     event Checked(bytes32 indexed txHash, uint256 spentUsd, uint256 receivedUsd);
 
@@ -147,6 +160,13 @@ contract PolicyCage is BaseGuard {
         uint128 maxUsd;
     }
 
+    /// A target's scope: the approved assets (by source: a token, 0 for ether, a vault, an
+    /// aToken, the Morpho singleton for its markets) its calls may move besides its own.
+    struct Scope {
+        address target;
+        address[] assets;
+    }
+
     /// The Safe this cage guards.
     address public immutable safe;
     /// The owner whose key alone may change the rules or the Safe's settings.
@@ -159,11 +179,14 @@ contract PolicyCage is BaseGuard {
     /// Accounts approvals and transfers may name.
     EnumerableSet.AddressSet private counterparties;
     Asset[] private assetList;
+    /// Targets with a scope, and each one's.
+    EnumerableSet.AddressSet private scopedTargets;
+    mapping(address => address[]) private scopeOf;
 
     /// The limits and where the approved assets are, in one slot: every transaction reads it once.
     struct Config {
-        /// The approved assets, packed as the code of a data contract (SSTORE2): a transaction
-        /// reads them in one account access instead of a storage slot per field.
+        /// The approved assets and the scopes, packed as the code of a data contract (SSTORE2):
+        /// a transaction reads them in one account access instead of a storage slot per field.
         address assets;
         uint16 maxDrawdownTxBps;
         uint16 maxDrawdownDayBps;
@@ -189,11 +212,12 @@ contract PolicyCage is BaseGuard {
     /// Counts every change of the rules: the host's policy hash covers it.
     uint256 public version;
 
-    /// Transient slots: whether the transaction is the operator's, and from `T_UNITS` on each
-    /// approved asset's units before it.
+    /// Transient slots: whether the transaction is the operator's, the positions it reaches (a
+    /// bit per approved asset), and from `T_UNITS` on each reached asset's units before it.
     uint256 private constant T_ADMIN = 0;
     uint256 private constant T_ACTIVE = 1;
-    uint256 private constant T_UNITS = 2;
+    uint256 private constant T_REACH = 2;
+    uint256 private constant T_UNITS = 3;
 
     bytes4 private constant MULTI_SEND = bytes4(keccak256("multiSend(bytes)"));
     bytes4 private constant APPROVE = 0x095ea7b3;
@@ -261,6 +285,21 @@ contract PolicyCage is BaseGuard {
         emit AssetSet(source, kind, market, feed, maxUnits, maxUsd);
     }
 
+    /// @notice The approved assets `target`'s calls may move besides those held in `target`
+    /// itself (none: remove its scope). Approvals of a token to `target` need the token here.
+    function setScope(address target, address[] calldata assets) external changesRules {
+        if (assets.length == 0) {
+            scopedTargets.remove(target);
+            delete scopeOf[target];
+        } else {
+            if (scopedTargets.length() == 64 && !scopedTargets.contains(target)) revert BadRule("more than 64 scopes");
+            scopedTargets.add(target);
+            scopeOf[target] = assets;
+        }
+        _publish();
+        emit ScopeSet(target, assets);
+    }
+
     /// @notice Stop approving the position of `source` (and `market`).
     function removeAsset(address source, bytes32 market) external changesRules {
         (bool found, uint256 i) = _find(source, market);
@@ -307,12 +346,18 @@ contract PolicyCage is BaseGuard {
             bytes32[] memory approvedCalls,
             address[] memory approvedCounterparties,
             Asset[] memory approvedAssets,
+            Scope[] memory approvedScopes,
             uint256[6] memory limits_
         )
     {
         approvedCalls = calls.values();
         approvedCounterparties = counterparties.values();
         approvedAssets = assetList;
+        address[] memory targets = scopedTargets.values();
+        approvedScopes = new Scope[](targets.length);
+        for (uint256 i = 0; i < targets.length; i++) {
+            approvedScopes[i] = Scope(targets[i], scopeOf[targets[i]]);
+        }
         Config memory c = config;
         limits_ = [uint256(c.maxDrawdownTxBps), c.maxDrawdownDayBps, c.maxWrites, c.windowSecs, c.maxFeedAge, version];
     }
@@ -329,9 +374,9 @@ contract PolicyCage is BaseGuard {
 
     // ---------------------------------------------------------------- the guard
 
-    /// @notice Before a Safe transaction: the call rules and the write frequency; each approved
-    /// position is kept (transient) for the check after. The operator's own transactions (rule
-    /// changes, the Safe's settings) pass unchecked; anyone else's to the Safe or the cage fail.
+    /// @notice Before a Safe transaction: the call rules and the write frequency; each position
+    /// its calls reach is kept (transient) for the check after. The operator's own transactions
+    /// (rule changes, the Safe's settings) pass unchecked; anyone else's to the Safe or the cage fail.
     function checkTransaction(
         address to,
         uint256 value,
@@ -354,30 +399,38 @@ contract PolicyCage is BaseGuard {
         }
         if (to == safe || to == address(this)) revert OperatorOnly(to, msgSender);
         _tstore(T_ADMIN, 0);
+        _before(to, value, data, operation);
+    }
+
+    /// The checks before a plan's transaction (apart: the hook's eleven arguments fill the stack).
+    function _before(address to, uint256 value, bytes calldata data, Enum.Operation operation) private {
+        Config memory c = config;
+        Table memory t = _table(c.assets);
+        uint256 reach;
         if (operation == Enum.Operation.DelegateCall) {
             if (to != multiSendCallOnly || value != 0) revert DelegateCallRefused(to);
-            _checkBatch(data);
+            reach = _checkBatch(t, data);
         } else {
-            _checkCall(to, data);
+            reach = _checkCall(t, to, value, data);
         }
-        Config memory c = config;
         State memory st = state;
         bool changed = false;
         if (c.maxWrites != 0) {
             _countWrite(c, st);
             changed = true;
         }
-        (uint256 list, uint256 n) = _assets(c.assets);
-        for (uint256 i = 0; i < n; i++) {
-            _tstore(T_UNITS + i, _units(list + i * ASSET_BYTES));
+        _tstore(T_REACH, reach);
+        for (uint256 i = 0; i < t.n; i++) {
+            if ((reach >> i) & 1 == 1) _tstore(T_UNITS + i, _units(t.assets + i * ASSET_BYTES));
         }
         if (c.maxDrawdownDayBps < 10_000 && block.timestamp >= uint256(st.dayStart) + 1 days) {
-            // The day's first write values every holding once; the others only what moved.
+            // The day's first write values every holding once; the others only what they reach.
             uint256 total = 0;
-            for (uint256 i = 0; i < n; i++) {
-                uint256 units = _tload(T_UNITS + i);
+            for (uint256 i = 0; i < t.n; i++) {
+                uint256 a = t.assets + i * ASSET_BYTES;
+                uint256 units = (reach >> i) & 1 == 1 ? _tload(T_UNITS + i) : _units(a);
                 if (units == 0) continue;
-                (uint256 usd,) = _usdOf(list + i * ASSET_BYTES, units, 0, c.maxFeedAge);
+                (uint256 usd,) = _usdOf(a, units, 0, c.maxFeedAge);
                 total += usd;
             }
             (st.dayStart, st.dayLostUsd, st.dayStartUsd) = (uint32(block.timestamp), 0, uint80(total));
@@ -386,16 +439,18 @@ contract PolicyCage is BaseGuard {
         if (changed) state = st;
     }
 
-    /// @notice After it: positions within their maxima, the loss within its bounds.
+    /// @notice After it: the positions it reached within their maxima, the loss within its bounds.
     function checkAfterExecution(bytes32 txHash, bool) external override onlySafe {
         _tstore(T_ACTIVE, 0);
         if (_tload(T_ADMIN) == 1) return;
         uint256 spent = 0;
         uint256 received = 0;
         Config memory c = config;
-        (uint256 list, uint256 n) = _assets(c.assets);
-        for (uint256 i = 0; i < n; i++) {
-            uint256 a = list + i * ASSET_BYTES;
+        Table memory t = _table(c.assets);
+        uint256 reach = _tload(T_REACH);
+        for (uint256 i = 0; i < t.n; i++) {
+            if ((reach >> i) & 1 == 0) continue;
+            uint256 a = t.assets + i * ASSET_BYTES;
             uint256 before = _tload(T_UNITS + i);
             uint256 units = _units(a);
             if (units == before) continue;
@@ -434,8 +489,13 @@ contract PolicyCage is BaseGuard {
         return bytes32(bytes20(target)) | (bytes32(selector) >> 160);
     }
 
-    /// The call of `data` to `to`: approved, and naming only approved counterparties.
-    function _checkCall(address to, bytes calldata data) private view {
+    /// The call of `data` with `value` to `to`: approved, naming only approved counterparties,
+    /// approving only tokens in the spender's scope. Returns the positions it reaches.
+    function _checkCall(Table memory t, address to, uint256 value, bytes calldata data)
+        private
+        view
+        returns (uint256 reach)
+    {
         bytes4 selector;
         if (data.length >= 4) {
             selector = bytes4(data[:4]);
@@ -443,23 +503,36 @@ contract PolicyCage is BaseGuard {
             revert CallNotApproved(to, bytes4(0));
         }
         if (!calls.contains(_callKey(to, selector))) revert CallNotApproved(to, selector);
+        (reach,) = _entry(t, to);
+        if (value != 0) {
+            (, uint256 ether_) = _entry(t, address(0));
+            reach |= ether_;
+        }
         uint256 arg;
         if (selector == APPROVE || selector == INCREASE_ALLOWANCE || selector == SET_APPROVAL_FOR_ALL || selector == TRANSFER) {
             arg = 0;
         } else if (selector == TRANSFER_FROM || selector == PERMIT2_APPROVE) {
             arg = 1;
         } else {
-            return;
+            return reach;
         }
         if (data.length < 4 + 32 * (arg + 1)) revert CallNotApproved(to, selector);
         // As a lenient token reads it: the low 20 bytes.
         address account = address(uint160(uint256(bytes32(data[4 + 32 * arg:36 + 32 * arg]))));
         if (!counterparties.contains(account)) revert CounterpartyNotApproved(to, selector, account);
+        if (selector == TRANSFER || selector == TRANSFER_FROM) return reach;
+        // An approval: whatever the spender may then move of the token, its own calls reach.
+        address token = to;
+        if (selector == PERMIT2_APPROVE) token = address(uint160(uint256(bytes32(data[4:36]))));
+        (, uint256 held) = _entry(t, token);
+        (uint256 spenderReach,) = _entry(t, account);
+        if (held & ~spenderReach != 0) revert ApprovalOutsideScope(token, account);
     }
 
     /// Each call of a `multiSend(bytes)` batch: operation (1 byte, must be 0: a call), to (20),
-    /// value (32), data length (32), data — read in place from calldata.
-    function _checkBatch(bytes calldata data) private view {
+    /// value (32), data length (32), data — read in place from calldata. Returns the positions
+    /// the batch reaches.
+    function _checkBatch(Table memory t, bytes calldata data) private view returns (uint256 reach) {
         if (data.length < 4 + 64) revert MalformedBatch();
         if (bytes4(data[:4]) != MULTI_SEND || uint256(bytes32(data[4:36])) != 0x20) revert MalformedBatch();
         uint256 length = uint256(bytes32(data[36:68]));
@@ -470,11 +543,12 @@ contract PolicyCage is BaseGuard {
             if (i + 85 > length) revert MalformedBatch();
             uint256 operation = uint8(batch[i]);
             address to = address(bytes20(batch[i + 1:i + 21]));
+            uint256 value = uint256(bytes32(batch[i + 21:i + 53]));
             uint256 dataLength = uint256(bytes32(batch[i + 53:i + 85]));
             if (operation != 0) revert DelegateCallRefused(to);
             if (to == safe || to == address(this)) revert SelfCallInBatch(to);
             if (dataLength > length - i - 85) revert MalformedBatch();
-            _checkCall(to, batch[i + 85:i + 85 + dataLength]);
+            reach |= _checkCall(t, to, value, batch[i + 85:i + 85 + dataLength]);
             i += 85 + dataLength;
         }
     }
@@ -491,15 +565,44 @@ contract PolicyCage is BaseGuard {
         }
     }
 
-    /// Each approved asset packed in `ASSET_BYTES`: source | kind << 160 | decimals << 168 |
-    /// feed decimals << 176; feed; market; maxUnits << 128 | maxUsd — read with no decoding.
+    /// The published rules a transaction reads, in memory: the approved assets (each packed in
+    /// `ASSET_BYTES`: source | kind << 160 | decimals << 168 | feed decimals << 176; feed;
+    /// market; maxUnits << 128 | maxUsd) and an entry for every scoped target and every asset's
+    /// source (a word each: address | the bits of the assets a call to it reaches << 160 | of
+    /// those held in it << 192) — read with no decoding, each lookup one scan of the entries.
+    struct Table {
+        uint256 assets;
+        uint256 n;
+        uint256 entries;
+        uint256 m;
+    }
+
     uint256 private constant ASSET_BYTES = 128;
 
-    /// Write the approved assets as a data contract's code: 0x00 (STOP: it cannot be called
-    /// into) then their packing, created by a 14-byte init code that returns it.
+    /// Write the approved assets and the entries as a data contract's code: 0x00 (STOP: it
+    /// cannot be called into), a word counting both, their packing; created by a 14-byte init
+    /// code that returns it.
     function _publish() private {
         uint256 n = assetList.length;
-        bytes memory blob = new bytes(n * ASSET_BYTES);
+        // Every scoped target, then every asset's source not already one.
+        address[] memory scoped = scopedTargets.values();
+        address[] memory names = new address[](scoped.length + n);
+        uint256 m = 0;
+        for (uint256 j = 0; j < scoped.length; j++) {
+            names[m++] = scoped[j];
+        }
+        for (uint256 i = 0; i < n; i++) {
+            address source = assetList[i].source;
+            bool seen = false;
+            for (uint256 j = 0; j < m; j++) {
+                if (names[j] == source) seen = true;
+            }
+            if (!seen) names[m++] = source;
+        }
+        bytes memory blob = new bytes(32 + n * ASSET_BYTES + m * 32);
+        assembly {
+            mstore(add(blob, 0x20), or(n, shl(128, m)))
+        }
         for (uint256 i = 0; i < n; i++) {
             Asset storage a = assetList[i];
             uint256 w0 = uint256(uint160(a.source)) | (uint256(a.kind) << 160) | (uint256(a.decimals) << 168)
@@ -508,11 +611,23 @@ contract PolicyCage is BaseGuard {
             bytes32 w2 = a.market;
             uint256 w3 = (uint256(a.maxUnits) << 128) | a.maxUsd;
             assembly {
-                let p := add(add(blob, 0x20), mul(i, ASSET_BYTES))
+                let p := add(add(blob, 0x40), mul(i, ASSET_BYTES))
                 mstore(p, w0)
                 mstore(add(p, 0x20), w1)
                 mstore(add(p, 0x40), w2)
                 mstore(add(p, 0x60), w3)
+            }
+        }
+        for (uint256 j = 0; j < m; j++) {
+            uint256 held = _heldIn(names[j]);
+            uint256 reach = held;
+            address[] storage scope = scopeOf[names[j]];
+            for (uint256 k = 0; k < scope.length; k++) {
+                reach |= _heldIn(scope[k]);
+            }
+            uint256 w = uint256(uint160(names[j])) | (reach << 160) | (held << 192);
+            assembly {
+                mstore(add(add(blob, 0x40), add(mul(n, ASSET_BYTES), mul(j, 0x20))), w)
             }
         }
         bytes memory init = abi.encodePacked(hex"63", uint32(blob.length + 1), hex"80600E6000396000F3", hex"00", blob);
@@ -524,15 +639,45 @@ contract PolicyCage is BaseGuard {
         config.assets = created;
     }
 
-    /// The approved assets, copied from their data contract: where they start in memory, how many.
-    function _assets(address blob) private view returns (uint256 list, uint256 n) {
-        if (blob == address(0)) return (0, 0);
+    /// The published rules, copied from their data contract into memory.
+    function _table(address blob) private view returns (Table memory t) {
+        if (blob == address(0)) return t;
         uint256 size = blob.code.length - 1;
-        n = size / ASSET_BYTES;
+        uint256 p;
         assembly {
-            list := mload(0x40)
-            mstore(0x40, add(list, size))
-            extcodecopy(blob, list, 1, size)
+            p := mload(0x40)
+            mstore(0x40, add(p, size))
+            extcodecopy(blob, p, 1, size)
+        }
+        uint256 head = _word(p, 0);
+        t.n = uint128(head);
+        t.m = head >> 128;
+        t.assets = p + 32;
+        t.entries = t.assets + t.n * ASSET_BYTES;
+    }
+
+    /// The approved assets held in `source` (a token, 0: ether, a vault, an aToken, Morpho's
+    /// markets), as bits of `assetList`.
+    function _heldIn(address source) private view returns (uint256 bits) {
+        for (uint256 i = 0; i < assetList.length; i++) {
+            if (assetList[i].source == source) bits |= 1 << i;
+        }
+    }
+
+    /// `account`'s entry: the positions a call to it reaches (those held in it and those its
+    /// scope names), and those held in it. Assembly: it runs for every call of every plan.
+    function _entry(Table memory t, address account) private pure returns (uint256 reach, uint256 held) {
+        uint256 p = t.entries;
+        uint256 end = p + t.m * 32;
+        assembly {
+            for {} lt(p, end) { p := add(p, 0x20) } {
+                let w := mload(p)
+                if eq(and(w, 0xffffffffffffffffffffffffffffffffffffffff), account) {
+                    reach := and(shr(160, w), 0xffffffff)
+                    held := and(shr(192, w), 0xffffffff)
+                    break
+                }
+            }
         }
     }
 

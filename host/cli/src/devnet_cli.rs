@@ -310,7 +310,7 @@ fn safe_signer(d: &devnet::deploy::Deployments) -> String {
         "dev Safe: {} (owner: the dev key, threshold 1); to write through it:\n  [signer]\n  mode = \"safe\"\n  safe = \"{}\"\n  multi_send = \"{}\"\n\
          caged Safe: {} (owners: the dev key and the operator {}, threshold 1, no fallback handler: no signature is valid as the Safe's), guarded by the PolicyCage {}:\n  \
          drawdown at most {} bps of what a transaction spends and {} bps of the holdings a day; at most {} writes per {} s;\n  \
-         feeds at most {} s old; calls and counterparties: the devnet's write targets; positions: {}\n  \
+         feeds at most {} s old; calls and counterparties: the devnet's write targets, each scoped to the positions it moves; positions: {}\n  \
          only the operator's key changes them (key {}, a public test key); `bardo policy show --safe {}` prints them;\n  \
          to write through it, the [signer] lines above with safe = \"{}\"",
         d.safe.dev_safe,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 alloy::sol! {
     function setCall(address target, bytes4 selector, bool approved) external;
     function setCounterparty(address account, bool approved) external;
+    function setScope(address target, address[] assets) external;
     function setDrawdown(uint256 perTransactionBps, uint256 perDayBps) external;
     function setFrequency(uint256 maxWrites, uint256 windowSecs) external;
     function setMaxFeedAge(uint256 secs) external;
@@ -79,6 +80,10 @@ pub(crate) enum Change {
         #[arg(long)]
         revoke: bool,
     },
+    /// The approved assets (by source: a token, 0x0…0 for ether, a vault, an aToken, Morpho)
+    /// TARGET's calls may move besides those held in it; none removes its scope. Narrowing a
+    /// scope does not revoke allowances already given: revoke them first.
+    Scope { target: Address, assets: Vec<Address> },
 }
 
 /// The configured chains, no wallet: `bardo policy` reads and proposes, it never signs.
@@ -192,6 +197,12 @@ fn show(config: &Config, services: &Services, target: &Target, json: bool) -> Re
     for c in &rules.counterparties {
         println!("    {c}");
     }
+    println!("  scopes: what each target's calls may move besides what it holds ({}):", rules.scopes.len());
+    for (target, assets) in &rules.scopes {
+        let names: Vec<String> =
+            assets.iter().map(|a| if a.is_zero() { "ether".to_owned() } else { a.to_string() }).collect();
+        println!("    {target} {}", names.join(", "));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -223,6 +234,9 @@ fn propose(config: &Config, services: &Services, target: &Target, change: &Chang
         }
         Change::Counterparty { account, revoke } => {
             setCounterpartyCall { account: *account, approved: !revoke }.abi_encode()
+        }
+        Change::Scope { target, assets } => {
+            setScopeCall { target: *target, assets: assets.clone() }.abi_encode()
         }
     };
     let chains = &services.evm.chains;

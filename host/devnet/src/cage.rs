@@ -2,7 +2,8 @@
 //! solc-js for Cancun's transient storage): a second Safe 1.4.1, owned by the dev key (the
 //! host's) and the operator's key, threshold 1, whose transaction guard is a cage with the
 //! devnet's rules — the calls its write targets' roles allow, approvals and transfers only to
-//! them, the assets the demo's flows hold, and the host's `[safety]` defaults as limits. Set up
+//! them, the assets the demo's flows hold, what each target may move of them (its scope), and
+//! the host's `[safety]` defaults as limits. Set up
 //! in one Safe transaction before the guard exists; after it, only the operator changes them.
 
 use super::deployer::{DeployError, Deployer};
@@ -21,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 sol! {
     function setCall(address target, bytes4 selector, bool approved) external;
     function setCounterparty(address account, bool approved) external;
+    function setScope(address target, address[] assets) external;
     function setAsset(uint8 kind, address source, bytes32 market, address feed, uint128 maxUnits, uint128 maxUsd) external;
     function setDrawdown(uint256 perTransactionBps, uint256 perDayBps) external;
     function setFrequency(uint256 maxWrites, uint256 windowSecs) external;
@@ -148,10 +150,46 @@ pub fn approved_positions(d: &Deployments) -> Vec<(AssetKind, Address, B256, Add
     out
 }
 
+/// The approved assets each write target's calls may move besides those held in it (the cage's
+/// scopes; a token's own balance, a vault's shares and Morpho's supply are held in the target):
+/// WETH unwraps to ether; routers, Permit2 and the position managers move the approved tokens
+/// and ether; Aave's pool the tokens and their aTokens; Morpho the tokens of its markets; a vault
+/// its asset. The cage reads only what a transaction's targets reach, and refuses an approval of
+/// a token to a spender whose scope lacks it.
+pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
+    let token = |symbol: &str| d.tokens.get(symbol).map(|t| t.address).unwrap_or_default();
+    let tokens = vec![token("USDC"), token("WETH"), Address::ZERO];
+    let mut scopes = BTreeMap::new();
+    for (target, role) in d.write_targets() {
+        let scope = match role {
+            Role::Weth => vec![Address::ZERO],
+            Role::Permit2
+            | Role::UniversalRouter
+            | Role::UniswapV3SwapRouter
+            | Role::UniswapV2Router
+            | Role::UniswapV3PositionManager
+            | Role::UniswapV4PositionManager => tokens.clone(),
+            Role::AaveV3Pool => {
+                let a_tokens = ["USDC", "WETH"].map(|s| d.aave_v3.get(&format!("a_token_{s}")).copied());
+                tokens.iter().copied().chain(a_tokens.into_iter().flatten()).collect()
+            }
+            Role::MorphoBlue => vec![token("USDC"), token("WETH")],
+            Role::Erc4626Vault => {
+                d.vaults.values().filter(|v| v.address == target).map(|v| token(&v.asset)).collect()
+            }
+            _ => Vec::new(),
+        };
+        if !scope.is_empty() {
+            scopes.insert(target, scope);
+        }
+    }
+    scopes
+}
+
 /// Deploy the caged Safe and its cage, set the devnet's rules, then the guard.
 pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Cage, DeployError> {
     (d.progress)("compiling the PolicyCage (Safe 1.4.1 guard) with solc-js for Cancun");
-    super::vaults::node_compile(d, &["--evm", "cancun", "PolicyCage.sol"])?;
+    super::vaults::node_compile(d, &["--via-ir", "--evm", "cancun", "PolicyCage.sol"])?;
     let s = &deployments.safe;
     // No fallback handler: with Safe's CompatibilityFallbackHandler an owner's signature makes an
     // EIP-1271 message valid, and a Permit2 (or ERC-2612) permit signed by the host's key alone
@@ -179,6 +217,9 @@ pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Ca
     for (kind, source, market, feed) in approved_positions(deployments) {
         let set = setAssetCall { kind: kind as u8, source, market, feed, maxUnits: u128::MAX, maxUsd: 0 };
         calls.push(call(set.abi_encode()));
+    }
+    for (target, assets) in target_scopes(deployments) {
+        calls.push(call(setScopeCall { target, assets }.abi_encode()));
     }
     let limits = [
         setDrawdownCall {

@@ -20,8 +20,9 @@ sol! {
     interface PolicyCage {
         struct Asset { address source; uint8 kind; uint8 decimals; address feed; uint8 feedDecimals;
             bytes32 market; uint128 maxUnits; uint128 maxUsd; }
+        struct Scope { address target; address[] assets; }
         function rules() external view returns (bytes32[] approvedCalls, address[] approvedCounterparties,
-            Asset[] approvedAssets, uint256[6] limits);
+            Asset[] approvedAssets, Scope[] approvedScopes, uint256[6] limits);
         function operator() external view returns (address);
         function writesInWindow() external view returns (uint256 count, uint256 oldest);
         error NotTheSafe(address caller);
@@ -39,6 +40,7 @@ sol! {
         error BadFeed(address feed, int256 answer, uint256 updatedAt);
         error BadRule(string what);
         error NestedTransaction();
+        error ApprovalOutsideScope(address token, address spender);
     }
     /// Safe 1.4.1's `StorageAccessible`.
     function getStorageAt(uint256 offset, uint256 length) external view returns (bytes);
@@ -91,6 +93,9 @@ pub struct Rules {
     pub counterparties: Vec<Address>,
     /// Approved positions.
     pub assets: Vec<AssetRule>,
+    /// Each scoped target and the approved assets (by source) its calls may move besides those
+    /// held in it; the cage reads only the positions a transaction's targets reach.
+    pub scopes: Vec<(Address, Vec<Address>)>,
     /// The most a transaction may lose of what it spends, bps.
     pub max_drawdown_tx_bps: u64,
     /// The most the day's writes may lose of the holdings at its start, bps.
@@ -221,6 +226,7 @@ fn decode(cage: Address, rules: &[u8], operator: &[u8]) -> Option<Rules> {
         calls,
         counterparties: r.approvedCounterparties,
         assets,
+        scopes: r.approvedScopes.into_iter().map(|s| (s.target, s.assets)).collect(),
         max_drawdown_tx_bps: tx,
         max_drawdown_day_bps: day,
         max_writes: writes,

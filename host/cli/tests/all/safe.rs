@@ -66,6 +66,13 @@ fn the_cage_is_shown_and_a_change_proposed_for_the_operator_to_execute() {
     assert!(text.contains("no fallback handler: the Safe validates no EIP-1271 signature"), "{text}");
     let before: serde_json::Value = serde_json::from_str(&show(true)).expect("json");
     assert_eq!(before["fallback_handler"], serde_json::json!(Address::ZERO), "{before}");
+    // Each target's scope: the V3 router may move USDC, WETH and ether.
+    let router = d.uniswap_v3["swap_router"];
+    let scopes = before["rules"]["scopes"].as_array().expect("scopes");
+    let scope = scopes.iter().find(|s| s[0] == serde_json::json!(router)).expect("the router's scope");
+    let usdc = d.tokens["USDC"].address;
+    assert!(scope[1].as_array().expect("assets").contains(&serde_json::json!(usdc)), "{scope}");
+    assert!(text.contains(&format!("    {router} {usdc}, ")), "{text}");
 
     let o = w.bardo(&["policy", "propose", "--safe", &caged, "drawdown", "200", "1000"]);
     assert!(o.status.success(), "{o:?}");
