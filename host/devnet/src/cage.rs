@@ -158,7 +158,10 @@ pub fn approved_positions(d: &Deployments) -> Vec<(AssetKind, Address, B256, Add
 /// a token to a spender whose scope lacks it.
 pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
     let token = |symbol: &str| d.tokens.get(symbol).map(|t| t.address).unwrap_or_default();
-    let tokens = vec![token("USDC"), token("WETH"), Address::ZERO];
+    // The approved positions of one kind, by source, as `approved_positions` names them.
+    let positions = approved_positions(d);
+    let of = |k: AssetKind| positions.iter().filter(|p| p.0 == k).map(|p| p.1).collect::<Vec<_>>();
+    let tokens = of(AssetKind::Token);
     let mut scopes = BTreeMap::new();
     for (target, role) in d.write_targets() {
         let scope = match role {
@@ -169,10 +172,7 @@ pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
             | Role::UniswapV2Router
             | Role::UniswapV3PositionManager
             | Role::UniswapV4PositionManager => tokens.clone(),
-            Role::AaveV3Pool => {
-                let a_tokens = ["USDC", "WETH"].map(|s| d.aave_v3.get(&format!("a_token_{s}")).copied());
-                tokens.iter().copied().chain(a_tokens.into_iter().flatten()).collect()
-            }
+            Role::AaveV3Pool => [tokens.clone(), of(AssetKind::AaveToken)].concat(),
             Role::MorphoBlue => vec![token("USDC"), token("WETH")],
             Role::Erc4626Vault => {
                 d.vaults.values().filter(|v| v.address == target).map(|v| token(&v.asset)).collect()
