@@ -2,10 +2,11 @@
 // (@scope/package/...sol, from node_modules) — with a pinned solc-js, resolving imports from
 // node_modules, and writes one artifact per contract ({"contractName", "abi", "bytecode"},
 // hardhat's shape) into node_modules/.bardo-build/. Run by the devnet deployer.
-// Usage: node compile.js [--solc PACKAGE] [--via-ir] [--evm VERSION] Name.sol|@scope/package/path.sol [...]
+// Usage: node compile.js [--solc PACKAGE] [--via-ir] [--evm VERSION] [--runs N] Name.sol|@scope/package/path.sol [...]
 //   --solc: the solc-js package to compile with (default `solc`; `solc-0.8.19` for sources
 //   pinned to that version, as Morpho Blue's are); --via-ir: the IR pipeline, as a package's own
-//   build configures it; --evm: the EVM version (`cancun` for transient storage).
+//   build configures it; --evm: the EVM version (`cancun` for transient storage); --runs: the
+//   optimizer's expected runs (200 unless given; high for code every transaction runs).
 const fs = require("fs");
 const path = require("path");
 
@@ -18,6 +19,7 @@ const option = (name) => {
 const solc = require(option("--solc") || "solc");
 const viaIR = option("--via-ir") !== undefined;
 const evmVersion = option("--evm");
+const runs = Number(option("--runs") ?? 200);
 const out = path.join(here, "node_modules", ".bardo-build");
 const sources = {};
 for (const file of args) {
@@ -28,7 +30,7 @@ const input = {
   language: "Solidity",
   sources,
   settings: {
-    optimizer: { enabled: true, runs: 200 },
+    optimizer: { enabled: true, runs },
     viaIR,
     ...(evmVersion ? { evmVersion } : {}),
     outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },

@@ -27,6 +27,7 @@ sol! {
     function setDrawdown(uint256 perTransactionBps, uint256 perDayBps) external;
     function setFrequency(uint256 maxWrites, uint256 windowSecs) external;
     function setMaxFeedAge(uint256 secs) external;
+    function publish() external;
     function setGuard(address guard) external;
 }
 
@@ -189,7 +190,7 @@ pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
 /// Deploy the caged Safe and its cage, set the devnet's rules, then the guard.
 pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Cage, DeployError> {
     (d.progress)("compiling the PolicyCage (Safe 1.4.1 guard) with solc-js for Cancun");
-    super::vaults::node_compile(d, &["--via-ir", "--evm", "cancun", "PolicyCage.sol"])?;
+    super::vaults::node_compile(d, &["--via-ir", "--evm", "cancun", "--runs", "1000000", "PolicyCage.sol"])?;
     let s = &deployments.safe;
     // No fallback handler: with Safe's CompatibilityFallbackHandler an owner's signature makes an
     // EIP-1271 message valid, and a Permit2 (or ERC-2612) permit signed by the host's key alone
@@ -232,6 +233,8 @@ pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Ca
         setMaxFeedAgeCall { secs: U256::from(super::feeds::MAX_FEED_AGE_SECS) }.abi_encode(),
     ];
     calls.extend(limits.into_iter().map(call));
+    // The guard reads the rules as published: the transaction that sets it is not checked by it.
+    calls.push(call(publishCall {}.abi_encode()));
     // Last: the guard. From here on every change is the operator's.
     calls.push(SimCall {
         to: safe,

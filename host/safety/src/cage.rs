@@ -24,7 +24,6 @@ sol! {
         function rules() external view returns (bytes32[] approvedCalls, address[] approvedCounterparties,
             Asset[] approvedAssets, Scope[] approvedScopes, uint256[6] limits);
         function operator() external view returns (address);
-        function writesInWindow() external view returns (uint256 count, uint256 oldest);
         error NotTheSafe(address caller);
         error OperatorOnly(address to, address executor);
         error DelegateCallRefused(address to);
@@ -41,6 +40,7 @@ sol! {
         error BadRule(string what);
         error NestedTransaction();
         error ApprovalOutsideScope(address token, address spender);
+        error RulesNotPublished();
     }
     /// Safe 1.4.1's `StorageAccessible`.
     function getStorageAt(uint256 offset, uint256 length) external view returns (bytes);
