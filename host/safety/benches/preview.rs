@@ -215,6 +215,10 @@ fn preview(c: &mut Criterion) {
     let text = params.to_string();
     let permit = warm.preview("swap", &params).expect("preview");
     assert_eq!(permit.plan.calls.len(), 3, "USDC → Permit2, Permit2 → router, swap");
+    // One write through the caged Safe first, as a Safe in use has made: otherwise every
+    // preview simulates the day's first write, which values all seven approved positions.
+    let first = caged_path.preview("swap", &params).expect("preview through the caged Safe");
+    caged_path.commit(&first.permit_id).expect("the day's first write through the caged Safe");
 
     let mut g = c.benchmark_group("preview_v3_swap");
     g.bench_function("plan_only_warm", |b| {
