@@ -36,12 +36,15 @@ const input = {
     outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
   },
 };
+// A package's import from node_modules; a relative import of a source kept under contracts/
+// (Pendle's SY, pendle-sy/) from there.
 const findImports = (name) => {
-  try {
-    return { contents: fs.readFileSync(path.join(here, "node_modules", name), "utf8") };
-  } catch (e) {
-    return { error: `${name}: ${e.message}` };
+  for (const dir of name.startsWith("@") ? ["node_modules"] : ["contracts", "node_modules"]) {
+    try {
+      return { contents: fs.readFileSync(path.join(here, dir, name), "utf8") };
+    } catch (e) {}
   }
+  return { error: `${name}: not in node_modules or contracts` };
 };
 const result = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
 const errors = (result.errors || []).filter((e) => e.severity === "error");

@@ -30,6 +30,8 @@ if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
     (cd "$devnet" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
     touch "$stamp"
 fi
+# Pendle V2's artifacts: fetched apart, its npm dependencies cannot be resolved (see the script).
+"$devnet/install-pendle.sh"
 
 # The sidecar's SDKs (sidecar/: Uniswap's, Morpho's blue-sdk), pinned by its package-lock.json; Node from the machine.
 sidecar="$(dirname "$0")/../sidecar"

@@ -145,6 +145,7 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 ("bootstrap", d.bootstrap_settings()),
                 ("identity", d.identity_settings()),
                 ("morpho", d.morpho_settings()),
+                ("pendle", d.pendle_settings()),
             ] {
                 std::fs::write(settings.join(format!("{name}.json")), serde_json::to_string_pretty(&value)?)?;
             }

@@ -8,6 +8,7 @@ pub use super::deployer::{DeployError, Token};
 pub use super::deployments::{Cage, Deployments, Pool, V4Pool};
 pub use super::erc8004::Erc8004;
 pub use super::morpho::{Morpho, MorphoMarket};
+pub use super::pendle::{Pendle, PendleMarket};
 pub use super::safe::Safe;
 pub use super::vaults::Vault;
 use alloy::network::TransactionBuilder;
@@ -301,6 +302,8 @@ pub async fn deploy_all(
     // Then: every earlier contract keeps the address it had before Morpho came.
     let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
     let fixtures = super::fixtures::deploy(&d, &tokens, wbtc_weth(&v3_pools).map(|p| p.address)).await?;
+    super::pendle::compile(&d)?;
+    let pendle = super::pendle::deploy_pendle(&d, &tokens, &vaults).await?;
 
     let mut deployments = Deployments {
         cage: Cage::default(),
@@ -313,6 +316,7 @@ pub async fn deploy_all(
         erc8004,
         safe,
         morpho,
+        pendle,
         fixtures,
         deployer: from,
         accounts,

@@ -91,6 +91,28 @@ impl Deployer {
             .map(|_| ())
     }
 
+    /// What a read-only call to `to` returns (at the head).
+    pub(super) async fn view(&self, step: &str, to: Address, data: Vec<u8>) -> Result<Bytes, DeployError> {
+        let tx = TransactionRequest::default().from(self.from).to(to).with_input(Bytes::from(data));
+        self.provider
+            .call(tx)
+            .await
+            .map_err(|e| DeployError::Tx { step: step.to_owned(), message: e.to_string() })
+    }
+
+    /// Send a call and return what it returned: simulated at the head, then sent (a devnet's
+    /// deployer is the only sender, so the head the simulation saw is the one it is mined on).
+    pub(super) async fn call_returning(
+        &self,
+        step: &str,
+        to: Address,
+        data: Vec<u8>,
+    ) -> Result<Bytes, DeployError> {
+        let out = self.view(step, to, data.clone()).await?;
+        self.call(step, to, data, U256::ZERO).await?;
+        Ok(out)
+    }
+
     pub(super) async fn deploy(
         &self,
         rel: &str,

@@ -5,6 +5,7 @@
 use super::deployer::Token;
 use super::erc8004::Erc8004;
 use super::morpho::Morpho;
+use super::pendle::Pendle;
 use super::safe::Safe;
 use super::vaults::Vault;
 use alloy::primitives::Address;
@@ -82,6 +83,9 @@ pub struct Deployments {
     pub cage: Cage,
     /// Morpho Blue, its IRM and its markets (`WETH/USDC`, `WBTC/USDC`).
     pub morpho: Morpho,
+    /// Pendle V2: its router, oracle and factories, and a market per vault (`PT-bvUSDC`).
+    #[serde(default)]
+    pub pendle: Pendle,
     /// The attack fixtures the host's tests use (`forging_hook`, `fake_pair`; see
     /// [`crate::fixtures`]): never allowlisted, never priced.
     #[serde(default)]

@@ -12,6 +12,7 @@ pub mod feeds;
 pub mod fixtures;
 mod morpho;
 pub mod nats;
+pub mod pendle;
 pub mod registry;
 mod safe;
 mod settings;
@@ -145,7 +146,7 @@ pub struct Detached {
 pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
     let binary = Anvil::binary(devnet_dir.parent().unwrap_or(Path::new(".")));
     if binary.exists() {
-        return Ok(binary);
+        return install_pendle(devnet_dir).map(|()| binary);
     }
     eprintln!("devnet: installing anvil and the contract artifacts with npm (one time, ~20 s)...");
     let mut npm = Command::new("npm");
@@ -158,7 +159,21 @@ pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
     if !status.success() || !binary.exists() {
         return Err(DevnetError::NotInstalled(binary));
     }
-    Ok(binary)
+    install_pendle(devnet_dir).map(|()| binary)
+}
+
+/// Pendle V2's artifacts, which npm cannot install as a dependency (`devnet/install-pendle.sh`
+/// says why); quick when they are there.
+fn install_pendle(devnet_dir: &Path) -> Result<(), DevnetError> {
+    let mut sh = Command::new(devnet_dir.join("install-pendle.sh"));
+    bardo_core::secret::scrub_env(&mut sh);
+    let status = sh.status().map_err(|e| DevnetError::Start(format!("cannot run install-pendle.sh: {e}")))?;
+    if !status.success() {
+        return Err(DevnetError::Start(
+            "installing Pendle V2's artifacts failed (see above); run `make setup`".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Start anvil on `port` in the background with `args`, logging to `log`; returns once it answers.

@@ -57,6 +57,20 @@ impl Deployments {
         }}})
     }
 
+    /// The pendle plugin's settings for this devnet (`[settings] pendle`): the router, its static
+    /// quoter, the PT/YT/LP oracle and the markets by name (market, SY, PT, YT, maturity, the
+    /// vault it wraps and that vault's asset).
+    pub fn pendle_settings(&self) -> serde_json::Value {
+        let c = &self.pendle.contracts;
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "router": c.get("router"),
+            "router_static": c.get("router_static"),
+            "py_lp_oracle": c.get("py_lp_oracle"),
+            "twap_secs": super::pendle::TWAP_SECS,
+            "markets": self.pendle.markets,
+        }}})
+    }
+
     /// The account the devnet's allowlist names as the wallet's one `recipient` (anvil's last
     /// dev account): where `wallet_transfer` may send.
     pub fn treasury(&self) -> Option<Address> {

@@ -56,17 +56,45 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("safe.rs"),
         include_str!("morpho.rs"),
         include_str!("cage.rs"),
+        include_str!("pendle.rs"),
     ] {
         h.update(part.as_bytes());
     }
     h.update(&pinned);
     // The devnet's own contracts and their compiler script.
     let own = super::vaults::SOURCES.iter().map(|s| devnet_dir.join("contracts").join(s));
-    for file in own.chain([devnet_dir.join("contracts/PolicyCage.sol"), devnet_dir.join("compile.js")]) {
+    let pendle_sy = PENDLE_SY_SOURCES.iter().map(|s| devnet_dir.join("contracts/pendle-sy").join(s));
+    let scripts = [
+        devnet_dir.join("contracts/PolicyCage.sol"),
+        devnet_dir.join("compile.js"),
+        devnet_dir.join("install-pendle.sh"),
+    ];
+    for file in own.chain(pendle_sy).chain(scripts) {
         h.update(std::fs::read(&file).map_err(|e| io(&file, e))?);
     }
     Ok(hex::encode(&h.finalize()[..8]))
 }
+
+/// The code size the deploying node allows: `@pendle/core-v2` 6.11.0's `ActionAddRemoveLiqV3`
+/// artifact is 24,745 bytes, 169 over EIP-170's 24,576. The limit applies only to creating code,
+/// so the devnets started from the snapshot keep anvil's default and run it unchanged.
+const DEPLOY_CODE_SIZE_LIMIT: &str = "24832";
+
+/// Pendle's SY and what it imports (`devnet/contracts/pendle-sy/`).
+const PENDLE_SY_SOURCES: &[&str] = &[
+    "core/StandardizedYield/SYBase.sol",
+    "core/StandardizedYield/implementations/PendleERC4626SY.sol",
+    "core/erc20/PendleERC20.sol",
+    "core/erc20/PendleERC20Permit.sol",
+    "core/libraries/ArrayLib.sol",
+    "core/libraries/BoringOwnableUpgradeable__deprecated.sol",
+    "core/libraries/Errors.sol",
+    "core/libraries/TokenHelper.sol",
+    "core/libraries/math/PMath.sol",
+    "interfaces/IERC4626.sol",
+    "interfaces/IStandardizedYield.sol",
+    "interfaces/IWETH.sol",
+];
 
 /// Where the snapshots of the stack `devnet_dir` pins are kept: in `devnet_dir/.snapshots`,
 /// beside its packages, so every project and every test using that devnet deploys it once (a
@@ -100,7 +128,7 @@ impl Snapshot {
             return Ok(snapshot);
         }
         progress("deploying the contracts once; later devnets start from the dumped state");
-        let node = Anvil::spawn(binary, &[])?;
+        let node = Anvil::spawn(binary, &["--code-size-limit", DEPLOY_CODE_SIZE_LIMIT])?;
         let modules = devnet_dir.join("node_modules");
         let deployments = rt.block_on(deploy_all(&node.url(), &modules, progress))?;
         let state = rt.block_on(dump_state(&node.url())).map_err(|e| io(&dir, e))?;

@@ -15,6 +15,7 @@ mod generations;
 mod limits;
 mod morpho;
 mod morpho_writes;
+mod pendle;
 mod reputation;
 mod routes;
 mod safe;
