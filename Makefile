@@ -4,7 +4,7 @@ GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-so
           -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack -p program-prompt-kind \
           -p program-echo-v1 -p program-echo-v2 -p program-echo-v3 \
           -p program-echo-v2-1 -p program-echo-v4
-PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho memory
+PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho pendle memory
 
 .PHONY: setup plugins demo test lint bench bench-peers fuzz
 
@@ -19,7 +19,7 @@ BARDO := ./target/debug/bardo
 plugins:
 	@echo "make plugins [1/3]: the wasm32-wasip2 Rust target (once)"
 	@scripts/setup.sh build
-	@echo "make plugins [2/3]: the 13 plugins as WebAssembly components (the first time ~2 min on 2 cores)"
+	@echo "make plugins [2/3]: the 14 plugins as WebAssembly components (the first time ~2 min on 2 cores)"
 	$(CARGO) build --locked --target wasm32-wasip2 --profile plugin $(foreach p,$(PLUGINS),-p bardo-plugin-$(p))
 	@mkdir -p .bardo/plugins
 	@for p in $(PLUGINS); do cp target/wasm32-wasip2/plugin/bardo_plugin_$$p.wasm .bardo/plugins/$$p.wasm; done
@@ -60,6 +60,8 @@ demo: plugins
 	  $(BARDO) commit $$permit --profile active && \
 	  $(BARDO) call aave_get_user_account_data --profile active --params '{"chain_id":31337}' && \
 	  $(BARDO) call morpho_get_market --profile active --params '{"chain_id":31337,"market":"WETH/USDC"}' && \
+	  $(BARDO) call pendle_get_market --profile active --params '{"chain_id":31337,"market":"PT-bvUSDC"}' && \
+	  $(BARDO) call pendle_quote --profile active --params '{"chain_id":31337,"market":"PT-bvUSDC","action":"buy_pt","amount":"1000"}' && \
 	  $(BARDO) call memory_search_episodes --profile learning --params '{"query":"which trades and deposits went through","limit":3}' && \
 	  $(BARDO) call vault_get_info --profile vault --params '{"chain_id":31337,"vault":"bvUSDC"}' && \
 	  $(BARDO) audit-log show && $(BARDO) audit-log verify && \

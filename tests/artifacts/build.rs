@@ -19,6 +19,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("BOOTSTRAP", "bardo-plugin-bootstrap", "bardo_plugin_bootstrap"),
     ("IDENTITY", "bardo-plugin-identity", "bardo_plugin_identity"),
     ("MORPHO", "bardo-plugin-morpho", "bardo_plugin_morpho"),
+    ("PENDLE", "bardo-plugin-pendle", "bardo_plugin_pendle"),
     ("MEMORY", "bardo-plugin-memory", "bardo_plugin_memory"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),

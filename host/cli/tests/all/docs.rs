@@ -68,6 +68,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
         ("bootstrap", a::BOOTSTRAP),
         ("identity", a::IDENTITY),
         ("morpho", a::MORPHO),
+        ("pendle", a::PENDLE),
         ("memory", a::MEMORY),
     ] {
         std::fs::copy(file, plugins.join(format!("{name}.wasm"))).expect("copy plugin");

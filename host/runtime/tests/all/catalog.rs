@@ -7,12 +7,12 @@ use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
 use bardo_runtime::engine::Limits;
 use bardo_runtime::plugin::{Host, WasiPolicy};
 use bardo_test_artifacts::{
-    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, MEMORY, MORPHO, SAFETY, STREAMING, TESTNET, UNISWAP,
-    VAULT, WALLET,
+    AAVE, BOOTSTRAP, HELLO, IDENTITY, INTELLIGENCE, MEMORY, MORPHO, PENDLE, SAFETY, STREAMING, TESTNET,
+    UNISWAP, VAULT, WALLET,
 };
 use std::collections::BTreeSet;
 
-const PLUGINS: [&str; 13] = [
+const PLUGINS: [&str; 14] = [
     HELLO,
     UNISWAP,
     AAVE,
@@ -25,6 +25,7 @@ const PLUGINS: [&str; 13] = [
     BOOTSTRAP,
     IDENTITY,
     MORPHO,
+    PENDLE,
     MEMORY,
 ];
 
@@ -47,8 +48,19 @@ fn every_tool_has_a_complete_definition() {
     let h = host("dev,learning");
     let names: BTreeSet<&String> = h.catalog().keys().collect();
     // hello 1, uniswap 10 + data 1, aave 8, streaming 7, wallet 11 + erc20 1, testnet 6, intelligence 6,
-    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10, memory 10 (under `learning`): 93.
-    assert!(names.len() >= 90, "{} tools: {names:?}", names.len());
+    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10, pendle 4, memory 10 (under `learning`): 97.
+    assert!(names.len() >= 94, "{} tools: {names:?}", names.len());
+    // Yield: Pendle's markets, positions and quotes.
+    let yields: BTreeSet<&str> = h
+        .catalog()
+        .iter()
+        .filter(|(_, e)| e.def.category == Category::Yield)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(
+        yields,
+        BTreeSet::from(["pendle_get_market", "pendle_get_markets", "pendle_get_position", "pendle_quote"])
+    );
     // Lending: Morpho's markets beside Aave's reserves, reads and writes alike.
     let lending: BTreeSet<&str> = h
         .catalog()
@@ -135,6 +147,8 @@ fn each_profile_lists_exactly_the_tools_of_its_categories() {
             ]),
             "active" | "golem" | "full" => {
                 yes(&[
+                    "pendle_get_markets",
+                    "pendle_quote",
                     "aave_borrow",
                     "morpho_borrow",
                     "morpho_get_position",

@@ -2,7 +2,9 @@
 //! Pendle's ERC-4626 SY from its sources): each market holds its SY, PT and YT, the oracle
 //! answers its TWAP from the devnet's first block at a PT price near the seeded APY, the router
 //! sells PT for what the static router quotes, and after a time travel past maturity PT redeems
-//! one for one in the asset.
+//! one for one in the asset. The `pendle` plugin's reads are what those contracts say: its
+//! markets and prices are the static router's and the oracle's, its quotes the static router's
+//! to the unit, its positions the tokens' balances valued at the TWAP.
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, U256};
@@ -10,7 +12,10 @@ use alloy::providers::{DynProvider, Provider, ProviderBuilder};
 use alloy::rpc::types::TransactionRequest;
 use alloy::sol_types::SolCall;
 use bardo_devnet::pendle::{SEED_APY, TWAP_SECS};
-use bardo_test_support::{devnet, runtime};
+use bardo_test_artifacts::PENDLE;
+use bardo_test_support::{devnet, devnet_host_with, runtime};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 alloy::sol! {
     struct SwapData { uint8 swapType; address extRouter; bytes extCalldata; bool needScale; }
@@ -21,6 +26,12 @@ alloy::sol! {
     function getOracleState(address market, uint32 duration) external view
         returns (bool increaseCardinalityRequired, uint16 cardinalityRequired, bool oldestObservationSatisfied);
     function getPtToAssetRate(address market, uint32 duration) external view returns (uint256);
+    function getYtToAssetRate(address market, uint32 duration) external view returns (uint256);
+    function getLpToAssetRate(address market, uint32 duration) external view returns (uint256);
+    function swapExactPtForTokenStatic(address market, uint256 exactPtIn, address tokenOut) external view
+        returns (uint256 netTokenOut, uint256 netSyToRedeem, uint256 netSyFee, uint256 priceImpact, uint256 exchangeRateAfter);
+    function swapExactTokenForYtStatic(address market, address tokenIn, uint256 amountTokenIn) external view
+        returns (uint256 netYtOut, uint256 netSyMinted, uint256 netSyFee, uint256 priceImpact, uint256 exchangeRateAfter);
     function swapExactTokenForPtStatic(address market, address tokenIn, uint256 amountTokenIn) external view
         returns (uint256 netPtOut, uint256 netSyMinted, uint256 netSyFee, uint256 priceImpact, uint256 exchangeRateAfter);
     function swapExactTokenForPtSimple(address receiver, address market, uint256 minPtOut, TokenInput input)
@@ -37,10 +48,15 @@ struct Chain {
 }
 
 impl Chain {
+    /// A view at the head, named by its number: what the host reads (anvil runs a call at
+    /// `latest` in a pending block's time, and Pendle's prices move with time).
     fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
         let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
-        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
-        C::abi_decode_returns(&out).expect("decode")
+        let out = self.rt.block_on(async {
+            let head = self.provider.get_block_number().await?;
+            self.provider.call(tx).block(head.into()).await
+        });
+        C::abi_decode_returns(&out.expect("eth_call")).expect("decode")
     }
 
     fn send(&self, from: Address, to: Address, call: impl SolCall) {
@@ -153,4 +169,119 @@ fn pendle_markets_quote_trade_and_redeem_at_maturity() {
     assert!(got <= pt && pt - got <= U256::from(2u8), "{pt} PT redeemed for {got} USDC units");
     assert!(got > amount, "held to maturity, the PT earned: {got} for {amount}");
     assert_eq!(chain.read(m.pt, balanceOfCall { account: buyer }), U256::ZERO);
+}
+
+fn base(v: &Value) -> U256 {
+    v["base"].as_str().expect("base units").parse().expect("U256")
+}
+
+#[test]
+fn the_plugin_reads_markets_quotes_and_positions_as_the_contracts_say() {
+    let (node, d) = devnet();
+    let chain = Chain {
+        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
+        rt: runtime(),
+    };
+    let settings = BTreeMap::from([("pendle".to_owned(), d.pendle_settings())]);
+    let host = devnet_host_with(&node.url(), settings, None, &[PENDLE]);
+    let tool = |name: &str, params: Value| -> Result<Value, bardo_core::ToolError> {
+        let out = host.call(name, &params.to_string()).result?;
+        Ok(serde_json::from_str(&out).expect("json"))
+    };
+    let oracle = d.pendle.contracts["py_lp_oracle"];
+    let quoter = d.pendle.contracts["router_static"];
+    let m = &d.pendle.markets["PT-bvUSDC"];
+    let usdc = d.tokens["USDC"].address;
+
+    let markets = tool("pendle_get_markets", json!({"chain_id": 31337})).expect("markets");
+    assert_eq!(markets.as_array().map(Vec::len), Some(2));
+    let one = tool("pendle_get_market", json!({"chain_id": 31337, "market": "pt-bvusdc"})).expect("market");
+    assert_eq!(one["asset"]["symbol"], "USDC");
+    assert_eq!(one["expiry"], m.expiry);
+    assert!(one["days_to_maturity"].as_u64().expect("days") >= 150);
+    let twap = chain.read(oracle, getPtToAssetRateCall { market: m.market, duration: TWAP_SECS });
+    // The TWAP moves with the clock (PT accretes toward one asset unit): a second later, a hair.
+    let shown: f64 = one["twap"]["pt"].as_str().expect("pt").parse().expect("f64");
+    assert!((shown / (f64::from(twap) / 1e18) - 1.0).abs() < 1e-7, "{shown} vs {twap}");
+    let apy: f64 = one["implied_apy"].as_str().expect("apy").parse().expect("f64");
+    assert!((apy - SEED_APY * 100.0).abs() < 0.1, "seeded at 8 %: {apy}");
+
+    // Quotes: the static router's, to the unit.
+    let quote = tool(
+        "pendle_quote",
+        json!({"chain_id": 31337, "market": "PT-bvUSDC", "action": "buy_pt", "amount": "2500"}),
+    )
+    .expect("quote");
+    let amount = U256::from(2_500_000_000u64);
+    let direct = chain.read(
+        quoter,
+        swapExactTokenForPtStaticCall { market: m.market, tokenIn: usdc, amountTokenIn: amount },
+    );
+    assert_eq!(base(&quote["amount_out"]), direct.netPtOut);
+    assert_eq!(quote["token_out"]["address"], json!(m.pt.to_checksum(None)));
+    let price: f64 = quote["effective_price"].as_str().expect("price").parse().expect("f64");
+    assert!(price < 1.0 && price > 0.9, "PT under the asset: {price}");
+    let sell = tool(
+        "pendle_quote",
+        json!({"chain_id": 31337, "market": "PT-bvUSDC", "action": "sell_pt", "amount": "1000"}),
+    )
+    .expect("quote");
+    let direct = chain.read(
+        quoter,
+        swapExactPtForTokenStaticCall {
+            market: m.market,
+            exactPtIn: U256::from(1_000_000_000u64),
+            tokenOut: usdc,
+        },
+    );
+    assert_eq!(base(&sell["amount_out"]), direct.netTokenOut);
+    let yt = tool("pendle_quote", json!({"chain_id": 31337, "market": "PT-bvUSDC", "action": "buy_yt", "amount": "100", "token": "bvUSDC"}))
+        .expect("quote");
+    let bv = d.vaults["bvUSDC"].address;
+    let direct = chain.read(
+        quoter,
+        swapExactTokenForYtStaticCall {
+            market: m.market,
+            tokenIn: bv,
+            amountTokenIn: U256::from(100_000_000u64),
+        },
+    );
+    assert_eq!(base(&yt["amount_out"]), direct.netYtOut);
+
+    // Hostile and wrong input: a typed error that says what to do.
+    let e = tool(
+        "pendle_quote",
+        json!({"chain_id": 31337, "market": "PT-bvUSDC", "action": "buy_pt", "amount": "1", "token": "WETH"}),
+    )
+    .expect_err("WETH is not the SY's");
+    assert!(e.message.contains("neither") && e.message.contains("USDC"), "{e:?}");
+    let e =
+        tool("pendle_get_market", json!({"chain_id": 31337, "market": "PT-stranger"})).expect_err("unlisted");
+    assert!(e.message.contains("operator's markets: PT-bvUSDC, PT-bvWETH"), "{e:?}");
+    let e = tool("pendle_get_markets", json!({"chain_id": 1})).expect_err("no chain");
+    assert_eq!(format!("{:?}", e.code), "ChainNotSupported", "{e:?}");
+
+    // A position: the deployer holds YT and LP from the seed; valued at the TWAP.
+    let pos = tool(
+        "pendle_get_position",
+        json!({"chain_id": 31337, "account": d.deployer.to_string(), "market": "PT-bvUSDC"}),
+    )
+    .expect("position");
+    let p = &pos["positions"][0];
+    let yt_held = chain.read(m.yt, balanceOfCall { account: d.deployer });
+    let lp_held = chain.read(m.market, balanceOfCall { account: d.deployer });
+    assert_eq!(base(&p["yt"]), yt_held);
+    assert_eq!(base(&p["lp"]), lp_held);
+    assert!(!yt_held.is_zero() && !lp_held.is_zero());
+    let yt_rate = chain.read(oracle, getYtToAssetRateCall { market: m.market, duration: TWAP_SECS });
+    let lp_rate = chain.read(oracle, getLpToAssetRateCall { market: m.market, duration: TWAP_SECS });
+    let wad = U256::from(10u64).pow(U256::from(18u8));
+    let floor = yt_held * yt_rate / wad + lp_held * lp_rate / wad;
+    let value = base(&p["value"]);
+    assert!(
+        value >= floor && value - floor <= U256::from(10_000_000u64),
+        "{value} vs {floor} (+ SY and interest)"
+    );
+    let rewards = p["rewards"].as_array().expect("rewards");
+    assert!(rewards.iter().any(|r| r["token"]["symbol"] == "PENDLE"), "LPs earn PENDLE: {p}");
 }
