@@ -16,6 +16,7 @@ mod limits;
 mod morpho;
 mod morpho_writes;
 mod pendle;
+mod pendle_math;
 mod reputation;
 mod routes;
 mod safe;
@@ -26,3 +27,29 @@ mod wallet;
 mod write_path;
 
 pub use bardo_test_support::{engine, host, host_runtime, host_with, no_services};
+
+/// Run `tests/clients/SCRIPT` (which uses the npm `package`) on `input` (stdin, and the first
+/// argument when short) and parse the JSON it prints: the protocols' own SDKs as oracles.
+fn client_script(script: &str, package: &str, input: &str) -> serde_json::Value {
+    use std::io::Write;
+    let clients = bardo_test_support::root().join("tests/clients");
+    assert!(
+        clients.join("node_modules").join(package).exists(),
+        "tests/clients/node_modules lacks {package}: run scripts/setup.sh (or `make setup`)"
+    );
+    let mut node = std::process::Command::new("node");
+    node.arg(clients.join(script));
+    if input.len() < 4096 {
+        node.arg(input);
+    }
+    let mut child = node
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run node");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write the input");
+    let out = child.wait_with_output().expect("node");
+    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}

@@ -164,35 +164,11 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
 
 /// `tests/clients/morpho_check.mjs` (Morpho's blue-sdk) on `input`.
 fn blue_sdk(input: &serde_json::Value) -> serde_json::Value {
-    blue_sdk_script("morpho_check.mjs", &input.to_string())
+    crate::client_script("morpho_check.mjs", "@morpho-org/blue-sdk", &input.to_string())
 }
 
 /// A script of `tests/clients` on Morpho's blue-sdk, `input` on its standard input and as its
 /// argument when short; its answer as JSON. The SDK's absence fails the test.
-fn blue_sdk_script(script: &str, input: &str) -> serde_json::Value {
-    use std::io::Write;
-    let clients = bardo_test_support::root().join("tests/clients");
-    assert!(
-        clients.join("node_modules/@morpho-org/blue-sdk").exists(),
-        "tests/clients/node_modules lacks @morpho-org/blue-sdk: run scripts/setup.sh (or `make setup`)"
-    );
-    let mut node = std::process::Command::new("node");
-    node.arg(clients.join(script));
-    if input.len() < 4096 {
-        node.arg(input);
-    }
-    let mut child = node
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run node");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write the input");
-    let out = child.wait_with_output().expect("node");
-    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 /// Morpho through the write path, planned by the attack plugin: a supply credited to a stranger
 /// is refused by scope; so is one for the wallet, declared honestly, into a market anyone created
 /// — WETH priced by the WBTC market's oracle, thirty times too high — however real its contracts
@@ -331,7 +307,11 @@ fn morpho_math_equals_blue_sdks_to_the_base_unit() {
             })
         })
         .collect();
-    let sdk = blue_sdk_script("morpho_math.mjs", &serde_json::Value::from(input).to_string());
+    let sdk = crate::client_script(
+        "morpho_math.mjs",
+        "@morpho-org/blue-sdk",
+        &serde_json::Value::from(input).to_string(),
+    );
     let answers = sdk.as_array().expect("an answer per case");
     assert_eq!(answers.len(), CASES);
     let mut mismatches = Vec::new();
