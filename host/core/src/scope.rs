@@ -54,6 +54,19 @@ pub enum Role {
     /// runs its own code inside each; with return-delta permissions it changes what they pay or
     /// deliver). A pool whose hook is not listed is refused; the hook is never called.
     V4Hook,
+    /// Pendle's `PendleRouterV4`: buy and sell PT and YT, add and remove liquidity, mint and
+    /// redeem PT+YT, claim interest and rewards — every `receiver` (and the claimer) the wallet,
+    /// only in markets and yield tokens the operator lists (`pendle-market`,
+    /// `pendle-yield-token`), with no aggregator swap and no limit-order fill.
+    PendleRouter,
+    /// A Pendle market the operator trusts (anyone can create one, over an SY of their own):
+    /// the router may trade in it; its LP token is an ERC-20.
+    PendleMarket,
+    /// The yield token (YT) of a trusted Pendle market: the router may mint, redeem and claim
+    /// with it; an ERC-20.
+    PendleYieldToken,
+    /// The SY of a trusted Pendle market: the router may claim its rewards; an ERC-20.
+    PendleSy,
     /// An account the wallet may pay (a treasury, the operator's cold wallet): plain ether
     /// transfers to it and ERC-20 `transfer`s naming it; it is never called.
     Recipient,
@@ -78,6 +91,10 @@ impl std::fmt::Display for Role {
             Self::Erc8004ValidationRegistry => "erc8004-validation-registry",
             Self::MorphoBlue => "morpho-blue",
             Self::UniversalRouter => "universal-router",
+            Self::PendleRouter => "pendle-router",
+            Self::PendleMarket => "pendle-market",
+            Self::PendleYieldToken => "pendle-yield-token",
+            Self::PendleSy => "pendle-sy",
             Self::V4Hook => "v4-hook",
             Self::Recipient => "recipient",
             Self::Unscoped => "unscoped",

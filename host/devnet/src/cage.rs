@@ -164,7 +164,7 @@ pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
     let of = |k: AssetKind| positions.iter().filter(|p| p.0 == k).map(|p| p.1).collect::<Vec<_>>();
     let tokens = of(AssetKind::Token);
     let mut scopes = BTreeMap::new();
-    for (target, role) in d.write_targets() {
+    for (target, role) in caged_targets(d) {
         let scope = match role {
             Role::Weth => vec![Address::ZERO],
             Role::Permit2
@@ -187,6 +187,15 @@ pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
     scopes
 }
 
+/// The write targets the caged Safe may call: the devnet's, but Pendle's (the cage has no
+/// scope for its router yet; a caged Safe does not trade there).
+pub fn caged_targets(d: &Deployments) -> BTreeMap<Address, Role> {
+    let pendle: BTreeSet<Address> = (d.pendle.contracts.get("router").copied().into_iter())
+        .chain(d.pendle.markets.values().flat_map(|m| [m.market, m.pt, m.yt, m.sy]))
+        .collect();
+    d.write_targets().into_iter().filter(|(target, _)| !pendle.contains(target)).collect()
+}
+
 /// Deploy the caged Safe and its cage, set the devnet's rules, then the guard.
 pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Cage, DeployError> {
     (d.progress)("compiling the PolicyCage (Safe 1.4.1 guard) with solc-js for Cancun");
@@ -200,7 +209,7 @@ pub(super) async fn deploy(d: &Deployer, deployments: &Deployments) -> Result<Ca
     let cage = d.deploy(".bardo-build/PolicyCage.json", args, &BTreeMap::new()).await?;
     let call = |data: Vec<u8>| SimCall { to: cage, data: data.into(), value: U256::ZERO };
     let mut calls = Vec::new();
-    let targets = deployments.write_targets();
+    let targets = caged_targets(deployments);
     let mut counterparties = BTreeSet::new();
     for (target, role) in &targets {
         for selector in role_selectors(*role) {

@@ -218,14 +218,16 @@ pub(super) async fn deploy_pendle(
         true,
     )
     .await?;
-    // The static router's searches (its quotes of exact-input trades) stop within 1e-9 of the
-    // input; Pendle's default on-chain approximation, 256 steps at most.
+    // The static router's searches (its quotes of exact-input trades): Pendle's default
+    // approximation (`createDefaultApproxParams`), stopping within 1e-4 of the input. Tighter
+    // than an input's base unit it cannot stop at all: 1e-9 exhausted its 256 steps on trades
+    // of a few dollars.
     let approx = Router::ApproxParams {
         guessMin: U256::ZERO,
         guessMax: U256::MAX,
         guessOffchain: U256::ZERO,
         maxIteration: U256::from(256u16),
-        eps: U256::from(1_000_000_000u64),
+        eps: U256::from(100_000_000_000_000u64),
     };
     let set = Router::setDefaultApproxParamsCall { params: approx }.abi_encode();
     d.call("the static router's approximation", router_static, set, U256::ZERO).await?;

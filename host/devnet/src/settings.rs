@@ -36,6 +36,15 @@ impl Deployments {
             roles.insert(v.address, Role::Erc4626Vault);
         }
         roles.insert(self.morpho.morpho, Role::MorphoBlue);
+        if let Some(router) = self.pendle.contracts.get("router") {
+            roles.insert(*router, Role::PendleRouter);
+        }
+        for m in self.pendle.markets.values() {
+            roles.insert(m.market, Role::PendleMarket);
+            roles.insert(m.yt, Role::PendleYieldToken);
+            roles.insert(m.sy, Role::PendleSy);
+            roles.insert(m.pt, Role::Erc20);
+        }
         if let Some(treasury) = self.treasury() {
             roles.insert(treasury, Role::Recipient);
         }
@@ -141,7 +150,7 @@ impl Deployments {
     /// Where the host reads token prices on this devnet (`[safety] pricing_file`, the shape of
     /// bardo-runtime's `PricingConfig` by chain id): USDC and DAI are the dollar tokens, WETH the
     /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the
-    /// vaults' shares are their asset.
+    /// vaults' shares are their asset, the Pendle markets' tokens theirs at the oracle's TWAP.
     pub fn pricing_json(&self) -> serde_json::Value {
         let dollars = ["USDC", "DAI"];
         let usd_tokens: Vec<Address> =
@@ -170,6 +179,11 @@ impl Deployments {
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "aave_oracle": self.aave_v3.get("oracle"),
             "vaults": self.vaults.values().map(|v| v.address).collect::<Vec<_>>(),
+            "pendle": self.pendle.contracts.get("py_lp_oracle").map(|oracle| serde_json::json!({
+                "oracle": oracle,
+                "twap_secs": super::pendle::TWAP_SECS,
+                "markets": self.pendle.markets.values().map(|m| m.market).collect::<Vec<_>>(),
+            })),
             // The Uniswap deployments whose pools' events the host believes.
             "uniswap": {
                 "v2_factory": self.uniswap_v2.get("factory"),
@@ -180,8 +194,9 @@ impl Deployments {
     }
 
     /// What a write on this devnet may acquire (`[safety] approved_assets_file`, by chain id):
-    /// the test tokens, the vaults' shares, the V2 pairs' LP tokens, and each Aave reserve's
-    /// aToken and variable debt token. A token anyone deploys is not on it.
+    /// the test tokens, the vaults' shares, the V2 pairs' LP tokens, each Aave reserve's aToken
+    /// and variable debt token, and the Pendle markets' PT, YT, LP and SY. A token anyone
+    /// deploys is not on it.
     pub fn approved_assets_json(&self) -> serde_json::Value {
         let aave = self
             .aave_v3
@@ -195,6 +210,7 @@ impl Deployments {
             .chain(self.vaults.values().map(|v| v.address))
             .chain(self.uniswap_v2_pairs.iter().map(|p| p.address))
             .chain(aave)
+            .chain(self.pendle.markets.values().flat_map(|m| [m.pt, m.yt, m.market, m.sy]))
             .collect();
         serde_json::json!({ self.chain_id.to_string(): assets })
     }

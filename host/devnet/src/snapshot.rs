@@ -57,6 +57,8 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("morpho.rs"),
         include_str!("cage.rs"),
         include_str!("pendle.rs"),
+        // The caged Safe's rules are the allowlist's.
+        include_str!("settings.rs"),
     ] {
         h.update(part.as_bytes());
     }

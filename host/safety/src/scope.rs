@@ -5,6 +5,7 @@
 //! to the plan's declaration.
 
 pub(crate) mod morpho;
+pub(crate) mod pendle;
 pub(crate) mod universal_router;
 pub(crate) mod v4_positions;
 
@@ -269,6 +270,9 @@ pub fn check(
         Role::Erc8004ReputationRegistry => reputation_registry(data),
         Role::Erc8004ValidationRegistry => validation_registry(data),
         Role::MorphoBlue => morpho::parties(data, morpho_markets)?,
+        Role::PendleRouter => pendle::parties(data, roles)?,
+        // A market's LP token, a YT and an SY are ERC-20s besides.
+        Role::PendleMarket | Role::PendleYieldToken | Role::PendleSy => erc20(data),
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
                 refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, roles)?;

@@ -11,7 +11,9 @@
 //! `max_divergence_bps`. A token no trusted source prices is *unpriced*: every valuation of it
 //! is refused, never zero. An Aave aToken or debt token is its underlying, 1:1 (a debt counts
 //! against the wallet in [`Valuer::signed_usd`]); a share of an ERC-4626 vault the operator
-//! lists (`vaults`) is its asset at the vault's own `convertToAssets`. Integer math throughout:
+//! lists (`vaults`) is its asset at the vault's own `convertToAssets`; a listed Pendle market's
+//! PT, YT, LP and SY are their asset at the PT/YT/LP oracle's TWAP or the SY's exchange rate
+//! ([`PendlePricing`]). Integer math throughout:
 //! prices are USD with 18 decimals, values micro-dollars. Reads go through the chain client,
 //! whose `eth_call` cache is per block; prices are kept per block.
 
@@ -24,8 +26,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod pendle;
 mod sources;
 mod venues;
+
+pub use pendle::PendlePricing;
 
 pub use sources::{DEFAULT_MAX_FEED_AGE_SECS, DEFAULT_SINGLE_SOURCE_MAX_USD};
 pub use venues::UniswapContracts;
@@ -94,6 +99,9 @@ pub struct PricingConfig {
     /// (a vault reports its own share price, so only vaults the operator trusts are listed).
     #[serde(default)]
     pub vaults: Vec<Address>,
+    /// Pendle V2 markets whose PT, YT, LP and SY are valued, and the oracle that prices them.
+    #[serde(default)]
+    pub pendle: Option<PendlePricing>,
 }
 
 /// A pool the operator trusts to price a token: its time-weighted price over a window, when it
@@ -153,6 +161,8 @@ enum Kind {
     Debt(Address),
     /// A listed ERC-4626 vault's share: its asset at `convertToAssets`.
     Shares(Address),
+    /// A listed Pendle market's PT, YT, LP or SY: its asset at the oracle's TWAP (SY: its rate).
+    Pendle { market: Address, part: pendle::Part, asset: Address },
 }
 
 impl Kind {
@@ -161,6 +171,7 @@ impl Kind {
         match self {
             Kind::Plain => token,
             Kind::Deposit(underlying) | Kind::Debt(underlying) | Kind::Shares(underlying) => underlying,
+            Kind::Pendle { asset, .. } => asset,
         }
     }
 }
@@ -181,6 +192,8 @@ pub struct Valuer {
     v4_pools: Arc<std::sync::Mutex<V4Pools>>,
     /// (chain, contract) → the trusted Uniswap pool it was found to be.
     venues: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), Venue>>>,
+    /// (chain, listed Pendle market) → its SY, PT, YT and the SY's asset.
+    pendle: Arc<std::sync::Mutex<std::collections::HashMap<(u64, Address), pendle::Tokens>>>,
 }
 
 /// A token's price as read at a block: (block, price, kind, decimals, what vouches for it).
@@ -200,6 +213,7 @@ impl Valuer {
             pool_tokens: Arc::default(),
             v4_pools: Arc::default(),
             venues: Arc::default(),
+            pendle: Arc::default(),
         }
     }
 
@@ -320,7 +334,7 @@ impl Valuer {
             return *known;
         }
         let asset = match self.kind(chain, config, token) {
-            Ok(Kind::Deposit(_) | Kind::Shares(_)) => Asset::Share,
+            Ok(Kind::Deposit(_) | Kind::Shares(_) | Kind::Pendle { .. }) => Asset::Share,
             Ok(Kind::Debt(_)) => Asset::Debt,
             // Unknown this time (an Aave-looking token the market does not list): not kept.
             Err(_) => return Asset::Liquid,
@@ -374,6 +388,11 @@ impl Valuer {
                 let (price, sources) = self.share_price(chain, config, token, decimals, asset)?;
                 (price, decimals, sources)
             }
+            Kind::Pendle { market, part, asset } => {
+                let decimals = self.decimals(chain, token)?;
+                let (price, sources) = self.pendle_price(chain, config, (market, part, asset), decimals)?;
+                (price, decimals, sources)
+            }
             // The price first: a token nothing prices is refused as such, whatever else it lacks.
             _ => {
                 let (price, sources) = self.priced(chain, config, kind.priced_as(token), 0)?;
@@ -419,6 +438,9 @@ impl Valuer {
         }
         if config.vaults.contains(&token) {
             return Ok(Kind::Shares(self.read(chain, token, assetCall {})?));
+        }
+        if let Some(kind) = self.pendle_kind(chain, config, token)? {
+            return Ok(kind);
         }
         // Only Aave's tokens answer this (a plain token reverts or returns nothing).
         let Ok(underlying) = self.read(chain, token, UNDERLYING_ASSET_ADDRESSCall {}) else {

@@ -4,7 +4,9 @@
 //! sells PT for what the static router quotes, and after a time travel past maturity PT redeems
 //! one for one in the asset. The `pendle` plugin's reads are what those contracts say: its
 //! markets and prices are the static router's and the oracle's, its quotes the static router's
-//! to the unit, its positions the tokens' balances valued at the TWAP.
+//! to the unit, its positions the tokens' balances valued at the TWAP. The host values PT, YT,
+//! LP and SY of a listed market from the oracle's TWAP (and the SY's rate) at the asset's
+//! trusted price, and a token of a market nobody listed not at all.
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, U256};
@@ -284,4 +286,70 @@ fn the_plugin_reads_markets_quotes_and_positions_as_the_contracts_say() {
     );
     let rewards = p["rewards"].as_array().expect("rewards");
     assert!(rewards.iter().any(|r| r["token"]["symbol"] == "PENDLE"), "LPs earn PENDLE: {p}");
+}
+
+#[test]
+fn the_host_values_a_listed_markets_tokens_at_the_oracles_twap_and_nothing_else() {
+    use bardo_evm::Evm;
+    use bardo_evm::chain::{ChainConfig, Chains};
+    use bardo_safety::valuation::Valuer;
+    let (node, d) = devnet();
+    let chain = Chain {
+        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
+        rt: runtime(),
+    };
+    let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(node.url()) };
+    let chains = Chains::new(&BTreeMap::from([(bardo_devnet::CHAIN_ID, config)]), crate::host_runtime())
+        .expect("chains");
+    let services = std::sync::Arc::new(bardo_runtime::Services::new(Evm::new(chains, None)));
+    let v = Valuer::new(&services, bardo_test_support::writes::pricing(&d));
+    let oracle = d.pendle.contracts["py_lp_oracle"];
+    let wad = 1e18;
+    for (name, m) in &d.pendle.markets {
+        let asset = &d.tokens[&m.asset];
+        let asset_usd = asset.usd;
+        let unit = |decimals: u8| U256::from(10u64).pow(U256::from(decimals));
+        let dec = asset.decimals;
+        let rate = |r: U256| f64::from(r) / wad;
+        let pt_rate =
+            rate(chain.read(oracle, getPtToAssetRateCall { market: m.market, duration: TWAP_SECS }));
+        let yt_rate =
+            rate(chain.read(oracle, getYtToAssetRateCall { market: m.market, duration: TWAP_SECS }));
+        let lp_rate =
+            rate(chain.read(oracle, getLpToAssetRateCall { market: m.market, duration: TWAP_SECS }));
+        alloy::sol! { function exchangeRate() external view returns (uint256); }
+        let sy_rate = rate(chain.read(m.sy, exchangeRateCall {}));
+        let usd = |token: Address, amount: U256| {
+            v.usd(bardo_devnet::CHAIN_ID, token, amount).expect("valued") as f64 / 1e6
+        };
+        let near = |got: f64, want: f64, what: &str| {
+            assert!((got / want - 1.0).abs() < 1e-4, "{name} {what}: ${got}, expected ${want}");
+        };
+        // 1,000 whole PT, YT and SY; 1,000 whole LP (18 decimals).
+        let thousand = U256::from(1_000u64);
+        near(usd(m.pt, thousand * unit(dec)), 1_000.0 * pt_rate * asset_usd, "PT");
+        near(usd(m.yt, thousand * unit(dec)), 1_000.0 * yt_rate * asset_usd, "YT");
+        near(usd(m.sy, thousand * unit(dec)), 1_000.0 * sy_rate * asset_usd, "SY");
+        near(
+            usd(m.market, thousand * unit(18)),
+            1_000.0 * lp_rate * asset_usd * 1e18 / 10f64.powi(dec.into()),
+            "LP",
+        );
+        assert!(
+            pt_rate < 1.0 && pt_rate + yt_rate > 0.999 && pt_rate + yt_rate < 1.001,
+            "PT + YT is one asset"
+        );
+    }
+    // A market anyone creates over the same SY: its PT and LP are worth nothing to the host.
+    let m = &d.pendle.markets["PT-bvUSDC"];
+    let mut unlisted = bardo_test_support::writes::pricing(&d);
+    for config in unlisted.values_mut() {
+        if let Some(p) = config.pendle.as_mut() {
+            p.markets.retain(|a| *a != m.market);
+        }
+    }
+    let v = Valuer::new(&services, unlisted);
+    let e =
+        v.usd(bardo_devnet::CHAIN_ID, m.pt, U256::from(1_000_000u64)).expect_err("an unlisted market's PT");
+    assert!(e.contains("unpriced"), "{e}");
 }
