@@ -59,6 +59,8 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("pendle.rs"),
         // The caged Safe's rules are the allowlist's.
         include_str!("settings.rs"),
+        // The deploying node's flags (its clock, its code size limit).
+        include_str!("snapshot.rs"),
     ] {
         h.update(part.as_bytes());
     }
@@ -130,7 +132,15 @@ impl Snapshot {
             return Ok(snapshot);
         }
         progress("deploying the contracts once; later devnets start from the dumped state");
-        let node = Anvil::spawn(binary, &["--code-size-limit", DEPLOY_CODE_SIZE_LIMIT])?;
+        // The deploy moves the clock on (the canonical pool's window, Pendle's TWAP window), so
+        // it starts that far in the past: a fresh snapshot's head is then not ahead of the wall
+        // clock, where signatures with deadlines (ERC-8004's) would already have expired.
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let rewind = u64::from(super::pendle::TWAP_SECS + super::fixtures::CANONICAL_WINDOW_SECS) + 60;
+        let genesis = now.saturating_sub(rewind).to_string();
+        let args = ["--code-size-limit", DEPLOY_CODE_SIZE_LIMIT, "--timestamp", &genesis];
+        let node = Anvil::spawn(binary, &args)?;
         let modules = devnet_dir.join("node_modules");
         let deployments = rt.block_on(deploy_all(&node.url(), &modules, progress))?;
         let state = rt.block_on(dump_state(&node.url())).map_err(|e| io(&dir, e))?;
