@@ -22,6 +22,7 @@ pub mod logs;
 pub mod operator;
 pub mod permit2;
 pub mod settings;
+pub mod slippage;
 pub mod tokens;
 pub mod uniswap;
 pub mod units;

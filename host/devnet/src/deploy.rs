@@ -295,7 +295,7 @@ pub async fn deploy_all(
     let aave_v3 = super::aave::deploy_aave(&d, &tokens).await?;
     super::vaults::compile(&d)?;
     let vaults = super::vaults::deploy_vaults(&d, &tokens).await?;
-    let feeds = super::feeds::deploy_feeds(&d, &tokens).await?;
+    let mut feeds = super::feeds::deploy_feeds(&d, &tokens).await?;
     let erc8004 = super::erc8004::deploy_registries(&d).await?;
     let safe = super::safe::deploy_safe(&d).await?;
     let (uniswap_v4, uniswap_v4_pools) = deploy_v4(&d, &tokens, weth, v2_factory, v3_factory, npm).await?;
@@ -304,6 +304,8 @@ pub async fn deploy_all(
     let fixtures = super::fixtures::deploy(&d, &tokens, wbtc_weth(&v3_pools).map(|p| p.address)).await?;
     super::pendle::compile(&d)?;
     let pendle = super::pendle::deploy_pendle(&d, &tokens, &vaults).await?;
+    // The reward Pendle's gauges pay, priced like every other token (claims are valued).
+    feeds.insert("PENDLE".into(), super::feeds::deploy_feed(&d, super::pendle::PENDLE_USD).await?);
 
     let mut deployments = Deployments {
         cage: Cage::default(),

@@ -41,15 +41,18 @@ pub(super) async fn deploy_feeds(
     d: &Deployer,
     tokens: &BTreeMap<String, Token>,
 ) -> Result<BTreeMap<String, Address>, DeployError> {
-    let none = BTreeMap::new();
     let mut feeds = BTreeMap::new();
     for (symbol, token) in tokens {
-        let answer = I256::try_from((token.usd * 1e8).round() as i128).unwrap_or_default();
-        let args = (U256::from(FEED_DECIMALS), answer).abi_encode_params();
-        let feed = d.deploy(".bardo-build/BardoPriceFeed.json", args, &none).await?;
-        feeds.insert(symbol.clone(), feed);
+        feeds.insert(symbol.clone(), deploy_feed(d, token.usd).await?);
     }
     Ok(feeds)
+}
+
+/// One feed answering `usd`.
+pub(super) async fn deploy_feed(d: &Deployer, usd: f64) -> Result<Address, DeployError> {
+    let answer = I256::try_from((usd * 1e8).round() as i128).unwrap_or_default();
+    let args = (U256::from(FEED_DECIMALS), answer).abi_encode_params();
+    d.deploy(".bardo-build/BardoPriceFeed.json", args, &BTreeMap::new()).await
 }
 
 /// Re-stamp every feed of `feeds` older than `older_than` seconds (by the head's timestamp)

@@ -98,6 +98,9 @@ const LN_FEE_RATE_ROOT: u128 = 999_500_333_083_533;
 const RESERVE_FEE_PERCENT: u8 = 80;
 /// PENDLE paid to each market's liquidity providers per second until maturity, and what the
 /// gauge controller holds to pay it.
+/// PENDLE's price on the devnet's feed, USD.
+pub const PENDLE_USD: f64 = 3.5;
+
 const PENDLE_PER_SEC: u128 = 10_000_000_000_000_000;
 const PENDLE_FUNDED: u128 = 1_000_000;
 /// Blocks of one second: the oracle reserves one observation per second of the TWAP.

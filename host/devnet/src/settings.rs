@@ -66,6 +66,15 @@ impl Deployments {
         }}})
     }
 
+    /// A token by symbol: the devnet's tokens, and PENDLE (Pendle's reward token).
+    fn token_address(&self, symbol: &str) -> Option<Address> {
+        match self.tokens.get(symbol) {
+            Some(t) => Some(t.address),
+            None if symbol == "PENDLE" => self.pendle.contracts.get("pendle").copied(),
+            None => None,
+        }
+    }
+
     /// The pendle plugin's settings for this devnet (`[settings] pendle`): the router, its static
     /// quoter, the PT/YT/LP oracle and the markets by name (market, SY, PT, YT, maturity, the
     /// vault it wraps and that vault's asset).
@@ -160,7 +169,7 @@ impl Deployments {
             .feeds
             .iter()
             .filter(|(symbol, _)| !dollars.contains(&symbol.as_str()))
-            .filter_map(|(symbol, feed)| self.tokens.get(symbol).map(|t| (t.address, *feed)))
+            .filter_map(|(symbol, feed)| self.token_address(symbol).map(|t| (t, *feed)))
             .collect();
         // WBTC (no Aave reserve) has the WBTC/WETH pool as its second source, as one alone caps.
         let canonical: BTreeMap<Address, serde_json::Value> = (self.tokens.get("WBTC"))

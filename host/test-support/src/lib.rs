@@ -199,9 +199,9 @@ pub fn devnet_host_with(
 }
 
 /// The chains of a host on the devnet at `url`: anvil mines a block per transaction, so every
-/// read sees the newest head.
+/// read sees the newest head; marked `devnet` (the dev profile's cheat codes run on it).
 pub fn devnet_chains(url: &str) -> Chains {
-    let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(url) };
+    let config = ChainConfig { head_ttl_ms: 0, devnet: true, ..ChainConfig::new(url) };
     Chains::new(&BTreeMap::from([(CHAIN_ID, config)]), host_runtime()).expect("chains")
 }
 

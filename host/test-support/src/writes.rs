@@ -128,6 +128,14 @@ impl Env {
         result
     }
 
+    /// Re-stamp the devnet's price feeds, as `bardo devnet up`'s keeper does after the clock
+    /// moves (a test's time travel would leave them stale).
+    pub fn restamp_feeds(&self) {
+        self.rt
+            .block_on(bardo_devnet::feeds::restamp(&self._node.url(), &self.d.feeds, 0))
+            .expect("restamp feeds");
+    }
+
     /// The ether `result`'s transactions paid in gas.
     pub fn gas(&self, result: &WriteResult) -> U256 {
         result

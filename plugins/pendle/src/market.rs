@@ -23,9 +23,8 @@ struct Settings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Book {
-    /// PendleRouterV4, where writes go; the read tools do not call it.
-    #[serde(rename = "router")]
-    _router: Address,
+    /// PendleRouterV4, where writes go.
+    router: Address,
     router_static: Address,
     py_lp_oracle: Address,
     /// The oracle's averaging window, seconds.
@@ -59,6 +58,7 @@ struct Listing {
 #[derive(Debug, Clone)]
 pub struct Venue {
     pub chain_id: ChainId,
+    pub router: Address,
     pub router_static: Address,
     pub oracle: Address,
     pub twap_secs: u32,
@@ -85,6 +85,13 @@ pub struct MarketRef {
     pub expiry: u64,
 }
 
+impl MarketRef {
+    /// The market's LP token (the market itself).
+    pub fn lp(&self) -> Token {
+        Token { address: self.market, symbol: format!("LP-{}", self.name), decimals: 18 }
+    }
+}
+
 /// The venue on `chain_id`, from the operator's settings.
 pub fn venue(chain_id: ChainId) -> Result<Venue, Error> {
     let settings: Settings = settings::load()?;
@@ -97,6 +104,7 @@ pub fn venue(chain_id: ChainId) -> Result<Venue, Error> {
     erc20::require_code(chain_id, book.router_static, "Pendle's static router")?;
     Ok(Venue {
         chain_id,
+        router: book.router,
         router_static: book.router_static,
         oracle: book.py_lp_oracle,
         twap_secs: book.twap_secs,

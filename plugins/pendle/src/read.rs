@@ -4,7 +4,7 @@
 use crate::abi::{RouterStatic, TokenAmount};
 use crate::market::{MarketRef, State, Venue, in_asset, ln_to_percent, venue, wad_decimal};
 use alloy_primitives::{Address, U256};
-use bardo_sdk::abi::{eth_call, parse_address};
+use bardo_sdk::abi::{account_or_wallet, eth_call};
 use bardo_sdk::erc20::{self, Token};
 use bardo_sdk::errors::invalid_params;
 use bardo_sdk::units::{Amount, parse_units};
@@ -156,8 +156,9 @@ impl ReadTool for GetMarket {
 pub struct PositionParams {
     /// Chain id.
     pub chain_id: ChainId,
-    /// The account (an address).
-    pub account: String,
+    /// The account (an address); default: the wallet.
+    #[serde(default)]
+    pub account: Option<String>,
     /// Only this market (name or address); default: every listed market.
     #[serde(default)]
     pub market: Option<String>,
@@ -262,7 +263,7 @@ impl ReadTool for GetPosition {
 
     fn run(p: PositionParams) -> Result<Positions, Error> {
         let v = venue(p.chain_id)?;
-        let account = parse_address("account", &p.account)?;
+        let account = account_or_wallet(p.chain_id, p.account.as_deref(), "account")?;
         let markets = match &p.market {
             Some(name) => vec![v.find(name)?],
             None => v.markets()?,
@@ -332,7 +333,7 @@ pub struct QuoteOut {
 }
 
 /// The token `text` names among the SY's asset and yield token; the asset by default.
-fn side_token(v: &Venue, m: &MarketRef, text: Option<&str>) -> Result<Token, Error> {
+pub(crate) fn side_token(v: &Venue, m: &MarketRef, text: Option<&str>) -> Result<Token, Error> {
     let Some(text) = text.map(str::trim) else { return Ok(m.asset.clone()) };
     alloy_sol_types::sol! { function yieldToken() external view returns (address); }
     let yield_token = erc20::token(v.chain_id, eth_call(v.chain_id, m.sy.address, &yieldTokenCall {})?)?;
@@ -347,15 +348,9 @@ fn side_token(v: &Venue, m: &MarketRef, text: Option<&str>) -> Result<Token, Err
         })
 }
 
-pub(crate) fn quote(
-    v: &Venue,
-    m: &MarketRef,
-    action: Action,
-    amount: &str,
-    token: &Token,
-) -> Result<QuoteOut, Error> {
-    let (c, rs, market) = (v.chain_id, v.router_static, m.market);
-    let lp = Token { address: m.market, symbol: format!("LP-{}", m.name), decimals: 18 };
+/// What goes in and what comes out of `action` with `token` on the token side.
+pub(crate) fn sides(m: &MarketRef, action: Action, token: &Token) -> (Token, Token) {
+    let lp = m.lp();
     let token_in = match action {
         Action::BuyPt | Action::BuyYt | Action::AddLiquidity | Action::MintPy => token.clone(),
         Action::SellPt | Action::RedeemPy => m.pt.clone(),
@@ -368,13 +363,23 @@ pub(crate) fn quote(
         Action::AddLiquidity => lp,
         Action::SellPt | Action::SellYt | Action::RemoveLiquidity | Action::RedeemPy => token.clone(),
     };
-    let x = parse_units("amount", amount, token_in.decimals)?;
-    if x.is_zero() {
-        return Err(invalid_params("`amount` must be more than 0"));
-    }
-    let t = token.address;
-    // (out, fee in SY, price impact, exchange rate after)
-    let (out, fee, impact, after) = match action {
+    (token_in, token_out)
+}
+
+/// The static router's answer to `action` with `x` in: (out, fee in SY, price impact, the
+/// market's exchange rate after).
+pub(crate) type Static = (U256, Option<U256>, Option<U256>, Option<U256>);
+
+/// What the static router says `action` with `x` base units in pays at the latest block.
+pub(crate) fn static_out(
+    v: &Venue,
+    m: &MarketRef,
+    action: Action,
+    x: U256,
+    token: &Token,
+) -> Result<Static, Error> {
+    let (c, rs, market, t) = (v.chain_id, v.router_static, m.market, token.address);
+    Ok(match action {
         Action::BuyPt => {
             let r = eth_call(
                 c,
@@ -431,7 +436,22 @@ pub(crate) fn quote(
                 RouterStatic::redeemPyToTokenStaticCall { YT: m.yt.address, netPYToRedeem: x, tokenOut: t };
             (eth_call(c, rs, &call)?, None, None, None)
         }
-    };
+    })
+}
+
+pub(crate) fn quote(
+    v: &Venue,
+    m: &MarketRef,
+    action: Action,
+    x: U256,
+    token: &Token,
+) -> Result<QuoteOut, Error> {
+    let c = v.chain_id;
+    let (token_in, token_out) = sides(m, action, token);
+    if x.is_zero() {
+        return Err(invalid_params("`amount` must be more than 0"));
+    }
+    let (out, fee, impact, after) = static_out(v, m, action, x, token)?;
     let now = bardo_sdk::chain::block_timestamp(c, None)?;
     let years = m.expiry.saturating_sub(now) as f64 / 31_536_000.0;
     // Pendle's exchange rate is e^(ln(1 + APY) × years): asset per PT's inverse.
@@ -483,6 +503,7 @@ impl ReadTool for Quote {
         let v = venue(p.chain_id)?;
         let m = v.find(&p.market)?;
         let token = side_token(&v, &m, p.token.as_deref())?;
-        quote(&v, &m, p.action, &p.amount, &token)
+        let (token_in, _) = sides(&m, p.action, &token);
+        quote(&v, &m, p.action, parse_units("amount", &p.amount, token_in.decimals)?, &token)
     }
 }

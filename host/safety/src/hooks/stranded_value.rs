@@ -4,8 +4,9 @@
 //! a contract that merely emits a pool's `Sync` is no pool), an Aave reserve (its
 //! aToken holds the underlying supplied or repaid), a listed vault taking its asset, WETH taking
 //! ether it wraps, Morpho Blue taking a token of a trusted market in which the wallet's position
-//! changed, a V4 hook the operator trusts, or an account the operator lists as
-//! `recipient`. Value that stays in a
+//! changed, a V4 hook the operator trusts, a listed Pendle market, SY or YT holding its own
+//! reserves (and Pendle's treasury taking a listed market's fee in its SY), or an account the
+//! operator lists as `recipient`. Value that stays in a
 //! router, a position manager, Permit2 or any other contract is refused, however little: anyone
 //! can sweep it. From the simulation: every ERC-20 `Transfer` (and WETH's `Deposit` and
 //! `Withdrawal`, which mint and burn without one), netted per holder, and the native balance of
@@ -119,6 +120,21 @@ impl StrandedValue {
         }
         if role.is_some_and(|r| PASS_THROUGH.contains(&r)) {
             return false;
+        }
+        // Pendle's market, SY and YT hold their own reserves; its treasury takes a listed
+        // market's fee in that market's SY. A read that fails leaves the value refused.
+        if let (Some(role @ (Role::PendleMarket | Role::PendleSy | Role::PendleYieldToken)), Some(token)) =
+            (role, asset)
+        {
+            return self.valuer.pendle_keeps(chain, holder, role, token).unwrap_or(false);
+        }
+        if role.is_none()
+            && let (Some(token), Some(roles)) = (asset, self.roles.get(&chain))
+        {
+            let markets = roles.iter().filter(|(_, r)| **r == Role::PendleMarket).map(|(a, _)| *a);
+            if self.valuer.pendle_treasury(chain, holder, token, markets).unwrap_or(false) {
+                return true;
+            }
         }
         // A recipient is paid on purpose; a hook the operator trusts with return deltas takes
         // its fee as a pool does (the value guard bounds what it costs).

@@ -5,6 +5,7 @@
 
 use super::{Kind, PricingConfig, Valuer, pow10};
 use alloy::primitives::{Address, U256, U512};
+use bardo_core::scope::Role;
 use serde::{Deserialize, Serialize};
 
 alloy::sol! {
@@ -14,6 +15,13 @@ alloy::sol! {
     function getPtToAssetRate(address market, uint32 duration) external view returns (uint256);
     function getYtToAssetRate(address market, uint32 duration) external view returns (uint256);
     function getLpToAssetRate(address market, uint32 duration) external view returns (uint256);
+    function getRewardTokens() external view returns (address[] memory);
+    function yieldToken() external view returns (address);
+    function SY() external view returns (address);
+    function factory() external view returns (address);
+    function treasury() external view returns (address);
+    function getMarketConfig(address market, address router) external view
+        returns (address treasury, uint80 overriddenFee, uint8 reserveFeePercent);
 }
 
 /// The Pendle markets the operator trusts on a chain, and the oracle that prices their tokens.
@@ -78,6 +86,54 @@ impl Valuer {
         let t = Tokens { sy: r.SY, pt: r.PT, yt: r.YT, asset };
         bardo_core::sync::lock(&self.pendle).insert((chain, market), t);
         Ok(t)
+    }
+
+    /// Whether the Pendle contract `holder` (of `role`) keeps `asset` as its business: a market
+    /// its SY and PT reserves and the rewards it streams to LPs, an SY the yield-bearing token
+    /// it wraps, a YT the SY behind the PT and YT it mints.
+    pub(crate) fn pendle_keeps(
+        &self,
+        chain: u64,
+        holder: Address,
+        role: Role,
+        asset: Address,
+    ) -> Result<bool, String> {
+        Ok(match role {
+            Role::PendleMarket => {
+                let t = self.pendle_tokens(chain, holder)?;
+                asset == t.sy
+                    || asset == t.pt
+                    || self.read(chain, holder, getRewardTokensCall {})?.contains(&asset)
+            }
+            Role::PendleSy => self.read(chain, holder, yieldTokenCall {})? == asset,
+            Role::PendleYieldToken => self.read(chain, holder, SYCall {})? == asset,
+            _ => false,
+        })
+    }
+
+    /// Whether `holder` is the treasury of one of `markets` (or of its YT's factory) and `asset`
+    /// that market's SY: the share of swap fees and YT interest Pendle's protocol keeps.
+    pub(crate) fn pendle_treasury(
+        &self,
+        chain: u64,
+        holder: Address,
+        asset: Address,
+        markets: impl Iterator<Item = Address>,
+    ) -> Result<bool, String> {
+        for market in markets {
+            let t = self.pendle_tokens(chain, market)?;
+            if t.sy != asset {
+                continue;
+            }
+            let market_factory = self.read(chain, market, factoryCall {})?;
+            let config =
+                self.read(chain, market_factory, getMarketConfigCall { market, router: Address::ZERO })?;
+            let yt_factory = self.read(chain, t.yt, factoryCall {})?;
+            if holder == config.treasury || holder == self.read(chain, yt_factory, treasuryCall {})? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// USD per whole `token` (18 decimals) of `part` of `market`: the asset per token (the

@@ -17,6 +17,7 @@ mod morpho;
 mod morpho_writes;
 mod pendle;
 mod pendle_math;
+mod pendle_writes;
 mod reputation;
 mod routes;
 mod safe;
