@@ -6,7 +6,8 @@
 //! factory's pair of its tokens (see [`crate::valuation::UniswapContracts`]) — or from a pool the
 //! plan itself creates, named by that factory's own creation log. Every hook that reads pool
 //! facts from logs (stranded value, the price guard, the Uniswap cross-check, the value guard)
-//! takes them from here; what a pool holds and its price they read from state.
+//! takes them from here; what a pool holds and its price they read from state. A Pendle
+//! market's `Swap` and `Mint` count only from a market the operator lists.
 
 use crate::valuation::{Valuer, Venue};
 use alloy::primitives::{Address, B256, Log, b256};
@@ -48,6 +49,11 @@ pub(crate) const V4_INITIALIZE: B256 =
 /// V4 PoolManager's `Donate(bytes32,address,uint256,uint256)`.
 const V4_DONATE: B256 = b256!("0x29ef05caaff9404b7cb6d1c0e9bbae9eaa7ab2541feba1a9c4248594c08156cb");
 
+/// A Pendle market's `Swap(address,address,int256,int256,uint256,uint256)`.
+const PENDLE_SWAP: B256 = b256!("0x829000a5bc6a12d46e30cdcecd7c56b1efd88f6d7d059da6734a04f3764557c4");
+/// A Pendle market's `Mint(address,uint256,uint256,uint256)`.
+const PENDLE_MINT: B256 = b256!("0xb4c03061fb5b7fed76389d5af8f2e0ddb09f8c70d1333abbb62582835e10accb");
+
 const V3_EVENTS: [B256; 5] = [V3_SWAP, V3_MINT, V3_BURN, V3_COLLECT, V3_INITIALIZE];
 const V2_EVENTS: [B256; 4] = [V2_SWAP, V2_MINT, V2_BURN, V2_SYNC];
 const V4_EVENTS: [B256; 4] = [V4_SWAP, V4_MODIFY_LIQUIDITY, V4_INITIALIZE, V4_DONATE];
@@ -71,6 +77,8 @@ pub(crate) struct Evidence<'a> {
     logs: Vec<&'a Log>,
     venues: BTreeMap<Address, Venue>,
     created: BTreeSet<Address>,
+    /// Pendle markets the operator lists (their own `Swap` and `Mint` are evidence).
+    pendle_markets: Vec<Address>,
 }
 
 impl<'a> Evidence<'a> {
@@ -134,7 +142,14 @@ impl<'a> Evidence<'a> {
                 venues.insert(at, venue);
             }
         }
-        Ok(Self { logs, venues, created })
+        Ok(Self { logs, venues, created, pendle_markets: valuer.pendle_markets(chain) })
+    }
+
+    /// Whether a listed Pendle market emitted `topic` in the plan.
+    fn pendle(&self, topic: B256) -> bool {
+        self.logs
+            .iter()
+            .any(|l| l.topics().first() == Some(&topic) && self.pendle_markets.contains(&l.address))
     }
 
     /// Every log of the plan, in order (a token's own `Transfer` speaks for that token).
@@ -152,25 +167,27 @@ impl<'a> Evidence<'a> {
         })
     }
 
-    /// Whether the plan swaps in a trusted pool.
+    /// Whether the plan swaps in a trusted pool or a listed Pendle market.
     pub(crate) fn trades(&self) -> bool {
         self.pool_events()
             .any(|(_, l, _)| l.topics().first().is_some_and(|t| [V2_SWAP, V3_SWAP, V4_SWAP].contains(t)))
+            || self.pendle(PENDLE_SWAP)
     }
 
-    /// Whether the plan adds liquidity to a trusted pool.
+    /// Whether the plan adds liquidity to a trusted pool or a listed Pendle market.
     pub(crate) fn deposits(&self) -> bool {
-        self.pool_events().any(|(_, l, _)| match l.topics().first() {
-            Some(&V2_MINT) | Some(&V3_MINT) => true,
-            Some(&V4_MODIFY_LIQUIDITY) => <(
-                alloy::primitives::I256,
-                alloy::primitives::I256,
-                alloy::primitives::I256,
-                B256,
-            )>::abi_decode_params(&l.data.data)
-            .is_ok_and(|(_, _, delta, _)| delta.is_positive()),
-            _ => false,
-        })
+        self.pendle(PENDLE_MINT)
+            || self.pool_events().any(|(_, l, _)| match l.topics().first() {
+                Some(&V2_MINT) | Some(&V3_MINT) => true,
+                Some(&V4_MODIFY_LIQUIDITY) => <(
+                    alloy::primitives::I256,
+                    alloy::primitives::I256,
+                    alloy::primitives::I256,
+                    B256,
+                )>::abi_decode_params(&l.data.data)
+                .is_ok_and(|(_, _, delta, _)| delta.is_positive()),
+                _ => false,
+            })
     }
 
     /// What `at` is, if the plan's logs showed it to be a trusted pool (or the PoolManager).
@@ -193,6 +210,8 @@ mod tests {
     fn event_topics_are_the_signatures() {
         let pairs = [
             (V3_SWAP, "Swap(address,address,int256,int256,uint160,uint128,int24)"),
+            (PENDLE_SWAP, "Swap(address,address,int256,int256,uint256,uint256)"),
+            (PENDLE_MINT, "Mint(address,uint256,uint256,uint256)"),
             (V3_MINT, "Mint(address,address,int24,int24,uint128,uint256,uint256)"),
             (V3_BURN, "Burn(address,int24,int24,uint128,uint256,uint256)"),
             (V3_COLLECT, "Collect(address,address,int24,int24,uint128,uint128)"),

@@ -54,9 +54,24 @@ pub fn env(
     settings: impl FnOnce(&Deployments) -> BTreeMap<String, Value>,
     allowed: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>,
 ) -> Env {
+    env_deviating(
+        guests,
+        settings,
+        allowed,
+        bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+    )
+}
+
+/// [`env`] with `[safety] max_price_deviation_bps` set to `bps`.
+pub fn env_deviating(
+    guests: &[&str],
+    settings: impl FnOnce(&Deployments) -> BTreeMap<String, Value>,
+    allowed: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>,
+    bps: u32,
+) -> Env {
     let (node, d) = devnet();
     let host = Arc::new(devnet_host_with(&node.url(), settings(&d), Some(USER_KEY), guests));
-    let (path, audit) = guarded_path(&host, &d, PolicyCage::default(), allowed(&d));
+    let (path, audit) = guarded_path_deviating(&host, &d, PolicyCage::default(), allowed(&d), bps);
     let provider = ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased();
     let user = d.accounts[1];
     Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
@@ -73,6 +88,18 @@ pub fn guarded_path(
     cage: PolicyCage,
     allowed: BTreeMap<Address, Role>,
 ) -> (WritePath, tempfile::TempDir) {
+    let bps = bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS;
+    guarded_path_deviating(host, d, cage, allowed, bps)
+}
+
+/// [`guarded_path`] with `[safety] max_price_deviation_bps` set to `bps`.
+pub fn guarded_path_deviating(
+    host: &Arc<Host>,
+    d: &Deployments,
+    cage: PolicyCage,
+    allowed: BTreeMap<Address, Role>,
+    bps: u32,
+) -> (WritePath, tempfile::TempDir) {
     let hooks: Vec<Box<dyn SafetyHook>> = vec![
         Box::new(cage),
         Box::new(
@@ -85,7 +112,7 @@ pub fn guarded_path(
     let log = AuditLog::open(&audit.path().join("audit.jsonl"), HostKey::ephemeral()).expect("audit log");
     let path = WritePath::new(host.clone(), host.services().clone(), hooks, log)
         .with_valuer(valuer(host, d))
-        .with_after_simulation(guards(host, d));
+        .with_after_simulation(deviating(host.services(), d, d.write_targets(), bps));
     (path, audit)
 }
 
@@ -211,6 +238,31 @@ pub fn guards_allowing(
     max_loss_bps: u32,
     max_slippage_bps: u32,
 ) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
+    let deviation = bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS;
+    after_simulation(services, d, roles, (max_loss_bps, max_slippage_bps, deviation))
+}
+
+/// [`guards_on`] with `[safety] max_price_deviation_bps` set to `bps`.
+fn deviating(
+    services: &Arc<bardo_runtime::Services>,
+    d: &Deployments,
+    roles: BTreeMap<Address, Role>,
+    bps: u32,
+) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
+    let (loss, slippage) = (
+        bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS,
+        bardo_safety::hooks::on_chain_bounds::DEFAULT_MAX_SLIPPAGE_BPS,
+    );
+    after_simulation(services, d, roles, (loss, slippage, bps))
+}
+
+/// The checks after the simulation with (max loss, max slippage, max price deviation) in bps.
+fn after_simulation(
+    services: &Arc<bardo_runtime::Services>,
+    d: &Deployments,
+    roles: BTreeMap<Address, Role>,
+    (max_loss_bps, max_slippage_bps, deviation): (u32, u32, u32),
+) -> Vec<Box<dyn bardo_safety::hooks::SafetyHook>> {
     let valuer = Valuer::new(services, pricing(d));
     let of_role = |want: bardo_core::scope::Role| -> BTreeMap<u64, std::collections::BTreeSet<Address>> {
         BTreeMap::from([(d.chain_id, roles.iter().filter(|(_, r)| **r == want).map(|(a, _)| *a).collect())])
@@ -225,10 +277,7 @@ pub fn guards_allowing(
             roles: BTreeMap::from([(d.chain_id, roles.clone())]),
             morpho_markets: morpho_markets(d),
         }),
-        Box::new(bardo_safety::hooks::price_guard::PriceGuard {
-            valuer: valuer.clone(),
-            max_bps: bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
-        }),
+        Box::new(bardo_safety::hooks::price_guard::PriceGuard { valuer: valuer.clone(), max_bps: deviation }),
         Box::new(bardo_safety::hooks::OnChainBounds {
             valuer: valuer.clone(),
             roles: BTreeMap::from([(d.chain_id, roles.clone())]),
@@ -240,7 +289,7 @@ pub fn guards_allowing(
             v4_position_managers: BTreeMap::from([(d.chain_id, [d.uniswap_v4["position_manager"]].into())]),
             recipients: BTreeMap::from([(d.chain_id, d.treasury().into_iter().collect())]),
             max_loss_bps,
-            max_price_deviation_bps: bardo_safety::hooks::price_guard::DEFAULT_MAX_PRICE_DEVIATION_BPS,
+            max_price_deviation_bps: deviation,
             morpho_markets: morpho_markets(d),
         }),
         Box::new(

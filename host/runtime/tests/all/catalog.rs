@@ -48,9 +48,9 @@ fn every_tool_has_a_complete_definition() {
     let h = host("dev,learning");
     let names: BTreeSet<&String> = h.catalog().keys().collect();
     // hello 1, uniswap 10 + data 1, aave 8, streaming 7, wallet 11 + erc20 1, testnet 6, intelligence 6,
-    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10, pendle 4, memory 10 (under `learning`): 97.
+    // safety 4, vault 11, bootstrap 2, identity 5, morpho 10, pendle 13, memory 10 (under `learning`): 106.
     assert!(names.len() >= 94, "{} tools: {names:?}", names.len());
-    // Yield: Pendle's markets, positions and quotes.
+    // Yield: Pendle's markets, positions and quotes, and its nine writes.
     let yields: BTreeSet<&str> = h
         .catalog()
         .iter()
@@ -59,7 +59,21 @@ fn every_tool_has_a_complete_definition() {
         .collect();
     assert_eq!(
         yields,
-        BTreeSet::from(["pendle_get_market", "pendle_get_markets", "pendle_get_position", "pendle_quote"])
+        BTreeSet::from([
+            "pendle_add_liquidity",
+            "pendle_buy_pt",
+            "pendle_buy_yt",
+            "pendle_claim",
+            "pendle_get_market",
+            "pendle_get_markets",
+            "pendle_get_position",
+            "pendle_mint_py",
+            "pendle_quote",
+            "pendle_redeem_py",
+            "pendle_remove_liquidity",
+            "pendle_sell_pt",
+            "pendle_sell_yt",
+        ])
     );
     // Lending: Morpho's markets beside Aave's reserves, reads and writes alike.
     let lending: BTreeSet<&str> = h
@@ -149,6 +163,7 @@ fn each_profile_lists_exactly_the_tools_of_its_categories() {
                 yes(&[
                     "pendle_get_markets",
                     "pendle_quote",
+                    "pendle_buy_pt",
                     "aave_borrow",
                     "morpho_borrow",
                     "morpho_get_position",

@@ -8,9 +8,11 @@
 //! gets must be bounded; a bound of 0, or none, is refused at preview, naming the call. What the
 //! swaps' bounds guarantee is the permit's worst case: a commit whose receipts show less is an
 //! outcome mismatch naming the shortfall in USD. Native ether and WETH count as one asset here
-//! (routers wrap and unwrap between them).
+//! (routers wrap and unwrap between them). Pendle's router: each function's minimum PT, YT, LP
+//! or token out, and a dual deposit's most PT.
 
 mod calls;
+mod pendle;
 
 use super::{Decision, Findings, Proposal, SafetyHook, reject};
 use crate::valuation::{Valuer, usd};
@@ -208,7 +210,15 @@ impl OnChainBounds {
         let (mut bounds, mut liquidity, mut swaps) = (Vec::new(), Vec::new(), true);
         for &(i, call) in &group.calls {
             let role = roles.and_then(|r| r.get(&call.to)).copied().unwrap_or_default();
-            let found = calls::of_call(role, &call.data).map_err(|e| format!("call {} {e}", i + 1))?;
+            let found = match role {
+                bardo_core::scope::Role::PendleRouter => {
+                    let market = |m| self.valuer.pendle_pt_yt(chain, m);
+                    let pt_of_yt = |yt| self.valuer.pendle_pt_of_yt(chain, yt);
+                    pendle::of_call(&call.data, &pendle::Reads { market: &market, pt_of_yt: &pt_of_yt })
+                }
+                _ => calls::of_call(role, &call.data),
+            }
+            .map_err(|e| format!("call {} {e}", i + 1))?;
             // Approvals move nothing; any other call that does not swap makes the group's gains
             // no longer the swaps' alone.
             swaps &= found.swaps

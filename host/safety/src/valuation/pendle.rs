@@ -18,6 +18,7 @@ alloy::sol! {
     function getRewardTokens() external view returns (address[] memory);
     function yieldToken() external view returns (address);
     function SY() external view returns (address);
+    function PT() external view returns (address);
     function factory() external view returns (address);
     function treasury() external view returns (address);
     function getMarketConfig(address market, address router) external view
@@ -86,6 +87,23 @@ impl Valuer {
         let t = Tokens { sy: r.SY, pt: r.PT, yt: r.YT, asset };
         bardo_core::sync::lock(&self.pendle).insert((chain, market), t);
         Ok(t)
+    }
+
+    /// The Pendle markets the operator lists on `chain`.
+    pub(crate) fn pendle_markets(&self, chain: u64) -> Vec<Address> {
+        let config = self.config(chain).ok().and_then(|c| c.pendle.as_ref());
+        config.map(|p| p.markets.clone()).unwrap_or_default()
+    }
+
+    /// A Pendle market's PT and YT.
+    pub(crate) fn pendle_pt_yt(&self, chain: u64, market: Address) -> Result<(Address, Address), String> {
+        let t = self.pendle_tokens(chain, market)?;
+        Ok((t.pt, t.yt))
+    }
+
+    /// The PT a Pendle YT mints with.
+    pub(crate) fn pendle_pt_of_yt(&self, chain: u64, yt: Address) -> Result<Address, String> {
+        self.read(chain, yt, PTCall {})
     }
 
     /// Whether the Pendle contract `holder` (of `role`) keeps `asset` as its business: a market

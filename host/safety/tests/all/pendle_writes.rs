@@ -97,6 +97,10 @@ fn every_pendle_write_moves_what_the_static_router_quoted_and_pt_redeems_after_m
         assert_eq!(e.read(token, allowanceCall { owner: e.user, spender: router }), U256::ZERO, "{token}");
     };
 
+    // YT at the operator's default 2 % deviation: refused (see below).
+    let refused = e.path.preview("pendle_buy_yt", &params("100")).expect_err("YT's fee at 2 %");
+    assert!(refused.message.contains("max_price_deviation_bps"), "{refused}");
+
     // Buy PT with 1,000 USDC: exactly that leaves, the quote's PT arrives.
     let q = quoted(&e, "buy_pt", "1000");
     let d = moved(&e, &[usdc, m.pt], || {
@@ -114,19 +118,6 @@ fn every_pendle_write_moves_what_the_static_router_quoted_and_pt_redeems_after_m
     assert_eq!(neg(d[1]), usd(400));
     near(pos(d[0]), q, "USDC for PT");
     no_allowance(m.pt);
-
-    // Buy YT with 100 USDC, sell all of it.
-    let q = quoted(&e, "buy_yt", "100");
-    let d = moved(&e, &[usdc, m.yt], || drop(e.write("pendle_buy_yt", params("100"))));
-    assert_eq!(neg(d[0]), usd(100));
-    near(pos(d[1]), q, "YT bought");
-    assert!(pos(d[1]) > usd(1_000), "YT is leveraged: far more YT than USDC paid");
-    let yt = e.balance_of(m.yt, e.user);
-    let q = quoted(&e, "sell_yt", &units_6(yt));
-    let d = moved(&e, &[usdc, m.yt], || drop(e.write("pendle_sell_yt", params("max"))));
-    assert_eq!(neg(d[1]), yt);
-    near(pos(d[0]), q, "USDC for YT");
-    assert_eq!(e.balance_of(m.yt, e.user), U256::ZERO);
 
     // Single-token liquidity in, half of it out.
     let q = quoted(&e, "add_liquidity", "2000");
@@ -203,6 +194,34 @@ fn every_pendle_write_moves_what_the_static_router_quoted_and_pt_redeems_after_m
     assert!(got <= pt && pt - got <= U256::from(2u8), "PT {pt} redeemed for {got} USDC");
 }
 
+/// YT moves ~25× the implied rate: the market's fee on the PT it trades inside costs ~2.3 % of
+/// the YT's value at the oracle's TWAP here, over the default 2 % `max_price_deviation_bps` a
+/// trade is held to. An operator who trades YT widens it (here to 4 %); within it, a YT buy and
+/// sell move exactly what the static router quoted.
+#[test]
+fn yt_is_bought_and_sold_as_quoted_within_a_wider_deviation() {
+    let e = plugin_env::env_deviating(
+        &[PENDLE],
+        |d| BTreeMap::from([("pendle".to_owned(), d.pendle_settings())]),
+        |d| d.write_targets(),
+        400,
+    );
+    let m = e.market();
+    let usdc = e.usdc();
+    let usd = |units: u64| U256::from(units) * U256::from(1_000_000u64);
+    let q = quoted(&e, "buy_yt", "100");
+    let d = moved(&e, &[usdc, m.yt], || drop(e.write("pendle_buy_yt", params("100"))));
+    assert_eq!(neg(d[0]), usd(100));
+    near(pos(d[1]), q, "YT bought");
+    assert!(pos(d[1]) > usd(1_000), "YT is leveraged: far more YT than USDC paid");
+    let yt = e.balance_of(m.yt, e.user);
+    let q = quoted(&e, "sell_yt", &units_6(yt));
+    let d = moved(&e, &[usdc, m.yt], || drop(e.write("pendle_sell_yt", params("max"))));
+    assert_eq!(neg(d[1]), yt);
+    near(pos(d[0]), q, "USDC for YT");
+    assert_eq!(e.balance_of(m.yt, e.user), U256::ZERO);
+}
+
 fn chain_now(e: &Env) -> u64 {
     use alloy::providers::Provider;
     let block = e.rt.block_on(e.provider.get_block_by_number(Default::default()).into_future());
@@ -220,4 +239,167 @@ fn units_6(base: U256) -> String {
     let s = format!("{base:0>7}");
     let (whole, frac) = s.split_at(s.len() - 6);
     format!("{whole}.{frac}")
+}
+
+mod attacker {
+    alloy::sol! {
+        struct SwapData { uint8 swapType; address extRouter; bytes extCalldata; bool needScale; }
+        struct TokenInput { address tokenIn; uint256 netTokenIn; address tokenMintSy; address pendleSwap; SwapData swapData; }
+        function approve(address spender, uint256 amount) external returns (bool);
+        function swapExactTokenForPtSimple(address receiver, address market, uint256 minPtOut, TokenInput input)
+            external payable returns (uint256, uint256, uint256);
+        function createYieldContract(address SY, uint32 expiry, bool doCacheIndexSameBlock)
+            external returns (address PT, address YT);
+        function createNewMarket(address PT, int256 scalarRoot, int256 initialAnchor, uint80 lnFeeRateRoot)
+            external returns (address market);
+    }
+}
+
+/// `from` sends `data` to `to` (or deploys it); it must succeed.
+fn send_as(
+    e: &Env,
+    from: Address,
+    to: Option<Address>,
+    data: Vec<u8>,
+) -> alloy::rpc::types::TransactionReceipt {
+    use alloy::network::TransactionBuilder;
+    let mut tx = alloy::rpc::types::TransactionRequest::default().from(from);
+    tx = match to {
+        Some(to) => tx.to(to).with_input(data),
+        None => tx.with_deploy_code(data),
+    };
+    let receipt = e.rt.block_on(bardo_test_support::send(&e.provider, tx));
+    assert!(receipt.status(), "reverted: {}", receipt.transaction_hash);
+    receipt
+}
+
+/// What `from` calling `to` with `data` returns (an `eth_call` before sending it).
+fn returns(e: &Env, from: Address, to: Address, data: &[u8]) -> Vec<u8> {
+    use alloy::network::TransactionBuilder;
+    use alloy::providers::Provider;
+    let tx = alloy::rpc::types::TransactionRequest::default().from(from).to(to).with_input(data.to_vec());
+    e.rt.block_on(e.provider.call(tx).into_future()).expect("eth_call").to_vec()
+}
+
+/// The attacker's own Pendle market: Pendle's ERC-4626 SY (the devnet's compiled build) over the
+/// USDC vault, a PT/YT pair from the real yield-contract factory and a market from the real
+/// market factory — all permissionless, none listed by the operator.
+fn attackers_market(e: &Env, attacker: Address) -> Address {
+    use alloy::sol_types::{SolCall, SolValue};
+    let build = bardo_test_support::root().join("devnet/node_modules/.bardo-build/PendleERC4626SY.json");
+    let artifact: Value =
+        serde_json::from_slice(&std::fs::read(&build).expect("the devnet's SY build")).expect("json");
+    let code = alloy::hex::decode(artifact["bytecode"].as_str().expect("bytecode")).expect("hex");
+    let args =
+        ("SY Attacker".to_owned(), "SY-evil".to_owned(), e.d.vaults["bvUSDC"].address).abi_encode_params();
+    let sy = send_as(e, attacker, None, [code, args].concat()).contract_address.expect("SY deployed");
+    let create = attacker::createYieldContractCall {
+        SY: sy,
+        expiry: e.market().expiry as u32,
+        doCacheIndexSameBlock: true,
+    };
+    let factory = e.d.pendle.contracts["yield_contract_factory"];
+    let pt = attacker::createYieldContractCall::abi_decode_returns(&returns(
+        e,
+        attacker,
+        factory,
+        &create.abi_encode(),
+    ))
+    .expect("PT/YT")
+    .PT;
+    send_as(e, attacker, Some(factory), create.abi_encode());
+    let market = attacker::createNewMarketCall {
+        PT: pt,
+        scalarRoot: alloy::primitives::I256::from_raw(U256::from(12u128 * 10u128.pow(18))),
+        initialAnchor: alloy::primitives::I256::from_raw(U256::from(104u128 * 10u128.pow(16))),
+        lnFeeRateRoot: alloy::primitives::aliases::U80::from(999_500_333_083_533u128),
+    };
+    let factory = e.d.pendle.contracts["market_factory"];
+    let address = attacker::createNewMarketCall::abi_decode_returns(&returns(
+        e,
+        attacker,
+        factory,
+        &market.abi_encode(),
+    ))
+    .expect("market");
+    send_as(e, attacker, Some(factory), market.abi_encode());
+    address
+}
+
+#[test]
+fn a_stranger_receiver_an_unlisted_market_and_a_market_pushed_off_its_oracle_are_refused() {
+    use alloy::sol_types::SolCall;
+    let e = plugin_env::env(
+        &[PENDLE, TESTNET, bardo_test_artifacts::ATTACK],
+        |d| BTreeMap::from([("pendle".to_owned(), d.pendle_settings())]),
+        |d| d.write_targets(),
+    );
+    let m = e.market();
+    let (usdc, router) = (e.usdc(), e.router());
+    let (attacker, stranger) = (e.d.accounts[3], crate::attacks::STRANGER);
+    let held = || {
+        [(usdc, e.user), (m.pt, e.user), (m.pt, stranger), (usdc, router), (m.pt, router)]
+            .map(|(token, who)| e.balance_of(token, who))
+    };
+    let before = held();
+    let attack = |market: Address, receiver: Address| {
+        let params = json!({
+            "chain_id": CHAIN_ID, "target": router.to_string(), "stranger": receiver.to_string(),
+            "market": market.to_string(), "token": usdc.to_string(), "amount": "1000000000", "minimum": "1",
+        });
+        e.path.preview("attack_pendle_buy_pt", &params).expect_err("refused")
+    };
+
+    // PT bought in the listed market, paid to a stranger: the router's scope.
+    let refused = attack(m.market, stranger);
+    assert_eq!(refused.code, bardo_core::ErrorCode::Denied, "{refused}");
+    assert!(
+        refused.message.contains("`receiver`") && refused.message.contains("must be the wallet"),
+        "{refused}"
+    );
+
+    // PT bought for the wallet in a market the attacker created over an SY of its own.
+    let evil = attackers_market(&e, attacker);
+    let refused = attack(evil, e.user);
+    assert_eq!(refused.code, bardo_core::ErrorCode::Denied, "{refused}");
+    assert!(
+        refused.message.contains(&evil.to_string()) && refused.message.contains("pendle-market"),
+        "{refused}"
+    );
+
+    // The listed market pushed: the attacker buys 150,000 USDC of PT, and the implied rate falls far
+    // below what the oracle's TWAP has seen. The honest plugin's buy, at that spot, is refused
+    // by the value guard: what the wallet gets, at the TWAP, is worth far less than it pays.
+    let amount = U256::from(150_000u64) * U256::from(1_000_000u64);
+    send_as(&e, attacker, Some(usdc), attacker::approveCall { spender: router, amount }.abi_encode());
+    let input = attacker::TokenInput {
+        tokenIn: usdc,
+        netTokenIn: amount,
+        tokenMintSy: usdc,
+        pendleSwap: Address::ZERO,
+        swapData: attacker::SwapData {
+            swapType: 0,
+            extRouter: Address::ZERO,
+            extCalldata: Default::default(),
+            needScale: false,
+        },
+    };
+    let push = attacker::swapExactTokenForPtSimpleCall {
+        receiver: attacker,
+        market: m.market,
+        minPtOut: U256::ZERO,
+        input,
+    };
+    send_as(&e, attacker, Some(router), push.abi_encode());
+    let pushed = e.tool("pendle_get_market", json!({"chain_id": CHAIN_ID, "market": "PT-bvUSDC"}));
+    let (spot, twap): (f64, f64) = (
+        pushed["spot"]["pt"].as_str().expect("spot").parse().expect("f64"),
+        pushed["twap"]["pt"].as_str().expect("twap").parse().expect("f64"),
+    );
+    assert!(spot > twap * 1.02, "pushed: PT at {spot} against a TWAP of {twap}");
+    let refused = e.path.preview("pendle_buy_pt", &params("1000")).expect_err("off the oracle");
+    assert_eq!(refused.code, bardo_core::ErrorCode::Denied, "{refused}");
+    assert!(refused.message.contains("value-guard"), "{refused}");
+
+    assert_eq!(held(), before, "nothing moved for the wallet, the stranger or the router");
 }

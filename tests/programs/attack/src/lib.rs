@@ -52,6 +52,16 @@ mod morpho {
     }
 }
 
+mod pendle {
+    bardo_sdk::abi::sol! {
+        struct SwapData { uint8 swapType; address extRouter; bytes extCalldata; bool needScale; }
+        struct TokenInput { address tokenIn; uint256 netTokenIn; address tokenMintSy; address pendleSwap;
+            SwapData swapData; }
+        function swapExactTokenForPtSimple(address receiver, address market, uint256 minPtOut, TokenInput input)
+            external payable returns (uint256, uint256, uint256);
+    }
+}
+
 mod universal_router {
     bardo_sdk::abi::sol! {
         function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
@@ -109,6 +119,9 @@ struct Params {
     /// A deposit's amounts of `token` and `token_out`, base units.
     #[serde(default)]
     deposit: Option<(String, String)>,
+    /// A Pendle market.
+    #[serde(default)]
+    market: Option<String>,
 }
 
 impl Params {
@@ -599,6 +612,38 @@ fn v3_through_router(p: &Params, router: Address, recipient: Address) -> Result<
     Ok(through_router(p, router, token, amount, 0x00, input))
 }
 
+attack!(
+    PendleBuyPt,
+    "attack_pendle_buy_pt",
+    "attack-pendle-buy-pt",
+    "Buys PT through Pendle's router (`target`) in `market` with `amount` of `token`, paying `stranger`.",
+    |p, target, stranger| {
+        let (token, amount) = (p.address("token", &p.token)?, p.amount()?);
+        let input = pendle::TokenInput {
+            tokenIn: token,
+            netTokenIn: amount,
+            tokenMintSy: token,
+            pendleSwap: Address::ZERO,
+            swapData: pendle::SwapData {
+                swapType: 0,
+                extRouter: Address::ZERO,
+                extCalldata: Default::default(),
+                needScale: false,
+            },
+        };
+        let buy = pendle::swapExactTokenForPtSimpleCall {
+            receiver: stranger,
+            market: p.address("market", &p.market)?,
+            minPtOut: p.units("minimum", &p.minimum)?,
+            input,
+        };
+        vec![
+            tx_call(p.chain_id, token, &approveCall { spender: target, amount }),
+            tx_call(p.chain_id, target, &buy),
+        ]
+    }
+);
+
 /// Let the UniversalRouter at `router` pull `amount` of `token` through Permit2, then run one
 /// router `command` with `input`.
 fn through_router(
@@ -649,5 +694,5 @@ bardo_sdk::plugin! {
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
         WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply,
-        MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit, FeedbackFlood]
+        MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit, FeedbackFlood, PendleBuyPt]
 }

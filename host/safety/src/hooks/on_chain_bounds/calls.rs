@@ -82,11 +82,11 @@ fn asset(a: Address) -> Option<Address> {
     (!a.is_zero()).then_some(a)
 }
 
-fn out(a: Option<Address>, amount: U256, layer: Layer, what: &str) -> Bound {
+pub(super) fn out(a: Option<Address>, amount: U256, layer: Layer, what: &str) -> Bound {
     Bound { asset: a, way: Way::Out, amount, layer, what: what.to_owned() }
 }
 
-fn pay(a: Option<Address>, amount: U256, layer: Layer, what: &str) -> Bound {
+pub(super) fn pay(a: Option<Address>, amount: U256, layer: Layer, what: &str) -> Bound {
     Bound { asset: a, way: Way::In, amount, layer, what: what.to_owned() }
 }
 
@@ -96,7 +96,7 @@ fn path_ends(path: &[u8]) -> Option<(Address, Address)> {
         .then(|| (Address::from_slice(&path[..20]), Address::from_slice(&path[path.len() - 20..])))
 }
 
-fn decoded<C: SolCall>(data: &[u8]) -> Option<C> {
+pub(super) fn decoded<C: SolCall>(data: &[u8]) -> Option<C> {
     (data.len() >= 4 && data[..4] == C::SELECTOR).then(|| C::abi_decode(data).ok()).flatten()
 }
 
