@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub mod chain;
 pub mod nats;
 pub mod registry;
 pub mod safe;

@@ -77,6 +77,14 @@ pub fn env_deviating(
     Env { _node: node, d, host, path, rt: runtime(), provider, user, _audit: audit }
 }
 
+impl Env {
+    /// The test's own hands on the node, with their own runtime (a provider serves only the
+    /// runtime it was first driven on: its pooled connections are tasks of that runtime).
+    pub fn chain(&self) -> crate::chain::Chain {
+        crate::chain::Chain::connect(&self._node.url())
+    }
+}
+
 pub use crate::u256;
 
 /// The write path of these environments over `host`: `cage`, the allowlist `allowed` on the

@@ -12,7 +12,6 @@ use bardo_sdk::tokens::{self, Listed};
 use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{ChainId, Error, settings};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 pub use bardo_sdk::aave::health_factor;
 
@@ -22,13 +21,6 @@ pub fn ray() -> U256 {
 }
 
 const SECONDS_PER_YEAR: f64 = 31_536_000.0;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    #[serde(default)]
-    chains: BTreeMap<String, Book>,
-}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,9 +53,8 @@ pub struct Market {
 
 /// The market on `chain_id`: the operator's settings first, then the built-in ones.
 pub fn market(chain_id: ChainId) -> Result<Market, Error> {
-    let settings: Settings = settings::load()?;
-    let book = match (settings.chains.get(&chain_id.to_string()), chain_id) {
-        (Some(book), _) => book.clone(),
+    let book = match (settings::of_chain::<Book>(chain_id)?, chain_id) {
+        (Some(book), _) => book,
         (None, 1) => Book {
             pool_addresses_provider: bardo_sdk::aave::MAINNET_ADDRESSES_PROVIDER,
             tokens: tokens::mainnet(),

@@ -13,13 +13,6 @@ pub const DEFAULT_GAS_FLOOR: &str = "0.01";
 /// Ether `bootstrap_fund_wallet` tops the wallet up to when no target names it.
 pub const DEFAULT_FUND_ETH: &str = "10";
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    #[serde(default)]
-    chains: BTreeMap<String, Targets>,
-}
-
 /// One chain's targets.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -37,8 +30,7 @@ pub struct Targets {
 
 /// The targets for `chain_id`, if the operator set any.
 pub fn load(chain_id: ChainId) -> Result<Option<Targets>, Error> {
-    let s: Settings = settings::load()?;
-    Ok(s.chains.get(&chain_id.to_string()).cloned())
+    settings::of_chain(chain_id)
 }
 
 /// Is `key` the native coin?

@@ -4,7 +4,6 @@ use alloy_primitives::Address;
 use bardo_sdk::errors::chain_not_supported;
 use bardo_sdk::{ChainId, Error, settings};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 
 alloy_sol_types::sol! {
     function ownerOf(uint256 tokenId) external view returns (address);
@@ -32,13 +31,6 @@ pub mod validation {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    #[serde(default)]
-    chains: BTreeMap<String, Registries>,
-}
-
 /// One chain's registries.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,8 +42,7 @@ pub struct Registries {
 
 /// The registries of `chain_id`.
 pub fn of(chain_id: ChainId) -> Result<Registries, Error> {
-    let s: Settings = settings::load()?;
-    s.chains.get(&chain_id.to_string()).copied().ok_or_else(|| {
+    settings::of_chain(chain_id)?.ok_or_else(|| {
         chain_not_supported(format!(
             "no ERC-8004 registries for chain {chain_id} in `[settings] identity` (chains.{chain_id}: identity, \
              reputation, validation); `bardo devnet up` writes the devnet's"

@@ -15,13 +15,6 @@ use bardo_sdk::{ChainId, Error, chain, settings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    #[serde(default)]
-    chains: BTreeMap<String, Book>,
-}
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Book {
@@ -121,8 +114,7 @@ impl State {
 
 /// The venue on `chain_id`, from the operator's settings.
 pub fn venue(chain_id: ChainId) -> Result<Venue, Error> {
-    let settings: Settings = settings::load()?;
-    let Some(book) = settings.chains.get(&chain_id.to_string()).cloned() else {
+    let Some(book) = settings::of_chain::<Book>(chain_id)? else {
         return Err(chain_not_supported(format!(
             "morpho has no markets on chain {chain_id}; add `[settings] morpho` chains.{chain_id} with `morpho` and `markets`"
         )));

@@ -11,14 +11,6 @@ use bardo_sdk::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    #[serde(default)]
-    chains: BTreeMap<String, Chain>,
-}
 
 /// The protocols on one chain.
 #[derive(Debug, Clone, Deserialize)]
@@ -30,9 +22,8 @@ pub struct Chain {
 
 /// The configuration of `chain_id`.
 pub fn chain(chain_id: ChainId) -> Result<Chain, Error> {
-    let settings: Settings = settings::load()?;
-    match (settings.chains.get(&chain_id.to_string()), chain_id) {
-        (Some(c), _) => Ok(c.clone()),
+    match (settings::of_chain::<Chain>(chain_id)?, chain_id) {
+        (Some(c), _) => Ok(c),
         (None, 1) => Ok(Chain {
             uniswap: Some(bardo_sdk::uniswap::mainnet()),
             aave_pool_addresses_provider: Some(bardo_sdk::aave::MAINNET_ADDRESSES_PROVIDER),

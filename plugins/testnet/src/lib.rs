@@ -15,14 +15,6 @@ use bardo_sdk::units::{format_units, parse_units};
 use bardo_sdk::{Category, ChainId, Error, ReadTool, RiskTier, ToolDef, chain, described, settings, testnet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Settings {
-    #[serde(default)]
-    chains: BTreeMap<String, Book>,
-}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,8 +24,7 @@ struct Book {
 }
 
 fn token(chain_id: ChainId, input: &str) -> Result<Token, Error> {
-    let s: Settings = settings::load()?;
-    let list = s.chains.get(&chain_id.to_string()).map(|b| b.tokens.clone()).unwrap_or_default();
+    let list = settings::of_chain::<Book>(chain_id)?.map(|b| b.tokens).unwrap_or_default();
     resolve(chain_id, "token", input, &list)
 }
 

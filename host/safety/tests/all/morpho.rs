@@ -6,13 +6,11 @@
 //! the host's and the plugin's Morpho math (`bardo-morpho-math`) equal to that SDK's over 1,000
 //! random cases (`tests/clients/morpho_math.mjs`).
 
-use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, I256, U256, keccak256};
-use alloy::providers::{DynProvider, Provider, ProviderBuilder};
-use alloy::rpc::types::TransactionRequest;
 use alloy::sol_types::{SolCall, SolValue};
 use bardo_devnet::deploy::MorphoMarket;
-use bardo_test_support::{devnet, runtime};
+use bardo_test_support::chain::Chain;
+use bardo_test_support::devnet;
 
 alloy::sol! {
     struct MarketParams { address loanToken; address collateralToken; address oracle; address irm; uint256 lltv; }
@@ -45,40 +43,10 @@ fn params(m: &MorphoMarket) -> MarketParams {
     }
 }
 
-struct Chain {
-    provider: DynProvider,
-    rt: tokio::runtime::Runtime,
-}
-
-impl Chain {
-    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
-        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
-        let out = self.rt.block_on(self.provider.call(tx).into_future()).expect("eth_call");
-        C::abi_decode_returns(&out).expect("decode")
-    }
-
-    /// `from` (an unlocked anvil account) calls `to`; the revert reason if it would revert.
-    fn send(&self, from: Address, to: Address, data: Vec<u8>, value: U256) -> Result<(), String> {
-        let tx = TransactionRequest::default().from(from).to(to).with_input(Bytes::from(data)).value(value);
-        if let Err(e) = self.rt.block_on(self.provider.call(tx.clone()).into_future()) {
-            return Err(e.to_string());
-        }
-        let receipt = self
-            .rt
-            .block_on(async { self.provider.send_transaction(tx).await?.get_receipt().await })
-            .expect("mined");
-        assert!(receipt.status());
-        Ok(())
-    }
-}
-
 #[test]
 fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
     let (node, d) = devnet();
-    let chain = Chain {
-        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
-        rt: runtime(),
-    };
+    let chain = Chain::connect(&node.url());
     let m = &d.morpho;
     assert!(chain.read(m.morpho, isIrmEnabledCall { irm: m.irm }));
     let lltv = U256::from(860_000_000_000_000_000u128);
@@ -115,9 +83,9 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
     let borrower = d.accounts[2];
     let weth = d.tokens["WETH"].address;
     let one = U256::from(10u64).pow(U256::from(18u64));
-    chain.send(borrower, weth, depositCall {}.abi_encode(), one).expect("wrap");
+    chain.try_send(borrower, weth, depositCall {}.abi_encode(), one).expect("wrap");
     chain
-        .send(borrower, weth, approveCall { spender: m.morpho, amount: one }.abi_encode(), U256::ZERO)
+        .try_send(borrower, weth, approveCall { spender: m.morpho, amount: one }.abi_encode(), U256::ZERO)
         .expect("approve");
     let post = supplyCollateralCall {
         marketParams: params(weth_usdc),
@@ -125,7 +93,7 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
         onBehalf: borrower,
         data: Bytes::new(),
     };
-    chain.send(borrower, m.morpho, post.abi_encode(), U256::ZERO).expect("collateral");
+    chain.try_send(borrower, m.morpho, post.abi_encode(), U256::ZERO).expect("collateral");
     // Morpho's SDK on the market as the chain has it: the same id, and the most 1 WETH lets the
     // borrower owe — exactly where Morpho itself draws the line.
     let t = chain.read(m.morpho, marketCall { id: weth_usdc.id });
@@ -148,16 +116,16 @@ fn morpho_markets_price_from_the_feeds_and_lend_up_to_the_lltv() {
         onBehalf: borrower,
         receiver: borrower,
     };
-    let over = chain.send(borrower, m.morpho, borrow(max + U256::from(1u8)).abi_encode(), U256::ZERO);
+    let over = chain.try_send(borrower, m.morpho, borrow(max + U256::from(1u8)).abi_encode(), U256::ZERO);
     assert!(over.as_ref().is_err_and(|e| e.contains("insufficient collateral")), "{over:?}");
     let before = chain.read(usdc, balanceOfCall { account: borrower });
-    chain.send(borrower, m.morpho, borrow(max).abi_encode(), U256::ZERO).expect("borrow up to the LLTV");
+    chain.try_send(borrower, m.morpho, borrow(max).abi_encode(), U256::ZERO).expect("borrow up to the LLTV");
     assert_eq!(chain.read(usdc, balanceOfCall { account: borrower }) - before, max);
 
     // The feed moves, the oracle follows: WETH at 1,000 halves the price.
     let half = I256::try_from(1_000i64 * 100_000_000).expect("answer");
     chain
-        .send(d.deployer, d.feeds["WETH"], updateAnswerCall { answer: half }.abi_encode(), U256::ZERO)
+        .try_send(d.deployer, d.feeds["WETH"], updateAnswerCall { answer: half }.abi_encode(), U256::ZERO)
         .expect("feed");
     assert_eq!(chain.read(weth_usdc.oracle, priceCall {}), price / U256::from(2u8));
 }
@@ -185,10 +153,7 @@ fn morpho_plans_stay_with_the_wallet_in_the_markets_the_operator_trusts() {
     ));
     let policy = bardo_safety::hooks::PolicyCage::default();
     let (path, _audit) = bardo_test_support::writes::guarded_path(&host, &d, policy, d.write_targets());
-    let chain = Chain {
-        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
-        rt: runtime(),
-    };
+    let chain = Chain::connect(&node.url());
     let m = &d.morpho;
     let market = &m.markets["WETH/USDC"];
     let stranger = d.accounts[3];
@@ -215,7 +180,7 @@ fn morpho_plans_stay_with_the_wallet_in_the_markets_the_operator_trusts() {
         lltv: market.lltv,
     };
     let create = createMarketCall { marketParams: lying.clone() }.abi_encode();
-    chain.send(stranger, m.morpho, create, U256::ZERO).expect("anyone creates a market");
+    chain.try_send(stranger, m.morpho, create, U256::ZERO).expect("anyone creates a market");
     let id = keccak256(lying.abi_encode());
     assert!(chain.read(m.morpho, marketCall { id }).lastUpdate > 0, "the market exists on chain");
     refused(plan(lying.oracle, d.deployer), "not one the operator trusts");

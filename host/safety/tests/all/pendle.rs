@@ -8,14 +8,11 @@
 //! LP and SY of a listed market from the oracle's TWAP (and the SY's rate) at the asset's
 //! trusted price, and a token of a market nobody listed not at all.
 
-use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, Bytes, U256};
-use alloy::providers::{DynProvider, Provider, ProviderBuilder};
-use alloy::rpc::types::TransactionRequest;
-use alloy::sol_types::SolCall;
 use bardo_devnet::pendle::{SEED_APY, TWAP_SECS};
 use bardo_test_artifacts::PENDLE;
-use bardo_test_support::{devnet, devnet_host_with, runtime};
+use bardo_test_support::chain::Chain;
+use bardo_test_support::{devnet, devnet_host_with};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -44,56 +41,10 @@ alloy::sol! {
     function balanceOf(address account) external view returns (uint256);
 }
 
-struct Chain {
-    provider: DynProvider,
-    rt: tokio::runtime::Runtime,
-}
-
-impl Chain {
-    /// A view at the head, named by its number: what the host reads (anvil runs a call at
-    /// `latest` in a pending block's time, and Pendle's prices move with time).
-    fn read<C: SolCall>(&self, to: Address, call: C) -> C::Return {
-        let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
-        let out = self.rt.block_on(async {
-            let head = self.provider.get_block_number().await?;
-            self.provider.call(tx).block(head.into()).await
-        });
-        C::abi_decode_returns(&out.expect("eth_call")).expect("decode")
-    }
-
-    fn send(&self, from: Address, to: Address, call: impl SolCall) {
-        let tx = TransactionRequest::default().from(from).to(to).with_input(Bytes::from(call.abi_encode()));
-        let receipt = self
-            .rt
-            .block_on(async { self.provider.send_transaction(tx).await?.get_receipt().await })
-            .expect("mined");
-        assert!(receipt.status(), "reverted: {}", receipt.transaction_hash);
-    }
-
-    fn now(&self) -> u64 {
-        let block = self.rt.block_on(self.provider.get_block_by_number(Default::default()).into_future());
-        block.expect("block").expect("head").header.timestamp
-    }
-
-    fn travel_to(&self, timestamp: u64) {
-        self.rt
-            .block_on(async {
-                let p = &self.provider;
-                p.raw_request::<_, serde_json::Value>("evm_setNextBlockTimestamp".into(), (timestamp,))
-                    .await?;
-                p.raw_request::<_, serde_json::Value>("evm_mine".into(), ()).await
-            })
-            .expect("time travel");
-    }
-}
-
 #[test]
 fn pendle_markets_quote_trade_and_redeem_at_maturity() {
     let (node, d) = devnet();
-    let chain = Chain {
-        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
-        rt: runtime(),
-    };
+    let chain = Chain::connect(&node.url());
     let oracle = d.pendle.contracts["py_lp_oracle"];
     let now = chain.now();
     assert_eq!(d.pendle.markets.len(), 2, "{:?}", d.pendle.markets.keys());
@@ -180,10 +131,7 @@ fn base(v: &Value) -> U256 {
 #[test]
 fn the_plugin_reads_markets_quotes_and_positions_as_the_contracts_say() {
     let (node, d) = devnet();
-    let chain = Chain {
-        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
-        rt: runtime(),
-    };
+    let chain = Chain::connect(&node.url());
     let settings = BTreeMap::from([("pendle".to_owned(), d.pendle_settings())]);
     let host = devnet_host_with(&node.url(), settings, None, &[PENDLE]);
     let tool = |name: &str, params: Value| -> Result<Value, bardo_core::ToolError> {
@@ -294,10 +242,7 @@ fn the_host_values_a_listed_markets_tokens_at_the_oracles_twap_and_nothing_else(
     use bardo_evm::chain::{ChainConfig, Chains};
     use bardo_safety::valuation::Valuer;
     let (node, d) = devnet();
-    let chain = Chain {
-        provider: ProviderBuilder::new().connect_http(node.url().parse().expect("url")).erased(),
-        rt: runtime(),
-    };
+    let chain = Chain::connect(&node.url());
     let config = ChainConfig { head_ttl_ms: 0, ..ChainConfig::new(node.url()) };
     let chains = Chains::new(&BTreeMap::from([(bardo_devnet::CHAIN_ID, config)]), crate::host_runtime())
         .expect("chains");

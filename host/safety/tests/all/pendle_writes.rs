@@ -9,6 +9,7 @@ use alloy::primitives::{Address, U256};
 use bardo_devnet::CHAIN_ID;
 use bardo_devnet::pendle::PendleMarket;
 use bardo_test_artifacts::{PENDLE, TESTNET};
+use bardo_test_support::chain::Chain;
 use bardo_test_support::writes::{self as plugin_env, Env, u256};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -180,7 +181,7 @@ fn every_pendle_write_moves_what_the_static_router_quoted_and_pt_redeems_after_m
 
     // Past maturity (the testnet plugin's time travel): PT alone redeems 1:1 in USDC; trading is
     // refused with what to do instead.
-    let to_go = m.expiry.saturating_sub(chain_now(&e)) + 3_600;
+    let to_go = m.expiry.saturating_sub(e.chain().now()) + 3_600;
     e.tool("testnet_increase_time", json!({"chain_id": CHAIN_ID, "seconds": to_go}));
     e.tool("testnet_mine", json!({"chain_id": CHAIN_ID}));
     e.restamp_feeds();
@@ -194,9 +195,9 @@ fn every_pendle_write_moves_what_the_static_router_quoted_and_pt_redeems_after_m
     assert!(got <= pt && pt - got <= U256::from(2u8), "PT {pt} redeemed for {got} USDC");
 }
 
-/// YT moves ~25× the implied rate: the market's fee on the PT it trades inside costs ~2.3 % of
-/// the YT's value at the oracle's TWAP here, over the default 2 % `max_price_deviation_bps` a
-/// trade is held to. An operator who trades YT widens it (here to 4 %); within it, a YT buy and
+/// YT moves ~25× the implied rate: a 100 USDC YT buy in the devnet's market costs 2.3 % of the
+/// YT's value at the oracle's TWAP (1.2 % fee on the PT traded inside, 1 % price impact; 1.3 %
+/// for 1 USDC), over the default 2 % `max_price_deviation_bps` a trade is held to. An operator who trades YT widens it (here to 4 %); within it, a YT buy and
 /// sell move exactly what the static router quoted.
 #[test]
 fn yt_is_bought_and_sold_as_quoted_within_a_wider_deviation() {
@@ -220,12 +221,6 @@ fn yt_is_bought_and_sold_as_quoted_within_a_wider_deviation() {
     assert_eq!(neg(d[1]), yt);
     near(pos(d[0]), q, "USDC for YT");
     assert_eq!(e.balance_of(m.yt, e.user), U256::ZERO);
-}
-
-fn chain_now(e: &Env) -> u64 {
-    use alloy::providers::Provider;
-    let block = e.rt.block_on(e.provider.get_block_by_number(Default::default()).into_future());
-    block.expect("block").expect("head").header.timestamp
 }
 
 fn format_18(v: U256) -> String {
@@ -255,36 +250,10 @@ mod attacker {
     }
 }
 
-/// `from` sends `data` to `to` (or deploys it); it must succeed.
-fn send_as(
-    e: &Env,
-    from: Address,
-    to: Option<Address>,
-    data: Vec<u8>,
-) -> alloy::rpc::types::TransactionReceipt {
-    use alloy::network::TransactionBuilder;
-    let mut tx = alloy::rpc::types::TransactionRequest::default().from(from);
-    tx = match to {
-        Some(to) => tx.to(to).with_input(data),
-        None => tx.with_deploy_code(data),
-    };
-    let receipt = e.rt.block_on(bardo_test_support::send(&e.provider, tx));
-    assert!(receipt.status(), "reverted: {}", receipt.transaction_hash);
-    receipt
-}
-
-/// What `from` calling `to` with `data` returns (an `eth_call` before sending it).
-fn returns(e: &Env, from: Address, to: Address, data: &[u8]) -> Vec<u8> {
-    use alloy::network::TransactionBuilder;
-    use alloy::providers::Provider;
-    let tx = alloy::rpc::types::TransactionRequest::default().from(from).to(to).with_input(data.to_vec());
-    e.rt.block_on(e.provider.call(tx).into_future()).expect("eth_call").to_vec()
-}
-
 /// The attacker's own Pendle market: Pendle's ERC-4626 SY (the devnet's compiled build) over the
 /// USDC vault, a PT/YT pair from the real yield-contract factory and a market from the real
 /// market factory — all permissionless, none listed by the operator.
-fn attackers_market(e: &Env, attacker: Address) -> Address {
+fn attackers_market(e: &Env, chain: &Chain, attacker: Address) -> Address {
     use alloy::sol_types::{SolCall, SolValue};
     let build = bardo_test_support::root().join("devnet/node_modules/.bardo-build/PendleERC4626SY.json");
     let artifact: Value =
@@ -292,22 +261,16 @@ fn attackers_market(e: &Env, attacker: Address) -> Address {
     let code = alloy::hex::decode(artifact["bytecode"].as_str().expect("bytecode")).expect("hex");
     let args =
         ("SY Attacker".to_owned(), "SY-evil".to_owned(), e.d.vaults["bvUSDC"].address).abi_encode_params();
-    let sy = send_as(e, attacker, None, [code, args].concat()).contract_address.expect("SY deployed");
+    let sy = chain.deploy(attacker, [code, args].concat());
     let create = attacker::createYieldContractCall {
         SY: sy,
         expiry: e.market().expiry as u32,
         doCacheIndexSameBlock: true,
     };
     let factory = e.d.pendle.contracts["yield_contract_factory"];
-    let pt = attacker::createYieldContractCall::abi_decode_returns(&returns(
-        e,
-        attacker,
-        factory,
-        &create.abi_encode(),
-    ))
-    .expect("PT/YT")
-    .PT;
-    send_as(e, attacker, Some(factory), create.abi_encode());
+    let made = chain.call_as(attacker, factory, &create.abi_encode()).expect("createYieldContract");
+    let pt = attacker::createYieldContractCall::abi_decode_returns(&made).expect("PT/YT").PT;
+    chain.send(attacker, factory, create);
     let market = attacker::createNewMarketCall {
         PT: pt,
         scalarRoot: alloy::primitives::I256::from_raw(U256::from(12u128 * 10u128.pow(18))),
@@ -315,20 +278,14 @@ fn attackers_market(e: &Env, attacker: Address) -> Address {
         lnFeeRateRoot: alloy::primitives::aliases::U80::from(999_500_333_083_533u128),
     };
     let factory = e.d.pendle.contracts["market_factory"];
-    let address = attacker::createNewMarketCall::abi_decode_returns(&returns(
-        e,
-        attacker,
-        factory,
-        &market.abi_encode(),
-    ))
-    .expect("market");
-    send_as(e, attacker, Some(factory), market.abi_encode());
+    let made = chain.call_as(attacker, factory, &market.abi_encode()).expect("createNewMarket");
+    let address = attacker::createNewMarketCall::abi_decode_returns(&made).expect("market");
+    chain.send(attacker, factory, market);
     address
 }
 
 #[test]
 fn a_stranger_receiver_an_unlisted_market_and_a_market_pushed_off_its_oracle_are_refused() {
-    use alloy::sol_types::SolCall;
     let e = plugin_env::env(
         &[PENDLE, TESTNET, bardo_test_artifacts::ATTACK],
         |d| BTreeMap::from([("pendle".to_owned(), d.pendle_settings())]),
@@ -359,7 +316,8 @@ fn a_stranger_receiver_an_unlisted_market_and_a_market_pushed_off_its_oracle_are
     );
 
     // PT bought for the wallet in a market the attacker created over an SY of its own.
-    let evil = attackers_market(&e, attacker);
+    let chain = e.chain();
+    let evil = attackers_market(&e, &chain, attacker);
     let refused = attack(evil, e.user);
     assert_eq!(refused.code, bardo_core::ErrorCode::Denied, "{refused}");
     assert!(
@@ -371,7 +329,7 @@ fn a_stranger_receiver_an_unlisted_market_and_a_market_pushed_off_its_oracle_are
     // below what the oracle's TWAP has seen. The honest plugin's buy, at that spot, is refused
     // by the value guard: what the wallet gets, at the TWAP, is worth far less than it pays.
     let amount = U256::from(150_000u64) * U256::from(1_000_000u64);
-    send_as(&e, attacker, Some(usdc), attacker::approveCall { spender: router, amount }.abi_encode());
+    chain.send(attacker, usdc, attacker::approveCall { spender: router, amount });
     let input = attacker::TokenInput {
         tokenIn: usdc,
         netTokenIn: amount,
@@ -390,7 +348,7 @@ fn a_stranger_receiver_an_unlisted_market_and_a_market_pushed_off_its_oracle_are
         minPtOut: U256::ZERO,
         input,
     };
-    send_as(&e, attacker, Some(router), push.abi_encode());
+    chain.send(attacker, router, push);
     let pushed = e.tool("pendle_get_market", json!({"chain_id": CHAIN_ID, "market": "PT-bvUSDC"}));
     let (spot, twap): (f64, f64) = (
         pushed["spot"]["pt"].as_str().expect("spot").parse().expect("f64"),
