@@ -121,13 +121,13 @@ pub fn guidelines(items: &[(crate::Phase, &str)]) -> Vec<crate::PhaseGuideline> 
 /// Write tools that share one `plan` and one `verify` function, told apart by a variant of an
 /// action enum: for each `(Type, "name", Variant, "kind", Risk, "description", "snippet",
 /// [Phase: "guideline", ...])`, a unit struct implementing [`crate::WriteTool`] with `params`,
-/// a [`write_def`] in `category` with `steps`, and `plan(Action::Variant, p)` /
-/// `verify(Action::Variant, p, receipts)`.
+/// a [`write_def`] in `category` with `steps` on `chains` (one of [`crate::chains`]), and
+/// `plan(Action::Variant, p)` / `verify(Action::Variant, p, receipts)`.
 #[macro_export]
 macro_rules! action_tools {
     (
         params: $params:ty, category: $category:ident, action: $action:ident,
-        plan: $plan:path, verify: $verify:path, steps: $steps:expr;
+        plan: $plan:path, verify: $verify:path, steps: $steps:expr, chains: $chains:expr;
         $(($ty:ident, $name:literal, $variant:ident, $kind:literal, $risk:ident, $desc:literal, $snippet:literal,
             [$($phase:ident: $g:literal),* $(,)?])),+ $(,)?
     ) => {
@@ -142,6 +142,7 @@ macro_rules! action_tools {
                     $crate::ToolDef {
                         prompt_snippet: ::std::string::String::from($snippet),
                         prompt_guidelines: $crate::guidelines(&[$(($crate::Phase::$phase, $g)),*]),
+                        supported_chains: $chains.to_vec(),
                         ..$crate::write_def::<$params>(
                             $name,
                             $desc,

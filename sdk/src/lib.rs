@@ -12,6 +12,7 @@ pub mod aave;
 pub mod abi;
 pub mod approvals;
 mod bindings;
+pub mod chains;
 pub mod decode;
 mod def;
 mod dispatch;

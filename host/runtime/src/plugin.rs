@@ -530,7 +530,8 @@ impl LoadedPlugin {
     }
 }
 
-/// Params larger than [`MAX_PARAMS`] are refused before any plugin code runs.
+/// Params larger than [`MAX_PARAMS`], off the tool's schema, or naming a chain the tool does not
+/// declare in `supported_chains` are refused before any plugin code runs (so before any RPC).
 fn check_params(entry: &CatalogEntry, tool: &str, params_json: &str) -> Result<(), ToolError> {
     if params_json.len() > MAX_PARAMS {
         return Err(ToolError::new(
@@ -538,7 +539,32 @@ fn check_params(entry: &CatalogEntry, tool: &str, params_json: &str) -> Result<(
             format!("params are {} bytes, over the {MAX_PARAMS} byte limit", params_json.len()),
         ));
     }
-    entry.params.check(tool, params_json)
+    entry.params.check(tool, params_json)?;
+    check_chain(&entry.def, tool, params_json)
+}
+
+/// A tool with `supported_chains` runs only on those (the specification's chain-support matrix);
+/// none declared means every chain the host has a node for.
+fn check_chain(def: &ToolDef, tool: &str, params_json: &str) -> Result<(), ToolError> {
+    if def.supported_chains.is_empty() {
+        return Ok(());
+    }
+    let chain = serde_json::from_str::<serde_json::Value>(params_json)
+        .ok()
+        .and_then(|p| p.get("chain_id").and_then(serde_json::Value::as_u64));
+    match chain {
+        Some(chain) if !def.supported_chains.contains(&chain) => {
+            let chains: Vec<String> = def.supported_chains.iter().map(u64::to_string).collect();
+            Err(ToolError::new(
+                ErrorCode::ChainNotSupported,
+                format!(
+                    "`{tool}` works on chains {} (its plugin's supported_chains); chain {chain} is not one of them",
+                    chains.join(", ")
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// An action kind as routed: `add-liquidity` and `add_liquidity` are one kind.

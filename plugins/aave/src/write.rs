@@ -365,7 +365,8 @@ fn verify(action: Action, p: LendParams, receipts: Vec<Receipt>) -> Result<serde
 
 bardo_sdk::action_tools! {
     params: LendParams, category: Lending, action: Action, plan: plan, verify: verify,
-    steps: &["read the market", "build calls", "simulate the health factor"];
+    steps: &["read the market", "build calls", "simulate the health factor"],
+    chains: bardo_sdk::chains::AAVE;
     (SupplyTool, "aave_supply", Supply, "supply", Medium,
     "Plans supplying an asset to Aave V3 from the host's wallet (it earns the supply APY and counts \
      as collateral). Adds an approval of exactly the amount when the allowance is short. Refuses an \

@@ -631,7 +631,8 @@ fn verify(action: Action, p: MorphoParams, receipts: Vec<Receipt>) -> Result<ser
 
 bardo_sdk::action_tools! {
     params: MorphoParams, category: Lending, action: Action, plan: plan, verify: verify,
-    steps: &["read the market", "size the action", "build calls"];
+    steps: &["read the market", "size the action", "build calls"],
+    chains: bardo_sdk::chains::MORPHO;
     (SupplyTool, "morpho_supply", Supply, "morpho-supply", Medium,
     "Plans lending the loan token to a Morpho Blue market the operator lists, from the host's \
      wallet and credited to it: `amount` in token units, or `shares`. Adds an approval of exactly \

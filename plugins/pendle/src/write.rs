@@ -380,7 +380,8 @@ pub fn verify(action: Action, p: TradeParams, receipts: Vec<Receipt>) -> Result<
 
 bardo_sdk::action_tools! {
     params: TradeParams, category: Yield, action: Action, plan: plan, verify: verify,
-    steps: &["read the market", "quote with Pendle's static router", "build calls"];
+    steps: &["read the market", "quote with Pendle's static router", "build calls"],
+    chains: bardo_sdk::chains::PENDLE;
     (BuyPt, "pendle_buy_pt", BuyPt, "pendle-buy-pt", Medium,
     "Plans buying PT of a listed Pendle market with exactly `amount` of the token (the SY's asset \
      or yield token): a fixed yield to maturity. Minimum PT out: the static router's quote less \
@@ -470,6 +471,7 @@ impl bardo_sdk::WriteTool for Claim {
     fn def() -> bardo_sdk::ToolDef {
         bardo_sdk::ToolDef {
             prompt_snippet: "pendle_claim: plan claiming YT interest and PENDLE/SY rewards".into(),
+            supported_chains: bardo_sdk::chains::PENDLE.to_vec(),
             ..bardo_sdk::write_def::<ClaimParams>(
                 Self::NAME,
                 "Plans claiming what the wallet's Pendle positions have earned in one listed market or all: \

@@ -43,6 +43,7 @@ fn write_def<P: JsonSchema>(
         sprite_trigger: SpriteTrigger::Executing,
         progress_steps: steps.iter().map(|s| (*s).to_owned()).collect(),
         action_kinds: vec![kind.to_owned()],
+        supported_chains: bardo_sdk::chains::UNISWAP.to_vec(),
         prompt_snippet: bardo_sdk::snippet(name, description),
         ..tool_def::<P>(name, description, Category::Lp)
     }

@@ -193,6 +193,7 @@ impl WriteTool for ExecuteSwap {
             sprite_trigger: SpriteTrigger::Executing,
             progress_steps: vec!["quote".into(), "check balance and allowance".into(), "build calls".into()],
             action_kinds: vec!["swap".into()],
+            supported_chains: bardo_sdk::chains::UNISWAP.to_vec(),
             prompt_snippet: "uniswap_execute_swap: plan a Uniswap swap with slippage protection".into(),
             prompt_guidelines: bardo_sdk::guidelines(&[
                 (bardo_sdk::Phase::Cautious, "Keep slippage at 50 bps or less."),

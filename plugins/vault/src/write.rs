@@ -40,6 +40,7 @@ fn def(name: &str, kind: &str, risk: RiskTier, description: &str) -> ToolDef {
         sprite_trigger: SpriteTrigger::Executing,
         progress_steps: vec!["read the vault".into(), "build calls".into()],
         action_kinds: vec![kind.into()],
+        supported_chains: bardo_sdk::chains::VAULT.to_vec(),
         prompt_snippet: snippet(name, description),
         ..tool_def::<FlowParams>(name, description, Category::Vault)
     }

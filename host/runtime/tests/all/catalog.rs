@@ -2,6 +2,7 @@
 //! exactly the tools of its categories (the specification's table in `bardo_core::profile`,
 //! `data` in every profile, writes only where the profile writes, testnet only in `dev`).
 
+use bardo_core::error::ErrorCode;
 use bardo_core::profile::{PROFILES, Profile, Writes};
 use bardo_core::tool::{CapabilityTier, Category, RequiredCapability, RiskTier};
 use bardo_runtime::engine::Limits;
@@ -117,6 +118,50 @@ fn every_tool_has_a_complete_definition() {
             assert_eq!(prefix, want, "{name}: the specification's prefix for {:?}", d.category);
         }
     }
+}
+
+/// The specification's chain-support matrix: each protocol's writes declare its chains (and the
+/// local devnet), reads declare none; a write named on another chain is refused with
+/// `chain-not-supported` before its plugin runs, so before any RPC.
+#[test]
+fn writes_declare_the_chain_matrix_and_are_refused_elsewhere_before_running() {
+    let h = host("dev,learning");
+    let chains = |tool: &str| h.catalog()[tool].def.supported_chains.clone();
+    assert_eq!(chains("pendle_buy_pt"), [1, 42161, 31337]);
+    assert_eq!(chains("pendle_claim"), [1, 42161, 31337]);
+    assert_eq!(chains("morpho_supply"), [1, 8453, 31337]);
+    assert_eq!(chains("aave_supply"), [1, 8453, 42161, 10, 137, 43114, 31337]);
+    assert_eq!(chains("vault_deposit"), [1, 8453, 130, 31337]);
+    assert_eq!(chains("uniswap_execute_swap"), [1, 8453, 130, 42161, 10, 137, 56, 43114, 31337]);
+    assert_eq!(chains("uniswap_add_liquidity"), chains("uniswap_execute_swap"));
+    for (name, e) in h.catalog() {
+        if e.def.capability_tier == CapabilityTier::Read {
+            assert!(e.def.supported_chains.is_empty(), "{name}: reads work on every configured chain");
+        }
+    }
+
+    let buy = |chain: u64| format!(r#"{{"chain_id":{chain},"market":"PT-bvUSDC","amount":"100"}}"#);
+    for (tool, params) in [
+        ("pendle_buy_pt", buy(8453)),
+        ("morpho_supply", r#"{"chain_id":42161,"market":"WETH/USDC","amount":"1"}"#.to_owned()),
+        ("aave_supply", r#"{"chain_id":130,"asset":"USDC","amount":"1"}"#.to_owned()),
+    ] {
+        let r = h.plan(tool, &params);
+        let e = r.result.expect_err("an unsupported chain");
+        assert_eq!(e.code, ErrorCode::ChainNotSupported, "{tool}: {e}");
+        assert!(e.message.contains("supported_chains") && e.message.contains("is not one of them"), "{e}");
+        assert_eq!(r.stats.fuel_consumed, 0, "{tool}: refused before any plugin code ran");
+    }
+    // On a chain of the matrix the plugin runs (and learns the host has no node for it).
+    let r = h.plan("pendle_buy_pt", &buy(31337));
+    assert!(r.stats.fuel_consumed > 0);
+    let e = r.result.expect_err("no node");
+    assert_eq!(e.code, ErrorCode::ChainNotSupported);
+    assert!(e.message.contains("not configured"), "{e}");
+    // A read is not held to the matrix: Pendle's markets are read on any configured chain.
+    let r = h.call("pendle_get_market", r#"{"chain_id":8453,"market":"PT-bvUSDC"}"#);
+    assert!(r.stats.fuel_consumed > 0);
+    assert!(r.result.expect_err("no node").message.contains("not configured"));
 }
 
 #[test]

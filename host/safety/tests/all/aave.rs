@@ -363,10 +363,17 @@ fn bad_lending_inputs_are_typed_errors() {
         ("aave_supply", p("WBTC", "1"), ErrorCode::NotFound, "not an Aave reserve"),
         (
             "aave_supply",
+            json!({"chain_id": 8453, "asset": "USDC", "amount": "1"}),
+            ErrorCode::ChainNotSupported,
+            // Aave is on Base, but the host has no node for it: its own configuration is named.
+            "[chains.8453]",
+        ),
+        (
+            "aave_supply",
             json!({"chain_id": 999, "asset": "USDC", "amount": "1"}),
             ErrorCode::ChainNotSupported,
-            // The host has no node for it: its own configuration is named.
-            "[chains.999]",
+            // Aave is not on chain 999 at all: the tool's chains are named.
+            "supported_chains",
         ),
         ("aave_repay", p("USDC", "10"), ErrorCode::InvalidParams, "owes no USDC"),
         ("aave_repay", p("USDC", "max"), ErrorCode::InvalidParams, "owes no USDC"),
