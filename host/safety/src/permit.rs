@@ -3,12 +3,17 @@
 //! anyone else does not verify. The store also keeps the emergency halt, so every process
 //! sharing the file sees it, and it outlives a restart.
 
+mod action;
 mod cluster;
+mod error;
 mod files;
 mod journal;
 mod outcome;
 mod wallet;
 
+use action::millis_since_epoch;
+pub use action::{ActionPermit, BalanceChange, PlannedOn, whole_units};
+pub use error::{Halt, PermitError, Reopened, utc};
 pub use outcome::outcome_line;
 pub use wallet::WalletLease;
 
@@ -16,7 +21,7 @@ use super::audit_log::RecordAt;
 use super::host_key::HostKey;
 use alloy::primitives::{Address, B256};
 use bardo_core::sync::lock;
-use bardo_core::tool::{Phase, RiskTier, WritePlan};
+use bardo_core::tool::Phase;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,289 +34,6 @@ use std::time::{Duration, SystemTime};
 fn valid_id(id: &str) -> bool {
     id.strip_prefix("permit-")
         .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// A permitted plan, waiting for `commit_action`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ActionPermit {
-    /// `permit-` and 32 hex digits, unguessable.
-    pub permit_id: String,
-    /// The action kind previewed.
-    pub kind: String,
-    /// The write tool that planned it.
-    pub tool: String,
-    /// The params the plan was made with.
-    pub params: serde_json::Value,
-    /// The chain it runs on.
-    pub chain_id: u64,
-    /// The wallet that signs it.
-    #[serde(serialize_with = "bardo_core::tool::checksummed")]
-    pub sender: Address,
-    /// The calls, exactly as they will be signed.
-    pub plan: WritePlan,
-    /// sha256 over the simulated calls and their outcomes (see `hooks::simulation_hash`).
-    pub simulation_hash: B256,
-    /// The block timestamp the preview simulated at; commit re-simulates at the same one
-    /// (absent in permits stored by earlier versions: then at the next block's).
-    #[serde(default)]
-    pub simulated_at: Option<u64>,
-    /// What the plugin expects, for the agent to read.
-    pub expected_outcome: serde_json::Value,
-    /// The tool's risk tier.
-    pub risk_tier: RiskTier,
-    /// When it was issued.
-    #[serde(serialize_with = "unix_ms", deserialize_with = "from_unix_ms")]
-    pub created_at: SystemTime,
-    /// How long it stays valid.
-    #[serde(rename = "ttl_ms", serialize_with = "millis", deserialize_with = "from_millis")]
-    pub ttl: Duration,
-    /// Where its preview's `PermitCreated` record was written (absent before previews stopped
-    /// waiting for the disk): a commit takes the permit only with that record on disk.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audit_record: Option<RecordAt>,
-    /// Which write path, generation and component planned it (absent in permits stored by
-    /// earlier versions): a commit runs on that generation while its write path holds it, and
-    /// elsewhere only if the same component serves the tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub planned_on: Option<PlannedOn>,
-    /// What the plan spends in USD at the host's trusted prices (outflows and allowances left),
-    /// from the preview's simulation; None when it could not be valued (or no prices are
-    /// configured). The confirmation policy's `above_usd` reads it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spend_usd: Option<f64>,
-    /// The wallet's balance changes the preview's simulation showed, each valued where the host
-    /// can: what a person confirming it is shown, never the plugin's own account of it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub balance_changes: Vec<BalanceChange>,
-    /// What the chain lets the plan do at worst, whatever happens before it is mined: the least
-    /// the wallet receives and the most it pays of each asset, by the calls' own bounds (see
-    /// `hooks::on_chain_bounds`). A commit whose receipts show worse is an outcome mismatch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub worst_case: Vec<crate::hooks::on_chain_bounds::WorstCase>,
-    /// Why it waits for a person: the confirmation policy that held it at preview (`confirm =
-    /// "always"` under profile `trader`); None when none did. Sealed with it, so every door and
-    /// process holds it, whatever its own profile's policy (which is applied too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confirmation: Option<String>,
-    /// Previewed at the operator's own command (sealed): its plan may change an identity.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub operator: bool,
-    /// SHA-256 of the on-chain PolicyCage's state at preview (the Safe's guard and its rules;
-    /// see [`crate::cage`]); none when the wallet is no Safe. A commit whose cage changed since
-    /// is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy_hash: Option<alloy::primitives::B256>,
-}
-
-/// One change of the wallet's balance in a preview's simulation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BalanceChange {
-    /// The token; None for the native coin.
-    pub asset: Option<Address>,
-    /// Signed, in the token's base units (decimal).
-    pub delta: String,
-    /// Its USD value at the host's prices, signed; None when it cannot be valued.
-    pub usd: Option<f64>,
-    /// The token's symbol as it reports it (checked to be a plain short word), for display only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub symbol: Option<String>,
-    /// The token's decimals, for display; None when they could not be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decimals: Option<u8>,
-}
-
-impl BalanceChange {
-    /// Its amount as a person reads it: signed whole units and the symbol (`-100 USDC`,
-    /// `+0.0499 WETH`), the native coin as ETH; base units where the decimals are not known.
-    pub fn amount(&self) -> String {
-        let decimals = if self.asset.is_none() { Some(18) } else { self.decimals };
-        let symbol = match (&self.symbol, self.asset) {
-            (_, None) => "ETH".to_owned(),
-            (Some(symbol), Some(_)) => symbol.clone(),
-            (None, Some(asset)) => format!("of {}", asset.to_checksum(None)),
-        };
-        format!("{} {symbol}", whole_units(&self.delta, decimals))
-    }
-}
-
-/// `delta` (signed base units, decimal) in whole units of a token with `decimals`; base units,
-/// said so, where they are not known.
-pub fn whole_units(delta: &str, decimals: Option<u8>) -> String {
-    let (sign, digits) = match delta.strip_prefix('-') {
-        Some(d) => ("-", d),
-        None => ("+", delta.strip_prefix('+').unwrap_or(delta)),
-    };
-    let decimals = decimals
-        .map(usize::from)
-        .filter(|_| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
-    let Some(decimals) = decimals else { return format!("{sign}{digits} base units") };
-    let padded = format!("{digits:0>width$}", width = decimals + 1);
-    let (whole, fraction) = padded.split_at(padded.len() - decimals);
-    let fraction = fraction.trim_end_matches('0');
-    if fraction.is_empty() { format!("{sign}{whole}") } else { format!("{sign}{whole}.{fraction}") }
-}
-
-/// Where a permit was planned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlannedOn {
-    /// The write path that planned it (an id of its process's, not a secret).
-    pub instance: String,
-    /// Its generation number there.
-    pub generation: u64,
-    /// The component that planned it.
-    pub plugin: crate::planner::PluginId,
-    /// The profile its write path ran (absent in permits stored by earlier versions): a commit,
-    /// cancel or confirmation from the command line runs under it, and a different one is
-    /// refused with it named.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<String>,
-}
-
-fn unix_ms<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0))
-}
-
-fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(d.as_millis() as u64)
-}
-
-fn from_unix_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
-    Ok(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::deserialize(d)?))
-}
-
-fn from_millis<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    Ok(Duration::from_millis(u64::deserialize(d)?))
-}
-
-fn millis_since_epoch(t: SystemTime) -> u64 {
-    t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
-
-/// Why a permit cannot be issued, committed or cancelled.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PermitError {
-    /// No permit has this id.
-    #[error("no permit `{0}`; preview the action first")]
-    Unknown(String),
-    /// Its TTL ran out.
-    #[error("permit `{0}` expired; preview the action again")]
-    Expired(String),
-    /// It was cancelled.
-    #[error("permit `{0}` was cancelled")]
-    Cancelled(String),
-    /// It was committed already.
-    #[error("permit `{0}` was already used; each permit executes once")]
-    Consumed(String),
-    /// An emergency halt revoked it.
-    #[error("permit `{0}` was revoked by an emergency halt")]
-    Revoked(String),
-    /// Its seal does not verify under the host key: written into the store by someone else,
-    /// edited there, copied under another id, or stored by a version that did not seal permits.
-    #[error("permit `{0}` does not verify under the host key: it was not issued by this host; preview again")]
-    Forged(String),
-    /// An emergency halt is in force: nothing is issued or executed until an operator resumes.
-    #[error(
-        "the host is halted since {since} for: {reason}; an operator must run `bardo resume` before any write"
-    )]
-    Halted {
-        /// When it was halted, UTC.
-        since: String,
-        /// Why, as the agent or operator said.
-        reason: String,
-    },
-    /// Its preview's audit record is not in the log where it was written: lost with a crash
-    /// before it reached the disk, or the log was replaced. A permit is executed only with its
-    /// record.
-    #[error(
-        "permit `{0}` has no audit record of its preview in the log (lost in a crash, or the log was replaced); preview again"
-    )]
-    Unrecorded(String),
-    /// The confirmation policy holds it until a person confirms it; nothing changed.
-    #[error(
-        "permit `{id}` waits for a person to confirm it ({policy} in [safety]): confirm it in `bardo tui` (y) or with `bardo confirm {id}`, or commit through a client that can ask its user (MCP elicitation; A2A with the operator's token), then commit again before it expires"
-    )]
-    Unconfirmed {
-        /// The permit.
-        id: String,
-        /// The policy that holds it, as configured.
-        policy: String,
-    },
-    /// The shared permit file could not be read or written.
-    #[error("permit store {0}")]
-    Store(String),
-    /// The fleet's shared store (`[cluster]`) did not answer: nothing changed; retry.
-    #[error("{0}")]
-    Unavailable(String),
-    /// A shared document does not carry the fleet's seal for where it is (`[cluster]`): written
-    /// by something without the fleet's key, or an older copy written back. Left as it is.
-    #[error("{0}")]
-    Tampered(String),
-    /// The commit's claim on it lapsed before it sent anything, and a recovery gave it back.
-    #[error(
-        "permit `{0}` is no longer this commit's: its claim lapsed while it waited, and it was given back open; nothing was sent, commit it again"
-    )]
-    ClaimLost(String),
-    /// The store shows it open, but the audit log records its commit since its preview: the
-    /// store was rolled back behind the host. Single use is the log's word, not the store's.
-    #[error(
-        "permit `{id}` was already used: the audit log records its commit (record {record}) though the permit store showed it open — the store was changed behind this host, which halts as tampered"
-    )]
-    UsedOnRecord {
-        /// The permit.
-        id: String,
-        /// The audit record of its commit.
-        record: u64,
-    },
-}
-
-/// What [`Permits::reopen`] made of a permit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reopened {
-    /// Open again.
-    Open,
-    /// Past its TTL: it can never run, so what it held can go.
-    Expired,
-    /// Left as it was (not taken, or a halt is in force): what it holds stays held.
-    Kept,
-}
-
-/// An emergency halt in force: in every process sharing the store, no permit is issued or
-/// executed until an operator runs `bardo resume`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Halt {
-    /// Why, as the agent or operator said.
-    pub reason: String,
-    /// When, Unix milliseconds.
-    pub at_ms: u64,
-}
-
-impl Halt {
-    /// When it was halted, as UTC text (`2000-02-29 01:02:03 UTC`).
-    pub fn since(&self) -> String {
-        utc(self.at_ms)
-    }
-
-    /// The refusal of a write while it is in force.
-    pub fn refusal(&self) -> PermitError {
-        PermitError::Halted { since: self.since(), reason: self.reason.clone() }
-    }
-}
-
-/// Unix milliseconds as `YYYY-MM-DD hh:mm:ss UTC` (days to a civil date: H. Hinnant's algorithm).
-pub fn utc(at_ms: u64) -> String {
-    let secs = at_ms / 1000;
-    let (days, time) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (time / 3600, time % 3600 / 60, time % 60);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

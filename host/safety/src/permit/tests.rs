@@ -1,4 +1,5 @@
 use super::*;
+use bardo_core::tool::{RiskTier, WritePlan};
 
 fn permit(id: &str) -> ActionPermit {
     ActionPermit {
