@@ -38,6 +38,54 @@ pub struct Book {
     /// ERC-4626 vaults by the symbol params may name them by (for the vault plugin).
     #[serde(default)]
     pub vaults: Vec<Listed>,
+    /// Where this chain's USD prices are (for the wallet's portfolio).
+    #[serde(default)]
+    pub prices: Prices,
+}
+
+/// The operator's USD prices on one chain: Chainlink-style feeds by token symbol (those the
+/// host's `[safety]` pricing trusts; `WETH`'s prices ether too) and the dollar tokens, each worth
+/// one dollar. A token in neither is reported unpriced, never guessed from a pool.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    /// USD feeds (`latestRoundData`, `decimals`) by token symbol.
+    #[serde(default)]
+    pub feeds: BTreeMap<String, Address>,
+    /// Symbols of tokens worth one dollar (`USDC`).
+    #[serde(default)]
+    pub usd_tokens: Vec<String>,
+    /// The oldest a feed's answer may be to price anything, seconds.
+    #[serde(default = "default_max_feed_age")]
+    pub max_feed_age_secs: u64,
+}
+
+impl Default for Prices {
+    fn default() -> Self {
+        Self { feeds: BTreeMap::new(), usd_tokens: Vec::new(), max_feed_age_secs: default_max_feed_age() }
+    }
+}
+
+fn default_max_feed_age() -> u64 {
+    3600
+}
+
+/// The chains this plugin's settings give a book, in chain-id order: what "every configured
+/// chain" means to a plugin.
+pub fn chains() -> Result<Vec<ChainId>, Error> {
+    let s: Settings = settings::load()?;
+    s.chains
+        .keys()
+        .map(|k| {
+            k.parse::<ChainId>().map_err(|_| {
+                crate::errors::error(
+                    crate::ErrorCode::Denied,
+                    format!("`chains.{k}` in this plugin's settings is not a chain id; fix `[settings]`"),
+                )
+            })
+        })
+        .collect::<Result<std::collections::BTreeSet<_>, _>>()
+        .map(|ids| ids.into_iter().collect())
 }
 
 /// The book of `chain_id`: from this plugin's settings, else mainnet's token list, WETH and
@@ -51,7 +99,8 @@ pub fn book(chain_id: ChainId) -> Result<Book, Error> {
         let tokens = tokens::mainnet();
         let weth = tokens.iter().find(|t| t.symbol == "WETH").map(|t| t.address);
         let v2_router = Some(alloy_primitives::address!("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"));
-        return Ok(Book { tokens, weth, allowlist: BTreeMap::new(), v2_router, vaults: Vec::new() });
+        let (allowlist, vaults, prices) = (BTreeMap::new(), Vec::new(), Prices::default());
+        return Ok(Book { tokens, weth, allowlist, v2_router, vaults, prices });
     }
     Err(chain_not_supported(format!(
         "no settings for chain {chain_id} in this plugin's `[settings]` (chains.{chain_id}: tokens, weth, allowlist)"

@@ -18,6 +18,10 @@ pub(crate) enum DevnetAction {
         /// Port to listen on (default: the port of `[chains.31337] rpc`, else 18545).
         #[arg(long)]
         port: Option<u16>,
+        /// Port the second chain (8453) listens on (default: the port of `[chains.8453] rpc`,
+        /// else the first chain's port + 1).
+        #[arg(long)]
+        second_port: Option<u16>,
         /// Print what started as one JSON object (chain_id, rpc, deployments; pid and log when
         /// detached); progress stays on stderr.
         #[arg(long)]
@@ -26,12 +30,15 @@ pub(crate) enum DevnetAction {
     /// Stop a devnet started with `--detach`.
     Down,
     /// Keep a running devnet's price feeds fresh until its anvil exits (what `up --detach`
-    /// starts beside it).
+    /// starts beside each chain's anvil).
     #[command(hide = true)]
     Keep {
-        /// The devnet's RPC URL.
+        /// The devnet chain's RPC URL.
         #[arg(long)]
         rpc: String,
+        /// Its chain id (which deployments name its feeds).
+        #[arg(long, default_value_t = devnet::CHAIN_ID)]
+        chain: u64,
         /// Its anvil's process id: the keeper stops when it is gone.
         #[arg(long)]
         anvil: u32,
@@ -55,16 +62,23 @@ fn devnet_dir(base: &Path) -> Result<PathBuf> {
     })
 }
 
-/// The port the devnet listens on, and why: `--port`, else the port of the configured devnet
-/// chain's RPC URL on this machine (so `bardo` reaches what it starts), else 18545.
-fn port_for(config: &bardo_runtime::config::Config, flag: Option<u16>) -> (u16, String) {
-    const DEFAULT: u16 = 18545;
+/// The port the devnet's first chain listens on when nothing says another.
+const DEFAULT_PORT: u16 = 18545;
+
+/// The port devnet chain `id` listens on, and why: the flag, else the port of the configured
+/// chain's RPC URL on this machine (so `bardo` reaches what it starts), else `default`.
+fn port_for(
+    config: &bardo_runtime::config::Config,
+    id: u64,
+    flag: Option<u16>,
+    default: u16,
+) -> (u16, String) {
+    let flag_name = if id == devnet::CHAIN_ID { "--port" } else { "--second-port" };
     if let Some(port) = flag {
-        return (port, "--port".into());
+        return (port, flag_name.into());
     }
-    let id = devnet::CHAIN_ID.to_string();
-    let Some(chain) = config.chains.get(&id) else {
-        return (DEFAULT, format!("the default: {} configures no [chains.{id}]", config.file().display()));
+    let Some(chain) = config.chains.get(&id.to_string()) else {
+        return (default, format!("the default: {} configures no [chains.{id}]", config.file().display()));
     };
     let url = url::Url::parse(&chain.rpc).ok();
     let local = url.as_ref().and_then(|u| match u.host() {
@@ -76,10 +90,10 @@ fn port_for(config: &bardo_runtime::config::Config, flag: Option<u16>) -> (u16, 
     match local {
         Some(port) => (port, format!("[chains.{id}] rpc = \"{}\"", chain.rpc)),
         None => (
-            DEFAULT,
+            default,
             format!(
                 "the default: [chains.{id}] rpc = \"{}\" is not on this machine, so bardo will not reach this \
-                 devnet; point it at http://127.0.0.1:{DEFAULT} or pass --port",
+                 devnet; point it at http://127.0.0.1:{default} or pass {flag_name}",
                 chain.rpc
             ),
         ),
@@ -92,9 +106,9 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
     std::fs::create_dir_all(&state_dir).context("creating .bardo")?;
     let pid_file = state_dir.join("devnet.json");
     match action {
-        DevnetAction::Up { detach, port, json } => {
+        DevnetAction::Up { detach, port, second_port, json } => {
             let config = crate::load_config(config_path, false)?;
-            let (port, why) = port_for(&config, port);
+            let (port, why) = port_for(&config, devnet::CHAIN_ID, port, DEFAULT_PORT);
             // Up is idempotent: a detached devnet still running is the answer, not an error.
             if let Some(d) = running(&pid_file)? {
                 let other = if d.rpc.ends_with(&format!(":{port}")) {
@@ -105,17 +119,22 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 if json {
                     println!("{}", serde_json::to_value(&d)?);
                 } else {
-                    println!(
-                        "devnet already up: chain {} at {} (pid {}, log {}){other}",
-                        d.chain_id,
-                        d.rpc,
-                        d.pid,
-                        d.log.display()
-                    );
+                    for c in std::iter::once(&d).chain(&d.more) {
+                        println!(
+                            "devnet already up: chain {} at {} (pid {}, log {}){other}",
+                            c.chain_id,
+                            c.rpc,
+                            c.pid,
+                            c.log.display()
+                        );
+                    }
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            eprintln!("devnet: port {port} ({why})");
+            let (second_port, second_why) =
+                port_for(&config, devnet::SECOND_CHAIN_ID, second_port, port.saturating_add(1));
+            eprintln!("devnet: chain {} on port {port} ({why})", devnet::CHAIN_ID);
+            eprintln!("devnet: chain {} on port {second_port} ({second_why})", devnet::SECOND_CHAIN_ID);
             let devnet_dir = devnet_dir(base)?;
             let binary = devnet::ensure_installed(&devnet_dir)?;
             let snapshot = devnet::snapshot::Snapshot::ensure(
@@ -125,88 +144,108 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 &devnet::snapshot::cache_for(&devnet_dir, &state_dir.join("devnet")),
                 |step| eprintln!("devnet: {step}"),
             )?;
-            let deployments_file = state_dir.join("deployments.json");
-            std::fs::write(&deployments_file, serde_json::to_string_pretty(&snapshot.deployments)?)?;
-            // The repo's plugins find the devnet's contracts through their settings.
+            let chains = [(&snapshot, port), (snapshot.second()?, second_port)];
+            for (chain, _) in chains {
+                let file = deployments_file(&state_dir, chain.deployments.chain_id);
+                std::fs::write(&file, serde_json::to_string_pretty(&chain.deployments)?)?;
+            }
+            // The repo's plugins find the devnet's contracts through their settings; the host
+            // its allowlist, prices and approved assets — both chains' in each file.
             let settings = state_dir.join("settings");
             std::fs::create_dir_all(&settings)?;
-            let uniswap = serde_json::to_string_pretty(&snapshot.deployments.uniswap_settings())?;
-            std::fs::write(settings.join("uniswap.json"), uniswap)?;
-            let aave = serde_json::to_string_pretty(&snapshot.deployments.aave_settings())?;
-            std::fs::write(settings.join("aave.json"), aave)?;
-            let d = &snapshot.deployments;
-            for (name, value) in [
-                ("streaming", d.streaming_settings()),
-                ("wallet", d.wallet_settings()),
-                ("safety", d.wallet_settings()),
-                ("testnet", d.testnet_settings()),
-                ("intelligence", d.uniswap_settings()),
-                ("vault", d.vault_settings()),
-                ("bootstrap", d.bootstrap_settings()),
-                ("identity", d.identity_settings()),
-                ("morpho", d.morpho_settings()),
-                ("pendle", d.pendle_settings()),
-            ] {
+            let all: Vec<_> = chains.iter().map(|(c, _)| &c.deployments).collect();
+            for (name, value) in devnet::settings::files(&all) {
                 std::fs::write(settings.join(format!("{name}.json")), serde_json::to_string_pretty(&value)?)?;
             }
-            let targets = &snapshot.deployments.write_targets();
-            let allowlist = serde_json::json!({ devnet::CHAIN_ID.to_string(): targets });
-            std::fs::write(settings.join("allowlist.json"), serde_json::to_string_pretty(&allowlist)?)?;
-            // The trusted prices (feeds, the Aave oracle) and what a write may acquire.
-            let pricing = serde_json::to_string_pretty(&snapshot.deployments.pricing_json())?;
-            std::fs::write(settings.join("pricing.json"), pricing)?;
-            let approved = serde_json::to_string_pretty(&snapshot.deployments.approved_assets_json())?;
-            std::fs::write(settings.join("approved_assets.json"), approved)?;
-            let markets = serde_json::to_string_pretty(&snapshot.deployments.morpho_markets_json())?;
-            std::fs::write(settings.join("morpho_markets.json"), markets)?;
+            let deployments_file = deployments_file(&state_dir, devnet::CHAIN_ID);
             if detach {
-                let state = snapshot.state.to_string_lossy();
-                let log = state_dir.join("devnet.log");
-                let mut d = devnet::spawn_detached(&binary, port, &["--load-state", &state], &log)?;
-                snapshot.freshen(rt, &d.rpc)?;
-                d.keeper = Some(spawn_keeper(config_path, &d, &state_dir)?);
+                let mut started = Vec::new();
+                for (chain, port) in chains {
+                    let id = chain.deployments.chain_id;
+                    let state = chain.state.to_string_lossy();
+                    let log = state_dir.join(if id == devnet::CHAIN_ID {
+                        "devnet.log".to_owned()
+                    } else {
+                        format!("devnet.{id}.log")
+                    });
+                    let d = devnet::spawn_detached(&binary, port, id, &["--load-state", &state], &log);
+                    // A second chain that cannot start stops the first: nothing half up.
+                    let mut d = match d {
+                        Ok(d) => d,
+                        Err(e) => {
+                            started.iter().for_each(|d: &devnet::Detached| stop(d));
+                            return Err(e.into());
+                        }
+                    };
+                    chain.freshen(rt, &d.rpc)?;
+                    d.keeper = Some(spawn_keeper(config_path, &d, &state_dir)?);
+                    started.push(d);
+                }
+                let mut d = started.remove(0);
+                d.more = started;
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
                 if json {
                     let mut value = serde_json::to_value(&d)?;
                     value["deployments"] = deployments_file.display().to_string().into();
                     println!("{value}");
                 } else {
+                    for c in std::iter::once(&d).chain(&d.more) {
+                        println!(
+                            "devnet up: chain {} at {} (pid {}, log {})",
+                            c.chain_id,
+                            c.rpc,
+                            c.pid,
+                            c.log.display()
+                        );
+                    }
                     println!(
-                        "devnet up: chain {} at {} (pid {}, log {})",
-                        d.chain_id,
-                        d.rpc,
-                        d.pid,
-                        d.log.display()
+                        "deployments: {} (chain {}: deployments.{}.json)",
+                        deployments_file.display(),
+                        devnet::SECOND_CHAIN_ID,
+                        devnet::SECOND_CHAIN_ID
                     );
-                    println!("deployments: {}", deployments_file.display());
                     println!("{}", safe_signer(&snapshot.deployments));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let anvil = snapshot.spawn_on(rt, &binary, port)?;
-            // The feeds' heartbeat, for as long as this devnet runs.
-            let (rpc, feeds) = (anvil.url(), snapshot.deployments.feeds.clone());
-            rt.spawn(async move {
-                devnet::feeds::keep_fresh(&rpc, &feeds, || false, |note| eprintln!("devnet: {note}")).await
-            });
+            let mut nodes = Vec::new();
+            for (chain, port) in chains {
+                let anvil = chain.spawn_on(rt, &binary, port)?;
+                // The feeds' heartbeat, for as long as this devnet runs.
+                let (rpc, feeds) = (anvil.url(), chain.deployments.feeds.clone());
+                rt.spawn(async move {
+                    devnet::feeds::keep_fresh(&rpc, &feeds, || false, |note| eprintln!("devnet: {note}"))
+                        .await
+                });
+                nodes.push((chain.deployments.chain_id, anvil));
+            }
             if json {
+                let chains: Vec<_> = nodes
+                    .iter()
+                    .map(|(id, anvil)| serde_json::json!({"chain_id": id, "rpc": anvil.url()}))
+                    .collect();
                 let value = serde_json::json!({
                     "chain_id": devnet::CHAIN_ID,
-                    "rpc": anvil.url(),
+                    "rpc": nodes[0].1.url(),
+                    "chains": chains,
                     "deployments": deployments_file.display().to_string(),
                 });
                 println!("{value}");
             } else {
-                println!("devnet up: chain {} at {} — Ctrl-C to stop", devnet::CHAIN_ID, anvil.url());
-                println!("deployments: {}", deployments_file.display());
+                for (id, anvil) in &nodes {
+                    println!("devnet up: chain {id} at {}", anvil.url());
+                }
+                println!("Ctrl-C to stop; deployments: {}", deployments_file.display());
                 println!("{}", safe_signer(&snapshot.deployments));
             }
             rt.block_on(tokio::signal::ctrl_c())?;
-            drop(anvil);
+            drop(nodes);
             println!("devnet stopped");
             Ok(ExitCode::SUCCESS)
         }
-        DevnetAction::Keep { rpc, anvil } => keep(&state_dir, &rpc, anvil, rt),
+        DevnetAction::Keep { rpc, chain, anvil } => {
+            keep(&deployments_file(&state_dir, chain), &rpc, anvil, rt)
+        }
         DevnetAction::Down => {
             // Down is idempotent too: nothing running is what was asked for.
             if !pid_file.exists() {
@@ -217,15 +256,16 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 .with_context(|| format!("reading {}", pid_file.display()))?;
             let d: devnet::Detached = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not a devnet's record; delete it", pid_file.display()))?;
-            if let Some(keeper) = d.keeper {
-                let _ = std::process::Command::new("kill").arg(keeper.to_string()).status();
-            }
             std::fs::remove_file(&pid_file)?;
-            if !is_anvil(d.pid) {
+            let mut was_up = false;
+            for c in std::iter::once(&d).chain(&d.more) {
+                was_up |= is_anvil(c.pid);
+                stop(c);
+            }
+            if !was_up {
                 println!("devnet already down (its anvil, pid {}, had exited)", d.pid);
                 return Ok(ExitCode::SUCCESS);
             }
-            std::process::Command::new("kill").arg(d.pid.to_string()).status()?;
             println!("devnet down");
             Ok(ExitCode::SUCCESS)
         }
@@ -248,6 +288,26 @@ fn running(pid_file: &Path) -> Result<Option<devnet::Detached>> {
     Ok(None)
 }
 
+/// Stop a detached devnet chain: its keeper, and its anvil if that still runs.
+fn stop(d: &devnet::Detached) {
+    if let Some(keeper) = d.keeper {
+        let _ = std::process::Command::new("kill").arg(keeper.to_string()).status();
+    }
+    if is_anvil(d.pid) {
+        let _ = std::process::Command::new("kill").arg(d.pid.to_string()).status();
+    }
+}
+
+/// Where `bardo devnet up` records chain `id`'s deployments: `deployments.json` for the first
+/// chain, `deployments.<id>.json` for another.
+fn deployments_file(state_dir: &Path, id: u64) -> PathBuf {
+    if id == devnet::CHAIN_ID {
+        state_dir.join("deployments.json")
+    } else {
+        state_dir.join(format!("deployments.{id}.json"))
+    }
+}
+
 /// Whether process `pid` is an anvil: a pid a devnet that died recorded may be another's now.
 fn is_anvil(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("anvil"))
@@ -257,14 +317,19 @@ fn is_anvil(pid: u32) -> bool {
 /// command), logging beside the devnet's log; its process id.
 fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
     let exe = std::env::current_exe().context("locating the bardo binary")?;
-    let log =
-        std::fs::File::create(state_dir.join("devnet-keeper.log")).context("creating the keeper's log")?;
+    let name = if d.chain_id == devnet::CHAIN_ID {
+        "devnet-keeper.log".to_owned()
+    } else {
+        format!("devnet-keeper.{}.log", d.chain_id)
+    };
+    let log = std::fs::File::create(state_dir.join(name)).context("creating the keeper's log")?;
     let mut cmd = std::process::Command::new(exe);
     bardo_core::secret::scrub_env(&mut cmd);
     let child = cmd
         .arg("--config")
         .arg(config_path)
-        .args(["devnet", "keep", "--rpc", &d.rpc, "--anvil", &d.pid.to_string()])
+        .args(["devnet", "keep", "--rpc", &d.rpc, "--chain", &d.chain_id.to_string()])
+        .args(["--anvil", &d.pid.to_string()])
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -273,10 +338,11 @@ fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> R
     Ok(child.id())
 }
 
-/// `bardo devnet keep`: re-stamp the devnet's feeds while its anvil runs.
-fn keep(state_dir: &Path, rpc: &str, anvil: u32, rt: &Runtime) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(state_dir.join("deployments.json"))
-        .context("reading the devnet's deployments")?;
+/// `bardo devnet keep`: re-stamp a devnet chain's feeds (named in `deployments`) while its
+/// anvil runs.
+fn keep(deployments: &Path, rpc: &str, anvil: u32, rt: &Runtime) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(deployments)
+        .with_context(|| format!("reading the devnet's deployments ({})", deployments.display()))?;
     let deployments: devnet::deploy::Deployments = serde_json::from_str(&text)?;
     let alive = move || Path::new(&format!("/proc/{anvil}")).exists();
     rt.block_on(devnet::feeds::keep_fresh(rpc, &deployments.feeds, || !alive(), |note| eprintln!("{note}")));
@@ -345,9 +411,20 @@ mod tests {
     #[test]
     fn the_port_comes_from_the_flag_then_the_configured_local_rpc_then_the_default() {
         let local = config("[chains.31337]\nrpc = \"http://localhost:8545\"\n");
+        let port_for = |c: &Config, flag| port_for(c, 31337, flag, 18545);
         assert_eq!(port_for(&local, Some(9000)), (9000, "--port".into()));
         assert_eq!(port_for(&local, None).0, 8545);
         assert_eq!(port_for(&config("[chains.31337]\nrpc = \"http://[::1]:7545/\"\n"), None).0, 7545);
+        // The second chain: its own [chains.8453], else the first's port + 1 (what `up` passes).
+        assert_eq!(
+            super::port_for(&local, 8453, None, 8546),
+            (8546, "the default: bardo.toml configures no [chains.8453]".into())
+        );
+        let both = config(
+            "[chains.31337]\nrpc = \"http://localhost:8545\"\n[chains.8453]\nrpc = \"http://127.0.0.1:9545\"\n",
+        );
+        assert_eq!(super::port_for(&both, 8453, None, 8546).0, 9545);
+        assert_eq!(super::port_for(&both, 8453, Some(7000), 8546), (7000, "--second-port".into()));
         let (port, why) = port_for(&config(""), None);
         assert_eq!((port, why.contains("configures no [chains.31337]")), (18545, true), "{why}");
         let (port, why) = port_for(&config("[chains.31337]\nrpc = \"https://rpc.example.org\"\n"), None);

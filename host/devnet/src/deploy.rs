@@ -54,6 +54,9 @@ pub const PERMIT2: Address = alloy::primitives::address!("0x000000000022D473030F
 
 const V3_FULL_RANGE: i32 = 887_272;
 
+/// The nonce the deployer starts from on a chain other than [`super::CHAIN_ID`].
+const OTHER_CHAIN_NONCE: u64 = 1_000;
+
 /// sqrt(price) as Q64.96, price = raw token1 per raw token0.
 fn sqrt_price_x96(price: f64) -> U160 {
     let scaled = (price.sqrt() * 2f64.powi(48)) as u128;
@@ -93,6 +96,15 @@ pub async fn deploy_all(
             step: "eth_accounts".into(),
             message: format!("the node's first account is not {from}; is it anvil?"),
         });
+    }
+    // Another chain's contracts get addresses of their own, as a real L2's tokens and routers do
+    // (only Permit2 and the flagged hook are placed at one address everywhere): its deployer
+    // starts from a later nonce.
+    if chain_id != super::CHAIN_ID {
+        d.provider
+            .raw_request::<_, ()>("anvil_setNonce".into(), (from, U256::from(OTHER_CHAIN_NONCE)))
+            .await
+            .map_err(|e| DeployError::Tx { step: "anvil_setNonce".into(), message: e.to_string() })?;
     }
 
     // Tokens with realistic decimals; WETH is the real WETH9.
@@ -302,10 +314,16 @@ pub async fn deploy_all(
     // Then: every earlier contract keeps the address it had before Morpho came.
     let morpho = super::morpho::deploy_morpho(&d, &tokens, &feeds).await?;
     let fixtures = super::fixtures::deploy(&d, &tokens, wbtc_weth(&v3_pools).map(|p| p.address)).await?;
-    super::pendle::compile(&d)?;
-    let pendle = super::pendle::deploy_pendle(&d, &tokens, &vaults).await?;
-    // The reward Pendle's gauges pay, priced like every other token (claims are valued).
-    feeds.insert("PENDLE".into(), super::feeds::deploy_feed(&d, super::pendle::PENDLE_USD).await?);
+    // Pendle on the first chain only: its chain matrix (`bardo_sdk::chains::PENDLE`) has no Base.
+    let pendle = if chain_id == super::CHAIN_ID {
+        super::pendle::compile(&d)?;
+        let pendle = super::pendle::deploy_pendle(&d, &tokens, &vaults).await?;
+        // The reward Pendle's gauges pay, priced like every other token (claims are valued).
+        feeds.insert("PENDLE".into(), super::feeds::deploy_feed(&d, super::pendle::PENDLE_USD).await?);
+        pendle
+    } else {
+        Pendle::default()
+    };
 
     let mut deployments = Deployments {
         cage: Cage::default(),

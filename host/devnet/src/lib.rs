@@ -15,7 +15,7 @@ pub mod nats;
 pub mod pendle;
 pub mod registry;
 mod safe;
-mod settings;
+pub mod settings;
 pub mod snapshot;
 mod vaults;
 
@@ -27,6 +27,14 @@ use std::time::Duration;
 
 /// The devnet's chain id.
 pub const CHAIN_ID: u64 = 31337;
+
+/// The devnet's second chain: Base's id, an L2 the tools' chain matrix lists for Uniswap, Aave,
+/// Morpho and ERC-4626 vaults (not Pendle). Its own anvil, its own deployment at its own
+/// addresses; the two together are what a bridge connects.
+pub const SECOND_CHAIN_ID: u64 = 8453;
+
+/// The devnet's chains, the first the main one.
+pub const CHAIN_IDS: [u64; 2] = [CHAIN_ID, SECOND_CHAIN_ID];
 
 /// The first of anvil's funded dev accounts and its well-known key (public test key).
 pub const DEV_ACCOUNT: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
@@ -126,20 +134,24 @@ impl Drop for Anvil {
     }
 }
 
-/// What `bardo devnet up --detach` leaves behind for `bardo devnet down` and for operators.
+/// What `bardo devnet up --detach` leaves behind for `bardo devnet down` and for operators: the
+/// first chain's anvil, and the other chains' in `more`.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Detached {
     /// The anvil process's id.
     pub pid: u32,
     /// Its HTTP JSON-RPC URL.
     pub rpc: String,
-    /// Its chain id ([`CHAIN_ID`]).
+    /// Its chain id ([`CHAIN_ID`] for the first).
     pub chain_id: u64,
     /// The file its output goes to.
     pub log: PathBuf,
     /// The process that keeps its price feeds fresh (`bardo devnet keep`), if one runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keeper: Option<u32>,
+    /// The devnet's other chains ([`SECOND_CHAIN_ID`]), each as detached as the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<Detached>,
 }
 
 /// Install the devnet's npm packages if anvil is missing (idempotent).
@@ -176,12 +188,20 @@ fn install_pendle(devnet_dir: &Path) -> Result<(), DevnetError> {
     Ok(())
 }
 
-/// Start anvil on `port` in the background with `args`, logging to `log`; returns once it answers.
-pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Result<Detached, DevnetError> {
+/// Start anvil for chain `chain_id` on `port` in the background with `args`, logging to `log`;
+/// returns once it answers.
+pub fn spawn_detached(
+    binary: &Path,
+    port: u16,
+    chain_id: u64,
+    args: &[&str],
+    log: &Path,
+) -> Result<Detached, DevnetError> {
     if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        let flag = if chain_id == CHAIN_ID { "--port" } else { "--second-port" };
         return Err(DevnetError::Start(format!(
-            "port {port} is already in use by another process; start the devnet on a free port with \
-             `bardo devnet up --port PORT` (and point [chains.{CHAIN_ID}] rpc at it), or stop what holds {port}"
+            "port {port} (chain {chain_id}) is already in use by another process; start the devnet on a free port with \
+             `bardo devnet up {flag} PORT` (and point [chains.{chain_id}] rpc at it), or stop what holds {port}"
         )));
     }
     let out =
@@ -190,7 +210,7 @@ pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Re
     let mut cmd = Command::new(binary);
     bardo_core::secret::scrub_env(&mut cmd);
     let mut child = cmd
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--chain-id", &chain_id.to_string()])
         .args(args)
         .stdin(Stdio::null())
         .stdout(out)
@@ -224,8 +244,9 @@ pub fn spawn_detached(binary: &Path, port: u16, args: &[&str], log: &Path) -> Re
     Ok(Detached {
         pid: child.id(),
         rpc: format!("http://127.0.0.1:{port}"),
-        chain_id: CHAIN_ID,
+        chain_id,
         log: log.to_owned(),
         keeper: None,
+        more: Vec::new(),
     })
 }

@@ -7,6 +7,9 @@ use alloy::primitives::Address;
 use bardo_core::scope::Role;
 use std::collections::BTreeMap;
 
+/// The devnet's dollar tokens: each worth one dollar to the host's pricing and the portfolio.
+const DOLLAR_TOKENS: [&str; 2] = ["USDC", "DAI"];
+
 impl Deployments {
     /// The contracts a write on this devnet may call or approve, each with its role (which
     /// functions a plan may call on it): the tokens, the Uniswap routers and position manager,
@@ -96,16 +99,25 @@ impl Deployments {
     }
 
     /// The wallet and safety plugins' settings for this devnet (`[settings] wallet`, `safety`):
-    /// the token list, WETH, the V2 router and the host's allowlist (to label spenders and
-    /// recipients).
+    /// the token list, WETH, the V2 router, the host's allowlist (to label spenders and
+    /// recipients) and the USD feeds (the portfolio's prices).
     pub fn wallet_settings(&self) -> serde_json::Value {
         let allowlist: BTreeMap<String, String> =
             self.write_targets().into_iter().map(|(a, r)| (a.to_string(), r.to_string())).collect();
+        let dollars = DOLLAR_TOKENS;
+        let feeds: BTreeMap<&String, &Address> =
+            self.feeds.iter().filter(|(symbol, _)| !dollars.contains(&symbol.as_str())).collect();
         serde_json::json!({"chains": {self.chain_id.to_string(): {
             "tokens": self.token_list(),
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "v2_router": self.uniswap_v2.get("router02"),
             "allowlist": allowlist,
+            // The feeds the host's pricing trusts (pricing_json), for the portfolio's values.
+            "prices": {
+                "feeds": feeds,
+                "usd_tokens": dollars,
+                "max_feed_age_secs": crate::feeds::MAX_FEED_AGE_SECS,
+            },
         }}})
     }
 
@@ -161,7 +173,7 @@ impl Deployments {
     /// second quote, Uniswap V3's factory the pools, Aave's oracle the cross-check, and the
     /// vaults' shares are their asset, the Pendle markets' tokens theirs at the oracle's TWAP.
     pub fn pricing_json(&self) -> serde_json::Value {
-        let dollars = ["USDC", "DAI"];
+        let dollars = DOLLAR_TOKENS;
         let usd_tokens: Vec<Address> =
             dollars.iter().filter_map(|s| self.tokens.get(*s)).map(|t| t.address).collect();
         // Every other token by its Chainlink-style feed (and WETH, USDC, DAI by the Aave oracle).
@@ -267,5 +279,63 @@ impl Deployments {
             "pool_addresses_provider": self.aave_v3["pool_addresses_provider"],
             "tokens": tokens,
         }}})
+    }
+}
+
+/// Every file `bardo devnet up` writes under `.bardo/settings/` for the devnet's `chains`, by
+/// name: each plugin's settings (Pendle's only where it is deployed) and the host's allowlist,
+/// pricing, approved assets and Morpho markets — each keyed by chain id, the chains side by side.
+pub fn files(chains: &[&Deployments]) -> BTreeMap<&'static str, serde_json::Value> {
+    let mut files = BTreeMap::new();
+    for d in chains {
+        let mut of_chain = vec![
+            ("uniswap", d.uniswap_settings()),
+            ("aave", d.aave_settings()),
+            ("streaming", d.streaming_settings()),
+            ("wallet", d.wallet_settings()),
+            ("safety", d.wallet_settings()),
+            ("testnet", d.testnet_settings()),
+            ("intelligence", d.uniswap_settings()),
+            ("vault", d.vault_settings()),
+            ("bootstrap", d.bootstrap_settings()),
+            ("identity", d.identity_settings()),
+            ("morpho", d.morpho_settings()),
+            ("allowlist", serde_json::json!({ d.chain_id.to_string(): d.write_targets() })),
+            ("pricing", d.pricing_json()),
+            ("approved_assets", d.approved_assets_json()),
+            ("morpho_markets", d.morpho_markets_json()),
+        ];
+        if !d.pendle.markets.is_empty() {
+            of_chain.push(("pendle", d.pendle_settings()));
+        }
+        for (name, value) in of_chain {
+            merge(files.entry(name).or_insert_with(|| serde_json::json!({})), value);
+        }
+    }
+    files
+}
+
+/// `more` into `into`: objects key by key (the chains side by side), anything else replaced.
+fn merge(into: &mut serde_json::Value, more: serde_json::Value) {
+    match (into, more) {
+        (serde_json::Value::Object(into), serde_json::Value::Object(more)) => {
+            for (key, value) in more {
+                merge(into.entry(key).or_insert(serde_json::Value::Null), value);
+            }
+        }
+        (into, more) => *into = more,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn chains_are_merged_side_by_side_and_nothing_else_is_combined() {
+        let mut into = json!({"chains": {"1": {"tokens": [1], "weth": "a"}}});
+        super::merge(&mut into, json!({"chains": {"8453": {"tokens": [2]}}}));
+        super::merge(&mut into, json!({"chains": {"1": {"weth": "b"}}}));
+        assert_eq!(into, json!({"chains": {"1": {"tokens": [1], "weth": "b"}, "8453": {"tokens": [2]}}}));
     }
 }

@@ -11,13 +11,17 @@ use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A dumped devnet: anvil's state file and the addresses deployed in it.
+/// A dumped devnet chain: anvil's state file and the addresses deployed in it; the first chain's
+/// also holds the second's.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// anvil's dumped state (`state.json`, for `--load-state`).
     pub state: PathBuf,
-    /// The addresses deployed in it.
+    /// The addresses deployed in it (and its chain id).
     pub deployments: Deployments,
+    /// The devnet's second chain ([`crate::SECOND_CHAIN_ID`]), deployed beside the first; none
+    /// on the second itself.
+    pub second: Option<Box<Snapshot>>,
 }
 
 /// Snapshot failures.
@@ -65,6 +69,10 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         h.update(part.as_bytes());
     }
     h.update(&pinned);
+    // The chains deployed.
+    for chain in crate::CHAIN_IDS {
+        h.update(chain.to_be_bytes());
+    }
     // The devnet's own contracts and their compiler script.
     let own = super::vaults::SOURCES.iter().map(|s| devnet_dir.join("contracts").join(s));
     let pendle_sy = PENDLE_SY_SOURCES.iter().map(|s| devnet_dir.join("contracts/pendle-sy").join(s));
@@ -131,28 +139,18 @@ impl Snapshot {
         if let Ok(snapshot) = Self::read(&dir) {
             return Ok(snapshot);
         }
-        progress("deploying the contracts once; later devnets start from the dumped state");
-        // The deploy moves the clock on (the canonical pool's window, Pendle's TWAP window), so
-        // it starts that far in the past: a fresh snapshot's head is then not ahead of the wall
-        // clock, where signatures with deadlines (ERC-8004's) would already have expired.
-        let now =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let rewind = u64::from(super::pendle::TWAP_SECS + super::fixtures::CANONICAL_WINDOW_SECS) + 60;
-        let genesis = now.saturating_sub(rewind).to_string();
-        let args = ["--code-size-limit", DEPLOY_CODE_SIZE_LIMIT, "--timestamp", &genesis];
-        let node = Anvil::spawn(binary, &args)?;
-        let modules = devnet_dir.join("node_modules");
-        let deployments = rt.block_on(deploy_all(&node.url(), &modules, progress))?;
-        let state = rt.block_on(dump_state(&node.url())).map_err(|e| io(&dir, e))?;
-        drop(node);
-
+        progress("deploying the contracts once, on both chains; later devnets start from the dumped states");
         std::fs::create_dir_all(cache).map_err(|e| io(cache, e))?;
         let tmp = cache.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
         let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(&tmp).map_err(|e| io(&tmp, e))?;
-        let json = serde_json::to_vec_pretty(&deployments).map_err(|e| io(&tmp, e))?;
-        std::fs::write(tmp.join("deployments.json"), json).map_err(|e| io(&tmp, e))?;
-        std::fs::write(tmp.join("state.json"), state).map_err(|e| io(&tmp, e))?;
+        let modules = devnet_dir.join("node_modules");
+        let progress: std::rc::Rc<dyn Fn(&str)> = std::rc::Rc::new(progress);
+        for chain in crate::CHAIN_IDS {
+            let into = if chain == crate::CHAIN_ID { tmp.clone() } else { tmp.join(chain.to_string()) };
+            let said = progress.clone();
+            let step = move |s: &str| said(&format!("chain {chain}: {s}"));
+            deploy_chain(rt, binary, &modules, chain, &into, step)?;
+        }
         if std::fs::rename(&tmp, &dir).is_err() {
             // Another process stored the same snapshot first; use theirs.
             let _ = std::fs::remove_dir_all(&tmp);
@@ -161,6 +159,13 @@ impl Snapshot {
     }
 
     fn read(dir: &Path) -> Result<Self, SnapshotError> {
+        let mut first = Self::read_chain(dir)?;
+        first.second = Some(Box::new(Self::read_chain(&dir.join(crate::SECOND_CHAIN_ID.to_string()))?));
+        Ok(first)
+    }
+
+    /// One chain's state and deployments in `dir`.
+    fn read_chain(dir: &Path) -> Result<Self, SnapshotError> {
         let file = dir.join("deployments.json");
         let text = std::fs::read(&file).map_err(|e| io(&file, e))?;
         let deployments = serde_json::from_slice(&text).map_err(|e| io(&file, e))?;
@@ -168,7 +173,17 @@ impl Snapshot {
         if !state.is_file() {
             return Err(io(&state, "missing"));
         }
-        Ok(Self { state, deployments })
+        Ok(Self { state, deployments, second: None })
+    }
+
+    /// The devnet's second chain.
+    pub fn second(&self) -> Result<&Snapshot, DevnetError> {
+        self.second.as_deref().ok_or_else(|| {
+            DevnetError::Start(format!(
+                "chain {} is the devnet's second chain; it has none",
+                self.deployments.chain_id
+            ))
+        })
     }
 
     /// Start a fresh anvil from this snapshot on a free port.
@@ -178,8 +193,8 @@ impl Snapshot {
 
     /// Start a fresh anvil from this snapshot on `port` (0 = a free one).
     pub fn spawn_on(&self, rt: &Runtime, binary: &Path, port: u16) -> Result<Anvil, DevnetError> {
-        let state = self.state.to_string_lossy();
-        let node = Anvil::spawn_on(binary, port, &["--load-state", &state])?;
+        let (state, chain) = (self.state.to_string_lossy(), self.deployments.chain_id.to_string());
+        let node = Anvil::spawn_on(binary, port, &["--load-state", &state, "--chain-id", &chain])?;
         self.freshen(rt, &node.url())?;
         Ok(node)
     }
@@ -193,6 +208,33 @@ impl Snapshot {
             .map(drop)
             .map_err(|e| DevnetError::Start(format!("re-stamping the price feeds: {e}")))
     }
+}
+
+/// Deploy the stack on a scratch anvil for `chain` and store its state and deployments in `into`.
+fn deploy_chain(
+    rt: &Runtime,
+    binary: &Path,
+    modules: &Path,
+    chain: u64,
+    into: &Path,
+    progress: impl Fn(&str) + 'static,
+) -> Result<(), SnapshotError> {
+    // The deploy moves the clock on (the canonical pool's window, Pendle's TWAP window), so
+    // it starts that far in the past: a fresh snapshot's head is then not ahead of the wall
+    // clock, where signatures with deadlines (ERC-8004's) would already have expired.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let rewind = u64::from(super::pendle::TWAP_SECS + super::fixtures::CANONICAL_WINDOW_SECS) + 60;
+    let (genesis, chain_id) = (now.saturating_sub(rewind).to_string(), chain.to_string());
+    let args =
+        ["--code-size-limit", DEPLOY_CODE_SIZE_LIMIT, "--timestamp", &genesis, "--chain-id", &chain_id];
+    let node = Anvil::spawn(binary, &args)?;
+    let deployments = rt.block_on(deploy_all(&node.url(), modules, progress))?;
+    let state = rt.block_on(dump_state(&node.url())).map_err(|e| io(into, e))?;
+    drop(node);
+    std::fs::create_dir_all(into).map_err(|e| io(into, e))?;
+    let json = serde_json::to_vec_pretty(&deployments).map_err(|e| io(into, e))?;
+    std::fs::write(into.join("deployments.json"), json).map_err(|e| io(into, e))?;
+    std::fs::write(into.join("state.json"), state).map_err(|e| io(into, e))
 }
 
 /// Save the node's current state to `path` (load it with `--load-state`).

@@ -136,6 +136,13 @@ pub fn devnet() -> (Anvil, bardo_devnet::deploy::Deployments) {
     (s.spawn(host_runtime(), &Anvil::binary(&root())).expect("anvil from snapshot"), s.deployments.clone())
 }
 
+/// A fresh anvil of the devnet's second chain ([`bardo_devnet::SECOND_CHAIN_ID`]) started from
+/// its snapshot, and where everything is on it.
+pub fn second_devnet() -> (Anvil, bardo_devnet::deploy::Deployments) {
+    let s = snapshot().second().expect("the snapshot holds the second chain");
+    (s.spawn(host_runtime(), &Anvil::binary(&root())).expect("anvil from snapshot"), s.deployments.clone())
+}
+
 /// The snapshot and a fresh anvil started from it (a benchmark's devnet).
 pub fn snapshot_and_anvil() -> (&'static Snapshot, Anvil) {
     let s = snapshot();

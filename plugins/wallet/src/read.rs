@@ -78,7 +78,12 @@ impl ReadTool for GetBalances {
     }
 }
 
-fn balance_at(chain_id: ChainId, token: Address, owner: Address, block: u64) -> Result<U256, Error> {
+pub(crate) fn balance_at(
+    chain_id: ChainId,
+    token: Address,
+    owner: Address,
+    block: u64,
+) -> Result<U256, Error> {
     let call = erc20::balanceOfCall { account: owner };
     let out = chain::call(&bardo_sdk::abi::tx_call(chain_id, token, &call), Some(block))?;
     <erc20::balanceOfCall as alloy_sol_types::SolCall>::abi_decode_returns(&out)

@@ -440,7 +440,9 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     assert!(!err.contains("deploying"), "started from {}, not deployed again: {err}", shared.state.display());
     assert!(!home.path().join(".bardo/devnet").exists(), "no second copy of the snapshot in the project");
     assert!(
-        err.contains(&format!("devnet: port {port} ([chains.31337] rpc = \"http://127.0.0.1:{port}\")")),
+        err.contains(&format!(
+            "devnet: chain 31337 on port {port} ([chains.31337] rpc = \"http://127.0.0.1:{port}\")"
+        )),
         "{err}"
     );
     let started: serde_json::Value = serde_json::from_str(&stdout(&up)).expect("--json: one object");
@@ -449,10 +451,39 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
         (&format!("http://127.0.0.1:{port}").into(), &31337.into())
     );
     assert!(started["pid"].as_u64().is_some() && started["deployments"].as_str().is_some(), "{started}");
+    // The second chain beside it: its own anvil on the next port (the config names no
+    // [chains.8453]), its own deployment at its own addresses.
+    let second = &started["more"][0];
+    assert_eq!(
+        (&second["chain_id"], &second["rpc"]),
+        (&8453.into(), &format!("http://127.0.0.1:{}", port + 1).into()),
+        "{started}"
+    );
+    assert!(err.contains(&format!("devnet: chain 8453 on port {} (the default", port + 1)), "{err}");
+    let second_rpc = second["rpc"].as_str().expect("rpc");
+    let chain_b = bardo_test_support::chain::Chain::connect(second_rpc);
+    let second_d: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(home.path().join(".bardo/deployments.8453.json"))
+            .expect("the second chain's deployments"),
+    )
+    .expect("json");
+    let usdc_b: alloy::primitives::Address =
+        second_d["tokens"]["USDC"]["address"].as_str().expect("usdc").parse().expect("address");
+    assert_eq!(chain_b.read(usdc_b, decimalsCall {}), 6, "USDC deployed on chain 8453");
     let settings = home.path().join(".bardo/settings");
     for name in ["uniswap", "aave", "wallet", "vault", "allowlist", "pricing"] {
-        assert!(settings.join(format!("{name}.json")).is_file(), "{name}.json");
+        let file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(settings.join(format!("{name}.json"))).expect(name))
+                .expect("json");
+        let chains = file.get("chains").unwrap_or(&file);
+        assert!(
+            chains.get("31337").is_some() && chains.get("8453").is_some(),
+            "{name}.json keys both chains: {file}"
+        );
     }
+    let pendle: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(settings.join("pendle.json")).expect("pendle")).expect("json");
+    assert!(pendle["chains"].get("8453").is_none(), "no Pendle on Base: {pendle}");
     let deployments: serde_json::Value = serde_json::from_slice(
         &std::fs::read(home.path().join(".bardo/deployments.json")).expect("deployments"),
     )
@@ -470,7 +501,10 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     let rpc = format!("http://127.0.0.1:{port}");
     let provider = alloy::providers::ProviderBuilder::new().connect_http(rpc.parse().expect("url"));
     let rt = bardo_test_support::runtime();
-    alloy::sol! { function latestRoundData() external view returns (uint80, int256, uint256, uint256 updatedAt, uint80); }
+    alloy::sol! {
+        function latestRoundData() external view returns (uint80, int256, uint256, uint256 updatedAt, uint80);
+        function decimals() external view returns (uint8);
+    }
     let tx = alloy::rpc::types::TransactionRequest::default()
         .to(feed)
         .input(latestRoundDataCall {}.abi_encode().into());
@@ -496,6 +530,11 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     );
     let down = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    let stopped = std::time::Instant::now();
+    while [port, port + 1].iter().any(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok()) {
+        assert!(stopped.elapsed().as_secs() < 10, "both chains' anvils stop");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let again = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
     assert!(again.status.success() && stdout(&again).contains("devnet already down"), "{again:?}");
     assert!(!elsewhere.path().join(".bardo").exists(), "nothing is written where the command ran");

@@ -20,5 +20,6 @@ mod safe;
 mod scaffold;
 mod secrets;
 mod tui;
+mod two_chains;
 
 pub use bardo_test_support::{engine, host, host_runtime, host_with, no_services};

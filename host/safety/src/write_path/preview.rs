@@ -146,12 +146,26 @@ impl WritePath {
             };
             ToolError::new(ErrorCode::InvalidParams, message)
         })?;
-        let sender = generation.services().address(chain_id).ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::WalletNotConfigured,
-                format!("no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"),
-            )
-        })?;
+        let evm = &generation.services().evm;
+        let sender = match (evm.address(chain_id), evm.chains.get(chain_id)) {
+            (Some(sender), _) => sender,
+            // A wallet, but no node for this chain: the chain is what is missing.
+            (None, Err(e)) if evm.wallet.is_some() => {
+                let configured: Vec<String> = evm.chains.ids().map(|id| id.to_string()).collect();
+                return Err(ToolError::new(
+                    ErrorCode::ChainNotSupported,
+                    format!("{e} (it is configured for chains [{}])", configured.join(", ")),
+                ));
+            }
+            (None, _) => {
+                return Err(ToolError::new(
+                    ErrorCode::WalletNotConfigured,
+                    format!(
+                        "no wallet for chain {chain_id}; set BARDO_PRIVATE_KEY or [signer] in bardo.toml"
+                    ),
+                ));
+            }
+        };
         self.publish(|| GolemEvent::ToolExecutionStart {
             tool: tool.clone(),
             total_steps: entry.def.progress_steps.len() as u32,

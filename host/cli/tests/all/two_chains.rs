@@ -1,0 +1,138 @@
+//! The devnet's two chains under one `bardo`: a swap previewed and committed on each through the
+//! same tools and write path (each chain's own allowlist, prices and nonces), the other chain
+//! untouched; the wallet's portfolio across both at each chain's listed feeds; and a chain the
+//! tool does not support refused before anything runs.
+
+use super::mcp::Workspace;
+use alloy::primitives::{Address, U256};
+use bardo_devnet::deploy::Deployments;
+use bardo_devnet::{CHAIN_ID, SECOND_CHAIN_ID};
+use bardo_test_artifacts::{UNISWAP, WALLET};
+use bardo_test_support::chain::Chain;
+use serde_json::Value;
+
+alloy::sol! {
+    function balanceOf(address account) external view returns (uint256);
+}
+
+/// A trader workspace over both chains: the uniswap and wallet plugins, and the files `bardo
+/// devnet up` writes for the two (settings, allowlist, pricing, approved assets, each keyed by
+/// chain id).
+fn workspace(nodes: [(&bardo_devnet::Anvil, &Deployments); 2]) -> Workspace {
+    let chains: String = nodes
+        .iter()
+        .map(|(node, d)| format!("[chains.{}]\nrpc = \"{}\"\nhead_ttl_ms = 0\n", d.chain_id, node.url()))
+        .collect();
+    let extra = format!(
+        "{chains}[settings]\nuniswap = \"uniswap.json\"\nwallet = \"wallet.json\"\n[safety]\n\
+         pricing_file = \"pricing.json\"\nallowlist_file = \"allowlist.json\"\napproved_assets_file = \"approved_assets.json\"\n"
+    );
+    let w = Workspace::new("trader", &[("uniswap.wasm", UNISWAP), ("wallet.wasm", WALLET)], &extra);
+    let files = bardo_devnet::settings::files(&[nodes[0].1, nodes[1].1]);
+    for name in ["uniswap", "wallet", "pricing", "allowlist", "approved_assets"] {
+        std::fs::write(w.path().join(format!("{name}.json")), files[name].to_string()).expect("settings");
+    }
+    w
+}
+
+fn json(o: &std::process::Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("json")
+}
+
+#[test]
+fn one_bardo_swaps_on_each_chain_and_values_the_wallet_across_both() {
+    let (node_a, a) = bardo_test_support::devnet();
+    let (node_b, b) = bardo_test_support::second_devnet();
+    assert_eq!((a.chain_id, b.chain_id), (CHAIN_ID, SECOND_CHAIN_ID));
+    // Each chain its own deployment: the same tokens at other addresses (Permit2 alone shares one).
+    assert_ne!(a.tokens["USDC"].address, b.tokens["USDC"].address);
+    assert_ne!(a.uniswap_v4["universal_router"], b.uniswap_v4["universal_router"]);
+    assert_eq!(a.uniswap_v4["permit2"], b.uniswap_v4["permit2"]);
+    let w = workspace([(&node_a, &a), (&node_b, &b)]);
+    let (chain_a, chain_b) = (Chain::connect(&node_a.url()), Chain::connect(&node_b.url()));
+    let wallet: Address = bardo_devnet::DEV_ACCOUNT.parse().expect("address");
+    let usdc =
+        |c: &Chain, d: &Deployments| c.read(d.tokens["USDC"].address, balanceOfCall { account: wallet });
+    let weth =
+        |c: &Chain, d: &Deployments| c.read(d.tokens["WETH"].address, balanceOfCall { account: wallet });
+    let before = [(usdc(&chain_a, &a), weth(&chain_a, &a)), (usdc(&chain_b, &b), weth(&chain_b, &b))];
+
+    // A swap on the second chain: its own router, pools, prices and allowlist; chain A untouched.
+    let swap =
+        |chain: u64| format!(r#"{{"chain_id":{chain},"token_in":"USDC","token_out":"WETH","amount":"100"}}"#);
+    let permit = json(&w.bardo(&["preview", "swap", "--params", &swap(SECOND_CHAIN_ID)]));
+    let token_in = permit["expected_outcome"]["token_in"]["address"].as_str().expect("token in");
+    assert_eq!(
+        token_in.parse::<Address>().ok(),
+        Some(b.tokens["USDC"].address),
+        "chain {SECOND_CHAIN_ID}'s USDC: {permit}"
+    );
+    let committed = json(&w.bardo(&["commit", permit["permit_id"].as_str().expect("permit id")]));
+    // Approve Permit2, let the router use it, swap: verified from the second chain's receipts.
+    assert_eq!(committed["tx_hashes"].as_array().map(Vec::len), Some(3), "{committed}");
+    assert_eq!(committed["ground_truth"], "receipt", "{committed}");
+    let hundred = U256::from(100_000_000u64);
+    assert_eq!(usdc(&chain_b, &b), before[1].0 - hundred, "100 USDC paid on chain {SECOND_CHAIN_ID}");
+    assert!(weth(&chain_b, &b) > before[1].1, "WETH received on chain {SECOND_CHAIN_ID}");
+    assert_eq!((usdc(&chain_a, &a), weth(&chain_a, &a)), before[0], "chain {CHAIN_ID} untouched");
+
+    // And one on the first chain, through the same tools.
+    let permit = json(&w.bardo(&["preview", "swap", "--params", &swap(CHAIN_ID)]));
+    json(&w.bardo(&["commit", permit["permit_id"].as_str().expect("permit id")]));
+    assert_eq!(usdc(&chain_a, &a), before[0].0 - hundred, "100 USDC paid on chain {CHAIN_ID}");
+    assert_eq!(usdc(&chain_b, &b), before[1].0 - hundred, "chain {SECOND_CHAIN_ID} paid once");
+
+    // The portfolio: both chains, each at its own feeds, the total their sum.
+    let p = json(&w.bardo(&["call", "wallet_get_portfolio", "--params", "{}"]));
+    let chains = p["chains"].as_array().expect("chains");
+    let ids: Vec<u64> = chains.iter().map(|c| c["chain_id"].as_u64().expect("id")).collect();
+    assert_eq!(ids, vec![SECOND_CHAIN_ID, CHAIN_ID], "every chain of the settings, by id: {p}");
+    let held = |chain: &Value, symbol: &str| -> Value {
+        chain["holdings"]
+            .as_array()
+            .expect("holdings")
+            .iter()
+            .find(|h| h["symbol"] == symbol)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for (chain, c, d) in [(CHAIN_ID, &chain_a, &a), (SECOND_CHAIN_ID, &chain_b, &b)] {
+        let on = chains.iter().find(|c| c["chain_id"] == chain).expect("chain");
+        let usdc_held = held(on, "USDC");
+        assert_eq!(usdc_held["base"], usdc(c, d).to_string(), "read on chain {chain}: {on}");
+        assert_eq!(usdc_held["usd_price"], 1.0, "a dollar token: {on}");
+        let weth_held = held(on, "WETH");
+        let price = weth_held["usd_price"].as_f64().expect("WETH priced by its feed");
+        assert!((price - 2000.0).abs() < 1e-6, "the devnet's WETH feed answers 2,000: {on}");
+        let sum: f64 =
+            on["holdings"].as_array().expect("holdings").iter().filter_map(|h| h["usd_value"].as_f64()).sum();
+        assert!((on["total_usd"].as_f64().expect("total") - sum).abs() < 0.01, "{on}");
+    }
+    let total: f64 = chains.iter().map(|c| c["total_usd"].as_f64().expect("total")).sum();
+    assert!((p["total_usd"].as_f64().expect("total") - total).abs() < 0.01, "{p}");
+    assert!(total > 10_000_000.0, "the dev account holds millions on each chain: {p}");
+    assert_eq!(p["complete"], true, "every chain read and every holding priced: {p}");
+
+    // One chain only, and a chain its settings do not name (reported, not dropped).
+    let one = json(&w.bardo(&[
+        "call",
+        "wallet_get_portfolio",
+        "--params",
+        &format!(r#"{{"chain_ids":[{SECOND_CHAIN_ID}]}}"#),
+    ]));
+    assert_eq!(one["chains"].as_array().map(Vec::len), Some(1), "{one}");
+    let missing =
+        json(&w.bardo(&["call", "wallet_get_portfolio", "--params", r#"{"chain_ids":[8453, 10]}"#]));
+    assert_eq!(
+        (missing["complete"].clone(), missing["failed"][0]["chain_id"].clone()),
+        (false.into(), 10.into()),
+        "{missing}"
+    );
+
+    // A chain the tool does not support is refused before the plugin runs.
+    let o = w.bardo(&["preview", "swap", "--params", &swap(999)]);
+    let said: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(!o.status.success(), "{said}");
+    assert_eq!(said["error"]["code"], "chain-not-supported", "{said}");
+}
