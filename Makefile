@@ -30,10 +30,12 @@ plugins:
 # The main job, a scripted agent session on the devnet: list the tools, read a pool, a quote,
 # Uniswap's own SDK route (the sidecar: split, multi-hop) and a price, the wallet's balances, a
 # token's safety check and a venue comparison, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
-# with anvil's public dev key, broadcast, verified from the receipt), supply to Aave the same
+# with anvil's public dev key, broadcast, verified from the receipt), swap on the second chain (8453)
+# and value the wallet across both, supply to Aave the same
 # way, read a Morpho Blue market and an ERC-4626 vault, show and verify the audit trail, audit the Uniswap plugin's surface, stop the chain.
 DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
+SWAP_8453 := {"chain_id":8453,"token_in":"USDC","token_out":"WETH","amount":"500","slippage_bps":50}
 SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
 demo: plugins
 	@echo "make demo: anvil, the contract artifacts, the sidecar's Uniswap SDKs and the embedding model (once: ~1 min, 0.9 GB)"
@@ -54,6 +56,10 @@ demo: plugins
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
 	  $(BARDO) commit $$permit --profile trader && \
 	  { ! $(BARDO) commit $$permit --profile trader; } && \
+	  $(BARDO) preview swap --profile trader --params '$(SWAP_8453)' | tee .bardo/permit.json && \
+	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
+	  $(BARDO) commit $$permit --profile trader && \
+	  $(BARDO) call wallet_get_portfolio --profile active --params '{}' && \
 	  $(BARDO) call aave_get_reserve_data --profile active --params '{"chain_id":31337,"asset":"USDC"}' && \
 	  $(BARDO) preview supply --profile active --params '$(SUPPLY)' | tee .bardo/permit.json && \
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \

@@ -19,13 +19,18 @@ alloy::sol! {
 /// devnet up` writes for the two (settings, allowlist, pricing, approved assets, each keyed by
 /// chain id).
 fn workspace(nodes: [(&bardo_devnet::Anvil, &Deployments); 2]) -> Workspace {
+    workspace_with(nodes, "")
+}
+
+/// [`workspace`] with more configuration after `[safety]` (its subtables).
+fn workspace_with(nodes: [(&bardo_devnet::Anvil, &Deployments); 2], more: &str) -> Workspace {
     let chains: String = nodes
         .iter()
         .map(|(node, d)| format!("[chains.{}]\nrpc = \"{}\"\nhead_ttl_ms = 0\n", d.chain_id, node.url()))
         .collect();
     let extra = format!(
         "{chains}[settings]\nuniswap = \"uniswap.json\"\nwallet = \"wallet.json\"\n[safety]\n\
-         pricing_file = \"pricing.json\"\nallowlist_file = \"allowlist.json\"\napproved_assets_file = \"approved_assets.json\"\n"
+         pricing_file = \"pricing.json\"\nallowlist_file = \"allowlist.json\"\napproved_assets_file = \"approved_assets.json\"\n{more}"
     );
     let w = Workspace::new("trader", &[("uniswap.wasm", UNISWAP), ("wallet.wasm", WALLET)], &extra);
     let files = bardo_devnet::settings::files(&[nodes[0].1, nodes[1].1]);
@@ -135,4 +140,37 @@ fn one_bardo_swaps_on_each_chain_and_values_the_wallet_across_both() {
     let said: Value = serde_json::from_slice(&o.stdout).expect("json");
     assert!(!o.status.success(), "{said}");
     assert_eq!(said["error"]["code"], "chain-not-supported", "{said}");
+}
+
+/// `[safety.spending]` counts every chain's spend against one day, and a chain's own
+/// `[safety.spending.chains.<id>]` limits hold on that chain only.
+#[test]
+fn spending_limits_hold_per_chain_and_across_chains() {
+    let (node_a, a) = bardo_test_support::devnet();
+    let (node_b, b) = bardo_test_support::second_devnet();
+    let w = workspace_with(
+        [(&node_a, &a), (&node_b, &b)],
+        "[safety.spending]\nper_tx_usd = 1000\nper_day_usd = 250\n[safety.spending.chains.8453]\nper_tx_usd = 150\n",
+    );
+    let swap = |chain: u64, amount: &str| {
+        format!(r#"{{"chain_id":{chain},"token_in":"USDC","token_out":"WETH","amount":"{amount}"}}"#)
+    };
+    let refused = |params: &str, says: &str| {
+        let o = w.bardo(&["preview", "swap", "--params", params]);
+        let said: Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(said["error"]["code"], "limit-exceeded", "{said}");
+        let message = said["error"]["message"].as_str().expect("message");
+        assert!(message.contains(says), "{message}");
+    };
+    // $200 is within the $1,000 for any transaction, not within chain 8453's own $150.
+    refused(&swap(SECOND_CHAIN_ID, "200"), "chain 8453's per-transaction limit is $150");
+    let commit = |params: &str| {
+        let permit = json(&w.bardo(&["preview", "swap", "--params", params]));
+        json(&w.bardo(&["commit", permit["permit_id"].as_str().expect("permit id")]));
+    };
+    commit(&swap(CHAIN_ID, "200"));
+    // Chain 31337 has no limit of its own: $200 there. The day is one across both chains: $50 left.
+    commit(&swap(SECOND_CHAIN_ID, "50"));
+    refused(&swap(CHAIN_ID, "10"), "across every chain");
+    refused(&swap(SECOND_CHAIN_ID, "10"), "across every chain");
 }

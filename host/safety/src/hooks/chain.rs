@@ -67,7 +67,7 @@ impl Policy {
         clock: Clock,
     ) -> Result<Self, ConfigError> {
         let sidecar: SidecarSettings = config.section()?;
-        let spending = safety.spending.map(|limits| Spending {
+        let spending = safety.spending.clone().map(|limits| Spending {
             limits,
             ledger: match cluster {
                 Some(cluster) => Ledger::Cluster(cluster),
@@ -140,7 +140,7 @@ impl Policy {
             high_risk_usd: self.approval_high_risk_usd,
         })];
         if let Some(s) = &self.spending {
-            let limiter = SpendingLimiter::new(s.limits, valuer.clone(), s.ttl, s.clock.clone());
+            let limiter = SpendingLimiter::new(s.limits.clone(), valuer.clone(), s.ttl, s.clock.clone());
             after.push(Box::new(match &s.ledger {
                 Ledger::Cluster(cluster) => limiter.with_cluster(cluster.clone()),
                 Ledger::File(path) => limiter.with_ledger_file(path),

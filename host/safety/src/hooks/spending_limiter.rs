@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-/// `[safety.spending]` limits, whole US dollars.
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// `[safety.spending]` limits, whole US dollars: across every chain, and (`chains`) per chain.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpendingLimits {
     /// Most one write may spend, whole USD.
@@ -38,6 +38,36 @@ pub struct SpendingLimits {
     /// The hot lane's window, seconds (default one hour).
     #[serde(default = "default_hot_lane_secs")]
     pub hot_lane_secs: u64,
+    /// Tighter limits for one chain (`[safety.spending.chains.<id>]`), besides those above,
+    /// which count every chain's spend together.
+    #[serde(default, deserialize_with = "by_chain_id")]
+    pub chains: BTreeMap<u64, ChainLimits>,
+}
+
+/// TOML table keys are strings: `[safety.spending.chains.8453]` is chain 8453.
+fn by_chain_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u64, ChainLimits>, D::Error> {
+    let by_key: BTreeMap<String, ChainLimits> = Deserialize::deserialize(d)?;
+    by_key
+        .into_iter()
+        .map(|(k, v)| {
+            let id = k.parse::<u64>().map_err(|_| {
+                serde::de::Error::custom(format!("[safety.spending.chains] key {k:?} must be a chain id"))
+            })?;
+            Ok((id, v))
+        })
+        .collect()
+}
+
+/// One chain's own spending limits, whole US dollars; unset: only the limits across chains.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainLimits {
+    /// Most one write on this chain may spend.
+    #[serde(default)]
+    pub per_tx_usd: Option<u64>,
+    /// Most this chain's writes may spend in a rolling 24 h.
+    #[serde(default)]
+    pub per_day_usd: Option<u64>,
 }
 
 fn default_hot_lane_secs() -> u64 {
@@ -47,7 +77,14 @@ fn default_hot_lane_secs() -> u64 {
 impl SpendingLimits {
     /// Per-transaction and per-day limits, no hot lane.
     pub fn new(per_tx_usd: u64, per_day_usd: u64) -> Self {
-        Self { per_tx_usd, per_day_usd, hot_lane_usd: None, hot_lane_secs: default_hot_lane_secs() }
+        let hot_lane_secs = default_hot_lane_secs();
+        Self { per_tx_usd, per_day_usd, hot_lane_usd: None, hot_lane_secs, chains: BTreeMap::new() }
+    }
+
+    /// With chain `chain`'s own limits.
+    pub fn with_chain(mut self, chain: u64, limits: ChainLimits) -> Self {
+        self.chains.insert(chain, limits);
+        self
     }
 
     /// With a hot lane of `usd` per `window`.
@@ -70,6 +107,9 @@ struct Entry {
     /// Unix milliseconds: reservation time, or spending time once spent.
     at_ms: u64,
     state: State,
+    /// The chain it was spent on (none in a ledger written before chains were told apart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chain: Option<u64>,
 }
 
 type Ledger = BTreeMap<String, Entry>;
@@ -173,11 +213,13 @@ impl SpendingLimiter {
         spend
     }
 
-    /// Spent and reserved within `window` of `now` (reservations count while their permit lives).
-    fn total_within(&self, ledger: &Ledger, now_ms: u64, window: Duration) -> MicroUsd {
+    /// Spent and reserved within `window` of `now` (reservations count while their permit lives),
+    /// on `chain` or (none) on every chain.
+    fn total_within(&self, ledger: &Ledger, now_ms: u64, window: Duration, chain: Option<u64>) -> MicroUsd {
         let live = |e: &Entry, keep: Duration| now_ms.saturating_sub(e.at_ms) < keep.as_millis() as u64;
         ledger
             .values()
+            .filter(|e| chain.is_none() || e.chain == chain)
             .filter(|e| match e.state {
                 State::Spent => live(e, window),
                 State::Reserved => live(e, self.ttl),
@@ -217,23 +259,47 @@ impl SafetyHook for SpendingLimiter {
         if total > per_tx {
             return over(format!("spends {} but the per-transaction limit is {}", usd(total), usd(per_tx)));
         }
+        let chain = self.limits.chains.get(&p.chain_id).copied().unwrap_or_default();
+        let dollars = |u: u64| MicroUsd::from(u) * 1_000_000;
+        if let Some(limit) = chain.per_tx_usd.map(dollars).filter(|l| total > *l) {
+            return over(format!(
+                "spends {} but chain {}'s per-transaction limit is {} ([safety.spending.chains.{}])",
+                usd(total),
+                p.chain_id,
+                usd(limit),
+                p.chain_id
+            ));
+        }
         let now = unix_ms((self.clock)());
         let per_day = MicroUsd::from(self.limits.per_day_usd) * 1_000_000;
         let hot_lane = self.limits.hot_lane_usd.map(|u| MicroUsd::from(u) * 1_000_000);
         let window = Duration::from_secs(self.limits.hot_lane_secs);
         let decided = self.with_ledger(|ledger| {
             ledger.retain(|_, e| now.saturating_sub(e.at_ms) < DAY.as_millis() as u64);
-            let used = self.total_within(ledger, now, DAY);
+            let used = self.total_within(ledger, now, DAY, None);
+            if let Some(limit) = chain.per_day_usd.map(dollars) {
+                let on_chain = self.total_within(ledger, now, DAY, Some(p.chain_id));
+                if on_chain.saturating_add(total) > limit {
+                    return over(format!(
+                        "spends {} but only {} of chain {}'s daily {} is left ([safety.spending.chains.{}]; spent or reserved by open permits)",
+                        usd(total),
+                        usd(limit.saturating_sub(on_chain)),
+                        p.chain_id,
+                        usd(limit),
+                        p.chain_id
+                    ));
+                }
+            }
             if used.saturating_add(total) > per_day {
                 return over(format!(
-                    "spends {} but only {} of the daily {} is left (spent or reserved by open permits)",
+                    "spends {} but only {} of the daily {} across every chain is left (spent or reserved by open permits)",
                     usd(total),
                     usd(per_day.saturating_sub(used)),
                     usd(per_day)
                 ));
             }
             if let Some(lane) = hot_lane {
-                let recent = self.total_within(ledger, now, window);
+                let recent = self.total_within(ledger, now, window, None);
                 if recent.saturating_add(total) > lane {
                     return over(format!(
                         "spends {} but the hot lane allows {} per {} s and {} of it is used; wait or preview less",
@@ -244,7 +310,8 @@ impl SafetyHook for SpendingLimiter {
                     ));
                 }
             }
-            ledger.insert(p.permit_id.to_owned(), Entry { usd: total, at_ms: now, state: State::Reserved });
+            let entry = Entry { usd: total, at_ms: now, state: State::Reserved, chain: Some(p.chain_id) };
+            ledger.insert(p.permit_id.to_owned(), entry);
             Decision::Allow
         });
         decided.unwrap_or_else(|(code, e)| Decision::Reject {
