@@ -31,7 +31,7 @@ if [ ! -f "$stamp" ] || [ "$devnet/package-lock.json" -nt "$stamp" ]; then
     touch "$stamp"
 fi
 # Pendle V2's artifacts: fetched apart, its npm dependencies cannot be resolved (see the script).
-"$devnet/install-pendle.sh"
+"$devnet/install-packed.sh"
 
 # The sidecar's SDKs (sidecar/: Uniswap's, Morpho's blue-sdk), pinned by its package-lock.json; Node from the machine.
 sidecar="$(dirname "$0")/../sidecar"

@@ -29,6 +29,20 @@ pub(crate) enum DevnetAction {
     },
     /// Stop a devnet started with `--detach`.
     Down,
+    /// Fill the running devnet chains' Across deposits until the first chain's anvil exits (what
+    /// `up --detach` starts beside them).
+    #[command(hide = true)]
+    Relay {
+        /// Each chain's id (its deployments name its SpokePool).
+        #[arg(long, required = true)]
+        chain: Vec<u64>,
+        /// Each chain's RPC URL, in the order of `--chain`.
+        #[arg(long, required = true)]
+        rpc: Vec<String>,
+        /// The first chain's anvil process id: the relayer stops when it is gone.
+        #[arg(long)]
+        anvil: u32,
+    },
     /// Keep a running devnet's price feeds fresh until its anvil exits (what `up --detach`
     /// starts beside each chain's anvil).
     #[command(hide = true)]
@@ -183,6 +197,7 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 }
                 let mut d = started.remove(0);
                 d.more = started;
+                d.relayer = Some(spawn_relayer(config_path, &d, &state_dir)?);
                 std::fs::write(&pid_file, serde_json::to_string_pretty(&d)?)?;
                 if json {
                     let mut value = serde_json::to_value(&d)?;
@@ -219,6 +234,15 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
                 });
                 nodes.push((chain.deployments.chain_id, anvil));
             }
+            // The Across relayer, for as long as this devnet runs.
+            let served: Vec<(String, devnet::deploy::Deployments)> = nodes
+                .iter()
+                .zip(chains)
+                .map(|((_, anvil), (c, _))| (anvil.url(), c.deployments.clone()))
+                .collect();
+            rt.spawn(async move {
+                devnet::relayer::relay(&served, || false, |note| eprintln!("relayer: {note}")).await
+            });
             if json {
                 let chains: Vec<_> = nodes
                     .iter()
@@ -243,6 +267,7 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             println!("devnet stopped");
             Ok(ExitCode::SUCCESS)
         }
+        DevnetAction::Relay { chain, rpc, anvil } => relay(&state_dir, &chain, &rpc, anvil, rt),
         DevnetAction::Keep { rpc, chain, anvil } => {
             keep(&deployments_file(&state_dir, chain), &rpc, anvil, rt)
         }
@@ -257,6 +282,9 @@ pub(crate) fn run(config_path: &Path, action: DevnetAction, rt: &Runtime) -> Res
             let d: devnet::Detached = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not a devnet's record; delete it", pid_file.display()))?;
             std::fs::remove_file(&pid_file)?;
+            if let Some(relayer) = d.relayer {
+                let _ = std::process::Command::new("kill").arg(relayer.to_string()).status();
+            }
             let mut was_up = false;
             for c in std::iter::once(&d).chain(&d.more) {
                 was_up |= is_anvil(c.pid);
@@ -336,6 +364,42 @@ fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> R
         .spawn()
         .context("starting the devnet's feed keeper")?;
     Ok(child.id())
+}
+
+/// Start `bardo devnet relay` for the detached devnet `d` (every chain of it), on its own,
+/// logging to `.bardo/devnet-relayer.log`; its process id.
+fn spawn_relayer(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
+    let exe = std::env::current_exe().context("locating the bardo binary")?;
+    let log =
+        std::fs::File::create(state_dir.join("devnet-relayer.log")).context("creating the relayer's log")?;
+    let mut cmd = std::process::Command::new(exe);
+    bardo_core::secret::scrub_env(&mut cmd);
+    cmd.arg("--config").arg(config_path).args(["devnet", "relay", "--anvil", &d.pid.to_string()]);
+    for c in std::iter::once(d).chain(&d.more) {
+        cmd.args(["--chain", &c.chain_id.to_string(), "--rpc", &c.rpc]);
+    }
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("starting the devnet's relayer")?;
+    Ok(child.id())
+}
+
+/// `bardo devnet relay`: fill the chains' Across deposits while the first chain's anvil runs.
+fn relay(state_dir: &Path, chains: &[u64], rpcs: &[String], anvil: u32, rt: &Runtime) -> Result<ExitCode> {
+    anyhow::ensure!(chains.len() == rpcs.len(), "one --rpc for each --chain");
+    let mut served = Vec::new();
+    for (id, rpc) in chains.iter().zip(rpcs) {
+        let file = deployments_file(state_dir, *id);
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading the devnet's deployments ({})", file.display()))?;
+        served.push((rpc.clone(), serde_json::from_str(&text)?));
+    }
+    let alive = move || Path::new(&format!("/proc/{anvil}")).exists();
+    rt.block_on(devnet::relayer::relay(&served, || !alive(), |note| eprintln!("{note}")));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `bardo devnet keep`: re-stamp a devnet chain's feeds (named in `deployments`) while its

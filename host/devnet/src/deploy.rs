@@ -2,6 +2,7 @@
 //! first (unlocked) dev account, and seeds liquidity. Addresses go to a deployments JSON.
 
 use super::DEV_ACCOUNT;
+pub use super::across::Across;
 use super::artifacts::{Artifact, ArtifactError};
 use super::deployer::Deployer;
 pub use super::deployer::{DeployError, Token};
@@ -325,7 +326,10 @@ pub async fn deploy_all(
         Pendle::default()
     };
 
+    let across = super::across::deploy_across(&d, weth, &accounts).await?;
+
     let mut deployments = Deployments {
+        across,
         cage: Cage::default(),
         chain_id,
         uniswap_v4,

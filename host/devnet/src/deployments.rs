@@ -2,6 +2,7 @@
 //! every contract, pool, token and feed is. Plain data: [`crate::deploy`] fills it, the
 //! settings, the cage and the tests read it.
 
+use super::across::Across;
 use super::deployer::Token;
 use super::erc8004::Erc8004;
 use super::morpho::Morpho;
@@ -86,6 +87,9 @@ pub struct Deployments {
     /// Pendle V2: its router, oracle and factories, and a market per vault (`PT-bvUSDC`).
     #[serde(default)]
     pub pendle: Pendle,
+    /// Across V3: the SpokePool and the devnet relayer's account and fee.
+    #[serde(default)]
+    pub across: Across,
     /// The attack fixtures the host's tests use (`forging_hook`, `fake_pair`; see
     /// [`crate::fixtures`]): never allowlisted, never priced.
     #[serde(default)]

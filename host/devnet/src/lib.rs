@@ -2,6 +2,7 @@
 //! and the deployer of the published contracts.
 
 mod aave;
+pub mod across;
 pub mod artifacts;
 pub mod cage;
 pub mod deploy;
@@ -14,6 +15,7 @@ mod morpho;
 pub mod nats;
 pub mod pendle;
 pub mod registry;
+pub mod relayer;
 mod safe;
 pub mod settings;
 pub mod snapshot;
@@ -149,6 +151,10 @@ pub struct Detached {
     /// The process that keeps its price feeds fresh (`bardo devnet keep`), if one runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keeper: Option<u32>,
+    /// The process that fills the chains' Across deposits (`bardo devnet relay`), if one runs
+    /// (on the first chain's record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relayer: Option<u32>,
     /// The devnet's other chains ([`SECOND_CHAIN_ID`]), each as detached as the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more: Vec<Detached>,
@@ -158,7 +164,7 @@ pub struct Detached {
 pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
     let binary = Anvil::binary(devnet_dir.parent().unwrap_or(Path::new(".")));
     if binary.exists() {
-        return install_pendle(devnet_dir).map(|()| binary);
+        return install_packed(devnet_dir).map(|()| binary);
     }
     eprintln!("devnet: installing anvil and the contract artifacts with npm (one time, ~20 s)...");
     let mut npm = Command::new("npm");
@@ -171,18 +177,18 @@ pub fn ensure_installed(devnet_dir: &Path) -> Result<PathBuf, DevnetError> {
     if !status.success() || !binary.exists() {
         return Err(DevnetError::NotInstalled(binary));
     }
-    install_pendle(devnet_dir).map(|()| binary)
+    install_packed(devnet_dir).map(|()| binary)
 }
 
-/// Pendle V2's artifacts, which npm cannot install as a dependency (`devnet/install-pendle.sh`
-/// says why); quick when they are there.
-fn install_pendle(devnet_dir: &Path) -> Result<(), DevnetError> {
-    let mut sh = Command::new(devnet_dir.join("install-pendle.sh"));
+/// Pendle V2's and Across's artifacts, which npm cannot install as dependencies
+/// (`devnet/install-packed.sh` says why); quick when they are there.
+fn install_packed(devnet_dir: &Path) -> Result<(), DevnetError> {
+    let mut sh = Command::new(devnet_dir.join("install-packed.sh"));
     bardo_core::secret::scrub_env(&mut sh);
-    let status = sh.status().map_err(|e| DevnetError::Start(format!("cannot run install-pendle.sh: {e}")))?;
+    let status = sh.status().map_err(|e| DevnetError::Start(format!("cannot run install-packed.sh: {e}")))?;
     if !status.success() {
         return Err(DevnetError::Start(
-            "installing Pendle V2's artifacts failed (see above); run `make setup`".into(),
+            "installing Pendle V2's and Across's artifacts failed (see above); run `make setup`".into(),
         ));
     }
     Ok(())
@@ -247,6 +253,7 @@ pub fn spawn_detached(
         chain_id,
         log: log.to_owned(),
         keeper: None,
+        relayer: None,
         more: Vec::new(),
     })
 }

@@ -1,5 +1,5 @@
 //! Pendle V2 on the devnet, from `@pendle/core-v2` 6.11.0's compiled artifacts
-//! (`devnet/install-pendle.sh`): the yield-contract factory and the market factory (their
+//! (`devnet/install-packed.sh`): the yield-contract factory and the market factory (their
 //! creation code split in two data contracts, as Pendle deploys them), the gauge controller that
 //! pays PENDLE to liquidity providers, `PendleRouterV4` with its action facets, the static
 //! router (Pendle's on-chain quoter) and the PT/YT/LP oracle — the upgradeable ones behind

@@ -61,6 +61,7 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("morpho.rs"),
         include_str!("cage.rs"),
         include_str!("pendle.rs"),
+        include_str!("across.rs"),
         // The caged Safe's rules are the allowlist's.
         include_str!("settings.rs"),
         // The deploying node's flags (its clock, its code size limit).
@@ -79,7 +80,7 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
     let scripts = [
         devnet_dir.join("contracts/PolicyCage.sol"),
         devnet_dir.join("compile.js"),
-        devnet_dir.join("install-pendle.sh"),
+        devnet_dir.join("install-packed.sh"),
     ];
     for file in own.chain(pendle_sy).chain(scripts) {
         h.update(std::fs::read(&file).map_err(|e| io(&file, e))?);

@@ -258,3 +258,39 @@ pub fn slow_proxy(upstream: std::net::SocketAddr, delay: std::time::Duration) ->
     });
     addr
 }
+
+/// The devnet's Across relayer serving `chains` (each node and its deployments) on a thread of
+/// its own until dropped.
+pub struct Relaying {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// What it did, a line per deposit decided.
+    pub notes: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// Start the devnet's relayer over `chains`.
+pub fn relaying(chains: &[(&Anvil, &bardo_devnet::deploy::Deployments)]) -> Relaying {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let served: Vec<(String, bardo_devnet::deploy::Deployments)> =
+        chains.iter().map(|(node, d)| (node.url(), (*d).clone())).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let notes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (stopping, said) = (stop.clone(), notes.clone());
+    let thread = std::thread::spawn(move || {
+        runtime().block_on(bardo_devnet::relayer::relay(
+            &served,
+            || stopping.load(Ordering::Relaxed),
+            |note| said.lock().expect("notes").push(note.to_owned()),
+        ))
+    });
+    Relaying { stop, thread: Some(thread), notes }
+}
+
+impl Drop for Relaying {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

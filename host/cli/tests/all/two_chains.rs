@@ -13,6 +13,10 @@ use serde_json::Value;
 
 alloy::sol! {
     function balanceOf(address account) external view returns (uint256);
+    function approve(address spender, uint256 amount) external returns (bool);
+    function depositV3(address depositor, address recipient, address inputToken, address outputToken,
+        uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, address exclusiveRelayer,
+        uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityParameter, bytes message) external payable;
 }
 
 /// A trader workspace over both chains: the uniswap and wallet plugins, and the files `bardo
@@ -174,3 +178,76 @@ fn spending_limits_hold_per_chain_and_across_chains() {
     refused(&swap(CHAIN_ID, "10"), "across every chain");
     refused(&swap(SECOND_CHAIN_ID, "10"), "across every chain");
 }
+
+/// Across on the devnet: a deposit on chain 31337's SpokePool (the published contract behind its
+/// proxy) is filled on chain 8453 by the devnet's relayer from its own inventory; deposits a
+/// relayer would not take (an output over the input less its fee, an output token that is not
+/// the input's counterpart, another relayer's exclusivity) stay unfilled, and the relayer says why.
+#[test]
+fn an_across_deposit_on_one_chain_is_filled_on_the_other_by_the_relayer() {
+    let (node_a, a) = bardo_test_support::devnet();
+    let (node_b, b) = bardo_test_support::second_devnet();
+    let relaying = bardo_test_support::relaying(&[(&node_a, &a), (&node_b, &b)]);
+    let (chain_a, chain_b) = (Chain::connect(&node_a.url()), Chain::connect(&node_b.url()));
+    let user = a.accounts[1];
+    let (usdc_a, usdc_b) = (a.tokens["USDC"].address, b.tokens["USDC"].address);
+    let usdc = |c: &Chain, token: Address, who: Address| c.read(token, balanceOfCall { account: who });
+    chain_a.send(user, usdc_a, approveCall { spender: a.across.spoke_pool, amount: U256::MAX });
+    let deposit = |output_token: Address, output: u64, exclusive: Address, exclusivity: u32| {
+        let now = chain_a.now() as u32;
+        let call = depositV3Call {
+            depositor: user,
+            recipient: user,
+            inputToken: usdc_a,
+            outputToken: output_token,
+            inputAmount: U256::from(1_000_000_000u64),
+            outputAmount: U256::from(output),
+            destinationChainId: U256::from(SECOND_CHAIN_ID),
+            exclusiveRelayer: exclusive,
+            quoteTimestamp: now,
+            fillDeadline: now + 3_600,
+            exclusivityParameter: exclusivity,
+            message: Default::default(),
+        };
+        chain_a.send(user, a.across.spoke_pool, call);
+    };
+    let (paid, received) = (usdc(&chain_a, usdc_a, user), usdc(&chain_b, usdc_b, user));
+
+    // 1,000 USDC in, 998 out (the relayer's fee is 10 bps: at most 999): filled on chain 8453.
+    let started = std::time::Instant::now();
+    deposit(usdc_b, 998_000_000, Address::ZERO, 0);
+    assert_eq!(
+        paid - usdc(&chain_a, usdc_a, user),
+        U256::from(1_000_000_000u64),
+        "locked in the origin's spoke"
+    );
+    while usdc(&chain_b, usdc_b, user) == received {
+        assert!(started.elapsed().as_secs() < 20, "filled: {:?}", relaying.notes.lock().expect("notes"));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let filled_in = started.elapsed();
+    assert_eq!(usdc(&chain_b, usdc_b, user) - received, U256::from(998_000_000u64), "998 USDC on chain 8453");
+    eprintln!("deposit to fill on the devnet: {} ms", filled_in.as_millis());
+
+    // What a relayer would not take stays unfilled, each with its reason.
+    let stranger = Address::repeat_byte(0x51);
+    deposit(usdc_b, 1_000_000_000, Address::ZERO, 0);
+    deposit(b.tokens["DAI"].address, 900_000_000, Address::ZERO, 0);
+    deposit(usdc_b, 990_000_000, stranger, 600);
+    let waited = std::time::Instant::now();
+    while relaying.notes.lock().expect("notes").len() < 3 && waited.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(crate::two_chains::RELAYER_PASSES);
+    let notes = relaying.notes.lock().expect("notes").clone();
+    assert!(
+        notes.iter().any(|n| n.contains("deposit 1 ") && n.contains("less the relayer's 10 bps")),
+        "{notes:?}"
+    );
+    assert!(notes.iter().any(|n| n.contains("deposit 2 ") && n.contains("not the counterpart")), "{notes:?}");
+    assert!(!notes.iter().any(|n| n.contains("deposit 3 ")), "another's exclusivity runs: {notes:?}");
+    assert_eq!(usdc(&chain_b, usdc_b, user) - received, U256::from(998_000_000u64), "nothing more arrived");
+}
+
+/// Long enough for the relayer to look at every deposit a few times.
+const RELAYER_PASSES: std::time::Duration = std::time::Duration::from_millis(1_000);
