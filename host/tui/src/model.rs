@@ -69,6 +69,8 @@ pub struct Series {
 /// A position as its alerts describe it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Position {
+    /// The chain it is on, when the alert said (token ids repeat across chains).
+    pub chain_id: Option<u64>,
     /// The position's token id.
     pub token_id: String,
     /// Its pool.
@@ -451,7 +453,11 @@ impl Model {
     fn position_alert(&mut self, seq: u64, data: &Value) -> String {
         let kind = str_of(data, "alert");
         let id = str_of(data, "token_id");
-        let p = self.positions.entry(id.clone()).or_default();
+        let chain_id = data["chain_id"].as_u64();
+        // By chain and token id: each chain's position manager counts from 1.
+        let key = chain_id.map_or_else(|| id.clone(), |c| format!("{c}:{id}"));
+        let p = self.positions.entry(key).or_default();
+        p.chain_id = chain_id;
         p.token_id = id.clone();
         p.pool = str_of(data, "pool");
         p.tick_lower = data["tick_lower"].as_i64().unwrap_or(p.tick_lower);
@@ -465,8 +471,9 @@ impl Model {
                 str_of(data, "fees_usd")
             ));
         }
+        let on = chain_id.map(|c| format!(" on chain {c}")).unwrap_or_default();
         let text =
-            format!("position #{id} {kind}: tick {} range [{}, {})", p.tick, p.tick_lower, p.tick_upper);
+            format!("position #{id}{on} {kind}: tick {} range [{}, {})", p.tick, p.tick_lower, p.tick_upper);
         let severe = kind != "back_in_range";
         push_bounded(&mut self.alerts, Alert { seq, text: text.clone(), severe }, ALERTS_KEEP);
         text
@@ -627,6 +634,13 @@ mod tests {
         assert!(m.positions["7"].in_range(), "the swap's tick moved the position back into range");
         assert_eq!(m.sprite, ("thinking", 3_500), "a swap thinks for 500 ms");
         assert!(m.alerts[0].severe);
+        // The same token id on another chain is another position.
+        m.apply(env(4, json!({"type": "PositionAlert", "sprite_trigger": "alert", "data": {
+            "alert": "out_of_range", "chain_id": 8453, "token_id": "7", "pool": "0x3333333333333333333333333333333333333333",
+            "tick": 10, "tick_lower": 20, "tick_upper": 40}})));
+        assert_eq!(m.positions.len(), 2, "{:?}", m.positions.keys());
+        assert!(!m.positions["8453:7"].in_range() && m.positions["7"].in_range());
+        assert!(m.log.back().expect("logged").text.contains("position #7 on chain 8453"));
     }
 
     #[test]

@@ -352,8 +352,9 @@ fn positions(frame: &mut Frame, app: &App, area: Rect) {
         .flat_map(|(i, p)| {
             let (state, style) = if p.in_range() { ("IN RANGE", GREEN) } else { ("OUT OF RANGE", RED) };
             let fees = p.fees.clone().unwrap_or_else(|| "—".into());
+            let on = p.chain_id.map(|c| format!("chain {c} ")).unwrap_or_default();
             let head = Line::from(vec![
-                Span::styled(format!("#{} ", p.token_id), if i == chosen { SELECTED } else { BOLD }),
+                Span::styled(format!("{on}#{} ", p.token_id), if i == chosen { SELECTED } else { BOLD }),
                 Span::styled(state, style.add_modifier(Modifier::BOLD)),
                 Span::raw(format!(
                     " tick {} [{}, {}) fees {fees} {}",

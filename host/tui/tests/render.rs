@@ -40,7 +40,7 @@ fn session() -> App {
             "PositionAlert",
             "stream_position_alerts",
             "alert",
-            json!({"alert": "out_of_range",
+            json!({"alert": "out_of_range", "chain_id": 8453,
         "token_id": "12", "pool": POOL, "tick": -200312, "tick_lower": -200200, "tick_upper": -200000}),
         ),
     );

@@ -57,6 +57,8 @@ pub struct PositionState {
 #[derive(Debug, Serialize)]
 struct Alert {
     alert: &'static str,
+    /// The chain the position is on: token ids repeat across chains.
+    chain_id: ChainId,
     token_id: String,
     #[serde(serialize_with = "bardo_sdk::abi::checksummed")]
     pool: Address,
@@ -288,6 +290,7 @@ impl StreamTool for PositionAlerts {
         let mut out = Vec::new();
         let alert = |kind, tick, at: Option<LogRef>, s: &PositionState| Alert {
             alert: kind,
+            chain_id: p.chain_id,
             token_id: p.token_id.clone(),
             pool: s.pool,
             tick,

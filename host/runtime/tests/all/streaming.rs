@@ -235,6 +235,7 @@ fn a_position_pushed_out_of_range_and_back_alerts_exactly_twice() {
 
     let alerts = e.wait("PositionAlert", 5, Duration::from_secs(10));
     let kinds: Vec<&str> = alerts.iter().map(|(_, d)| d.data["alert"].as_str().expect("alert")).collect();
+    assert!(alerts.iter().all(|(_, d)| d.data["chain_id"] == CHAIN_ID), "each alert names its chain");
     // Each of the two subscriptions sees out_of_range, then back_in_range; the second also one
     // fee alert.
     let mut by_sub: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
