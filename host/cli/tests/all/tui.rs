@@ -189,9 +189,9 @@ fn the_dashboard_follows_the_devnet_and_cancels_a_permit_through_the_write_path(
     let colours = tmux.capture(true);
     let alert = colours
         .lines()
-        .find(|l| l.contains(&format!("position #{position} out_of_range")))
+        .find(|l| l.contains(&format!("position #{position} on chain 31337 out_of_range")))
         .expect("alert line");
-    let at = alert.find(&format!("position #{position} out_of_range")).expect("alert text");
+    let at = alert.find(&format!("position #{position} on chain 31337 out_of_range")).expect("alert text");
     let before_text = &alert[..at];
     let last_sgr = &before_text[before_text.rfind("\u{1b}[").expect("an SGR before the alert")..];
     assert!(
