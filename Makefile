@@ -4,7 +4,7 @@ GUESTS := -p program-hostile -p program-bench -p program-fs-import -p program-so
           -p program-no-catalog -p program-overreach -p program-chain-reader -p program-evil-writer -p program-kind-thief -p program-attack -p program-prompt-kind \
           -p program-echo-v1 -p program-echo-v2 -p program-echo-v3 \
           -p program-echo-v2-1 -p program-echo-v4
-PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho pendle memory
+PLUGINS := hello uniswap aave streaming wallet testnet intelligence safety vault bootstrap identity morpho pendle memory bridge
 
 .PHONY: setup plugins demo test lint bench bench-peers fuzz
 
@@ -19,7 +19,7 @@ BARDO := ./target/debug/bardo
 plugins:
 	@echo "make plugins [1/3]: the wasm32-wasip2 Rust target (once)"
 	@scripts/setup.sh build
-	@echo "make plugins [2/3]: the 14 plugins as WebAssembly components (the first time ~2 min on 2 cores)"
+	@echo "make plugins [2/3]: the 15 plugins as WebAssembly components (the first time ~2 min on 2 cores)"
 	$(CARGO) build --locked --target wasm32-wasip2 --profile plugin $(foreach p,$(PLUGINS),-p bardo-plugin-$(p))
 	@mkdir -p .bardo/plugins
 	@for p in $(PLUGINS); do cp target/wasm32-wasip2/plugin/bardo_plugin_$$p.wasm .bardo/plugins/$$p.wasm; done
@@ -30,12 +30,14 @@ plugins:
 # The main job, a scripted agent session on the devnet: list the tools, read a pool, a quote,
 # Uniswap's own SDK route (the sidecar: split, multi-hop) and a price, the wallet's balances, a
 # token's safety check and a venue comparison, preview a swap (plan -> safety hooks -> simulation -> permit), commit it (signed
-# with anvil's public dev key, broadcast, verified from the receipt), swap on the second chain (8453)
-# and value the wallet across both, supply to Aave the same
+# with anvil's public dev key, broadcast, verified from the receipt), swap on the second chain (8453),
+# bridge USDC there through Across (filled by the devnet's relayer) and value the wallet across
+# both, supply to Aave the same
 # way, read a Morpho Blue market and an ERC-4626 vault, show and verify the audit trail, audit the Uniswap plugin's surface, stop the chain.
 DEV_KEY := 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80
 SWAP := {"chain_id":31337,"token_in":"USDC","token_out":"WETH","amount":"1000","slippage_bps":50}
 SWAP_8453 := {"chain_id":8453,"token_in":"USDC","token_out":"WETH","amount":"500","slippage_bps":50}
+BRIDGE := {"chain_id":31337,"destination_chain_id":8453,"token":"USDC","amount":"1000"}
 SUPPLY := {"chain_id":31337,"asset":"USDC","amount":"5000"}
 demo: plugins
 	@echo "make demo: anvil, the contract artifacts, the sidecar's Uniswap SDKs and the embedding model (once: ~1 min, 0.9 GB)"
@@ -57,6 +59,9 @@ demo: plugins
 	  $(BARDO) commit $$permit --profile trader && \
 	  { ! $(BARDO) commit $$permit --profile trader; } && \
 	  $(BARDO) preview swap --profile trader --params '$(SWAP_8453)' | tee .bardo/permit.json && \
+	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
+	  $(BARDO) commit $$permit --profile trader && \
+	  $(BARDO) preview bridge --profile trader --params '$(BRIDGE)' | tee .bardo/permit.json && \
 	  permit=$$(sed -n 's/.*"permit_id": "\(permit-[0-9a-f]*\)".*/\1/p' .bardo/permit.json) && \
 	  $(BARDO) commit $$permit --profile trader && \
 	  $(BARDO) call wallet_get_portfolio --profile active --params '{}' && \

@@ -50,6 +50,7 @@ fn permit() -> ActionPermit {
         spend_usd: None,
         balance_changes: Vec::new(),
         worst_case: Vec::new(),
+        bridged: Vec::new(),
         confirmation: None,
         operator: false,
         policy_hash: Some(B256::repeat_byte(9)),

@@ -36,3 +36,7 @@ pub const MORPHO: &[ChainId] = &[ETHEREUM, BASE, LOCAL_DEVNET];
 pub const PENDLE: &[ChainId] = &[ETHEREUM, ARBITRUM, LOCAL_DEVNET];
 /// ERC-4626 vaults.
 pub const VAULT: &[ChainId] = &[ETHEREUM, BASE, UNICHAIN, LOCAL_DEVNET];
+
+/// Across V3's SpokePools among the specification's chains (every one but Avalanche), and the
+/// local devnet.
+pub const ACROSS: &[ChainId] = &[ETHEREUM, OPTIMISM, BNB, UNICHAIN, POLYGON, BASE, ARBITRUM, LOCAL_DEVNET];

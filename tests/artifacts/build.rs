@@ -21,6 +21,7 @@ const GUESTS: &[(&str, &str, &str)] = &[
     ("MORPHO", "bardo-plugin-morpho", "bardo_plugin_morpho"),
     ("PENDLE", "bardo-plugin-pendle", "bardo_plugin_pendle"),
     ("MEMORY", "bardo-plugin-memory", "bardo_plugin_memory"),
+    ("BRIDGE", "bardo-plugin-bridge", "bardo_plugin_bridge"),
     ("HOSTILE", "program-hostile", "program_hostile"),
     ("BENCH", "program-bench", "program_bench"),
     ("FS_IMPORT", "program-fs-import", "program_fs_import"),

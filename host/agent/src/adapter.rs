@@ -461,6 +461,7 @@ mod tests {
             changes: None,
             outcome_mismatch: vec!["WETH: declared +1, executed +0.9".into()],
             unrecorded: vec![],
+            bridge: vec![],
         };
         let value = serde_json::to_value(&result).expect("json");
         let episode = episode(&result, &value);

@@ -103,6 +103,8 @@ const KINDS: &[(&str, KindClass)] = {
         ("wrap", Fixed(Rebalance)),
         ("unwrap", Fixed(Rebalance)),
         ("rebalance", Fixed(Rebalance)),
+        // The same asset moved to the wallet on another chain.
+        ("bridge", Fixed(Rebalance)),
         ("transfer", Fixed(DecreasePosition)),
         ("remove_liquidity", Fixed(ClosePosition)),
         ("collect_fees", Fixed(ClosePosition)),

@@ -67,6 +67,11 @@ pub enum Role {
     PendleYieldToken,
     /// The SY of a trusted Pendle market: the router may claim its rewards; an ERC-20.
     PendleSy,
+    /// Across V3's SpokePool: `depositV3` by the wallet, for the listed counterpart of its input
+    /// to arrive at the wallet (or a listed recipient) on another configured chain — no
+    /// exclusive relayer the operator does not list, no message; valued by what arrives
+    /// (`hooks::bridge_guard`).
+    AcrossSpokePool,
     /// An account the wallet may pay (a treasury, the operator's cold wallet): plain ether
     /// transfers to it and ERC-20 `transfer`s naming it; it is never called.
     Recipient,
@@ -96,6 +101,7 @@ impl std::fmt::Display for Role {
             Self::PendleYieldToken => "pendle-yield-token",
             Self::PendleSy => "pendle-sy",
             Self::V4Hook => "v4-hook",
+            Self::AcrossSpokePool => "across-spoke-pool",
             Self::Recipient => "recipient",
             Self::Unscoped => "unscoped",
         };

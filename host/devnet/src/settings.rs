@@ -51,6 +51,9 @@ impl Deployments {
         if let Some(treasury) = self.treasury() {
             roles.insert(treasury, Role::Recipient);
         }
+        if !self.across.spoke_pool.is_zero() {
+            roles.insert(self.across.spoke_pool, Role::AcrossSpokePool);
+        }
         roles
     }
 
@@ -282,6 +285,46 @@ impl Deployments {
     }
 }
 
+impl Deployments {
+    /// Where each of this chain's tokens arrives on the devnet's other `chains`: the token of the
+    /// same symbol there (symbol → destination chain id → address).
+    fn routes(&self, chains: &[&Deployments]) -> BTreeMap<&str, BTreeMap<String, Address>> {
+        let mut routes: BTreeMap<&str, BTreeMap<String, Address>> = BTreeMap::new();
+        for other in chains.iter().filter(|o| o.chain_id != self.chain_id && !o.across.spoke_pool.is_zero()) {
+            for symbol in self.tokens.keys() {
+                if let Some(there) = other.tokens.get(symbol) {
+                    routes.entry(symbol).or_default().insert(other.chain_id.to_string(), there.address);
+                }
+            }
+        }
+        routes
+    }
+
+    /// The bridge plugin's settings for this chain (`[settings] bridge`): Across's SpokePool, the
+    /// devnet relayer's published fee, a fill deadline an hour out, the tokens, and the routes to
+    /// the devnet's other `chains`.
+    pub fn bridge_settings(&self, chains: &[&Deployments]) -> serde_json::Value {
+        serde_json::json!({"chains": {self.chain_id.to_string(): {
+            "spoke_pool": self.across.spoke_pool,
+            "relayer_fee_bps": self.across.relayer_fee_bps,
+            "fill_deadline_secs": 3_600,
+            "tokens": self.token_list(),
+            "routes": self.routes(chains),
+        }}})
+    }
+
+    /// The bridge routes the host holds deposits to (`[safety] bridge_routes_file`): by this
+    /// chain, each token's address → destination chain id → its counterpart there.
+    pub fn bridge_routes_json(&self, chains: &[&Deployments]) -> serde_json::Value {
+        let by_address: BTreeMap<Address, BTreeMap<String, Address>> = self
+            .routes(chains)
+            .into_iter()
+            .filter_map(|(symbol, to)| self.tokens.get(symbol).map(|t| (t.address, to)))
+            .collect();
+        serde_json::json!({ self.chain_id.to_string(): by_address })
+    }
+}
+
 /// Every file `bardo devnet up` writes under `.bardo/settings/` for the devnet's `chains`, by
 /// name: each plugin's settings (Pendle's only where it is deployed) and the host's allowlist,
 /// pricing, approved assets and Morpho markets — each keyed by chain id, the chains side by side.
@@ -308,6 +351,8 @@ pub fn files(chains: &[&Deployments]) -> BTreeMap<&'static str, serde_json::Valu
         if !d.pendle.markets.is_empty() {
             of_chain.push(("pendle", d.pendle_settings()));
         }
+        of_chain.push(("bridge", d.bridge_settings(chains)));
+        of_chain.push(("bridge_routes", d.bridge_routes_json(chains)));
         for (name, value) in of_chain {
             merge(files.entry(name).or_insert_with(|| serde_json::json!({})), value);
         }

@@ -217,6 +217,26 @@ pub enum AuditEvent {
         /// Whether it succeeded (a revert is recorded too).
         success: bool,
     },
+    /// A bridge deposit the permit made, followed to its destination: filled there (by whom,
+    /// in which transaction), or still pending when the commit stopped waiting.
+    BridgeFill {
+        /// The permit whose deposit it is.
+        permit_id: String,
+        /// The origin chain and the deposit's id there.
+        origin_chain_id: u64,
+        /// The deposit's id on the origin's SpokePool.
+        deposit_id: String,
+        /// The destination chain.
+        destination_chain_id: u64,
+        /// `filled` or `pending`.
+        status: String,
+        /// The fill's transaction on the destination, when filled.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fill_tx: Option<String>,
+        /// What the fill delivered, base units of the output token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivered: Option<String>,
+    },
     /// What executed differs from what the plan declared (or could not be read).
     OutcomeMismatch {
         /// The permit it executed under.

@@ -73,6 +73,15 @@ pub struct SafetyConfig {
     pub morpho_markets: BTreeMap<String, BTreeMap<String, crate::morpho::MorphoMarket>>,
     /// More Morpho markets from a JSON file of the same shape (`bardo devnet up` writes one).
     pub morpho_markets_file: Option<PathBuf>,
+    /// The bridge routes a deposit may take, per origin chain id: input token → destination chain
+    /// id → the token it must arrive as there (its bridged counterpart). A deposit off them is
+    /// refused: an output token is whatever the depositor writes, a worthless one included.
+    pub bridge_routes: BTreeMap<String, crate::hooks::bridge_guard::Routes>,
+    /// More bridge routes from a JSON file of the same shape (`bardo devnet up` writes one).
+    pub bridge_routes_file: Option<PathBuf>,
+    /// How long a commit waits for a bridge deposit's fill on its destination before it reports
+    /// it `pending`, seconds (default 60).
+    pub bridge_fill_wait_secs: u64,
     /// The most a single token holding may be worth after a write, whole USD; none = no cap.
     pub max_position_usd: Option<u64>,
     /// The most a write may lose in value, basis points of what it gives (fees and price
@@ -130,6 +139,9 @@ impl Default for SafetyConfig {
             approved_assets_file: None,
             morpho_markets: BTreeMap::new(),
             morpho_markets_file: None,
+            bridge_routes: BTreeMap::new(),
+            bridge_routes_file: None,
+            bridge_fill_wait_secs: crate::hooks::bridge_guard::DEFAULT_FILL_WAIT.as_secs(),
             max_position_usd: None,
             max_value_loss_bps: crate::hooks::value_guard::DEFAULT_MAX_LOSS_BPS,
             min_health_factor: crate::hooks::health_floor::DEFAULT_MIN_HEALTH_FACTOR,
@@ -205,6 +217,26 @@ impl SafetyConfig {
                 let markets = crate::morpho::by_id(named)
                     .map_err(|message| ConfigError::Parse { path: config.file(), message })?;
                 Ok((chain, markets))
+            })
+            .collect()
+    }
+}
+
+impl SafetyConfig {
+    /// `[safety.bridge_routes]` plus `bridge_routes_file`: by origin chain, input token, and
+    /// destination chain, the token it arrives as.
+    pub fn bridge_routes(&self, config: &Config) -> Result<crate::hooks::bridge_guard::ByChain, ConfigError> {
+        let inline = self.bridge_routes.clone();
+        let entries = by_chain(config, "bridge_routes", inline, &self.bridge_routes_file, |v| v)?;
+        entries
+            .into_iter()
+            .map(|(origin, routes)| {
+                let parsed =
+                    crate::hooks::bridge_guard::parse(routes).map_err(|message| ConfigError::Parse {
+                        path: config.file(),
+                        message: format!("[safety.bridge_routes.{origin}]: {message}"),
+                    })?;
+                Ok((origin, parsed))
             })
             .collect()
     }

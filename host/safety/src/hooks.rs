@@ -15,6 +15,7 @@ use bardo_evm::simulate::{Probe, Simulation};
 pub mod allowlist_guard;
 pub mod approval_exposure;
 pub mod approval_guard;
+pub mod bridge_guard;
 pub(crate) mod chain;
 pub mod hallucination_detector;
 pub mod health_floor;
@@ -110,6 +111,8 @@ pub struct Findings {
     /// Why the permit must wait for a person whatever its spend (the reputation guard's
     /// finding: the plan speaks for the operator).
     pub hold: Option<String>,
+    /// The bridge deposits the bridge guard allowed: what leaves, what arrives where.
+    pub bridged: Vec<bridge_guard::Bridged>,
 }
 
 impl Findings {

@@ -101,6 +101,15 @@ pub(crate) mod erc8004 {
     }
 }
 
+/// Across V3's SpokePool, as the scope reads it (the bridge guard reads the rest).
+pub(crate) mod across {
+    alloy::sol! {
+        function depositV3(address depositor, address recipient, address inputToken, address outputToken,
+            uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, address exclusiveRelayer,
+            uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityParameter, bytes message) external payable;
+    }
+}
+
 /// How one function's parameters are checked.
 enum Party {
     /// No address parameter moves value elsewhere.
@@ -290,6 +299,11 @@ pub fn check(
             None => None,
         },
         Role::V4Hook => None,
+        // The depositor here; where it arrives, and as what, is the bridge guard's (it knows the
+        // other chains).
+        Role::AcrossSpokePool => {
+            party::<across::depositV3Call>(data, |c| Party::Wallet("depositor", c.depositor))
+        }
     };
     let selector =
         data.get(..4).map_or_else(|| "no selector".to_owned(), |s| format!("0x{}", hex::encode(s)));

@@ -108,6 +108,7 @@ pub fn write_path(config: &Config, host: Arc<Host>) -> Result<WritePath, SetupEr
     let mut path = WritePath::over(host, services.clone(), first, audit)
         .with_hook_factory(factory)
         .with_ttl(ttl)
+        .with_bridge_wait(Duration::from_secs(safety.bridge_fill_wait_secs))
         .with_clock(clock)
         .with_mismatch_phase(safety.mismatch_phase)
         .with_confirm_policy(safety.confirm.for_profile(&profile))

@@ -69,6 +69,10 @@ pub struct WriteResult {
     pub changes: Option<ChangeSet>,
     /// How the executed change set differs from the plan's declaration (empty: it matches).
     pub outcome_mismatch: Vec<String>,
+    /// Each bridge deposit it made, followed to its destination (filled, or still pending when
+    /// the commit stopped waiting).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridge: Vec<crate::hooks::bridge_guard::Fill>,
     /// Records of this execution the audit log could not take in time (its store unreachable
     /// after the transactions were sent): the receipts above stand; empty when all were written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -109,6 +113,9 @@ pub struct WritePath {
     confirm: ConfirmPolicy,
     /// The channels a person's confirmation counts through (`[safety.confirm] via`).
     via: Vec<crate::confirm::Channel>,
+    /// How long a commit waits for a bridge deposit's fill on its destination before it reports
+    /// the deposit `pending` (`[safety] bridge_fill_wait_secs`).
+    bridge_wait: Duration,
 }
 
 fn denied(message: impl Into<String>) -> ToolError {
@@ -183,6 +190,7 @@ impl WritePath {
             via: crate::confirm::Channel::DEFAULT.to_vec(),
             fabric: None,
             episodes: None,
+            bridge_wait: crate::hooks::bridge_guard::DEFAULT_FILL_WAIT,
         }
     }
 
@@ -282,6 +290,12 @@ impl WritePath {
     /// Permits live this long.
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
+        self
+    }
+
+    /// Wait at most `wait` for a bridge deposit's fill before reporting it `pending`.
+    pub fn with_bridge_wait(mut self, wait: Duration) -> Self {
+        self.bridge_wait = wait;
         self
     }
 
@@ -512,6 +526,8 @@ fn fabric_event(e: &AuditEvent) -> Option<GolemEvent> {
             GolemEvent::PermitRefused { permit_id: id(permit_id), code: code.clone() }
         }
         AuditEvent::OutcomeRecorded { .. } => return None,
+        // The commit's result carries it; the specification's events name no bridge fill.
+        AuditEvent::BridgeFill { .. } => return None,
         // A decline cancels the permit, which is published as such.
         AuditEvent::PermitConfirmed { .. } | AuditEvent::ConfirmationDeclined { .. } => return None,
     })

@@ -51,6 +51,13 @@ fn scratch(port: u16) -> tempfile::TempDir {
     let devnet_rpc = "rpc = \"http://127.0.0.1:18545\"";
     assert!(config.contains(devnet_rpc), "the repo's bardo.toml points its devnet at 18545");
     let config = config.replace(devnet_rpc, &format!("rpc = \"http://127.0.0.1:{port}\""));
+    // The second chain on a free port of its own too: 18546 may be another devnet's.
+    let second_rpc = "rpc = \"http://127.0.0.1:18546\"";
+    assert!(config.contains(second_rpc), "the repo's bardo.toml points its second chain at 18546");
+    let free =
+        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let second = std::iter::repeat_with(free).find(|p| *p != port).expect("a free port");
+    let config = config.replace(second_rpc, &format!("rpc = \"http://127.0.0.1:{second}\""));
     std::fs::write(dir.path().join("bardo.toml"), config).expect("bardo.toml");
     let plugins = dir.path().join(".bardo/plugins");
     std::fs::create_dir_all(&plugins).expect(".bardo/plugins");
@@ -70,6 +77,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
         ("morpho", a::MORPHO),
         ("pendle", a::PENDLE),
         ("memory", a::MEMORY),
+        ("bridge", a::BRIDGE),
     ] {
         std::fs::copy(file, plugins.join(format!("{name}.wasm"))).expect("copy plugin");
     }

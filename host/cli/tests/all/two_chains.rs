@@ -251,3 +251,170 @@ fn an_across_deposit_on_one_chain_is_filled_on_the_other_by_the_relayer() {
 
 /// Long enough for the relayer to look at every deposit a few times.
 const RELAYER_PASSES: std::time::Duration = std::time::Duration::from_millis(1_000);
+
+/// A dev workspace over both chains with the bridge, wallet and attack plugins, the devnet's
+/// bridge settings and routes, and `[safety]` waiting `wait` seconds for a fill.
+fn bridging(nodes: [(&bardo_devnet::Anvil, &Deployments); 2], wait: u64) -> Workspace {
+    // Devnets: the attack plugin's tools (category testnet) run only there.
+    let chains: String = nodes
+        .iter()
+        .map(|(node, d)| {
+            format!("[chains.{}]\nrpc = \"{}\"\nhead_ttl_ms = 0\ndevnet = true\n", d.chain_id, node.url())
+        })
+        .collect();
+    let extra = format!(
+        "{chains}[settings]\nbridge = \"bridge.json\"\nwallet = \"wallet.json\"\n[safety]\npricing_file = \"pricing.json\"\n\
+         allowlist_file = \"allowlist.json\"\napproved_assets_file = \"approved_assets.json\"\n\
+         bridge_routes_file = \"bridge_routes.json\"\nbridge_fill_wait_secs = {wait}\n"
+    );
+    let plugins = [
+        ("bridge.wasm", bardo_test_artifacts::BRIDGE),
+        ("wallet.wasm", WALLET),
+        ("attack.wasm", bardo_test_artifacts::ATTACK),
+    ];
+    let w = Workspace::new("dev", &plugins, &extra);
+    let files = bardo_devnet::settings::files(&[nodes[0].1, nodes[1].1]);
+    for name in ["bridge", "wallet", "pricing", "allowlist", "approved_assets", "bridge_routes"] {
+        std::fs::write(w.path().join(format!("{name}.json")), files[name].to_string()).expect("settings");
+    }
+    w
+}
+
+/// Across through the write path: a bridge of USDC from 31337 to 8453 is valued by what arrives
+/// (the output at chain 8453's prices), committed, followed to the relayer's fill and recorded;
+/// the attack plugin's deposits — to a stranger, for far less than the input, for a token that is
+/// not the input's counterpart, with an exclusive relayer of its choosing, to a chain the host
+/// does not have — are refused with their reasons and move nothing; a fill that does not come in
+/// time is reported pending, not failed.
+#[test]
+fn a_bridge_is_valued_by_what_arrives_and_followed_to_its_fill() {
+    let (node_a, a) = bardo_test_support::devnet();
+    let (node_b, b) = bardo_test_support::second_devnet();
+    let relaying = bardo_test_support::relaying(&[(&node_a, &a), (&node_b, &b)]);
+    let w = bridging([(&node_a, &a), (&node_b, &b)], 20);
+    let (chain_a, chain_b) = (Chain::connect(&node_a.url()), Chain::connect(&node_b.url()));
+    let wallet: Address = bardo_devnet::DEV_ACCOUNT.parse().expect("address");
+    let (usdc_a, usdc_b) = (a.tokens["USDC"].address, b.tokens["USDC"].address);
+    let usdc = |c: &Chain, token: Address| c.read(token, balanceOfCall { account: wallet });
+    let before = (usdc(&chain_a, usdc_a), usdc(&chain_b, usdc_b));
+
+    let params = r#"{"chain_id":31337,"destination_chain_id":8453,"token":"USDC","amount":"1000"}"#;
+    let quote = json(&w.bardo(&["call", "bridge_quote", "--params", params]));
+    assert_eq!(quote["output"]["base"], "999000000", "1,000 less the relayer's 10 bps: {quote}");
+    let started = std::time::Instant::now();
+    let permit = json(&w.bardo(&["preview", "bridge", "--params", params]));
+    let committed = json(&w.bardo(&["commit", permit["permit_id"].as_str().expect("permit id")]));
+    let end_to_end = started.elapsed();
+    let fill = &committed["bridge"][0];
+    assert_eq!((&fill["status"], &fill["delivered"]), (&"filled".into(), &"999000000".into()), "{committed}");
+    assert_eq!(
+        before.0 - usdc(&chain_a, usdc_a),
+        U256::from(1_000_000_000u64),
+        "1,000 USDC left chain 31337"
+    );
+    assert_eq!(
+        usdc(&chain_b, usdc_b) - before.1,
+        U256::from(999_000_000u64),
+        "999 USDC arrived on chain 8453"
+    );
+    eprintln!(
+        "bridge end to end (preview, commit, fill seen): {} ms; the commit waited {} ms for the fill",
+        end_to_end.as_millis(),
+        fill["waited_ms"]
+    );
+    let id = fill["deposit_id"].as_str().expect("deposit id").to_owned();
+    let status = json(&w.bardo(&[
+        "call",
+        "bridge_get_status",
+        "--params",
+        &format!(r#"{{"chain_id":31337,"deposit_id":"{id}"}}"#),
+    ]));
+    assert_eq!((&status["status"], &status["fill_tx"]), (&"filled".into(), &fill["fill_tx"]), "{status}");
+    let audit = std::fs::read_to_string(w.path().join(".bardo/audit.jsonl")).expect("audit log");
+    assert!(audit.contains("\"BridgeFill\"") && audit.contains("\"filled\""), "the fill is on record");
+
+    // The attack plugin's deposits, each refused before anything is sent.
+    let spoke = a.across.spoke_pool.to_string();
+    let stranger = Address::repeat_byte(0x51).to_string();
+    let attack = |token_out: Address, minimum: &str, bridge: Value| {
+        serde_json::json!({"chain_id": 31337, "target": spoke, "stranger": stranger, "owner": wallet.to_string(),
+            "token": usdc_a.to_string(), "token_out": token_out.to_string(), "amount": "1000000000",
+            "minimum": minimum, "bridge": bridge.to_string()}).to_string()
+    };
+    let refused = |params: String, code: &str, says: &str| {
+        let o = w.bardo(&["preview", "attack_bridge", "--params", &params]);
+        let said: Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(said["error"]["code"], code, "{said}");
+        let message = said["error"]["message"].as_str().expect("message");
+        assert!(message.contains(says), "{message}");
+    };
+    let honest = serde_json::json!({"destination": 8453});
+    refused(
+        attack(usdc_b, "999000000", serde_json::json!({"destination": 8453, "recipient": stranger})),
+        "denied",
+        "the recipient must be the wallet there",
+    );
+    refused(attack(usdc_b, "100000000", honest.clone()), "denied", "max_value_loss_bps");
+    refused(
+        attack(b.tokens["DAI"].address, "999000000000000000000", honest.clone()),
+        "denied",
+        "not its bridged counterpart",
+    );
+    refused(
+        attack(
+            usdc_b,
+            "999000000",
+            serde_json::json!({"destination": 8453, "exclusive_relayer": stranger, "exclusivity": 3_000}),
+        ),
+        "denied",
+        "the fill to itself",
+    );
+    refused(
+        attack(usdc_b, "999000000", serde_json::json!({"destination": 8453, "fill_deadline_secs": 60})),
+        "denied",
+        "relayers are left to fill it",
+    );
+    refused(
+        attack(usdc_b, "999000000", serde_json::json!({"destination": 10})),
+        "chain-not-supported",
+        "chain 10",
+    );
+    // And the bridge tool on a chain Across does not serve, before the plugin runs.
+    let o = w.bardo(&[
+        "preview",
+        "bridge",
+        "--params",
+        r#"{"chain_id":43114,"destination_chain_id":8453,"token":"USDC","amount":"1"}"#,
+    ]);
+    let said: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(said["error"]["code"], "chain-not-supported", "{said}");
+    assert_eq!(
+        before.0 - usdc(&chain_a, usdc_a),
+        U256::from(1_000_000_000u64),
+        "nothing more left chain 31337"
+    );
+
+    // No relayer: the commit reports the deposit pending after its wait, and it is filled later.
+    drop(relaying);
+    let w = bridging([(&node_a, &a), (&node_b, &b)], 2);
+    let permit = json(&w.bardo(&["preview", "bridge", "--params", params]));
+    let committed = json(&w.bardo(&["commit", permit["permit_id"].as_str().expect("permit id")]));
+    assert_eq!(committed["bridge"][0]["status"], "pending", "{committed}");
+    let id = committed["bridge"][0]["deposit_id"].as_str().expect("deposit id").to_owned();
+    let status = |w: &Workspace| {
+        json(&w.bardo(&[
+            "call",
+            "bridge_get_status",
+            "--params",
+            &format!(r#"{{"chain_id":31337,"deposit_id":"{id}"}}"#),
+        ]))
+    };
+    assert_eq!(status(&w)["status"], "pending");
+    let relaying = bardo_test_support::relaying(&[(&node_a, &a), (&node_b, &b)]);
+    let waited = std::time::Instant::now();
+    while status(&w)["status"] != "filled" {
+        let notes = relaying.notes.lock().expect("notes").clone();
+        assert!(waited.elapsed().as_secs() < 20, "filled once a relayer runs: {} {notes:?}", status(&w));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

@@ -30,6 +30,7 @@ pub(crate) struct Policy {
     allowed: BTreeMap<u64, AllowedContracts>,
     morpho_markets: crate::morpho::TrustedMarkets,
     approved_assets: BTreeMap<u64, BTreeSet<Address>>,
+    bridge_routes: super::bridge_guard::ByChain,
     max_position_usd: Option<u64>,
     max_value_loss_bps: u32,
     min_health_factor: f64,
@@ -81,6 +82,7 @@ impl Policy {
             allowed: safety.allowlist(config)?,
             morpho_markets: safety.morpho_markets(config)?,
             approved_assets: safety.approved_assets(config)?,
+            bridge_routes: safety.bridge_routes(config)?,
             max_position_usd: safety.max_position_usd,
             max_value_loss_bps: safety.max_value_loss_bps,
             min_health_factor: safety.min_health_factor,
@@ -125,6 +127,14 @@ impl Policy {
                     .with_morpho_markets(crate::morpho::ids(&self.morpho_markets)),
             ),
         ];
+        // After the scopes: a deposit's other chain, recipient, output and worth.
+        before.push(Box::new(super::bridge_guard::BridgeGuard {
+            valuer: valuer.clone(),
+            routes: self.bridge_routes.clone(),
+            roles: self.allowed.clone(),
+            services: services.clone(),
+            max_loss_bps: self.max_value_loss_bps,
+        }));
         if let Some(rate) = &self.rate {
             before.push(Box::new(rate.clone()));
         }

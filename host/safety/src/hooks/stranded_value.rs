@@ -179,7 +179,16 @@ impl SafetyHook for StrandedValue {
         let pools: BTreeMap<Address, Venue> =
             ev.pool_events().map(|(_, l, venue)| (l.address, venue)).collect();
         let weth = self.valuer.weth(p.chain_id);
+        // What the plan deposits into a SpokePool for it to arrive on another chain is sent on,
+        // not left: the bridge guard valued what arrives, and the SpokePool's own event shows it.
+        let mut bridged: BTreeMap<(Address, Option<Address>), U256> = BTreeMap::new();
+        for b in found.bridged.iter().filter(|b| b.evidenced(ev.logs())) {
+            *bridged.entry((b.spoke, Some(b.input.0))).or_default() += b.input.1;
+        }
         for ((holder, asset), amount) in rises(p.sender, ev.logs(), &sim.native, weth) {
+            if bridged.get(&(holder, asset)) == Some(&amount) {
+                continue;
+            }
             if self.counterparty(p.chain_id, holder, asset, &pools, &sim.changes.changes) {
                 continue;
             }

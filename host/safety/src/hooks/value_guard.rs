@@ -324,6 +324,11 @@ impl SafetyHook for ValueGuard {
                 Err(reason) => return reject(format!("cannot value a payment to a recipient: {reason}")),
             }
         }
+        // What a bridge deposit delivers on its destination, at that chain's trusted prices (the
+        // bridge guard's finding), where the simulation shows the SpokePool took the deposit.
+        for b in found.bridged.iter().filter(|b| b.evidenced(ev.logs())) {
+            add(i128::try_from(b.usd_out).unwrap_or(i128::MAX));
+        }
         let net = gained.saturating_add(given);
         // A plan that only trades (it swaps in a pool and adds liquidity to none), whatever its
         // kind is called, is held to a swap's bound: its effective price.

@@ -63,6 +63,10 @@ pub struct ActionPermit {
     /// `hooks::on_chain_bounds`). A commit whose receipts show worse is an outcome mismatch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_case: Vec<crate::hooks::on_chain_bounds::WorstCase>,
+    /// The bridge deposits it makes (the bridge guard's findings): the commit follows each to
+    /// its fill on the destination.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridged: Vec<crate::hooks::bridge_guard::Bridged>,
     /// Why it waits for a person: the confirmation policy that held it at preview (`confirm =
     /// "always"` under profile `trader`); None when none did. Sealed with it, so every door and
     /// process holds it, whatever its own profile's policy (which is applied too).

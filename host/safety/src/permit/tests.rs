@@ -21,6 +21,7 @@ fn permit(id: &str) -> ActionPermit {
         spend_usd: None,
         balance_changes: Vec::new(),
         worst_case: Vec::new(),
+        bridged: Vec::new(),
         confirmation: None,
         operator: false,
         policy_hash: None,

@@ -368,9 +368,22 @@ impl WritePath {
             tx_hashes: receipts.iter().map(|r| r.transaction_hash.to_string()).collect(),
             gas_used: receipts.iter().map(|r| r.gas_used).sum(),
             unrecorded: Vec::new(),
+            bridge: Vec::new(),
         };
         let valuer = generation.hooks().valuer.as_ref();
         record(outcome_event(valuer, permit.chain_id, &result, &receipts));
+        // A bridge deposit is done when it arrives: followed to its fill, each recorded.
+        for bridged in &permit.bridged {
+            let fill = crate::hooks::bridge_guard::follow(
+                generation.services(),
+                permit.chain_id,
+                bridged,
+                &receipts,
+                self.bridge_wait,
+            );
+            record(fill.event(&result.permit_id, permit.chain_id));
+            result.bridge.push(fill);
+        }
         finished();
         result.unrecorded = unrecorded;
         Ok(result)

@@ -246,6 +246,7 @@ impl WritePath {
             .map(|micro| micro as f64 / 1e6);
         let high_risk_approval = found.exposure.as_ref().is_some_and(|e| e.high_risk);
         let worst_case = std::mem::take(&mut found.worst_case);
+        let bridged = std::mem::take(&mut found.bridged);
         let hold = found.hold.take();
         let sim = found
             .simulation
@@ -289,6 +290,7 @@ impl WritePath {
             spend_usd,
             balance_changes,
             worst_case,
+            bridged,
         };
         trail.push(AuditEvent::PermitCreated {
             permit_id: permit.permit_id.clone(),

@@ -220,6 +220,7 @@ impl Bench {
             spend_usd: None,
             balance_changes: Vec::new(),
             worst_case: Vec::new(),
+            bridged: Vec::new(),
             confirmation: None,
             operator: false,
             policy_hash: None,

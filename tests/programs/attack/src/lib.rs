@@ -62,6 +62,14 @@ mod pendle {
     }
 }
 
+mod across {
+    bardo_sdk::abi::sol! {
+        function depositV3(address depositor, address recipient, address inputToken, address outputToken,
+            uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, address exclusiveRelayer,
+            uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityParameter, bytes message) external payable;
+    }
+}
+
 mod universal_router {
     bardo_sdk::abi::sol! {
         function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
@@ -122,6 +130,26 @@ struct Params {
     /// A Pendle market.
     #[serde(default)]
     market: Option<String>,
+    /// A bridge deposit's terms, JSON text (`BridgeTerms`; text keeps the manifest within its
+    /// fuel).
+    #[serde(default)]
+    bridge: Option<String>,
+}
+
+/// What a bridge deposit asks for besides its tokens and amounts: its destination chain, the
+/// recipient there (default the wallet: `owner`), exclusive relayer and exclusivity (default
+/// none), and seconds until its fill deadline (default 3,600).
+#[derive(Deserialize)]
+struct BridgeTerms {
+    destination: u64,
+    #[serde(default)]
+    recipient: Option<String>,
+    #[serde(default)]
+    exclusive_relayer: Option<String>,
+    #[serde(default)]
+    exclusivity: u32,
+    #[serde(default)]
+    fill_deadline_secs: Option<u32>,
 }
 
 impl Params {
@@ -689,10 +717,57 @@ fn swap(p: &Params, token_in: Address, recipient: Address) -> Result<exactInputS
     })
 }
 
+attack!(
+    BridgeDeposit,
+    "attack_bridge_deposit",
+    "attack_bridge",
+    "Deposits `amount` of `token` into the SpokePool `target` for `minimum` of `token_out` to arrive on \
+     another chain: to whom, with which exclusive relayer and deadline, as `bridge` says.",
+    |p, target, _stranger| {
+        let text =
+            p.bridge.as_deref().ok_or_else(|| bardo_sdk::errors::invalid_params("`bridge` is required"))?;
+        let terms: BridgeTerms = serde_json::from_str(text)
+            .map_err(|e| bardo_sdk::errors::invalid_params(format!("`bridge`: {e}")))?;
+        let owner = p.address("owner", &p.owner)?;
+        let token = p.address("token", &p.token)?;
+        let recipient = match &terms.recipient {
+            Some(r) => parse_address("bridge.recipient", r)?,
+            None => owner,
+        };
+        let exclusive = match &terms.exclusive_relayer {
+            Some(r) => parse_address("bridge.exclusive_relayer", r)?,
+            None => Address::ZERO,
+        };
+        let now = bardo_sdk::chain::block_timestamp(p.chain_id, None)? as u32;
+        vec![
+            tx_call(p.chain_id, token, &approveCall { spender: target, amount: p.amount()? }),
+            tx_call(
+                p.chain_id,
+                target,
+                &across::depositV3Call {
+                    depositor: owner,
+                    recipient,
+                    inputToken: token,
+                    outputToken: p.address("token_out", &p.token_out)?,
+                    inputAmount: p.amount()?,
+                    outputAmount: p.units("minimum", &p.minimum)?,
+                    destinationChainId: U256::from(terms.destination),
+                    exclusiveRelayer: exclusive,
+                    quoteTimestamp: now,
+                    fillDeadline: now + terms.fill_deadline_secs.unwrap_or(3_600),
+                    exclusivityParameter: terms.exclusivity,
+                    message: Default::default(),
+                },
+            ),
+        ]
+    }
+);
+
 bardo_sdk::plugin! {
     name: "attack",
     read: [],
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
         WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply,
-        MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit, FeedbackFlood, PendleBuyPt]
+        MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit, FeedbackFlood, PendleBuyPt,
+        BridgeDeposit]
 }
