@@ -233,20 +233,32 @@ async fn call<C: SolCall>(
     C::abi_decode_returns(&out).map_err(|e| e.to_string())
 }
 
-/// Send `c` from `from` (an anvil dev account: the node signs) and wait for its receipt.
+/// How long the relayer waits for one of its transactions' receipt.
+const RECEIPT_WAIT: Duration = Duration::from_secs(10);
+
+/// Send `c` from `from` (an anvil dev account: the node signs) and wait for its receipt, at most
+/// [`RECEIPT_WAIT`]: the receipt is asked for by hash, never through a block watcher that can
+/// miss a block mined before it started, which would leave the relayer waiting forever.
 async fn send<C: SolCall>(provider: &DynProvider, from: Address, to: Address, c: C) -> Result<B256, String> {
-    let tx = TransactionRequest::default().from(from).to(to).with_input(c.abi_encode());
-    let receipt = provider
-        .send_transaction(tx)
-        .await
-        .map_err(|e| e.to_string())?
-        .get_receipt()
-        .await
-        .map_err(|e| e.to_string())?;
-    if !receipt.status() {
-        return Err(format!("reverted in {}", receipt.transaction_hash));
+    // The nonce is the node's count, not a cached one: a fill that fails its gas estimate (a
+    // deposit already filled) would otherwise take a nonce never sent, and every later
+    // transaction would wait behind the gap forever.
+    let nonce = provider.get_transaction_count(from).pending().await.map_err(|e| e.to_string())?;
+    let tx = TransactionRequest::default().from(from).to(to).with_input(c.abi_encode()).nonce(nonce);
+    let hash = *provider.send_transaction(tx).await.map_err(|e| e.to_string())?.tx_hash();
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(receipt) = provider.get_transaction_receipt(hash).await.map_err(|e| e.to_string())? {
+            if !receipt.status() {
+                return Err(format!("reverted in {hash}"));
+            }
+            return Ok(hash);
+        }
+        if started.elapsed() > RECEIPT_WAIT {
+            return Err(format!("no receipt for {hash} within {} s", RECEIPT_WAIT.as_secs()));
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    Ok(receipt.transaction_hash)
 }
 
 /// Relay between `chains` (RPC URL and deployments each) until `stop`, saying what it does.
