@@ -341,50 +341,46 @@ fn is_anvil(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains("anvil"))
 }
 
-/// Start `bardo devnet keep` for the detached devnet `d`, on its own (it outlives this
-/// command), logging beside the devnet's log; its process id.
-fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
+/// Start `bardo --config <config_path> devnet <args>` on its own (it outlives this command),
+/// its output to `log`; its process id.
+fn spawn_bardo(config_path: &Path, args: &[String], log: &Path, what: &str) -> Result<u32> {
     let exe = std::env::current_exe().context("locating the bardo binary")?;
-    let name = if d.chain_id == devnet::CHAIN_ID {
-        "devnet-keeper.log".to_owned()
-    } else {
-        format!("devnet-keeper.{}.log", d.chain_id)
-    };
-    let log = std::fs::File::create(state_dir.join(name)).context("creating the keeper's log")?;
+    let out = std::fs::File::create(log).with_context(|| format!("creating the {what}'s log"))?;
     let mut cmd = std::process::Command::new(exe);
     bardo_core::secret::scrub_env(&mut cmd);
     let child = cmd
         .arg("--config")
         .arg(config_path)
-        .args(["devnet", "keep", "--rpc", &d.rpc, "--chain", &d.chain_id.to_string()])
-        .args(["--anvil", &d.pid.to_string()])
+        .arg("devnet")
+        .args(args)
         .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
+        .stdout(out.try_clone()?)
+        .stderr(out)
         .spawn()
-        .context("starting the devnet's feed keeper")?;
+        .with_context(|| format!("starting the devnet's {what}"))?;
     Ok(child.id())
 }
 
-/// Start `bardo devnet relay` for the detached devnet `d` (every chain of it), on its own,
-/// logging to `.bardo/devnet-relayer.log`; its process id.
+/// Start `bardo devnet keep` for the detached devnet chain `d`, logging beside the devnet's log.
+fn spawn_keeper(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
+    let name = if d.chain_id == devnet::CHAIN_ID {
+        "devnet-keeper.log".to_owned()
+    } else {
+        format!("devnet-keeper.{}.log", d.chain_id)
+    };
+    let args = ["keep", "--rpc", &d.rpc, "--chain", &d.chain_id.to_string(), "--anvil", &d.pid.to_string()]
+        .map(str::to_owned);
+    spawn_bardo(config_path, &args, &state_dir.join(name), "feed keeper")
+}
+
+/// Start `bardo devnet relay` for the detached devnet `d` (every chain of it), logging to
+/// `.bardo/devnet-relayer.log`.
 fn spawn_relayer(config_path: &Path, d: &devnet::Detached, state_dir: &Path) -> Result<u32> {
-    let exe = std::env::current_exe().context("locating the bardo binary")?;
-    let log =
-        std::fs::File::create(state_dir.join("devnet-relayer.log")).context("creating the relayer's log")?;
-    let mut cmd = std::process::Command::new(exe);
-    bardo_core::secret::scrub_env(&mut cmd);
-    cmd.arg("--config").arg(config_path).args(["devnet", "relay", "--anvil", &d.pid.to_string()]);
+    let mut args = vec!["relay".to_owned(), "--anvil".to_owned(), d.pid.to_string()];
     for c in std::iter::once(d).chain(&d.more) {
-        cmd.args(["--chain", &c.chain_id.to_string(), "--rpc", &c.rpc]);
+        args.extend(["--chain".to_owned(), c.chain_id.to_string(), "--rpc".to_owned(), c.rpc.clone()]);
     }
-    let child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .context("starting the devnet's relayer")?;
-    Ok(child.id())
+    spawn_bardo(config_path, &args, &state_dir.join("devnet-relayer.log"), "relayer")
 }
 
 /// `bardo devnet relay`: fill the chains' Across deposits while the first chain's anvil runs.
