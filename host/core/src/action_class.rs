@@ -103,6 +103,8 @@ const KINDS: &[(&str, KindClass)] = {
         ("wrap", Fixed(Rebalance)),
         ("unwrap", Fixed(Rebalance)),
         ("rebalance", Fixed(Rebalance)),
+        // A liquidity position moved to another range of its pool.
+        ("rebalance_liquidity", Fixed(Rebalance)),
         // The same asset moved to the wallet on another chain.
         ("bridge", Fixed(Rebalance)),
         ("transfer", Fixed(DecreasePosition)),

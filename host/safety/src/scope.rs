@@ -52,6 +52,7 @@ alloy::sol! {
     function decreaseLiquidity(DecreaseLiquidityParams params) external payable returns (uint256, uint256);
     function collect(CollectParams params) external payable returns (uint256, uint256);
     function burn(uint256 tokenId) external payable;
+    function multicall(bytes[] data) external payable returns (bytes[] results);
 
     function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external;
     function withdraw(address asset, uint256 amount, address to) external returns (uint256);
@@ -250,6 +251,34 @@ pub fn operator_only(role: Role, data: &[u8]) -> Option<&'static str> {
         .map(|(function, _)| function)
 }
 
+/// A V3 position manager's `multicall`: the manager delegatecalls itself with each call, so the
+/// batch is in scope when every call in it is (a rebalance's decrease, collect, burn and mint in
+/// one transaction). No ether (each delegatecall would see the same `msg.value`) and no batch
+/// inside a batch.
+fn position_batch(
+    calls: &[alloy::primitives::Bytes],
+    value: alloy::primitives::U256,
+    wallet: Address,
+    roles: &dyn Fn(Address) -> Option<Role>,
+    morpho_markets: &BTreeSet<B256>,
+) -> Result<(), String> {
+    if !value.is_zero() {
+        return Err(format!("multicall on a {} is sent {value} wei", Role::UniswapV3PositionManager));
+    }
+    if calls.is_empty() {
+        return Err("multicall on a uniswap-v3-position-manager holds no call".into());
+    }
+    for (i, call) in calls.iter().enumerate() {
+        if call.get(..4) == Some(&multicallCall::SELECTOR[..]) {
+            return Err("multicall on a uniswap-v3-position-manager holds another multicall".into());
+        }
+        let zero = alloy::primitives::U256::ZERO;
+        check(Role::UniswapV3PositionManager, call, zero, wallet, roles, morpho_markets)
+            .map_err(|e| format!("multicall call {} of {}: {e}", i + 1, calls.len()))?;
+    }
+    Ok(())
+}
+
 /// Whether a call with `data` (and `value` wei) to a contract of `role` is in scope for
 /// `wallet`, given what is allowlisted. Err says which function or parameter is refused.
 pub fn check(
@@ -260,6 +289,11 @@ pub fn check(
     roles: &dyn Fn(Address) -> Option<Role>,
     morpho_markets: &BTreeSet<B256>,
 ) -> Result<(), String> {
+    if role == Role::UniswapV3PositionManager
+        && let Some(batch) = decode::<multicallCall>(data)
+    {
+        return position_batch(&batch.data, value, wallet, roles, morpho_markets);
+    }
     let allowlisted = |a: Address| roles(a).is_some();
     let allowlisted = &allowlisted;
     let found = match role {
@@ -565,6 +599,27 @@ mod tests {
         };
         assert_eq!(in_scope(Role::UniswapV3PositionManager, collect(WALLET)), Ok(()));
         assert!(in_scope(Role::UniswapV3PositionManager, collect(STRANGER)).is_err());
+        // A batch is each of its calls: one collect to a stranger refuses all of it.
+        let batch = |calls: Vec<Vec<u8>>| {
+            multicallCall { data: calls.into_iter().map(Into::into).collect() }.abi_encode()
+        };
+        let burn = burnCall { tokenId: U256::from(1) }.abi_encode();
+        assert_eq!(
+            in_scope(Role::UniswapV3PositionManager, batch(vec![collect(WALLET), burn.clone()])),
+            Ok(())
+        );
+        let e = in_scope(Role::UniswapV3PositionManager, batch(vec![burn.clone(), collect(STRANGER)]))
+            .expect_err("stranger");
+        assert!(e.starts_with("multicall call 2 of 2") && e.contains("recipient"), "{e}");
+        let nested = batch(vec![batch(vec![collect(WALLET)])]);
+        assert!(
+            in_scope(Role::UniswapV3PositionManager, nested)
+                .expect_err("nested")
+                .contains("another multicall")
+        );
+        let sweep = [&[0xdf, 0x2a, 0xb5, 0xbb][..], &[0u8; 96]].concat(); // sweepToken(address,uint256,address)
+        assert!(in_scope(Role::UniswapV3PositionManager, batch(vec![sweep])).is_err());
+        assert!(in_scope(Role::UniswapV3PositionManager, batch(Vec::new())).is_err());
         let withdraw = |to| withdraw_1Call { asset: ROUTER, amount: U256::from(1), to }.abi_encode();
         assert_eq!(in_scope(Role::AaveV3Pool, withdraw(WALLET)), Ok(()));
         assert!(in_scope(Role::AaveV3Pool, withdraw(STRANGER)).is_err());

@@ -46,6 +46,10 @@ alloy_sol_types::sol! {
         uint256 amount1);
     struct CollectParams { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
     function collect(CollectParams params) external payable returns (uint256 amount0, uint256 amount1);
+    function burn(uint256 tokenId) external payable;
+    function multicall(bytes[] data) external payable returns (bytes[] results);
+    function balanceOf(address owner) external view returns (uint256);
+    function tokenOfOwnerByIndex(address owner, uint256 index) external view returns (uint256);
     event IncreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
     event DecreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
     event Collect(uint256 indexed tokenId, address recipient, uint256 amount0, uint256 amount1);

@@ -18,7 +18,7 @@ mod sdk_route;
 mod swap;
 mod v4;
 
-use liquidity::{AddLiquidity, CollectFees, RemoveLiquidity};
+use liquidity::{AddLiquidity, CollectFees, RebalancePosition, RemoveLiquidity};
 use read::{GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetQuote, GetTokenInfo, GetTokenPrice};
 use sdk_route::GetRoute;
 use swap::ExecuteSwap;
@@ -26,5 +26,5 @@ use swap::ExecuteSwap;
 bardo_sdk::plugin! {
     name: "uniswap",
     read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetTokenInfo, GetTokenPrice, GetRoute],
-    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees],
+    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition],
 }

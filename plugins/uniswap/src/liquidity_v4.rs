@@ -4,7 +4,10 @@
 //! of zero, then take). The tokens moved come from simulating the exact calls as the wallet.
 
 use crate::book::Book;
-use crate::math::{check_slippage, liquidity_for_amounts, max_in, min_out, sqrt_price_at_tick};
+use crate::math::{
+    amounts_for_liquidity, check_slippage, liquidity_for_amounts, liquidity_for_value, max_in, min_out,
+    sqrt_price_at_tick,
+};
 use crate::v4::{self, PoolKey, V4Pool, pool_id};
 use alloy_primitives::{Address, B256, Bytes, I256, U256};
 use alloy_sol_types::SolValue;
@@ -496,4 +499,133 @@ impl V4Fields {
     pub fn of(pool: &V4Pool) -> Self {
         Self { pool_id: id_of(pool).to_string(), tick_spacing: pool.key.tick_spacing, hooks: pool.key.hooks }
     }
+}
+
+/// What moving a V4 position to a new range plans.
+pub struct Move<'a> {
+    pub chain_id: ChainId,
+    pub position: &'a V4Position,
+    pub ticks: (i32, i32),
+    /// Keep the value: the wallet pays what the new range needs beyond the credits.
+    pub top_up: bool,
+    pub slippage_bps: u32,
+    pub deadline: U256,
+}
+
+/// A planned move: the Permit2 approvals a top-up needs, then one `modifyLiquidities` that
+/// burns the position, mints the new one from what the burn credits (principal and fees) and
+/// settles or takes the rest.
+pub struct Moved {
+    pub calls: Vec<PlannedCall>,
+    pub authorities: Vec<Authority>,
+    /// Everything the burn credits, per token (principal and fees).
+    pub out: Pair,
+    /// The wallet's net change per token (the top-up negative, the rest positive).
+    pub deltas: (I256, I256),
+    pub id: U256,
+    pub liquidity: u128,
+}
+
+/// Plan a move in one unlock: `BURN_POSITION` (minimum principal: simulated less the slippage),
+/// `MINT_POSITION` of the liquidity worth the credits at the pool's price (`top_up`), or of what
+/// the credits alone buy, less the slippage either way (its maximums what it takes plus the
+/// slippage), and `CLOSE_CURRENCY` of each token — the PoolManager nets the burn's credits
+/// against the mint's debts, the wallet pays the difference through Permit2 or takes the rest.
+pub fn move_position(book: &Book, m: &Move<'_>) -> Result<Moved, Error> {
+    check_slippage(m.slippage_bps)?;
+    let posm = manager(m.chain_id, book)?;
+    let pos = m.position;
+    let pool = &pos.pool;
+    let (principal, fees) = amounts(m.chain_id, book, pos, m.deadline)?;
+    let out = (principal.0 + fees.0, principal.1 + fees.1);
+    let keep = |a: U256| a * U256::from(10_000 - m.slippage_bps) / U256::from(10_000u32);
+    let (lower, upper) = m.ticks;
+    let (sa, sb) = (sqrt_price_at_tick(lower)?, sqrt_price_at_tick(upper)?);
+    let now = pool.sqrt_price_x96;
+    let liquidity = if m.top_up {
+        liquidity_for_value(now, sa, sb, keep(out.0), keep(out.1))
+    } else {
+        liquidity_for_amounts(now, sa, sb, keep(out.0), keep(out.1))
+    }
+    .unwrap_or(0);
+    if liquidity == 0 {
+        return Err(invalid_params(format!(
+            "what V4 position {} holds buys no liquidity in ticks {lower}..{upper} at the pool's price (tick {}); \
+             let the wallet pay the other token (`top_up`: true), or pick a range on the held token's side",
+            pos.id, pool.tick
+        )));
+    }
+    let need = amounts_for_liquidity(now, sa, sb, liquidity);
+    let cap = |a: U256| u128::try_from(a).map_err(|_| invalid_params("the amount is too large for V4"));
+    let most =
+        (max_in(need.0 + U256::from(1u8), m.slippage_bps), max_in(need.1 + U256::from(1u8), m.slippage_bps));
+    let mut calls = Vec::new();
+    let mut authorities = Vec::new();
+    let expiration = m.deadline.to::<u64>();
+    for (token, most, out) in [(&pool.token0, most.0, out.0), (&pool.token1, most.1, out.1)] {
+        if most <= out {
+            continue;
+        }
+        erc20::require_balance(m.chain_id, token, pos.owner, most - out)?;
+        let (approve, granted) = bardo_sdk::permit2::approvals_if_short(
+            m.chain_id,
+            token,
+            pos.owner,
+            posm,
+            most - out,
+            expiration,
+            "the V4 position manager",
+        )?;
+        calls.extend(approve);
+        authorities.extend(granted);
+    }
+    let id = bardo_sdk::abi::eth_call(m.chain_id, posm, &nextTokenIdCall {})?;
+    let call = |min: (u128, u128), max: (u128, u128)| {
+        let mint = MintPosition {
+            poolKey: key(pool),
+            tickLower: alloy_primitives::aliases::I24::try_from(lower).unwrap_or_default(),
+            tickUpper: alloy_primitives::aliases::I24::try_from(upper).unwrap_or_default(),
+            liquidity: U256::from(liquidity),
+            amount0Max: max.0,
+            amount1Max: max.1,
+            owner: pos.owner,
+            hookData: no_hook_data(),
+        };
+        let actions = [
+            (action::BURN_POSITION, (pos.id, min.0, min.1, no_hook_data()).abi_encode_params()),
+            (action::MINT_POSITION, mint.abi_encode_params()),
+            (action::CLOSE_CURRENCY, (pool.token0.address,).abi_encode_params()),
+            (action::CLOSE_CURRENCY, (pool.token1.address,).abi_encode_params()),
+        ];
+        modify(m.chain_id, posm, &actions, m.deadline)
+    };
+    let bound = |used: U256| -> Result<u128, Error> {
+        if used.is_zero() { Ok(0) } else { cap(min_out(used, m.slippage_bps)?) }
+    };
+    let call = call((bound(principal.0)?, bound(principal.1)?), (cap(most.0)?, cap(most.1)?));
+    let mut sim: Vec<TxCall> = calls.iter().map(|c: &PlannedCall| c.call.clone()).collect();
+    sim.push(call.clone());
+    let deltas = simulate(m.chain_id, pos.owner, &sim, pool)?;
+    let (t0, t1) = (&pool.token0, &pool.token1);
+    let fmt = |a: U256, t: &Token| format!("{} {}", bardo_sdk::units::format_units(a, t.decimals), t.symbol);
+    let signed = |d: I256, t: &Token| {
+        if d.is_negative() {
+            format!("pays {}", fmt(d.unsigned_abs(), t))
+        } else {
+            format!("gets {}", fmt(inflow(d), t))
+        }
+    };
+    calls.push(PlannedCall {
+        call,
+        description: format!(
+            "move V4 position {} to ticks {lower}..{upper} in one transaction: burn it ({} + {} with fees), mint \
+             {liquidity} liquidity in its pool; the wallet {} and {}",
+            pos.id,
+            fmt(out.0, t0),
+            fmt(out.1, t1),
+            signed(deltas.0, t0),
+            signed(deltas.1, t1)
+        ),
+    });
+    Ok(Moved { calls, authorities, out, deltas, id, liquidity })
 }

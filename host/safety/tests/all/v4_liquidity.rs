@@ -34,15 +34,15 @@ sol! {
     function ownerOf(uint256 id) external view returns (address owner);
 }
 
-struct Lp {
-    node: Anvil,
-    d: Deployments,
-    host: Arc<Host>,
-    path: WritePath,
+pub(crate) struct Lp {
+    pub(crate) node: Anvil,
+    pub(crate) d: Deployments,
+    pub(crate) host: Arc<Host>,
+    pub(crate) path: WritePath,
     _audit: tempfile::TempDir,
 }
 
-fn lp_with(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Lp {
+pub(crate) fn lp_with(allow: impl FnOnce(&Deployments) -> BTreeMap<Address, Role>) -> Lp {
     let slippage = bardo_safety::hooks::on_chain_bounds::DEFAULT_MAX_SLIPPAGE_BPS;
     lp_allowing(allow, bardo_safety::hooks::value_guard::DEFAULT_MAX_LOSS_BPS, slippage)
 }
@@ -76,24 +76,24 @@ fn lp_allowing(
 }
 
 impl Lp {
-    fn read<C: SolCall>(&self, to: Address, call: C) -> Result<C::Return, String> {
+    pub(crate) fn read<C: SolCall>(&self, to: Address, call: C) -> Result<C::Return, String> {
         let provider = ProviderBuilder::new().connect_http(self.node.url().parse().expect("url"));
         let tx = TransactionRequest::default().to(to).with_input(call.abi_encode());
         let out = runtime().block_on(provider.call(tx).into_future()).map_err(|e| e.to_string())?;
         Ok(C::abi_decode_returns(&out).expect("decode"))
     }
 
-    fn balance(&self, token: Address) -> U256 {
+    pub(crate) fn balance(&self, token: Address) -> U256 {
         self.read(token, balanceOfCall { account: self.d.deployer }).expect("balanceOf")
     }
 
-    fn call(&self, tool: &str, params: Value) -> Result<Value, ToolError> {
+    pub(crate) fn call(&self, tool: &str, params: Value) -> Result<Value, ToolError> {
         let json = self.host.call(tool, &params.to_string()).result?;
         Ok(serde_json::from_str(&json).expect("json"))
     }
 
     /// Preview and commit; the wallet's balance changes of `tokens` and the result.
-    fn write(&self, kind: &str, params: &Value, tokens: [Address; 2]) -> ([i128; 2], WriteResult) {
+    pub(crate) fn write(&self, kind: &str, params: &Value, tokens: [Address; 2]) -> ([i128; 2], WriteResult) {
         let permit = self.path.preview(kind, params).unwrap_or_else(|e| panic!("preview {kind}: {e}"));
         let before = tokens.map(|t| self.balance(t));
         let done = self.path.commit(&permit.permit_id).unwrap_or_else(|e| panic!("commit {kind}: {e}"));
@@ -106,7 +106,7 @@ impl Lp {
     }
 }
 
-fn int(v: &Value) -> i128 {
+pub(crate) fn int(v: &Value) -> i128 {
     v.as_str().unwrap_or_else(|| panic!("{v} is not a string")).parse().expect("decimal")
 }
 

@@ -9,9 +9,9 @@ use crate::scope::universal_router::{
 use crate::scope::v4_positions::{MintPosition, modifyLiquiditiesCall};
 use crate::scope::{
     addLiquidityCall, decreaseLiquidityCall, exactInputCall, exactInputSingleCall, exactOutputCall,
-    exactOutputSingleCall, increaseLiquidityCall, mintCall, removeLiquidityCall, swapETHForExactTokensCall,
-    swapExactETHForTokensCall, swapExactTokensForETHCall, swapExactTokensForTokensCall,
-    swapTokensForExactETHCall, swapTokensForExactTokensCall, unwrapWETH9Call,
+    exactOutputSingleCall, increaseLiquidityCall, mintCall, multicallCall, removeLiquidityCall,
+    swapETHForExactTokensCall, swapExactETHForTokensCall, swapExactTokensForETHCall,
+    swapExactTokensForTokensCall, swapTokensForExactETHCall, swapTokensForExactTokensCall, unwrapWETH9Call,
 };
 use alloy::primitives::{Address, B256, Bytes, U256, keccak256};
 use alloy::sol_types::{SolCall, SolValue};
@@ -217,6 +217,13 @@ fn v2_router(data: &[u8]) -> CallBounds {
 
 fn v3_positions(data: &[u8]) -> CallBounds {
     let mut b = CallBounds::default();
+    // A batch (the scope admits one of its own calls only): each call's bounds, in order.
+    if let Some(batch) = decoded::<multicallCall>(data) {
+        for call in &batch.data {
+            b.liquidity.extend(v3_positions(call).liquidity);
+        }
+        return b;
+    }
     if let Some(c) = decoded::<mintCall>(data) {
         b.liquidity.push(Liquidity::V3 { increase: true, min: (c.params.amount0Min, c.params.amount1Min) });
     } else if let Some(c) = decoded::<increaseLiquidityCall>(data) {

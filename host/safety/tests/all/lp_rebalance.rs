@@ -1,0 +1,191 @@
+//! A position pushed out of its range by the market, moved to a new range around the price in
+//! one transaction through the whole write path (scope, simulation, value guard, on-chain
+//! bounds, permit, commit, verify) — V3 through the position manager's multicall, V4 through
+//! one `modifyLiquidities` — and held to what the chain shows: the old NFT burned, the new one
+//! the wallet's in the new range, one receipt for the move, the value kept at the pool's price.
+
+use super::v4_liquidity::{Lp, getPositionLiquidityCall, int, lp_with, ownerOfCall};
+use alloy::primitives::{Address, U256};
+use bardo_devnet::CHAIN_ID;
+use bardo_devnet::deploy::Deployments;
+use bardo_test_support::addr;
+use bardo_test_support::chain::Chain;
+use serde_json::{Value, json};
+
+/// The pool's state as `uniswap_get_pool_info` reads it: its tokens, tick and sqrt price.
+fn pool(e: &Lp, params: Value) -> (Value, [Address; 2], i32) {
+    let pool = e.call("uniswap_get_pool_info", params).expect("pool");
+    let tokens = [addr(&pool["token0"]["address"]), addr(&pool["token1"]["address"])];
+    let tick = pool["tick"].as_i64().expect("tick") as i32;
+    (pool, tokens, tick)
+}
+
+/// Swap `amount` of `token_in` as the wallet straight on chain (a market move, not a write of
+/// the agent's: the value guard would refuse a swap this large).
+fn push(e: &Lp, chain: &Chain, params: Value) {
+    let plan = e.host.plan("uniswap_execute_swap", &params.to_string()).result.expect("swap plan");
+    for c in plan.calls {
+        chain.try_send(e.d.deployer, c.to, c.data.to_vec(), c.value).expect("swap");
+    }
+}
+
+alloy::sol! {
+    function updateAnswer(int256 answer) external;
+}
+
+/// The market moved: WETH's trusted feed follows the pool's price now (the guards refuse a
+/// deposit into a pool off the operator's prices, as they should).
+fn feed_follows(e: &Lp, chain: &Chain, params: Value) {
+    let (info, tokens, _) = pool(e, params);
+    let key = if tokens[0] == e.d.tokens["WETH"].address {
+        "price_token1_per_token0"
+    } else {
+        "price_token0_per_token1"
+    };
+    let price: f64 = info[key].as_str().expect("price").parse().expect("decimal");
+    let answer = alloy::primitives::I256::try_from((price * 1e8) as i128).expect("answer");
+    chain.send(e.d.accounts[1], e.d.feeds["WETH"], updateAnswerCall { answer });
+}
+
+/// A position's amounts worth in token1 at the sqrt price (Q64.96) `sqrt`, as f64 (enough for
+/// a loss in basis points).
+fn worth(sqrt: &Value, a0: i128, a1: i128) -> f64 {
+    let s: f64 = sqrt.as_str().expect("sqrt price").parse().expect("decimal");
+    let price = (s / 2f64.powi(96)).powi(2);
+    a0 as f64 * price + a1 as f64
+}
+
+/// The V3 or V4 position `id`'s read.
+fn position(e: &Lp, id: &str, version: &str) -> Value {
+    e.call("uniswap_get_position", json!({"chain_id": CHAIN_ID, "position_id": id, "version": version}))
+        .expect("position")
+}
+
+#[test]
+fn a_v3_position_pushed_out_of_range_is_moved_around_the_price_in_one_transaction() {
+    let e = lp_with(Deployments::write_targets);
+    let chain = Chain::connect(&e.node.url());
+    let npm = e.d.uniswap_v3["position_manager"];
+    let info = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000});
+    let (_, tokens, tick) = pool(&e, info.clone());
+    let base = tick.div_euclid(60) * 60;
+    let mint = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "1", "amount_b": "3000", "tick_lower": base - 120, "tick_upper": base + 180});
+    let (_, minted) = e.write("add_liquidity", &mint, tokens);
+    let id = minted.actual["position_id"].as_str().expect("id").to_owned();
+
+    // The market sells WETH until the pool leaves the range.
+    let weth_is_0 = tokens[0] == e.d.tokens["WETH"].address;
+    // In small steps: the Aave oracle is a trusted source too, and a feed more than 5 % from it
+    // prices nothing.
+    for _ in 0..40 {
+        push(
+            &e,
+            &chain,
+            json!({"chain_id": CHAIN_ID, "token_in": "WETH", "token_out": "USDC", "amount": "1",
+            "version": "v3", "fee": 3000, "slippage_bps": 5000}),
+        );
+        if position(&e, &id, "v3")["in_range"] == false {
+            break;
+        }
+    }
+    feed_follows(&e, &chain, info.clone());
+    let before = position(&e, &id, "v3");
+    assert_eq!(before["in_range"], false, "pushed out of range: {before}");
+    let held = [int(&before["amount0_base"]), int(&before["amount1_base"])];
+    let weth_side = if weth_is_0 { 0 } else { 1 };
+    assert!(held[weth_side] > 0 && held[1 - weth_side] == 0, "only WETH left in it: {held:?}");
+
+    // Moved around the price in one transaction.
+    let (moved, done) = e.write(
+        "rebalance_liquidity",
+        &json!({"chain_id": CHAIN_ID, "position_id": id, "width_ticks": 600}),
+        tokens,
+    );
+    let (info_now, _, tick_now) = pool(&e, info);
+    let new = done.actual["position_id"].as_str().expect("new id").to_owned();
+    assert_ne!(new, id);
+    assert_eq!(done.actual["transactions"], 1, "the move is one transaction: {}", done.actual);
+    assert!(done.tx_hashes.len() <= 3, "at most two exact approvals and the move: {:?}", done.tx_hashes);
+    let old: U256 = id.parse().expect("id");
+    assert!(e.read(npm, ownerOfCall { id: old }).is_err(), "the old position is burned");
+    let after = position(&e, &new, "v3");
+    assert_eq!(addr(&after["owner"]), e.d.deployer);
+    let (lower, upper) =
+        (after["tick_lower"].as_i64().expect("lower"), after["tick_upper"].as_i64().expect("upper"));
+    assert_eq!(
+        (lower, upper),
+        (done.expected["tick_lower"].as_i64().expect("l"), done.expected["tick_upper"].as_i64().expect("u"))
+    );
+    assert!(
+        lower <= i64::from(tick_now) && i64::from(tick_now) < upper,
+        "in range: {lower}..{upper} at {tick_now}"
+    );
+    assert_eq!(after["in_range"], true);
+    // What the wallet saw is what the plan said: it paid USDC for the new ratio, got WETH back.
+    let net = |k: &str, i: usize| {
+        let w = &done.actual[k];
+        int(&w[if i == 0 { "amount0_base" } else { "amount1_base" }])
+    };
+    for i in 0..2 {
+        assert_eq!(moved[i], net("withdrawn", i) - net("deposited", i), "token {i}: {}", done.actual);
+    }
+    assert!(moved[1 - weth_side] < 0 && moved[weth_side] > 0, "topped up with USDC: {moved:?}");
+    // The value kept at the pool's price: what came out is worth what went in plus what the
+    // wallet kept, within a basis point.
+    let sqrt = &info_now["sqrt_price_x96"];
+    let out = worth(sqrt, net("withdrawn", 0), net("withdrawn", 1));
+    let into = worth(sqrt, int(&after["amount0_base"]), int(&after["amount1_base"]));
+    assert!((into - out).abs() / out < 1e-4, "the new position is worth what the old held: {into} vs {out}");
+}
+
+#[test]
+fn a_v4_position_moves_in_one_modify_liquidities() {
+    let e = lp_with(Deployments::write_targets);
+    let chain = Chain::connect(&e.node.url());
+    let posm = e.d.uniswap_v4["position_manager"];
+    let info =
+        json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "DAI", "version": "v4", "fee": 500});
+    let (_, tokens, tick) = pool(&e, info.clone());
+    let base = tick.div_euclid(10) * 10;
+    let mint = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "WETH", "token_b": "DAI", "fee": 500,
+        "amount_a": "1", "amount_b": "3000", "tick_lower": base - 50, "tick_upper": base + 60});
+    let (_, minted) = e.write("add_liquidity", &mint, tokens);
+    let id = minted.actual["position_id"].as_str().expect("id").to_owned();
+    for _ in 0..6 {
+        push(
+            &e,
+            &chain,
+            json!({"chain_id": CHAIN_ID, "token_in": "DAI", "token_out": "WETH", "amount": "20000",
+            "version": "v4", "fee": 500, "slippage_bps": 5000}),
+        );
+        if position(&e, &id, "v4")["in_range"] == false {
+            break;
+        }
+    }
+    assert_eq!(position(&e, &id, "v4")["in_range"], false, "pushed out of range");
+    feed_follows(&e, &chain, info.clone());
+
+    let (moved, done) = e.write(
+        "rebalance_liquidity",
+        &json!({"chain_id": CHAIN_ID, "position_id": id, "version": "v4", "width_ticks": 400}),
+        tokens,
+    );
+    assert_eq!(done.actual["transactions"], 1, "{}", done.actual);
+    let new: U256 = done.actual["position_id"].as_str().expect("new").parse().expect("id");
+    assert!(e.read(posm, ownerOfCall { id: id.parse().expect("id") }).is_err(), "burned");
+    assert_eq!(e.read(posm, ownerOfCall { id: new }).expect("owner"), e.d.deployer);
+    let liquidity = e.read(posm, getPositionLiquidityCall { tokenId: new }).expect("liquidity");
+    assert_eq!(liquidity.to_string(), done.actual["liquidity"].as_str().expect("liquidity"));
+    let after = position(&e, &new.to_string(), "v4");
+    assert_eq!(after["in_range"], true, "{after}");
+    // The wallet's net is what the plan declared: one token paid in, the other back.
+    let declared: Vec<i128> = done.expected["balance_changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| int(&c["delta"]))
+        .collect();
+    assert_eq!(moved.to_vec(), declared, "{}", done.expected);
+    assert!(moved[0].signum() != moved[1].signum(), "one paid, one returned: {moved:?}");
+}
