@@ -189,3 +189,68 @@ fn a_v4_position_moves_in_one_modify_liquidities() {
     assert_eq!(moved.to_vec(), declared, "{}", done.expected);
     assert!(moved[0].signum() != moved[1].signum(), "one paid, one returned: {moved:?}");
 }
+
+/// The attacker's rebalances of the wallet's position: the new NFT minted to a stranger, the
+/// collect paid to a stranger — each one call of four in the batch — and the whole move at a
+/// price the plan's own swap pushed the pool to. Each refused at preview; nothing moves.
+#[test]
+fn a_rebalance_that_pays_a_stranger_or_moves_at_a_pushed_price_is_refused() {
+    use super::attacks::{STRANGER, env, refused};
+    let e = env();
+    let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "0.5", "amount_b": "1000", "full_range": true});
+    let permit = e.scoped.preview("add-liquidity", &add).expect("preview add");
+    let added = e.scoped.commit(&permit.permit_id).expect("commit add");
+    let id = added.actual["position_id"].as_str().expect("id").to_owned();
+    let before = e.state(Some(id.parse().expect("id")));
+    let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
+    let tokens = if weth < usdc { (weth, usdc) } else { (usdc, weth) };
+    let desired =
+        if weth < usdc { ("400000000000000000", "800000000") } else { ("800000000", "400000000000000000") };
+    let npm = e.d.uniswap_v3["position_manager"];
+    let liquidity = added.actual["liquidity_added"].as_str().expect("liquidity").to_owned();
+    let terms = |extra: Value| {
+        let mut t = json!({"position": id, "liquidity": liquidity.parse::<u128>().expect("liquidity"),
+            "tokens": [tokens.0.to_string(), tokens.1.to_string()], "desired": [desired.0, desired.1]});
+        if let (Some(t), Some(extra)) = (t.as_object_mut(), extra.as_object()) {
+            t.extend(extra.clone());
+        }
+        t.to_string()
+    };
+    let attack = |extra: Value, more: Value| {
+        let mut p = e.params(npm, json!({"owner": e.wallet.to_string(), "rebalance": terms(extra)}));
+        if let (Some(p), Some(more)) = (p.as_object_mut(), more.as_object()) {
+            p.extend(more.clone());
+        }
+        p
+    };
+    let stranger = STRANGER.to_string();
+    let to_stranger = attack(json!({"mint_to": stranger}), json!({}));
+    refused(&e.scoped, "attack-rebalance", &to_stranger, "allowlist-guard", "multicall call 4 of 4");
+    let collect_away = attack(json!({"collect_to": stranger}), json!({}));
+    refused(&e.scoped, "attack-rebalance", &collect_away, "allowlist-guard", "multicall call 2 of 4");
+    // Every recipient the wallet and everything declared, but the plan first pushes the pool
+    // with its own swap: the move would mint at a price the plan made.
+    let push = "200000000000";
+    let mut pushed = attack(
+        json!({}),
+        json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": push,
+            "spender": e.d.uniswap_v3["swap_router"].to_string()}),
+    );
+    let (d_weth, d_usdc) = if weth < usdc { (desired.0, desired.1) } else { (desired.1, desired.0) };
+    let lots = "1000000000000000000000";
+    pushed["outcome"] = json!(
+        json!({
+        "balance_changes": [
+            {"token": usdc.to_string(), "delta": "-300000000000", "tolerance": "300000000000"},
+            {"token": weth.to_string(), "delta": format!("-{d_weth}"), "tolerance": lots}],
+        "authorities": [
+            {"token": usdc.to_string(), "spender": npm.to_string(), "amount": d_usdc},
+            {"token": weth.to_string(), "spender": npm.to_string(), "amount": d_weth}],
+        "nfts": [{"collection": npm.to_string(), "id": id, "gained": false},
+            {"collection": npm.to_string(), "gained": true}]})
+        .to_string()
+    );
+    refused(&e.scoped, "attack-rebalance", &pushed, "price-guard", "a price its own swaps pushed it to");
+    assert_eq!(e.state(Some(id.parse().expect("id"))), before, "nothing moved");
+}
