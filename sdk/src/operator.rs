@@ -70,6 +70,43 @@ fn default_max_feed_age() -> u64 {
     3600
 }
 
+alloy_sol_types::sol! {
+    function latestRoundData() external view returns (uint80 roundId, int256 answer, uint256 startedAt,
+        uint256 updatedAt, uint80 answeredInRound);
+    function decimals() external view returns (uint8);
+}
+
+impl Prices {
+    /// Dollars per `symbol` on `chain_id` at block time `now`: 1 for a dollar token, its listed
+    /// feed's answer otherwise — or why not (no feed listed, unreadable, older than
+    /// `max_feed_age_secs`, not positive). Never a guess from a pool.
+    pub fn usd(&self, chain_id: ChainId, symbol: &str, now: u64) -> Result<f64, String> {
+        use crate::abi::eth_call;
+        if self.usd_tokens.iter().any(|s| s == symbol) {
+            return Ok(1.0);
+        }
+        let feed = *self
+            .feeds
+            .get(symbol)
+            .ok_or_else(|| format!("no USD feed listed for {symbol} on chain {chain_id}"))?;
+        let read = |e: Error| format!("its feed {feed} could not be read: {}", e.message);
+        let round = eth_call(chain_id, feed, &latestRoundDataCall {}).map_err(read)?;
+        let decimals = eth_call(chain_id, feed, &decimalsCall {}).map_err(read)?;
+        let age = now.saturating_sub(round.updatedAt.saturating_to::<u64>());
+        if age > self.max_feed_age_secs {
+            return Err(format!(
+                "its feed {feed} answered {age} s ago, older than {} s (prices.max_feed_age_secs)",
+                self.max_feed_age_secs
+            ));
+        }
+        if round.answer <= alloy_primitives::I256::ZERO {
+            return Err(format!("its feed {feed} answers {} (not a price)", round.answer));
+        }
+        let answer: f64 = round.answer.to_string().parse().unwrap_or(0.0);
+        Ok(answer / 10f64.powi(i32::from(decimals)))
+    }
+}
+
 /// The chains this plugin's settings give a book, in chain-id order: what "every configured
 /// chain" means to a plugin.
 pub fn chains() -> Result<Vec<ChainId>, Error> {

@@ -117,6 +117,9 @@ pub struct Book {
     /// Symbol prices are quoted in (`data_get_token_price`, USD values).
     #[serde(default = "default_quote")]
     pub quote_token: String,
+    /// The operator's USD prices (positions valued at trusted prices, never a pool's).
+    #[serde(default)]
+    pub prices: crate::operator::Prices,
 }
 
 fn default_quote() -> String {
@@ -184,6 +187,7 @@ pub fn mainnet() -> Book {
         weth: Some(address!("0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2")),
         tokens: tokens::mainnet(),
         quote_token: default_quote(),
+        prices: crate::operator::Prices::default(),
     }
 }
 

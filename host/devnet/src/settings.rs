@@ -107,21 +107,26 @@ impl Deployments {
     pub fn wallet_settings(&self) -> serde_json::Value {
         let allowlist: BTreeMap<String, String> =
             self.write_targets().into_iter().map(|(a, r)| (a.to_string(), r.to_string())).collect();
-        let dollars = DOLLAR_TOKENS;
-        let feeds: BTreeMap<&String, &Address> =
-            self.feeds.iter().filter(|(symbol, _)| !dollars.contains(&symbol.as_str())).collect();
         serde_json::json!({"chains": {self.chain_id.to_string(): {
             "tokens": self.token_list(),
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "v2_router": self.uniswap_v2.get("router02"),
             "allowlist": allowlist,
-            // The feeds the host's pricing trusts (pricing_json), for the portfolio's values.
-            "prices": {
-                "feeds": feeds,
-                "usd_tokens": dollars,
-                "max_feed_age_secs": crate::feeds::MAX_FEED_AGE_SECS,
-            },
+            "prices": self.plugin_prices(),
         }}})
+    }
+
+    /// The feeds the host's pricing trusts (pricing_json) and the dollar tokens, as plugins read
+    /// them for USD values (`bardo_sdk::operator::Prices`).
+    fn plugin_prices(&self) -> serde_json::Value {
+        let dollars = DOLLAR_TOKENS;
+        let feeds: BTreeMap<&String, &Address> =
+            self.feeds.iter().filter(|(symbol, _)| !dollars.contains(&symbol.as_str())).collect();
+        serde_json::json!({
+            "feeds": feeds,
+            "usd_tokens": dollars,
+            "max_feed_age_secs": crate::feeds::MAX_FEED_AGE_SECS,
+        })
     }
 
     /// The vault plugin's settings for this devnet (`[settings] vault`): the vaults, the token
@@ -258,6 +263,7 @@ impl Deployments {
             "weth": self.tokens.get("WETH").map(|t| t.address),
             "tokens": tokens,
             "quote_token": "USDC",
+            "prices": self.plugin_prices(),
         }}})
     }
 

@@ -19,12 +19,14 @@ mod swap;
 mod v4;
 
 use liquidity::{AddLiquidity, CollectFees, RebalancePosition, RemoveLiquidity};
-use read::{GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetQuote, GetTokenInfo, GetTokenPrice};
+use read::{
+    GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetPositions, GetQuote, GetTokenInfo, GetTokenPrice,
+};
 use sdk_route::GetRoute;
 use swap::ExecuteSwap;
 
 bardo_sdk::plugin! {
     name: "uniswap",
-    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetTokenInfo, GetTokenPrice, GetRoute],
+    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetPositions, GetTokenInfo, GetTokenPrice, GetRoute],
     write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition],
 }

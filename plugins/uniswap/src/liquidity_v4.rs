@@ -29,7 +29,7 @@ alloy_sol_types::sol! {
 }
 
 /// The position NFT's `Transfer` (ERC-721: the id is indexed, unlike ERC-20's amount).
-mod nft {
+pub mod nft {
     alloy_sol_types::sol! {
         event Transfer(address indexed from, address indexed to, uint256 indexed id);
     }

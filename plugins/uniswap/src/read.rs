@@ -46,10 +46,12 @@ pub fn deadline(chain_id: ChainId, seconds: u64) -> Result<U256, Error> {
 
 mod pools;
 mod position;
+mod positions;
 mod quote;
 mod token;
 
 pub use pools::*;
 pub use position::*;
+pub use positions::*;
 pub use quote::*;
 pub use token::*;

@@ -3,19 +3,14 @@
 //! whose feed is stale, is reported unpriced and left out of the totals — never priced from a
 //! pool, which anyone can move. A chain that cannot be read is reported, not dropped.
 
-use alloy_primitives::{Address, I256, U256};
-use bardo_sdk::abi::{account_or_wallet, eth_call, ether_balance};
+use alloy_primitives::{Address, U256};
+use bardo_sdk::abi::{account_or_wallet, ether_balance};
 use bardo_sdk::errors::invalid_params;
-use bardo_sdk::operator::{self, Book};
+use bardo_sdk::operator;
 use bardo_sdk::units::{Amount, format_units};
 use bardo_sdk::{Category, ChainId, Error, ReadTool, ToolDef, chain, events};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-alloy_sol_types::sol! {
-    function latestRoundData() external view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound);
-    function decimals() external view returns (uint8);
-}
 
 /// Params of `wallet_get_portfolio`.
 #[derive(Deserialize, JsonSchema)]
@@ -141,7 +136,7 @@ fn holdings(chain_id: ChainId, account: Option<&str>) -> Result<ChainHoldings, E
     let ether = ether_balance(chain_id, account, Some(block_number))?;
     if !ether.is_zero() {
         // Ether is priced as wrapped ether.
-        let price = price(chain_id, &book, "ETH", now).or_else(|_| price(chain_id, &book, "WETH", now));
+        let price = book.prices.usd(chain_id, "ETH", now).or_else(|_| book.prices.usd(chain_id, "WETH", now));
         holdings.push(valued("ETH".into(), None, ether, 18, price));
     }
     for listed in &book.tokens {
@@ -150,7 +145,7 @@ fn holdings(chain_id: ChainId, account: Option<&str>) -> Result<ChainHoldings, E
         if balance.is_zero() {
             continue;
         }
-        let price = price(chain_id, &book, &listed.symbol, now);
+        let price = book.prices.usd(chain_id, &listed.symbol, now);
         holdings.push(valued(listed.symbol.clone(), Some(token.address), balance, token.decimals, price));
     }
     let total_usd = holdings.iter().filter_map(|h| h.usd_value).sum();
@@ -177,31 +172,4 @@ fn valued(
         usd_value: usd_price.map(|p| (amount * p * 100.0).round() / 100.0),
         unpriced,
     }
-}
-
-/// Dollars per `symbol` on `chain_id` from the book's prices at block time `now`, or why not.
-fn price(chain_id: ChainId, book: &Book, symbol: &str, now: u64) -> Result<f64, String> {
-    let prices = &book.prices;
-    if prices.usd_tokens.iter().any(|s| s == symbol) {
-        return Ok(1.0);
-    }
-    let feed = *prices
-        .feeds
-        .get(symbol)
-        .ok_or_else(|| format!("no USD feed listed for {symbol} on chain {chain_id}"))?;
-    let read = |e: Error| format!("its feed {feed} could not be read: {}", e.message);
-    let round = eth_call(chain_id, feed, &latestRoundDataCall {}).map_err(read)?;
-    let decimals = eth_call(chain_id, feed, &decimalsCall {}).map_err(read)?;
-    let age = now.saturating_sub(round.updatedAt.saturating_to::<u64>());
-    if age > prices.max_feed_age_secs {
-        return Err(format!(
-            "its feed {feed} answered {age} s ago, older than {} s (prices.max_feed_age_secs)",
-            prices.max_feed_age_secs
-        ));
-    }
-    if round.answer <= I256::ZERO {
-        return Err(format!("its feed {feed} answers {} (not a price)", round.answer));
-    }
-    let answer: f64 = round.answer.to_string().parse().unwrap_or(0.0);
-    Ok(answer / 10f64.powi(i32::from(decimals)))
 }

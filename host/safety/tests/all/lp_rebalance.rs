@@ -137,6 +137,33 @@ fn a_v3_position_pushed_out_of_range_is_moved_around_the_price_in_one_transactio
     let out = worth(sqrt, net("withdrawn", 0), net("withdrawn", 1));
     let into = worth(sqrt, int(&after["amount0_base"]), int(&after["amount1_base"]));
     assert!((into - out).abs() / out < 1e-4, "the new position is worth what the old held: {into} vs {out}");
+
+    // The wallet's positions: the new one listed, in range, valued at the trusted feeds; the
+    // burned one gone.
+    let listed =
+        e.call("uniswap_get_positions", json!({"chain_id": CHAIN_ID, "version": "v3"})).expect("positions");
+    let all = listed["positions"].as_array().expect("positions");
+    assert!(all.iter().all(|p| p["position_id"] != json!(id)), "the burned position is not listed");
+    let mine = all.iter().find(|p| p["position_id"] == json!(new)).expect("the new position is listed");
+    assert_eq!(mine["in_range"], true);
+    assert_eq!(mine["ticks_out_of_range"], 0);
+    assert_eq!(mine["amount0_base"], after["amount0_base"]);
+    let weth_usd: f64 = {
+        let (info, ..) =
+            pool(&e, json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000}));
+        let key = if weth_is_0 { "price_token1_per_token0" } else { "price_token0_per_token1" };
+        info[key].as_str().expect("price").parse().expect("decimal")
+    };
+    let human = |k: &str| -> f64 { mine[k].as_str().expect(k).parse().expect("decimal") };
+    let (weth_amount, usdc_amount) =
+        if weth_is_0 { (human("amount0"), human("amount1")) } else { (human("amount1"), human("amount0")) };
+    let value = mine["value_usd"].as_f64().expect("valued");
+    let expected = weth_amount * weth_usd + usdc_amount;
+    assert!(
+        (value - expected).abs() / expected < 1e-3,
+        "valued at the feed (which follows the pool): {value} vs {expected}"
+    );
+    assert_eq!(listed["complete"], true, "{listed}");
 }
 
 #[test]
