@@ -48,6 +48,22 @@ pub fn centred_range(tick: i32, width: u32, spacing: i32) -> Result<(i32, i32), 
     Ok(((centre - half).max(-edge), (centre + spacing + half).min(edge)))
 }
 
+/// A range's fee growth per unit of liquidity now (`TickLibrary.getFeeGrowthInside`, wrapping
+/// as the contract's unchecked arithmetic does): from the pool's `global` growth and the lower
+/// and upper ticks' `feeGrowthOutside`, with the pool at `tick`.
+pub fn fee_growth_inside(ticks: (i32, i32), tick: i32, global: U256, lower: U256, upper: U256) -> U256 {
+    let below = if tick >= ticks.0 { lower } else { global.wrapping_sub(lower) };
+    let above = if tick < ticks.1 { upper } else { global.wrapping_sub(upper) };
+    global.wrapping_sub(below).wrapping_sub(above)
+}
+
+/// What a position of `liquidity` earned since its growth was last `inside_last`
+/// (`PositionLibrary.update`): `(inside − last) × liquidity / 2^128`, rounded down.
+pub fn fees_earned(inside: U256, inside_last: U256, liquidity: u128) -> U256 {
+    let growth = alloy_primitives::U512::from(inside.wrapping_sub(inside_last));
+    U256::saturating_from((growth * alloy_primitives::U512::from(liquidity)) >> 128)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +87,23 @@ mod tests {
         assert_eq!(a1, U256::ZERO);
         assert!(a0 <= one * U256::from(2u8) && a0 >= one * U256::from(2u8) - U256::from(4u8), "{a0}");
         assert_eq!(liquidity_for_value(at(0), at(-60), at(60), U256::ZERO, U256::ZERO), None);
+    }
+
+    #[test]
+    fn fees_inside_a_range_are_the_growth_outside_its_ticks_taken_away() {
+        let q128 = U256::from(1u8) << 128;
+        let (global, lower, upper) = (U256::from(1000u32), U256::from(100u32), U256::from(300u32));
+        // In range: below is the lower tick's outside, above the upper's.
+        assert_eq!(fee_growth_inside((-60, 60), 0, global, lower, upper), U256::from(600u32));
+        // Below the range the lower tick's outside is the growth above it: inside is what grew
+        // above the lower tick less what grew above the upper.
+        let (above_lower, above_upper) = (U256::from(300u32), U256::from(100u32));
+        assert_eq!(fee_growth_inside((-60, 60), -100, global, above_lower, above_upper), U256::from(200u32));
+        // Wrapping as the contract does: a tick's outside may exceed the global it was set from.
+        let wrapped = fee_growth_inside((-60, 60), 0, U256::from(5u8), U256::from(10u8), U256::ZERO);
+        assert_eq!(wrapped, U256::MAX - U256::from(4u8));
+        assert_eq!(fees_earned(q128 * U256::from(3u8), q128, 7), U256::from(14u8));
+        assert_eq!(fees_earned(U256::ZERO, U256::MAX, 1 << 64), U256::ZERO, "2^64 / 2^128 rounds down");
     }
 
     #[test]

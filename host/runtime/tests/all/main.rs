@@ -9,6 +9,7 @@ mod hostile;
 mod inline;
 mod intelligence;
 mod loading;
+mod lp_reads;
 mod registry;
 mod safety_plugin;
 mod schema_versions;

@@ -66,6 +66,13 @@ impl Env {
         serde_json::from_str(&json).expect("json")
     }
 
+    /// [`Self::call`], with the fuel the call burned.
+    pub(super) fn call_fuel(&self, tool: &str, params: Value) -> (Value, u64) {
+        let report = self.host.call(tool, &params.to_string());
+        let json = report.result.unwrap_or_else(|e| panic!("{tool}: {e}"));
+        (serde_json::from_str(&json).expect("json"), report.stats.fuel_consumed)
+    }
+
     pub(super) fn error(&self, tool: &str, params: Value) -> ToolError {
         let report =
             if self.host.catalog()[tool].def.capability_tier == bardo_core::tool::CapabilityTier::Read {

@@ -94,20 +94,20 @@ pub struct PositionOutput {
 }
 
 /// What a position read names besides its tokens and amounts.
-struct PositionView {
-    id: U256,
-    owner: Address,
+pub(super) struct PositionView {
+    pub(super) id: U256,
+    pub(super) owner: Address,
     /// The V3 pool, or V4's PoolManager.
-    pool: Address,
-    fee: u32,
-    ticks: (i32, i32),
-    current_tick: i32,
-    liquidity: u128,
+    pub(super) pool: Address,
+    pub(super) fee: u32,
+    pub(super) ticks: (i32, i32),
+    pub(super) current_tick: i32,
+    pub(super) liquidity: u128,
 }
 
 impl PositionOutput {
     /// `((principal0, principal1), (fees0, fees1))` in base units.
-    fn new(
+    pub(super) fn new(
         v: PositionView,
         (token0, token1): (Token, Token),
         ((a0, a1), (f0, f1)): ((U256, U256), (U256, U256)),

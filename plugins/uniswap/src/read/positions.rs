@@ -8,6 +8,7 @@
 
 use super::*;
 use crate::liquidity_v4 as v4p;
+use crate::math::{amounts_for_liquidity, fee_growth_inside, fees_earned, sqrt_price_at_tick};
 use bardo_sdk::abi::{account_or_wallet, wire};
 use bardo_sdk::{LogFilter, logs};
 use std::collections::BTreeMap;
@@ -30,13 +31,17 @@ pub struct PositionsParams {
     /// Also list positions with no liquidity and no fees left (default false).
     #[serde(default)]
     pub include_empty: bool,
-    /// At most this many positions, 1 to 100 (default 50).
-    #[serde(default = "fifty")]
+    /// At most this many positions, 1 to 25 (default 20; each costs about 0.23 M fuel of a
+    /// call's 10 M).
+    #[serde(default = "twenty")]
     pub limit: usize,
+    /// Skip this many of the positions found (a previous answer's `next_offset`).
+    #[serde(default)]
+    pub offset: usize,
 }
 
-fn fifty() -> usize {
-    50
+fn twenty() -> usize {
+    20
 }
 
 /// One position with its value.
@@ -67,6 +72,9 @@ pub struct Positions {
     pub unpriced: BTreeMap<String, String>,
     /// False when a token is unpriced or the limit cut the list.
     pub complete: bool,
+    /// Where the next page starts, when the limit cut the list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
     /// V4: the blocks searched for positions received.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub v4_blocks: Option<(u64, u64)>,
@@ -105,30 +113,24 @@ impl ReadTool for GetPositions {
     }
 
     fn run(p: PositionsParams) -> Result<Positions, Error> {
-        if !(1..=100).contains(&p.limit) {
-            return Err(invalid_params(format!("`limit` {} must be 1 to 100", p.limit)));
+        if !(1..=25).contains(&p.limit) {
+            return Err(invalid_params(format!("`limit` {} must be 1 to 25; page with `offset`", p.limit)));
         }
         let book = book(p.chain_id)?;
         let owner = account_or_wallet(p.chain_id, p.owner.as_deref(), "owner")?;
         events::progress(0);
-        let mut ids: Vec<(Version, U256)> = Vec::new();
-        if p.version != Some(Version::V4) {
-            let n = eth_call(p.chain_id, book.position_manager, &balanceOfCall { owner })?;
-            for i in 0..n.saturating_to::<usize>().min(p.limit + 1) {
-                let index = U256::from(i);
-                ids.push((
-                    Version::V3,
-                    eth_call(p.chain_id, book.position_manager, &tokenOfOwnerByIndexCall { owner, index })?,
-                ));
-            }
-        }
+        // V3 ids are read by index as the page needs them; V4's come from one log scan.
+        let v3_count = if p.version != Some(Version::V4) {
+            eth_call(p.chain_id, book.position_manager, &balanceOfCall { owner })?.saturating_to::<usize>()
+        } else {
+            0
+        };
+        let mut v4_ids = Vec::new();
         let mut v4_blocks = None;
         if p.version != Some(Version::V3) && book.v4_position_manager.is_some() {
             let (from, to) = logs::range(p.chain_id, p.from_block, logs::MAX_SCAN)?;
             v4_blocks = Some((from, to));
-            ids.extend(
-                received_v4(p.chain_id, &book, owner, from, to)?.into_iter().map(|id| (Version::V4, id)),
-            );
+            v4_ids = received_v4(p.chain_id, &book, owner, from, to)?;
         }
         events::progress(1);
         let now = bardo_sdk::chain::block_timestamp(p.chain_id, None)?;
@@ -139,17 +141,42 @@ impl ReadTool for GetPositions {
             total_usd: 0.0,
             unpriced: BTreeMap::new(),
             complete: true,
+            next_offset: None,
             v4_blocks,
         };
         let mut prices: BTreeMap<Address, Option<f64>> = BTreeMap::new();
-        for (version, id) in ids {
+        let mut cache = Cache::default();
+        for i in p.offset..v3_count + v4_ids.len() {
             if out.positions.len() == p.limit {
                 out.complete = false;
+                out.next_offset = Some(i);
                 break;
             }
-            let read =
-                PositionParams { chain_id: p.chain_id, position_id: id.to_string(), version: Some(version) };
-            let position = GetPosition::run(read)?;
+            let (version, id) = match v4_ids.get(i.wrapping_sub(v3_count)) {
+                Some(id) if i >= v3_count => (Version::V4, *id),
+                _ => {
+                    let index = U256::from(i);
+                    (
+                        Version::V3,
+                        eth_call(
+                            p.chain_id,
+                            book.position_manager,
+                            &tokenOfOwnerByIndexCall { owner, index },
+                        )?,
+                    )
+                }
+            };
+            let position = match version {
+                Version::V4 => {
+                    let read = PositionParams {
+                        chain_id: p.chain_id,
+                        position_id: id.to_string(),
+                        version: Some(version),
+                    };
+                    GetPosition::run(read)?
+                }
+                _ => cache.v3(p.chain_id, &book, id, owner)?,
+            };
             let empty = position.liquidity == "0" && position.fees0_base == "0" && position.fees1_base == "0";
             if empty && !p.include_empty {
                 continue;
@@ -205,6 +232,98 @@ impl ReadTool for GetPositions {
         events::progress(2);
         out.total_usd = (out.total_usd * 100.0).round() / 100.0;
         Ok(out)
+    }
+}
+
+/// What positions of the same pools share: their tokens and pools, read once per listing.
+#[derive(Default)]
+struct Cache {
+    tokens: BTreeMap<Address, Token>,
+    /// Each pool's state and fee growth (global, per token).
+    pools: BTreeMap<(Address, Address, u32), (crate::pools::V3Pool, (U256, U256))>,
+    /// Each initialized tick's fee growth outside it, per pool.
+    ticks: BTreeMap<(Address, i32), (U256, U256)>,
+}
+
+impl Cache {
+    fn token(&mut self, chain_id: ChainId, address: Address) -> Result<Token, Error> {
+        if let Some(t) = self.tokens.get(&address) {
+            return Ok(t.clone());
+        }
+        let t = erc20::token(chain_id, address)?;
+        self.tokens.insert(address, t.clone());
+        Ok(t)
+    }
+
+    /// V3 position `id` of `owner`: its stored range and liquidity, the amounts that liquidity
+    /// holds at the pool's price (the pool's own rounding: what removing it pays), and its fees:
+    /// what the manager owes plus what the range earned since the manager last looked, from the
+    /// pool's fee growth (`TickLibrary`, `PositionLibrary`) — what `collect` would pay.
+    fn v3(
+        &mut self,
+        chain_id: ChainId,
+        book: &Book,
+        id: U256,
+        owner: Address,
+    ) -> Result<PositionOutput, Error> {
+        use bardo_sdk::uniswap::{feeGrowthGlobal0X128Call, feeGrowthGlobal1X128Call, ticksCall};
+        let stored = eth_call(chain_id, book.position_manager, &positionsCall { tokenId: id })?;
+        let (t0, t1) = (self.token(chain_id, stored.token0)?, self.token(chain_id, stored.token1)?);
+        let fee = stored.fee.to::<u32>();
+        let key = (t0.address, t1.address, fee);
+        if !self.pools.contains_key(&key) {
+            let address = eth_call(
+                chain_id,
+                book.v3_factory,
+                &getPoolCall { tokenA: t0.address, tokenB: t1.address, fee: stored.fee },
+            )?;
+            let pool = crate::pools::v3_state(chain_id, address, &t0, &t1, fee)?;
+            let global = (
+                eth_call(chain_id, address, &feeGrowthGlobal0X128Call {})?,
+                eth_call(chain_id, address, &feeGrowthGlobal1X128Call {})?,
+            );
+            self.pools.insert(key, (pool, global));
+        }
+        let (pool, global) = self.pools[&key].clone();
+        let ticks = (stored.tickLower.as_i32(), stored.tickUpper.as_i32());
+        let mut outside = |tick: i32| -> Result<(U256, U256), Error> {
+            if let Some(o) = self.ticks.get(&(pool.address, tick)) {
+                return Ok(*o);
+            }
+            let at = alloy_primitives::aliases::I24::try_from(tick)
+                .map_err(|_| invalid_params(format!("tick {tick}")))?;
+            let t = eth_call(chain_id, pool.address, &ticksCall { tick: at })?;
+            let o = (t.feeGrowthOutside0X128, t.feeGrowthOutside1X128);
+            self.ticks.insert((pool.address, tick), o);
+            Ok(o)
+        };
+        let (lower, upper) = (outside(ticks.0)?, outside(ticks.1)?);
+        let fees = [0, 1].map(|i| {
+            let pick = |p: (U256, U256)| if i == 0 { p.0 } else { p.1 };
+            let inside = fee_growth_inside(ticks, pool.tick, pick(global), pick(lower), pick(upper));
+            let last = if i == 0 { stored.feeGrowthInside0LastX128 } else { stored.feeGrowthInside1LastX128 };
+            let owed = if i == 0 { stored.tokensOwed0 } else { stored.tokensOwed1 };
+            // A position without liquidity earns nothing; the manager's owed stays.
+            let earned =
+                if stored.liquidity == 0 { U256::ZERO } else { fees_earned(inside, last, stored.liquidity) };
+            U256::from(owed) + earned
+        });
+        let (sa, sb) = (sqrt_price_at_tick(ticks.0)?, sqrt_price_at_tick(ticks.1)?);
+        let principal = amounts_for_liquidity(pool.sqrt_price_x96, sa, sb, stored.liquidity);
+        Ok(PositionOutput::new(
+            PositionView {
+                id,
+                owner,
+                pool: pool.address,
+                fee,
+                ticks,
+                current_tick: pool.tick,
+                liquidity: stored.liquidity,
+            },
+            (t0, t1),
+            (principal, (fees[0], fees[1])),
+            None,
+        ))
     }
 }
 
