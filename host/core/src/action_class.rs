@@ -94,6 +94,7 @@ const KINDS: &[(&str, KindClass)] = {
     &[
         ("swap", ByChanges),
         ("add_liquidity", Fixed(IncreasePosition)),
+        ("compound_fees", Fixed(IncreasePosition)),
         ("supply", Fixed(IncreasePosition)),
         ("borrow", Fixed(IncreasePosition)),
         ("vault_deposit", Fixed(IncreasePosition)),
@@ -109,6 +110,7 @@ const KINDS: &[(&str, KindClass)] = {
         ("bridge", Fixed(Rebalance)),
         ("transfer", Fixed(DecreasePosition)),
         ("remove_liquidity", Fixed(ClosePosition)),
+        ("close_liquidity", Fixed(ClosePosition)),
         ("collect_fees", Fixed(ClosePosition)),
         ("repay", Fixed(ClosePosition)),
         ("withdraw", Fixed(ClosePosition)),

@@ -54,3 +54,11 @@ alloy_sol_types::sol! {
     event DecreaseLiquidity(uint256 indexed tokenId, uint128 liquidity, uint256 amount0, uint256 amount1);
     event Collect(uint256 indexed tokenId, address recipient, uint256 amount0, uint256 amount1);
 }
+
+/// A V3 pool's own events (named as the manager's are).
+pub mod pool {
+    alloy_sol_types::sol! {
+        event Collect(address indexed owner, address recipient, int24 indexed tickLower, int24 indexed tickUpper,
+            uint128 amount0, uint128 amount1);
+    }
+}

@@ -18,7 +18,7 @@ mod sdk_route;
 mod swap;
 mod v4;
 
-use liquidity::{AddLiquidity, CollectFees, RebalancePosition, RemoveLiquidity};
+use liquidity::{AddLiquidity, ClosePosition, CollectFees, CompoundFees, RebalancePosition, RemoveLiquidity};
 use read::{
     GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetPositions, GetQuote, GetTokenInfo, GetTokenPrice,
 };
@@ -28,5 +28,5 @@ use swap::ExecuteSwap;
 bardo_sdk::plugin! {
     name: "uniswap",
     read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetPositions, GetTokenInfo, GetTokenPrice, GetRoute],
-    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition],
+    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition, ClosePosition, CompoundFees],
 }

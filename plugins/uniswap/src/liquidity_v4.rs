@@ -629,3 +629,73 @@ pub fn move_position(book: &Book, m: &Move<'_>) -> Result<Moved, Error> {
     });
     Ok(Moved { calls, authorities, out, deltas, id, liquidity })
 }
+
+/// A planned V4 compound.
+pub struct Compounded {
+    pub call: PlannedCall,
+    /// The position's uncollected fees.
+    pub fees: Pair,
+    /// The wallet's net change: what of the fees the range could not use.
+    pub deltas: (I256, I256),
+    pub liquidity: u128,
+}
+
+/// Plan a compound in one unlock: `INCREASE_LIQUIDITY` of what the position's fees less the
+/// slippage buy at the pool's price — the increase is credited the fees first, and its maximums
+/// are the fees, so the wallet never pays — then `CLOSE_CURRENCY` of each token takes the rest.
+pub fn compound(
+    book: &Book,
+    chain_id: ChainId,
+    pos: &V4Position,
+    slippage_bps: u32,
+    deadline: U256,
+) -> Result<Compounded, Error> {
+    check_slippage(slippage_bps)?;
+    let posm = manager(chain_id, book)?;
+    let pool = &pos.pool;
+    let (_, fees) = amounts(chain_id, book, pos, deadline)?;
+    if fees.0.is_zero() && fees.1.is_zero() {
+        return Err(invalid_params(format!("V4 position {} has no fees to compound yet", pos.id)));
+    }
+    let keep = |a: U256| a * U256::from(10_000 - slippage_bps) / U256::from(10_000u32);
+    let (sa, sb) = (sqrt_price_at_tick(pos.tick_lower)?, sqrt_price_at_tick(pos.tick_upper)?);
+    let liquidity =
+        liquidity_for_amounts(pool.sqrt_price_x96, sa, sb, keep(fees.0), keep(fees.1)).unwrap_or(0);
+    if liquidity == 0 {
+        return Err(invalid_params(format!(
+            "V4 position {}'s fees buy no liquidity in its range at the pool's price; collect them instead",
+            pos.id
+        )));
+    }
+    let cap = |a: U256| u128::try_from(a).map_err(|_| invalid_params("the amount is too large for V4"));
+    // Maximums: what the liquidity costs plus the slippage (a looser one would let a pool moved
+    // first take more of a side), never more than the fees.
+    let need = amounts_for_liquidity(pool.sqrt_price_x96, sa, sb, liquidity);
+    let most = |need: U256, fee: U256| cap(max_in(need + U256::from(1u8), slippage_bps).min(fee));
+    let actions = [
+        (
+            action::INCREASE_LIQUIDITY,
+            (pos.id, U256::from(liquidity), most(need.0, fees.0)?, most(need.1, fees.1)?, no_hook_data())
+                .abi_encode_params(),
+        ),
+        (action::CLOSE_CURRENCY, (pool.token0.address,).abi_encode_params()),
+        (action::CLOSE_CURRENCY, (pool.token1.address,).abi_encode_params()),
+    ];
+    let call = modify(chain_id, posm, &actions, deadline);
+    let deltas = simulate(chain_id, pos.owner, std::slice::from_ref(&call), pool)?;
+    let (t0, t1) = (&pool.token0, &pool.token1);
+    let fmt = |a: U256, t: &Token| format!("{} {}", bardo_sdk::units::format_units(a, t.decimals), t.symbol);
+    let call = PlannedCall {
+        call,
+        description: format!(
+            "compound V4 position {} in one transaction: its fees {} + {} back in as {liquidity} liquidity, the rest \
+             ({} + {}) to the wallet",
+            pos.id,
+            fmt(fees.0, t0),
+            fmt(fees.1, t1),
+            fmt(inflow(deltas.0), t0),
+            fmt(inflow(deltas.1), t1)
+        ),
+    };
+    Ok(Compounded { call, fees, deltas, liquidity })
+}

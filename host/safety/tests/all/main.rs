@@ -13,7 +13,7 @@ mod fleet_history;
 mod forged;
 mod generations;
 mod limits;
-mod lp_rebalance;
+mod lp_writes;
 mod morpho;
 mod morpho_writes;
 mod pendle;

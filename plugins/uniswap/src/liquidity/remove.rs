@@ -10,12 +10,16 @@ use crate::liquidity_v4 as v4p;
 use crate::math::{check_slippage, min_out};
 use crate::pools::Version;
 use crate::read::{deadline, position, position_id};
+use alloy_primitives::Bytes;
 use alloy_primitives::{Address, U256};
+use alloy_sol_types::SolCall;
 use bardo_sdk::abi::{events as logs_of, simulate_last, tx_call, wallet};
-use bardo_sdk::erc20::{BalanceChange, NftChange};
+use bardo_sdk::erc20::{self, BalanceChange, NftChange, Token};
 use bardo_sdk::errors::{internal, invalid_params};
 use bardo_sdk::units::format_units;
-use bardo_sdk::{Error, Phase, PlannedCall, Receipt, RiskTier, ToolDef, WritePlan, WriteTool, events};
+use bardo_sdk::{
+    Error, ErrorCode, Phase, PlannedCall, Receipt, RiskTier, ToolDef, WritePlan, WriteTool, events,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +40,7 @@ pub struct RemoveParams {
     /// `v3` (default) or `v4`: which position manager's NFT `position_id` is.
     #[serde(default)]
     pub version: Option<Version>,
-    /// V4: burn the position NFT too (only with `percent` 100).
+    /// Burn the position NFT too (only with `percent` 100).
     #[serde(default)]
     pub burn: bool,
 }
@@ -91,10 +95,8 @@ impl WriteTool for RemoveLiquidity {
         if p.percent == 0 || p.percent > 100 {
             return Err(invalid_params(format!("`percent` {} must be 1 to 100", p.percent)));
         }
-        if p.burn && (p.percent != 100 || p.version != Some(Version::V4)) {
-            return Err(invalid_params(
-                "`burn` takes a V4 position's whole liquidity: `version` v4, `percent` 100",
-            ));
+        if p.burn && p.percent != 100 {
+            return Err(invalid_params("`burn` takes the position's whole liquidity: `percent` 100"));
         }
         if p.version == Some(Version::V4) {
             return remove_v4(p, owner);
@@ -105,9 +107,9 @@ impl WriteTool for RemoveLiquidity {
         let pos = owned(p.chain_id, &book, id, owner)?;
         let liquidity =
             pos.liquidity / 100 * u128::from(p.percent) + pos.liquidity % 100 * u128::from(p.percent) / 100;
-        if liquidity == 0 {
+        if liquidity == 0 && !p.burn {
             return Err(invalid_params(format!(
-                "position {id} has no liquidity to remove; collect its fees instead"
+                "position {id} has no liquidity to remove; collect its fees instead, or close it (`burn`: true)"
             )));
         }
         events::progress(1);
@@ -129,33 +131,48 @@ impl WriteTool for RemoveLiquidity {
             )
         };
         let collect = collect_call(p.chain_id, npm, id, owner);
-        let out =
-            simulate_last::<decreaseLiquidityCall>(p.chain_id, owner, &[decrease(U256::ZERO, U256::ZERO)])?;
+        // An empty position (closed already, fees aside) has nothing to decrease.
+        let decreasing = liquidity > 0;
+        let zero = if decreasing { decrease(U256::ZERO, U256::ZERO) } else { collect.clone() };
+        let out = if decreasing {
+            simulate_last::<decreaseLiquidityCall>(p.chain_id, owner, std::slice::from_ref(&zero))?
+        } else {
+            decreaseLiquidityReturn { amount0: U256::ZERO, amount1: U256::ZERO }
+        };
         let total = simulate_last::<collectCall>(
             p.chain_id,
             owner,
-            &[decrease(U256::ZERO, U256::ZERO), collect.clone()],
+            &if decreasing { vec![zero, collect.clone()] } else { vec![collect.clone()] },
         )?;
+        if !decreasing && total.amount0.is_zero() && total.amount1.is_zero() {
+            return Err(invalid_params(format!("position {id} is empty: no liquidity and no fees to take")));
+        }
         events::progress(2);
         let bound = |used: U256| if used.is_zero() { Ok(U256::ZERO) } else { min_out(used, p.slippage_bps) };
         let (t0, t1) = (&pos.token0, &pos.token1);
-        let calls = vec![
-            PlannedCall {
-                call: decrease(bound(out.amount0)?, bound(out.amount1)?),
-                description: format!(
-                    "remove {}% of position {id}: {} {} + {} {}",
-                    p.percent,
-                    format_units(out.amount0, t0.decimals),
-                    t0.symbol,
-                    format_units(out.amount1, t1.decimals),
-                    t1.symbol
-                ),
-            },
-            PlannedCall {
-                call: collect,
-                description: format!("collect position {id}'s tokens and fees to the wallet"),
-            },
-        ];
+        // One transaction: the position manager's multicall of the decrease, the collect and the
+        // burn — never a decrease whose collect could be left unsent.
+        let mut batch: Vec<Bytes> = Vec::new();
+        if decreasing {
+            batch.push(decrease(bound(out.amount0)?, bound(out.amount1)?).data.into());
+        }
+        batch.push(collect.data.clone().into());
+        if p.burn {
+            batch.push(burnCall { tokenId: id }.abi_encode().into());
+        }
+        let calls = vec![PlannedCall {
+            call: tx_call(p.chain_id, npm, &multicallCall { data: batch }),
+            description: format!(
+                "{} {}% of position {id} in one transaction: {} {} + {} {} with fees {}",
+                if p.burn { "close" } else { "remove" },
+                p.percent,
+                format_units(total.amount0, t0.decimals),
+                t0.symbol,
+                format_units(total.amount1, t1.decimals),
+                t1.symbol,
+                if p.burn { "to the wallet, the NFT burned" } else { "to the wallet" }
+            ),
+        }];
         let expected = RemoveOutcome {
             balance_changes: vec![
                 BalanceChange::received(t0, total.amount0),
@@ -165,7 +182,7 @@ impl WriteTool for RemoveLiquidity {
             liquidity_removed: liquidity.to_string(),
             withdrawn: Some(Amounts::new(t0, t1, out.amount0, out.amount1)),
             collected: Amounts::new(t0, t1, total.amount0, total.amount1),
-            nfts: Vec::new(),
+            nfts: if p.burn { vec![v4p::burned(npm, id)] } else { Vec::new() },
         };
         Ok(WritePlan { calls, expected_outcome_json: json(&expected)? })
     }
@@ -177,26 +194,49 @@ impl WriteTool for RemoveLiquidity {
             return verify_remove_v4(&p, &book, &receipts);
         }
         let id = position_id(&p.position_id)?;
-        let pos = position(p.chain_id, &book, id)?;
-        let d = logs_of::<DecreaseLiquidity>(&receipts, book.position_manager)
-            .into_iter()
-            .find(|e| e.tokenId == id)
-            .ok_or_else(|| internal("the receipts hold no DecreaseLiquidity event for the position"))?;
-        let c = logs_of::<Collect>(&receipts, book.position_manager).into_iter().find(|e| e.tokenId == id);
+        let npm = book.position_manager;
+        // A closed position is burned: its tokens are its pool's, the pool that paid it.
+        let (t0, t1) = match position(p.chain_id, &book, id) {
+            Ok(pos) => (pos.token0, pos.token1),
+            Err(e) if e.code == ErrorCode::NotFound => paying_pool_tokens(p.chain_id, &receipts, npm)?,
+            Err(e) => return Err(e),
+        };
+        let d = logs_of::<DecreaseLiquidity>(&receipts, npm).into_iter().find(|e| e.tokenId == id);
+        let c = logs_of::<Collect>(&receipts, npm).into_iter().find(|e| e.tokenId == id);
         let (c0, c1) = c.map(|c| (c.amount0, c.amount1)).unwrap_or_default();
+        let (d0, d1) = d.as_ref().map(|d| (d.amount0, d.amount1)).unwrap_or_default();
         serde_json::to_value(RemoveOutcome {
-            balance_changes: vec![
-                BalanceChange::received(&pos.token0, c0),
-                BalanceChange::received(&pos.token1, c1),
-            ],
+            balance_changes: vec![BalanceChange::received(&t0, c0), BalanceChange::received(&t1, c1)],
             position_id: id.to_string(),
-            liquidity_removed: d.liquidity.to_string(),
-            withdrawn: Some(Amounts::new(&pos.token0, &pos.token1, d.amount0, d.amount1)),
-            collected: Amounts::new(&pos.token0, &pos.token1, c0, c1),
-            nfts: Vec::new(),
+            liquidity_removed: d.map_or(0, |d| d.liquidity).to_string(),
+            withdrawn: Some(Amounts::new(&t0, &t1, d0, d1)),
+            collected: Amounts::new(&t0, &t1, c0, c1),
+            nfts: if p.burn { vec![v4p::burned(npm, id)] } else { Vec::new() },
         })
         .map_err(|e| internal(e.to_string()))
     }
+}
+
+/// The tokens of the V3 pool that paid the position manager `npm` in the receipts (its `Burn`
+/// or `Collect` names the manager as the owner).
+fn paying_pool_tokens(chain_id: u64, receipts: &[Receipt], npm: Address) -> Result<(Token, Token), Error> {
+    let owner = alloy_primitives::B256::left_padding_from(npm.as_slice());
+    let pool = receipts
+        .iter()
+        .flat_map(|r| &r.logs)
+        .find(|l| {
+            let topics: Vec<alloy_primitives::B256> =
+                l.topics.iter().filter_map(|t| t.parse().ok()).collect();
+            topics.len() > 1
+                && topics[1] == owner
+                && (topics[0] == <bardo_sdk::uniswap::Burn as alloy_sol_types::SolEvent>::SIGNATURE_HASH
+                    || topics[0] == <pool::Collect as alloy_sol_types::SolEvent>::SIGNATURE_HASH)
+        })
+        .and_then(|l| l.address.parse::<Address>().ok())
+        .ok_or_else(|| internal("the receipts hold no pool paying the position manager"))?;
+    let t0 = bardo_sdk::abi::eth_call(chain_id, pool, &bardo_sdk::uniswap::token0Call {})?;
+    let t1 = bardo_sdk::abi::eth_call(chain_id, pool, &bardo_sdk::uniswap::token1Call {})?;
+    Ok((erc20::token(chain_id, t0)?, erc20::token(chain_id, t1)?))
 }
 
 /// `uniswap_remove_liquidity` on V4.

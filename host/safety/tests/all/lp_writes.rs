@@ -21,8 +21,10 @@ fn pool(e: &Lp, params: Value) -> (Value, [Address; 2], i32) {
 }
 
 /// Swap `amount` of `token_in` as the wallet straight on chain (a market move, not a write of
-/// the agent's: the value guard would refuse a swap this large).
-fn push(e: &Lp, chain: &Chain, params: Value) {
+/// the agent's: the value guard would refuse a swap this large). A connection of its own: the
+/// write path sends from the same account, and a provider's cached nonce would be stale.
+fn push(e: &Lp, _: &Chain, params: Value) {
+    let chain = Chain::connect(&e.node.url());
     let plan = e.host.plan("uniswap_execute_swap", &params.to_string()).result.expect("swap plan");
     for c in plan.calls {
         chain.try_send(e.d.deployer, c.to, c.data.to_vec(), c.value).expect("swap");
@@ -280,4 +282,90 @@ fn a_rebalance_that_pays_a_stranger_or_moves_at_a_pushed_price_is_refused() {
     );
     refused(&e.scoped, "attack-rebalance", &pushed, "price-guard", "a price its own swaps pushed it to");
     assert_eq!(e.state(Some(id.parse().expect("id"))), before, "nothing moved");
+}
+
+/// Fees compounded back into a position and the position closed, V3 and V4, each one
+/// transaction of the position manager (approvals aside): the liquidity grows by what the plan
+/// said, the wallet keeps only what the range could not use, and closing pays everything out and
+/// burns the NFT.
+#[test]
+fn fees_compound_into_the_position_and_a_closed_position_is_gone() {
+    let e = lp_with(Deployments::write_targets);
+    let chain = Chain::connect(&e.node.url());
+    for (version, pool_params, swaps) in [
+        (
+            "v3",
+            json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000}),
+            [("WETH", "USDC", "2"), ("USDC", "WETH", "4000")],
+        ),
+        (
+            "v4",
+            json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "DAI", "fee": 500, "version": "v4"}),
+            [("WETH", "DAI", "2"), ("DAI", "WETH", "4000")],
+        ),
+    ] {
+        let (_, tokens, tick) = pool(&e, pool_params.clone());
+        let spacing = if version == "v3" { 60 } else { 10 };
+        let base = tick.div_euclid(spacing) * spacing;
+        let mut mint = pool_params.clone();
+        mint["amount_a"] = json!("1");
+        mint["amount_b"] = json!("3000");
+        mint["tick_lower"] = json!(base - 20 * spacing);
+        mint["tick_upper"] = json!(base + 20 * spacing);
+        mint["token_b"] = pool_params["token_b"].clone();
+        let (_, minted) = e.write("add_liquidity", &mint, tokens);
+        let id = minted.actual["position_id"].as_str().expect("id").to_owned();
+        let fee = pool_params["fee"].clone();
+        for (tin, tout, amount) in swaps {
+            push(
+                &e,
+                &chain,
+                json!({"chain_id": CHAIN_ID, "token_in": tin, "token_out": tout, "amount": amount,
+                "version": version, "fee": fee, "slippage_bps": 5000}),
+            );
+        }
+        let before = position(&e, &id, version);
+        assert!(int(&before["fees0_base"]) > 0 && int(&before["fees1_base"]) > 0, "fees earned: {before}");
+
+        // Compound: one call to the position manager; the liquidity grows by what it said.
+        let params = json!({"chain_id": CHAIN_ID, "position_id": id, "version": version});
+        let (moved, done) = e.write("compound_fees", &params, tokens);
+        assert!(
+            done.tx_hashes.len() <= 3,
+            "{version}: approvals at most, and one compound: {:?}",
+            done.tx_hashes
+        );
+        let after = position(&e, &id, version);
+        let grown = int(&after["liquidity"]) - int(&before["liquidity"]);
+        assert_eq!(grown, int(&done.actual["liquidity_added"]), "{version}: {}", done.actual);
+        assert!(grown > 0);
+        assert!(
+            int(&after["fees0_base"]) == 0 && int(&after["fees1_base"]) == 0,
+            "{version}: fees used: {after}"
+        );
+        for (i, change) in done.expected["balance_changes"].as_array().expect("changes").iter().enumerate() {
+            assert_eq!(moved[i], int(&change["delta"]), "{version}: the wallet kept what the plan said");
+            assert!(moved[i] >= 0, "{version}: the wallet pays nothing to compound");
+        }
+
+        // Close: everything to the wallet in one transaction, the NFT burned.
+        let held = [int(&after["amount0_base"]), int(&after["amount1_base"])];
+        let (got, done) = e.write("close_liquidity", &params, tokens);
+        assert_eq!(done.tx_hashes.len(), 1, "{version}: one transaction");
+        let posm = if version == "v3" {
+            e.d.uniswap_v3["position_manager"]
+        } else {
+            e.d.uniswap_v4["position_manager"]
+        };
+        assert!(e.read(posm, ownerOfCall { id: id.parse().expect("id") }).is_err(), "{version}: burned");
+        for i in 0..2 {
+            assert!((got[i] - held[i]).abs() <= 2, "{version}: token {i}: got {} of {}", got[i], held[i]);
+        }
+        assert_eq!(
+            got,
+            [int(&done.actual["collected"]["amount0_base"]), int(&done.actual["collected"]["amount1_base"])],
+            "{version}: {}",
+            done.actual
+        );
+    }
 }
