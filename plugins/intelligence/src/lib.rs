@@ -7,13 +7,15 @@
 
 mod curve;
 mod pool;
+mod range;
 mod tools;
 mod venues;
 
+use range::OptimizeLpRange;
 use tools::{FeeAprTool, ImpermanentLoss, LiquidityDistribution, Lvr, RealizedVolatility};
 use venues::CompareVenues;
 
 bardo_sdk::plugin! {
     name: "intelligence",
-    read: [ImpermanentLoss, Lvr, RealizedVolatility, FeeAprTool, LiquidityDistribution, CompareVenues],
+    read: [ImpermanentLoss, Lvr, RealizedVolatility, FeeAprTool, LiquidityDistribution, CompareVenues, OptimizeLpRange],
 }

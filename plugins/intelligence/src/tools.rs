@@ -14,7 +14,7 @@ use bardo_sdk::{Category, ChainId, Error, ReadTool, TickBudget, ToolDef, describ
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-fn def<P: JsonSchema>(name: &str, description: &str, steps: &[&str]) -> ToolDef {
+pub(crate) fn def<P: JsonSchema>(name: &str, description: &str, steps: &[&str]) -> ToolDef {
     ToolDef {
         tick_budget: TickBudget::Medium,
         ..described::<P>(name, description, Category::Intelligence, steps)
@@ -253,17 +253,17 @@ pub struct Volatility {
     pool: PoolRef,
     #[serde(flatten)]
     window: Window,
-    swaps: usize,
+    pub(crate) swaps: usize,
     /// token1 per token0 before the window's first block, and at its end.
     start_price: f64,
     end_price: f64,
     /// `sqrt(Σ ln(pᵢ/pᵢ₋₁)²)` over the swaps' prices.
     volatility_window: f64,
     /// Scaled to a year by the window's duration.
-    volatility_annualized: f64,
+    pub(crate) volatility_annualized: f64,
 }
 
-fn realized(chain_id: ChainId, pool: &V3Pool, blocks: Option<u64>) -> Result<Volatility, Error> {
+pub(crate) fn realized(chain_id: ChainId, pool: &V3Pool, blocks: Option<u64>) -> Result<Volatility, Error> {
     let w = pool::window(chain_id, blocks)?;
     events::progress(1);
     let start = pool::sqrt_price_at(chain_id, pool.address, w.from_block - 1)?;
@@ -311,15 +311,15 @@ impl ReadTool for RealizedVolatility {
 pub struct FeeApr {
     pool: PoolRef,
     #[serde(flatten)]
-    window: Window,
-    swaps: usize,
+    pub(crate) window: Window,
+    pub(crate) swaps: usize,
     /// Fees charged in the window, whole tokens (`fee` of each swap's input).
     fees0: f64,
     fees1: f64,
     /// Both, in token1 at the price now.
-    fees_value: f64,
+    pub(crate) fees_value: f64,
     /// What the pool holds now, in token1.
-    tvl: f64,
+    pub(crate) tvl: f64,
     /// `fees_value / tvl`, scaled to a year by the window's duration.
     apr: f64,
 }
@@ -343,46 +343,46 @@ impl ReadTool for FeeAprTool {
 
     fn run(p: WindowParams) -> Result<FeeApr, Error> {
         events::progress(0);
-        let c = p.pool.chain_id;
         let pool = pool::find(&p.pool)?;
-        let w = pool::window(c, p.blocks)?;
-        let swaps = pool::swaps(c, pool.address, w)?;
-        let (mut f0, mut f1) = (U256::ZERO, U256::ZERO);
-        for s in &swaps {
-            let fee = |amount: alloy_primitives::I256| {
-                amount.into_raw() * U256::from(pool.fee) / U256::from(1_000_000u32)
-            };
-            if s.amount0.is_positive() {
-                f0 += fee(s.amount0);
-            }
-            if s.amount1.is_positive() {
-                f1 += fee(s.amount1);
-            }
-        }
-        events::progress(2);
-        let units =
-            |v: U256, d: u8| v.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(i32::from(d));
-        let price = price_of_sqrt(pool.sqrt_price_x96, &pool);
-        let (fees0, fees1) = (units(f0, pool.token0.decimals), units(f1, pool.token1.decimals));
-        let held0 = units(erc20::balance_of(c, pool.token0.address, pool.address)?, pool.token0.decimals);
-        let held1 = units(erc20::balance_of(c, pool.token1.address, pool.address)?, pool.token1.decimals);
-        let (fees_value, tvl) = (fees0 * price + fees1, held0 * price + held1);
-        let apr = if tvl > 0.0 && w.seconds > 0 {
-            fees_value / tvl * SECONDS_PER_YEAR / w.seconds as f64
-        } else {
-            0.0
-        };
-        Ok(FeeApr {
-            pool: pool::reference(&pool),
-            window: w,
-            swaps: swaps.len(),
-            fees0,
-            fees1,
-            fees_value,
-            tvl,
-            apr,
-        })
+        fee_apr(p.pool.chain_id, &pool, p.blocks)
     }
+}
+
+/// A V3 pool's fees over the last `blocks` against what it holds.
+pub(crate) fn fee_apr(c: ChainId, pool: &V3Pool, blocks: Option<u64>) -> Result<FeeApr, Error> {
+    let w = pool::window(c, blocks)?;
+    let swaps = pool::swaps(c, pool.address, w)?;
+    let (mut f0, mut f1) = (U256::ZERO, U256::ZERO);
+    for s in &swaps {
+        let fee = |amount: alloy_primitives::I256| {
+            amount.into_raw() * U256::from(pool.fee) / U256::from(1_000_000u32)
+        };
+        if s.amount0.is_positive() {
+            f0 += fee(s.amount0);
+        }
+        if s.amount1.is_positive() {
+            f1 += fee(s.amount1);
+        }
+    }
+    events::progress(2);
+    let units = |v: U256, d: u8| v.to_string().parse::<f64>().unwrap_or(f64::NAN) / 10f64.powi(i32::from(d));
+    let price = price_of_sqrt(pool.sqrt_price_x96, pool);
+    let (fees0, fees1) = (units(f0, pool.token0.decimals), units(f1, pool.token1.decimals));
+    let held0 = units(erc20::balance_of(c, pool.token0.address, pool.address)?, pool.token0.decimals);
+    let held1 = units(erc20::balance_of(c, pool.token1.address, pool.address)?, pool.token1.decimals);
+    let (fees_value, tvl) = (fees0 * price + fees1, held0 * price + held1);
+    let apr =
+        if tvl > 0.0 && w.seconds > 0 { fees_value / tvl * SECONDS_PER_YEAR / w.seconds as f64 } else { 0.0 };
+    Ok(FeeApr {
+        pool: pool::reference(pool),
+        window: w,
+        swaps: swaps.len(),
+        fees0,
+        fees1,
+        fees_value,
+        tvl,
+        apr,
+    })
 }
 
 /// Params of `intel_get_liquidity_distribution`.

@@ -279,6 +279,39 @@ fn pool_statistics_equal_the_tests_own_computation() {
     );
     assert!(f(&apr["apr"]) > 0.0 && f(&apr["tvl"]) > 0.0);
 
+    // A range from those numbers: the same volatility and fee rate; wider candidates stay in
+    // range more; the full range's fee APR is its share of the liquidity in range times the
+    // fee rate (a full-range position of value C at price P holds liquidity C / 2√P).
+    let mut advice_params = params.clone();
+    advice_params["horizon_days"] = json!(7.0);
+    advice_params["capital"] = json!("10000");
+    let advice = call(&h, "intel_optimize_lp_range", advice_params).expect("advice");
+    assert!(close(f(&advice["volatility_annualized"]), f(&vol["volatility_annualized"]), 1e-12), "{advice}");
+    let fees_per_year = f(&apr["fees_value"]) * 31_536_000.0 / seconds as f64;
+    assert!(close(f(&advice["fees_per_year"]), fees_per_year, 1e-9));
+    let candidates = advice["candidates"].as_array().expect("candidates");
+    assert_eq!(candidates.len(), 8, "seven widths and the full range");
+    for pair in candidates.windows(2) {
+        assert!(f(&pair[0]["probability_in_range"]) <= f(&pair[1]["probability_in_range"]), "{advice}");
+    }
+    for c in candidates {
+        assert!(close(f(&c["net_apr"]), f(&c["fee_apr"]) + f(&c["il_apr"]), 1e-12));
+        let (lo, hi) = (c["tick_lower"].as_i64().expect("lo"), c["tick_upper"].as_i64().expect("hi"));
+        assert!(lo % 60 == 0 && hi % 60 == 0 && lo < hi, "{c}");
+        assert!(f(&c["expected_il"]) <= 0.0);
+    }
+    let best = candidates.iter().map(|c| f(&c["net_apr"])).fold(f64::MIN, f64::max);
+    assert_eq!(f(&advice["recommended"]["net_apr"]), best);
+    let tick = advice["tick"].as_i64().expect("tick");
+    let rec = &advice["recommended"];
+    assert!(rec["tick_lower"].as_i64() <= Some(tick) && Some(tick) < rec["tick_upper"].as_i64(), "{advice}");
+    let price = f(&advice["pool"]["price"]);
+    let active = read(&rt, &provider, pool, liquidityCall {}) as f64 / 10f64.powf(f64::from(t0 + t1) / 2.0);
+    let full_liquidity = 10_000.0 / (2.0 * price.sqrt());
+    let full = candidates.last().expect("full range");
+    let expected = fees_per_year * full_liquidity / (active + full_liquidity) / 10_000.0;
+    assert!(close(f(&full["fee_apr"]), expected, 1e-6), "{full} vs {expected}");
+
     // Liquidity by range: from every Mint and Burn of the pool since its creation.
     let dist = call(
         &h,
