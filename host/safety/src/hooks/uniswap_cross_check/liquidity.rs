@@ -113,8 +113,9 @@ impl UniswapCrossCheck {
     }
 
     /// Each mint's, burn's and collect's amounts held to the SDK: a refusal, if one is off.
-    /// Only a pool's first mint or burn is checked (a later one starts from a price only the
-    /// simulation knows), and nothing in a pool a swap of the plan moves.
+    /// Nothing in a pool a swap of the plan moves; in any other pool the price stays the fork
+    /// block's through the whole plan (mints and burns do not move it), so every mint and burn
+    /// is checked there — a rebalance's new mint after its burn too.
     pub(super) fn check_liquidity(
         &self,
         chain: u64,
@@ -123,7 +124,6 @@ impl UniswapCrossCheck {
         moves: &[LiquidityMove],
         swapped: &BTreeSet<Kind>,
     ) -> Option<Decision> {
-        let mut seen = BTreeSet::new();
         let mut collected = BTreeSet::new();
         for m in moves.iter().filter(|m| !swapped.contains(&Kind::V3(m.pool))) {
             let refused = match m.kind {
@@ -132,9 +132,7 @@ impl UniswapCrossCheck {
                 MoveKind::Collect if collected.insert((m.pool, m.owner, m.ticks, m.token_id)) => {
                     self.check_collect(chain, block, m, moves)
                 }
-                MoveKind::Mint | MoveKind::Burn if seen.insert(m.pool) => {
-                    self.check_position(chain, block, m)
-                }
+                MoveKind::Mint | MoveKind::Burn => self.check_position(chain, block, m),
                 _ => None,
             };
             if refused.is_some() {
