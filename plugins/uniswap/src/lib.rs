@@ -20,13 +20,15 @@ mod v4;
 
 use liquidity::{AddLiquidity, ClosePosition, CollectFees, CompoundFees, RebalancePosition, RemoveLiquidity};
 use read::{
-    GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetPositions, GetQuote, GetTokenInfo, GetTokenPrice,
+    GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetPositionPerformance, GetPositions, GetQuote,
+    GetTokenInfo, GetTokenPrice,
 };
 use sdk_route::GetRoute;
 use swap::ExecuteSwap;
 
 bardo_sdk::plugin! {
     name: "uniswap",
-    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetPositions, GetTokenInfo, GetTokenPrice, GetRoute],
+    read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetPositions, GetPositionPerformance, GetTokenInfo, GetTokenPrice,
+        GetRoute],
     write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition, ClosePosition, CompoundFees],
 }

@@ -44,12 +44,14 @@ pub fn deadline(chain_id: ChainId, seconds: u64) -> Result<U256, Error> {
     Ok(U256::from(bardo_sdk::chain::block_timestamp(chain_id, None)? + seconds))
 }
 
+mod performance;
 mod pools;
 mod position;
 mod positions;
 mod quote;
 mod token;
 
+pub use performance::*;
 pub use pools::*;
 pub use position::*;
 pub use positions::*;

@@ -327,9 +327,39 @@ fn fees_compound_into_the_position_and_a_closed_position_is_gone() {
         let before = position(&e, &id, version);
         assert!(int(&before["fees0_base"]) > 0 && int(&before["fees1_base"]) > 0, "fees earned: {before}");
 
+        // Its record so far: what went in, the fees it earned, its loss against holding.
+        let performance = |id: &str| {
+            e.call("uniswap_get_position_performance", json!({"chain_id": CHAIN_ID, "position_id": id}))
+                .expect("performance")
+        };
+        if version == "v3" {
+            let record = performance(&id);
+            assert_eq!(record["deposited"]["amount0"], minted.actual["amount0"], "{record}");
+            assert_eq!(record["deposited"]["amount1"], minted.actual["amount1"], "{record}");
+            assert_eq!(record["fees_uncollected"]["amount0"], before["fees0"]);
+            assert_eq!(record["fees_collected"]["amount1"], "0");
+            let (il, fees) = (
+                record["impermanent_loss"].as_f64().expect("il"),
+                record["fees_value"].as_f64().expect("fees"),
+            );
+            assert!(il <= 1e-9 && il > -0.01, "a round trip loses little against holding: {record}");
+            assert!(fees > 0.0 && record["fee_apr"].as_f64().expect("apr") > 0.0, "{record}");
+            assert!(
+                (record["net_return"].as_f64().expect("net")
+                    - (il + fees / record["value_held"].as_f64().expect("held")))
+                .abs()
+                    < 1e-9
+            );
+        }
+
         // Compound: one call to the position manager; the liquidity grows by what it said.
         let params = json!({"chain_id": CHAIN_ID, "position_id": id, "version": version});
         let (moved, done) = e.write("compound_fees", &params, tokens);
+        if version == "v3" {
+            let record = performance(&id);
+            assert_eq!(record["fees_collected"]["amount0"], done.actual["fees"]["amount0"], "{record}");
+            assert_eq!(record["fees_uncollected"]["amount0"], "0");
+        }
         assert!(
             done.tx_hashes.len() <= 3,
             "{version}: approvals at most, and one compound: {:?}",

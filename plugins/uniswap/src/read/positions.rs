@@ -237,7 +237,7 @@ impl ReadTool for GetPositions {
 
 /// What positions of the same pools share: their tokens and pools, read once per listing.
 #[derive(Default)]
-struct Cache {
+pub(super) struct Cache {
     tokens: BTreeMap<Address, Token>,
     /// Each pool's state and fee growth (global, per token).
     pools: BTreeMap<(Address, Address, u32), (crate::pools::V3Pool, (U256, U256))>,
@@ -259,7 +259,7 @@ impl Cache {
     /// holds at the pool's price (the pool's own rounding: what removing it pays), and its fees:
     /// what the manager owes plus what the range earned since the manager last looked, from the
     /// pool's fee growth (`TickLibrary`, `PositionLibrary`) — what `collect` would pay.
-    fn v3(
+    pub(super) fn v3(
         &mut self,
         chain_id: ChainId,
         book: &Book,

@@ -1,0 +1,186 @@
+//! `uniswap_get_position_performance`: how a V3 position has done since it was opened, from the
+//! position manager's own events for it (what went in, what came out, what fees were collected)
+//! and its state now: its value against holding what was put in (impermanent loss, fees
+//! aside), the fees it earned, and those as a yearly rate on its value.
+
+use super::positions::Cache;
+use super::*;
+use bardo_sdk::abi::{decode_log, wire};
+use bardo_sdk::{LogFilter, logs};
+
+/// Params of `uniswap_get_position_performance`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PerformanceParams {
+    /// Chain id.
+    pub chain_id: u64,
+    /// The V3 position NFT's id, decimal.
+    pub position_id: String,
+    /// The first block searched for its events (default: 200,000 blocks back); give the block it
+    /// was minted in for an older position.
+    #[serde(default)]
+    pub from_block: Option<u64>,
+}
+
+/// Token amounts of a history, whole tokens.
+#[derive(Debug, Serialize)]
+pub struct Pair {
+    pub amount0: String,
+    pub amount1: String,
+}
+
+impl Pair {
+    fn of(a: (U256, U256), t0: &Token, t1: &Token) -> Self {
+        Pair { amount0: format_units(a.0, t0.decimals), amount1: format_units(a.1, t1.decimals) }
+    }
+}
+
+/// Result of `uniswap_get_position_performance`.
+#[derive(Debug, Serialize)]
+pub struct Performance {
+    pub position_id: String,
+    pub token0: Token,
+    pub token1: Token,
+    pub opened_block: u64,
+    pub age_seconds: u64,
+    /// Put in by every mint and increase.
+    pub deposited: Pair,
+    /// Taken out by every decrease (principal).
+    pub withdrawn: Pair,
+    /// Fees collected so far (collected less principal withdrawn).
+    pub fees_collected: Pair,
+    /// Fees earned and not collected.
+    pub fees_uncollected: Pair,
+    /// What the liquidity holds now.
+    pub principal: Pair,
+    /// Values in token1 at the pool's price now.
+    pub value_now: f64,
+    /// What was put in and not taken out, held instead.
+    pub value_held: f64,
+    /// Every fee earned, collected or not.
+    pub fees_value: f64,
+    /// `value_now / value_held − 1`: the loss against holding, fees aside (≤ 0 but for rounding).
+    pub impermanent_loss: f64,
+    /// `(value_now + fees_value) / value_held − 1`: the position against holding, fees counted.
+    pub net_return: f64,
+    /// Fees earned a year on the value now, at the pace since it opened.
+    pub fee_apr: f64,
+    /// The blocks searched.
+    pub blocks: (u64, u64),
+}
+
+pub struct GetPositionPerformance;
+
+impl ReadTool for GetPositionPerformance {
+    const NAME: &'static str = "uniswap_get_position_performance";
+    type Params = PerformanceParams;
+    type Output = Performance;
+
+    fn def() -> ToolDef {
+        ToolDef {
+            prompt_snippet:
+                "uniswap_get_position_performance: a V3 LP position since it opened: deposits, fees \
+                             earned, impermanent loss against holding, fee APR"
+                    .into(),
+            progress_steps: vec!["read its events".into(), "read the position".into(), "compare".into()],
+            tick_budget: TickBudget::Medium,
+            prompt_guidelines: guidelines(&[
+                (Phase::Thriving, "Keep positions whose fees outrun their impermanent loss."),
+                (Phase::Defensive, "Close positions whose net return is negative."),
+            ]),
+            ..tool_def::<PerformanceParams>(
+                Self::NAME,
+                "Reads how a Uniswap V3 position has done since it was opened: what its mints and increases \
+                 put in, what its decreases took out and the fees it collected (the position manager's events \
+                 since `from_block`), what it holds and is owed now, and in token1 at the pool's price: its value \
+                 against holding what went in (impermanent loss, fees aside), the fees earned, the net return \
+                 and the fee APR. It changes nothing.",
+                Category::Lp,
+            )
+        }
+    }
+
+    fn run(p: PerformanceParams) -> Result<Performance, Error> {
+        let book = book(p.chain_id)?;
+        let id = position_id(&p.position_id)?;
+        let pos = position(p.chain_id, &book, id)?;
+        events::progress(0);
+        let (from, to) = logs::range(p.chain_id, p.from_block, logs::MAX_SCAN)?;
+        let filter = LogFilter {
+            chain_id: p.chain_id,
+            addresses: vec![wire(&book.position_manager)],
+            topics: vec![
+                vec![
+                    <IncreaseLiquidity as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string(),
+                    <DecreaseLiquidity as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string(),
+                    <Collect as alloy_sol_types::SolEvent>::SIGNATURE_HASH.to_string(),
+                ],
+                vec![alloy_primitives::B256::from(id).to_string()],
+            ],
+            from_block: None,
+            to_block: None,
+        };
+        let (mut deposited, mut withdrawn, mut collected) =
+            ([U256::ZERO; 2], [U256::ZERO; 2], [U256::ZERO; 2]);
+        let mut opened = None;
+        for log in logs::scan(filter, from, to)? {
+            if let Some(e) = decode_log::<IncreaseLiquidity>(&log) {
+                opened = opened.or(log.block_number);
+                deposited = [deposited[0] + e.amount0, deposited[1] + e.amount1];
+            } else if let Some(e) = decode_log::<DecreaseLiquidity>(&log) {
+                withdrawn = [withdrawn[0] + e.amount0, withdrawn[1] + e.amount1];
+            } else if let Some(e) = decode_log::<Collect>(&log) {
+                collected = [collected[0] + e.amount0, collected[1] + e.amount1];
+            }
+        }
+        let opened = opened.ok_or_else(|| {
+            not_found(format!(
+                "no deposit into position {id} in blocks {from}..{to}; give `from_block` at or before its mint"
+            ))
+        })?;
+        events::progress(1);
+        let now = Cache::default().v3(p.chain_id, &book, id, pos.owner)?;
+        let (t0, t1) = (now.token0.clone(), now.token1.clone());
+        let base = |s: &str| s.parse::<U256>().unwrap_or_default();
+        let principal = (base(&now.amount0_base), base(&now.amount1_base));
+        let uncollected = (base(&now.fees0_base), base(&now.fees1_base));
+        // Collects pay out principal withdrawn as well as fees: what is beyond it is fees.
+        let fees_collected =
+            (collected[0].saturating_sub(withdrawn[0]), collected[1].saturating_sub(withdrawn[1]));
+        events::progress(2);
+        let state = crate::pools::v3_state(p.chain_id, now.pool, &t0, &t1, pos.fee)?;
+        let price = crate::math::v3_prices(state.sqrt_price_x96, t0.decimals, t1.decimals).0;
+        let price: f64 = price.parse().unwrap_or(0.0);
+        let whole = |a: U256, t: &Token| format_units(a, t.decimals).parse::<f64>().unwrap_or(0.0);
+        let value = |a: (U256, U256)| whole(a.0, &t0) * price + whole(a.1, &t1);
+        let held = (deposited[0].saturating_sub(withdrawn[0]), deposited[1].saturating_sub(withdrawn[1]));
+        let (value_now, value_held) = (value(principal), value(held));
+        let fees_value = value(fees_collected) + value(uncollected);
+        let started = bardo_sdk::chain::block_timestamp(p.chain_id, Some(opened))?;
+        let age_seconds = bardo_sdk::chain::block_timestamp(p.chain_id, None)?.saturating_sub(started);
+        let ratio = |a: f64| if value_held > 0.0 { a / value_held - 1.0 } else { 0.0 };
+        Ok(Performance {
+            position_id: id.to_string(),
+            opened_block: opened,
+            age_seconds,
+            deposited: Pair::of((deposited[0], deposited[1]), &t0, &t1),
+            withdrawn: Pair::of((withdrawn[0], withdrawn[1]), &t0, &t1),
+            fees_collected: Pair::of(fees_collected, &t0, &t1),
+            fees_uncollected: Pair::of(uncollected, &t0, &t1),
+            principal: Pair::of(principal, &t0, &t1),
+            value_now,
+            value_held,
+            fees_value,
+            impermanent_loss: ratio(value_now),
+            net_return: ratio(value_now + fees_value),
+            fee_apr: if value_now > 0.0 && age_seconds > 0 {
+                fees_value / value_now * 31_536_000.0 / age_seconds as f64
+            } else {
+                0.0
+            },
+            blocks: (from, to),
+            token0: t0,
+            token1: t1,
+        })
+    }
+}
