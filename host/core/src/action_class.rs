@@ -112,6 +112,7 @@ const KINDS: &[(&str, KindClass)] = {
         ("remove_liquidity", Fixed(ClosePosition)),
         ("close_liquidity", Fixed(ClosePosition)),
         ("collect_fees", Fixed(ClosePosition)),
+        ("collect_all_fees", Fixed(ClosePosition)),
         ("repay", Fixed(ClosePosition)),
         ("withdraw", Fixed(ClosePosition)),
         ("vault_withdraw", Fixed(ClosePosition)),

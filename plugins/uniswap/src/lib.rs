@@ -18,7 +18,10 @@ mod sdk_route;
 mod swap;
 mod v4;
 
-use liquidity::{AddLiquidity, ClosePosition, CollectFees, CompoundFees, RebalancePosition, RemoveLiquidity};
+use liquidity::{
+    AddLiquidity, ClosePosition, CollectAllFees, CollectFees, CompoundFees, RebalancePosition,
+    RemoveLiquidity,
+};
 use read::{
     GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetPositionPerformance, GetPositions, GetQuote,
     GetTokenInfo, GetTokenPrice,
@@ -30,5 +33,6 @@ bardo_sdk::plugin! {
     name: "uniswap",
     read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetPositions, GetPositionPerformance, GetTokenInfo, GetTokenPrice,
         GetRoute],
-    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition, ClosePosition, CompoundFees],
+    write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition, ClosePosition, CompoundFees,
+        CollectAllFees],
 }

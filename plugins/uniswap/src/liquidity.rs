@@ -2,7 +2,7 @@
 //! V3 through the NonfungiblePositionManager, V4 through the PositionManager (`liquidity_v4.rs`).
 //! Minimum amounts come from simulating the exact calls as the wallet, less the slippage setting.
 //!
-//! One module per tool (`add`, `remove`, `close`, `collect`, `compound`, `rebalance`); what they share is here.
+//! One module per tool (`add`, `remove`, `close`, `collect`, `collect_all`, `compound`, `rebalance`); what they share is here.
 
 use crate::abi::*;
 use crate::book::Book;
@@ -22,6 +22,7 @@ use serde::Serialize;
 mod add;
 mod close;
 mod collect;
+mod collect_all;
 mod compound;
 mod rebalance;
 mod remove;
@@ -29,6 +30,7 @@ mod remove;
 pub use add::AddLiquidity;
 pub use close::ClosePosition;
 pub use collect::CollectFees;
+pub use collect_all::CollectAllFees;
 pub use compound::CompoundFees;
 pub use rebalance::RebalancePosition;
 pub use remove::RemoveLiquidity;

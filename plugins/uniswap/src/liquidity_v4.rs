@@ -699,3 +699,23 @@ pub fn compound(
     };
     Ok(Compounded { call, fees, deltas, liquidity })
 }
+
+/// One `modifyLiquidities` collecting the fees of every position in `ids` (a decrease of nothing
+/// each credits its fees) and taking each of `currencies` to the wallet.
+pub fn collect_all(
+    chain_id: ChainId,
+    book: &Book,
+    ids: &[U256],
+    currencies: &[Address],
+) -> Result<TxCall, Error> {
+    let posm = manager(chain_id, book)?;
+    let mut actions: Vec<(u8, Vec<u8>)> = ids
+        .iter()
+        .map(|id| {
+            (action::DECREASE_LIQUIDITY, (*id, U256::ZERO, 0u128, 0u128, no_hook_data()).abi_encode_params())
+        })
+        .collect();
+    actions.extend(currencies.iter().map(|c| (action::CLOSE_CURRENCY, (*c,).abi_encode_params())));
+    let deadline = U256::from(bardo_sdk::chain::block_timestamp(chain_id, None)? + 600);
+    Ok(modify(chain_id, posm, &actions, deadline))
+}

@@ -624,7 +624,7 @@ fn ambiguous_symbols_and_missing_wallets_are_refused() {
 fn every_tool_carries_complete_metadata() {
     let host = super::host_with("dev", Limits::default(), &[UNISWAP]);
     let plugin = host.plugins().iter().find(|p| &*p.name == "uniswap").expect("uniswap loaded");
-    assert_eq!(plugin.manifest.tools.len(), 16);
+    assert_eq!(plugin.manifest.tools.len(), 17);
     for t in &plugin.manifest.tools {
         assert!(t.name.starts_with("uniswap_") || t.name.starts_with("data_"), "{}", t.name);
         assert!(t.description.len() > 120, "{}: a description that says when and what not", t.name);

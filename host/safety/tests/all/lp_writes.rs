@@ -399,3 +399,84 @@ fn fees_compound_into_the_position_and_a_closed_position_is_gone() {
         );
     }
 }
+
+/// Every position's fees in one transaction: three V3 positions over two pools (one call of the
+/// position manager's multicall), then two V4 positions (one modifyLiquidities); the wallet gets
+/// exactly the fees the reads showed, and the positions keep their liquidity.
+#[test]
+fn the_fees_of_every_position_are_collected_in_one_transaction() {
+    let e = lp_with(Deployments::write_targets);
+    let chain = Chain::connect(&e.node.url());
+    for (version, fees, spacing, pair) in [
+        ("v3", vec![3000, 3000, 500], [60, 60, 10], ("USDC", "4000")),
+        ("v4", vec![500, 500], [10, 10, 10], ("DAI", "4000")),
+    ] {
+        let (other, back) = pair;
+        let mut ids = Vec::new();
+        let mut tokens = [Address::ZERO; 2];
+        for (i, fee) in fees.iter().enumerate() {
+            let mut params = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": other, "fee": fee});
+            if version == "v4" {
+                params["version"] = json!("v4");
+            }
+            let (_, t, tick) = pool(&e, params.clone());
+            tokens = t;
+            let base = tick.div_euclid(spacing[i]) * spacing[i];
+            params["amount_a"] = json!("0.5");
+            params["amount_b"] = json!("1500");
+            params["tick_lower"] = json!(base - 30 * spacing[i] - i as i32 * spacing[i]);
+            params["tick_upper"] = json!(base + 30 * spacing[i]);
+            let (_, minted) = e.write("add_liquidity", &params, tokens);
+            ids.push(minted.actual["position_id"].as_str().expect("id").to_owned());
+        }
+        let mut distinct = fees.clone();
+        distinct.dedup();
+        for fee in distinct {
+            for (tin, tout, amount) in [("WETH", other, "2"), (other, "WETH", back)] {
+                push(
+                    &e,
+                    &chain,
+                    json!({"chain_id": CHAIN_ID, "token_in": tin, "token_out": tout, "amount": amount,
+                    "version": version, "fee": fee, "slippage_bps": 5000}),
+                );
+            }
+        }
+        let before: Vec<Value> = ids.iter().map(|id| position(&e, id, version)).collect();
+        assert!(
+            before.iter().all(|p| int(&p["fees0_base"]) > 0 && int(&p["fees1_base"]) > 0),
+            "{version}: fees earned"
+        );
+        // The wallet holds the devnet's seeded positions too: every one of them is collected.
+        let listed = e
+            .call("uniswap_get_positions", json!({"chain_id": CHAIN_ID, "version": version, "limit": 25}))
+            .expect("positions");
+        let all = listed["positions"].as_array().expect("positions");
+        assert!(ids.iter().all(|id| all.iter().any(|p| p["position_id"] == json!(id))), "{version}: listed");
+        let of = |k: &str, token: Address| {
+            all.iter()
+                .map(|p| {
+                    let t0 = addr(&p["token0"]["address"]);
+                    let t1 = addr(&p["token1"]["address"]);
+                    if t0 == token {
+                        int(&p[&format!("fees0{k}")])
+                    } else if t1 == token {
+                        int(&p[&format!("fees1{k}")])
+                    } else {
+                        0
+                    }
+                })
+                .sum::<i128>()
+        };
+        let (owed0, owed1) = (of("_base", tokens[0]), of("_base", tokens[1]));
+
+        let (got, done) =
+            e.write("collect_all_fees", &json!({"chain_id": CHAIN_ID, "version": version}), tokens);
+        assert_eq!(done.tx_hashes.len(), 1, "{version}: one transaction");
+        assert_eq!(got, [owed0, owed1], "{version}: every fee the reads showed, and only fees");
+        for (id, was) in ids.iter().zip(&before) {
+            let now = position(&e, id, version);
+            assert_eq!(now["liquidity"], was["liquidity"], "{version}: the liquidity stays");
+            assert_eq!((now["fees0_base"].clone(), now["fees1_base"].clone()), (json!("0"), json!("0")));
+        }
+    }
+}
