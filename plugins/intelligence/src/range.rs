@@ -108,7 +108,7 @@ impl ReadTool for OptimizeLpRange {
         events::progress(1);
         let vol = realized(c, &pool, p.blocks)?;
         let sigma = vol.volatility_annualized;
-        if !(sigma > 0.0) || vol.swaps < 2 {
+        if sigma.is_nan() || sigma <= 0.0 || vol.swaps < 2 {
             return Err(invalid_params(format!(
                 "the pool's price moved {} times in the window: too few to measure its volatility; widen `blocks`",
                 vol.swaps

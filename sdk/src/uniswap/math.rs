@@ -17,7 +17,7 @@ pub fn sqrt_price_at_tick(tick: i32) -> Result<U256, Error> {
 fn worth(now: U256, amount0: U256, amount1: U256) -> alloy_primitives::U512 {
     use alloy_primitives::U512;
     let now = U512::from(now);
-    (U512::from(amount0) * now * now >> 192) + U512::from(amount1)
+    ((U512::from(amount0) * now * now) >> 192) + U512::from(amount1)
 }
 
 /// The liquidity between the sqrt prices `a` and `b` whose amounts at `now` are worth what

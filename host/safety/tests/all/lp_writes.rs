@@ -129,8 +129,8 @@ fn a_v3_position_pushed_out_of_range_is_moved_around_the_price_in_one_transactio
         let w = &done.actual[k];
         int(&w[if i == 0 { "amount0_base" } else { "amount1_base" }])
     };
-    for i in 0..2 {
-        assert_eq!(moved[i], net("withdrawn", i) - net("deposited", i), "token {i}: {}", done.actual);
+    for (i, m) in moved.iter().enumerate() {
+        assert_eq!(*m, net("withdrawn", i) - net("deposited", i), "token {i}: {}", done.actual);
     }
     assert!(moved[1 - weth_side] < 0 && moved[weth_side] > 0, "topped up with USDC: {moved:?}");
     // The value kept at the pool's price: what came out is worth what went in plus what the

@@ -212,8 +212,8 @@ fn paid_tokens(
                 &positionsCall { tokenId: c.tokenId },
             )?;
             for t in [stored.token0, stored.token1] {
-                if !tokens.contains_key(&t) {
-                    tokens.insert(t, erc20::token(chain_id, t)?);
+                if let std::collections::btree_map::Entry::Vacant(slot) = tokens.entry(t) {
+                    slot.insert(erc20::token(chain_id, t)?);
                 }
             }
         }

@@ -236,11 +236,14 @@ impl ReadTool for GetPositions {
 }
 
 /// What positions of the same pools share: their tokens and pools, read once per listing.
+/// A V3 pool by its tokens and fee.
+type PoolKey = (Address, Address, u32);
+
 #[derive(Default)]
 pub(super) struct Cache {
     tokens: BTreeMap<Address, Token>,
     /// Each pool's state and fee growth (global, per token).
-    pools: BTreeMap<(Address, Address, u32), (crate::pools::V3Pool, (U256, U256))>,
+    pools: BTreeMap<PoolKey, (crate::pools::V3Pool, (U256, U256))>,
     /// Each initialized tick's fee growth outside it, per pool.
     ticks: BTreeMap<(Address, i32), (U256, U256)>,
 }
@@ -271,7 +274,7 @@ impl Cache {
         let (t0, t1) = (self.token(chain_id, stored.token0)?, self.token(chain_id, stored.token1)?);
         let fee = stored.fee.to::<u32>();
         let key = (t0.address, t1.address, fee);
-        if !self.pools.contains_key(&key) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.pools.entry(key) {
             let address = eth_call(
                 chain_id,
                 book.v3_factory,
@@ -282,7 +285,7 @@ impl Cache {
                 eth_call(chain_id, address, &feeGrowthGlobal0X128Call {})?,
                 eth_call(chain_id, address, &feeGrowthGlobal1X128Call {})?,
             );
-            self.pools.insert(key, (pool, global));
+            slot.insert((pool, global));
         }
         let (pool, global) = self.pools[&key].clone();
         let ticks = (stored.tickLower.as_i32(), stored.tickUpper.as_i32());
