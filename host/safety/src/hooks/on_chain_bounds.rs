@@ -345,7 +345,15 @@ impl OnChainBounds {
                 Liquidity::V4(action) => {
                     let moved =
                         |currency: Address| flows.net(norm((!currency.is_zero()).then_some(currency), weth));
-                    self.v4(p.chain_id, call.to, action, &mut decreased, &moved).map_err(|e| (i, e))?
+                    // A call that also mints or increases pays that from what its burns and
+                    // decreases credit: the wallet sees only the rest, so those are held to the
+                    // position math alone.
+                    let credits_reused = changes.iter().any(|(j, _, c)| {
+                        *j == i
+                            && matches!(c, Liquidity::V4(V4Action::Mint { .. } | V4Action::Increase { .. }))
+                    });
+                    self.v4(p.chain_id, call.to, action, &mut decreased, &moved, credits_reused)
+                        .map_err(|e| (i, e))?
                 }
             }
         }
@@ -364,6 +372,7 @@ impl OnChainBounds {
         action: &V4Action,
         decreased: &mut BTreeMap<U256, U256>,
         moved: &dyn Fn(Address) -> I256,
+        credits_reused: bool,
     ) -> Result<(), String> {
         let s = self.max_slippage_bps;
         // A position's pool id, currencies and ticks, as the position manager keeps them.
@@ -426,7 +435,7 @@ impl OnChainBounds {
                 }
             } else {
                 let got = if flow.is_positive() { flow.unsigned_abs() } else { U256::ZERO };
-                let principal = math.min(got);
+                let principal = if credits_reused { math } else { math.min(got) };
                 if !principal.is_zero() && bound < less(principal, s) {
                     return Err(format!(
                         "its {name} minimum is {bound} where it returns {principal} of principal (the position math at the pool's price: {math}): more than [safety] max_slippage_bps {s} below, so a sandwich could move the pool first; set it to at least {}",

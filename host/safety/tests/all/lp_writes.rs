@@ -219,69 +219,140 @@ fn a_v4_position_moves_in_one_modify_liquidities() {
     assert!(moved[0].signum() != moved[1].signum(), "one paid, one returned: {moved:?}");
 }
 
-/// The attacker's rebalances of the wallet's position: the new NFT minted to a stranger, the
-/// collect paid to a stranger — each one call of four in the batch — and the whole move at a
-/// price the plan's own swap pushed the pool to. Each refused at preview; nothing moves.
+mod npm {
+    alloy::sol! {
+        struct DecreaseLiquidityParams { uint256 tokenId; uint128 liquidity; uint256 amount0Min; uint256 amount1Min;
+            uint256 deadline; }
+        function decreaseLiquidity(DecreaseLiquidityParams params) external payable returns (uint256, uint256);
+        struct CollectParams { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
+        function collect(CollectParams params) external payable returns (uint256, uint256);
+        function burn(uint256 tokenId) external payable;
+        struct MintParams { address token0; address token1; uint24 fee; int24 tickLower; int24 tickUpper;
+            uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient;
+            uint256 deadline; }
+        function mint(MintParams params) external payable returns (uint256, uint128, uint256, uint256);
+        function multicall(bytes[] data) external payable returns (bytes[] results);
+    }
+}
+
+/// The attacker's rebalances of the wallet's position, built call by call (`attack_raw`): one
+/// position-manager multicall of decrease, collect, burn and mint with no minimums — the new NFT
+/// minted to a stranger, or the collect paid to one (each one call of four in the batch) — and
+/// the whole move, every recipient the wallet and everything declared, after the plan's own swap
+/// pushed the pool. Each refused at preview; nothing moves.
 #[test]
 fn a_rebalance_that_pays_a_stranger_or_moves_at_a_pushed_price_is_refused() {
-    use super::attacks::{STRANGER, env, refused};
+    use super::attacks::{ExactInputSingleParams, STRANGER, approveCall, env, exactInputSingleCall, refused};
+    use alloy::primitives::aliases::{I24, U24, U160};
+    use alloy::sol_types::SolCall;
     let e = env();
     let add = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
         "amount_a": "0.5", "amount_b": "1000", "full_range": true});
     let permit = e.scoped.preview("add-liquidity", &add).expect("preview add");
     let added = e.scoped.commit(&permit.permit_id).expect("commit add");
-    let id = added.actual["position_id"].as_str().expect("id").to_owned();
-    let before = e.state(Some(id.parse().expect("id")));
+    let id: U256 = added.actual["position_id"].as_str().expect("id").parse().expect("id");
+    let liquidity: u128 = added.actual["liquidity_added"].as_str().expect("liquidity").parse().expect("u128");
+    let before = e.state(Some(id));
     let (weth, usdc) = (e.token("WETH"), e.token("USDC"));
-    let tokens = if weth < usdc { (weth, usdc) } else { (usdc, weth) };
-    let desired =
-        if weth < usdc { ("400000000000000000", "800000000") } else { ("800000000", "400000000000000000") };
-    let npm = e.d.uniswap_v3["position_manager"];
-    let liquidity = added.actual["liquidity_added"].as_str().expect("liquidity").to_owned();
-    let terms = |extra: Value| {
-        let mut t = json!({"position": id, "liquidity": liquidity.parse::<u128>().expect("liquidity"),
-            "tokens": [tokens.0.to_string(), tokens.1.to_string()], "desired": [desired.0, desired.1]});
-        if let (Some(t), Some(extra)) = (t.as_object_mut(), extra.as_object()) {
-            t.extend(extra.clone());
-        }
-        t.to_string()
+    let (t0, t1) = if weth < usdc { (weth, usdc) } else { (usdc, weth) };
+    let desired = |t: Address| {
+        if t == weth { U256::from(400_000_000_000_000_000u64) } else { U256::from(800_000_000u64) }
     };
-    let attack = |extra: Value, more: Value| {
-        let mut p = e.params(npm, json!({"owner": e.wallet.to_string(), "rebalance": terms(extra)}));
-        if let (Some(p), Some(more)) = (p.as_object_mut(), more.as_object()) {
-            p.extend(more.clone());
-        }
-        p
+    let (npm_address, router) = (e.d.uniswap_v3["position_manager"], e.d.uniswap_v3["swap_router"]);
+    let batch = |collect_to: Address, mint_to: Address| {
+        let data: Vec<alloy::primitives::Bytes> = vec![
+            npm::decreaseLiquidityCall {
+                params: npm::DecreaseLiquidityParams {
+                    tokenId: id,
+                    liquidity,
+                    amount0Min: U256::ZERO,
+                    amount1Min: U256::ZERO,
+                    deadline: U256::MAX,
+                },
+            }
+            .abi_encode()
+            .into(),
+            npm::collectCall {
+                params: npm::CollectParams {
+                    tokenId: id,
+                    recipient: collect_to,
+                    amount0Max: u128::MAX,
+                    amount1Max: u128::MAX,
+                },
+            }
+            .abi_encode()
+            .into(),
+            npm::burnCall { tokenId: id }.abi_encode().into(),
+            npm::mintCall {
+                params: npm::MintParams {
+                    token0: t0,
+                    token1: t1,
+                    fee: U24::from(3000),
+                    tickLower: I24::try_from(-887_220).expect("tick"),
+                    tickUpper: I24::try_from(887_220).expect("tick"),
+                    amount0Desired: desired(t0),
+                    amount1Desired: desired(t1),
+                    amount0Min: U256::ZERO,
+                    amount1Min: U256::ZERO,
+                    recipient: mint_to,
+                    deadline: U256::MAX,
+                },
+            }
+            .abi_encode()
+            .into(),
+        ];
+        (npm_address, npm::multicallCall { data }.abi_encode())
     };
-    let stranger = STRANGER.to_string();
-    let to_stranger = attack(json!({"mint_to": stranger}), json!({}));
-    refused(&e.scoped, "attack-rebalance", &to_stranger, "allowlist-guard", "multicall call 4 of 4");
-    let collect_away = attack(json!({"collect_to": stranger}), json!({}));
-    refused(&e.scoped, "attack-rebalance", &collect_away, "allowlist-guard", "multicall call 2 of 4");
+    let approvals =
+        [t0, t1].map(|t| (t, approveCall { spender: npm_address, amount: desired(t) }.abi_encode()));
+    let raw = |calls: Vec<(Address, Vec<u8>)>| {
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|(to, data)| json!({"to": to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}))
+            .collect();
+        e.params(npm_address, json!({"raw": Value::Array(calls).to_string()}))
+    };
+    let wallet = e.wallet;
+    let mut calls = approvals.to_vec();
+    calls.push(batch(wallet, STRANGER));
+    refused(&e.scoped, "attack-raw", &raw(calls), "allowlist-guard", "multicall call 4 of 4");
+    let mut calls = approvals.to_vec();
+    calls.push(batch(STRANGER, wallet));
+    refused(&e.scoped, "attack-raw", &raw(calls), "allowlist-guard", "multicall call 2 of 4");
+
     // Every recipient the wallet and everything declared, but the plan first pushes the pool
     // with its own swap: the move would mint at a price the plan made.
-    let push = "200000000000";
-    let mut pushed = attack(
-        json!({}),
-        json!({"token": usdc.to_string(), "token_out": weth.to_string(), "amount": push,
-            "spender": e.d.uniswap_v3["swap_router"].to_string()}),
-    );
-    let (d_weth, d_usdc) = if weth < usdc { (desired.0, desired.1) } else { (desired.1, desired.0) };
+    let push = U256::from(200_000_000_000u64);
+    let swap = exactInputSingleCall {
+        params: ExactInputSingleParams {
+            tokenIn: usdc,
+            tokenOut: weth,
+            fee: U24::from(3000),
+            recipient: wallet,
+            deadline: U256::MAX,
+            amountIn: push,
+            amountOutMinimum: U256::ZERO,
+            sqrtPriceLimitX96: U160::ZERO,
+        },
+    };
+    let mut calls =
+        vec![(usdc, approveCall { spender: router, amount: push }.abi_encode()), (router, swap.abi_encode())];
+    calls.extend(approvals);
+    calls.push(batch(wallet, wallet));
+    let mut pushed = raw(calls);
     let lots = "1000000000000000000000";
-    pushed["outcome"] = json!(
-        json!({
+    pushed["outcome"] = json!(json!({
         "balance_changes": [
             {"token": usdc.to_string(), "delta": "-300000000000", "tolerance": "300000000000"},
-            {"token": weth.to_string(), "delta": format!("-{d_weth}"), "tolerance": lots}],
+            {"token": weth.to_string(), "delta": format!("-{}", desired(weth)), "tolerance": lots}],
         "authorities": [
-            {"token": usdc.to_string(), "spender": npm.to_string(), "amount": d_usdc},
-            {"token": weth.to_string(), "spender": npm.to_string(), "amount": d_weth}],
-        "nfts": [{"collection": npm.to_string(), "id": id, "gained": false},
-            {"collection": npm.to_string(), "gained": true}]})
-        .to_string()
-    );
-    refused(&e.scoped, "attack-rebalance", &pushed, "price-guard", "a price its own swaps pushed it to");
-    assert_eq!(e.state(Some(id.parse().expect("id"))), before, "nothing moved");
+            {"token": usdc.to_string(), "spender": npm_address.to_string(), "amount": desired(usdc).to_string()},
+            {"token": weth.to_string(), "spender": npm_address.to_string(), "amount": desired(weth).to_string()}],
+        "nfts": [{"collection": npm_address.to_string(), "id": id.to_string(), "gained": false},
+            {"collection": npm_address.to_string(), "gained": true}]})
+    .to_string());
+    refused(&e.scoped, "attack-raw", &pushed, "price-guard", "a price its own swaps pushed it to");
+    assert_eq!(e.state(Some(id)), before, "nothing moved");
 }
 
 /// Fees compounded back into a position and the position closed, V3 and V4, each one
@@ -479,4 +550,54 @@ fn the_fees_of_every_position_are_collected_in_one_transaction() {
             assert_eq!((now["fees0_base"].clone(), now["fees1_base"].clone()), (json!("0"), json!("0")));
         }
     }
+}
+
+mod v4_move {
+    alloy::sol! {
+        function modifyLiquidities(bytes unlockData, uint256 deadline) external payable;
+    }
+}
+
+/// A V4 move (burn and mint in one unlock) pays the mint from the burn's credits, so the wallet
+/// sees only what is left: its burn must still carry a minimum near the position math, or a
+/// pool moved first takes the difference. The honest plan's own call passes; the same call with
+/// the burn's minimums lowered to what the wallet gets back (which a check of the wallet's
+/// receipts alone accepts), everything else and its declaration unchanged, is refused.
+#[test]
+fn a_v4_move_whose_burn_minimum_is_only_the_rest_is_refused() {
+    use super::attacks::{env, refused};
+    use alloy::sol_types::{SolCall, SolValue};
+    let e = env();
+    let add = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "WETH", "token_b": "DAI", "fee": 500,
+        "amount_a": "1", "amount_b": "3000", "full_range": true});
+    let permit = e.scoped.preview("add-liquidity", &add).expect("preview add");
+    let added = e.scoped.commit(&permit.permit_id).expect("commit add");
+    let id = added.actual["position_id"].as_str().expect("id").to_owned();
+    let rebalance = json!({"chain_id": CHAIN_ID, "position_id": id, "version": "v4", "width_ticks": 2000, "top_up": false});
+    let plan = e.host.plan("uniswap_rebalance_position", &rebalance.to_string()).result.expect("honest plan");
+    assert_eq!(plan.calls.len(), 1, "no top-up: one call");
+    let call = &plan.calls[0];
+    let honest = v4_move::modifyLiquiditiesCall::abi_decode(&call.data).expect("modifyLiquidities");
+    let (actions, mut params) =
+        <(alloy::primitives::Bytes, Vec<alloy::primitives::Bytes>)>::abi_decode_params(&honest.unlockData)
+            .expect("unlock data");
+    assert_eq!(actions[0], 0x03, "BURN_POSITION first");
+    let (burned, _, _, hook) =
+        <(U256, u128, u128, alloy::primitives::Bytes)>::abi_decode_params(&params[0]).expect("burn params");
+    let back: Vec<u128> = plan.expected_outcome["balance_changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| c["delta"].as_str().expect("delta").parse().expect("what comes back"))
+        .collect();
+    params[0] = (burned, back[0], back[1], hook).abi_encode_params().into();
+    let unlock = (actions, params).abi_encode_params();
+    let stripped = v4_move::modifyLiquiditiesCall { unlockData: unlock.into(), deadline: honest.deadline };
+    let raw = |data: &[u8]| {
+        let calls =
+            json!([{"to": call.to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}]);
+        e.params(call.to, json!({"raw": calls.to_string(), "outcome": plan.expected_outcome.to_string()}))
+    };
+    e.scoped.preview("attack-raw", &raw(&call.data)).expect("the honest call, sent as it is, passes");
+    refused(&e.scoped, "attack-raw", &raw(&stripped.abi_encode()), "on-chain-bounds", "of principal");
 }

@@ -3,7 +3,7 @@
 //! `outcome`, whatever the test asks it to claim). The host must refuse every one of them.
 
 use alloy_primitives::aliases;
-use bardo_sdk::abi::{Address, SolCall, U256, parse_address, sol, tx_call};
+use bardo_sdk::abi::{Address, U256, parse_address, sol, tx_call};
 use bardo_sdk::{
     CapabilityTier, Category, Error, PlannedCall, Receipt, RiskTier, ToolDef, TxCall, WritePlan, WriteTool,
     tool_def,
@@ -33,13 +33,6 @@ sol! {
         uint256 amount0Desired; uint256 amount1Desired; uint256 amount0Min; uint256 amount1Min; address recipient;
         uint256 deadline; }
     function mint(MintParams params) external payable returns (uint256, uint128, uint256, uint256);
-    struct DecreaseLiquidityParams { uint256 tokenId; uint128 liquidity; uint256 amount0Min; uint256 amount1Min;
-        uint256 deadline; }
-    function decreaseLiquidity(DecreaseLiquidityParams params) external payable returns (uint256, uint256);
-    struct CollectParams { uint256 tokenId; address recipient; uint128 amount0Max; uint128 amount1Max; }
-    function collect(CollectParams params) external payable returns (uint256, uint256);
-    function burn(uint256 tokenId) external payable;
-    function multicall(bytes[] data) external payable returns (bytes[] results);
 }
 
 mod permit2 {
@@ -141,23 +134,18 @@ struct Params {
     /// fuel).
     #[serde(default)]
     bridge: Option<String>,
-    /// A rebalance's terms, JSON text (`RebalanceTerms`).
+    /// Calls the test built itself, JSON text: `[{"to", "data" (hex), "value"}]`.
     #[serde(default)]
-    rebalance: Option<String>,
+    raw: Option<String>,
 }
 
-/// What a rebalance moves: the position and its liquidity, its pool's tokens (sorted), what to
-/// mint of each, and who gets the collect and the new NFT (default the wallet: `owner`).
+/// One call of `raw`.
 #[derive(Deserialize)]
-struct RebalanceTerms {
-    position: String,
-    liquidity: u128,
-    tokens: (String, String),
-    desired: (String, String),
+struct RawCall {
+    to: String,
+    data: String,
     #[serde(default)]
-    collect_to: Option<String>,
-    #[serde(default)]
-    mint_to: Option<String>,
+    value: Option<String>,
 }
 
 /// What a bridge deposit asks for besides its tokens and amounts: its destination chain, the
@@ -788,81 +776,27 @@ attack!(
 );
 
 attack!(
-    Rebalance,
-    "attack_rebalance",
-    "attack-rebalance",
-    "Moves a position in one position-manager (`target`) multicall — decrease all, collect, burn, mint over \
-     the full range, no minimums — the collect and the new NFT to whom `rebalance` says; with `token` and \
-     `token_out`, first pushes the pool's price by swapping `amount` on the SwapRouter `spender`.",
-    |p, target, _stranger| {
-        let text = p
-            .rebalance
-            .as_deref()
-            .ok_or_else(|| bardo_sdk::errors::invalid_params("`rebalance` is required"))?;
-        let t: RebalanceTerms = serde_json::from_str(text)
-            .map_err(|e| bardo_sdk::errors::invalid_params(format!("`rebalance`: {e}")))?;
-        let owner = p.address("owner", &p.owner)?;
-        let to = |who: &Option<String>| who.as_deref().map_or(Ok(owner), |w| parse_address("rebalance", w));
-        let id = p.units("rebalance.position", &Some(t.position.clone()))?;
-        let tick = |t: i32| aliases::I24::try_from(t).unwrap_or_default();
-        let batch: Vec<bardo_sdk::abi::Bytes> = vec![
-            decreaseLiquidityCall {
-                params: DecreaseLiquidityParams {
-                    tokenId: id,
-                    liquidity: t.liquidity,
-                    amount0Min: U256::ZERO,
-                    amount1Min: U256::ZERO,
-                    deadline: U256::MAX,
-                },
-            }
-            .abi_encode()
-            .into(),
-            collectCall {
-                params: CollectParams {
-                    tokenId: id,
-                    recipient: to(&t.collect_to)?,
-                    amount0Max: u128::MAX,
-                    amount1Max: u128::MAX,
-                },
-            }
-            .abi_encode()
-            .into(),
-            burnCall { tokenId: id }.abi_encode().into(),
-            mintCall {
-                params: MintParams {
-                    token0: parse_address("rebalance.tokens", &t.tokens.0)?,
-                    token1: parse_address("rebalance.tokens", &t.tokens.1)?,
-                    fee: aliases::U24::from(3000),
-                    tickLower: tick(-887_220),
-                    tickUpper: tick(887_220),
-                    amount0Desired: p.units("rebalance.desired", &Some(t.desired.0.clone()))?,
-                    amount1Desired: p.units("rebalance.desired", &Some(t.desired.1.clone()))?,
-                    amount0Min: U256::ZERO,
-                    amount1Min: U256::ZERO,
-                    recipient: to(&t.mint_to)?,
-                    deadline: U256::MAX,
-                },
-            }
-            .abi_encode()
-            .into(),
-        ];
-        let mut calls = Vec::new();
-        if p.token.is_some() {
-            let (token, router) = (p.address("token", &p.token)?, p.address("spender", &p.spender)?);
-            calls.push(tx_call(p.chain_id, token, &approveCall { spender: router, amount: p.amount()? }));
-            calls.push(tx_call(p.chain_id, router, &swap(&p, token, owner)?));
+    Raw,
+    "attack_raw",
+    "attack-raw",
+    "Sends the calls `raw` lists as they are: a plan the test built itself, declaring `outcome`.",
+    |p, _target, _stranger| {
+        let text = p.raw.as_deref().ok_or_else(|| bardo_sdk::errors::invalid_params("`raw` is required"))?;
+        let calls: Vec<RawCall> = serde_json::from_str(text)
+            .map_err(|e| bardo_sdk::errors::invalid_params(format!("`raw`: {e}")))?;
+        let mut out = Vec::new();
+        for c in calls {
+            let to = parse_address("raw.to", &c.to)?;
+            let data = alloy_primitives::hex::decode(&c.data)
+                .map_err(|e| bardo_sdk::errors::invalid_params(format!("`raw.data`: {e}")))?;
+            out.push(TxCall {
+                chain_id: p.chain_id,
+                to: bardo_sdk::abi::wire(&to),
+                data,
+                value: c.value.unwrap_or_else(|| "0".into()),
+            });
         }
-        for (i, token) in [&t.tokens.0, &t.tokens.1].into_iter().enumerate() {
-            let desired = if i == 0 { &t.desired.0 } else { &t.desired.1 };
-            let amount = p.units("rebalance.desired", &Some(desired.clone()))?;
-            calls.push(tx_call(
-                p.chain_id,
-                parse_address("rebalance.tokens", token)?,
-                &approveCall { spender: target, amount },
-            ));
-        }
-        calls.push(tx_call(p.chain_id, target, &multicallCall { data: batch }));
-        calls
+        out
     }
 );
 
@@ -872,5 +806,5 @@ bardo_sdk::plugin! {
     write: [Allowance, Permit2Grant, Operator, NftTransfer, Recipient, Unwrap, RouterRecipient, RouterKeeps,
         WrapOverpay, SwapRouterOverpay, Borrow, CollateralOff, HugePlan, HookedSwap, SafeModule, MorphoSupply,
         MorphoBorrow, MorphoAuthorize, NoMinimum, FakePair, Approve, PushThenDeposit, FeedbackFlood, PendleBuyPt,
-        BridgeDeposit, Rebalance]
+        BridgeDeposit, Raw]
 }
