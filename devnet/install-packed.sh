@@ -3,7 +3,9 @@
 #   - Pendle V2 (@pendle/core-v2): its dependencies name a LayerZero version the registry never
 #     had (@layerzerolabs/oft-evm-upgradeable 4.0.2), so npm cannot resolve it;
 #   - Across (@across-protocol/contracts): its dependencies pull Solana's SDKs and ethers, none of
-#     which the devnet needs.
+#     which the devnet needs;
+#   - Uniswap's V3 Staker (@uniswap/v3-staker): it pins @uniswap/v3-core 1.0.0 and OpenZeppelin
+#     3.4, beside the devnet's 1.0.1 and 4.9 — a second copy of each for one compiled artifact.
 # The devnet deploys their compiled artifacts only. Each tarball comes from the npm registry
 # (`npm pack`) and must match the integrity pinned here. Idempotent: quick when installed.
 set -euo pipefail
@@ -36,3 +38,4 @@ install() {
 
 install @pendle/core-v2 6.11.0 "sha512-Q7h2KaYzYl8kZKNPe5qWKHYtdToVEL9FqCH0/5ab9/H34JBdutQoqo8hcggfaPYlziOOQ79dgbWfvyzMDJNQCw=="
 install @across-protocol/contracts 5.0.27 "sha512-zp6BEBTDzRGEp7sNvvdRH4jBF2EuTI4RqFWVvhfkO28630Ow2hbCYeYiyTOjEOzAdqt+dn/sba9D9WirfwabWQ=="
+install @uniswap/v3-staker 1.0.2 "sha512-+swIh/yhY9GQGyQxT4Gz54aXYLK+uc3qsmIvaAX+FjvhcL9TGOvS9tXbQsCZM4AJW63vj6TLsmHIjGMIePL1BQ=="

@@ -89,6 +89,9 @@ pub struct Book {
     pub swap_router: Address,
     /// The V3 NonfungiblePositionManager.
     pub position_manager: Address,
+    /// Uniswap's V3 Staker (liquidity mining incentives), where the operator uses one.
+    #[serde(default)]
+    pub v3_staker: Option<Address>,
     /// The V2 factory, where V2 is deployed.
     pub v2_factory: Option<Address>,
     /// The V2 Router02, where V2 is deployed.
@@ -176,6 +179,8 @@ pub fn mainnet() -> Book {
         quoter_v2: address!("0x61fFE014bA17989E743c5F6cB21bF9697530B21e"),
         swap_router: address!("0xE592427A0AEce86092D3D1B4ec1a1c4A61F05E45"),
         position_manager: address!("0xC36442b4a4522E871399CD717aBDD847Ab11FE88"),
+        // No staker by default: incentives are the operator's choice (`v3_staker` in settings).
+        v3_staker: None,
         v2_factory: Some(address!("0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f")),
         v2_router: Some(address!("0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D")),
         // docs.uniswap.org/contracts/v4/deployments, Ethereum: 1.

@@ -106,6 +106,11 @@ const KINDS: &[(&str, KindClass)] = {
         ("rebalance", Fixed(Rebalance)),
         // A liquidity position moved to another range of its pool.
         ("rebalance_liquidity", Fixed(Rebalance)),
+        // A position into a staker's custody, still the wallet's: the same exposure.
+        ("stake_liquidity", Fixed(Rebalance)),
+        // A position moved to another version's pool of the same tokens (its changes, a new
+        // position NFT, class it as a new position).
+        ("migrate_liquidity", Fixed(Rebalance)),
         // The same asset moved to the wallet on another chain.
         ("bridge", Fixed(Rebalance)),
         ("transfer", Fixed(DecreasePosition)),
@@ -113,6 +118,8 @@ const KINDS: &[(&str, KindClass)] = {
         ("close_liquidity", Fixed(ClosePosition)),
         ("collect_fees", Fixed(ClosePosition)),
         ("collect_all_fees", Fixed(ClosePosition)),
+        ("claim_rewards", Fixed(ClosePosition)),
+        ("unstake_liquidity", Fixed(ClosePosition)),
         ("repay", Fixed(ClosePosition)),
         ("withdraw", Fixed(ClosePosition)),
         ("vault_withdraw", Fixed(ClosePosition)),

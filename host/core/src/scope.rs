@@ -19,8 +19,13 @@ pub enum Role {
     /// Uniswap V2 `Router02`: swaps and liquidity whose `to` is the wallet.
     UniswapV2Router,
     /// Uniswap V3 `NonfungiblePositionManager`: mint to the wallet, increase, decrease, collect
-    /// to the wallet, burn — never transfer or approve a position.
+    /// to the wallet, burn; a position moves only from the wallet into an allowlisted
+    /// `uniswap-v3-staker` (a deposit) — never to anyone else, never approved.
     UniswapV3PositionManager,
+    /// Uniswap's V3 Staker: stake and unstake the wallet's deposits, claim rewards and withdraw
+    /// a deposit, each to the wallet — never a deposit moved to another owner, never an
+    /// incentive created or ended.
+    UniswapV3Staker,
     /// Uniswap V4 `PositionManager`: `modifyLiquidities` that mint to the wallet, increase,
     /// decrease or burn, settle from the wallet and take or sweep to it — never a transfer of a
     /// position, a swap or a subscription.
@@ -88,6 +93,7 @@ impl std::fmt::Display for Role {
             Self::UniswapV2Router => "uniswap-v2-router",
             Self::UniswapV3PositionManager => "uniswap-v3-position-manager",
             Self::UniswapV4PositionManager => "uniswap-v4-position-manager",
+            Self::UniswapV3Staker => "uniswap-v3-staker",
             Self::AaveV3Pool => "aave-v3-pool",
             Self::Erc4626Vault => "erc4626-vault",
             Self::Permit2 => "permit2",

@@ -187,11 +187,12 @@ pub fn target_scopes(d: &Deployments) -> BTreeMap<Address, Vec<Address>> {
     scopes
 }
 
-/// The write targets the caged Safe may call: the devnet's, but Pendle's (the cage has no
-/// scope for its router yet; a caged Safe does not trade there).
+/// The write targets the caged Safe may call: the devnet's, but Pendle's and the V3 Staker
+/// (the cage has no scope for them yet; a caged Safe does not trade or stake there).
 pub fn caged_targets(d: &Deployments) -> BTreeMap<Address, Role> {
     let pendle: BTreeSet<Address> = (d.pendle.contracts.get("router").copied().into_iter())
         .chain(d.pendle.markets.values().flat_map(|m| [m.market, m.pt, m.yt, m.sy]))
+        .chain(d.uniswap_v3.get("staker").copied())
         .collect();
     d.write_targets().into_iter().filter(|(target, _)| !pendle.contains(target)).collect()
 }

@@ -356,9 +356,24 @@ pub async fn deploy_all(
             ("quoter_v2", quoter),
         ]),
         uniswap_v3_pools: v3_pools,
+        uniswap_v3_incentives: Vec::new(),
     };
     // Last, so every earlier contract keeps its address: the caged Safe needs them all.
     deployments.cage = super::cage::deploy(&d, &deployments).await?;
+    // After the cage, so it keeps its address; a caged Safe does not stake (`cage::caged_targets`).
+    let pool = deployments
+        .uniswap_v3_pools
+        .iter()
+        .find(|p| p.fee == 3000 && [p.token0.as_str(), p.token1.as_str()].contains(&"USDC"))
+        .and_then(|p| [p.token0.as_str(), p.token1.as_str()].contains(&"WETH").then(|| p.clone()))
+        .ok_or_else(|| DeployError::Tx {
+            step: "the staker's pool".into(),
+            message: "no WETH/USDC 0.3 % pool".into(),
+        })?;
+    let (staker, incentive) =
+        super::staker::deploy_staker(&d, &deployments.tokens, v3_factory, npm, &pool).await?;
+    deployments.uniswap_v3.insert("staker".into(), staker);
+    deployments.uniswap_v3_incentives.push(incentive);
     Ok(deployments)
 }
 

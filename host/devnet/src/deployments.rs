@@ -44,6 +44,25 @@ pub struct V4Pool {
     pub hooks: Address,
 }
 
+/// A V3 Staker incentive the devnet created (its `IncentiveKey`, and the id the staker keys it by).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Incentive {
+    /// `keccak256(abi.encode(key))`: the staker's `incentives` key.
+    pub id: alloy::primitives::B256,
+    /// Symbol of the reward token.
+    pub reward_token: String,
+    /// The V3 pool whose in-range liquidity earns it.
+    pub pool: Address,
+    /// Unix seconds it starts and ends.
+    pub start_time: u64,
+    /// Unix seconds it ends.
+    pub end_time: u64,
+    /// Who gets what is left when it ends.
+    pub refundee: Address,
+    /// The reward, base units of the reward token.
+    pub reward: String,
+}
+
 /// Where everything is.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Deployments {
@@ -63,6 +82,9 @@ pub struct Deployments {
     pub uniswap_v3: BTreeMap<String, Address>,
     /// The seeded V3 pools.
     pub uniswap_v3_pools: Vec<Pool>,
+    /// The V3 Staker's incentives (`uniswap_v3["staker"]`).
+    #[serde(default)]
+    pub uniswap_v3_incentives: Vec<Incentive>,
     /// Uniswap V4 contracts by role (`pool_manager`, `universal_router`, `permit2`, ...).
     pub uniswap_v4: BTreeMap<String, Address>,
     /// The seeded V4 pools.

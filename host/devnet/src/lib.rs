@@ -19,6 +19,7 @@ pub mod relayer;
 mod safe;
 pub mod settings;
 pub mod snapshot;
+mod staker;
 mod vaults;
 
 use std::io::{BufRead, BufReader};

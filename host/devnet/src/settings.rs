@@ -28,6 +28,7 @@ impl Deployments {
         add(&self.uniswap_v2, "router02", Role::UniswapV2Router);
         add(&self.uniswap_v3, "swap_router", Role::UniswapV3SwapRouter);
         add(&self.uniswap_v3, "position_manager", Role::UniswapV3PositionManager);
+        add(&self.uniswap_v3, "staker", Role::UniswapV3Staker);
         add(&self.uniswap_v4, "permit2", Role::Permit2);
         add(&self.uniswap_v4, "universal_router", Role::UniversalRouter);
         add(&self.uniswap_v4, "position_manager", Role::UniswapV4PositionManager);
@@ -253,6 +254,7 @@ impl Deployments {
             "quoter_v2": self.uniswap_v3["quoter_v2"],
             "swap_router": self.uniswap_v3["swap_router"],
             "position_manager": self.uniswap_v3["position_manager"],
+            "v3_staker": self.uniswap_v3.get("staker"),
             "v2_factory": self.uniswap_v2["factory"],
             "v2_router": self.uniswap_v2["router02"],
             "v4_state_view": self.uniswap_v4.get("state_view"),

@@ -62,6 +62,7 @@ fn fingerprint(devnet_dir: &Path) -> Result<String, SnapshotError> {
         include_str!("cage.rs"),
         include_str!("pendle.rs"),
         include_str!("across.rs"),
+        include_str!("staker.rs"),
         // The caged Safe's rules are the allowlist's.
         include_str!("settings.rs"),
         // The deploying node's flags (its clock, its code size limit).

@@ -53,6 +53,7 @@ alloy::sol! {
     function collect(CollectParams params) external payable returns (uint256, uint256);
     function burn(uint256 tokenId) external payable;
     function multicall(bytes[] data) external payable returns (bytes[] results);
+    function safeTransferFrom(address from, address to, uint256 tokenId, bytes data) external;
 
     function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode) external;
     function withdraw(address asset, uint256 amount, address to) external returns (uint256);
@@ -65,6 +66,17 @@ alloy::sol! {
 mod permit2 {
     alloy::sol! {
         function approve(address token, address spender, uint160 amount, uint48 expiration) external;
+    }
+}
+
+/// Uniswap's V3 Staker.
+pub(crate) mod staker {
+    alloy::sol! {
+        struct IncentiveKey { address rewardToken; address pool; uint256 startTime; uint256 endTime; address refundee; }
+        function stakeToken(IncentiveKey key, uint256 tokenId) external;
+        function unstakeToken(IncentiveKey key, uint256 tokenId) external;
+        function claimReward(address rewardToken, address to, uint256 amountRequested) external returns (uint256);
+        function withdrawToken(uint256 tokenId, address to, bytes data) external;
     }
 }
 
@@ -123,10 +135,16 @@ enum Party {
     Allowlisted(&'static str, Address),
     /// This parameter must be allowlisted as a `recipient` (or be the wallet).
     Recipient(&'static str, Address),
-    /// Each of these must be the wallet or a UniversalRouter placeholder for it or for itself.
-    Router(universal_router::Recipients),
+    /// Each recipient must be the wallet or a UniversalRouter placeholder for it or for itself
+    /// (a position-manager call's: the wallet itself; a V3 collect's: or V4's PositionManager).
+    Router(universal_router::Parties),
     /// Each of these must be the wallet or the V4 PositionManager's placeholder for it.
     Positions(universal_router::Recipients),
+    /// This parameter must be a contract allowlisted with this role.
+    Listed(&'static str, Address, Role),
+    /// A position moved from `from` (must be the wallet) to `to` (must be an allowlisted
+    /// `uniswap-v3-staker`, which keeps it as the wallet's deposit).
+    IntoStaker { from: Address, to: Address },
 }
 
 /// `data` decoded as a call of `C`, if it is one.
@@ -179,6 +197,17 @@ fn v3_positions(data: &[u8]) -> Option<(&'static str, Party)> {
         .or_else(|| party::<decreaseLiquidityCall>(data, |_| Party::None))
         .or_else(|| party::<collectCall>(data, |c| Party::Wallet("recipient", c.params.recipient)))
         .or_else(|| party::<burnCall>(data, |_| Party::None))
+        .or_else(|| party::<safeTransferFromCall>(data, |c| Party::IntoStaker { from: c.from, to: c.to }))
+        // A position approved only to a UniversalRouter, which acts on it only for its owner (a
+        // migration's decrease, collect and burn; the burn clears the approval).
+        .or_else(|| party::<approveCall>(data, |c| Party::Listed("to", c.spender, Role::UniversalRouter)))
+}
+
+fn v3_staker(data: &[u8]) -> Option<(&'static str, Party)> {
+    party::<staker::stakeTokenCall>(data, |_| Party::None)
+        .or_else(|| party::<staker::unstakeTokenCall>(data, |_| Party::None))
+        .or_else(|| party::<staker::claimRewardCall>(data, |c| Party::Wallet("to", c.to)))
+        .or_else(|| party::<staker::withdrawTokenCall>(data, |c| Party::Wallet("to", c.to)))
 }
 
 fn aave_pool(data: &[u8]) -> Option<(&'static str, Party)> {
@@ -253,9 +282,10 @@ pub fn operator_only(role: Role, data: &[u8]) -> Option<&'static str> {
 
 /// A V3 position manager's `multicall`: the manager delegatecalls itself with each call, so the
 /// batch is in scope when every call in it is (a rebalance's decrease, collect, burn and mint in
-/// one transaction). No ether (each delegatecall would see the same `msg.value`) and no batch
-/// inside a batch.
-fn position_batch(
+/// one transaction; the staker's unstake, claim and withdraw). No ether (each delegatecall would
+/// see the same `msg.value`) and no batch inside a batch.
+fn batch(
+    role: Role,
     calls: &[alloy::primitives::Bytes],
     value: alloy::primitives::U256,
     wallet: Address,
@@ -263,17 +293,17 @@ fn position_batch(
     morpho_markets: &BTreeSet<B256>,
 ) -> Result<(), String> {
     if !value.is_zero() {
-        return Err(format!("multicall on a {} is sent {value} wei", Role::UniswapV3PositionManager));
+        return Err(format!("multicall on a {role} is sent {value} wei"));
     }
     if calls.is_empty() {
-        return Err("multicall on a uniswap-v3-position-manager holds no call".into());
+        return Err(format!("multicall on a {role} holds no call"));
     }
     for (i, call) in calls.iter().enumerate() {
         if call.get(..4) == Some(&multicallCall::SELECTOR[..]) {
-            return Err("multicall on a uniswap-v3-position-manager holds another multicall".into());
+            return Err(format!("multicall on a {role} holds another multicall"));
         }
         let zero = alloy::primitives::U256::ZERO;
-        check(Role::UniswapV3PositionManager, call, zero, wallet, roles, morpho_markets)
+        check(role, call, zero, wallet, roles, morpho_markets)
             .map_err(|e| format!("multicall call {} of {}: {e}", i + 1, calls.len()))?;
     }
     Ok(())
@@ -289,10 +319,10 @@ pub fn check(
     roles: &dyn Fn(Address) -> Option<Role>,
     morpho_markets: &BTreeSet<B256>,
 ) -> Result<(), String> {
-    if role == Role::UniswapV3PositionManager
-        && let Some(batch) = decode::<multicallCall>(data)
+    if matches!(role, Role::UniswapV3PositionManager | Role::UniswapV3Staker)
+        && let Some(calls) = decode::<multicallCall>(data)
     {
-        return position_batch(&batch.data, value, wallet, roles, morpho_markets);
+        return batch(role, &calls.data, value, wallet, roles, morpho_markets);
     }
     let allowlisted = |a: Address| roles(a).is_some();
     let allowlisted = &allowlisted;
@@ -306,6 +336,7 @@ pub fn check(
         Role::UniswapV3SwapRouter => v3_router(data),
         Role::UniswapV2Router => v2_router(data),
         Role::UniswapV3PositionManager => v3_positions(data),
+        Role::UniswapV3Staker => v3_staker(data),
         Role::AaveV3Pool => aave_pool(data),
         Role::Erc4626Vault => vault(data),
         Role::Permit2 => permit2(data),
@@ -319,7 +350,7 @@ pub fn check(
         Role::UniversalRouter => match universal_router::parties(data) {
             Some(Ok(parties)) => {
                 refuse_untrusted_hooks("UniversalRouter execute swaps", &parties.hooks, roles)?;
-                Some(("execute(bytes,bytes[],uint256)", Party::Router(parties.recipients)))
+                Some(("execute(bytes,bytes[],uint256)", Party::Router(parties)))
             }
             Some(Err(e)) => return Err(format!("UniversalRouter execute: {e}")),
             None => None,
@@ -378,14 +409,32 @@ pub fn check(
         Party::Recipient(name, who) => {
             Err(format!("{function} names {who} as `{name}`, which is not allowlisted as a `recipient`"))
         }
-        Party::Router(recipients) => {
-            match recipients.iter().find(|(_, who)| !universal_router::may_receive(*who, wallet)) {
+        Party::Router(parties) => {
+            let v4_manager = |who: Address| roles(who) == Some(Role::UniswapV4PositionManager);
+            let refused = (parties.recipients.iter())
+                .find(|(_, who)| !universal_router::may_receive(*who, wallet))
+                .or_else(|| parties.wallet_only.iter().find(|(_, who)| *who != wallet))
+                .or_else(|| {
+                    parties.to_v4_manager.iter().find(|(_, who)| *who != wallet && !v4_manager(*who))
+                });
+            match refused {
                 None => Ok(()),
                 Some((name, who)) => Err(format!(
                     "{function} on a {role} names {who} as {name}; it must be the wallet {wallet}"
                 )),
             }
         }
+        Party::Listed(_, who, want) if roles(who) == Some(want) => Ok(()),
+        Party::Listed(name, who, want) => Err(format!(
+            "{function} on a {role} names {who} as `{name}`, which is not allowlisted as a `{want}`"
+        )),
+        Party::IntoStaker { from, .. } if from != wallet => Err(format!(
+            "{function} on a {role} moves position of {from}; only the wallet {wallet}'s may move"
+        )),
+        Party::IntoStaker { to, .. } if roles(to) == Some(Role::UniswapV3Staker) => Ok(()),
+        Party::IntoStaker { to, .. } => Err(format!(
+            "{function} on a {role} moves a position to {to}, which is not allowlisted as a `uniswap-v3-staker`; a position leaves the wallet only as a deposit in a staker the operator lists"
+        )),
         Party::Positions(recipients) => {
             match recipients.iter().find(|(_, who)| !v4_positions::may_receive(*who, wallet)) {
                 None => Ok(()),
@@ -442,11 +491,13 @@ mod tests {
     const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");
 
     const TREASURY: Address = address!("0x00000000000000000000000000000000000000f1");
+    const STAKER: Address = address!("0x00000000000000000000000000000000000000c1");
 
     fn allowed(a: Address) -> Option<Role> {
         match a {
             ROUTER => Some(Role::UniswapV3SwapRouter),
             TREASURY => Some(Role::Recipient),
+            STAKER => Some(Role::UniswapV3Staker),
             _ => None,
         }
     }
@@ -633,6 +684,51 @@ mod tests {
             in_scope(Role::Permit2, grant.abi_encode()).expect_err("spender").contains("not allowlisted")
         );
         assert_eq!(in_scope(Role::Unscoped, vec![1, 2, 3]), Ok(()));
+    }
+
+    #[test]
+    fn a_position_leaves_only_into_a_listed_staker_and_comes_back_only_to_the_wallet() {
+        let one = U256::from(1);
+        let deposit =
+            |from, to| safeTransferFromCall { from, to, tokenId: one, data: Default::default() }.abi_encode();
+        assert_eq!(in_scope(Role::UniswapV3PositionManager, deposit(WALLET, STAKER)), Ok(()));
+        let e = in_scope(Role::UniswapV3PositionManager, deposit(WALLET, STRANGER)).expect_err("stranger");
+        assert!(e.contains("not allowlisted as a `uniswap-v3-staker`"), "{e}");
+        // Allowlisted for another role is no staker.
+        assert!(in_scope(Role::UniswapV3PositionManager, deposit(WALLET, ROUTER)).is_err());
+        assert!(in_scope(Role::UniswapV3PositionManager, deposit(STRANGER, STAKER)).is_err());
+        let key = staker::IncentiveKey {
+            rewardToken: ROUTER,
+            pool: ROUTER,
+            startTime: one,
+            endTime: one,
+            refundee: STRANGER,
+        };
+        let unstake = staker::unstakeTokenCall { key: key.clone(), tokenId: one }.abi_encode();
+        let stake = staker::stakeTokenCall { key, tokenId: one }.abi_encode();
+        let claim = |to| {
+            staker::claimRewardCall { rewardToken: ROUTER, to, amountRequested: U256::ZERO }.abi_encode()
+        };
+        let withdraw =
+            |to| staker::withdrawTokenCall { tokenId: one, to, data: Default::default() }.abi_encode();
+        let batch = |calls: Vec<Vec<u8>>| {
+            multicallCall { data: calls.into_iter().map(Into::into).collect() }.abi_encode()
+        };
+        let exit = batch(vec![unstake.clone(), claim(WALLET), withdraw(WALLET)]);
+        assert_eq!(in_scope(Role::UniswapV3Staker, exit), Ok(()));
+        assert_eq!(
+            in_scope(Role::UniswapV3Staker, batch(vec![unstake.clone(), claim(WALLET), stake])),
+            Ok(())
+        );
+        let e = in_scope(Role::UniswapV3Staker, batch(vec![unstake.clone(), claim(STRANGER)]))
+            .expect_err("claim");
+        assert!(e.starts_with("multicall call 2 of 2") && e.contains("`to`"), "{e}");
+        assert!(in_scope(Role::UniswapV3Staker, withdraw(STRANGER)).is_err());
+        // transferDeposit(uint256,address): the deposit to another owner, never.
+        let transfer = [&[0x26, 0xbf, 0xee, 0x04][..], &[0u8; 64]].concat();
+        assert!(
+            in_scope(Role::UniswapV3Staker, transfer).expect_err("transfer").contains("not in the scope")
+        );
     }
 
     #[test]

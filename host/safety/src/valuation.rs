@@ -46,6 +46,7 @@ alloy::sol! {
     function borrowAllowance(address fromUser, address toUser) external view returns (uint256);
     function token0() external view returns (address);
     function ownerOf(uint256 id) external view returns (address);
+    function deposits(uint256 tokenId) external view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper);
     function asset() external view returns (address);
     function convertToAssets(uint256 shares) external view returns (uint256);
     function ADDRESSES_PROVIDER() external view returns (address);
@@ -281,6 +282,25 @@ impl Valuer {
             Err(bardo_evm::ChainError::Reverted { .. }) => Ok(None),
             Err(e) => Err(format!("reading ownerOf({id}) of {collection}: {e}")),
         }
+    }
+
+    /// Whose deposit position `id` is in the V3 Staker `staker` (`deposits(id).owner`).
+    pub fn staker_deposit_owner(&self, chain: u64, staker: Address, id: U256) -> Result<Address, String> {
+        let chains = &self.services.evm.chains;
+        let client = chains.get(chain).map_err(|e| e.to_string())?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let raw = chains
+            .block_on(client.call(
+                staker,
+                depositsCall { tokenId: id }.abi_encode().into(),
+                U256::ZERO,
+                None,
+                deadline,
+            ))
+            .map_err(|e| format!("reading deposits({id}) of the staker {staker}: {e}"))?;
+        depositsCall::abi_decode_returns(&raw)
+            .map(|d| d.owner)
+            .map_err(|e| format!("deposits({id}) of the staker {staker}: {e}"))
     }
 
     /// The chain's wrapped ether, from its pricing config.

@@ -15,24 +15,26 @@ mod quote;
 mod read;
 mod router;
 mod sdk_route;
+mod staking;
 mod swap;
 mod v4;
 
 use liquidity::{
-    AddLiquidity, ClosePosition, CollectAllFees, CollectFees, CompoundFees, RebalancePosition,
-    RemoveLiquidity,
+    AddLiquidity, ClosePosition, CollectAllFees, CollectFees, CompoundFees, MigratePosition,
+    RebalancePosition, RemoveLiquidity,
 };
 use read::{
     GetPoolInfo, GetPoolsByTokenPair, GetPosition, GetPositionPerformance, GetPositions, GetQuote,
     GetTokenInfo, GetTokenPrice,
 };
 use sdk_route::GetRoute;
+use staking::{ClaimStakingRewards, GetIncentives, StakePosition, UnstakePosition};
 use swap::ExecuteSwap;
 
 bardo_sdk::plugin! {
     name: "uniswap",
     read: [GetPoolInfo, GetPoolsByTokenPair, GetQuote, GetPosition, GetPositions, GetPositionPerformance, GetTokenInfo, GetTokenPrice,
-        GetRoute],
+        GetRoute, GetIncentives],
     write: [ExecuteSwap, AddLiquidity, RemoveLiquidity, CollectFees, RebalancePosition, ClosePosition, CompoundFees,
-        CollectAllFees],
+        CollectAllFees, MigratePosition, StakePosition, UnstakePosition, ClaimStakingRewards],
 }

@@ -2,7 +2,8 @@
 //! V3 through the NonfungiblePositionManager, V4 through the PositionManager (`liquidity_v4.rs`).
 //! Minimum amounts come from simulating the exact calls as the wallet, less the slippage setting.
 //!
-//! One module per tool (`add`, `remove`, `close`, `collect`, `collect_all`, `compound`, `rebalance`); what they share is here.
+//! One module per tool (`add`, `remove`, `close`, `collect`, `collect_all`, `compound`, `rebalance`,
+//! `migrate`); what they share is here.
 
 use crate::abi::*;
 use crate::book::Book;
@@ -24,6 +25,7 @@ mod close;
 mod collect;
 mod collect_all;
 mod compound;
+mod migrate;
 mod rebalance;
 mod remove;
 
@@ -32,10 +34,11 @@ pub use close::ClosePosition;
 pub use collect::CollectFees;
 pub use collect_all::CollectAllFees;
 pub use compound::CompoundFees;
+pub use migrate::MigratePosition;
 pub use rebalance::RebalancePosition;
 pub use remove::RemoveLiquidity;
 
-fn write_def<P: JsonSchema>(
+pub(crate) fn write_def<P: JsonSchema>(
     name: &str,
     description: &str,
     risk: RiskTier,
@@ -62,7 +65,7 @@ fn default_slippage() -> u32 {
     50
 }
 
-fn json<T: Serialize>(v: &T) -> Result<String, Error> {
+pub(crate) fn json<T: Serialize>(v: &T) -> Result<String, Error> {
     serde_json::to_string(v).map_err(|e| internal(e.to_string()))
 }
 
@@ -102,7 +105,7 @@ fn owned(chain_id: ChainId, book: &Book, id: U256, owner: Address) -> Result<Pos
     Ok(pos)
 }
 
-fn check_receipts(receipts: &[Receipt]) -> Result<(), Error> {
+pub(crate) fn check_receipts(receipts: &[Receipt]) -> Result<(), Error> {
     match receipts.iter().find(|r| !r.success) {
         Some(r) => Err(error(ErrorCode::Reverted, format!("transaction {} reverted", r.tx_hash))),
         None if receipts.is_empty() => Err(internal("no receipts to verify")),
@@ -120,7 +123,7 @@ fn collect_call(chain_id: ChainId, npm: Address, id: U256, recipient: Address) -
     )
 }
 
-fn json_value<T: Serialize>(v: T) -> Result<serde_json::Value, Error> {
+pub(crate) fn json_value<T: Serialize>(v: T) -> Result<serde_json::Value, Error> {
     serde_json::to_value(v).map_err(|e| internal(e.to_string()))
 }
 

@@ -36,14 +36,16 @@ pub mod nft {
 }
 
 /// `Actions.sol` of v4-periphery.
-mod action {
+pub(crate) mod action {
     pub const INCREASE_LIQUIDITY: u8 = 0x00;
     pub const DECREASE_LIQUIDITY: u8 = 0x01;
     pub const MINT_POSITION: u8 = 0x02;
     pub const BURN_POSITION: u8 = 0x03;
+    pub const SETTLE: u8 = 0x0b;
     pub const SETTLE_PAIR: u8 = 0x0d;
     pub const TAKE_PAIR: u8 = 0x11;
     pub const CLOSE_CURRENCY: u8 = 0x12;
+    pub const SWEEP: u8 = 0x14;
 }
 
 /// An amount of each of a pool's tokens, base units.
@@ -100,12 +102,12 @@ pub fn position(chain_id: ChainId, book: &Book, id: U256) -> Result<V4Position, 
 }
 
 /// The pool key of `pool`.
-fn key(pool: &V4Pool) -> PoolKey {
+pub(crate) fn key(pool: &V4Pool) -> PoolKey {
     v4::pool_key(&pool.token0, &pool.token1, pool.fee, pool.key.tick_spacing, pool.key.hooks)
 }
 
 /// `modifyLiquidities` of `actions`, each with its ABI-encoded params.
-fn modify(chain_id: ChainId, posm: Address, actions: &[(u8, Vec<u8>)], deadline: U256) -> TxCall {
+pub(crate) fn modify(chain_id: ChainId, posm: Address, actions: &[(u8, Vec<u8>)], deadline: U256) -> TxCall {
     let codes: Vec<u8> = actions.iter().map(|(a, _)| *a).collect();
     let params: Vec<Bytes> = actions.iter().map(|(_, p)| Bytes::from(p.clone())).collect();
     let unlock = (Bytes::from(codes), params).abi_encode_params();
@@ -117,7 +119,7 @@ fn take_pair(pool: &V4Pool) -> (u8, Vec<u8>) {
     (action::TAKE_PAIR, (pool.token0.address, pool.token1.address, MSG_SENDER).abi_encode_params())
 }
 
-fn no_hook_data() -> Bytes {
+pub(crate) fn no_hook_data() -> Bytes {
     Bytes::new()
 }
 
@@ -157,7 +159,7 @@ pub fn inflow(delta: I256) -> U256 {
 }
 
 /// Base units spent (positive) from a signed delta; zero when it is an inflow.
-fn outflow(delta: I256) -> U256 {
+pub(crate) fn outflow(delta: I256) -> U256 {
     if delta.is_negative() { delta.unsigned_abs() } else { U256::ZERO }
 }
 

@@ -121,6 +121,7 @@ impl Policy {
                 approved_assets: self.approved_assets.clone(),
                 max_position,
                 valuer: Some(valuer.clone()),
+                custodians: self.with_role(Role::UniswapV3Staker),
             }),
             Box::new(
                 AllowlistGuard::new(self.allowed.clone())

@@ -27,6 +27,8 @@ use std::collections::BTreeMap;
 
 alloy::sol! {
     function poolManager() external view returns (address);
+    function V3_POSITION_MANAGER() external view returns (address);
+    function V4_POSITION_MANAGER() external view returns (address);
     function extsload(bytes32 slot) external view returns (bytes32);
 }
 
@@ -320,11 +322,12 @@ impl OnChainBounds {
             match change {
                 Liquidity::V3 { increase, min } => {
                     let topic = if *increase { INCREASE_LIQUIDITY } else { DECREASE_LIQUIDITY };
-                    let k = seen.entry((call.to, *increase)).or_default();
+                    let npm = self.manager(p.chain_id, call.to, false).map_err(|e| (i, e))?;
+                    let k = seen.entry((npm, *increase)).or_default();
                     let event = group
                         .logs
                         .iter()
-                        .filter(|l| l.address == call.to && l.topics().first() == Some(&topic))
+                        .filter(|l| l.address == npm && l.topics().first() == Some(&topic))
                         .nth(*k);
                     *k += 1;
                     let Some((_, amount0, amount1)) =
@@ -352,12 +355,29 @@ impl OnChainBounds {
                         *j == i
                             && matches!(c, Liquidity::V4(V4Action::Mint { .. } | V4Action::Increase { .. }))
                     });
-                    self.v4(p.chain_id, call.to, action, &mut decreased, &moved, credits_reused)
+                    let posm = self.manager(p.chain_id, call.to, true).map_err(|e| (i, e))?;
+                    self.v4(p.chain_id, posm, action, &mut decreased, &moved, credits_reused)
                         .map_err(|e| (i, e))?
                 }
             }
         }
         Ok(())
+    }
+
+    /// The position manager a liquidity change of a call to `target` is made in: the target,
+    /// or the managers a UniversalRouter calls for a migration (its own immutables, read from
+    /// it: calldata cannot name them).
+    fn manager(&self, chain: u64, target: Address, v4: bool) -> Result<Address, String> {
+        let role = self.roles.get(&chain).and_then(|r| r.get(&target)).copied();
+        match (role, v4) {
+            (Some(bardo_core::scope::Role::UniversalRouter), false) => {
+                self.valuer.read(chain, target, V3_POSITION_MANAGERCall {})
+            }
+            (Some(bardo_core::scope::Role::UniversalRouter), true) => {
+                self.valuer.read(chain, target, V4_POSITION_MANAGERCall {})
+            }
+            _ => Ok(target),
+        }
     }
 
     /// A V4 PositionManager action's bounds held to what it moves: a mint's or an increase's

@@ -22,6 +22,10 @@ pub struct PolicyCage {
     /// What types tokens and reads the wallet's holdings for the classes; without it every
     /// token is `Liquid` and no holding is known (stricter, never looser).
     pub valuer: Option<crate::valuation::Valuer>,
+    /// Contracts that keep the wallet's positions in custody, per chain (the allowlist's
+    /// `uniswap-v3-staker`s): a position back from its deposit there is the wallet's own, no new
+    /// position (an unstake stays allowed where a decrease is).
+    pub custodians: BTreeMap<u64, BTreeSet<Address>>,
 }
 
 impl PolicyCage {
@@ -56,8 +60,25 @@ impl PolicyCage {
             .collect();
         Changes {
             moves,
-            nft_gained: declared.nfts.iter().any(|n| n.gained),
+            nft_gained: declared.nfts.iter().any(|n| n.gained && !self.returns(p, n)),
             nft_lost: declared.nfts.iter().any(|n| !n.gained),
+        }
+    }
+
+    /// Whether `nft`, arriving, is the wallet's own position back from a custodian's deposit:
+    /// held now by a listed custodian that records the wallet as its depositor. A read that
+    /// fails counts it as new (stricter).
+    fn returns(&self, p: &Proposal<'_>, nft: &crate::declared::Nft) -> bool {
+        let (Some(id), Some(valuer), Some(custodians)) =
+            (nft.id, &self.valuer, self.custodians.get(&p.chain_id))
+        else {
+            return false;
+        };
+        match valuer.owner_of(p.chain_id, nft.collection, id) {
+            Ok(Some(holder)) if custodians.contains(&holder) => {
+                valuer.staker_deposit_owner(p.chain_id, holder, id).is_ok_and(|owner| owner == p.sender)
+            }
+            _ => false,
         }
     }
 
@@ -200,6 +221,7 @@ mod tests {
             approved_assets: BTreeMap::from([(1, BTreeSet::from([TOKEN]))]),
             max_position: None,
             valuer: None,
+            custodians: BTreeMap::new(),
         };
         let buys = |token: Address| json!({"balance_changes": [{"token": token.to_string(), "delta": "5"}]});
         let mut found = Findings::default();

@@ -31,8 +31,9 @@ const WETH_DEPOSIT: B256 = b256!("0xe1fffcc4923d04b559f4d29a8bfc6cda04eb5b0d3c46
 const WETH_WITHDRAWAL: B256 = b256!("0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65");
 
 /// Roles that route value and must never keep any.
-const PASS_THROUGH: [Role; 6] = [
+const PASS_THROUGH: [Role; 7] = [
     Role::UniversalRouter,
+    Role::UniswapV3Staker,
     Role::UniswapV3SwapRouter,
     Role::UniswapV2Router,
     Role::UniswapV3PositionManager,

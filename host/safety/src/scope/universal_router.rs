@@ -1,9 +1,11 @@
 //! The UniversalRouter's scope: `execute(commands, inputs, deadline)` in which every command is
 //! a V2 / V3 / V4 swap, a wrap, an unwrap or a sweep, and every address that receives anything
 //! is the wallet or one of the router's placeholders for it (`MSG_SENDER`) or for itself between
-//! steps (`ADDRESS_THIS`). Transfers, portions, signed permits, sub-plans, position-manager
-//! calls and commands allowed to revert are refused. Inside `V4_SWAP` the same holds for the V4
-//! router's actions: swaps, settles, and takes to the wallet.
+//! steps (`ADDRESS_THIS`). Transfers, portions, signed permits, sub-plans and commands allowed
+//! to revert are refused. Inside `V4_SWAP` the same holds for the V4 router's actions: swaps,
+//! settles, and takes to the wallet. A V3 → V4 migration's position-manager calls are in scope:
+//! the V3 manager's decrease, burn and collect (to the wallet or V4's PositionManager), and V4's
+//! `modifyLiquidities` under its own scope with every recipient the wallet itself.
 
 use alloy::primitives::{Address, U256, address};
 use alloy::sol_types::{SolCall, SolValue};
@@ -39,6 +41,12 @@ pub(super) type Recipients = Vec<(&'static str, Address)>;
 pub(super) struct Parties {
     pub recipients: Recipients,
     pub hooks: Vec<Address>,
+    /// Who receives inside a position-manager call the router makes, where a placeholder would
+    /// name the router: each must be the wallet itself.
+    pub wallet_only: Recipients,
+    /// A V3 position's collect in a migration: the wallet, or V4's PositionManager (allowlisted
+    /// as `uniswap-v4-position-manager`) which mints the V4 position from it.
+    pub to_v4_manager: Recipients,
 }
 
 /// The hook permissions that let a hook change what a swapper or a liquidity provider pays or
@@ -134,10 +142,44 @@ fn command_parties(command: u8, input: &[u8], out: &mut Parties) -> Result<(), S
         0x0b => ("WRAP_ETH recipient", decode::<(Address, U256)>("WRAP_ETH", input)?.0),
         0x0c => ("UNWRAP_WETH recipient", decode::<(Address, U256)>("UNWRAP_WETH", input)?.0),
         0x10 => return v4_parties(input, out),
+        0x12 => return v3_position_call(input, out),
+        0x14 => return v4_position_call(input, out),
         other => return Err(format!("UniversalRouter command 0x{other:02x} is not in the scope of a swap")),
     };
     out.recipients.push(recipient);
     Ok(())
+}
+
+/// `V3_POSITION_MANAGER_CALL` (a migration's first half): the V3 position manager's
+/// `decreaseLiquidity`, `collect` (to the wallet or V4's PositionManager) or `burn`, which the
+/// router makes only for a position its caller owns or is approved for.
+fn v3_position_call(input: &[u8], out: &mut Parties) -> Result<(), String> {
+    use super::{burnCall, collectCall, decreaseLiquidityCall};
+    if super::decode::<decreaseLiquidityCall>(input).is_some() || super::decode::<burnCall>(input).is_some() {
+        return Ok(());
+    }
+    match super::decode::<collectCall>(input) {
+        Some(c) => {
+            out.to_v4_manager.push(("V3_POSITION_MANAGER_CALL collect recipient", c.params.recipient));
+            Ok(())
+        }
+        None => Err("V3_POSITION_MANAGER_CALL may only decrease, collect or burn".into()),
+    }
+}
+
+/// `V4_POSITION_MANAGER_CALL` (a migration's second half): the PositionManager's
+/// `modifyLiquidities` in its own scope, called by the router — so the caller placeholder would
+/// name the router, and every recipient must be the wallet itself.
+fn v4_position_call(input: &[u8], out: &mut Parties) -> Result<(), String> {
+    match super::v4_positions::parties(input) {
+        Some(Ok(p)) => {
+            out.hooks.extend(p.hooks);
+            out.wallet_only.extend(p.recipients);
+            Ok(())
+        }
+        Some(Err(e)) => Err(format!("V4_POSITION_MANAGER_CALL: {e}")),
+        None => Err("V4_POSITION_MANAGER_CALL may only call modifyLiquidities".into()),
+    }
 }
 
 /// `V4_SWAP`: `(bytes actions, bytes[] params)` for the V4 router.

@@ -314,6 +314,14 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
                 b.swaps = true;
                 v4_swap(input, &mut b.bounds)?;
             }
+            // A migration: the V3 manager's decrease, then V4's mint (the managers are the
+            // router's, `super::OnChainBounds::manager`).
+            0x12 => b.liquidity.extend(v3_positions(input).liquidity),
+            0x14 => {
+                let call = decoded::<modifyLiquiditiesCall>(input)
+                    .ok_or("V4_POSITION_MANAGER_CALL is not modifyLiquidities")?;
+                b.liquidity.extend(v4_positions(&call.unlockData)?.liquidity);
+            }
             _ => {}
         }
     }
