@@ -17,6 +17,7 @@ pub const ROLES: [Role; 17] = [
     Role::UniswapV2Router,
     Role::UniswapV3PositionManager,
     Role::UniswapV4PositionManager,
+    Role::UniswapV3Staker,
     Role::AaveV3Pool,
     Role::Erc4626Vault,
     Role::Permit2,

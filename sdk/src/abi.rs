@@ -39,7 +39,26 @@ pub fn tx_call<C: SolCall>(chain_id: ChainId, to: Address, call: &C) -> TxCall {
 
 /// `eth_call` a typed contract call at the latest block and decode its return value.
 pub fn eth_call<C: SolCall>(chain_id: ChainId, to: Address, call: &C) -> Result<C::Return, Error> {
-    let data = chain::call(&tx_call(chain_id, to, call), None)?;
+    call_at(chain_id, to, call, None)
+}
+
+/// `eth_call` a typed contract call as of the end of `block` (history: what a contract held then).
+pub fn eth_call_at<C: SolCall>(
+    chain_id: ChainId,
+    to: Address,
+    call: &C,
+    block: u64,
+) -> Result<C::Return, Error> {
+    call_at(chain_id, to, call, Some(block))
+}
+
+fn call_at<C: SolCall>(
+    chain_id: ChainId,
+    to: Address,
+    call: &C,
+    block: Option<u64>,
+) -> Result<C::Return, Error> {
+    let data = chain::call(&tx_call(chain_id, to, call), block)?;
     C::abi_decode_returns(&data).map_err(|e| {
         internal(format!(
             "{} at {to} returned data that does not decode ({e}); is it the right contract?",

@@ -45,6 +45,7 @@ pub fn deadline(chain_id: ChainId, seconds: u64) -> Result<U256, Error> {
 }
 
 mod performance;
+mod performance_v4;
 mod pools;
 mod position;
 mod positions;

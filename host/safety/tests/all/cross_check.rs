@@ -380,3 +380,35 @@ fn morpho_plans_are_held_to_morphos_own_sdk() {
         "both figures: {err}"
     );
 }
+
+#[test]
+fn a_migration_is_held_to_the_sdks_position_math_on_both_sides() {
+    let mint = json!({"chain_id": CHAIN_ID, "token_a": "WETH", "token_b": "USDC", "fee": 3000,
+        "amount_a": "1", "amount_b": "2000", "full_range": true});
+    let migrate = |e: &Checked| {
+        let permit = e.path.preview("add_liquidity", &mint).expect("a V3 mint");
+        let done = e.path.commit(&permit.permit_id).expect("commit");
+        e.path.preview(
+            "migrate_liquidity",
+            &json!({"chain_id": CHAIN_ID, "position_id": done.actual["position_id"]}),
+        )
+    };
+    let e = checked(None);
+    migrate(&e).expect("an honest migration passes: the V3 burn and the V4 mint are the SDK's");
+    drop(e);
+    let e = checked(Some(v4_mint_shrinks));
+    let err = migrate(&e).expect_err("a V4 mint paying 1 % more than its liquidity costs");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("V4 mint") && err.message.contains("Uniswap's SDK says"), "{err}");
+    drop(e);
+    let e = checked(Some(v3_burn_pays_less));
+    let err = migrate(&e).expect_err("a V3 burn paying 1 % less than its liquidity holds");
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("burn") && err.message.contains("Uniswap's SDK says"), "{err}");
+}
+
+/// The first V3 pool `Burn` log's token0 amount, made 1 % smaller (the V3 mint before it in the
+/// same test logs no `Burn`).
+fn v3_burn_pays_less(sim: &mut Simulation) {
+    bump_first(sim, "Burn(address,int24,int24,uint128,uint256,uint256)", 32, false);
+}

@@ -128,6 +128,7 @@ fn a_v4_position_lives_from_mint_to_burn_and_every_amount_is_what_the_wallet_saw
     let mint = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "WETH", "token_b": "DAI", "fee": 500,
         "amount_a": "1", "amount_b": "2000", "tick_lower": lower, "tick_upper": upper});
     let (paid, done) = e.write("add_liquidity", &mint, tokens);
+    let mint_paid = paid;
     let expected = &done.expected;
     assert_eq!(paid, [-int(&expected["amount0_base"]), -int(&expected["amount1_base"])], "{expected}");
     assert!(paid[0] < 0 && paid[1] < 0, "in range: both tokens go in");
@@ -168,6 +169,7 @@ fn a_v4_position_lives_from_mint_to_burn_and_every_amount_is_what_the_wallet_saw
     let increase = json!({"chain_id": CHAIN_ID, "version": "v4", "token_a": "DAI", "token_b": "WETH", "fee": 500,
         "amount_a": "1000", "amount_b": "0.5", "position_id": id.to_string()});
     let (paid, done) = e.write("add_liquidity", &increase, tokens);
+    let increase_paid = paid;
     assert_eq!(paid, [-int(&done.expected["amount0_base"]), -int(&done.expected["amount1_base"])]);
     let grown = e.read(posm, getPositionLiquidityCall { tokenId: id }).expect("liquidity");
     assert_eq!(U256::from(grown), U256::from(minted) + u256(&done.expected["liquidity_added"]));
@@ -190,6 +192,29 @@ fn a_v4_position_lives_from_mint_to_burn_and_every_amount_is_what_the_wallet_saw
     assert_eq!(e.read(posm, getPositionLiquidityCall { tokenId: id }).expect("liquidity"), grown);
     let position = read(id).expect("position");
     assert_eq!((position["fees0_base"].clone(), position["fees1_base"].clone()), (json!("0"), json!("0")));
+
+    // Its performance from the PoolManager's history: what the mint and the increase paid (the
+    // principal at each block's price rounds down, what was paid rounds up: a wei apart), the
+    // fees the collect took, nothing owed now, and what it holds.
+    let perf = e
+        .call(
+            "uniswap_get_position_performance",
+            json!({"chain_id": CHAIN_ID, "position_id": id.to_string(), "version": "v4"}),
+        )
+        .expect("performance");
+    let units = |v: &Value, i: usize| int(&v[if i == 0 { "amount0_base" } else { "amount1_base" }]);
+    for i in 0..2 {
+        let (put_in, read_in) = (-(mint_paid[i] + increase_paid[i]), units(&perf["deposited"], i));
+        assert!((0..=2).contains(&(put_in - read_in)), "token {i}: paid {put_in}, history {read_in}: {perf}");
+        assert_eq!(units(&perf["fees_collected"], i), fees[i], "token {i}: the collect's fees: {perf}");
+        assert_eq!(units(&perf["fees_uncollected"], i), 0);
+        assert_eq!(
+            units(&perf["principal"], i),
+            int(&position[if i == 0 { "amount0_base" } else { "amount1_base" }])
+        );
+    }
+    assert!(perf["impermanent_loss"].as_f64().expect("il") <= 1e-9, "{perf}");
+    assert!(perf["fees_value"].as_f64().expect("fees") > 0.0, "{perf}");
 
     // Decrease half: the wallet receives what the plan said.
     let principal = [int(&position["amount0_base"]), int(&position["amount1_base"])];

@@ -1,7 +1,8 @@
-//! `uniswap_get_position_performance`: how a V3 position has done since it was opened, from the
-//! position manager's own events for it (what went in, what came out, what fees were collected)
-//! and its state now: its value against holding what was put in (impermanent loss, fees
-//! aside), the fees it earned, and those as a yearly rate on its value.
+//! `uniswap_get_position_performance`: how a V3 or V4 position has done since it was opened,
+//! from its own history (V3: the position manager's events for it — what went in, what came out,
+//! what fees were collected; V4: `performance_v4.rs`) and its state now: its value against
+//! holding what was put in (impermanent loss, fees aside), the fees it earned, and those as a
+//! yearly rate on its value.
 
 use super::positions::Cache;
 use super::*;
@@ -14,24 +15,34 @@ use bardo_sdk::{LogFilter, logs};
 pub struct PerformanceParams {
     /// Chain id.
     pub chain_id: u64,
-    /// The V3 position NFT's id, decimal.
+    /// The position NFT's id, decimal.
     pub position_id: String,
+    /// `v3` (default) or `v4`: which position manager's NFT `position_id` is.
+    #[serde(default)]
+    pub version: Option<Version>,
     /// The first block searched for its events (default: 200,000 blocks back); give the block it
     /// was minted in for an older position.
     #[serde(default)]
     pub from_block: Option<u64>,
 }
 
-/// Token amounts of a history, whole tokens.
+/// Token amounts of a history: whole tokens and base units.
 #[derive(Debug, Serialize)]
 pub struct Pair {
     pub amount0: String,
     pub amount1: String,
+    pub amount0_base: String,
+    pub amount1_base: String,
 }
 
 impl Pair {
-    fn of(a: (U256, U256), t0: &Token, t1: &Token) -> Self {
-        Pair { amount0: format_units(a.0, t0.decimals), amount1: format_units(a.1, t1.decimals) }
+    pub(super) fn of(a: (U256, U256), t0: &Token, t1: &Token) -> Self {
+        Pair {
+            amount0: format_units(a.0, t0.decimals),
+            amount1: format_units(a.1, t1.decimals),
+            amount0_base: a.0.to_string(),
+            amount1_base: a.1.to_string(),
+        }
     }
 }
 
@@ -79,7 +90,7 @@ impl ReadTool for GetPositionPerformance {
     fn def() -> ToolDef {
         ToolDef {
             prompt_snippet:
-                "uniswap_get_position_performance: a V3 LP position since it opened: deposits, fees \
+                "uniswap_get_position_performance: a V3 or V4 LP position since it opened: deposits, fees \
                              earned, impermanent loss against holding, fee APR"
                     .into(),
             progress_steps: vec!["read its events".into(), "read the position".into(), "compare".into()],
@@ -90,11 +101,12 @@ impl ReadTool for GetPositionPerformance {
             ]),
             ..tool_def::<PerformanceParams>(
                 Self::NAME,
-                "Reads how a Uniswap V3 position has done since it was opened: what its mints and increases \
-                 put in, what its decreases took out and the fees it collected (the position manager's events \
-                 since `from_block`), what it holds and is owed now, and in token1 at the pool's price: its value \
-                 against holding what went in (impermanent loss, fees aside), the fees earned, the net return \
-                 and the fee APR. It changes nothing.",
+                "Reads how a Uniswap V3 or V4 position has done since it was opened: what its mints and \
+                 increases put in, what its decreases took out and the fees it collected (V3: the position \
+                 manager's events since `from_block`; V4: the PoolManager's `ModifyLiquidity` for it, each valued \
+                 at the pool's state of its block), what it holds and is owed now, and in token1 at the pool's \
+                 price: its value against holding what went in (impermanent loss, fees aside), the fees earned, \
+                 the net return and the fee APR. It changes nothing.",
                 Category::Lp,
             )
         }
@@ -102,6 +114,9 @@ impl ReadTool for GetPositionPerformance {
 
     fn run(p: PerformanceParams) -> Result<Performance, Error> {
         let book = book(p.chain_id)?;
+        if p.version == Some(Version::V4) {
+            return super::performance_v4::run(&p, &book);
+        }
         let id = position_id(&p.position_id)?;
         let pos = position(p.chain_id, &book, id)?;
         events::progress(0);
@@ -140,7 +155,6 @@ impl ReadTool for GetPositionPerformance {
         })?;
         events::progress(1);
         let now = Cache::default().v3(p.chain_id, &book, id, pos.owner)?;
-        let (t0, t1) = (now.token0.clone(), now.token1.clone());
         let base = |s: &str| s.parse::<U256>().unwrap_or_default();
         let principal = (base(&now.amount0_base), base(&now.amount1_base));
         let uncollected = (base(&now.fees0_base), base(&now.fees1_base));
@@ -148,39 +162,78 @@ impl ReadTool for GetPositionPerformance {
         let fees_collected =
             (collected[0].saturating_sub(withdrawn[0]), collected[1].saturating_sub(withdrawn[1]));
         events::progress(2);
-        let state = crate::pools::v3_state(p.chain_id, now.pool, &t0, &t1, pos.fee)?;
-        let price = crate::math::v3_prices(state.sqrt_price_x96, t0.decimals, t1.decimals).0;
-        let price: f64 = price.parse().unwrap_or(0.0);
-        let whole = |a: U256, t: &Token| format_units(a, t.decimals).parse::<f64>().unwrap_or(0.0);
-        let value = |a: (U256, U256)| whole(a.0, &t0) * price + whole(a.1, &t1);
-        let held = (deposited[0].saturating_sub(withdrawn[0]), deposited[1].saturating_sub(withdrawn[1]));
-        let (value_now, value_held) = (value(principal), value(held));
-        let fees_value = value(fees_collected) + value(uncollected);
-        let started = bardo_sdk::chain::block_timestamp(p.chain_id, Some(opened))?;
-        let age_seconds = bardo_sdk::chain::block_timestamp(p.chain_id, None)?.saturating_sub(started);
-        let ratio = |a: f64| if value_held > 0.0 { a / value_held - 1.0 } else { 0.0 };
-        Ok(Performance {
-            position_id: id.to_string(),
-            opened_block: opened,
-            age_seconds,
-            deposited: Pair::of((deposited[0], deposited[1]), &t0, &t1),
-            withdrawn: Pair::of((withdrawn[0], withdrawn[1]), &t0, &t1),
-            fees_collected: Pair::of(fees_collected, &t0, &t1),
-            fees_uncollected: Pair::of(uncollected, &t0, &t1),
-            principal: Pair::of(principal, &t0, &t1),
-            value_now,
-            value_held,
-            fees_value,
-            impermanent_loss: ratio(value_now),
-            net_return: ratio(value_now + fees_value),
-            fee_apr: if value_now > 0.0 && age_seconds > 0 {
-                fees_value / value_now * 31_536_000.0 / age_seconds as f64
-            } else {
-                0.0
-            },
+        let state = crate::pools::v3_state(p.chain_id, now.pool, &now.token0, &now.token1, pos.fee)?;
+        let history = History {
+            deposited: (deposited[0], deposited[1]),
+            withdrawn: (withdrawn[0], withdrawn[1]),
+            fees_collected,
+            opened,
             blocks: (from, to),
-            token0: t0,
-            token1: t1,
-        })
+        };
+        report(
+            p.chain_id,
+            id,
+            (now.token0, now.token1),
+            &history,
+            (principal, uncollected),
+            state.sqrt_price_x96,
+        )
     }
+}
+
+/// A position's history: what went in and came out, from its events.
+pub(super) struct History {
+    pub deposited: (U256, U256),
+    /// Principal taken out.
+    pub withdrawn: (U256, U256),
+    pub fees_collected: (U256, U256),
+    /// The block of its first deposit.
+    pub opened: u64,
+    pub blocks: (u64, u64),
+}
+
+/// The performance of a position with `history`, holding `(principal, uncollected fees)` now,
+/// valued in token1 at the pool's price `sqrt_price_x96`.
+pub(super) fn report(
+    chain_id: ChainId,
+    id: U256,
+    (t0, t1): (Token, Token),
+    history: &History,
+    (principal, uncollected): ((U256, U256), (U256, U256)),
+    sqrt_price_x96: U256,
+) -> Result<Performance, Error> {
+    let price = crate::math::v3_prices(sqrt_price_x96, t0.decimals, t1.decimals).0;
+    let price: f64 = price.parse().unwrap_or(0.0);
+    let whole = |a: U256, t: &Token| format_units(a, t.decimals).parse::<f64>().unwrap_or(0.0);
+    let value = |a: (U256, U256)| whole(a.0, &t0) * price + whole(a.1, &t1);
+    let (deposited, withdrawn) = (history.deposited, history.withdrawn);
+    let held = (deposited.0.saturating_sub(withdrawn.0), deposited.1.saturating_sub(withdrawn.1));
+    let (value_now, value_held) = (value(principal), value(held));
+    let fees_value = value(history.fees_collected) + value(uncollected);
+    let started = bardo_sdk::chain::block_timestamp(chain_id, Some(history.opened))?;
+    let age_seconds = bardo_sdk::chain::block_timestamp(chain_id, None)?.saturating_sub(started);
+    let ratio = |a: f64| if value_held > 0.0 { a / value_held - 1.0 } else { 0.0 };
+    Ok(Performance {
+        position_id: id.to_string(),
+        opened_block: history.opened,
+        age_seconds,
+        deposited: Pair::of(deposited, &t0, &t1),
+        withdrawn: Pair::of(withdrawn, &t0, &t1),
+        fees_collected: Pair::of(history.fees_collected, &t0, &t1),
+        fees_uncollected: Pair::of(uncollected, &t0, &t1),
+        principal: Pair::of(principal, &t0, &t1),
+        value_now,
+        value_held,
+        fees_value,
+        impermanent_loss: ratio(value_now),
+        net_return: ratio(value_now + fees_value),
+        fee_apr: if value_now > 0.0 && age_seconds > 0 {
+            fees_value / value_now * 31_536_000.0 / age_seconds as f64
+        } else {
+            0.0
+        },
+        blocks: history.blocks,
+        token0: t0,
+        token1: t1,
+    })
 }

@@ -300,8 +300,9 @@ mod pool_manager {
 
 impl UniswapCrossCheck {
     /// A V4 mint or burn (one `ModifyLiquidity` in the plan, in a hookless pool no swap of the plan
-    /// moves) held to the SDK's position math at the pool's price: the wallet may pay the
-    /// PoolManager no more than minting that liquidity costs (less, when fees the position earned
+    /// moves) held to the SDK's position math at the pool's price: the wallet (or, in a
+    /// migration, the PositionManager for it) may pay the PoolManager no more than minting that
+    /// liquidity costs (less, when fees the position earned
     /// pay part), and a burn must pay the wallet at least what the liquidity is worth (more: the
     /// fees). Ether sides settle without a log and are left to the value guard.
     pub(super) fn check_v4_liquidity(
@@ -367,7 +368,9 @@ impl UniswapCrossCheck {
             [(key.currency0, sdk.mint_amount0, sdk.amount0), (key.currency1, sdk.mint_amount1, sdk.amount1)];
         for (currency, costs, pays) in sides.into_iter().filter(|(c, _, _)| !c.is_zero()) {
             let (moved, expected, off) = if mint {
-                let paid = flow(currency, wallet, manager);
+                // The wallet pays through Permit2; in a migration the PositionManager pays from
+                // what the V3 position paid it (the wallet's too).
+                let paid = flow(currency, wallet, manager) + flow(currency, m.sender, manager);
                 (paid, costs, paid > costs && differs(paid, costs))
             } else {
                 let got = flow(currency, manager, wallet);
