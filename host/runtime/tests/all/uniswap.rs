@@ -624,7 +624,13 @@ fn ambiguous_symbols_and_missing_wallets_are_refused() {
 fn every_tool_carries_complete_metadata() {
     let host = super::host_with("dev", Limits::default(), &[UNISWAP]);
     let plugin = host.plugins().iter().find(|p| &*p.name == "uniswap").expect("uniswap loaded");
-    assert_eq!(plugin.manifest.tools.len(), 17);
+    assert_eq!(plugin.manifest.tools.len(), 22);
+    // The LP agent's day: positions, fees, ranges, staking, migration.
+    let lp: Vec<&str> = (plugin.manifest.tools.iter())
+        .filter(|t| t.category == bardo_core::tool::Category::Lp)
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(lp.len(), 15, "{lp:?}");
     for t in &plugin.manifest.tools {
         assert!(t.name.starts_with("uniswap_") || t.name.starts_with("data_"), "{}", t.name);
         assert!(t.description.len() > 120, "{}: a description that says when and what not", t.name);

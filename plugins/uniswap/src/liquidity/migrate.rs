@@ -60,9 +60,10 @@ pub struct MigrateParams {
     /// trusts the hook.
     #[serde(default)]
     pub hooks: Option<String>,
-    /// The V4 range (default: the V3 position's ticks); both or neither.
+    /// The V4 range's lower tick (default: the V3 position's); with `tick_upper` or not at all.
     #[serde(default)]
     pub tick_lower: Option<i32>,
+    /// The V4 range's upper tick (default: the V3 position's).
     #[serde(default)]
     pub tick_upper: Option<i32>,
     /// Slippage tolerance in basis points (default 50).
