@@ -10,7 +10,7 @@ use bardo_core::scope::Role;
 use std::collections::BTreeSet;
 
 /// Every role a contract can be allowlisted as.
-pub const ROLES: [Role; 17] = [
+pub const ROLES: [Role; 18] = [
     Role::Erc20,
     Role::Weth,
     Role::UniswapV3SwapRouter,
