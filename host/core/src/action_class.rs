@@ -118,7 +118,7 @@ const KINDS: &[(&str, KindClass)] = {
         ("close_liquidity", Fixed(ClosePosition)),
         ("collect_fees", Fixed(ClosePosition)),
         ("collect_all_fees", Fixed(ClosePosition)),
-        ("claim_rewards", Fixed(ClosePosition)),
+        ("claim_staking_rewards", Fixed(ClosePosition)),
         ("unstake_liquidity", Fixed(ClosePosition)),
         ("repay", Fixed(ClosePosition)),
         ("withdraw", Fixed(ClosePosition)),

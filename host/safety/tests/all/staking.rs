@@ -144,7 +144,7 @@ fn a_staked_position_earns_its_share_and_comes_back_with_its_rewards() {
 
     // Claimed, staying staked: the USDC is what the staker's formula pays for the share.
     let claim = json!({"chain_id": CHAIN_ID, "position_id": id});
-    let (moved, claimed) = e.write("claim_rewards", &claim, tokens);
+    let (moved, claimed) = e.write("claim_staking_rewards", &claim, tokens);
     let paid = int(&claimed.actual["rewards"][0]["amount_base"]);
     assert_eq!(moved[at_usdc], paid, "the wallet got what the outcome says: {}", claimed.actual);
     assert!(paid >= so_far, "at least what the read showed a block before: {paid} < {so_far}");

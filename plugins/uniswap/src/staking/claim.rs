@@ -53,7 +53,7 @@ impl WriteTool for ClaimStakingRewards {
              then), the rewards are claimed, and the stakes in incentives still running are made again. The \
              expected rewards come from simulating it.",
             RiskTier::Low,
-            "claim_rewards",
+            "claim_staking_rewards",
             &["read deposit", "find stakes", "simulate claim", "build call"],
             &[(Phase::Thriving, "Claim when the rewards are worth more than the gas.")],
         )
