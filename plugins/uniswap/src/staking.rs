@@ -245,6 +245,11 @@ pub fn into_custody(npm: Address, id: U256) -> bardo_sdk::erc20::NftChange {
     bardo_sdk::erc20::NftChange { collection: npm, id: Some(id.to_string()), gained: false }
 }
 
+/// The position back in the wallet from the staker.
+pub fn back(npm: Address, id: U256) -> bardo_sdk::erc20::NftChange {
+    bardo_sdk::erc20::NftChange { collection: npm, id: Some(id.to_string()), gained: true }
+}
+
 /// What follows the unstakes and claims of an [`exit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Then {
@@ -286,9 +291,7 @@ pub fn exit(
     }
     let mut calls: Vec<Vec<u8>> =
         stakes.iter().map(|i| unstakeTokenCall { key: i.key.clone(), tokenId: id }.abi_encode()).collect();
-    let mut tokens: Vec<Address> = stakes.iter().map(|i| i.key.rewardToken).collect();
-    tokens.sort();
-    tokens.dedup();
+    let tokens = reward_tokens(&stakes);
     let first_claim = calls.len();
     calls.extend(
         tokens.iter().map(|t| {
@@ -317,4 +320,72 @@ pub fn exit(
         .map(|(i, t)| Ok((*t, claimed(&results[first_claim + i])?)))
         .collect::<Result<Vec<_>, Error>>()?;
     Ok(Exit { call, rewards, unstaked: stakes, restaked })
+}
+
+/// The distinct reward tokens of `incentives`, in address order (one claim each).
+pub fn reward_tokens<'a>(incentives: impl IntoIterator<Item = &'a Incentive>) -> Vec<Address> {
+    let mut tokens: Vec<Address> = incentives.into_iter().map(|i| i.key.rewardToken).collect();
+    tokens.sort();
+    tokens.dedup();
+    tokens
+}
+
+/// A position deposited in the staker for the wallet, with what an exit of it needs.
+pub struct Deposited {
+    pub owner: Address,
+    pub staker: Address,
+    pub pos: Position,
+    pub pool: Address,
+}
+
+/// Position `position_id`, which must be deposited in the staker for the wallet (`in_wallet`:
+/// what to say when the wallet holds it itself). Progress steps 0 to 2.
+pub fn deposited(
+    chain_id: ChainId,
+    book: &Book,
+    position_id: &str,
+    in_wallet: &str,
+) -> Result<Deposited, Error> {
+    let owner = bardo_sdk::abi::wallet(chain_id)?;
+    let staker = staker(chain_id, book)?;
+    let id = crate::read::position_id(position_id)?;
+    bardo_sdk::events::progress(0);
+    let pos = crate::read::position(chain_id, book, id)?;
+    if !held(chain_id, staker, &pos, owner)? {
+        return Err(invalid_params(format!(
+            "position {id} is in the wallet, not in the staker: {in_wallet}"
+        )));
+    }
+    bardo_sdk::events::progress(1);
+    let pool = pool_of(chain_id, book, &pos)?;
+    bardo_sdk::events::progress(2);
+    Ok(Deposited { owner, staker, pos, pool })
+}
+
+/// The incentives an exit left, and what each reward token paid the wallet.
+pub type Settled = (Vec<B256>, Vec<(Address, U256)>);
+
+/// What an exit's receipts show for position `id`: the incentives it left, and what each of
+/// their reward tokens paid the wallet.
+pub fn settled(
+    chain_id: ChainId,
+    receipts: &[bardo_sdk::Receipt],
+    (staker, owner, pool): (Address, Address, Address),
+    id: U256,
+    from_block: Option<u64>,
+) -> Result<Settled, Error> {
+    let unstaked: Vec<B256> = bardo_sdk::abi::events::<TokenUnstaked>(receipts, staker)
+        .iter()
+        .filter(|e| e.tokenId == id)
+        .map(|e| e.incentiveId)
+        .collect();
+    let left = created(chain_id, staker, Some(pool), from_block)?;
+    let tokens = reward_tokens(left.iter().filter(|i| unstaked.contains(&i.id)));
+    let paid = |token: Address| {
+        bardo_sdk::abi::events::<Transfer>(receipts, token)
+            .iter()
+            .filter(|t| t.from == staker && t.to == owner)
+            .fold(U256::ZERO, |sum, t| sum + t.value)
+    };
+    Ok((unstaked, tokens.iter().map(|t| (*t, paid(*t))).collect()))
 }

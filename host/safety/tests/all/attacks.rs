@@ -245,6 +245,20 @@ impl Env {
         })
     }
 
+    /// Params of `attack_raw`: `calls` (target, calldata) as the plugin plans them, declaring
+    /// `outcome` when given (else nothing).
+    pub(crate) fn raw(&self, calls: &[(Address, Vec<u8>)], outcome: Option<&Value>) -> Value {
+        let listed: Vec<Value> = calls
+            .iter()
+            .map(|(to, data)| json!({"to": to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}))
+            .collect();
+        let mut extra = json!({"raw": Value::Array(listed).to_string()});
+        if let Some(outcome) = outcome {
+            extra["outcome"] = json!(outcome.to_string());
+        }
+        self.params(calls.first().map_or(Address::ZERO, |c| c.0), extra)
+    }
+
     /// Params of an attack on `target`.
     pub(crate) fn params(&self, target: Address, extra: Value) -> Value {
         let mut p =

@@ -305,13 +305,7 @@ fn a_rebalance_that_pays_a_stranger_or_moves_at_a_pushed_price_is_refused() {
     };
     let approvals =
         [t0, t1].map(|t| (t, approveCall { spender: npm_address, amount: desired(t) }.abi_encode()));
-    let raw = |calls: Vec<(Address, Vec<u8>)>| {
-        let calls: Vec<Value> = calls
-            .iter()
-            .map(|(to, data)| json!({"to": to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}))
-            .collect();
-        e.params(npm_address, json!({"raw": Value::Array(calls).to_string()}))
-    };
+    let raw = |calls: Vec<(Address, Vec<u8>)>| e.raw(&calls, None);
     let wallet = e.wallet;
     let mut calls = approvals.to_vec();
     calls.push(batch(wallet, STRANGER));
@@ -593,11 +587,7 @@ fn a_v4_move_whose_burn_minimum_is_only_the_rest_is_refused() {
     params[0] = (burned, back[0], back[1], hook).abi_encode_params().into();
     let unlock = (actions, params).abi_encode_params();
     let stripped = v4_move::modifyLiquiditiesCall { unlockData: unlock.into(), deadline: honest.deadline };
-    let raw = |data: &[u8]| {
-        let calls =
-            json!([{"to": call.to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}]);
-        e.params(call.to, json!({"raw": calls.to_string(), "outcome": plan.expected_outcome.to_string()}))
-    };
+    let raw = |data: &[u8]| e.raw(&[(call.to, data.to_vec())], Some(&plan.expected_outcome));
     e.scoped.preview("attack-raw", &raw(&call.data)).expect("the honest call, sent as it is, passes");
     refused(&e.scoped, "attack-raw", &raw(&stripped.abi_encode()), "on-chain-bounds", "of principal");
 }

@@ -12,7 +12,7 @@ use alloy::sol_types::{SolCall, SolValue};
 use bardo_devnet::CHAIN_ID;
 use bardo_devnet::deploy::Deployments;
 use bardo_test_support::addr;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[test]
 fn a_v3_position_moves_to_v4_in_one_transaction_and_nothing_is_left_behind() {
@@ -163,11 +163,7 @@ fn a_migration_that_pays_anyone_but_the_wallet_is_refused() {
     };
     let raw = |execute: Vec<u8>| {
         let approve = approveCall { to: router, tokenId: id }.abi_encode();
-        let calls: Vec<Value> = [(npm, approve), (router, execute)]
-            .iter()
-            .map(|(to, data)| json!({"to": to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}))
-            .collect();
-        e.params(npm, json!({"raw": Value::Array(calls).to_string()}))
+        e.raw(&[(npm, approve), (router, execute)], None)
     };
     let before = e.state(Some(id));
     let wallet = e.wallet;
@@ -196,13 +192,6 @@ fn a_migration_that_pays_anyone_but_the_wallet_is_refused() {
     );
     // A V3 position approved to anyone but a listed router.
     let approve = approveCall { to: STRANGER, tokenId: id }.abi_encode();
-    let alone = json!([{"to": npm.to_string(), "data": alloy::primitives::hex::encode_prefixed(approve)}]);
-    refused(
-        &e.scoped,
-        "attack-raw",
-        &e.params(npm, json!({"raw": alone.to_string()})),
-        "allowlist-guard",
-        "universal-router",
-    );
+    refused(&e.scoped, "attack-raw", &e.raw(&[(npm, approve)], None), "allowlist-guard", "universal-router");
     assert_eq!(e.state(Some(id)), before, "nothing moved");
 }

@@ -213,13 +213,7 @@ fn a_position_lost_through_the_staker_is_refused() {
         endTime: U256::from(incentive.end_time),
         refundee: incentive.refundee,
     };
-    let raw = |calls: Vec<(Address, Vec<u8>)>, outcome: Value| {
-        let calls: Vec<Value> = calls
-            .iter()
-            .map(|(to, data)| json!({"to": to.to_string(), "data": alloy::primitives::hex::encode_prefixed(data)}))
-            .collect();
-        e.params(npm, json!({"raw": Value::Array(calls).to_string(), "outcome": outcome.to_string()}))
-    };
+    let raw = |calls: Vec<(Address, Vec<u8>)>, outcome: Value| e.raw(&calls, Some(&outcome));
     let leaves = json!({"balance_changes": [],
         "nfts": [{"collection": npm.to_string(), "id": id.to_string(), "gained": false}]});
     let deposit = |to: Address| {

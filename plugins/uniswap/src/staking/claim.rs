@@ -2,7 +2,7 @@
 //! staked on — one staker `multicall` of unstake (which credits the reward), claim, and stake
 //! again in each incentive still running.
 
-use super::unstake::{Reward, paid, reward_changes};
+use super::unstake::{Reward, received, reward_changes, rewards};
 use super::*;
 use crate::book::book;
 use crate::liquidity::{check_receipts, json, json_value, write_def};
@@ -60,21 +60,11 @@ impl WriteTool for ClaimStakingRewards {
     }
 
     fn plan(p: ClaimParams) -> Result<WritePlan, Error> {
-        let owner = wallet(p.chain_id)?;
         let book = book(p.chain_id)?;
-        let staker = staker(p.chain_id, &book)?;
-        let id = position_id(&p.position_id)?;
-        events::progress(0);
-        let pos = position(p.chain_id, &book, id)?;
-        if !held(p.chain_id, staker, &pos, owner)? {
-            return Err(invalid_params(format!(
-                "position {id} is in the wallet, not staked: it earns no incentive; stake it with `uniswap_stake_position`"
-            )));
-        }
-        events::progress(1);
-        let pool = pool_of(p.chain_id, &book, &pos)?;
-        events::progress(2);
-        let exit = exit(p.chain_id, staker, owner, pool, &pos, p.from_block, Then::Restake)?;
+        let staked = "it earns no incentive; stake it with `uniswap_stake_position`";
+        let d = deposited(p.chain_id, &book, &p.position_id, staked)?;
+        let id = d.pos.id;
+        let exit = exit(p.chain_id, d.staker, d.owner, d.pool, &d.pos, p.from_block, Then::Restake)?;
         if exit.rewards.iter().all(|(_, a)| a.is_zero()) {
             return Err(invalid_params(format!(
                 "position {id} has earned nothing to claim yet (it earns only while the price is in its range)"
@@ -84,15 +74,9 @@ impl WriteTool for ClaimStakingRewards {
         let expected = ClaimOutcome {
             balance_changes: reward_changes(p.chain_id, &exit.rewards)?,
             position_id: id.to_string(),
-            rewards: exit
-                .rewards
-                .iter()
-                .map(|(t, a)| Reward::new(p.chain_id, *t, *a))
-                .collect::<Result<_, _>>()?,
+            rewards: rewards(p.chain_id, &exit.rewards)?,
             staked_in: exit.restaked.iter().map(ToString::to_string).collect(),
-            ended: exit
-                .unstaked
-                .iter()
+            ended: (exit.unstaked.iter())
                 .filter(|i| !exit.restaked.contains(&i.id))
                 .map(|i| i.id.to_string())
                 .collect(),
@@ -115,29 +99,16 @@ impl WriteTool for ClaimStakingRewards {
         let id = position_id(&p.position_id)?;
         let pos = position(p.chain_id, &book, id)?;
         let pool = pool_of(p.chain_id, &book, &pos)?;
-        let incentives = created(p.chain_id, staker, Some(pool), p.from_block)?;
-        let unstaked: Vec<B256> = bardo_sdk::abi::events::<TokenUnstaked>(&receipts, staker)
-            .iter()
-            .filter(|e| e.tokenId == id)
-            .map(|e| e.incentiveId)
-            .collect();
+        let (unstaked, paid) = settled(p.chain_id, &receipts, (staker, owner, pool), id, p.from_block)?;
         let restaked: Vec<B256> = bardo_sdk::abi::events::<TokenStaked>(&receipts, staker)
             .iter()
             .filter(|e| e.tokenId == id)
             .map(|e| e.incentiveId)
             .collect();
-        let mut tokens: Vec<Address> =
-            incentives.iter().filter(|i| unstaked.contains(&i.id)).map(|i| i.key.rewardToken).collect();
-        tokens.sort();
-        tokens.dedup();
-        let rewards = paid(&receipts, staker, owner, &tokens);
         json_value(ClaimOutcome {
-            balance_changes: rewards.iter().map(|(t, a)| BalanceChange::net(*t, *a, U256::ZERO)).collect(),
+            balance_changes: received(&paid),
             position_id: id.to_string(),
-            rewards: rewards
-                .iter()
-                .map(|(t, a)| Reward::new(p.chain_id, *t, *a))
-                .collect::<Result<_, _>>()?,
+            rewards: rewards(p.chain_id, &paid)?,
             staked_in: restaked.iter().map(ToString::to_string).collect(),
             ended: unstaked.iter().filter(|i| !restaked.contains(i)).map(ToString::to_string).collect(),
         })

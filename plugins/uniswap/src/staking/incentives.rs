@@ -146,11 +146,8 @@ impl ReadTool for GetIncentives {
             }
             deposits.push(Deposit { position_id: id.to_string(), stakes });
         }
-        let mut tokens: Vec<Address> = all.iter().map(|i| i.key.rewardToken).collect();
-        tokens.sort();
-        tokens.dedup();
         let mut unclaimed = Vec::new();
-        for t in tokens {
+        for t in reward_tokens(&all) {
             let owed = eth_call(p.chain_id, staker, &rewardsCall { rewardToken: t, owner })?;
             if !owed.is_zero() {
                 unclaimed.push(Reward::new(p.chain_id, t, owed)?);

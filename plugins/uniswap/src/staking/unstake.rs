@@ -70,20 +70,14 @@ pub fn reward_changes(chain_id: ChainId, rewards: &[(Address, U256)]) -> Result<
         .collect()
 }
 
-/// What each reward token paid the wallet in `receipts` (the staker's transfers to it).
-pub fn paid(
-    receipts: &[Receipt],
-    staker: Address,
-    wallet: Address,
-    tokens: &[Address],
-) -> Vec<(Address, U256)> {
-    let paid = |token: Address| {
-        bardo_sdk::abi::events::<Transfer>(receipts, token)
-            .iter()
-            .filter(|t| t.from == staker && t.to == wallet)
-            .fold(U256::ZERO, |sum, t| sum + t.value)
-    };
-    tokens.iter().map(|t| (*t, paid(*t))).collect()
+/// Each reward token and its amount as the outcome lists them.
+pub fn rewards(chain_id: ChainId, paid: &[(Address, U256)]) -> Result<Vec<Reward>, Error> {
+    paid.iter().map(|(t, a)| Reward::new(chain_id, *t, *a)).collect()
+}
+
+/// The rewards as the wallet's balance changes, as the receipts show them.
+pub fn received(paid: &[(Address, U256)]) -> Vec<BalanceChange> {
+    paid.iter().map(|(t, a)| BalanceChange::net(*t, *a, U256::ZERO)).collect()
 }
 
 pub struct UnstakePosition;
@@ -109,21 +103,10 @@ impl WriteTool for UnstakePosition {
     }
 
     fn plan(p: UnstakeParams) -> Result<WritePlan, Error> {
-        let owner = wallet(p.chain_id)?;
         let book = book(p.chain_id)?;
-        let staker = staker(p.chain_id, &book)?;
-        let id = position_id(&p.position_id)?;
-        events::progress(0);
-        let pos = position(p.chain_id, &book, id)?;
-        if !held(p.chain_id, staker, &pos, owner)? {
-            return Err(invalid_params(format!(
-                "position {id} is in the wallet, not in the staker: nothing to unstake"
-            )));
-        }
-        events::progress(1);
-        let pool = pool_of(p.chain_id, &book, &pos)?;
-        events::progress(2);
-        let exit = exit(p.chain_id, staker, owner, pool, &pos, p.from_block, Then::Withdraw)?;
+        let d = deposited(p.chain_id, &book, &p.position_id, "nothing to unstake")?;
+        let id = d.pos.id;
+        let exit = exit(p.chain_id, d.staker, d.owner, d.pool, &d.pos, p.from_block, Then::Withdraw)?;
         events::progress(3);
         let description = format!(
             "unstake position {id} from {} incentive(s), claim {} reward token(s) and withdraw it to the wallet",
@@ -132,18 +115,10 @@ impl WriteTool for UnstakePosition {
         );
         let expected = UnstakeOutcome {
             balance_changes: reward_changes(p.chain_id, &exit.rewards)?,
-            nfts: vec![NftChange {
-                collection: book.position_manager,
-                id: Some(id.to_string()),
-                gained: true,
-            }],
+            nfts: vec![back(book.position_manager, id)],
             position_id: id.to_string(),
             unstaked: exit.unstaked.iter().map(|i| i.id.to_string()).collect(),
-            rewards: exit
-                .rewards
-                .iter()
-                .map(|(t, a)| Reward::new(p.chain_id, *t, *a))
-                .collect::<Result<_, _>>()?,
+            rewards: rewards(p.chain_id, &exit.rewards)?,
         };
         Ok(WritePlan {
             calls: vec![PlannedCall { call: exit.call, description }],
@@ -163,33 +138,14 @@ impl WriteTool for UnstakePosition {
                 pos.owner
             )));
         }
-        let unstaked: Vec<B256> = bardo_sdk::abi::events::<TokenUnstaked>(&receipts, staker)
-            .iter()
-            .filter(|e| e.tokenId == id)
-            .map(|e| e.incentiveId)
-            .collect();
         let pool = pool_of(p.chain_id, &book, &pos)?;
-        let mut tokens: Vec<Address> = created(p.chain_id, staker, Some(pool), p.from_block)?
-            .into_iter()
-            .filter(|i| unstaked.contains(&i.id))
-            .map(|i| i.key.rewardToken)
-            .collect();
-        tokens.sort();
-        tokens.dedup();
-        let rewards = paid(&receipts, staker, owner, &tokens);
+        let (unstaked, paid) = settled(p.chain_id, &receipts, (staker, owner, pool), id, p.from_block)?;
         json_value(UnstakeOutcome {
-            balance_changes: rewards.iter().map(|(t, a)| BalanceChange::net(*t, *a, U256::ZERO)).collect(),
-            nfts: vec![NftChange {
-                collection: book.position_manager,
-                id: Some(id.to_string()),
-                gained: true,
-            }],
+            balance_changes: received(&paid),
+            nfts: vec![back(book.position_manager, id)],
             position_id: id.to_string(),
             unstaked: unstaked.iter().map(ToString::to_string).collect(),
-            rewards: rewards
-                .iter()
-                .map(|(t, a)| Reward::new(p.chain_id, *t, *a))
-                .collect::<Result<_, _>>()?,
+            rewards: rewards(p.chain_id, &paid)?,
         })
     }
 }
