@@ -23,6 +23,10 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+// What `bardo` runs on (host/cli/src/main.rs); the peers in this process use it too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod raw {
     //! Raw wasmtime on the same component: WASI p2 and nothing else (the tool imports no host
     //! interface; any it called would trap and fail the run).
@@ -216,6 +220,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn peers(c: &mut Criterion) {
+    // As `bardo` runs: no huge pages for mimalloc's heap (each zeroed whole on its first touch).
+    rustix::thread::disable_transparent_huge_pages(true).expect("prctl(PR_SET_THP_DISABLE)");
     let params = bench_work::params_1kb();
     assert!((900..1300).contains(&params.len()), "params are {} bytes", params.len());
     let expected = String::from_utf8(bench_work::run(params.as_bytes()).expect("the work")).expect("utf-8");
@@ -249,9 +255,17 @@ fn peers(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("peers");
     g.sample_size(SAMPLE_SIZE);
+    let loaded = bardo.catalog()["bench_eth_call"].plugin.clone();
+    let before = loaded.instance_stats();
     bench(&mut g, "bardo_isolated", || {
         black_box(call());
     });
+    let after = loaded.instance_stats();
+    println!(
+        "bardo_isolated: {} calls took an instance made ahead, {} made their own",
+        after.taken_ready - before.taken_ready,
+        after.made_on_call - before.made_on_call
+    );
     bench(&mut g, "wasmtime_reused", || {
         black_box(raw::Runner::call(&mut store, &reader, &params));
     });

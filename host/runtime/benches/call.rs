@@ -166,5 +166,25 @@ fn loads(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, calls, loads);
+/// What checking a call's params costs, apart from the call: the tool's schema against ~1 KB of
+/// params (`check_1kb`), and the baseline of parsing them into a `serde_json::Value` alone.
+fn params(c: &mut Criterion) {
+    let runtime = Runtime::new().expect("runtime");
+    let services = Arc::new(Services::empty(&runtime));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::new(Some(dir.path().to_owned())).expect("engine");
+    let host = host(&engine, &services);
+    let schema = &host.catalog()["bench_summarize"].def.input_schema;
+    let checker = bardo_runtime::plugin::ParamsSchema::compile(schema).expect("schema");
+    let params = params_1kb();
+    checker.check("bench_summarize", &params).expect("valid");
+    let mut g = c.benchmark_group("params");
+    g.bench_function("check_1kb", |b| b.iter(|| black_box(checker.check("t", black_box(&params)).is_ok())));
+    g.bench_function("parse_value_1kb", |b| {
+        b.iter(|| black_box(serde_json::from_str::<serde_json::Value>(black_box(&params)).is_ok()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, calls, loads, params);
 criterion_main!(benches);

@@ -549,10 +549,7 @@ fn check_chain(def: &ToolDef, tool: &str, params_json: &str) -> Result<(), ToolE
     if def.supported_chains.is_empty() {
         return Ok(());
     }
-    let chain = serde_json::from_str::<serde_json::Value>(params_json)
-        .ok()
-        .and_then(|p| p.get("chain_id").and_then(serde_json::Value::as_u64));
-    match chain {
+    match chain_of(params_json) {
         Some(chain) if !def.supported_chains.contains(&chain) => {
             let chains: Vec<String> = def.supported_chains.iter().map(u64::to_string).collect();
             Err(ToolError::new(
@@ -565,6 +562,16 @@ fn check_chain(def: &ToolDef, tool: &str, params_json: &str) -> Result<(), ToolE
         }
         _ => Ok(()),
     }
+}
+
+/// The `chain_id` params name, if it is a number a chain id can be — read without building the
+/// params as a document (every call of a tool with `supported_chains` reads it).
+pub(crate) fn chain_of(params_json: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        chain_id: Option<u64>,
+    }
+    serde_json::from_str::<Params>(params_json).ok()?.chain_id
 }
 
 /// An action kind as routed: `add-liquidity` and `add_liquidity` are one kind.

@@ -88,9 +88,7 @@ impl<T> CallReport<T> {
     pub(crate) fn host_chain_first(mut self, services: &crate::Services, params_json: &str) -> Self {
         if let Err(e) = &self.result
             && e.code == ErrorCode::ChainNotSupported
-            && let Some(chain) = serde_json::from_str::<serde_json::Value>(params_json)
-                .ok()
-                .and_then(|p| p.get("chain_id").and_then(serde_json::Value::as_u64))
+            && let Some(chain) = super::chain_of(params_json)
             && let Err(missing) = services.evm.chains.get(chain)
         {
             self.result = Err(ToolError::new(ErrorCode::ChainNotSupported, missing.to_string()));

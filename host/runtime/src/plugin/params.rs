@@ -1,6 +1,10 @@
 //! A tool's params checked against its declared JSON Schema by the host, before any instance
 //! runs: a plugin never sees params its own schema refuses, and the caller learns which path is
-//! wrong. The schema is compiled once, when the plugin loads.
+//! wrong. The schema is compiled once, when the plugin loads: to a validator that reads the text
+//! without building a document ([`streaming`]) where it can, and by `jsonschema`, which decides
+//! every document the first refuses and names what is wrong.
+
+mod streaming;
 
 use bardo_core::error::{ErrorCode, ToolError};
 use serde_json::Value;
@@ -11,7 +15,12 @@ const MAX_NAMED: usize = 3;
 const MAX_ERROR_CHARS: usize = 200;
 
 /// A tool's compiled input schema, and its top-level property names (for "did you mean").
-pub struct ParamsSchema(jsonschema::Validator, Vec<String>);
+pub struct ParamsSchema {
+    validator: jsonschema::Validator,
+    /// The same schema read in one pass over the text, when it uses only what that reads.
+    streaming: Option<streaming::Compiled>,
+    names: Vec<String>,
+}
 
 impl std::fmt::Debug for ParamsSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -26,11 +35,31 @@ impl ParamsSchema {
         let names = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
         let validator =
             jsonschema::options().with_retriever(NoRetrieval).build(schema).map_err(|e| e.to_string())?;
-        Ok(Self(validator, names))
+        Ok(Self { validator, streaming: streaming::Compiled::compile(schema), names })
+    }
+
+    /// Whether the one-pass validator reads this schema (else every check builds a document).
+    pub fn is_streamed(&self) -> bool {
+        self.streaming.is_some()
+    }
+
+    /// What the one-pass validator alone says of `params_json` (`None`: it does not read this
+    /// schema); for tests that hold it to `jsonschema`.
+    pub fn accepted_in_one_pass(&self, params_json: &str) -> Option<bool> {
+        self.streaming.as_ref().map(|s| s.accepts(params_json))
     }
 
     /// `params_json` parsed and checked; an `invalid-params` error naming what is wrong where.
     pub fn check(&self, tool: &str, params_json: &str) -> Result<(), ToolError> {
+        // The common case: valid params, read once, nothing allocated.
+        if self.streaming.as_ref().is_some_and(|s| s.accepts(params_json)) {
+            return Ok(());
+        }
+        self.check_document(tool, params_json)
+    }
+
+    /// [`Self::check`] by `jsonschema` alone, on the params parsed to a document.
+    pub fn check_document(&self, tool: &str, params_json: &str) -> Result<(), ToolError> {
         let mut params: Value = serde_json::from_str(params_json).map_err(|e| {
             ToolError::new(ErrorCode::InvalidParams, format!("params of `{tool}` are not JSON: {e}"))
         })?;
@@ -41,11 +70,11 @@ impl ParamsSchema {
             fields.retain(|_, v| !v.is_null());
         }
         // The common case first: a valid document is checked without building error reports.
-        if self.0.is_valid(&params) {
+        if self.validator.is_valid(&params) {
             return Ok(());
         }
         let errors: Vec<String> = self
-            .0
+            .validator
             .iter_errors(&params)
             .map(|e| {
                 let path = e.instance_path().to_string();
@@ -64,8 +93,8 @@ impl ParamsSchema {
             message.push_str(&format!(" (and {more} more)"));
         }
         // A misspelt name is the likeliest cause: say which was meant.
-        for key in params.as_object().into_iter().flat_map(|o| o.keys()).filter(|k| !self.1.contains(k)) {
-            if let Some(meant) = bardo_core::suggest::closest(key, self.1.iter().map(String::as_str)) {
+        for key in params.as_object().into_iter().flat_map(|o| o.keys()).filter(|k| !self.names.contains(k)) {
+            if let Some(meant) = bardo_core::suggest::closest(key, self.names.iter().map(String::as_str)) {
                 message.push_str(&format!("; `{key}`: did you mean `{meant}`?"));
             }
         }

@@ -10,6 +10,7 @@ mod inline;
 mod intelligence;
 mod loading;
 mod lp_reads;
+mod params;
 mod registry;
 mod safety_plugin;
 mod schema_versions;
