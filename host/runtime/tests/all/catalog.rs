@@ -13,7 +13,8 @@ use bardo_test_artifacts::{
 };
 use std::collections::BTreeSet;
 
-const PLUGINS: [&str; 14] = [
+/// The repo's plugins whose tools the profile table covers (the bridge's are checked elsewhere).
+pub(super) const PLUGINS: [&str; 14] = [
     HELLO,
     UNISWAP,
     AAVE,

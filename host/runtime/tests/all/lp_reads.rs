@@ -6,6 +6,7 @@
 //! price; the fees the SDK's `TickLibrary`/`PositionLibrary` compute from the pool's fee growth,
 //! plus what the manager already owes — to the wei.
 
+use super::Rng;
 use super::uniswap::{Env, env, u256};
 use alloy::network::TransactionBuilder;
 use alloy::primitives::aliases::{I24, U24, U160};
@@ -39,23 +40,6 @@ sol! {
     function positions(uint256 tokenId) external view returns (uint96 nonce, address operator, address token0,
         address token1, uint24 fee, int24 tickLower, int24 tickUpper, uint128 liquidity,
         uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1);
-}
-
-/// xorshift64: reproducible randomness without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// In `lo..hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo) as u64) as i64
-    }
 }
 
 fn send(e: &Env, to: Address, call: impl SolCall) {

@@ -4,38 +4,16 @@
 //! it accepts none that `jsonschema` refuses. (It may refuse what `jsonschema` accepts: those
 //! go to `jsonschema`, which decides.)
 
+use super::Rng;
 use bardo_core::profile::Profile;
 use bardo_core::tool::RequiredCapability;
 use bardo_runtime::engine::Limits;
 use bardo_runtime::plugin::{Host, ParamsSchema, WasiPolicy};
-use bardo_test_artifacts::{
-    AAVE, BENCH, BOOTSTRAP, BRIDGE, HELLO, IDENTITY, INTELLIGENCE, MEMORY, MORPHO, PENDLE, SAFETY, STREAMING,
-    TESTNET, UNISWAP, VAULT, WALLET,
-};
+use bardo_test_artifacts::{BENCH, BRIDGE};
 use serde_json::{Map, Value, json};
 
 /// Documents made from each schema.
 const PER_SCHEMA: usize = 600;
-
-/// A small deterministic generator (xorshift): the same documents in every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn one_in(&mut self, n: u64) -> bool {
-        self.next().is_multiple_of(n)
-    }
-}
 
 /// Values that break a document in one place (or happen to fit it).
 fn odd(rng: &mut Rng) -> Value {
@@ -164,24 +142,7 @@ fn host() -> Host {
     let mut host =
         Host::new(super::engine(), super::no_services(), profile, Limits::default(), WasiPolicy::default())
             .expect("host");
-    for plugin in [
-        HELLO,
-        UNISWAP,
-        AAVE,
-        STREAMING,
-        WALLET,
-        TESTNET,
-        INTELLIGENCE,
-        SAFETY,
-        VAULT,
-        BOOTSTRAP,
-        IDENTITY,
-        MORPHO,
-        PENDLE,
-        MEMORY,
-        BRIDGE,
-        BENCH,
-    ] {
+    for plugin in super::catalog::PLUGINS.into_iter().chain([BRIDGE, BENCH]) {
         host.load_file(std::path::Path::new(plugin)).unwrap_or_else(|e| panic!("{plugin}: {e}"));
     }
     host
