@@ -159,8 +159,18 @@ impl Anchor {
     }
 
     /// Stream `name` as read now: made at `created`, at last sequence `last`. Tampering (see
-    /// the module's doc) halts this host; a stream further on moves the anchor.
-    pub(crate) fn check(&self, name: &str, created: &str, last: u64) -> Result<(), ClusterError> {
+    /// the module's doc) halts this host; a stream further on moves the anchor. A stream short
+    /// of the anchor is `Ok(false)` while `may_be_behind` (a replica a moment behind may have
+    /// answered, or this host's own append landed after the read: read again), tampering after.
+    /// Decided under one lock: an append of another thread between a read and its check is
+    /// seen as such, not as a cut.
+    pub(crate) fn check(
+        &self,
+        name: &str,
+        created: &str,
+        last: u64,
+        may_be_behind: bool,
+    ) -> Result<bool, ClusterError> {
         let mut anchored = self.lock();
         if let Some(reason) = &anchored.tampered {
             return Err(halted(reason));
@@ -170,11 +180,12 @@ impl Anchor {
                 "the fleet's stream {name} was made again (at {created}; this host anchored it made at {}, at sequence {}): deleted and recreated by someone with JetStream admin rights",
                 seen.created, seen.last
             )),
+            Some(seen) if last < seen.last && may_be_behind => return Ok(false),
             Some(seen) if last < seen.last => Some(format!(
                 "the fleet's stream {name} ends at sequence {last}, but this host saw it at {}: cut or replaced",
                 seen.last
             )),
-            Some(seen) if seen.last == last => return Ok(()),
+            Some(seen) if seen.last == last => return Ok(true),
             _ => None,
         };
         let mut next = anchored.clone();
@@ -196,15 +207,9 @@ impl Anchor {
                     false => self.keep_advance(&next),
                 }
                 *anchored = next;
-                Ok(())
+                Ok(true)
             }
         }
-    }
-
-    /// Whether stream `name` at `last` is short of what this host anchored (a replica behind
-    /// may have answered: read again before calling it tampering).
-    pub(crate) fn behind(&self, name: &str, last: u64) -> bool {
-        self.lock().streams.get(name).is_some_and(|seen| last < seen.last)
     }
 
     /// Stream `name` reached `last` by this host's own append (its making time was checked on
@@ -272,5 +277,40 @@ impl Anchor {
     /// What it anchors now, as JSON.
     pub(crate) fn describe(&self) -> String {
         serde_json::to_string(&*self.lock()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The anchor's rules need no MAC of worth: no file is kept here.
+    struct NoKey;
+    impl Sealer for NoKey {
+        fn mac(&self, _: &[u8]) -> [u8; 32] {
+            [0; 32]
+        }
+        fn verify(&self, _: &[u8], tag: &[u8; 32]) -> bool {
+            tag == &[0; 32]
+        }
+    }
+
+    /// A read taken before this host's own append (another thread's) is checked after the
+    /// append moved the anchor: short while it may be behind — read again — and a cut only on
+    /// the last look. It was a halt at once when the look and the check were two steps.
+    #[test]
+    fn a_read_short_of_this_hosts_own_append_is_read_again_not_a_cut() {
+        let anchor = Anchor::open(None, Arc::new(NoKey)).expect("anchor");
+        assert!(anchor.check("S", "t0", 26, true).expect("first sight"));
+        anchor.advance("S", 27);
+        assert!(!anchor.check("S", "t0", 26, true).expect("behind, not tampered"));
+        anchor.check_running().expect("still running");
+        assert!(anchor.check("S", "t0", 27, true).expect("caught up"));
+        assert!(anchor.check("S", "t0", 28, false).expect("further on"));
+        let cut = anchor.check("S", "t0", 27, false).expect_err("short on the last look");
+        assert!(cut.to_string().contains("ends at sequence 27, but this host saw it at 28"), "{cut}");
+        anchor.check_running().expect_err("halted");
+        let again = anchor.check("S", "t1", 28, true).expect_err("a halted host checks nothing");
+        assert!(again.to_string().contains("halted itself"), "{again}");
     }
 }

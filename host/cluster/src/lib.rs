@@ -406,8 +406,8 @@ impl Cluster {
         let name = stream.cached_info().config.name.clone();
         let (mut created, mut last) = (created, last);
         for _ in 0..10 {
-            if !self.inner.anchor.behind(&name, last) {
-                break;
+            if self.inner.anchor.check(&name, &created, last, true)? {
+                return Ok(());
             }
             std::thread::sleep(Duration::from_millis(200));
             let mut again = stream.clone();
@@ -419,7 +419,7 @@ impl Cluster {
                     .map_err(|e| e.to_string())
             })?;
         }
-        self.inner.anchor.check(&name, &created, last)
+        self.inner.anchor.check(&name, &created, last, false).map(|_| ())
     }
 
     fn state_name(&self) -> String {

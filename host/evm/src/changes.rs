@@ -284,20 +284,27 @@ pub trait Reader {
     fn view(&mut self, to: Address, data: Bytes) -> Option<Bytes>;
 }
 
-fn read<C: SolCall>(r: &mut dyn Reader, to: Address, call: C) -> Option<C::Return> {
-    let out = r.view(to, call.abi_encode().into())?;
-    C::abi_decode_returns_validate(&out).ok()
+/// One view call's answers on the state before the run and on the state after it.
+pub trait Views {
+    /// The return data of view call `data` to `to` on each state (none: it reverts there).
+    fn both(&mut self, to: Address, data: Bytes) -> (Option<Bytes>, Option<Bytes>);
+}
+
+/// Two readers, each asked every view.
+impl<B: Reader, A: Reader> Views for (B, A) {
+    fn both(&mut self, to: Address, data: Bytes) -> (Option<Bytes>, Option<Bytes>) {
+        (self.0.view(to, data.clone()), self.1.view(to, data))
+    }
 }
 
 /// Both states, for reads of one value before and after.
-struct States<'a> {
-    before: &'a mut dyn Reader,
-    after: &'a mut dyn Reader,
-}
+struct States<'a>(&'a mut dyn Views);
 
 impl States<'_> {
-    fn both<C: SolCall + Clone>(&mut self, to: Address, call: C) -> (Option<C::Return>, Option<C::Return>) {
-        (read(&mut *self.before, to, call.clone()), read(&mut *self.after, to, call))
+    fn both<C: SolCall>(&mut self, to: Address, call: C) -> (Option<C::Return>, Option<C::Return>) {
+        let decode = |out: Option<Bytes>| out.and_then(|out| C::abi_decode_returns_validate(&out).ok());
+        let (before, after) = self.0.both(to, call.abi_encode().into());
+        (decode(before), decode(after))
     }
 }
 
@@ -306,16 +313,15 @@ fn topic_address(t: &B256) -> Address {
 }
 
 /// The wallet's change set from a run's `logs`, the contracts it `touched` (each is asked for
-/// `balanceOf(wallet)`), its native balance (before, after) and reads of both states.
+/// `balanceOf(wallet)`), its native balance (before, after) and `views` of both states.
 pub fn derive(
     wallet: Address,
     logs: &[Log],
     touched: &BTreeSet<Address>,
     native: (U256, U256),
-    before: &mut dyn Reader,
-    after: &mut dyn Reader,
+    views: &mut dyn Views,
 ) -> ChangeSet {
-    let mut s = States { before, after };
+    let mut s = States(views);
     let mut changes = BTreeSet::new();
     if native.0 != native.1 {
         let delta = I256::from_raw(native.1).wrapping_sub(I256::from_raw(native.0));
@@ -629,7 +635,7 @@ mod tests {
             for op in &ops {
                 after.apply(op, &mut logs);
             }
-            let derived = derive(WALLET, &logs, &BTreeSet::new(), (U256::ZERO, U256::ZERO), &mut before.clone(), &mut after.clone());
+            let derived = derive(WALLET, &logs, &BTreeSet::new(), (U256::ZERO, U256::ZERO), &mut (before.clone(), after.clone()));
             let mut expected = BTreeSet::new();
             for token in TOKENS {
                 let (was, is) = (before.balances[&(token, WALLET)], after.balances[&(token, WALLET)]);
@@ -658,7 +664,7 @@ mod tests {
         after.balances.insert((TOKENS[0], WALLET), U256::from(4_000));
         let touched = BTreeSet::from([TOKENS[0], TOKENS[1], ALICE]);
         let set =
-            derive(WALLET, &[], &touched, (U256::from(10), U256::from(3)), &mut before.clone(), &mut after);
+            derive(WALLET, &[], &touched, (U256::from(10), U256::from(3)), &mut (before.clone(), after));
         assert_eq!(set.balance(None), I256::try_from(-7).expect("i256"));
         assert_eq!(set.balance(Some(TOKENS[0])), I256::try_from(-1000).expect("i256"));
         assert_eq!(set.changes.len(), 2, "{set:?}");

@@ -65,9 +65,9 @@ pub fn executed_changes(
     let logs: Vec<Log> =
         receipts.iter().flat_map(|r| r.inner.logs().iter().map(|l| l.inner.clone())).collect();
     let reader = |block| AtBlock { chains, client, block, deadline, failed: None };
-    let (mut before, mut after) = (reader(before_block), reader(after_block));
-    let changes = crate::changes::derive(wallet, &logs, also, native, &mut before, &mut after);
-    match before.failed.or(after.failed) {
+    let mut views = (reader(before_block), reader(after_block));
+    let changes = crate::changes::derive(wallet, &logs, also, native, &mut views);
+    match views.0.failed.or(views.1.failed) {
         Some(e) => Err(e),
         None => Ok(changes),
     }

@@ -3,7 +3,7 @@
 //! writes only to its own overlay; nothing is signed or sent. Plain Rust: no binding types here.
 
 use crate::chain::{ChainError, Chains};
-use crate::changes::{ChangeSet, Reader};
+use crate::changes::{ChangeSet, Views};
 use alloy::eips::BlockId;
 use alloy::primitives::{Address, B256, Bytes, I256, Log, U256};
 use alloy::providers::{DynProvider, Provider};
@@ -14,10 +14,14 @@ use revm::database::{AlloyDB, AlloyDBError, CacheDB};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::{KECCAK_EMPTY, TxKind};
 use revm::state::{AccountInfo, Bytecode};
-use revm::{Database, DatabaseRef, ExecuteCommitEvm, ExecuteEvm, MainBuilder, MainContext};
+use revm::{Database, DatabaseRef, ExecuteCommitEvm, MainBuilder, MainContext};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
+use views::{EvmReader, ForkEvm, ForkViews, ReadFailure};
+
+mod views;
 
 /// One call to simulate.
 #[derive(Debug, Clone)]
@@ -222,14 +226,54 @@ struct NextBlock {
     prevrandao: B256,
 }
 
-/// Forks per chain, reused while the chain's head does not move.
+/// EVM memory buffers, kept between simulations: an EVM's starts at 4 KiB and grows by copies
+/// as its calls use memory (a swap's grow to tens of KiB), each growth a reallocation and fresh
+/// pages to fault in.
 #[derive(Default)]
+struct Buffers(Mutex<Vec<Vec<u8>>>);
+
+/// Buffers kept, at most (two per simulation running at once).
+const BUFFERS_KEPT: usize = 8;
+/// A bigger buffer (a call that expanded memory far) is let go.
+const BUFFER_KEPT_MAX: usize = 1 << 20;
+
+impl Buffers {
+    fn take(&self) -> Vec<u8> {
+        lock(&self.0).pop().unwrap_or_default()
+    }
+
+    fn keep(&self, evm: &ForkEvm<'_>) {
+        let mut buffer = std::mem::take(&mut *evm.ctx.local.shared_memory_buffer.borrow_mut());
+        if buffer.capacity() <= BUFFER_KEPT_MAX {
+            buffer.clear();
+            let mut kept = lock(&self.0);
+            if kept.len() < BUFFERS_KEPT {
+                kept.push(buffer);
+            }
+        }
+    }
+}
+
+/// Forks per chain, reused while the chain's head does not move.
 pub struct Simulator {
     forks: Mutex<BTreeMap<u64, Arc<ForkState>>>,
     heads: Mutex<BTreeMap<u64, (NextBlock, Instant)>>,
     spec: Option<SpecId>,
     /// Skip the change-set derivation (only to measure what it costs; see `without_changes`).
     skip_changes: bool,
+    /// Answer a view after the calls from its answer before when they changed nothing it read
+    /// (off only to measure and test that reuse; see `asking_every_view`).
+    reuse_views: bool,
+    /// View calls the derivations asked of both states, and those answered after from before.
+    views: [AtomicU64; 2],
+    /// EVM memory kept from earlier simulations.
+    buffers: Buffers,
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        Self::new(None)
+    }
 }
 
 impl std::fmt::Debug for Simulator {
@@ -245,7 +289,15 @@ fn db_error(chain: u64, e: impl std::fmt::Display) -> ChainError {
 impl Simulator {
     /// A simulator for the given hardfork (default: Prague, the devnet's).
     pub fn new(spec: Option<SpecId>) -> Self {
-        Self { forks: Mutex::default(), heads: Mutex::default(), spec, skip_changes: false }
+        Self {
+            forks: Mutex::default(),
+            heads: Mutex::default(),
+            spec,
+            skip_changes: false,
+            reuse_views: true,
+            views: Default::default(),
+            buffers: Buffers::default(),
+        }
     }
 
     /// A simulator whose simulations carry an empty change set: what the derivation costs is
@@ -253,6 +305,18 @@ impl Simulator {
     /// path, whose hallucination detector would then refuse every plan that changes anything.
     pub fn without_changes(spec: Option<SpecId>) -> Self {
         Self { skip_changes: true, ..Self::new(spec) }
+    }
+
+    /// A simulator that runs every view of the derivation on both states, even one the calls
+    /// cannot have changed the answer of: the same change sets as [`Self::new`], slower (what
+    /// reusing answers saves, and a check that it changes nothing).
+    pub fn asking_every_view(spec: Option<SpecId>) -> Self {
+        Self { reuse_views: false, ..Self::new(spec) }
+    }
+
+    /// Views asked of both states so far, and how many of them ran on the state before only.
+    pub fn view_counts(&self) -> (u64, u64) {
+        (self.views[0].load(Ordering::Relaxed), self.views[1].load(Ordering::Relaxed))
     }
 
     /// Drop `chain`'s warm fork and head: its state changed under the same block number (a
@@ -350,7 +414,7 @@ impl Simulator {
         // One EVM over the fork as it is (the reads "before") and one the calls run in.
         let base = Bounded { fork: &fork, deadline };
         let build = || {
-            Context::mainnet()
+            let evm: ForkEvm<'_> = Context::mainnet()
                 .with_db(CacheDB::new(Bounded { ..base }))
                 .modify_cfg_chained(|c| {
                     c.chain_id = chain;
@@ -369,7 +433,9 @@ impl Simulator {
                     b.beneficiary = next.beneficiary;
                     b.prevrandao = Some(next.prevrandao);
                 })
-                .build_mainnet()
+                .build_mainnet();
+            *evm.ctx.local.shared_memory_buffer.borrow_mut() = self.buffers.take();
+            evm
         };
         let mut evm = build();
         let native_balance = |db: &mut CacheDB<Bounded<'_>>| -> Result<U256, ChainError> {
@@ -450,31 +516,28 @@ impl Simulator {
             .map(|(address, _)| *address)
             .collect();
         let logs: Vec<Log> = outcomes.iter().flat_map(|o| o.logs.iter().cloned()).collect();
-        let mut before = EvmReader::new(build(), chain, deadline);
-        let mut after = EvmReader::new(evm, chain, deadline);
-        let changes = crate::changes::derive(
-            wallet,
-            &logs,
-            &touched,
-            (native_before, native_after),
-            &mut before,
-            &mut after,
-        );
+        let before = EvmReader::new(build(), chain, deadline);
+        let after = EvmReader::new(evm, chain, deadline);
+        let mut views = ForkViews::new(before, after, &fork, self.reuse_views);
+        let changes =
+            crate::changes::derive(wallet, &logs, &touched, (native_before, native_after), &mut views);
         let probes = probes
             .iter()
             .map(|probe| {
                 if !loaded.contains(&probe.to) {
                     return (probe.clone(), Probed::Untouched);
                 }
-                let answered = Probed::Answered {
-                    before: before.view(probe.to, probe.data.clone()),
-                    after: after.view(probe.to, probe.data.clone()),
-                };
-                (probe.clone(), answered)
+                let (before, after) = views.both(probe.to, probe.data.clone());
+                (probe.clone(), Probed::Answered { before, after })
             })
             .collect();
+        let (asked, reused) = views.counts();
+        self.views[0].fetch_add(asked, Ordering::Relaxed);
+        self.views[1].fetch_add(reused, Ordering::Relaxed);
+        self.buffers.keep(&views.before.evm);
+        self.buffers.keep(&views.after.evm);
         // A read that failed or ran out of time could hide a change: the simulation fails.
-        if let Some(failed) = before.failed.or(after.failed) {
+        if let Some(failed) = views.failed() {
             return Err(match failed {
                 ReadFailure::Deadline => ChainError::Timeout { chain, waited_ms: 0 },
                 ReadFailure::State(message) => db_error(chain, message),
@@ -488,69 +551,5 @@ impl Simulator {
             native,
             probes,
         })
-    }
-}
-
-/// Why a read of the change-set derivation has no answer that can be trusted.
-enum ReadFailure {
-    /// The simulation's deadline passed.
-    Deadline,
-    /// The fork's state could not be fetched.
-    State(String),
-}
-
-/// Gas for one view call of the derivation: enough for any `balanceOf`, bounded for the rest.
-const VIEW_GAS: u64 = 300_000;
-
-/// View calls against one EVM's state, not committed; the first failure is kept, not hidden.
-struct EvmReader<E> {
-    evm: E,
-    chain: u64,
-    deadline: Instant,
-    failed: Option<ReadFailure>,
-}
-
-impl<E> EvmReader<E> {
-    fn new(evm: E, chain: u64, deadline: Instant) -> Self {
-        Self { evm, chain, deadline, failed: None }
-    }
-}
-
-impl<E> Reader for EvmReader<E>
-where
-    E: ExecuteEvm<
-            Tx = TxEnv,
-            ExecutionResult = revm::context::result::ExecutionResult,
-            Error = revm::context::result::EVMError<ForkError>,
-        >,
-{
-    fn view(&mut self, to: Address, data: Bytes) -> Option<Bytes> {
-        if self.failed.is_some() {
-            return None;
-        }
-        if Instant::now() >= self.deadline {
-            self.failed = Some(ReadFailure::Deadline);
-            return None;
-        }
-        let tx = TxEnv {
-            kind: TxKind::Call(to),
-            data,
-            gas_limit: VIEW_GAS,
-            gas_price: 0,
-            chain_id: Some(self.chain),
-            ..TxEnv::default()
-        };
-        match self.evm.transact(tx) {
-            Ok(done) if done.result.is_success() => done.result.into_output(),
-            Ok(_) => None,
-            Err(revm::context::result::EVMError::Database(ForkError::Deadline)) => {
-                self.failed = Some(ReadFailure::Deadline);
-                None
-            }
-            Err(e) => {
-                self.failed = Some(ReadFailure::State(e.to_string()));
-                None
-            }
-        }
     }
 }

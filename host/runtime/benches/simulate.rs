@@ -56,6 +56,7 @@ fn simulate_swap(c: &mut Criterion) {
         .expect("chains");
     let simulator = Simulator::default();
     let bare = Simulator::without_changes(None);
+    let asking = Simulator::asking_every_view(None);
     let calls = [SimCall { to: router, data: swap.clone().into(), value: U256::ZERO }];
     let run_on = |simulator: &Simulator| {
         simulator
@@ -74,6 +75,9 @@ fn simulate_swap(c: &mut Criterion) {
     g.bench_function("revm_warm_fork", |b| b.iter(|| black_box(run())));
     // The same without deriving the wallet's change set: the derivation's cost is the gap.
     g.bench_function("revm_warm_fork_without_change_set", |b| b.iter(|| black_box(run_on(&bare))));
+    // Every view of the derivation run on both states: what answering the ones the swap
+    // cannot have changed from their answer before saves.
+    g.bench_function("revm_warm_fork_asking_every_view", |b| b.iter(|| black_box(run_on(&asking))));
     g.bench_function("anvil_eth_call_rpc", |b| {
         b.iter(|| black_box(rt.block_on(provider.call(call_tx.clone()).into_future()).expect("eth_call")))
     });

@@ -686,7 +686,8 @@ fn lines(
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let (mut seq, mut prev) = tail;
-    let mut text = String::new();
+    // A record line is a few hundred bytes: grown once, not by doubling.
+    let mut text = String::with_capacity(events.len() * 512);
     for event in events {
         let record = Record { seq: seq + 1, prev: &prev, time_ms, event };
         let line = sealed(key, serde_json::to_string(&record).map_err(|e| io(path, e))?);
@@ -707,7 +708,10 @@ const SEAL_LEN: usize = 8 + 64 + 2;
 fn sealed(key: &HostKey, mut line: String) -> String {
     let mac = hex::encode(key.mac(RECORD_DOMAIN, line.as_bytes()).as_slice());
     line.pop();
-    line.push_str(&format!(",\"mac\":\"{mac}\"}}"));
+    line.reserve(SEAL_LEN);
+    line.push_str(",\"mac\":\"");
+    line.push_str(&mac);
+    line.push_str("\"}");
     line
 }
 

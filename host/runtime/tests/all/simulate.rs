@@ -1,6 +1,7 @@
 //! revm on a fork against what anvil really executes: a V3 exactInputSingle simulated (with
 //! its approval, in sequence on one fork) must deliver exactly the amount anvil then delivers,
-//! with gas within 1 %.
+//! with gas within 1 %. Its change set is the same whether a view the calls cannot have changed
+//! is asked again after them or not.
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
@@ -13,7 +14,7 @@ use alloy::sol;
 use alloy::sol_types::SolCall;
 use bardo_devnet::CHAIN_ID;
 use bardo_evm::chain::{ChainConfig, Chains};
-use bardo_evm::simulate::{SimCall, Simulator};
+use bardo_evm::simulate::{Probe, Probed, SimCall, Simulator};
 use bardo_test_support::{devnet, runtime, slow_proxy};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -69,6 +70,34 @@ fn v3_swap_simulation_matches_anvil_execution() {
     let deltas: BTreeMap<_, _> = sim.changes.balances().collect();
     assert_eq!(deltas[&Some(weth)].to_string(), format!("-{one_weth}"));
     assert_eq!(deltas[&Some(usdc)].to_string(), simulated_out.to_string());
+
+    // Views the calls changed nothing of are answered after from before; the rest run again.
+    // The change set and probes are the ones of asking every view on both states.
+    let probes =
+        [usdc, router].map(|to| Probe { to, data: balanceOfCall { account: dev }.abi_encode().into() });
+    let at = Some(sim.timestamp);
+    let run = |simulator: &Simulator| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        simulator.run_probed(&chains, CHAIN_ID, dev, &calls, &probes, at, deadline).expect("simulate")
+    };
+    let (reusing, asking) = (Simulator::default(), Simulator::asking_every_view(None));
+    let (reused, every) = (run(&reusing), run(&asking));
+    assert_eq!(reused.changes, every.changes);
+    assert_eq!(reused.changes, sim.changes);
+    assert_eq!(reused.probes, every.probes);
+    let (asked, answered_from_before) = reusing.view_counts();
+    assert_eq!(asking.view_counts(), (asked, 0));
+    // The router, the pool and WETH's allowance holder hold no WETH or USDC of the wallet's:
+    // their `balanceOf` cannot change. WETH's and USDC's balances and the allowance did.
+    assert!(
+        answered_from_before >= 2 && answered_from_before + 3 <= asked,
+        "{asked} asked, {answered_from_before} reused"
+    );
+    let usdc_probe = &reused.probes[0].1;
+    assert!(
+        matches!(usdc_probe, Probed::Answered { before, after } if before != after),
+        "the wallet's USDC balance moved: {usdc_probe:?}"
+    );
 
     // Now for real, from the same state.
     let balance = |token: Address| {
