@@ -425,7 +425,11 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     // The config in one directory, the command run from another: `devnet/` is found in the
     // checkout bardo was built from; state and settings go next to the config.
     let (home, elsewhere) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let free =
+        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    // The second chain's default is the first's port + 1, which another test's connection may
+    // hold (it did, once): this test names a free one (the default is unit-tested).
+    let (port, second_port) = (free(), free());
     let config = home.path().join("bardo.toml");
     std::fs::write(&config, format!("[chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\ndevnet = true\n"))
         .expect("config");
@@ -434,7 +438,11 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     // new project's devnet starts from: nothing is deployed again.
     let shared = bardo_test_support::snapshot();
     // No --port: the devnet listens where the configured chain's RPC points, and says so.
-    let up = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach", "--json"]);
+    let second = second_port.to_string();
+    let up = bardo(
+        elsewhere.path(),
+        &["--config", config, "devnet", "up", "--detach", "--json", "--second-port", &second],
+    );
     let err = String::from_utf8_lossy(&up.stderr);
     assert!(up.status.success(), "{err}");
     assert!(!err.contains("deploying"), "started from {}, not deployed again: {err}", shared.state.display());
@@ -451,15 +459,15 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
         (&format!("http://127.0.0.1:{port}").into(), &31337.into())
     );
     assert!(started["pid"].as_u64().is_some() && started["deployments"].as_str().is_some(), "{started}");
-    // The second chain beside it: its own anvil on the next port (the config names no
+    // The second chain beside it: its own anvil on the port given (the config names no
     // [chains.8453]), its own deployment at its own addresses.
     let second = &started["more"][0];
     assert_eq!(
         (&second["chain_id"], &second["rpc"]),
-        (&8453.into(), &format!("http://127.0.0.1:{}", port + 1).into()),
+        (&8453.into(), &format!("http://127.0.0.1:{second_port}").into()),
         "{started}"
     );
-    assert!(err.contains(&format!("devnet: chain 8453 on port {} (the default", port + 1)), "{err}");
+    assert!(err.contains(&format!("devnet: chain 8453 on port {second_port} (--second-port)")), "{err}");
     let second_rpc = second["rpc"].as_str().expect("rpc");
     let chain_b = bardo_test_support::chain::Chain::connect(second_rpc);
     let second_d: serde_json::Value = serde_json::from_slice(
@@ -531,7 +539,7 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     let down = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
     let stopped = std::time::Instant::now();
-    while [port, port + 1].iter().any(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok()) {
+    while [port, second_port].iter().any(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok()) {
         assert!(stopped.elapsed().as_secs() < 10, "both chains' anvils stop");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
