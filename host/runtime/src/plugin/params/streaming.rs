@@ -56,12 +56,28 @@ struct Node {
     all_of: Vec<Id>,
     any_of: Vec<Id>,
     one_of: Vec<Id>,
+    /// Only a number's type to check (no bounds, values or combinators): its text is read
+    /// without being converted, which is most of what a float costs to parse.
+    number_text: bool,
 }
 
 struct Name {
     name: String,
+    /// [`fingerprint`] of the name: keys are matched on it, without a string comparison for
+    /// names of up to seven bytes (which it holds whole).
+    key: u64,
     schema: Option<Id>,
     required: bool,
+}
+
+/// A name's length and its first seven bytes, in one word.
+fn fingerprint(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut key = (bytes.len().min(255) as u64) << 56;
+    for (i, b) in bytes.iter().take(7).enumerate() {
+        key |= u64::from(*b) << (8 * i);
+    }
+    key
 }
 
 #[derive(Clone, Copy)]
@@ -213,6 +229,7 @@ impl<'a> Compiler<'a> {
                 if node.names.len() > 64 {
                     return None;
                 }
+                node.number_text = node.is_only_number();
                 // Only a `$ref` (an SDK schema's every struct field): the target itself, read
                 // in the same pass — not a combinator that reads the value's text again.
                 if let [target] = node.all_of[..]
@@ -314,12 +331,27 @@ impl Node {
             && self.max_items.is_none()
     }
 
+    /// Whether its only check is a numeric type (see `number_text`).
+    fn is_only_number(&self) -> bool {
+        const NUMERIC: u8 = Kind::Integer as u8 | Kind::Number as u8;
+        self.types != 0
+            && self.types & !NUMERIC == 0
+            && !self.never
+            && self.one_of_values.is_none()
+            && self.min.is_none()
+            && self.max.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+    }
+
     /// The entry of `name`, made if it has none.
     fn name(&mut self, name: &str) -> &mut Name {
         let index = match self.names.binary_search_by(|n| n.name.as_str().cmp(name)) {
             Ok(index) => index,
             Err(index) => {
-                self.names.insert(index, Name { name: name.to_owned(), schema: None, required: false });
+                let key = fingerprint(name);
+                self.names.insert(index, Name { name: name.to_owned(), key, schema: None, required: false });
                 index
             }
         };
@@ -408,6 +440,30 @@ impl<'s> Check<'s> {
         if above && below { Ok(()) } else { Err(E::custom(Refused)) }
     }
 
+    /// A value of a [`Node::number_text`] node, from its text (which serde_json has checked is
+    /// JSON): a number of at most 15 integral digits and no exponent is below 2^53, so no
+    /// conversion can round it past a bound or out of being integral; any other is converted.
+    fn number_text<E: de::Error>(self, text: &str) -> Result<bool, E> {
+        if text == "null" && self.field {
+            return Ok(true);
+        }
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(E::custom(Refused));
+        }
+        let whole = digits.bytes().take_while(u8::is_ascii_digit).count();
+        let rest = &digits[whole..];
+        if whole > 15 || rest.contains(['e', 'E']) {
+            let schema = self.schema;
+            let plain = schema.read(Check { depth: self.depth + 1, ..self }, text, true);
+            return plain.ok_or_else(|| E::custom(Refused));
+        }
+        // `1.0` is an integer, as to `jsonschema`; `1.000…01` (a float of 1.0) is left to it.
+        let integral = rest.strip_prefix('.').is_none_or(|fraction| fraction.bytes().all(|b| b == b'0'));
+        self.kind(if integral { Kind::Integer } else { Kind::Number })?;
+        Ok(false)
+    }
+
     fn integer<E: de::Error>(&self, value: i128) -> Result<(), E> {
         // Bounds are below 2^53 (see `bound`): beyond, the value is past them whatever rounding.
         let as_float = value.clamp(-(EXACT as i128) * 2, EXACT as i128 * 2) as f64;
@@ -424,6 +480,9 @@ impl<'de> DeserializeSeed<'de> for Check<'_> {
             // Nothing is valid here — but a top-level field given as `null` is left out.
             let is_null = self.field && <&RawValue>::deserialize(de)?.get() == "null";
             return if is_null { Ok(true) } else { Err(de::Error::custom(Refused)) };
+        }
+        if node.number_text {
+            return self.number_text(<&RawValue>::deserialize(de)?.get());
         }
         if node.all_of.is_empty() && node.any_of.is_empty() && node.one_of.is_empty() {
             return de.deserialize_any(self);
@@ -561,7 +620,9 @@ impl<'de> Visitor<'de> for Check<'_> {
         let node = self.node();
         let mut seen = 0u64;
         while let Some(key) = map.next_key_seed(Key)? {
-            let known = node.names.binary_search_by(|n| n.name.as_str().cmp(&key)).ok();
+            let fingerprint = fingerprint(&key);
+            let known =
+                node.names.iter().position(|n| n.key == fingerprint && (key.len() <= 7 || n.name == key));
             let schema = known.and_then(|i| node.names[i].schema).or(node.additional);
             let is_null = match schema {
                 Some(id) => map.next_value_seed(self.field_at(id))?,
@@ -619,6 +680,52 @@ mod tests {
         assert!(!s.accepts(r#"{"amount":"5","extra":1}"#));
         assert!(!s.accepts(r#"{"amount":"5"} trailing"#));
         assert!(!s.accepts("null"));
+    }
+
+    #[test]
+    fn a_number_is_read_from_its_text() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {"x": {"type": "number"}, "n": {"type": "integer"}},
+            "required": ["x"]
+        }));
+        for ok in [
+            r#"{"x":1.1428571428571428}"#,
+            r#"{"x":-0.5,"n":3000.000}"#,
+            r#"{"x":1e3,"n":2e3}"#,
+            r#"{"x":123456789012345678,"n":-9007199254740991}"#,
+            r#"{"x":0,"n":null}"#,
+        ] {
+            assert!(s.accepts(ok), "{ok}");
+        }
+        for refused in [
+            r#"{"x":"1"}"#,
+            r#"{"x":null}"#,
+            r#"{"x":[1]}"#,
+            r#"{"x":1,"n":1.5}"#,
+            r#"{"x":1,"n":1.5e0}"#,
+            r#"{"x":01}"#,
+            r#"{"x":1.}"#,
+            r#"{"x":9007199254740993.5}"#,
+            r#"{"x":1e400}"#,
+        ] {
+            assert!(!s.accepts(refused), "{refused}");
+        }
+    }
+
+    #[test]
+    fn names_sharing_seven_bytes_are_told_apart() {
+        let s = compiled(json!({
+            "type": "object",
+            "properties": {"position_a": {"type": "string"}, "position_b": {"type": "integer"}, "pos": {"type": "boolean"}},
+            "additionalProperties": false
+        }));
+        assert!(s.accepts(r#"{"position_a":"x","position_b":1,"pos":true}"#));
+        assert!(!s.accepts(r#"{"position_a":1}"#));
+        assert!(!s.accepts(r#"{"position_b":"x"}"#));
+        assert!(!s.accepts(r#"{"position_c":"x"}"#));
+        assert!(!s.accepts(r#"{"posi":true}"#));
+        assert!(s.accepts(r#"{"po\u0073":true}"#), "an escaped key is its text");
     }
 
     #[test]
