@@ -8,13 +8,14 @@ use alloy::eips::BlockId;
 use alloy::primitives::{Address, B256, Bytes, I256, Log, U256};
 use alloy::providers::{DynProvider, Provider};
 use bardo_core::sync::{lock, read, write};
-use revm::context::{Context, ContextTr, TxEnv};
+use revm::context::{BlockEnv, Context, ContextTr, LocalContextTr, TxEnv};
 use revm::database::async_db::DatabaseAsyncRef;
 use revm::database::{AlloyDB, AlloyDBError, CacheDB};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::{KECCAK_EMPTY, TxKind};
 use revm::state::{AccountInfo, Bytecode};
 use revm::{Database, DatabaseRef, ExecuteCommitEvm, MainBuilder, MainContext};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -125,6 +126,9 @@ pub enum ForkError {
     /// The call's deadline passed before the read (or during it).
     #[error("the simulation's deadline passed while it read chain state")]
     Deadline,
+    /// An EVM read state while kept between simulations, with no fork (a defect of this module).
+    #[error("an EVM read chain state while it had no fork")]
+    Detached,
 }
 
 impl revm::database::DBErrorMarker for ForkError {}
@@ -157,12 +161,17 @@ fn cached<K: std::hash::Hash + Eq + Copy, V: Clone>(
 /// One simulation's view of a fork: cached state is free, and every read from the node is
 /// bounded by the simulation's deadline — a call that reads thousands of uncached slots from
 /// a slow node stops there instead of holding a host thread.
-struct Bounded<'a> {
-    fork: &'a ForkState,
+struct Bounded {
+    /// None only while its EVM is kept between simulations (see [`keep`]).
+    fork: Option<Arc<ForkState>>,
     deadline: Instant,
 }
 
-impl Bounded<'_> {
+impl Bounded {
+    fn fork(&self) -> Result<&ForkState, ForkError> {
+        self.fork.as_deref().ok_or(ForkError::Detached)
+    }
+
     fn fetch<T>(
         &self,
         read: impl std::future::Future<Output = Result<T, AlloyDBError>>,
@@ -171,7 +180,7 @@ impl Bounded<'_> {
         if left.is_zero() {
             return Err(ForkError::Deadline);
         }
-        let handle = &self.fork.handle;
+        let handle = &self.fork()?.handle;
         // As revm's own async wrapper: never block a runtime worker without telling it.
         let answer =
             tokio::task::block_in_place(|| handle.block_on(async { tokio::time::timeout(left, read).await }));
@@ -179,25 +188,27 @@ impl Bounded<'_> {
     }
 }
 
-impl DatabaseRef for Bounded<'_> {
+impl DatabaseRef for Bounded {
     type Error = ForkError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
-        cached(&self.fork.accounts, address, || self.fetch(self.fork.remote.basic_async_ref(address)))
+        let fork = self.fork()?;
+        cached(&fork.accounts, address, || self.fetch(fork.remote.basic_async_ref(address)))
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
-        cached(&self.fork.code, code_hash, || self.fetch(self.fork.remote.code_by_hash_async_ref(code_hash)))
+        let fork = self.fork()?;
+        cached(&fork.code, code_hash, || self.fetch(fork.remote.code_by_hash_async_ref(code_hash)))
     }
 
     fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
-        cached(&self.fork.storage, (address, index), || {
-            self.fetch(self.fork.remote.storage_async_ref(address, index))
-        })
+        let fork = self.fork()?;
+        cached(&fork.storage, (address, index), || self.fetch(fork.remote.storage_async_ref(address, index)))
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
-        cached(&self.fork.hashes, number, || self.fetch(self.fork.remote.block_hash_async_ref(number)))
+        let fork = self.fork()?;
+        cached(&fork.hashes, number, || self.fetch(fork.remote.block_hash_async_ref(number)))
     }
 }
 
@@ -226,32 +237,105 @@ struct NextBlock {
     prevrandao: B256,
 }
 
-/// EVM memory buffers, kept between simulations: an EVM's starts at 4 KiB and grows by copies
-/// as its calls use memory (a swap's grow to tens of KiB), each growth a reallocation and fresh
-/// pages to fault in.
-#[derive(Default)]
-struct Buffers(Mutex<Vec<Vec<u8>>>);
+thread_local! {
+    /// EVMs kept between simulations, on the thread that ran them (an EVM is not `Send`: its call
+    /// frames share its memory through `Rc`s). Building one allocates its call frames (eight, each
+    /// with a 32 KiB stack), its journal and its cache, and its memory starts at 4 KiB and grows by
+    /// copies as a swap's calls use tens of KiB; a kept one is handed the next simulation's fork,
+    /// block and an emptied cache ([`prepare`]), as revm itself runs one transaction after another.
+    /// Each is kept with the hardfork it was built for, which its instructions follow.
+    static KEPT: RefCell<Vec<(SpecId, ForkEvm)>> = const { RefCell::new(Vec::new()) };
+}
 
-/// Buffers kept, at most (two per simulation running at once).
-const BUFFERS_KEPT: usize = 8;
-/// A bigger buffer (a call that expanded memory far) is let go.
-const BUFFER_KEPT_MAX: usize = 1 << 20;
+/// EVMs kept per thread, at most (a simulation runs two).
+const EVMS_KEPT: usize = 2;
+/// An EVM whose memory grew past this (a call that expanded memory far) is let go.
+const MEMORY_KEPT_MAX: usize = 1 << 20;
 
-impl Buffers {
-    fn take(&self) -> Vec<u8> {
-        lock(&self.0).pop().unwrap_or_default()
+/// An EVM for `spec` ready to run in `setting`: a kept one, or one built now (counted in `built`).
+fn take(spec: SpecId, setting: &Setting, built: &AtomicU64) -> ForkEvm {
+    let kept = KEPT.with_borrow_mut(|kept| {
+        let index = kept.iter().position(|(s, _)| *s == spec)?;
+        Some(kept.swap_remove(index).1)
+    });
+    let mut evm = kept.unwrap_or_else(|| {
+        built.fetch_add(1, Ordering::Relaxed);
+        Context::mainnet()
+            .with_db(CacheDB::new(setting.bounded()))
+            .modify_cfg_chained(|c| c.set_spec_and_mainnet_gas_params(spec))
+            .build_mainnet()
+    });
+    prepare(&mut evm, setting);
+    evm
+}
+
+/// Keep `evm` on this thread, its cache emptied and its fork let go (a kept EVM holds no
+/// chain state).
+fn keep(spec: SpecId, mut evm: ForkEvm) {
+    if evm.ctx.local.shared_memory_buffer.borrow().capacity() > MEMORY_KEPT_MAX {
+        return;
     }
-
-    fn keep(&self, evm: &ForkEvm<'_>) {
-        let mut buffer = std::mem::take(&mut *evm.ctx.local.shared_memory_buffer.borrow_mut());
-        if buffer.capacity() <= BUFFER_KEPT_MAX {
-            buffer.clear();
-            let mut kept = lock(&self.0);
-            if kept.len() < BUFFERS_KEPT {
-                kept.push(buffer);
-            }
+    let db = &mut evm.ctx.journaled_state.database;
+    db.db.fork = None;
+    empty(&mut db.cache);
+    KEPT.with_borrow_mut(|kept| {
+        if kept.len() < EVMS_KEPT {
+            kept.push((spec, evm));
         }
+    });
+}
+
+/// `cache` as `CacheDB::new` makes it, its capacity kept.
+fn empty(cache: &mut revm::database::Cache) {
+    cache.accounts.clear();
+    cache.logs.clear();
+    cache.block_hashes.clear();
+    // The empty code, under its hash and under zero.
+    cache.contracts.retain(|hash, _| *hash == KECCAK_EMPTY || *hash == B256::ZERO);
+}
+
+/// Where and when one simulation runs.
+struct Setting {
+    fork: Arc<ForkState>,
+    deadline: Instant,
+    chain: u64,
+    next: NextBlock,
+}
+
+impl Setting {
+    fn bounded(&self) -> Bounded {
+        Bounded { fork: Some(self.fork.clone()), deadline: self.deadline }
     }
+}
+
+/// `evm` ready to run in `setting`, whatever it ran before: its cache emptied onto the setting's
+/// fork, its journal as after any transaction, its block and chain the setting's (its hardfork is its builder's,
+/// one per simulator).
+fn prepare(evm: &mut ForkEvm, setting: &Setting) {
+    let ctx = &mut evm.ctx;
+    let db = &mut ctx.journaled_state.database;
+    db.db = setting.bounded();
+    empty(&mut db.cache);
+    drop(ctx.journaled_state.inner.finalize());
+    ctx.local.clear();
+    ctx.error = Ok(());
+    let cfg = &mut ctx.cfg;
+    cfg.chain_id = setting.chain;
+    cfg.disable_nonce_check = true;
+    cfg.disable_base_fee = true;
+    cfg.disable_balance_check = true;
+    // A Safe is a wallet with code: plugins simulate its calls as its own.
+    cfg.disable_eip3607 = true;
+    let next = &setting.next;
+    ctx.block = BlockEnv {
+        number: U256::from(next.latest + 1),
+        timestamp: U256::from(next.timestamp),
+        basefee: next.basefee,
+        gas_limit: next.gas_limit,
+        beneficiary: next.beneficiary,
+        prevrandao: Some(next.prevrandao),
+        ..BlockEnv::default()
+    };
 }
 
 /// Forks per chain, reused while the chain's head does not move.
@@ -266,8 +350,8 @@ pub struct Simulator {
     reuse_views: bool,
     /// View calls the derivations asked of both states, and those answered after from before.
     views: [AtomicU64; 2],
-    /// EVM memory kept from earlier simulations.
-    buffers: Buffers,
+    /// EVMs this simulator built (see [`KEPT`]).
+    built: AtomicU64,
 }
 
 impl Default for Simulator {
@@ -296,7 +380,7 @@ impl Simulator {
             skip_changes: false,
             reuse_views: true,
             views: Default::default(),
-            buffers: Buffers::default(),
+            built: AtomicU64::new(0),
         }
     }
 
@@ -317,6 +401,11 @@ impl Simulator {
     /// Views asked of both states so far, and how many of them ran on the state before only.
     pub fn view_counts(&self) -> (u64, u64) {
         (self.views[0].load(Ordering::Relaxed), self.views[1].load(Ordering::Relaxed))
+    }
+
+    /// EVMs its simulations built so far (the rest ran on EVMs kept by earlier ones).
+    pub fn evms_built(&self) -> u64 {
+        self.built.load(Ordering::Relaxed)
     }
 
     /// Drop `chain`'s warm fork and head: its state changed under the same block number (a
@@ -412,33 +501,9 @@ impl Simulator {
         let fork = self.fork(chains, chain, next.latest)?;
         let spec = self.spec.unwrap_or(SpecId::PRAGUE);
         // One EVM over the fork as it is (the reads "before") and one the calls run in.
-        let base = Bounded { fork: &fork, deadline };
-        let build = || {
-            let evm: ForkEvm<'_> = Context::mainnet()
-                .with_db(CacheDB::new(Bounded { ..base }))
-                .modify_cfg_chained(|c| {
-                    c.chain_id = chain;
-                    c.set_spec_and_mainnet_gas_params(spec);
-                    c.disable_nonce_check = true;
-                    c.disable_base_fee = true;
-                    c.disable_balance_check = true;
-                    // A Safe is a wallet with code: plugins simulate its calls as its own.
-                    c.disable_eip3607 = true;
-                })
-                .modify_block_chained(|b| {
-                    b.number = U256::from(next.latest + 1);
-                    b.timestamp = U256::from(next.timestamp);
-                    b.basefee = next.basefee;
-                    b.gas_limit = next.gas_limit;
-                    b.beneficiary = next.beneficiary;
-                    b.prevrandao = Some(next.prevrandao);
-                })
-                .build_mainnet();
-            *evm.ctx.local.shared_memory_buffer.borrow_mut() = self.buffers.take();
-            evm
-        };
-        let mut evm = build();
-        let native_balance = |db: &mut CacheDB<Bounded<'_>>| -> Result<U256, ChainError> {
+        let setting = Setting { fork: fork.clone(), deadline, chain, next };
+        let mut evm = take(spec, &setting, &self.built);
+        let native_balance = |db: &mut CacheDB<Bounded>| -> Result<U256, ChainError> {
             let account = db
                 .basic(wallet)
                 .map_err(|e| fork_error(chain, revm::context::result::EVMError::Database(e)))?;
@@ -516,7 +581,7 @@ impl Simulator {
             .map(|(address, _)| *address)
             .collect();
         let logs: Vec<Log> = outcomes.iter().flat_map(|o| o.logs.iter().cloned()).collect();
-        let before = EvmReader::new(build(), chain, deadline);
+        let before = EvmReader::new(take(spec, &setting, &self.built), chain, deadline);
         let after = EvmReader::new(evm, chain, deadline);
         let mut views = ForkViews::new(before, after, &fork, self.reuse_views);
         let changes =
@@ -534,14 +599,15 @@ impl Simulator {
         let (asked, reused) = views.counts();
         self.views[0].fetch_add(asked, Ordering::Relaxed);
         self.views[1].fetch_add(reused, Ordering::Relaxed);
-        self.buffers.keep(&views.before.evm);
-        self.buffers.keep(&views.after.evm);
         // A read that failed or ran out of time could hide a change: the simulation fails.
-        if let Some(failed) = views.failed() {
-            return Err(match failed {
-                ReadFailure::Deadline => ChainError::Timeout { chain, waited_ms: 0 },
-                ReadFailure::State(message) => db_error(chain, message),
-            });
+        match views.finish() {
+            Err(failed) => {
+                return Err(match failed {
+                    ReadFailure::Deadline => ChainError::Timeout { chain, waited_ms: 0 },
+                    ReadFailure::State(message) => db_error(chain, message),
+                });
+            }
+            Ok(evms) => evms.into_iter().for_each(|evm| keep(spec, evm)),
         }
         Ok(Simulation {
             block_number: next.latest,

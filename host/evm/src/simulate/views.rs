@@ -15,7 +15,7 @@ use revm::state::EvmState;
 use std::time::Instant;
 
 /// An EVM over a fork, writing only to its own overlay.
-pub(super) type ForkEvm<'a> = MainnetEvm<MainnetContext<CacheDB<Bounded<'a>>>>;
+pub(super) type ForkEvm = MainnetEvm<MainnetContext<CacheDB<Bounded>>>;
 
 /// Why a read of the change-set derivation has no answer that can be trusted.
 pub(super) enum ReadFailure {
@@ -29,15 +29,15 @@ pub(super) enum ReadFailure {
 const VIEW_GAS: u64 = 300_000;
 
 /// View calls against one EVM's state, not committed; the first failure is kept, not hidden.
-pub(super) struct EvmReader<'a> {
-    pub(super) evm: ForkEvm<'a>,
+pub(super) struct EvmReader {
+    pub(super) evm: ForkEvm,
     chain: u64,
     deadline: Instant,
     pub(super) failed: Option<ReadFailure>,
 }
 
-impl<'a> EvmReader<'a> {
-    pub(super) fn new(evm: ForkEvm<'a>, chain: u64, deadline: Instant) -> Self {
+impl EvmReader {
+    pub(super) fn new(evm: ForkEvm, chain: u64, deadline: Instant) -> Self {
         Self { evm, chain, deadline, failed: None }
     }
 
@@ -79,9 +79,9 @@ impl<'a> EvmReader<'a> {
 /// A simulation's two states, each with its EVM.
 pub(super) struct ForkViews<'a> {
     /// Over the fork as it is.
-    pub(super) before: EvmReader<'a>,
+    pub(super) before: EvmReader,
     /// Over the state the calls left (the fork under their committed writes).
-    pub(super) after: EvmReader<'a>,
+    pub(super) after: EvmReader,
     fork: &'a ForkState,
     /// Whether an unchanged view's answer before is its answer after.
     reuse: bool,
@@ -91,7 +91,7 @@ pub(super) struct ForkViews<'a> {
 }
 
 impl<'a> ForkViews<'a> {
-    pub(super) fn new(before: EvmReader<'a>, after: EvmReader<'a>, fork: &'a ForkState, reuse: bool) -> Self {
+    pub(super) fn new(before: EvmReader, after: EvmReader, fork: &'a ForkState, reuse: bool) -> Self {
         Self { before, after, fork, reuse, asked: 0, reused: 0 }
     }
 
@@ -127,9 +127,12 @@ impl<'a> ForkViews<'a> {
         })
     }
 
-    /// The first read that failed, on either state.
-    pub(super) fn failed(self) -> Option<ReadFailure> {
-        self.before.failed.or(self.after.failed)
+    /// The first read that failed, on either state; else the two EVMs, to keep.
+    pub(super) fn finish(self) -> Result<[ForkEvm; 2], ReadFailure> {
+        match self.before.failed.or(self.after.failed) {
+            Some(failed) => Err(failed),
+            None => Ok([self.before.evm, self.after.evm]),
+        }
     }
 }
 

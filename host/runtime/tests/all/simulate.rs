@@ -1,7 +1,7 @@
 //! revm on a fork against what anvil really executes: a V3 exactInputSingle simulated (with
 //! its approval, in sequence on one fork) must deliver exactly the amount anvil then delivers,
 //! with gas within 1 %. Its change set is the same whether a view the calls cannot have changed
-//! is asked again after them or not.
+//! is asked again after them or not, and whether its EVMs are new or kept from another.
 
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{
@@ -93,6 +93,29 @@ fn v3_swap_simulation_matches_anvil_execution() {
         answered_from_before >= 2 && answered_from_before + 3 <= asked,
         "{asked} asked, {answered_from_before} reused"
     );
+    // Kept EVMs carry nothing from the simulation before: a different one (another wallet,
+    // the swap alone, failing without the approval) between two runs changes nothing.
+    let built = reusing.evms_built();
+    let other = [calls[1].clone()];
+    let failed = reusing
+        .run(
+            &chains,
+            CHAIN_ID,
+            Address::repeat_byte(0x77),
+            &other,
+            at,
+            Instant::now() + Duration::from_secs(10),
+        )
+        .expect("simulate");
+    assert!(!failed.outcomes[0].success, "no WETH, no approval: the swap reverts");
+    let again = run(&reusing);
+    assert_eq!(again.changes, reused.changes);
+    assert_eq!(again.probes, reused.probes);
+    let outputs = |s: &bardo_evm::simulate::Simulation| -> Vec<_> {
+        s.outcomes.iter().map(|o| (o.success, o.gas_used, o.output.clone(), o.logs.clone())).collect()
+    };
+    assert_eq!(outputs(&again), outputs(&reused));
+    assert_eq!(reusing.evms_built(), built, "the two simulations ran on kept EVMs");
     let usdc_probe = &reused.probes[0].1;
     assert!(
         matches!(usdc_probe, Probed::Answered { before, after } if before != after),
