@@ -6,8 +6,9 @@
 #  2. Every test binary, TEST_JOBS at a time (default 2), longest first: most of the suite waits on
 #     anvil, NATS and client processes, so one binary alone leaves a core idle. Each binary runs as
 #     `cargo test` runs it (from its package's directory); its output is printed whole when it
-#     ends, and a failure names the binary and the command that reruns it. Then the doc tests and
-#     `cargo package -p bardo-sdk`.
+#     ends, and a failure names the binary and the command that reruns it (each failed binary's
+#     panics are printed again at the very end, where CI's shortened log shows them). Then the
+#     doc tests and `cargo package -p bardo-sdk`.
 #  3. The short fuzzing pass: every target 30 s, coverage-guided, two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +62,7 @@ run_binary() {
     if [ "$status" -ne 0 ]; then
       echo "test: FAILED: $what of $pkg (exit $status); rerun it alone: (cd $dir && $exe)"
       echo "$pkg $what" >>"$out/failed"
+      echo "$log" >>"$out/failed-logs"
     fi
   } 9>"$out/print.lock"
 }
@@ -73,6 +75,12 @@ tr '\t' '\n' <"$out/binaries.tsv" | xargs -d '\n' -n 4 -P "$jobs" bash -c 'run_b
 # repository would take it from a registry; the package is built to verify it (~1 min cold).
 "$CARGO" package --locked --allow-dirty -p bardo-sdk --quiet || echo "cargo package -p bardo-sdk (exit $?)" >>"$out/failed"
 if [ -s "$out/failed" ]; then
+  # Why each failed binary failed, last, where a reader of a long log's tail sees it: libtest's
+  # `failures:` section (each failed test's panic and output), at most 150 lines a binary.
+  while read -r log; do
+    echo "test: the failures in $log:" >&2
+    sed -n '/^failures:$/,/^test result:/p' "$log" | head -n 150 >&2
+  done < <(cat "$out/failed-logs" 2>/dev/null)
   echo "test: $(wc -l <"$out/failed") failed:" >&2
   cat "$out/failed" >&2
   exit 1
