@@ -1,14 +1,14 @@
 //! The `bardo` binary, as an operator runs it.
 
-use bardo_test_artifacts::{FS_IMPORT, HELLO, KIND_THIEF, UNISWAP};
+use bardo_test_artifacts::HELLO;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn bardo(dir: &Path, args: &[&str]) -> Output {
+pub(super) fn bardo(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_bardo")).current_dir(dir).args(args).output().expect("run bardo")
 }
 
-fn setup() -> tempfile::TempDir {
+pub(super) fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
     std::fs::copy(HELLO, dir.path().join("plugins/hello.wasm")).expect("copy");
@@ -17,7 +17,7 @@ fn setup() -> tempfile::TempDir {
     dir
 }
 
-fn stdout(o: &Output) -> String {
+pub(super) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -68,25 +68,6 @@ fn call_prints_result_and_costs() {
     assert_eq!(o.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(json["error"]["code"], "invalid-params");
-}
-
-#[test]
-fn audit_prints_surface_and_exits_1_on_growth() {
-    let dir = setup();
-    let o = bardo(dir.path(), &["audit", HELLO]);
-    assert!(o.status.success(), "{o:?}");
-    let out = stdout(&o);
-    assert!(
-        out.contains("world    Reader")
-            && out.contains("bardo:host/chain@0.1.0")
-            && out.contains("hello_greet"),
-        "{out}"
-    );
-    assert_eq!(bardo(dir.path(), &["audit", HELLO, HELLO]).status.code(), Some(0));
-    let o = bardo(dir.path(), &["audit", HELLO, FS_IMPORT, "--json"]);
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
-    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(json["grew"], true);
 }
 
 #[test]
@@ -394,167 +375,6 @@ fn stream_prints_events_until_interrupted_and_events_replays_the_journal() {
 }
 
 #[test]
-fn a_plugin_whose_settings_file_is_missing_loads_and_says_which_file() {
-    // A fresh checkout before `bardo devnet up`: the settings files do not exist yet.
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
-    std::fs::copy(bardo_test_artifacts::WALLET, dir.path().join("plugins/wallet.wasm")).expect("copy");
-    std::fs::copy(HELLO, dir.path().join("plugins/hello.wasm")).expect("copy");
-    let config = "profile = \"trader\"\nplugins = [\"plugins\"]\n[chains.31337]\nrpc = \"http://127.0.0.1:9\"\n\
-                  [settings]\nwallet = \".bardo/settings/wallet.json\"\n";
-    std::fs::write(dir.path().join("bardo.toml"), config).expect("config");
-    let o = bardo(dir.path(), &["tools"]);
-    assert!(o.status.success(), "{o:?}");
-    assert!(stdout(&o).contains("wallet_get_balances"), "the plugin loads");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.matches("wallet.json").count(), 1, "one warning: {err}");
-    let o = bardo(dir.path(), &["call", "wallet_get_gas_price", "--params", r#"{"chain_id":31337}"#]);
-    assert_eq!(o.status.code(), Some(1));
-    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(json["error"]["code"], "denied");
-    let message = json["error"]["message"].as_str().expect("message");
-    assert!(message.contains("wallet.json") && message.contains("bardo devnet up"), "{message}");
-    // Plugins that need no settings are unaffected.
-    let o = bardo(dir.path(), &["call", "hello_greet", "--params", r#"{"name":"operator"}"#]);
-    assert!(o.status.success(), "{o:?}");
-}
-
-#[test]
-fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
-    use alloy::sol_types::SolCall;
-    // The config in one directory, the command run from another: `devnet/` is found in the
-    // checkout bardo was built from; state and settings go next to the config.
-    let (home, elsewhere) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-    let free =
-        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    // The second chain's default is the first's port + 1, which another test's connection may
-    // hold (it did, once): this test names a free one (the default is unit-tested).
-    let (port, second_port) = (free(), free());
-    let config = home.path().join("bardo.toml");
-    std::fs::write(&config, format!("[chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\ndevnet = true\n"))
-        .expect("config");
-    let config = config.to_str().expect("utf-8");
-    // The stack deployed once for this checkout's devnet/ (the tests' own snapshot) is the one a
-    // new project's devnet starts from: nothing is deployed again.
-    let shared = bardo_test_support::snapshot();
-    // No --port: the devnet listens where the configured chain's RPC points, and says so.
-    let second = second_port.to_string();
-    let up = bardo(
-        elsewhere.path(),
-        &["--config", config, "devnet", "up", "--detach", "--json", "--second-port", &second],
-    );
-    let err = String::from_utf8_lossy(&up.stderr);
-    assert!(up.status.success(), "{err}");
-    assert!(!err.contains("deploying"), "started from {}, not deployed again: {err}", shared.state.display());
-    assert!(!home.path().join(".bardo/devnet").exists(), "no second copy of the snapshot in the project");
-    assert!(
-        err.contains(&format!(
-            "devnet: chain 31337 on port {port} ([chains.31337] rpc = \"http://127.0.0.1:{port}\")"
-        )),
-        "{err}"
-    );
-    let started: serde_json::Value = serde_json::from_str(&stdout(&up)).expect("--json: one object");
-    assert_eq!(
-        (&started["rpc"], &started["chain_id"]),
-        (&format!("http://127.0.0.1:{port}").into(), &31337.into())
-    );
-    assert!(started["pid"].as_u64().is_some() && started["deployments"].as_str().is_some(), "{started}");
-    // The second chain beside it: its own anvil on the port given (the config names no
-    // [chains.8453]), its own deployment at its own addresses.
-    let second = &started["more"][0];
-    assert_eq!(
-        (&second["chain_id"], &second["rpc"]),
-        (&8453.into(), &format!("http://127.0.0.1:{second_port}").into()),
-        "{started}"
-    );
-    assert!(err.contains(&format!("devnet: chain 8453 on port {second_port} (--second-port)")), "{err}");
-    let second_rpc = second["rpc"].as_str().expect("rpc");
-    let chain_b = bardo_test_support::chain::Chain::connect(second_rpc);
-    let second_d: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(home.path().join(".bardo/deployments.8453.json"))
-            .expect("the second chain's deployments"),
-    )
-    .expect("json");
-    let usdc_b: alloy::primitives::Address =
-        second_d["tokens"]["USDC"]["address"].as_str().expect("usdc").parse().expect("address");
-    assert_eq!(chain_b.read(usdc_b, decimalsCall {}), 6, "USDC deployed on chain 8453");
-    let settings = home.path().join(".bardo/settings");
-    for name in ["uniswap", "aave", "wallet", "vault", "allowlist", "pricing"] {
-        let file: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(settings.join(format!("{name}.json"))).expect(name))
-                .expect("json");
-        let chains = file.get("chains").unwrap_or(&file);
-        assert!(
-            chains.get("31337").is_some() && chains.get("8453").is_some(),
-            "{name}.json keys both chains: {file}"
-        );
-    }
-    let pendle: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(settings.join("pendle.json")).expect("pendle")).expect("json");
-    assert!(pendle["chains"].get("8453").is_none(), "no Pendle on Base: {pendle}");
-    let deployments: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(home.path().join(".bardo/deployments.json")).expect("deployments"),
-    )
-    .expect("json");
-    assert_eq!(deployments["vaults"]["bvUSDC"]["asset"], "USDC");
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "anvil listens on {port}");
-    // Its price feeds were re-stamped as it started (the host refuses answers over an hour old,
-    // as pricing.json says), and a keeper beside it keeps them fresh while it runs.
-    let pricing: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(settings.join("pricing.json")).expect("pricing"))
-            .expect("json");
-    assert_eq!(pricing["31337"]["max_feed_age_secs"], 3600);
-    let feed: alloy::primitives::Address =
-        deployments["feeds"]["WETH"].as_str().expect("feed").parse().expect("address");
-    let rpc = format!("http://127.0.0.1:{port}");
-    let provider = alloy::providers::ProviderBuilder::new().connect_http(rpc.parse().expect("url"));
-    let rt = bardo_test_support::runtime();
-    alloy::sol! {
-        function latestRoundData() external view returns (uint80, int256, uint256, uint256 updatedAt, uint80);
-        function decimals() external view returns (uint8);
-    }
-    let tx = alloy::rpc::types::TransactionRequest::default()
-        .to(feed)
-        .input(latestRoundDataCall {}.abi_encode().into());
-    let raw =
-        rt.block_on(alloy::providers::Provider::call(&provider, tx).into_future()).expect("latestRoundData");
-    let updated = latestRoundDataCall::abi_decode_returns(&raw).expect("round").updatedAt.to::<u64>();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs();
-    assert!(now.abs_diff(updated) < 600, "re-stamped on start: updated at {updated}, now {now}");
-    let detached: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(home.path().join(".bardo/devnet.json")).expect("devnet.json"))
-            .expect("json");
-    let keeper = detached["keeper"].as_u64().expect("a keeper runs beside the devnet");
-    assert!(std::path::Path::new(&format!("/proc/{keeper}")).exists(), "keeper {keeper} runs");
-    // Up again: it is up, which is what was asked (no second anvil, the same one said).
-    let again = bardo(elsewhere.path(), &["--config", config, "devnet", "up", "--detach"]);
-    assert!(again.status.success(), "{again:?}");
-    assert!(
-        stdout(&again).contains(&format!(
-            "devnet already up: chain 31337 at http://127.0.0.1:{port} (pid {}",
-            started["pid"]
-        )),
-        "{again:?}"
-    );
-    let down = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
-    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
-    let stopped = std::time::Instant::now();
-    while [port, second_port].iter().any(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok()) {
-        assert!(stopped.elapsed().as_secs() < 10, "both chains' anvils stop");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let again = bardo(elsewhere.path(), &["--config", config, "devnet", "down"]);
-    assert!(again.status.success() && stdout(&again).contains("devnet already down"), "{again:?}");
-    assert!(!elsewhere.path().join(".bardo").exists(), "nothing is written where the command ran");
-    let gone = (0..50).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        !std::path::Path::new(&format!("/proc/{keeper}")).exists()
-            || std::fs::read_to_string(format!("/proc/{keeper}/stat")).is_ok_and(|s| s.contains(") Z "))
-    });
-    assert!(gone, "devnet down stops the keeper too");
-}
-
-#[test]
 fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
     let dir = setup();
     std::fs::copy(bardo_test_artifacts::WALLET, dir.path().join("plugins/wallet.wasm")).expect("copy");
@@ -617,207 +437,6 @@ fn archetypes_are_checked_and_scope_a_sessions_tools_and_delegations() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"), "{o:?}");
 }
 
-/// `bardo audit OLD NEW` on a breaking params change: shown, and exit 1 unless it comes with a
-/// new major version.
-#[test]
-fn audit_of_two_versions_shows_a_breaking_params_change_and_its_schema_version() {
-    use bardo_test_artifacts::{ECHO_V2, ECHO_V2_1, ECHO_V4};
-    let dir = tempfile::tempdir().expect("tempdir");
-    let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V2_1]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("! params echo_get_version changes the type of `n` (schema version 1 -> 2; breaking)"),
-        "{out}"
-    );
-    assert!(out.contains("INCOMPATIBLE: `echo_get_version`'s params change incompatibly"), "{out}");
-    let o = bardo(dir.path(), &["audit", ECHO_V2, ECHO_V4]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("breaking") && !out.contains("INCOMPATIBLE"), "{out}");
-}
-
-/// Each part of the host owns its section of bardo.toml; a key none of them knows is refused, by
-/// any command, naming the file and the key — in a part's section and at the top level alike.
-#[test]
-fn a_key_no_part_of_the_host_knows_is_refused_with_the_file_and_the_key() {
-    let dir = setup();
-    let file = dir.path().join("bardo.toml");
-    let base = std::fs::read_to_string(&file).expect("config");
-    for (extra, says) in [
-        ("[safety]\nttl_sec = 5\n", &["[safety]", "ttl_sec", "did you mean `ttl_secs`?"][..]),
-        ("[agent]\nspeculate = true\n", &["[agent]", "speculate"]),
-        ("[mcp]\ntoken_env = \"X\"\n", &["[mcp]", "token_env"]),
-        ("[tui]\nfollows = []\n", &["[tui]", "follows"]),
-        ("[sidecar]\ngrants = []\n", &["[sidecar]", "grants"]),
-        ("[cluster]\nnats = []\nreplica = 3\n", &["[cluster]", "replica"]),
-        ("[limits]\nfuell = 1\n", &["fuell"]),
-        ("[safty]\nttl_secs = 5\n", &["unknown key `safty`; did you mean `safety`?"]),
-        ("profil = \"data\"\n", &["unknown key `profil`; did you mean `profile`?"]),
-    ] {
-        std::fs::write(&file, format!("{base}{extra}")).expect("config");
-        let o = bardo(dir.path(), &["tools"]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{extra}: {err}");
-        assert!(err.contains("bardo.toml"), "{extra}: names the file: {err}");
-        for word in says {
-            assert!(err.contains(word), "{extra}: names {word}: {err}");
-        }
-    }
-    // The sections each part reads, well formed, are taken.
-    let good = "[safety]\nttl_secs = 5\n[agent]\nspeculation = false\n[mcp]\nallowed_hosts = []\n\
-                [tui]\nfollow = []\n[sidecar]\ncross_check = true\n";
-    std::fs::write(&file, format!("{base}{good}")).expect("config");
-    let o = bardo(dir.path(), &["tools"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
-#[test]
-fn a_tool_name_two_plugins_declare_is_resolved_by_the_line_the_refusal_suggests() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir(dir.path().join("plugins")).expect("plugins dir");
-    std::fs::copy(UNISWAP, dir.path().join("plugins/a-uniswap.wasm")).expect("copy");
-    std::fs::copy(KIND_THIEF, dir.path().join("plugins/b-thief.wasm")).expect("copy");
-    let config = |disable: &str| {
-        let text = format!("profile = \"data\"\nplugins = [\"plugins\"]\n[tools]\ndisable = [{disable}]\n");
-        std::fs::write(dir.path().join("bardo.toml"), text).expect("config");
-    };
-    // The thief's `swap` claim is out of the way; its read tool shares Uniswap's name.
-    config(r#""kind-thief:thief_plan_swap""#);
-    let o = bardo(dir.path(), &["tools", "--json"]);
-    let refused = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(refused.contains("[tools] disable = [\"kind-thief:uniswap_get_pool_info\"]"), "{refused}");
-    let plugins = |o: &Output| -> Vec<String> {
-        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-        let mut names: Vec<String> = json["tools"]
-            .as_array()
-            .expect("tools")
-            .iter()
-            .map(|t| {
-                format!("{}:{}", t["plugin"].as_str().unwrap_or(""), t["tool"]["name"].as_str().unwrap_or(""))
-            })
-            .collect();
-        names.sort();
-        names
-    };
-    assert!(plugins(&o).iter().all(|t| !t.starts_with("kind-thief:")), "the thief was not loaded");
-    // The suggested line: both load; the name is Uniswap's.
-    config(r#""kind-thief:thief_plan_swap", "kind-thief:uniswap_get_pool_info""#);
-    let o = bardo(dir.path(), &["tools", "--json"]);
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("refused"), "{o:?}");
-    let served = plugins(&o);
-    assert!(served.contains(&"uniswap:uniswap_get_pool_info".to_owned()), "{served:?}");
-    assert!(!served.iter().any(|t| t.starts_with("kind-thief:")), "{served:?}");
-    // The bare name disables it in both plugins, which then load side by side.
-    config(r#""kind-thief:thief_plan_swap", "uniswap_get_pool_info""#);
-    let o = bardo(dir.path(), &["tools", "--json"]);
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("refused"), "{o:?}");
-    assert!(!plugins(&o).iter().any(|t| t.ends_with(":uniswap_get_pool_info")), "{o:?}");
-}
-
-#[test]
-fn without_a_configuration_bardo_says_so_and_init_writes_one_that_loads() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let o = bardo(dir.path(), &["tools"]);
-    let said = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(said.contains("no bardo.toml here") && said.contains("bardo init"), "{said}");
-    let o = bardo(dir.path(), &["init"]);
-    assert!(o.status.success(), "{o:?}");
-    let written = std::fs::read_to_string(dir.path().join("bardo.toml")).expect("written");
-    assert!(written.contains("profile = \"data\"") && written.contains("# confirm = \"never\""), "{written}");
-    // It loads, and says nothing about a missing file any more.
-    let o = bardo(dir.path(), &["tools", "--json"]);
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("no bardo.toml"), "{o:?}");
-    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("tools as JSON");
-    // A second init leaves the file as it is.
-    std::fs::write(dir.path().join("bardo.toml"), "profile = \"lp\"\n").expect("edit");
-    let o = bardo(dir.path(), &["init"]);
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("bardo.toml")).expect("kept"), "profile = \"lp\"\n");
-}
-
-#[test]
-fn call_and_preview_answer_params_that_are_not_json_alike() {
-    let dir = setup();
-    let call = bardo(dir.path(), &["call", "hello_greet", "--params", "{bad"]);
-    let preview = bardo(dir.path(), &["preview", "swap", "--params", "{bad"]);
-    for o in [&call, &preview] {
-        assert_eq!(o.status.code(), Some(1), "{o:?}");
-        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON error");
-        assert_eq!(json["error"]["code"], "invalid-params", "{json}");
-        assert!(json["error"]["message"].as_str().is_some_and(|m| m.contains("are not JSON")), "{json}");
-    }
-}
-
-#[test]
-fn tools_describe_shows_what_a_tool_takes_and_errors_name_what_was_meant() {
-    let dir = setup();
-    std::fs::copy(UNISWAP, dir.path().join("plugins/uniswap.wasm")).expect("copy");
-    let with_key = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_bardo"))
-            .current_dir(dir.path())
-            .args(args)
-            .env("BARDO_PRIVATE_KEY", "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")
-            .output()
-            .expect("run bardo")
-    };
-    let error = |o: &Output| -> serde_json::Value {
-        assert_eq!(o.status.code(), Some(1), "{o:?}");
-        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json")["error"].clone()
-    };
-    // `bardo tools` shows the action kinds a write tool serves.
-    let out = stdout(&with_key(&["tools", "--profile", "trader"]));
-    let swap = out.lines().find(|l| l.starts_with("uniswap_execute_swap ")).expect("listed");
-    assert!(swap.trim_end().ends_with(" swap"), "{swap}");
-
-    // Params with types, required marks and defaults, and a command to start from.
-    let o = bardo(dir.path(), &["tools", "describe", "uniswap_get_quote"]);
-    let out = stdout(&o);
-    assert!(o.status.success(), "{o:?}");
-    for part in ["amount*", "token_in*", "exact_in|exact_out", "(default \"exact_in\")", "v2|v3|v4 "] {
-        assert!(out.contains(part), "{part} in {out}");
-    }
-    assert!(
-        out.contains(r#"bardo call uniswap_get_quote --profile data --params '{"amount":"<string>","#),
-        "{out}"
-    );
-    // A write tool without a wallet is described (not callable), with its kind and profiles.
-    let o =
-        bardo(dir.path(), &["tools", "describe", "uniswap_execute_swap", "--profile", "trader", "--json"]);
-    let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(
-        (d["action_kinds"].clone(), d["callable"].clone()),
-        (serde_json::json!(["swap"]), false.into())
-    );
-    assert!(
-        d["example"].as_str().is_some_and(|e| e.starts_with("bardo preview swap --profile trader --params")),
-        "{d}"
-    );
-    let slippage = d["params"].as_array().and_then(|ps| ps.iter().find(|p| p["name"] == "slippage_bps"));
-    assert_eq!(
-        slippage.map(|p| (p["required"].clone(), p["default"].clone())),
-        Some((false.into(), 50.into()))
-    );
-    assert!(d["profiles"].as_array().is_some_and(|ps| ps.contains(&"trader".into())), "{d}");
-
-    // Did you mean: a tool, a param, an action kind; and the profiles that run a tool.
-    let e = error(&bardo(dir.path(), &["tools", "describe", "uniswap_get_qoute"]));
-    assert!(e["message"].as_str().is_some_and(|m| m.contains("did you mean `uniswap_get_quote`?")), "{e}");
-    let params = r#"{"chain_id":31337,"tokenIn":"WETH","token_out":"USDC","amount":"1"}"#;
-    let e = error(&bardo(dir.path(), &["call", "uniswap_get_quote", "--params", params]));
-    assert_eq!(e["code"], "invalid-params");
-    assert!(e["message"].as_str().is_some_and(|m| m.contains("`tokenIn`: did you mean `token_in`?")), "{e}");
-    let e = error(&with_key(&["call", "uniswap_execute_swap", "--params", "{}"]));
-    assert_eq!(e["code"], "not-found");
-    let m = e["message"].as_str().unwrap_or_default();
-    assert!(
-        m.contains("not in profile `data`") && m.contains("profiles that run it:") && m.contains("trader"),
-        "{m}"
-    );
-    let e = error(&with_key(&["preview", "swapp", "--profile", "trader", "--params", "{}"]));
-    assert!(e["message"].as_str().is_some_and(|m| m.contains("did you mean `swap`?")), "{e}");
-}
-
 #[test]
 fn completions_load_in_bash_and_commit_reads_a_preview_from_stdin() {
     let dir = setup();
@@ -873,50 +492,4 @@ fn completions_load_in_bash_and_commit_reads_a_preview_from_stdin() {
     let unknown = piped(r#"{"permit_id": "permit-00ff"}"#);
     let out = stdout(&unknown);
     assert!(out.contains("permit-00ff"), "the id read from stdin is the one committed: {out}");
-}
-
-/// `bardo audit` of the morpho plugin: a writer that reads the chain and the wallet's address and
-/// nothing more (no simulation, no Uniswap SDK, no testnet cheats), and its ten lending tools —
-/// the borrow the only high-risk one — each write serving its own action kind.
-#[test]
-fn audit_shows_the_morpho_plugins_surface() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::copy(bardo_test_artifacts::MORPHO, dir.path().join("morpho.wasm")).expect("copy");
-    let o = bardo(dir.path(), &["audit", "morpho.wasm"]);
-    assert!(o.status.success(), "{o:?}");
-    let out = stdout(&o);
-    for expected in
-        ["morpho@0.1.0", "world    Writer", "bardo:host/chain", "bardo:host/signer", "bardo:host/config"]
-    {
-        assert!(out.contains(expected), "audit shows {expected}: {out}");
-    }
-    for absent in [
-        "bardo:host/simulate",
-        "bardo:host/uniswap-sdk",
-        "bardo:host/testnet",
-        "wasi:sockets",
-        "wasi:filesystem",
-    ] {
-        assert!(!out.contains(absent), "the plugin does not import {absent}: {out}");
-    }
-    let tools: Vec<&str> = out.lines().filter(|l| l.trim_start().starts_with("morpho_")).collect();
-    assert_eq!(tools.len(), 10, "{out}");
-    assert!(tools.iter().all(|l| l.contains("lending")), "{out}");
-    let high: Vec<&str> = tools.iter().filter(|l| l.contains("risk high")).copied().collect();
-    assert!(
-        high.len() == 1 && high[0].contains("morpho_borrow") && high[0].contains("serves morpho-borrow"),
-        "{out}"
-    );
-}
-
-/// `bardo audit` reads a component before anything validates it: a kind written as prose for
-/// the host's prompt is shown escaped on its own line, never as lines of the host's output.
-#[test]
-fn audit_shows_a_plugins_text_escaped() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let o = bardo(dir.path(), &["audit", bardo_test_artifacts::PROMPT_KIND]);
-    let out = stdout(&o);
-    assert!(out.contains("prompt_plan_swap"), "{out}");
-    assert!(out.contains("swap`\\n  spends 0.00 USD"), "escaped: {out}");
-    assert!(!out.lines().any(|l| l.trim_start().starts_with("spends 0.00 USD")), "no forged line: {out}");
 }

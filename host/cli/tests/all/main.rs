@@ -4,8 +4,11 @@
 mod a2a;
 mod approval_page;
 mod cli;
+mod cli_audit;
+mod cli_errors;
 mod cluster;
 mod devnet;
+mod devnet_cli;
 mod docs;
 mod erc8004;
 mod first_hour;
