@@ -18,6 +18,20 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// The tools a command runs with: a profile's, or an archetype's (its profile's, and its
+/// delegations).
+#[derive(clap::Args)]
+pub(crate) struct Scope {
+    /// Profile, or a composition such as `trader,vault` (default: the configuration's; for a
+    /// permit, the one it was previewed under, and another is refused).
+    #[arg(long)]
+    pub(crate) profile: Option<String>,
+    /// An archetype instead of a profile: its profile's tools, its delegations (see
+    /// `bardo archetypes list`).
+    #[arg(long, conflicts_with = "profile")]
+    pub(crate) archetype: Option<String>,
+}
+
 #[derive(Subcommand)]
 pub(crate) enum AuditLogAction {
     /// Print the records, one line each.
@@ -80,13 +94,8 @@ pub(crate) enum Command {
     Tools {
         #[command(subcommand)]
         action: Option<ToolsAction>,
-        /// Profile, or a composition such as `trader,vault` (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Print JSON (every ToolDef field).
         #[arg(long)]
         json: bool,
@@ -104,13 +113,8 @@ pub(crate) enum Command {
         /// Params as a JSON object.
         #[arg(long, default_value = "{}")]
         params: String,
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Print JSON (the default when stdout is not a terminal).
         #[arg(long)]
         json: bool,
@@ -122,13 +126,8 @@ pub(crate) enum Command {
         /// Params as a JSON object.
         #[arg(long, default_value = "{}")]
         params: String,
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Print JSON (the default when stdout is not a terminal).
         #[arg(long)]
         json: bool,
@@ -143,13 +142,8 @@ pub(crate) enum Command {
         /// Params of that tool, as a JSON object.
         #[arg(long)]
         params: String,
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Print JSON (the default when stdout is not a terminal).
         #[arg(long)]
         json: bool,
@@ -162,13 +156,8 @@ pub(crate) enum Command {
         /// The permit id `bardo preview` printed, or `-`: read from its JSON on stdin
         /// (`bardo commit - < permit.json`).
         permit_id: String,
-        /// Profile (default: the one the permit was previewed under; another is refused).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Print JSON (the default when stdout is not a terminal).
         #[arg(long)]
         json: bool,
@@ -281,13 +270,8 @@ pub(crate) enum Command {
         /// Params as a JSON object.
         #[arg(long, default_value = "{}")]
         params: String,
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
     },
     /// Print the journaled events from `--resume-from N` on (none: only new ones) and follow
     /// them until Ctrl-C; with `--no-follow` alone, all the journal holds.
@@ -303,13 +287,8 @@ pub(crate) enum Command {
     /// after a y/n, `x` cancels), events and alerts. Live on the subscriptions `[tui] follow`
     /// names, else following the events journal (`?` lists the keys, `q` quits).
     Tui {
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Replay the journal from this sequence number first (none: only new events).
         #[arg(long)]
         resume_from: Option<u64>,
@@ -333,13 +312,8 @@ pub(crate) enum Command {
     /// see the agent-facing tools (preview/commit through the safety chain), stream tools as
     /// resources, and `tools/list_changed` when bardo.toml or bardo.lock changes.
     Mcp {
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// Serve streamable HTTP at `http://ADDR/mcp` instead of stdio. Clients need a bearer
         /// token: on loopback the host's own (`.bardo/http.token`, made on first start), off
         /// loopback one of `[mcp] tokens_env` or `token_file`.
@@ -361,13 +335,8 @@ pub(crate) enum Command {
     /// `/.well-known/agent-card.json` and `/.well-known/agent.json`) and MCP (`/mcp`) on one
     /// listener. Without `--a2a` or `--mcp`, both.
     Serve {
-        /// Profile (default: the configuration's).
-        #[arg(long)]
-        profile: Option<String>,
-        /// An archetype instead of a profile: its profile's tools, its delegations (see
-        /// `bardo archetypes list`).
-        #[arg(long, conflicts_with = "profile")]
-        archetype: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
         /// The address to listen on. Clients need a bearer token: on loopback the host's own
         /// (`.bardo/http.token`, made on first start), off loopback one of `[mcp] tokens_env` or
         /// `token_file`.

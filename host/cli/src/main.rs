@@ -145,15 +145,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let mut command = cli.command;
     // `--archetype NAME` runs the command with that archetype's profile.
     match &mut command {
-        Command::Tools { profile, archetype, .. }
-        | Command::Stream { profile, archetype, .. }
-        | Command::Tui { profile, archetype, .. }
-        | Command::Call { profile, archetype, .. }
-        | Command::Plan { profile, archetype, .. }
-        | Command::Preview { profile, archetype, .. }
-        | Command::Commit { profile, archetype, .. }
-        | Command::Mcp { profile, archetype, .. }
-        | Command::Serve { profile, archetype, .. } => archetypes_cli::spec(profile, archetype)?,
+        Command::Tools { scope, .. }
+        | Command::Stream { scope, .. }
+        | Command::Tui { scope, .. }
+        | Command::Call { scope, .. }
+        | Command::Plan { scope, .. }
+        | Command::Preview { scope, .. }
+        | Command::Commit { scope, .. }
+        | Command::Mcp { scope, .. }
+        | Command::Serve { scope, .. } => archetypes_cli::spec(&mut scope.profile, &scope.archetype)?,
         Command::Run { profile, archetype, .. } => {
             let mut one = None;
             archetypes_cli::spec(&mut one, archetype)?;
@@ -170,19 +170,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tools { action: Some(ToolsAction::Describe { tool, profile, json }), .. } => {
             tools_cli::describe(&config()?, &tool, profile.as_deref(), json, rt)
         }
-        Command::Tools { profile, json, .. } => tools_cli::list(&config()?, profile.as_deref(), json, rt),
-        Command::Stream { tool, params, profile, .. } => {
-            events_cli::stream(&config()?, &tool, &params, profile.as_deref(), rt)
+        Command::Tools { scope, json, .. } => tools_cli::list(&config()?, scope.profile.as_deref(), json, rt),
+        Command::Stream { tool, params, scope } => {
+            events_cli::stream(&config()?, &tool, &params, scope.profile.as_deref(), rt)
         }
-        Command::Tui { profile, resume_from, .. } => {
-            tui_cli::tui(&config()?, profile.as_deref(), resume_from, rt)
+        Command::Tui { scope, resume_from } => {
+            tui_cli::tui(&config()?, scope.profile.as_deref(), resume_from, rt)
         }
         Command::Events { resume_from, no_follow } => {
             events_cli::events(&config()?, resume_from, no_follow, rt)
         }
-        Command::Call { tool, params, profile, json, .. } => {
+        Command::Call { tool, params, scope, json } => {
             let config = config()?;
-            let opened = setup::open(&config, profile.as_deref(), rt)?;
+            let opened = setup::open(&config, scope.profile.as_deref(), rt)?;
             report_refused(&opened.refused);
             // A memory tool sees (and adds to) the fleet's memory.
             bardo_safety::setup::fleet_memory(&config, opened.host.services())?;
@@ -195,17 +195,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             journaling.finish(rt, &fabric);
             print_call(report, json)
         }
-        Command::Plan { tool, params, profile, json, .. } => {
-            let opened = setup::open(&config()?, profile.as_deref(), rt)?;
+        Command::Plan { tool, params, scope, json } => {
+            let opened = setup::open(&config()?, scope.profile.as_deref(), rt)?;
             report_refused(&opened.refused);
             print_call(opened.host.plan(&tool, &params), json)
         }
-        Command::Preview { kind, params, profile, json, .. } => {
-            write_cli::preview(&config()?, &kind, &params, profile.as_deref(), human::wants_json(json), rt)
+        Command::Preview { kind, params, scope, json } => {
+            let profile = scope.profile.as_deref();
+            write_cli::preview(&config()?, &kind, &params, profile, human::wants_json(json), rt)
         }
-        Command::Commit { permit_id, profile, json, .. } => {
+        Command::Commit { permit_id, scope, json } => {
             let permit_id = write_cli::permit_arg(permit_id)?;
-            write_cli::commit(&config()?, &permit_id, profile.as_deref(), human::wants_json(json), rt)
+            write_cli::commit(&config()?, &permit_id, scope.profile.as_deref(), human::wants_json(json), rt)
         }
         Command::Cancel { permit_id, profile, json } => write_cli::cancel(
             &config()?,
@@ -270,13 +271,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Devnet { action } => devnet_cli::run(&cli.config, action, rt),
         Command::Identity { action } => identity_cli::run(&config()?, action, rt),
         Command::Policy { action } => policy_cli::run(&config()?, action, rt),
-        Command::Mcp { profile, http, no_auth, expose, watch_ms, .. } => {
-            mcp_cli::run(&cli.config, profile.as_deref(), http, mcp_cli::auth(no_auth), expose, watch_ms, rt)
+        Command::Mcp { scope, http, no_auth, expose, watch_ms } => {
+            let (profile, auth) = (scope.profile.as_deref(), mcp_cli::auth(no_auth));
+            mcp_cli::run(&cli.config, profile, http, auth, expose, watch_ms, rt)
         }
-        Command::Serve { profile, listen, no_auth, a2a, mcp, expose, watch_ms, .. } => {
+        Command::Serve { scope, listen, no_auth, a2a, mcp, expose, watch_ms } => {
             let protocols = serve::Protocols { a2a: a2a || !mcp, mcp: mcp || !a2a };
             let door = serve::Door { listen, auth: mcp_cli::auth(no_auth), protocols };
-            serve::run(&cli.config, profile.as_deref(), door, mcp_cli::exposure(expose), watch_ms, rt)
+            serve::run(&cli.config, scope.profile.as_deref(), door, mcp_cli::exposure(expose), watch_ms, rt)
         }
         Command::Run { profile, watch_ms, .. } => plugin_cli::serve(&cli.config, &profile, watch_ms, rt),
         // A new plugin needs no configuration.
