@@ -301,3 +301,42 @@ fn a_permit_the_policy_holds_is_taken_only_once_a_person_confirmed_it_with_this_
     assert_eq!(take(&permits).expect("confirmed").permit_id, "permit-0b");
     assert!(matches!(permits.confirm("permit-0b", "tui", now), Err(PermitError::Consumed(_))));
 }
+
+/// The in-memory book keeps a permit's seal and, beside it, only the header it reads itself:
+/// listing, confirming and taking all give the whole permit back, from the seal.
+#[test]
+fn the_in_memory_book_keeps_one_copy_of_a_permit_and_gives_it_back_whole() {
+    let permits = Permits::in_memory(HostKey::ephemeral());
+    let mut whole = permit("permit-m");
+    whole.plan.calls = vec![bardo_core::tool::PlannedCall {
+        chain_id: 1,
+        to: Address::repeat_byte(3),
+        data: vec![0xa9, 0x05, 0x9c, 0xbb].into(),
+        value: alloy::primitives::U256::ZERO,
+        description: "approve".into(),
+    }];
+    whole.balance_changes = vec![BalanceChange {
+        asset: None,
+        delta: "-1".into(),
+        usd: Some(-2.5),
+        symbol: None,
+        decimals: None,
+    }];
+    permits.insert(whole.clone()).expect("insert");
+    let kept = permits
+        .with_entry("permit-m", |_, entry| entry.as_ref().map(|e| e.permit.clone()))
+        .expect("book")
+        .expect("kept");
+    assert!(kept.params.is_null() && kept.plan.calls.is_empty() && kept.balance_changes.is_empty());
+    assert_eq!(
+        (kept.chain_id, kept.sender, kept.created_at),
+        (whole.chain_id, whole.sender, whole.created_at)
+    );
+    let now = SystemTime::now();
+    let listed = permits.open_permits(now).expect("listed");
+    let same = |p: &ActionPermit| {
+        serde_json::to_value(p).expect("json") == serde_json::to_value(&whole).expect("json")
+    };
+    assert!(listed.len() == 1 && same(&listed[0]), "listed whole");
+    assert!(same(&permits.take("permit-m", now).expect("taken")), "taken whole");
+}
