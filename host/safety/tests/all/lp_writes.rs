@@ -392,7 +392,10 @@ fn fees_compound_into_the_position_and_a_closed_position_is_gone() {
         let before = position(&e, &id, version);
         assert!(int(&before["fees0_base"]) > 0 && int(&before["fees1_base"]) > 0, "fees earned: {before}");
 
-        // Its record so far: what went in, the fees it earned, its loss against holding.
+        // Its record so far: what went in, the fees it earned, its loss against holding. Ten
+        // seconds on first: its pace (`fee_apr`) is over the time since it opened, and on a fast
+        // machine the mint, the swaps and this read all fall in one second (it failed so once).
+        chain.travel_to(chain.now() + 10);
         let performance = |id: &str| {
             e.call("uniswap_get_position_performance", json!({"chain_id": CHAIN_ID, "position_id": id}))
                 .expect("performance")
