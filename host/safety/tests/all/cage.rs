@@ -132,9 +132,25 @@ impl Env {
                 // snapshots, and right after `evm_revert` anvil's *pending* count can still
                 // include the reverted transaction (seen once: the next one sat queued behind a
                 // nonce gap and the test waited forever). Automine: nothing is ever pending here.
-                let nonce = self.provider.get_transaction_count(from).latest().await?;
-                let request = request.gas_limit(8_000_000).nonce(nonce);
-                let hash = *self.provider.send_transaction(request).await?.tx_hash();
+                // Right after `evm_revert` anvil's pool can also still hold the reverted
+                // transaction of that nonce, and refuse the next as its underpriced replacement
+                // (seen once, in a clean clone's run): it lets go within moments, so the send is
+                // tried again, for at most 5 s, on that refusal only.
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+                let (hash, nonce) = loop {
+                    let nonce = self.provider.get_transaction_count(from).latest().await?;
+                    let request = request.clone().gas_limit(8_000_000).nonce(nonce);
+                    match self.provider.send_transaction(request).await {
+                        Ok(pending) => break (*pending.tx_hash(), nonce),
+                        Err(e)
+                            if e.to_string().contains("replacement transaction underpriced")
+                                && std::time::Instant::now() < until =>
+                        {
+                            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                };
                 // Polled, not watched: a block watcher loses its place when the chain reverts.
                 let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
                 loop {
