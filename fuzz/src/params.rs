@@ -1,8 +1,8 @@
 //! A tool's params checked against the schema its plugin declares (`ParamsSchema`): both are
 //! hostile input — the schema comes from a plugin, the params from an agent.
 //! Oracles: compiling any schema fetches nothing and never panics; params the check accepts
-//! are JSON the compiled schema accepts; a refusal is `invalid-params` and short (it quotes
-//! the offending value, cut).
+//! are JSON the compiled schema accepts; the one-pass validator accepts nothing `jsonschema`
+//! refuses; a refusal is `invalid-params` and short (it quotes the offending value, cut).
 
 use bardo_core::error::ErrorCode;
 use bardo_runtime::plugin::ParamsSchema;
@@ -29,6 +29,10 @@ pub fn run(data: &[u8]) {
     };
     let Ok(schema) = serde_json::from_str::<serde_json::Value>(&schema) else { return };
     let Ok(compiled) = ParamsSchema::compile(&schema) else { return };
+    if compiled.accepted_in_one_pass(&params) == Some(true) {
+        let reference = compiled.check_document("fuzz_tool", &params);
+        assert!(reference.is_ok(), "accepted in one pass, refused by jsonschema: {params}: {reference:?}");
+    }
     match compiled.check("fuzz_tool", &params) {
         Ok(()) => {
             assert!(serde_json::from_str::<serde_json::Value>(&params).is_ok(), "accepted params are JSON")

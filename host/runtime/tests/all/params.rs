@@ -193,6 +193,13 @@ fn the_one_pass_validator_agrees_on_hostile_text() {
     for text in [
         format!(r#"{{"owner":"0x01","orders":[{order}]}}"#),
         format!(r#"{{"owner":"0x01","orders":[{order}],"owner":5}}"#),
+        // A name given twice is its last value to serde_json: here `null`, so left out.
+        format!(r#"{{"owner":"0x01","orders":[{order}],"owner":null}}"#),
+        format!(r#"{{"owner":null,"orders":[{order}],"owner":"0x01"}}"#),
+        // Numbers serde_json cannot read, where no schema looks at them: not JSON to it.
+        format!(r#"{{"owner":"0x01","orders":[{}]}}"#, order.replace("}", r#","x":1e400}"#)),
+        format!(r#"{{"owner":"0x01","orders":[{}]}}"#, order.replace("}", r#","x":[{"y":-1e999}]}"#)),
+        format!(r#"{{"owner":"0x01","orders":[{order}],"x":{{"y":1e400}}}}"#),
         format!(r#"{{"owner":"0x01","orders":[{order}]}} {{}}"#),
         format!(r#"{{"owner":"0x01","orders":[{order},]}}"#),
         format!(r#"{{"own\u0065r":"0x01","orders":[{order}]}}"#),

@@ -14,7 +14,7 @@
 //! (`tests/all/params.rs`).
 
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -596,17 +596,11 @@ impl<'de> Visitor<'de> for Check<'_> {
         self.literal(|_| false)?;
         let node = self.node();
         let mut count = 0u64;
-        match node.items {
-            Some(items) => {
-                while seq.next_element_seed(self.at(items))?.is_some() {
-                    count += 1;
-                }
-            }
-            None => {
-                while seq.next_element::<IgnoredAny>()?.is_some() {
-                    count += 1;
-                }
-            }
+        // Items of any schema are read too, not skipped: serde_json skips a number it cannot
+        // read (`1e400`) that it refuses in a document.
+        let items = node.items.unwrap_or(ANY_NODE);
+        while seq.next_element_seed(self.at(items))?.is_some() {
+            count += 1;
         }
         if node.min_items.is_some_and(|m| count < m) || node.max_items.is_some_and(|m| count > m) {
             return Err(de::Error::custom(Refused));
@@ -618,27 +612,24 @@ impl<'de> Visitor<'de> for Check<'_> {
         self.kind(Kind::Object)?;
         self.literal(|_| false)?;
         let node = self.node();
-        let mut seen = 0u64;
+        // Names given (also as `null`) and names given a value, by their index.
+        let (mut given, mut valued) = (0u64, 0u64);
         while let Some(key) = map.next_key_seed(Key)? {
             let fingerprint = fingerprint(&key);
             let known =
                 node.names.iter().position(|n| n.key == fingerprint && (key.len() <= 7 || n.name == key));
             let schema = known.and_then(|i| node.names[i].schema).or(node.additional);
-            let is_null = match schema {
-                Some(id) => map.next_value_seed(self.field_at(id))?,
-                None if self.top => map.next_value_seed(self.field_at(ANY_NODE))?,
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                    false
+            let is_null = map.next_value_seed(self.field_at(schema.unwrap_or(ANY_NODE)))?;
+            if let Some(index) = known {
+                // A name given twice is its last value alone to serde_json: `jsonschema` decides.
+                if given & (1 << index) != 0 {
+                    return Err(de::Error::custom(Refused));
                 }
-            };
-            if let Some(index) = known
-                && !is_null
-            {
-                seen |= 1 << index;
+                given |= 1 << index;
+                valued |= u64::from(!is_null) << index;
             }
         }
-        let missing = node.names.iter().enumerate().any(|(i, n)| n.required && seen & (1 << i) == 0);
+        let missing = node.names.iter().enumerate().any(|(i, n)| n.required && valued & (1 << i) == 0);
         if missing { Err(de::Error::custom(Refused)) } else { Ok(false) }
     }
 }
@@ -679,6 +670,8 @@ mod tests {
         assert!(!s.accepts(r#"{"amount":"5","orders":[{"price":1},{"price":2},{"price":3}]}"#));
         assert!(!s.accepts(r#"{"amount":"5","extra":1}"#));
         assert!(!s.accepts(r#"{"amount":"5"} trailing"#));
+        assert!(!s.accepts(r#"{"amount":"5","amount":null}"#), "given twice: the last is left out");
+        assert!(!s.accepts(r#"{"amount":"5","orders":[{"price":1,"x":[1e400]}]}"#), "not JSON to serde_json");
         assert!(!s.accepts("null"));
     }
 
