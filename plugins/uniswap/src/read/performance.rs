@@ -74,8 +74,9 @@ pub struct Performance {
     pub impermanent_loss: f64,
     /// `(value_now + fees_value) / value_held − 1`: the position against holding, fees counted.
     pub net_return: f64,
-    /// Fees earned a year on the value now, at the pace since it opened.
-    pub fee_apr: f64,
+    /// Fees earned a year on the value now, at the pace since it opened; `null` when there is
+    /// no pace to measure (read in the second it opened, or worth nothing now).
+    pub fee_apr: Option<f64>,
     /// The blocks searched.
     pub blocks: (u64, u64),
 }
@@ -227,13 +228,29 @@ pub(super) fn report(
         fees_value,
         impermanent_loss: ratio(value_now),
         net_return: ratio(value_now + fees_value),
-        fee_apr: if value_now > 0.0 && age_seconds > 0 {
-            fees_value / value_now * 31_536_000.0 / age_seconds as f64
-        } else {
-            0.0
-        },
+        fee_apr: fee_apr(fees_value, value_now, age_seconds),
         blocks: history.blocks,
         token0: t0,
         token1: t1,
     })
+}
+
+/// The fees' yearly pace on `value_now` over `age_seconds`: none over no time, or on nothing
+/// (not 0, which would say it earns nothing).
+fn fee_apr(fees_value: f64, value_now: f64, age_seconds: u64) -> Option<f64> {
+    (value_now > 0.0 && age_seconds > 0).then(|| fees_value / value_now * 31_536_000.0 / age_seconds as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fee_apr;
+
+    #[test]
+    fn a_pace_needs_time_and_value() {
+        assert_eq!(fee_apr(1.0, 100.0, 0), None, "opened this second");
+        assert_eq!(fee_apr(1.0, 0.0, 10), None, "worth nothing now");
+        let apr = fee_apr(1.0, 100.0, 31_536_000 / 2).expect("a pace");
+        assert!((apr - 0.02).abs() < 1e-12, "1 % in half a year: {apr}");
+        assert_eq!(fee_apr(0.0, 100.0, 10), Some(0.0), "earned nothing");
+    }
 }
