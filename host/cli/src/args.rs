@@ -32,6 +32,21 @@ pub(crate) struct Scope {
     pub(crate) archetype: Option<String>,
 }
 
+/// One tool run by name (`call`, `plan`).
+#[derive(clap::Args)]
+pub(crate) struct ToolArgs {
+    /// Tool name.
+    pub(crate) tool: String,
+    /// Params as a JSON object.
+    #[arg(long, default_value = "{}")]
+    pub(crate) params: String,
+    #[command(flatten)]
+    pub(crate) scope: Scope,
+    /// Print JSON (the default when stdout is not a terminal).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 #[derive(Subcommand)]
 pub(crate) enum AuditLogAction {
     /// Print the records, one line each.
@@ -107,31 +122,9 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  bardo call uniswap_get_quote --params '{\"chain_id\":31337,\"token_in\":\"USDC\",\"token_out\":\"WETH\",\"amount\":\"1000\"}'\n  bardo call wallet_get_balances --profile active --params '{\"chain_id\":31337}'"
     )]
-    Call {
-        /// Tool name.
-        tool: String,
-        /// Params as a JSON object.
-        #[arg(long, default_value = "{}")]
-        params: String,
-        #[command(flatten)]
-        scope: Scope,
-        /// Print JSON (the default when stdout is not a terminal).
-        #[arg(long)]
-        json: bool,
-    },
+    Call(ToolArgs),
     /// Ask a write tool for its plan (calls + expected outcome); nothing is signed or sent.
-    Plan {
-        /// Tool name.
-        tool: String,
-        /// Params as a JSON object.
-        #[arg(long, default_value = "{}")]
-        params: String,
-        #[command(flatten)]
-        scope: Scope,
-        /// Print JSON (the default when stdout is not a terminal).
-        #[arg(long)]
-        json: bool,
-    },
+    Plan(ToolArgs),
     /// Preview an action (`swap`, `add-liquidity`, …): plan, safety hooks, simulation → a permit.
     #[command(
         after_help = "Examples:\n  bardo preview swap --profile trader --params '{\"chain_id\":31337,\"token_in\":\"USDC\",\"token_out\":\"WETH\",\"amount\":\"1000\"}' > permit.json\n  bardo commit - < permit.json\n(`bardo tools describe TOOL` lists a tool's params and kinds.)"

@@ -1,7 +1,7 @@
 //! `bardo`: the Bardo Tools host CLI.
 
 use anyhow::{Context, Result};
-use args::{AuditLogAction, Cli, Command, Expose, ToolsAction};
+use args::{AuditLogAction, Cli, Command, Expose, ToolArgs, ToolsAction};
 use bardo_core::Runtime;
 use bardo_runtime::config::Config;
 use bardo_runtime::setup;
@@ -148,8 +148,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tools { scope, .. }
         | Command::Stream { scope, .. }
         | Command::Tui { scope, .. }
-        | Command::Call { scope, .. }
-        | Command::Plan { scope, .. }
+        | Command::Call(ToolArgs { scope, .. })
+        | Command::Plan(ToolArgs { scope, .. })
         | Command::Preview { scope, .. }
         | Command::Commit { scope, .. }
         | Command::Mcp { scope, .. }
@@ -180,7 +180,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Events { resume_from, no_follow } => {
             events_cli::events(&config()?, resume_from, no_follow, rt)
         }
-        Command::Call { tool, params, scope, json } => {
+        Command::Call(ToolArgs { tool, params, scope, json }) => {
             let config = config()?;
             let opened = setup::open(&config, scope.profile.as_deref(), rt)?;
             report_refused(&opened.refused);
@@ -195,7 +195,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             journaling.finish(rt, &fabric);
             print_call(report, json)
         }
-        Command::Plan { tool, params, scope, json } => {
+        Command::Plan(ToolArgs { tool, params, scope, json }) => {
             let opened = setup::open(&config()?, scope.profile.as_deref(), rt)?;
             report_refused(&opened.refused);
             print_call(opened.host.plan(&tool, &params), json)
