@@ -128,14 +128,13 @@ impl Env {
         let receipt = self
             .rt
             .block_on(async {
-                // The node's count at the head, not a cached one: tests revert the chain to
-                // snapshots, and right after `evm_revert` anvil's *pending* count can still
-                // include the reverted transaction (seen once: the next one sat queued behind a
-                // nonce gap and the test waited forever). Automine: nothing is ever pending here.
-                // Right after `evm_revert` anvil's pool can also still hold the reverted
-                // transaction of that nonce, and refuse the next as its underpriced replacement
-                // (seen once, in a clean clone's run): it lets go within moments, so the send is
-                // tried again, for at most 5 s, on that refusal only.
+                // Tests revert the chain to snapshots, and right after `evm_revert` anvil can
+                // still hold the reverted transaction: in its *pending* count (so the nonce is
+                // the count at the head — automine: nothing is ever pending here; seen once, the
+                // next one queued behind a nonce gap for ever) and in its pool, which refuses
+                // the next of that nonce as an underpriced replacement (seen once, in a clean
+                // clone's run) and lets go within moments: that refusal alone is tried again,
+                // for at most 5 s.
                 let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
                 let (hash, nonce) = loop {
                     let nonce = self.provider.get_transaction_count(from).latest().await?;
