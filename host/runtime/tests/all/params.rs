@@ -200,6 +200,9 @@ fn the_one_pass_validator_agrees_on_hostile_text() {
         format!(r#"{{"owner":"0x01","orders":[{}]}}"#, order.replace("}", r#","x":1e400}"#)),
         format!(r#"{{"owner":"0x01","orders":[{}]}}"#, order.replace("}", r#","x":[{"y":-1e999}]}"#)),
         format!(r#"{{"owner":"0x01","orders":[{order}],"x":{{"y":1e400}}}}"#),
+        // A lone surrogate, which serde_json's skip lets through and its reader refuses.
+        format!(r#"{{"owner":"0x01","orders":[{}]}}"#, order.replace("}", r#","x":["\ud800"]}"#)),
+        format!(r#"{{"owner":"0x01","orders":[{order}],"x":{{"y":"\udc00"}}}}"#),
         format!(r#"{{"owner":"0x01","orders":[{order}]}} {{}}"#),
         format!(r#"{{"owner":"0x01","orders":[{order},]}}"#),
         format!(r#"{{"own\u0065r":"0x01","orders":[{order}]}}"#),
