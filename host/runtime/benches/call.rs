@@ -72,10 +72,16 @@ fn calls(c: &mut Criterion) {
     assert!(expected.contains(r#""count":12"#), "{expected}");
 
     let mut g = c.benchmark_group("call");
+    let plugin = host.catalog()["bench_summarize"].plugin.clone();
+    let before = plugin.instance_stats();
     g.bench_function("isolated_1kb", |b| {
         b.iter(|| black_box(host.call("bench_summarize", black_box(&params)).result.expect("call")))
     });
-    let plugin = host.catalog()["bench_summarize"].plugin.clone();
+    // Back to back, the instance thread makes and drops one instance per call on the other CPU:
+    // when it falls behind, calls make their own (what splits this bench's runs in two).
+    let after = plugin.instance_stats();
+    let (ready, made) = (after.taken_ready - before.taken_ready, after.made_on_call - before.made_on_call);
+    println!("isolated_1kb back to back: {ready} calls took a ready instance, {made} made their own");
     g.bench_function("isolated_1kb_ready", |b| {
         b.iter_custom(|iters| {
             let mut total = std::time::Duration::ZERO;
