@@ -23,9 +23,74 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-// What `bardo` runs on (host/cli/src/main.rs); the peers in this process use it too.
+// What `bardo` runs on (host/cli/src/main.rs); the peers in this process use it too. It counts
+// what it is asked for only in the counting pass after the timed runs (a relaxed load each
+// allocation otherwise, the same for every runtime).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: counting::Counting = counting::Counting;
+
+mod counting {
+    //! Allocations per call: every thread of the process counts (the instance thread's making
+    //! and dropping of instances is part of an isolated call's cost, as a raw fresh call's own).
+
+    use std::alloc::{GlobalAlloc, Layout};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    pub struct Counting;
+
+    static ON: AtomicBool = AtomicBool::new(false);
+    static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+    static BYTES: AtomicU64 = AtomicU64::new(0);
+
+    fn count(bytes: usize) {
+        if ON.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
+    }
+
+    // SAFETY: every call is passed on unchanged to mimalloc's own `GlobalAlloc`.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count(layout.size());
+            unsafe { mimalloc::MiMalloc.alloc(layout) }
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            count(layout.size());
+            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+        }
+
+        // A reallocation counts as an allocation of its new size (it may move).
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count(new_size);
+            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// Allocations and bytes asked for per call of `f`, over `calls` calls (after one uncounted).
+    pub fn per_call(calls: u64, mut f: impl FnMut()) -> (f64, f64) {
+        f();
+        ALLOCATIONS.store(0, Ordering::SeqCst);
+        BYTES.store(0, Ordering::SeqCst);
+        ON.store(true, Ordering::SeqCst);
+        for _ in 0..calls {
+            f();
+        }
+        ON.store(false, Ordering::SeqCst);
+        let per = |n: &AtomicU64| n.load(Ordering::SeqCst) as f64 / calls as f64;
+        (per(&ALLOCATIONS), per(&BYTES))
+    }
+}
+
+/// Each runtime's allocations and bytes per call, from the counting pass.
+static ALLOCATED: Mutex<Vec<(&'static str, f64, f64)>> = Mutex::new(Vec::new());
+/// Calls the counting pass makes of each runtime.
+const COUNTED_CALLS: u64 = 10_000;
 
 mod raw {
     //! Raw wasmtime on the same component: WASI p2 and nothing else (the tool imports no host
@@ -279,6 +344,17 @@ fn peers(c: &mut Criterion) {
         black_box(extism_peer::fresh(&compiled, &params));
     });
     g.finish();
+
+    let mut allocated = ALLOCATED.lock().expect("allocated");
+    let mut count = |name, f: &mut dyn FnMut()| {
+        let (allocations, bytes) = counting::per_call(COUNTED_CALLS, f);
+        allocated.push((name, allocations, bytes));
+    };
+    count("bardo_isolated", &mut || drop(black_box(call())));
+    count("wasmtime_reused", &mut || drop(black_box(raw::Runner::call(&mut store, &reader, &params))));
+    count("wasmtime_fresh_pooling", &mut || drop(black_box(raw.fresh(&params))));
+    count("extism_reused", &mut || drop(black_box(extism_peer::call(&mut plugin, &params))));
+    count("extism_fresh", &mut || drop(black_box(extism_peer::fresh(&compiled, &params))));
 }
 
 fn json(text: &str) -> serde_json::Value {
@@ -298,5 +374,10 @@ fn main() {
     println!("|---|---|---|");
     for (name, m) in &medians {
         println!("| {name} | {:.1} µs | {:.2} |", m / 1000.0, m / base);
+    }
+    println!("\n| runtime | allocations a call | bytes asked a call ({COUNTED_CALLS} calls, every thread) |");
+    println!("|---|---|---|");
+    for (name, allocations, bytes) in ALLOCATED.lock().expect("allocated").iter() {
+        println!("| {name} | {allocations:.1} | {bytes:.0} |");
     }
 }
