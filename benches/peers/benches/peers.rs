@@ -87,8 +87,6 @@ mod counting {
     }
 }
 
-/// Each runtime's allocations and bytes per call, from the counting pass.
-static ALLOCATED: Mutex<Vec<(&'static str, f64, f64)>> = Mutex::new(Vec::new());
 /// Calls the counting pass makes of each runtime.
 const COUNTED_CALLS: u64 = 10_000;
 
@@ -284,7 +282,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn peers(c: &mut Criterion) {
+/// Time each runtime, then count its allocations: each runtime's allocations and bytes a call.
+fn peers(c: &mut Criterion) -> Vec<(&'static str, f64, f64)> {
     // As `bardo` runs: no huge pages for mimalloc's heap (each zeroed whole on its first touch).
     rustix::thread::disable_transparent_huge_pages(true).expect("prctl(PR_SET_THP_DISABLE)");
     let params = bench_work::params_1kb();
@@ -318,43 +317,43 @@ fn peers(c: &mut Criterion) {
     let compiled = extism_peer::compiled(&extism_wasm);
     assert_eq!(extism_peer::call(&mut plugin, &params), expected.as_bytes());
 
+    // Each runtime's call, timed and then counted.
+    let mut bardo_isolated = || drop(black_box(call()));
+    let mut wasmtime_reused = || drop(black_box(raw::Runner::call(&mut store, &reader, &params)));
+    let mut wasmtime_fresh = || drop(black_box(raw.fresh(&params)));
+    let mut extism_reused = || drop(black_box(extism_peer::call(&mut plugin, &params)));
+    let mut extism_fresh = || drop(black_box(extism_peer::fresh(&compiled, &params)));
+
     let mut g = c.benchmark_group("peers");
     g.sample_size(SAMPLE_SIZE);
     let loaded = bardo.catalog()["bench_eth_call"].plugin.clone();
     let before = loaded.instance_stats();
-    bench(&mut g, "bardo_isolated", || {
-        black_box(call());
-    });
+    bench(&mut g, "bardo_isolated", &mut bardo_isolated);
     let after = loaded.instance_stats();
     println!(
         "bardo_isolated: {} calls took an instance made ahead, {} made their own",
         after.taken_ready - before.taken_ready,
         after.made_on_call - before.made_on_call
     );
-    bench(&mut g, "wasmtime_reused", || {
-        black_box(raw::Runner::call(&mut store, &reader, &params));
-    });
-    bench(&mut g, "wasmtime_fresh_pooling", || {
-        black_box(raw.fresh(&params));
-    });
-    bench(&mut g, "extism_reused", || {
-        black_box(extism_peer::call(&mut plugin, &params));
-    });
-    bench(&mut g, "extism_fresh", || {
-        black_box(extism_peer::fresh(&compiled, &params));
-    });
+    bench(&mut g, "wasmtime_reused", &mut wasmtime_reused);
+    bench(&mut g, "wasmtime_fresh_pooling", &mut wasmtime_fresh);
+    bench(&mut g, "extism_reused", &mut extism_reused);
+    bench(&mut g, "extism_fresh", &mut extism_fresh);
     g.finish();
 
-    let mut allocated = ALLOCATED.lock().expect("allocated");
-    let mut count = |name, f: &mut dyn FnMut()| {
-        let (allocations, bytes) = counting::per_call(COUNTED_CALLS, f);
-        allocated.push((name, allocations, bytes));
-    };
-    count("bardo_isolated", &mut || drop(black_box(call())));
-    count("wasmtime_reused", &mut || drop(black_box(raw::Runner::call(&mut store, &reader, &params))));
-    count("wasmtime_fresh_pooling", &mut || drop(black_box(raw.fresh(&params))));
-    count("extism_reused", &mut || drop(black_box(extism_peer::call(&mut plugin, &params))));
-    count("extism_fresh", &mut || drop(black_box(extism_peer::fresh(&compiled, &params))));
+    let runs: [(&'static str, &mut dyn FnMut()); 5] = [
+        ("bardo_isolated", &mut bardo_isolated),
+        ("wasmtime_reused", &mut wasmtime_reused),
+        ("wasmtime_fresh_pooling", &mut wasmtime_fresh),
+        ("extism_reused", &mut extism_reused),
+        ("extism_fresh", &mut extism_fresh),
+    ];
+    runs.into_iter()
+        .map(|(name, f)| {
+            let (allocations, bytes) = counting::per_call(COUNTED_CALLS, f);
+            (name, allocations, bytes)
+        })
+        .collect()
 }
 
 fn json(text: &str) -> serde_json::Value {
@@ -363,7 +362,7 @@ fn json(text: &str) -> serde_json::Value {
 
 fn main() {
     let mut c = Criterion::default().warm_up_time(Duration::from_secs(2)).configure_from_args();
-    peers(&mut c);
+    let allocated = peers(&mut c);
     c.final_summary();
     let samples = SAMPLES.lock().expect("samples");
     let medians: Vec<(&str, f64)> = samples.iter().map(|(n, v)| (*n, median(v.clone()))).collect();
@@ -377,7 +376,7 @@ fn main() {
     }
     println!("\n| runtime | allocations a call | bytes asked a call ({COUNTED_CALLS} calls, every thread) |");
     println!("|---|---|---|");
-    for (name, allocations, bytes) in ALLOCATED.lock().expect("allocated").iter() {
+    for (name, allocations, bytes) in &allocated {
         println!("| {name} | {allocations:.1} | {bytes:.0} |");
     }
 }
