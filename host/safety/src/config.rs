@@ -1,15 +1,13 @@
 //! `[safety]`: the write path's policy (allowlist, pricing, limits, phase) and where its state
 //! lives (audit log, permits, spending ledger, host key).
 
+use crate::scope::AllowedContracts;
 use alloy::primitives::Address;
 use bardo_core::config::{ConfigError, Section};
 use bardo_runtime::Config;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-
-/// Allowlisted contracts of one chain and their roles.
-pub type AllowedContracts = BTreeMap<Address, bardo_core::scope::Role>;
 
 /// One chain's allowlist: addresses (each an ERC-20) or addresses with their roles.
 #[derive(Debug, Clone, Deserialize)]

@@ -6,13 +6,17 @@
 
 pub(crate) mod morpho;
 pub(crate) mod pendle;
+pub(crate) mod periphery;
 pub(crate) mod universal_router;
 pub(crate) mod v4_positions;
 
 use alloy::primitives::{Address, B256};
 use alloy::sol_types::SolCall;
 use bardo_core::scope::Role;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Allowlisted contracts of one chain and their roles.
+pub type AllowedContracts = BTreeMap<Address, Role>;
 
 alloy::sol! {
     function approve(address spender, uint256 amount) external returns (bool);
@@ -137,9 +141,9 @@ enum Party {
     Recipient(&'static str, Address),
     /// Each recipient must be the wallet or a UniversalRouter placeholder for it or for itself
     /// (a position-manager call's: the wallet itself; a V3 collect's: or V4's PositionManager).
-    Router(universal_router::Parties),
+    Router(periphery::Parties),
     /// Each of these must be the wallet or the V4 PositionManager's placeholder for it.
-    Positions(universal_router::Recipients),
+    Positions(periphery::Recipients),
     /// This parameter must be a contract allowlisted with this role.
     Listed(&'static str, Address, Role),
     /// A position moved from `from` (must be the wallet) to `to` (must be an allowlisted

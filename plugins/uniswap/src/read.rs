@@ -45,6 +45,7 @@ pub fn deadline(chain_id: ChainId, seconds: u64) -> Result<U256, Error> {
 }
 
 mod performance;
+mod performance_report;
 mod performance_v4;
 mod pools;
 mod position;
@@ -53,6 +54,7 @@ mod quote;
 mod token;
 
 pub use performance::*;
+pub use performance_report::*;
 pub use pools::*;
 pub use position::*;
 pub use positions::*;

@@ -13,7 +13,7 @@
 //! `FundsDeposited` for it.
 
 use super::{Decision, Findings, Proposal, SafetyHook};
-use crate::config::AllowedContracts;
+use crate::scope::AllowedContracts;
 use crate::scope::across::depositV3Call;
 use crate::valuation::{MicroUsd, Valuer, usd};
 use alloy::primitives::{Address, Log, U256};

@@ -11,8 +11,9 @@ use super::{
     SpendingLimiter, StrandedValue, UniswapCrossCheck, ValueGuard,
 };
 use crate::Clock;
-use crate::config::{AllowedContracts, SafetyConfig};
+use crate::config::SafetyConfig;
 use crate::generation::Hooks;
+use crate::scope::AllowedContracts;
 use crate::valuation::{PricingConfig, Valuer};
 use alloy::primitives::Address;
 use bardo_cluster::Cluster;

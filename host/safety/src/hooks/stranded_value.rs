@@ -14,8 +14,8 @@
 //! trading pools keep as fees and price impact.
 
 use super::{Decision, Findings, Proposal, SafetyHook};
-use crate::config::AllowedContracts;
 use crate::evidence::Evidence;
+use crate::scope::AllowedContracts;
 use crate::valuation::{Valuer, Venue};
 use alloy::primitives::{Address, B256, I256, Log, U256, b256};
 use bardo_core::error::ErrorCode;

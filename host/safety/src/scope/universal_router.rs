@@ -7,13 +7,13 @@
 //! the V3 manager's decrease, burn and collect (to the wallet or V4's PositionManager), and V4's
 //! `modifyLiquidities` under its own scope with every recipient the wallet itself.
 
-use alloy::primitives::{Address, U256, address};
-use alloy::sol_types::{SolCall, SolValue};
+use super::periphery::{ADDRESS_THIS, MSG_SENDER, Parties, PoolKey, decode, decode_struct};
+use alloy::primitives::{Address, U256};
+use alloy::sol_types::SolCall;
 
 alloy::sol! {
     function execute(bytes commands, bytes[] inputs, uint256 deadline) external payable;
 
-    struct PoolKey { address currency0; address currency1; uint24 fee; int24 tickSpacing; address hooks; }
     struct PathKey { address intermediateCurrency; uint24 fee; int24 tickSpacing; address hooks; bytes hookData; }
     struct ExactInputSingleParams { PoolKey poolKey; bool zeroForOne; uint128 amountIn; uint128 amountOutMinimum;
         bytes hookData; }
@@ -26,27 +26,6 @@ alloy::sol! {
         bytes hookData; }
     struct ExactOutputParams { address currencyOut; PathKey[] path; uint256[] maxHopSlippage; uint128 amountOut;
         uint128 amountInMaximum; }
-}
-
-/// `MSG_SENDER`: the router pays whoever called it — the wallet.
-pub(crate) const MSG_SENDER: Address = address!("0x0000000000000000000000000000000000000001");
-/// `ADDRESS_THIS`: the router keeps it for a later command.
-pub(crate) const ADDRESS_THIS: Address = address!("0x0000000000000000000000000000000000000002");
-
-/// Who receives something, by parameter name.
-pub(super) type Recipients = Vec<(&'static str, Address)>;
-
-/// What a UniversalRouter call names: who receives, and the V4 hooks its swaps run through.
-#[derive(Debug, Default)]
-pub(super) struct Parties {
-    pub recipients: Recipients,
-    pub hooks: Vec<Address>,
-    /// Who receives inside a position-manager call the router makes, where a placeholder would
-    /// name the router: each must be the wallet itself.
-    pub wallet_only: Recipients,
-    /// A V3 position's collect in a migration: the wallet, or V4's PositionManager (allowlisted
-    /// as `uniswap-v4-position-manager`) which mints the V4 position from it.
-    pub to_v4_manager: Recipients,
 }
 
 /// The hook permissions that let a hook change what a swapper or a liquidity provider pays or
@@ -111,23 +90,6 @@ fn execute_recipients(data: &[u8]) -> Result<Parties, String> {
         command_parties(*command, input, &mut out)?;
     }
     Ok(out)
-}
-
-/// A tuple encoded as `abi.encode(a, b, …)`.
-pub(crate) fn decode<T>(what: &str, input: &[u8]) -> Result<T, String>
-where
-    T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>,
-    for<'a> <T::SolType as alloy::sol_types::SolType>::Token<'a>: alloy::sol_types::abi::TokenSeq<'a>,
-{
-    T::abi_decode_params(input).map_err(|e| format!("{what}: {e}"))
-}
-
-/// A struct encoded as `abi.encode(s)`.
-pub(crate) fn decode_struct<T: SolValue + From<<T::SolType as alloy::sol_types::SolType>::RustType>>(
-    what: &str,
-    input: &[u8],
-) -> Result<T, String> {
-    T::abi_decode(input).map_err(|e| format!("{what}: {e}"))
 }
 
 fn command_parties(command: u8, input: &[u8], out: &mut Parties) -> Result<(), String> {
@@ -223,8 +185,9 @@ pub(super) fn may_receive(who: Address, wallet: Address) -> bool {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use alloy::primitives::Bytes;
     use alloy::primitives::aliases::{I24, U24};
+    use alloy::primitives::{Bytes, address};
+    use alloy::sol_types::SolValue;
 
     pub(in crate::scope) const WALLET: Address = address!("0x00000000000000000000000000000000000000aa");
     const STRANGER: Address = address!("0x00000000000000000000000000000000000000e1");

@@ -5,7 +5,7 @@
 //! wraps and the `*_FROM_DELTAS` variants are refused. The hooks of minted pools are named, for
 //! the same return-delta rule as swaps.
 
-use super::universal_router::{MSG_SENDER, Parties, PoolKey, decode};
+use super::periphery::{MSG_SENDER, Parties, PoolKey, decode};
 use alloy::primitives::{Address, Bytes, U256};
 use alloy::sol_types::{SolCall, SolValue};
 
@@ -74,7 +74,7 @@ pub(super) fn may_receive(who: Address, wallet: Address) -> bool {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::super::universal_router::ADDRESS_THIS;
+    use super::super::periphery::ADDRESS_THIS;
     use super::*;
     use alloy::primitives::address;
     use alloy::primitives::aliases::{I24, U24};

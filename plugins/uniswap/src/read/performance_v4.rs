@@ -6,7 +6,7 @@
 //! position's `feeGrowthInsideLast` since the previous one (`Position.update`'s own math). Exact
 //! unless a swap in the same block moved the pool after the change.
 
-use super::performance::{History, Performance, PerformanceParams, report};
+use super::performance_report::{History, Performance, PerformanceParams, report};
 use super::*;
 use crate::liquidity_v4 as v4p;
 use crate::math::{amounts_for_liquidity, fees_earned, sqrt_price_at_tick};

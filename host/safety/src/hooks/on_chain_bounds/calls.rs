@@ -2,9 +2,9 @@
 //! a router delivers or settles at least or at most, and the amounts a liquidity change must
 //! keep within — read per role from the calldata the scopes already admit, nothing more.
 
+use crate::scope::periphery;
 use crate::scope::universal_router::{
-    self as ur, ExactInputParams, ExactInputSingleParams, ExactOutputParams, ExactOutputSingleParams,
-    executeCall,
+    ExactInputParams, ExactInputSingleParams, ExactOutputParams, ExactOutputSingleParams, executeCall,
 };
 use crate::scope::v4_positions::{MintPosition, modifyLiquiditiesCall};
 use crate::scope::{
@@ -244,7 +244,7 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
     for (command, input) in call.commands.iter().zip(&call.inputs) {
         match command & 0x3f {
             0x00 => {
-                let (_, _, min, path, _) = ur::decode::<Swap3>("V3_SWAP_EXACT_IN", input)?;
+                let (_, _, min, path, _) = periphery::decode::<Swap3>("V3_SWAP_EXACT_IN", input)?;
                 b.swaps = true;
                 b.bounds.push(out(
                     path_ends(&path).and_then(|(_, l)| asset(l)),
@@ -255,7 +255,7 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
             }
             0x01 => {
                 let (_, amount_out, max, path, payer_is_user) =
-                    ur::decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?;
+                    periphery::decode::<Swap3>("V3_SWAP_EXACT_OUT", input)?;
                 b.swaps = true;
                 let (first, last) = path_ends(&path).unzip();
                 b.bounds.push(out(
@@ -274,7 +274,7 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
                 }
             }
             0x08 => {
-                let (_, _, min, path, _) = ur::decode::<Swap2>("V2_SWAP_EXACT_IN", input)?;
+                let (_, _, min, path, _) = periphery::decode::<Swap2>("V2_SWAP_EXACT_IN", input)?;
                 b.swaps = true;
                 b.bounds.push(out(
                     path.last().copied().and_then(asset),
@@ -285,7 +285,7 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
             }
             0x09 => {
                 let (_, amount_out, max, path, payer_is_user) =
-                    ur::decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?;
+                    periphery::decode::<Swap2>("V2_SWAP_EXACT_OUT", input)?;
                 b.swaps = true;
                 b.bounds.push(out(
                     path.last().copied().and_then(asset),
@@ -303,11 +303,11 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
                 }
             }
             0x04 => {
-                let (token, _, min) = ur::decode::<(Address, Address, U256)>("SWEEP", input)?;
+                let (token, _, min) = periphery::decode::<(Address, Address, U256)>("SWEEP", input)?;
                 b.bounds.push(out(asset(token), min, Layer::Delivery, "SWEEP amountMin"));
             }
             0x0c => {
-                let (_, min) = ur::decode::<(Address, U256)>("UNWRAP_WETH", input)?;
+                let (_, min) = periphery::decode::<(Address, U256)>("UNWRAP_WETH", input)?;
                 b.bounds.push(out(None, min, Layer::Delivery, "UNWRAP_WETH amountMin"));
             }
             0x10 => {
@@ -331,11 +331,11 @@ fn universal_router(call: &executeCall) -> Result<CallBounds, String> {
 /// A UniversalRouter `V4_SWAP` command's bounds: each swap action's own, and those of the
 /// settles and takes around it.
 fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
-    let (actions, params) = ur::decode::<(Bytes, Vec<Bytes>)>("V4_SWAP", input)?;
+    let (actions, params) = periphery::decode::<(Bytes, Vec<Bytes>)>("V4_SWAP", input)?;
     for (action, p) in actions.iter().zip(&params) {
         match action {
             0x06 => {
-                let s = ur::decode_struct::<ExactInputSingleParams>("SWAP_EXACT_IN_SINGLE", p)?;
+                let s = periphery::decode_struct::<ExactInputSingleParams>("SWAP_EXACT_IN_SINGLE", p)?;
                 let got = if s.zeroForOne { s.poolKey.currency1 } else { s.poolKey.currency0 };
                 bounds.push(out(
                     asset(got),
@@ -345,7 +345,7 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
                 ));
             }
             0x07 => {
-                let s = ur::decode_struct::<ExactInputParams>("SWAP_EXACT_IN", p)?;
+                let s = periphery::decode_struct::<ExactInputParams>("SWAP_EXACT_IN", p)?;
                 let got = s.path.last().map(|k| k.intermediateCurrency).unwrap_or(s.currencyIn);
                 bounds.push(out(
                     asset(got),
@@ -355,7 +355,7 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
                 ));
             }
             0x08 => {
-                let s = ur::decode_struct::<ExactOutputSingleParams>("SWAP_EXACT_OUT_SINGLE", p)?;
+                let s = periphery::decode_struct::<ExactOutputSingleParams>("SWAP_EXACT_OUT_SINGLE", p)?;
                 let (paid, got) = match s.zeroForOne {
                     true => (s.poolKey.currency0, s.poolKey.currency1),
                     false => (s.poolKey.currency1, s.poolKey.currency0),
@@ -374,7 +374,7 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
                 ));
             }
             0x09 => {
-                let s = ur::decode_struct::<ExactOutputParams>("SWAP_EXACT_OUT", p)?;
+                let s = periphery::decode_struct::<ExactOutputParams>("SWAP_EXACT_OUT", p)?;
                 let paid = s.path.first().map(|k| k.intermediateCurrency).unwrap_or(s.currencyOut);
                 bounds.push(out(
                     asset(s.currencyOut),
@@ -390,21 +390,22 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
                 ));
             }
             0x0b => {
-                let (currency, amount, payer_is_user) = ur::decode::<(Address, U256, bool)>("SETTLE", p)?;
+                let (currency, amount, payer_is_user) =
+                    periphery::decode::<(Address, U256, bool)>("SETTLE", p)?;
                 if payer_is_user && amount != OPEN_DELTA {
                     bounds.push(pay(asset(currency), amount, Layer::Delivery, "SETTLE amount"));
                 }
             }
             0x0c => {
-                let (currency, max) = ur::decode::<(Address, U256)>("SETTLE_ALL", p)?;
+                let (currency, max) = periphery::decode::<(Address, U256)>("SETTLE_ALL", p)?;
                 bounds.push(pay(asset(currency), max, Layer::Delivery, "SETTLE_ALL maxAmount"));
             }
             0x0e => {
-                let (currency, _, amount) = ur::decode::<(Address, Address, U256)>("TAKE", p)?;
+                let (currency, _, amount) = periphery::decode::<(Address, Address, U256)>("TAKE", p)?;
                 bounds.push(out(asset(currency), amount, Layer::Delivery, "TAKE amount"));
             }
             0x0f => {
-                let (currency, min) = ur::decode::<(Address, U256)>("TAKE_ALL", p)?;
+                let (currency, min) = periphery::decode::<(Address, U256)>("TAKE_ALL", p)?;
                 bounds.push(out(asset(currency), min, Layer::Delivery, "TAKE_ALL minAmount"));
             }
             _ => {}
@@ -415,18 +416,18 @@ fn v4_swap(input: &[u8], bounds: &mut Vec<Bound>) -> Result<(), String> {
 
 /// A V4 PositionManager `modifyLiquidities` unlock data's liquidity actions.
 fn v4_positions(unlock: &[u8]) -> Result<CallBounds, String> {
-    let (actions, params) = ur::decode::<(Bytes, Vec<Bytes>)>("unlockData", unlock)?;
+    let (actions, params) = periphery::decode::<(Bytes, Vec<Bytes>)>("unlockData", unlock)?;
     let mut b = CallBounds::default();
     for (action, p) in actions.iter().zip(&params) {
         let found = match action {
             0x00 => {
                 let (token_id, liquidity, max0, max1, _) =
-                    ur::decode::<(U256, U256, u128, u128, Bytes)>("INCREASE_LIQUIDITY", p)?;
+                    periphery::decode::<(U256, U256, u128, u128, Bytes)>("INCREASE_LIQUIDITY", p)?;
                 V4Action::Increase { token_id, liquidity, max: (max0, max1) }
             }
             0x01 => {
                 let (token_id, liquidity, min0, min1, _) =
-                    ur::decode::<(U256, U256, u128, u128, Bytes)>("DECREASE_LIQUIDITY", p)?;
+                    periphery::decode::<(U256, U256, u128, u128, Bytes)>("DECREASE_LIQUIDITY", p)?;
                 V4Action::Decrease { token_id, liquidity, min: (min0, min1) }
             }
             0x02 => {
@@ -443,7 +444,8 @@ fn v4_positions(unlock: &[u8]) -> Result<CallBounds, String> {
                 }
             }
             0x03 => {
-                let (token_id, min0, min1, _) = ur::decode::<(U256, u128, u128, Bytes)>("BURN_POSITION", p)?;
+                let (token_id, min0, min1, _) =
+                    periphery::decode::<(U256, u128, u128, Bytes)>("BURN_POSITION", p)?;
                 V4Action::Burn { token_id, min: (min0, min1) }
             }
             _ => continue,
@@ -476,9 +478,9 @@ mod tests {
 
     #[test]
     fn a_universal_router_swap_names_its_minimum_and_its_deliveries() {
-        let swap =
-            (ur::ADDRESS_THIS, U256::from(100), U256::from(7), v3_path(USDC, WETH), true).abi_encode_params();
-        let unwrap = (ur::MSG_SENDER, U256::from(6)).abi_encode_params();
+        let swap = (periphery::ADDRESS_THIS, U256::from(100), U256::from(7), v3_path(USDC, WETH), true)
+            .abi_encode_params();
+        let unwrap = (periphery::MSG_SENDER, U256::from(6)).abi_encode_params();
         let b = universal_router(&execute(&[0x00, 0x0c], vec![swap, unwrap])).expect("decodes");
         assert!(b.swaps);
         assert_eq!(
@@ -490,8 +492,8 @@ mod tests {
         );
         // Exact out: the path runs backwards, and the most it pays is bounded only when the
         // wallet pays.
-        let exact_out =
-            (ur::MSG_SENDER, U256::from(5), U256::from(99), v3_path(WETH, USDC), true).abi_encode_params();
+        let exact_out = (periphery::MSG_SENDER, U256::from(5), U256::from(99), v3_path(WETH, USDC), true)
+            .abi_encode_params();
         let b = universal_router(&execute(&[0x01], vec![exact_out])).expect("decodes");
         assert_eq!(b.bounds[0], out(Some(WETH), U256::from(5), Layer::Swap, "V3_SWAP_EXACT_OUT amountOut"));
         assert_eq!(
@@ -502,7 +504,7 @@ mod tests {
 
     #[test]
     fn a_v4_swap_bounds_its_output_by_the_swap_and_by_the_take() {
-        let key = ur::PoolKey {
+        let key = periphery::PoolKey {
             currency0: Address::ZERO,
             currency1: USDC,
             fee: alloy::primitives::aliases::U24::from(500),
