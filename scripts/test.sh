@@ -76,10 +76,19 @@ tr '\t' '\n' <"$out/binaries.tsv" | xargs -d '\n' -n 4 -P "$jobs" bash -c 'run_b
 "$CARGO" package --locked --allow-dirty -p bardo-sdk --quiet || echo "cargo package -p bardo-sdk (exit $?)" >>"$out/failed"
 if [ -s "$out/failed" ]; then
   # Why each failed binary failed, last, where a reader of a long log's tail sees it: libtest's
-  # `failures:` section (each failed test's panic and output), at most 150 lines a binary.
+  # `failures:` section (each failed test's panic and output), at most 150 lines a binary — its
+  # first 50 and last 100, since a panic's message ends with what went wrong. (awk reads it all:
+  # `head` would end the pipe early, and pipefail turn that SIGPIPE into the script's status.)
   while read -r log; do
     echo "test: the failures in $log:" >&2
-    sed -n '/^failures:$/,/^test result:/p' "$log" | head -n 150 >&2
+    sed -n '/^failures:$/,/^test result:/p' "$log" | awk '
+      { line[NR] = $0 }
+      END {
+        for (i = 1; i <= NR; i++) {
+          if (NR > 150 && i == 51) { printf "[… %d lines …]\n", NR - 150; i = NR - 100; continue }
+          print line[i]
+        }
+      }' >&2
   done < <(cat "$out/failed-logs" 2>/dev/null)
   echo "test: $(wc -l <"$out/failed") failed:" >&2
   cat "$out/failed" >&2

@@ -41,6 +41,20 @@ fn files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     }
 }
 
+/// The last lines of a run's stderr, where its error is: logged at trace, the whole of it is
+/// too long for a failure's message (and a shortened CI log would show only its start).
+fn ending(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(40);
+    format!(
+        "(the last {} of {} lines of stderr)\n{}",
+        lines.len() - from,
+        lines.len(),
+        lines[from..].join("\n")
+    )
+}
+
 fn holds_key(bytes: &[u8]) -> bool {
     let key = &KEY.as_bytes()[2..];
     bytes.windows(key.len()).any(|w| w.eq_ignore_ascii_case(key))
@@ -53,7 +67,11 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
     std::fs::create_dir(d.join("plugins")).expect("plugins");
     std::fs::copy(UNISWAP, d.join("plugins/uniswap.wasm")).expect("copy");
     std::fs::copy(WALLET, d.join("plugins/wallet.wasm")).expect("copy");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let free =
+        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    // Both chains on ports named here: the second's default (the first's + 1) may be held by
+    // another test's connection, as it was once in CI.
+    let (port, second_port) = (free(), free());
     std::fs::write(
         d.join("bardo.toml"),
         format!(
@@ -72,8 +90,16 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
         outputs.push((format!("stderr of {args:?}"), o.stderr.clone()));
         o
     };
-    let up = run(&["devnet", "up", "--detach", "--port", &port.to_string()]);
-    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    let up = run(&[
+        "devnet",
+        "up",
+        "--detach",
+        "--port",
+        &port.to_string(),
+        "--second-port",
+        &second_port.to_string(),
+    ]);
+    assert!(up.status.success(), "{}", ending(&up.stderr));
     let detached: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join(".bardo/devnet.json")).expect("devnet.json"))
             .expect("json");
@@ -114,7 +140,7 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
         run(args);
     }
     let preview = run(&["preview", "wrap", "--params", r#"{"chain_id":31337,"amount":"1.5"}"#]);
-    assert!(preview.status.success(), "{}", String::from_utf8_lossy(&preview.stderr));
+    assert!(preview.status.success(), "{}", ending(&preview.stderr));
     let text = String::from_utf8_lossy(&preview.stdout).into_owned();
     let permit = text
         .split('"')
@@ -122,7 +148,7 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
         .unwrap_or_else(|| panic!("no permit id in {text}"))
         .to_owned();
     let commit = run(&["commit", &permit]);
-    assert!(commit.status.success(), "{}", String::from_utf8_lossy(&commit.stderr));
+    assert!(commit.status.success(), "{}", ending(&commit.stderr));
     assert!(!run(&["commit", &permit]).status.success(), "a permit is used once");
     assert!(run(&["audit-log", "show"]).status.success());
     let records = run(&["audit-log", "show", "--json"]);
