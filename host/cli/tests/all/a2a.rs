@@ -2,6 +2,7 @@
 //! a2a-sdk from PyPI, installed by `scripts/setup.sh`): the card, reads, a swap that waits for
 //! the caller's confirmation, declines, cancels, expiry, a restart mid-task, errors and tokens.
 
+use super::free_port;
 use super::mcp::{Workspace, balanceOfCall, clients, one, python, tool_error, view};
 use alloy::primitives::U256;
 use bardo_devnet::{CHAIN_ID, DEV_KEY};
@@ -48,10 +49,6 @@ impl Server {
         let token = std::fs::read_to_string(w.path().join(".bardo/http.token")).ok();
         Self { child, url, token: token.map(|t| t.trim().to_owned()) }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
 }
 
 impl Drop for Server {
@@ -371,7 +368,7 @@ fn a2a_without_a_token_serves_only_reads() {
     assert!(!refused.status.success(), "{refused:?}");
     // `bardo mcp --http` on the same configuration first: it writes the events journal, and
     // `bardo serve` still starts beside it (its task events then stay in its task store).
-    let mcp_addr = format!("127.0.0.1:{}", super::mcp::free_port());
+    let mcp_addr = format!("127.0.0.1:{}", free_port());
     let _mcp = super::mcp::HttpServer::start_with(&w, &mcp_addr, &[], &["--no-auth"]);
     let server = Server::start_with(&w, "127.0.0.1", &[], &["--no-auth"]);
     assert!(server.token.is_none(), "no token made for an open door");

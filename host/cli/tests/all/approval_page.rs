@@ -4,7 +4,8 @@
 //! a reason (cancelled, nothing sent) — each on the audit record with its channel. The agent's
 //! token, no token and a used link get nothing.
 
-use super::mcp::{HttpServer, Workspace, balanceOfCall, clients, free_port, view};
+use super::free_port;
+use super::mcp::{HttpServer, Workspace, balanceOfCall, clients, view};
 use alloy::primitives::U256;
 use bardo_devnet::CHAIN_ID;
 use bardo_test_support::devnet;

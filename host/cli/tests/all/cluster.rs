@@ -181,8 +181,7 @@ fn when_the_host_delivering_a_subscription_dies_another_takes_over_and_nothing_i
 fn every_command_reports_an_unreachable_fleet_as_unavailable_json() {
     use std::process::Command;
     let dir = tempfile::tempdir().expect("tempdir");
-    let closed =
-        std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("addr").port();
+    let closed = super::free_port();
     std::fs::write(
         dir.path().join("bardo.toml"),
         format!(

@@ -8,11 +8,9 @@ fn devnet_up_and_down_work_with_a_config_outside_the_repository() {
     // The config in one directory, the command run from another: `devnet/` is found in the
     // checkout bardo was built from; state and settings go next to the config.
     let (home, elsewhere) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-    let free =
-        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     // The second chain's default is the first's port + 1, which another test's connection may
     // hold (it did, once): this test names a free one (the default is unit-tested).
-    let (port, second_port) = (free(), free());
+    let (port, second_port) = (super::free_port(), super::free_port());
     let config = home.path().join("bardo.toml");
     std::fs::write(&config, format!("[chains.31337]\nrpc = \"http://127.0.0.1:{port}\"\ndevnet = true\n"))
         .expect("config");

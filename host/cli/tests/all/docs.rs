@@ -54,9 +54,7 @@ fn scratch(port: u16) -> tempfile::TempDir {
     // The second chain on a free port of its own too: 18546 may be another devnet's.
     let second_rpc = "rpc = \"http://127.0.0.1:18546\"";
     assert!(config.contains(second_rpc), "the repo's bardo.toml points its second chain at 18546");
-    let free =
-        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let second = std::iter::repeat_with(free).find(|p| *p != port).expect("a free port");
+    let second = std::iter::repeat_with(super::free_port).find(|p| *p != port).expect("a free port");
     let config = config.replace(second_rpc, &format!("rpc = \"http://127.0.0.1:{second}\""));
     std::fs::write(dir.path().join("bardo.toml"), config).expect("bardo.toml");
     let plugins = dir.path().join(".bardo/plugins");
@@ -103,8 +101,7 @@ fn every_command_the_docs_show_runs() {
         if blocks.is_empty() {
             continue;
         }
-        let port =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+        let port = super::free_port();
         let dir = scratch(port);
         let shown = file.strip_prefix(root()).unwrap_or(&file).display().to_string();
         for (line, block) in &blocks {

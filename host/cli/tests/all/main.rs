@@ -26,3 +26,8 @@ mod tui;
 mod two_chains;
 
 pub use bardo_test_support::{engine, host, host_runtime, host_with, no_services};
+
+/// A port nothing listens on now (the system's pick, let go at once for a child to bind).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
+}

@@ -2,6 +2,7 @@
 //! (`tests/clients/mcp_client.py`, over stdio and streamable HTTP) and the TypeScript SDK
 //! (`tests/clients/mcp_client.mjs`, over stdio). `scripts/setup.sh` installs both.
 
+use super::free_port;
 use alloy::network::TransactionBuilder;
 use alloy::primitives::{Address, U256};
 use alloy::providers::{Provider, ProviderBuilder};
@@ -481,10 +482,6 @@ impl HttpServer {
         assert!(!status.success(), "{said}");
         said
     }
-}
-
-pub(super) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
 }
 
 #[test]

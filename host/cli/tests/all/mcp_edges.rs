@@ -3,7 +3,8 @@
 //! error the specifications name, with its `id` or `null`; HTTP sessions are capped, expire when
 //! idle, and end with `DELETE` (200, then 404).
 
-use super::mcp::{HttpServer, Workspace, free_port};
+use super::free_port;
+use super::mcp::{HttpServer, Workspace};
 use bardo_test_artifacts::HOSTILE;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};

@@ -67,11 +67,9 @@ fn the_signing_key_appears_in_no_output_file_or_child_process() {
     std::fs::create_dir(d.join("plugins")).expect("plugins");
     std::fs::copy(UNISWAP, d.join("plugins/uniswap.wasm")).expect("copy");
     std::fs::copy(WALLET, d.join("plugins/wallet.wasm")).expect("copy");
-    let free =
-        || std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     // Both chains on ports named here: the second's default (the first's + 1) may be held by
     // another test's connection, as it was once in CI.
-    let (port, second_port) = (free(), free());
+    let (port, second_port) = (super::free_port(), super::free_port());
     std::fs::write(
         d.join("bardo.toml"),
         format!(
